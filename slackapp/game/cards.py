@@ -1,0 +1,102 @@
+"""The seven cards, their teams and the one line a player reads, and the deck by table size."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from enum import StrEnum
+
+MIN_SEATS = 3
+MAX_SEATS = 10
+MIN_PEOPLE = 2
+BOT_TABLE = 5
+"""Bots fill empty seats up to this many seats ("that is how three players become five")."""
+
+
+class Card(StrEnum):
+    """A card, named exactly as players read it."""
+
+    WEREWOLF = "Werewolf"
+    MINION = "Minion"
+    SEER = "Seer"
+    ROBBER = "Robber"
+    TROUBLEMAKER = "Troublemaker"
+    INSOMNIAC = "Insomniac"
+    VILLAGER = "Villager"
+
+    @property
+    def team(self) -> Team:
+        return Team.WEREWOLF if self in (Card.WEREWOLF, Card.MINION) else Team.VILLAGE
+
+    @property
+    def line(self) -> str:
+        """The one line of rules text a player holding this card reads."""
+        return CARD_LINES[self]
+
+
+class Team(StrEnum):
+    VILLAGE = "village"
+    WEREWOLF = "werewolf"
+
+
+CARD_LINES: dict[Card, str] = {
+    Card.WEREWOLF: "Wakes with the other werewolves and sees them. "
+    "A lone werewolf may look at one centre card.",
+    Card.MINION: "Sees who the werewolves are. They never see the Minion.",
+    Card.SEER: "May look at one other player's card, or at both centre cards.",
+    Card.ROBBER: "May swap own card with another player's card, then looks at the new card.",
+    Card.TROUBLEMAKER: "May swap the cards of two other players, without looking at either.",
+    Card.INSOMNIAC: "Looks at own card at the very end of the night.",
+    Card.VILLAGER: "Does not wake.",
+}
+
+REPEATABLE_CARDS = frozenset({Card.WEREWOLF, Card.VILLAGER})
+"""Only these may appear more than once in a deck."""
+
+_BASE_DECK = (Card.WEREWOLF, Card.WEREWOLF, Card.SEER, Card.ROBBER, Card.TROUBLEMAKER)
+_ADDED_BY_SEAT = {4: Card.VILLAGER, 5: Card.INSOMNIAC, 6: Card.MINION}
+
+
+def deck_for(seat_count: int) -> list[Card]:
+    """The deck for a table of ``seat_count`` seats: seats + 2 cards.
+
+    >>> deck_for(3)
+    [Card.WEREWOLF, Card.WEREWOLF, Card.SEER, Card.ROBBER, Card.TROUBLEMAKER]
+    >>> len(deck_for(10))
+    12
+    """
+    if not MIN_SEATS <= seat_count <= MAX_SEATS:
+        raise ValueError(f"a table has {MIN_SEATS} to {MAX_SEATS} seats, not {seat_count}")
+    deck = list(_BASE_DECK)
+    for seats in range(4, seat_count + 1):
+        deck.append(_ADDED_BY_SEAT.get(seats, Card.VILLAGER))
+    return deck
+
+
+@dataclass(frozen=True)
+class Deal:
+    """Who was dealt what, and the two cards face down in the centre (left, right)."""
+
+    seats: tuple[str, ...]
+    dealt: dict[str, Card]
+    center: tuple[Card, Card]
+
+    def dealt_werewolves(self) -> tuple[str, ...]:
+        """The seats dealt a Werewolf, in seat order."""
+        return tuple(seat for seat in self.seats if self.dealt[seat] is Card.WEREWOLF)
+
+    def seat_dealt(self, card: Card) -> str | None:
+        """The seat dealt ``card`` (a card that appears at most once), or None."""
+        return next((seat for seat in self.seats if self.dealt[seat] is card), None)
+
+
+def deal(seats: tuple[str, ...] | list[str], seed: int | str) -> Deal:
+    """Shuffle the table's deck with a generator seeded by ``seed`` and deal it.
+
+    The same seats and seed always give the same deal; the last two cards go to the centre.
+    """
+    seats = tuple(seats)
+    deck = deck_for(len(seats))
+    random.Random(seed).shuffle(deck)
+    dealt = dict(zip(seats, deck, strict=False))
+    return Deal(seats=seats, dealt=dealt, center=(deck[-2], deck[-1]))

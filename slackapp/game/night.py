@@ -1,0 +1,230 @@
+"""The night: the choices a dealt card allows, and their resolution in the fixed order.
+
+Every seat acts by the card it was *dealt*. Nothing moves before the Robber, so what the lone
+werewolf, the Minion, the Seer and the Robber learn depends only on the deal; the Insomniac
+learns its card as it is at dawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from slackapp.game.cards import Card, Deal
+
+# --- choices -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Peek:
+    """A lone werewolf looks at centre card ``index`` (0 left, 1 right)."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class LookAtSeat:
+    """The Seer looks at another seat's card."""
+
+    seat: str
+
+
+@dataclass(frozen=True)
+class LookAtCenter:
+    """The Seer looks at both centre cards."""
+
+
+@dataclass(frozen=True)
+class Rob:
+    """The Robber takes ``seat``'s card and leaves its own there."""
+
+    seat: str
+
+
+@dataclass(frozen=True)
+class Swap:
+    """The Troublemaker swaps two other seats' cards."""
+
+    first: str
+    second: str
+
+
+NightChoice = Peek | LookAtSeat | LookAtCenter | Rob | Swap
+
+
+class IllegalChoice(ValueError):
+    """A night choice that the seat's dealt card cannot make."""
+
+
+# --- what a seat learns --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CenterCard:
+    index: int
+    card: Card
+
+
+@dataclass(frozen=True)
+class SawWerewolves:
+    """A Werewolf learns the *other* werewolves (and a lone wolf maybe a centre card);
+    the Minion learns all of them."""
+
+    werewolves: tuple[str, ...]
+    center: CenterCard | None = None
+
+
+@dataclass(frozen=True)
+class SawSeat:
+    """The Seer saw ``seat``'s card as it was dealt."""
+
+    seat: str
+    card: Card
+
+
+@dataclass(frozen=True)
+class SawCenter:
+    """The Seer saw both centre cards."""
+
+    cards: tuple[Card, Card]
+
+
+@dataclass(frozen=True)
+class SawCard:
+    """The Robber's new card, or the Insomniac's card at dawn."""
+
+    card: Card
+
+
+Knowledge = SawWerewolves | SawSeat | SawCenter | SawCard
+
+
+def choice_kind(card: Card, lone_wolf: bool) -> str | None:
+    """The kind of choice ``card`` offers at night, or None when it only confirms."""
+    if card is Card.WEREWOLF:
+        return "peek" if lone_wolf else None
+    return {Card.SEER: "look", Card.ROBBER: "rob", Card.TROUBLEMAKER: "swap"}.get(card)
+
+
+def check_choice(deal: Deal, seat: str, choice: NightChoice) -> None:
+    """Raise IllegalChoice unless ``seat`` may make ``choice`` with the card it was dealt."""
+    card = deal.dealt[seat]
+    lone = deal.dealt_werewolves() == (seat,)
+    others = [other for other in deal.seats if other != seat]
+
+    def must_be_other(target: str) -> None:
+        if target == seat:
+            raise IllegalChoice(f"{seat} cannot act on itself")
+        if target not in others:
+            raise IllegalChoice(f"{seat} names unknown seat {target!r}")
+
+    match choice:
+        case Peek(index) if card is Card.WEREWOLF and lone:
+            if index not in (0, 1) or isinstance(index, bool):
+                raise IllegalChoice(f"{seat} may peek at centre card 0 or 1, not {index!r}")
+        case LookAtSeat(target) if card is Card.SEER:
+            must_be_other(target)
+        case LookAtCenter() if card is Card.SEER:
+            pass
+        case Rob(target) if card is Card.ROBBER:
+            must_be_other(target)
+        case Swap(first, second) if card is Card.TROUBLEMAKER:
+            must_be_other(first)
+            must_be_other(second)
+            if first == second:
+                raise IllegalChoice(f"{seat} must swap two different seats")
+        case _:
+            what = "a lone Werewolf" if card is Card.WEREWOLF and lone else f"a {card}"
+            raise IllegalChoice(f"{seat} was dealt {what} and cannot make that choice")
+
+
+def learned_on_choosing(deal: Deal, seat: str, choice: NightChoice | None) -> Knowledge | None:
+    """What ``seat`` learns as soon as it wakes and chooses (everything but the Insomniac).
+
+    Valid before dawn because nothing moves before the Robber has looked.
+    """
+    card = deal.dealt[seat]
+    if card is Card.WEREWOLF:
+        others = tuple(w for w in deal.dealt_werewolves() if w != seat)
+        peek = None
+        if isinstance(choice, Peek):
+            peek = CenterCard(choice.index, deal.center[choice.index])
+        return SawWerewolves(others, peek)
+    if card is Card.MINION:
+        return SawWerewolves(deal.dealt_werewolves())
+    match choice:
+        case LookAtSeat(target):
+            return SawSeat(target, deal.dealt[target])
+        case LookAtCenter():
+            return SawCenter(deal.center)
+        case Rob(target):
+            return SawCard(deal.dealt[target])
+    return None
+
+
+# --- resolution ----------------------------------------------------------------------------
+
+WAKE_ORDER = (
+    Card.WEREWOLF,
+    Card.MINION,
+    Card.SEER,
+    Card.ROBBER,
+    Card.TROUBLEMAKER,
+    Card.INSOMNIAC,
+)
+
+
+@dataclass(frozen=True)
+class NightStep:
+    """One seat's turn in the night, in wake order: its dealt card, its choice, what it learned."""
+
+    seat: str
+    card: Card
+    choice: NightChoice | None
+    learned: Knowledge | None
+
+
+@dataclass(frozen=True)
+class Night:
+    dawn: dict[str, Card]
+    center: tuple[Card, Card]
+    seen: dict[str, Knowledge]
+    """What each seat learned, in seat order; seats that learned nothing are absent."""
+    steps: tuple[NightStep, ...]
+    """Every seat whose dealt card wakes, in wake order then seat order."""
+
+
+def resolve_night(deal: Deal, choices: Mapping[str, NightChoice]) -> Night:
+    """Play the night in the fixed order. A seat absent from ``choices`` chose nothing.
+
+    Raises IllegalChoice for a choice the seat's dealt card cannot make.
+    """
+    for chooser, made in choices.items():
+        if chooser not in deal.dealt:
+            raise IllegalChoice(f"unknown seat {chooser!r} made a night choice")
+        check_choice(deal, chooser, made)
+
+    holding = dict(deal.dealt)
+    learned: dict[str, Knowledge] = {}
+    steps: list[NightStep] = []
+    for card in WAKE_ORDER:
+        for seat in deal.seats:
+            if deal.dealt[seat] is not card:
+                continue
+            choice = choices.get(seat)
+            knowledge: Knowledge | None
+            if card is Card.INSOMNIAC:
+                knowledge = SawCard(holding[seat])  # wakes last: its card is as at dawn
+            else:
+                knowledge = learned_on_choosing(deal, seat, choice)
+            match choice:
+                case Rob(target):
+                    holding[seat], holding[target] = holding[target], holding[seat]
+                case Swap(first, second):
+                    holding[first], holding[second] = holding[second], holding[first]
+            if knowledge is not None:
+                learned[seat] = knowledge
+            steps.append(NightStep(seat, card, choice, knowledge))
+
+    seen = {seat: learned[seat] for seat in deal.seats if seat in learned}
+    return Night(dawn=holding, center=deal.center, seen=seen, steps=tuple(steps))

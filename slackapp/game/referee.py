@@ -1,0 +1,108 @@
+"""``varulv referee``: one whole deal in (REFEREE.md's JSON), the outcome out."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from slackapp.game.cards import MAX_SEATS, MIN_SEATS, REPEATABLE_CARDS, Card, Deal
+from slackapp.game.codec import MalformedChoice, choice_from_json, knowledge_to_json
+from slackapp.game.night import IllegalChoice, NightChoice
+from slackapp.game.outcome import Outcome, play
+from slackapp.game.vote import NOBODY, IllegalBallot
+
+
+class RefereeError(ValueError):
+    """Input that breaks a rule of REFEREE.md; the message is one line naming the problem."""
+
+
+def referee(text: str) -> dict[str, Any]:
+    """Resolve the deal in ``text`` and return the outcome as REFEREE.md's JSON object."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise RefereeError(f"malformed JSON: {error}") from None
+    deal, choices, ballots = parse_input(data)
+    try:
+        return outcome_to_json(play(deal, choices, ballots))
+    except (IllegalChoice, IllegalBallot) as error:
+        raise RefereeError(str(error)) from None
+
+
+def _object(data: dict[str, Any], key: str) -> dict[str, Any]:
+    value = data.get(key)
+    if not isinstance(value, dict):
+        raise RefereeError(f"{key!r} must be an object")
+    return value
+
+
+def _card(value: object, where: str) -> Card:
+    try:
+        if isinstance(value, str):
+            return Card(value)
+    except ValueError:
+        pass
+    raise RefereeError(f"unknown card {value!r} in {where}")
+
+
+def parse_input(
+    data: object,
+) -> tuple[Deal, dict[str, NightChoice], dict[str, str | None]]:
+    """Check REFEREE.md's input shape and deck rules; return the deal, choices and ballots."""
+    if not isinstance(data, dict):
+        raise RefereeError("input must be a JSON object")
+    seats = data.get("seats")
+    if not isinstance(seats, list) or not all(isinstance(seat, str) for seat in seats):
+        raise RefereeError("'seats' must be a list of names")
+    if not MIN_SEATS <= len(seats) <= MAX_SEATS:
+        raise RefereeError(f"a table has {MIN_SEATS} to {MAX_SEATS} seats, not {len(seats)}")
+    if len(set(seats)) != len(seats):
+        raise RefereeError("seat names must be distinct")
+    if NOBODY in seats:
+        raise RefereeError(f"no seat may be named {NOBODY!r}")
+
+    dealt_data = _object(data, "dealt")
+    if set(dealt_data) != set(seats):
+        raise RefereeError("'dealt' must give exactly one card to every seat")
+    dealt = {seat: _card(dealt_data[seat], f"dealt[{seat!r}]") for seat in seats}
+    center_data = data.get("center")
+    if not isinstance(center_data, list) or len(center_data) != 2:
+        raise RefereeError("'center' must hold exactly two cards")
+    center = (_card(center_data[0], "center"), _card(center_data[1], "center"))
+    deck = [*dealt.values(), *center]
+    for card in Card:
+        if card not in REPEATABLE_CARDS and deck.count(card) > 1:
+            raise RefereeError(f"the deck holds {deck.count(card)} {card} cards; at most one")
+
+    choices: dict[str, NightChoice] = {}
+    for seat, value in _object(data, "night").items():
+        if seat not in dealt:
+            raise RefereeError(f"unknown seat {seat!r} in 'night'")
+        try:
+            choices[seat] = choice_from_json(value)
+        except MalformedChoice as error:
+            raise RefereeError(f"night[{seat!r}]: {error}") from None
+
+    ballots: dict[str, str | None] = {}
+    for voter, target in _object(data, "ballots").items():
+        if voter not in dealt:
+            raise RefereeError(f"unknown seat {voter!r} in 'ballots'")
+        if target is not None and not isinstance(target, str):
+            raise RefereeError(f"ballots[{voter!r}] must be a seat name or null")
+        ballots[voter] = target
+
+    return Deal(seats=tuple(seats), dealt=dealt, center=center), choices, ballots
+
+
+def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
+    night, result = outcome.night, outcome.result
+    return {
+        "dawn": {seat: str(card) for seat, card in night.dawn.items()},
+        "center": [str(card) for card in night.center],
+        "seen": {seat: knowledge_to_json(k) for seat, k in night.seen.items()},
+        "tally": outcome.tally.as_counts(),
+        "dead": list(outcome.tally.dead),
+        "winning_team": None if result.winning_team is None else str(result.winning_team),
+        "winners": list(result.winners),
+        "points": result.points,
+    }

@@ -1,0 +1,112 @@
+"""The day's "heard enough" majority, the vote's tally, and who wins and scores."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from slackapp.game.cards import Card, Team
+
+NOBODY = "nobody"
+"""The name a ballot for nobody is counted under in a tally."""
+
+WIN_POINTS = 2
+WEREWOLF_BALLOT_POINTS = 1
+
+
+def heard_enough_needed(people: int) -> int:
+    """How many people must mark "heard enough" to open the vote early: more than half.
+
+    Bots count on neither side of the fraction, so only people are passed in.
+
+    >>> [heard_enough_needed(n) for n in (2, 3, 4, 5)]
+    [2, 2, 3, 3]
+    """
+    return people // 2 + 1
+
+
+def vote_opens_early(people: int, marked: int) -> bool:
+    """True when more than half of the ``people`` at the table have marked "heard enough"."""
+    return marked >= heard_enough_needed(people)
+
+
+class IllegalBallot(ValueError):
+    """A ballot for oneself, or for a seat not at the table."""
+
+
+def check_ballot(seats: tuple[str, ...], voter: str, target: str | None) -> None:
+    """Raise IllegalBallot unless ``voter`` may name ``target`` (None is nobody)."""
+    if voter not in seats:
+        raise IllegalBallot(f"{voter!r} is not seated and cannot vote")
+    if target is None:
+        return
+    if target == voter:
+        raise IllegalBallot(f"{voter} cannot vote for themself")
+    if target not in seats:
+        raise IllegalBallot(f"{voter} votes for unknown seat {target!r}")
+
+
+@dataclass(frozen=True)
+class Tally:
+    votes: dict[str, int]
+    """Ballots per seat that received any, in seat order."""
+    nobody: int
+    dead: tuple[str, ...]
+
+    def as_counts(self) -> dict[str, int]:
+        """The tally as REFEREE.md prints it: seats in order, then ``nobody`` if any."""
+        counts = dict(self.votes)
+        if self.nobody:
+            counts[NOBODY] = self.nobody
+        return counts
+
+
+def tally(seats: tuple[str, ...], ballots: Mapping[str, str | None]) -> Tally:
+    """Count the ballots; a missing ballot counts for no one and for nothing.
+
+    With ``top`` the most ballots any seat received: if ``top`` is 0 or the ballots for nobody
+    reach ``top``, no one dies; otherwise every seat with ``top`` ballots dies.
+    """
+    for voter, target in ballots.items():
+        check_ballot(seats, voter, target)
+    received = [target for target in ballots.values() if target is not None]
+    votes = {seat: received.count(seat) for seat in seats if seat in received}
+    nobody = sum(1 for target in ballots.values() if target is None)
+    top = max(votes.values(), default=0)
+    dead = () if top == 0 or nobody >= top else tuple(s for s in seats if votes.get(s) == top)
+    return Tally(votes=votes, nobody=nobody, dead=dead)
+
+
+@dataclass(frozen=True)
+class Result:
+    winning_team: Team | None
+    winners: tuple[str, ...]
+    points: dict[str, int]
+
+
+def decide(
+    seats: tuple[str, ...],
+    dawn: Mapping[str, Card],
+    ballots: Mapping[str, str | None],
+    dead: tuple[str, ...],
+) -> Result:
+    """Who wins by the cards held at dawn, and every seat's points (zeros included)."""
+    wolves = {seat for seat in seats if dawn[seat] is Card.WEREWOLF}
+    winning_team: Team | None
+    if wolves:
+        winning_team = Team.VILLAGE if wolves & set(dead) else Team.WEREWOLF
+        winners = tuple(seat for seat in seats if dawn[seat].team is winning_team)
+    elif not dead:
+        winning_team = Team.VILLAGE
+        winners = tuple(seat for seat in seats if dawn[seat].team is Team.VILLAGE)
+    else:
+        minions = tuple(seat for seat in seats if dawn[seat] is Card.MINION)
+        someone_else_died = any(seat not in minions for seat in dead)
+        winners = minions if someone_else_died else ()
+        winning_team = Team.WEREWOLF if winners else None
+
+    points = {seat: WIN_POINTS if seat in winners else 0 for seat in seats}
+    for voter, target in ballots.items():
+        if target in wolves:
+            points[voter] += WEREWOLF_BALLOT_POINTS
+    return Result(winning_team=winning_team, winners=winners, points=points)
