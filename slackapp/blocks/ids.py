@@ -1,0 +1,62 @@
+"""Action ids of every interactive element, and how their values are packed.
+
+A button's value names the game it belongs to (so a button of an old game is recognised) and,
+for choices, the seat it names. Channel buttons carry nothing secret: they name the game and,
+on the ballot, the seat a button stands for — which every seat can see anyway.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+JOIN = "lobby_join"
+LEAVE = "lobby_leave"
+FILL_BOTS = "lobby_fill_bots"
+START = "lobby_start"
+CANCEL = "lobby_cancel"
+
+HEARD_ENOUGH = "day_heard_enough"
+
+# Buttons repeated per seat need distinct action ids within one message: PREFIX + ":" + index.
+NIGHT_PEEK = "night_peek"
+NIGHT_LOOK = "night_look"
+NIGHT_ROB = "night_rob"
+NIGHT_SWAP = "night_swap"
+NIGHT_SKIP = "night_skip"
+NIGHT_CONFIRM = "night_confirm"
+NIGHT_SWAP_RESET = "night_swap_reset"
+VOTE = "vote"
+
+CENTER = "center"
+NOBODY = "nobody"
+
+
+def indexed(prefix: str, index: int) -> str:
+    """The action id of the ``index``-th button of a repeated kind."""
+    return f"{prefix}:{index}"
+
+
+def pattern(prefix: str) -> re.Pattern[str]:
+    """Matches ``prefix`` alone or ``prefix:N``: what a listener registers for."""
+    return re.compile(rf"^{re.escape(prefix)}(:\d+)?$")
+
+
+@dataclass(frozen=True)
+class ButtonValue:
+    game_id: int
+    target: str | None = None
+    """A seat key, CENTER, NOBODY, a centre index ("0"/"1"), or None."""
+
+    def pack(self) -> str:
+        return str(self.game_id) if self.target is None else f"{self.game_id}:{self.target}"
+
+    @classmethod
+    def unpack(cls, value: str | None) -> ButtonValue:
+        """Raise ValueError for anything that is not a packed button value."""
+        if not value:
+            raise ValueError("empty button value")
+        game, _, target = value.partition(":")
+        if not game.isdigit() or len(value) > 200:
+            raise ValueError(f"not a button value: {value[:40]!r}")
+        return cls(int(game), target or None)

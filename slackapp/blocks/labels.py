@@ -1,0 +1,24 @@
+"""How a seat is named on screen."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SeatLabel:
+    key: str
+    """The seat's name in the engine: the Slack user id for a person, ``bot1``… for a bot."""
+    name: str
+    """Display name, used where Slack cannot render a mention (button text)."""
+    user_id: str | None
+    """None for a bot."""
+
+    @property
+    def is_bot(self) -> bool:
+        return self.user_id is None
+
+    @property
+    def mention(self) -> str:
+        """mrkdwn that names the seat: a real mention for a person, the bot's name in bold."""
+        return f"<@{self.user_id}>" if self.user_id else f"*{self.name}* (bot)"
