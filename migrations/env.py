@@ -1,0 +1,55 @@
+"""Alembic's entry: migrate the database the app itself would use."""
+
+from __future__ import annotations
+
+from logging.config import fileConfig
+
+from alembic import context
+from sqlalchemy import create_engine, pool
+
+from slackapp.config import Settings
+from slackapp.db.engine import database_url
+from slackapp.db.models import Base
+
+config = context.config
+if config.config_file_name is not None and config.attributes.get("configure_logger", True):
+    fileConfig(config.config_file_name)
+
+target_metadata = Base.metadata
+
+
+def include_name(name: str | None, type_: str, parent_names: object) -> bool:
+    """Autogenerate looks only at our own tables, never at others sharing the database."""
+    if type_ == "table":
+        return name in target_metadata.tables
+    return True
+
+
+def url() -> str:
+    given = config.get_main_option("sqlalchemy.url")
+    if given:
+        return given
+    settings = Settings.from_env()
+    return database_url(settings.database_url, settings.data_dir)
+
+
+def run_migrations_offline() -> None:
+    context.configure(url=url(), target_metadata=target_metadata, literal_binds=True)
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    engine = create_engine(url(), poolclass=pool.NullPool)
+    with engine.connect() as connection:
+        context.configure(
+            connection=connection, target_metadata=target_metadata, include_name=include_name
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

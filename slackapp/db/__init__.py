@@ -1,0 +1,1 @@
+"""Persistence: the typed ORM models and the connection."""

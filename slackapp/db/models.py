@@ -1,0 +1,173 @@
+"""The tables. Invariants the game relies on are constraints here, not only checks in code."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    UniqueConstraint,
+    func,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Phase(StrEnum):
+    LOBBY = "lobby"
+    NIGHT = "night"
+    DAY = "day"
+    VOTE = "vote"
+    OVER = "over"
+    CANCELLED = "cancelled"
+    STOPPED = "stopped"
+
+
+OPEN_PHASES = (Phase.LOBBY, Phase.NIGHT, Phase.DAY, Phase.VOTE)
+TIMED_PHASES = (Phase.NIGHT, Phase.DAY, Phase.VOTE)
+_OPEN_SQL = "phase IN ('lobby', 'night', 'day', 'vote')"
+
+
+class Game(Base):
+    __tablename__ = "games"
+    __table_args__ = (
+        CheckConstraint(
+            "phase IN ('lobby', 'night', 'day', 'vote', 'over', 'cancelled', 'stopped')",
+            name="phase_known",
+        ),
+        CheckConstraint(
+            "deadline IS NOT NULL OR phase NOT IN ('night', 'day', 'vote')",
+            name="timed_phase_has_deadline",
+        ),
+        # One open game per channel: a second /varulv cannot race a first into existence.
+        Index(
+            "uq_games_one_open_per_channel",
+            "team_id",
+            "channel_id",
+            unique=True,
+            postgresql_where=text(_OPEN_SQL),
+        ),
+        Index("ix_games_open_deadline", "deadline", postgresql_where=text(_OPEN_SQL)),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    team_id: Mapped[str] = mapped_column(String(32))
+    channel_id: Mapped[str] = mapped_column(String(32))
+    host_user_id: Mapped[str] = mapped_column(String(32))
+    phase: Mapped[str] = mapped_column(String(16), default=Phase.LOBBY)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    center: Mapped[list[str] | None] = mapped_column(JSON, default=None)
+    deadline: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    night_seconds: Mapped[int] = mapped_column(Integer)
+    day_seconds: Mapped[int] = mapped_column(Integer)
+    vote_seconds: Mapped[int] = mapped_column(Integer)
+    bots_allowed: Mapped[bool] = mapped_column(Boolean, default=True)
+    board_ts: Mapped[str | None] = mapped_column(String(32), default=None)
+    """The channel message that shows the current phase (the lobby becomes the night board)."""
+    outcome: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    ended_by: Mapped[str | None] = mapped_column(String(32), default=None)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    seats: Mapped[list[Seat]] = relationship(
+        back_populates="game", order_by="Seat.position", cascade="all, delete-orphan"
+    )
+
+
+class Seat(Base):
+    __tablename__ = "seats"
+    __table_args__ = (
+        UniqueConstraint("game_id", "position"),
+        # One seat per person per game (bots have no user id, and NULLs are distinct).
+        UniqueConstraint("game_id", "user_id"),
+        UniqueConstraint("game_id", "bot_name"),
+        CheckConstraint("(user_id IS NULL) <> (bot_name IS NULL)", name="person_or_bot"),
+        CheckConstraint("position >= 0 AND position < 10", name="position_in_table"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    user_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    bot_name: Mapped[str | None] = mapped_column(String(32), default=None)
+    """A bot's seat key, ``bot1``…; lower case, so it never equals a Slack user id."""
+    display_name: Mapped[str] = mapped_column(String(80))
+    dealt: Mapped[str | None] = mapped_column(String(16), default=None)
+    dm_channel: Mapped[str | None] = mapped_column(String(32), default=None)
+    dm_ts: Mapped[str | None] = mapped_column(String(32), default=None)
+    night_choice: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    pending_target: Mapped[str | None] = mapped_column(String(32), default=None)
+    """The Troublemaker's first pick while it chooses the second."""
+    confirmed: Mapped[bool] = mapped_column(Boolean, default=False)
+    heard_enough: Mapped[bool] = mapped_column(Boolean, default=False)
+
+    game: Mapped[Game] = relationship(back_populates="seats")
+    ballot: Mapped[Ballot | None] = relationship(back_populates="seat", cascade="all, delete-orphan")
+
+    @property
+    def key(self) -> str:
+        """The seat's name in the engine: the user id of a person, ``bot1``… for a bot."""
+        return self.user_id or self.bot_name or ""
+
+    @property
+    def is_bot(self) -> bool:
+        return self.user_id is None
+
+
+NOBODY_TARGET = "nobody"
+
+
+class Ballot(Base):
+    """One sealed ballot per seat (the primary key), replaced in place when changed."""
+
+    __tablename__ = "ballots"
+    __table_args__ = (CheckConstraint("target <> voter_key", name="not_for_oneself"),)
+
+    seat_id: Mapped[int] = mapped_column(
+        ForeignKey("seats.id", ondelete="CASCADE"), primary_key=True
+    )
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
+    voter_key: Mapped[str] = mapped_column(String(32))
+    target: Mapped[str] = mapped_column(String(32))
+    """A seat key, or ``nobody``."""
+    cast_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+    seat: Mapped[Seat] = relationship(back_populates="ballot")
+
+
+class Score(Base):
+    """Points kept per person per channel across games."""
+
+    __tablename__ = "scores"
+
+    team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    channel_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    games: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    points: Mapped[int] = mapped_column(Integer, default=0)
