@@ -1,0 +1,59 @@
+"""The App Home tab: the cards, how a game goes, your record and your channels' leaderboards."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
+from slack_sdk.models.views import View
+
+from slackapp.blocks.help import ScoreRow, card_lines, ranking
+from slackapp.blocks.screen import context, plural, section, sections
+
+HOME_BOARD_ROWS = 10
+HOME_BOARDS = 15
+"""Slack allows 100 blocks in a view; each board takes two or three."""
+
+
+def how_a_game_goes(day_minutes: int = 5) -> list[str]:
+    return [
+        "1. Someone types `/varulv` in a channel. 3 to 10 seats; bots fill up to 5.",
+        "2. *Night*: Varulv sends you your card in a DM. Act if it wakes, then confirm.",
+        f"3. *Day*: {plural(day_minutes, 'minute')} of talk, out loud. "
+        "Press “Heard enough” when you're done.",
+        "4. *Vote*: one sealed ballot each, for another player or for nobody.",
+        "5. *Reveal*: the card you hold at dawn decides your team. Winners get 2 points, "
+        "a ballot on a werewolf 1.",
+    ]
+
+
+def home_view(
+    user_id: str,
+    record: tuple[int, int, int],
+    boards: Sequence[tuple[str, Sequence[ScoreRow]]],
+    day_minutes: int = 5,
+) -> View:
+    """``record`` is the viewer's (games, wins, points); ``boards`` (channel id, rows) pairs."""
+    games, wins, points = record
+    blocks: list[Block] = [
+        HeaderBlock(text="Varulv"),
+        section("One night of werewolf for a fika break: one night, one day, one vote."),
+        section(
+            f"*Your record*\n{plural(games, 'game')}, {plural(wins, 'win')}, "
+            f"{plural(points, 'point')}"
+            if games
+            else "*Your record*\nNo games yet. Type `/varulv` in a channel to set a table."
+        ),
+        DividerBlock(),
+        section("\n".join(["*How a game goes*", *how_a_game_goes(day_minutes)])),
+        DividerBlock(),
+        *sections(["*The cards*", *card_lines()]),
+    ]
+    if boards:
+        blocks += [DividerBlock(), HeaderBlock(text="Leaderboards")]
+    for channel_id, rows in boards[:HOME_BOARDS]:
+        lines = list(ranking(rows, HOME_BOARD_ROWS, you=user_id)) or ["_No games finished yet._"]
+        blocks += sections([f"*<#{channel_id}>*", *lines])
+    if len(boards) > HOME_BOARDS:
+        blocks.append(context(f"And {plural(len(boards) - HOME_BOARDS, 'more channel')}."))
+    return View(type="home", blocks=blocks)

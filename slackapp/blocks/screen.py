@@ -1,0 +1,114 @@
+"""What every screen returns, and the few pieces all screens share.
+
+A :class:`Screen` is a message: the blocks, and the plain ``text`` Slack shows in
+notifications and where blocks cannot render. That text never holds a secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from slack_sdk.models.blocks import (
+    Block,
+    ButtonElement,
+    ConfirmObject,
+    ContextBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+
+from slackapp.blocks.labels import SeatLabel
+
+SECTION_TEXT_LIMIT = SectionBlock.text_max_length
+BUTTON_TEXT_LIMIT = ButtonElement.text_max_length
+CENTRE_NAMES = ("left", "right")
+"""The two centre cards by index, as players say them."""
+
+
+@dataclass(frozen=True)
+class Screen:
+    text: str
+    """Plain notification fallback: never a card, a choice or a ballot before the reveal."""
+    blocks: list[Block]
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        """The blocks as chat.postMessage / chat.update take them (validated on the way)."""
+        return [block.to_dict() for block in self.blocks]
+
+
+def slack_time(moment: datetime) -> str:
+    """A time every reader sees in their own time zone, with a UTC fallback for old clients."""
+    if moment.utcoffset() is None:
+        raise ValueError("a deadline must be a timezone-aware datetime")
+    fallback = moment.astimezone(UTC).strftime("%H:%M UTC")
+    return f"<!date^{int(moment.timestamp())}^{{time}}|{fallback}>"
+
+
+def and_list(items: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``: how a sentence names several seats."""
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def seat_name(labels: Mapping[str, SeatLabel], seat: str) -> str:
+    """The seat as mrkdwn: a mention for a person, the bold name for a bot."""
+    label = labels.get(seat)
+    return label.mention if label else seat
+
+
+def seat_names(labels: Mapping[str, SeatLabel], seats: Sequence[str]) -> str:
+    return and_list([seat_name(labels, seat) for seat in seats])
+
+
+def possessive(labels: Mapping[str, SeatLabel], seat: str) -> str:
+    """``<@U>'s`` for a person; a bot's bold name without its "(bot)" tag, which reads oddly."""
+    label = labels.get(seat)
+    if label is not None and label.is_bot:
+        return f"*{label.name}*'s"
+    return f"{seat_name(labels, seat)}'s"
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def section(text: str) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=text))
+
+
+def sections(lines: Iterable[str]) -> list[SectionBlock]:
+    """Lines packed into as few sections as Slack's per-section text limit allows."""
+    blocks: list[SectionBlock] = []
+    chunk = ""
+    for line in lines:
+        line = line[:SECTION_TEXT_LIMIT]
+        candidate = f"{chunk}\n{line}" if chunk else line
+        if len(candidate) > SECTION_TEXT_LIMIT:
+            blocks.append(section(chunk))
+            candidate = line
+        chunk = candidate
+    if chunk:
+        blocks.append(section(chunk))
+    return blocks
+
+
+def context(text: str) -> ContextBlock:
+    return ContextBlock(elements=[MarkdownTextObject(text=text)])
+
+
+def button(
+    text: str,
+    action_id: str,
+    value: str,
+    *,
+    style: str | None = None,
+    confirm: ConfirmObject | None = None,
+) -> ButtonElement:
+    """A button whose label is cut to Slack's limit (a seat's display name can be long)."""
+    if len(text) > BUTTON_TEXT_LIMIT:
+        text = text[: BUTTON_TEXT_LIMIT - 1] + "…"
+    return ButtonElement(text=text, action_id=action_id, value=value, style=style, confirm=confirm)

@@ -1,0 +1,721 @@
+"""The Block Kit screens: they build within Slack's limits, their buttons carry the right
+values, the public ones keep every secret, and the reveal tells the whole game."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from slackapp.blocks import (
+    Screen,
+    SeatLabel,
+    ballot_board,
+    ballot_closed,
+    dawn_dm_text,
+    day_board,
+    day_over,
+    dm_game_over,
+    help_screen,
+    home_view,
+    ids,
+    knowledge_text,
+    leaderboard,
+    lobby,
+    lobby_closed,
+    night_board,
+    night_dm,
+    night_over,
+    reveal,
+    slack_time,
+)
+from slackapp.blocks.screen import sections
+from slackapp.game import (
+    BotView,
+    Card,
+    Deal,
+    LookAtCenter,
+    LookAtSeat,
+    Peek,
+    Rob,
+    SawCard,
+    SawCenter,
+    SawSeat,
+    SawWerewolves,
+    Swap,
+    bot_ballot,
+    bot_night_choice,
+    choice_kind,
+    deal,
+    learned_on_choosing,
+    play,
+)
+from slackapp.game.night import CenterCard
+
+GAME = 42
+CHANNEL = "C0TABLE"
+DEADLINE = datetime(2024, 5, 17, 14, 5, tzinfo=UTC)
+TABLE_SIZES = range(3, 11)
+CARD_NAMES = [str(card) for card in Card]
+
+Json = dict[str, Any]
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def table(size: int, people: int | None = None) -> list[SeatLabel]:
+    """``size`` seats: people first (at least two), then bots. Keys hold no card name."""
+    people = max(2, size // 2) if people is None else people
+    seats = [SeatLabel(f"U0P{i}", f"Person {i}", f"U0P{i}") for i in range(1, people + 1)]
+    seats += [SeatLabel(f"bot{i}", f"Bot {i}", None) for i in range(1, size - people + 1)]
+    return seats
+
+
+def by_key(seats: Sequence[SeatLabel]) -> dict[str, SeatLabel]:
+    return {seat.key: seat for seat in seats}
+
+
+def serialised(screen: Screen) -> list[Json]:
+    """The blocks as sent: validated by slack_sdk, and plain JSON."""
+    blocks = screen.as_dicts()
+    json.dumps(blocks)
+    assert len(blocks) <= 50
+    return blocks
+
+
+def strings(node: object) -> Iterator[str]:
+    """Every string anywhere in a JSON tree: texts, action ids, values, confirm dialogs."""
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from strings(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from strings(item)
+
+
+def everything(screen: Screen) -> str:
+    return "\n".join([screen.text, *strings(serialised(screen))])
+
+
+def buttons(screen: Screen) -> list[Json]:
+    return [
+        element
+        for block in serialised(screen)
+        if block["type"] == "actions"
+        for element in block["elements"]
+    ]
+
+
+def targets(screen: Screen) -> list[tuple[str, str | None]]:
+    """(action id, target) of every button; the value must unpack to this game."""
+    found = []
+    for element in buttons(screen):
+        value = ids.ButtonValue.unpack(element["value"])
+        assert value.game_id == GAME
+        found.append((element["action_id"], value.target))
+    return found
+
+
+def assert_unique_action_ids(screen: Screen) -> None:
+    action_ids = [element["action_id"] for element in buttons(screen)]
+    assert len(action_ids) == len(set(action_ids)), action_ids
+
+
+def section_texts(screen: Screen) -> list[str]:
+    return [block["text"]["text"] for block in serialised(screen) if block["type"] == "section"]
+
+
+def leaked_cards(text: str) -> list[str]:
+    """Card names in ``text``. "werewolf" in lower case is the game's name, not a card."""
+    lowered = text.lower()
+    return [
+        name
+        for name in CARD_NAMES
+        if name in text or (name != str(Card.WEREWOLF) and name.lower() in lowered)
+    ]
+
+
+def bot_game(seats: Sequence[SeatLabel], seed: int) -> tuple[Deal, Any]:
+    """A real deal played to the end with every seat choosing and voting as a bot would."""
+    keys = tuple(seat.key for seat in seats)
+    dealt = deal(keys, seed)
+    lone = len(dealt.dealt_werewolves()) == 1
+    views = {}
+    choices = {}
+    for key in keys:
+        view = BotView(key, keys, dealt.dealt[key], lone_wolf=lone)
+        choice = bot_night_choice(view, seed)
+        if choice is not None:
+            choices[key] = choice
+        views[key] = BotView(
+            key, keys, view.dealt, lone, choice, learned_on_choosing(dealt, key, choice)
+        )
+    # Leave the last seat's ballot out so "did not vote" is always told.
+    ballots = {key: bot_ballot(views[key], seed, 2) for key in keys[:-1]}
+    return dealt, play(dealt, choices, ballots)
+
+
+def robber_caught_out() -> tuple[dict[str, SeatLabel], Any]:
+    """The shared scenario robber-caught-out, with eva as a bot."""
+    seats = ("anna", "bo", "cia", "dan", "eva")
+    dealt = Deal(
+        seats=seats,
+        dealt={
+            "anna": Card.WEREWOLF,
+            "bo": Card.SEER,
+            "cia": Card.ROBBER,
+            "dan": Card.TROUBLEMAKER,
+            "eva": Card.INSOMNIAC,
+        },
+        center=(Card.WEREWOLF, Card.VILLAGER),
+    )
+    outcome = play(
+        dealt,
+        {"anna": Peek(1), "bo": LookAtSeat("eva"), "cia": Rob("anna"), "dan": Swap("cia", "eva")},
+        {"anna": "cia", "bo": "cia", "cia": None, "dan": "anna"},
+    )
+    labels = {seat: SeatLabel(seat, seat.title(), f"U{seat.upper()}") for seat in seats[:-1]}
+    labels["eva"] = SeatLabel("eva", "Eva", None)
+    return labels, outcome
+
+
+# --- shared pieces -------------------------------------------------------------------------
+
+
+def test_slack_time_shows_local_time_with_a_utc_fallback() -> None:
+    stockholm = timezone(timedelta(hours=2))
+    moment = datetime(2024, 5, 17, 16, 5, tzinfo=stockholm)
+    assert slack_time(moment) == f"<!date^{int(moment.timestamp())}^{{time}}|14:05 UTC>"
+
+
+def test_slack_time_refuses_a_naive_datetime() -> None:
+    with pytest.raises(ValueError):
+        slack_time(datetime(2024, 5, 17, 14, 5))
+
+
+def test_sections_split_long_text_under_the_limit() -> None:
+    lines = [f"line {i} " + "x" * 290 for i in range(30)]
+    blocks = [block.to_dict() for block in sections(lines)]
+    assert len(blocks) > 1
+    assert all(len(block["text"]["text"]) <= 3000 for block in blocks)
+    assert "\n".join(block["text"]["text"] for block in blocks) == "\n".join(lines)
+
+
+# --- every screen, every table size --------------------------------------------------------
+
+
+def all_screens(seats: Sequence[SeatLabel], seed: int) -> list[Screen]:
+    labels = by_key(seats)
+    dealt, outcome = bot_game(seats, seed)
+    me, others = seats[0], seats[1:]
+    screens = [
+        lobby(GAME, me.key, seats, bots_allowed=True),
+        lobby_closed(f"Cancelled by <@{me.key}>."),
+        night_board(seats, 1, 2, DEADLINE),
+        night_over(seats),
+        day_board(GAME, DEADLINE, 1, 2, 3),
+        day_over("Enough heard: the vote is open."),
+        ballot_board(GAME, seats, 0, len(seats), DEADLINE),
+        ballot_closed(len(seats) - 1, len(seats)),
+        reveal(outcome, labels, "Points go to this channel's leaderboard."),
+        dm_game_over(CHANNEL, dealt.dealt[me.key], outcome.night.dawn[me.key], 3, True),
+        help_screen(),
+        leaderboard(CHANNEL, [(seat.key, 2, 1, 3) for seat in seats if not seat.is_bot]),
+    ]
+    for kind in ("peek", "look", "rob", "swap", None):
+        screens.append(night_dm(GAME, CHANNEL, Card.SEER, me, others, kind, None, None, None))
+    screens.append(
+        night_dm(GAME, CHANNEL, Card.TROUBLEMAKER, me, others, "swap", None, others[0], None)
+    )
+    return screens
+
+
+@pytest.mark.parametrize("size", TABLE_SIZES)
+def test_every_screen_builds_within_limits_with_unique_action_ids(size: int) -> None:
+    for screen in all_screens(table(size), seed=size):
+        assert screen.text
+        assert serialised(screen)
+        assert_unique_action_ids(screen)
+        targets(screen)  # every button value unpacks to this game
+
+
+@pytest.mark.parametrize("size", TABLE_SIZES)
+def test_public_screens_name_no_card(size: int) -> None:
+    seats = table(size)
+    dealt = deal(tuple(seat.key for seat in seats), seed=f"secret-{size}")
+    public = [
+        lobby(GAME, seats[0].key, seats, bots_allowed=True),
+        night_board(seats, 0, size, DEADLINE),
+        night_over(seats),
+        day_board(GAME, DEADLINE, 0, 2, 3),
+        ballot_board(GAME, seats, 1, size, DEADLINE),
+        ballot_closed(size, size),
+    ]
+    for screen in public:
+        assert leaked_cards(everything(screen)) == []
+    # The check itself can fail: the same seat's private message does name its card.
+    holder = seats[0]
+    card = dealt.dealt[holder.key]
+    private = night_dm(GAME, CHANNEL, card, holder, seats[1:], None, None, None, None)
+    assert str(card) in leaked_cards(everything(private))
+    assert leaked_cards(private.text) == []  # the notification text stays secret
+
+
+# --- lobby ---------------------------------------------------------------------------------
+
+
+def test_lobby_lists_seats_in_order_and_marks_bots() -> None:
+    seats = table(4, people=2)
+    screen = lobby(GAME, "U0HOST", seats, bots_allowed=True)
+    text = "\n".join(section_texts(screen))
+    assert "<@U0HOST> is setting a table for one night of werewolf. 3 to 10 seats" in text
+    assert "1. <@U0P1>\n2. <@U0P2>\n3. *Bot 1* (bot)\n4. *Bot 2* (bot)" in text
+
+
+def test_lobby_buttons_and_cancel_confirmation() -> None:
+    screen = lobby(GAME, "U0HOST", table(2, people=2), bots_allowed=True)
+    assert targets(screen) == [
+        (ids.JOIN, None),
+        (ids.LEAVE, None),
+        (ids.FILL_BOTS, None),
+        (ids.START, None),
+        (ids.CANCEL, None),
+    ]
+    by_id = {element["action_id"]: element for element in buttons(screen)}
+    assert by_id[ids.JOIN]["style"] == "primary"
+    assert by_id[ids.CANCEL]["style"] == "danger"
+    assert "confirm" in by_id[ids.CANCEL]
+
+
+@pytest.mark.parametrize(
+    ("seats", "bots_allowed", "offered"),
+    [
+        (table(2, 2), True, True),
+        (table(4, 2), True, True),
+        (table(5, 2), True, False),
+        (table(2, 2), False, False),
+    ],
+)
+def test_fill_with_bots_only_while_bots_may_fill_a_seat(
+    seats: list[SeatLabel], bots_allowed: bool, offered: bool
+) -> None:
+    screen = lobby(GAME, "U0HOST", seats, bots_allowed=bots_allowed)
+    assert (ids.FILL_BOTS in [action for action, _ in targets(screen)]) is offered
+
+
+def test_lobby_says_whether_it_can_start() -> None:
+    def readiness(seats: list[SeatLabel], bots: bool = True) -> str:
+        return str(serialised(lobby(GAME, "U0HOST", seats, bots))[-1]["elements"][0]["text"])
+
+    assert "Needs 1 more person" in readiness(table(3, people=1))
+    assert "Needs 1 more seat (or fill with bots)" in readiness(table(2, people=2))
+    assert "Needs 1 more seat to start" in readiness(table(2, people=2), bots=False)
+    assert "Ready to start" in readiness(table(3, people=2))
+    assert "the table is full" in readiness(table(10, people=2))
+    assert "No one yet" in "\n".join(section_texts(lobby(GAME, "U0HOST", [], True)))
+
+
+def test_lobby_closed_has_no_buttons() -> None:
+    screen = lobby_closed("Cancelled by <@U0HOST>.")
+    assert buttons(screen) == []
+    assert "Cancelled by <@U0HOST>." in section_texts(screen)
+
+
+# --- night ---------------------------------------------------------------------------------
+
+
+def test_night_board_names_the_table_and_the_count() -> None:
+    seats = table(5, people=3)
+    text = everything(night_board(seats, 2, 3, DEADLINE))
+    assert "<@U0P1>, <@U0P2>, <@U0P3>, *Bot 1* (bot) and *Bot 2* (bot)" in text
+    assert "Check your DM from Varulv for your card" in text
+    assert "2 of 3 people have confirmed the night" in text
+    assert slack_time(DEADLINE) in text
+    assert buttons(night_board(seats, 2, 3, DEADLINE)) == []
+
+
+def test_night_over_wakes_the_table_without_buttons() -> None:
+    seats = table(3, people=2)
+    screen = night_over(seats)
+    assert buttons(screen) == []
+    assert "<@U0P1>, <@U0P2> and *Bot 1* (bot)" in everything(screen)
+
+
+def expected_night_buttons(
+    card: Card, lone: bool, others: Sequence[SeatLabel]
+) -> list[tuple[str, str | None]]:
+    def each(prefix: str) -> list[tuple[str, str | None]]:
+        return [(ids.indexed(prefix, i), seat.key) for i, seat in enumerate(others)]
+
+    skip = (ids.NIGHT_SKIP, None)
+    if card is Card.WEREWOLF and lone:
+        return [(ids.indexed(ids.NIGHT_PEEK, 0), "0"), (ids.indexed(ids.NIGHT_PEEK, 1), "1"), skip]
+    if card is Card.SEER:
+        both = (ids.indexed(ids.NIGHT_LOOK, len(others)), ids.CENTER)
+        return [*each(ids.NIGHT_LOOK), both, skip]
+    if card is Card.ROBBER:
+        return [*each(ids.NIGHT_ROB), skip]
+    if card is Card.TROUBLEMAKER:
+        return [*each(ids.NIGHT_SWAP), skip]
+    return [(ids.NIGHT_CONFIRM, None)]
+
+
+@pytest.mark.parametrize("size", TABLE_SIZES)
+@pytest.mark.parametrize(
+    ("card", "lone"), [(card, False) for card in Card] + [(Card.WEREWOLF, True)]
+)
+def test_night_dm_offers_exactly_the_cards_choices(card: Card, lone: bool, size: int) -> None:
+    seats = table(size)
+    me, others = seats[-1], seats[:-1]
+    screen = night_dm(GAME, CHANNEL, card, me, others, choice_kind(card, lone), None, None, None)
+    assert targets(screen) == expected_night_buttons(card, lone, others)
+    labels = [element["text"]["text"] for element in buttons(screen)]
+    if card in (Card.SEER, Card.ROBBER, Card.TROUBLEMAKER):
+        assert labels[: len(others)] == [seat.name for seat in others]
+    text = everything(screen)
+    assert f"Your card: *{card}*" in text and card.line in text
+    assert f"Table in <#{CHANNEL}>" in text
+
+
+def test_lone_wolf_buttons_name_the_centre_cards() -> None:
+    seats = table(3)
+    screen = night_dm(GAME, CHANNEL, Card.WEREWOLF, seats[0], seats[1:], "peek", None, None, None)
+    labels = [element["text"]["text"] for element in buttons(screen)]
+    assert labels == ["Left centre card", "Right centre card", "Skip"]
+
+
+def test_night_dm_never_offers_the_seat_itself() -> None:
+    seats = table(4)
+    screen = night_dm(GAME, CHANNEL, Card.ROBBER, seats[0], seats, "rob", None, None, None)
+    assert seats[0].key not in [target for _, target in targets(screen)]
+
+
+def test_swap_second_step_leaves_out_the_first_pick() -> None:
+    seats = table(6)
+    me, others = seats[0], seats[1:]
+    first = others[1]
+    screen = night_dm(GAME, CHANNEL, Card.TROUBLEMAKER, me, others, "swap", None, first, None)
+    rest = [seat for seat in others if seat is not first]
+    assert targets(screen) == [
+        *[(ids.indexed(ids.NIGHT_SWAP, i), seat.key) for i, seat in enumerate(rest)],
+        (ids.NIGHT_SWAP_RESET, None),
+        (ids.NIGHT_SKIP, None),
+    ]
+    assert f"Swap {first.mention} with…" in everything(screen)
+
+
+def test_night_dm_shows_what_is_known_and_then_the_outcome_without_buttons() -> None:
+    seats = table(4)
+    known = "You are the only werewolf."
+    done = "The left centre card is *Villager*."
+    choosing = night_dm(
+        GAME, CHANNEL, Card.WEREWOLF, seats[0], seats[1:], "peek", known, None, None
+    )
+    assert known in section_texts(choosing)
+    acted = night_dm(GAME, CHANNEL, Card.WEREWOLF, seats[0], seats[1:], "peek", known, None, done)
+    assert buttons(acted) == []
+    assert section_texts(acted)[1:] == [known, done]
+
+
+def test_unknown_choice_kind_is_refused() -> None:
+    seats = table(3)
+    with pytest.raises(ValueError):
+        night_dm(GAME, CHANNEL, Card.SEER, seats[0], seats[1:], "dance", None, None, None)
+
+
+LABELS = by_key(table(5, people=3))
+
+
+@pytest.mark.parametrize(
+    ("knowledge", "card", "choice", "expected"),
+    [
+        (
+            SawWerewolves((), CenterCard(1, Card.VILLAGER)),
+            Card.WEREWOLF,
+            Peek(1),
+            "You are the only werewolf. The right centre card is *Villager*.",
+        ),
+        (SawWerewolves(()), Card.WEREWOLF, None, "You are the only werewolf."),
+        (SawWerewolves(("U0P2",)), Card.WEREWOLF, None, "The other werewolf is <@U0P2>."),
+        (
+            SawWerewolves(("U0P1", "bot1")),
+            Card.MINION,
+            None,
+            "The werewolves are <@U0P1> and *Bot 1* (bot).",
+        ),
+        (SawWerewolves(()), Card.MINION, None, "No one at the table was dealt a Werewolf."),
+        (SawSeat("U0P3", Card.ROBBER), Card.SEER, None, "<@U0P3>'s card is *Robber*."),
+        (SawSeat("bot2", Card.MINION), Card.SEER, None, "*Bot 2*'s card is *Minion*."),
+        (
+            SawCenter((Card.WEREWOLF, Card.SEER)),
+            Card.SEER,
+            LookAtCenter(),
+            "The centre cards are *Werewolf* (left) and *Seer* (right).",
+        ),
+        (
+            SawCard(Card.WEREWOLF),
+            Card.ROBBER,
+            Rob("U0P1"),
+            "You took <@U0P1>'s card: your card is now *Werewolf*.",
+        ),
+        (
+            SawCard(Card.ROBBER),
+            Card.INSOMNIAC,
+            None,
+            "At the end of the night your card is *Robber*.",
+        ),
+    ],
+)
+def test_knowledge_text(knowledge: Any, card: Card, choice: Any, expected: str) -> None:
+    assert knowledge_text(knowledge, LABELS, card=card, choice=choice) == expected
+
+
+def test_dawn_dm_text_points_to_the_table() -> None:
+    assert dawn_dm_text(CHANNEL) == f"Dawn breaks. Head to <#{CHANNEL}> and talk it out, out loud."
+    insomniac = knowledge_text(SawCard(Card.SEER), LABELS, card=Card.INSOMNIAC)
+    assert insomniac in dawn_dm_text(CHANNEL, insomniac)
+
+
+# --- day and vote --------------------------------------------------------------------------
+
+
+def test_day_board_counts_and_toggles() -> None:
+    screen = day_board(GAME, DEADLINE, 1, 3, 4)
+    text = everything(screen)
+    assert "Day: talk it out, out loud" in text
+    assert "as soon as 3 of the 4 people have heard enough" in text
+    assert "1 of 3 needed have heard enough" in text
+    assert "click again to take it back" in text.lower()
+    assert slack_time(DEADLINE) in text
+    assert targets(screen) == [(ids.HEARD_ENOUGH, None)]
+
+
+def test_day_over_has_no_buttons() -> None:
+    screen = day_over("Time is up.")
+    assert buttons(screen) == [] and "Time is up." in screen.text
+
+
+@pytest.mark.parametrize("size", TABLE_SIZES)
+def test_ballot_has_a_button_per_seat_and_nobody(size: int) -> None:
+    seats = table(size)
+    screen = ballot_board(GAME, seats, 2, size, DEADLINE)
+    assert targets(screen) == [
+        *[(ids.indexed(ids.VOTE, i), seat.key) for i, seat in enumerate(seats)],
+        (ids.indexed(ids.VOTE, size), ids.NOBODY),
+    ]
+    text = everything(screen)
+    assert f"2 of {size} have voted" in text
+    assert "you may change it until the vote closes" in text
+    assert slack_time(DEADLINE) in text
+
+
+def test_ballot_closed_counts_and_has_no_buttons() -> None:
+    screen = ballot_closed(4, 5)
+    assert buttons(screen) == [] and "4 of 5 voted" in everything(screen)
+
+
+def test_long_names_are_cut_to_fit_a_button() -> None:
+    seats = [SeatLabel(f"U0P{i}", "A very long display name " * 5, f"U0P{i}") for i in range(3)]
+    labels = [
+        element["text"]["text"] for element in buttons(ballot_board(GAME, seats, 0, 3, DEADLINE))
+    ]
+    assert all(len(label) <= 75 for label in labels)
+    assert labels[0].endswith("…")
+
+
+# --- reveal --------------------------------------------------------------------------------
+
+
+REVEAL_PARTS = ("*The night*", "*The cards*", "*The vote*", "*The result*", "*Points*")
+
+
+def reveal_part(screen: Screen, heading: str) -> str:
+    """The lines under one heading of the reveal."""
+    text = "\n".join(section_texts(screen))
+    after = text.split(heading + "\n", 1)[1]
+    following = REVEAL_PARTS[REVEAL_PARTS.index(heading) + 1 :]
+    for next_heading in following:
+        after = after.split("\n" + next_heading, 1)[0]
+    return after
+
+
+def line_with(text: str, start: str) -> str:
+    """The one line of ``text`` that starts with ``start``."""
+    found = [line for line in text.splitlines() if line.startswith(start)]
+    assert len(found) == 1, (start, found)
+    return found[0]
+
+
+def test_reveal_tells_robber_caught_out() -> None:
+    labels, outcome = robber_caught_out()
+    screen = reveal(outcome, labels)
+    text = "\n".join(section_texts(screen))
+    night = [
+        "<@UANNA> woke as the lone Werewolf and peeked at the right centre card: *Villager*.",
+        "<@UBO>, the Seer, looked at *Eva*'s card: *Insomniac*.",
+        "<@UCIA>, the Robber, took <@UANNA>'s card: the *Werewolf*.",
+        "<@UDAN>, the Troublemaker, swapped <@UCIA>'s and *Eva*'s cards.",
+        "*Eva* (bot), the Insomniac, woke at the end of the night as the *Werewolf*.",
+    ]
+    positions = [text.index(step) for step in night]
+    assert positions == sorted(positions), "the night is told in its fixed order"
+    cards = reveal_part(screen, "*The cards*")
+    assert line_with(cards, "<@UANNA>: ") == "<@UANNA>: Werewolf → *Robber*"
+    assert line_with(cards, "<@UBO>: ") == "<@UBO>: *Seer* all night"
+    assert line_with(cards, "*Eva* (bot): ") == "*Eva* (bot): Insomniac → *Werewolf*"
+    assert "Centre: *Werewolf* (left) and *Villager* (right)" in text
+    for ballot in ["<@UANNA> → <@UCIA>", "<@UBO> → <@UCIA>", "<@UCIA> → nobody"]:
+        assert ballot in text
+    assert "<@UDAN> → <@UANNA>" in text
+    assert "*Eva* (bot) did not vote" in text
+    assert "Tally: <@UCIA> 2, <@UANNA> 1, nobody 1" in text
+    assert "<@UCIA> died, holding the *Insomniac*." in text
+    assert "*The werewolf team wins:* *Eva* (bot)." in text
+    assert "No one died" not in text
+    points = reveal_part(screen, "*Points*")
+    assert line_with(points, "*Eva* (bot): ") == "*Eva* (bot): *2 points* (won)"
+    assert line_with(points, "<@UANNA>: ") == "<@UANNA>: *0 points*"
+    assert screen.text == "The Varulv reveal: the werewolf team wins."
+
+
+def test_reveal_says_skipped_choices_and_no_death() -> None:
+    seats = ("anna", "bo", "cia", "dan", "eva", "fia")
+    dealt = Deal(
+        seats=seats,
+        dealt={
+            "anna": Card.WEREWOLF,
+            "bo": Card.SEER,
+            "cia": Card.ROBBER,
+            "dan": Card.TROUBLEMAKER,
+            "eva": Card.MINION,
+            "fia": Card.WEREWOLF,
+        },
+        center=(Card.INSOMNIAC, Card.VILLAGER),
+    )
+    outcome = play(dealt, {}, {seat: None for seat in seats})
+    labels = {seat: SeatLabel(seat, seat.title(), f"U{seat.upper()}") for seat in seats}
+    text = "\n".join(section_texts(reveal(outcome, labels)))
+    assert "<@UANNA> and <@UFIA> woke as Werewolves and saw each other." in text
+    assert "<@UEVA>, the Minion, saw the werewolves: <@UANNA> and <@UFIA>." in text
+    assert "the Seer, chose not to look" in text
+    assert "the Robber, chose not to rob anyone" in text
+    assert "the Troublemaker, chose not to swap" in text
+    assert "No one died." in text
+    assert "*The werewolf team wins:* <@UANNA>, <@UEVA> and <@UFIA>." in text
+    assert "Tally: nobody 6" in text
+
+
+@pytest.mark.parametrize("size", TABLE_SIZES)
+def test_reveal_of_a_real_game_tells_everything_within_limits(size: int) -> None:
+    seats = table(size)
+    labels = by_key(seats)
+    dealt, outcome = bot_game(seats, seed=1000 + size)
+    screen = reveal(outcome, labels, "Points go to this channel's leaderboard.")
+    blocks = serialised(screen)
+    assert len(blocks) <= 50
+    text = "\n".join(section_texts(screen))
+    assert all(len(section) <= 3000 for section in section_texts(screen))
+    cards, points = reveal_part(screen, "*The cards*"), reveal_part(screen, "*Points*")
+    for seat in seats:
+        dealt_card, dawn = dealt.dealt[seat.key], outcome.night.dawn[seat.key]
+        held = line_with(cards, f"{seat.mention}: ")
+        if dealt_card is dawn:
+            assert held == f"{seat.mention}: *{dawn}* all night"
+        else:
+            assert held == f"{seat.mention}: {dealt_card} → *{dawn}*"
+        ballot = outcome.ballots.get(seat.key, "missing")
+        if ballot == "missing":
+            assert f"{seat.mention} did not vote" in text
+        else:
+            target = "nobody" if ballot is None else labels[str(ballot)].mention
+            assert f"{seat.mention} → {target}" in text
+        scored = line_with(points, f"{seat.mention}: ")
+        assert scored.startswith(f"{seat.mention}: *{outcome.result.points[seat.key]} point")
+    left, right = outcome.night.center
+    assert f"Centre: *{left}* (left) and *{right}* (right)" in text
+    for dead in outcome.tally.dead:
+        assert f"{labels[dead].mention} died, holding the *{outcome.night.dawn[dead]}*" in text
+    if not outcome.tally.dead:
+        assert "No one died." in text
+    if outcome.result.winners:
+        winners = [labels[seat].mention for seat in outcome.result.winners]
+        assert all(winner in line_with(text, ":trophy:") for winner in winners)
+    else:
+        assert "*Nobody wins.*" in text
+
+
+def test_ten_bots_with_long_names_still_fit() -> None:
+    seats = [SeatLabel(f"bot{i}", f"Bot {i} " + "with a long name " * 10, None) for i in range(10)]
+    _, outcome = bot_game(seats, seed=7)
+    screen = reveal(outcome, by_key(seats), "note")
+    assert len(serialised(screen)) <= 50
+    assert all(len(text) <= 3000 for text in section_texts(screen))
+
+
+def test_dm_game_over() -> None:
+    won = everything(dm_game_over(CHANNEL, Card.ROBBER, Card.WEREWOLF, 3, True))
+    assert "You won!" in won and "dealt the *Robber*" in won and "*Werewolf* at dawn" in won
+    assert "3 points" in won and f"<#{CHANNEL}>" in won
+    lost = everything(dm_game_over(CHANNEL, Card.SEER, Card.SEER, 1, False))
+    assert "Not this time" in lost and "still held it at dawn" in lost and "1 point " in lost
+
+
+# --- help, leaderboard, home ---------------------------------------------------------------
+
+
+def test_help_lists_the_seven_cards_and_the_commands() -> None:
+    text = everything(help_screen())
+    for card in Card:
+        assert f"*{card}* ({card.team} team): {card.line}" in text
+    for command in ("`/varulv`", "`/varulv help`", "`/varulv stop`", "`/varulv score`"):
+        assert command in text
+    assert "one day of 5 minutes" in text and "at dawn" in text
+
+
+def test_leaderboard_sorts_by_points() -> None:
+    rows = [("U0A", 3, 1, 4), ("U0B", 5, 3, 9), ("U0C", 1, 0, 0)]
+    text = everything(leaderboard(CHANNEL, rows))
+    assert re.search(r"1\. <@U0B>.*\n2\. <@U0A>.*\n3\. <@U0C>", text)
+    assert "<@U0B>: *9 points*, 3 wins in 5 games" in text
+
+
+def test_leaderboard_when_empty_and_when_long() -> None:
+    assert "No games finished" in everything(leaderboard(CHANNEL, []))
+    rows = [(f"U0{i}", 1, 0, i) for i in range(40)]
+    long_board = everything(leaderboard(CHANNEL, rows))
+    assert "20. <@U020>" in long_board and "21. " not in long_board
+    assert "Top 20 of 40 players." in long_board
+
+
+def home_dicts(view_record: tuple[int, int, int], boards: Any) -> Json:
+    view = home_view("U0ME", view_record, boards)
+    data: Json = view.to_dict()
+    json.dumps(data)
+    return data
+
+
+def test_home_shows_cards_steps_record_and_boards() -> None:
+    data = home_dicts((7, 3, 11), [(CHANNEL, [("U0ME", 7, 3, 11), ("U0YOU", 2, 2, 5)])])
+    assert data["type"] == "home"
+    text = "\n".join(strings(data))
+    for card in Card:
+        assert card.line in text
+    assert all(f"{step}. " in text for step in range(1, 6))
+    assert "7 games, 3 wins, 11 points" in text
+    assert f"*<#{CHANNEL}>*" in text
+    assert "1. <@U0ME>: *11 points*, 3 wins in 7 games ← you" in text
+
+
+def test_home_for_a_newcomer_and_many_channels_fits() -> None:
+    assert "No games yet" in "\n".join(strings(home_dicts((0, 0, 0), [])))
+    boards = [(f"C0{i}", [(f"U0{j}", 1, 1, j) for j in range(30)]) for i in range(60)]
+    data = home_dicts((1, 0, 0), boards)
+    assert len(data["blocks"]) <= 100
+    assert "And 45 more channels." in "\n".join(strings(data))
