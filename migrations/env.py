@@ -5,7 +5,7 @@ from __future__ import annotations
 from logging.config import fileConfig
 
 from alembic import context
-from sqlalchemy import create_engine, pool
+from sqlalchemy import Connection, create_engine, pool
 
 from slackapp.config import Settings
 from slackapp.db.engine import database_url
@@ -40,13 +40,21 @@ def run_migrations_offline() -> None:
 
 
 def run_migrations_online() -> None:
+    given = config.attributes.get("connection")
+    if given is not None:  # the app migrates on start, on a connection it holds a lock on
+        migrate(given)
+        return
     engine = create_engine(url(), poolclass=pool.NullPool)
     with engine.connect() as connection:
-        context.configure(
-            connection=connection, target_metadata=target_metadata, include_name=include_name
-        )
-        with context.begin_transaction():
-            context.run_migrations()
+        migrate(connection)
+
+
+def migrate(connection: Connection) -> None:
+    context.configure(
+        connection=connection, target_metadata=target_metadata, include_name=include_name
+    )
+    with context.begin_transaction():
+        context.run_migrations()
 
 
 if context.is_offline_mode():

@@ -1,9 +1,11 @@
-"""The ``varulv`` command: ``referee`` resolves a deal; ``serve`` runs the Slack app."""
+"""varulv: one night of werewolf in a Slack channel. ``serve`` runs the app; ``referee``
+resolves one whole deal by the rules."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 
 
@@ -12,13 +14,17 @@ def _referee(path: str) -> int:
 
     try:
         if path == "-":
-            text = sys.stdin.read()
+            raw = sys.stdin.buffer.read()
         else:
-            with open(path, encoding="utf-8") as file:
-                text = file.read()
-        outcome = referee(text)
+            with open(path, "rb") as file:
+                raw = file.read()
+        outcome = referee(raw.decode("utf-8"))
     except OSError as error:
         print(f"cannot read {path}: {error.strerror}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as error:
+        source = "standard input" if path == "-" else path
+        print(f"malformed JSON: {source} is not UTF-8 (byte {error.start})", file=sys.stderr)
         return 2
     except RefereeError as error:
         print(str(error), file=sys.stderr)
@@ -27,14 +33,47 @@ def _referee(path: str) -> int:
     return 0
 
 
+def _serve() -> int:
+    from slackapp.config import Settings
+    from slackapp.db.engine import database_url, make_engine
+    from slackapp.db.migrate import upgrade
+    from slackapp.server import serve_http, serve_socket_mode
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    settings = Settings.from_env()
+    missing = [
+        name
+        for name, value in (
+            ("SLACK_BOT_TOKEN", settings.bot_token),
+            ("SLACK_SIGNING_SECRET", settings.signing_secret or settings.app_token),
+        )
+        if not value
+    ]
+    if missing:
+        print(f"varulv serve needs {' and '.join(missing)} in the environment.", file=sys.stderr)
+        return 2
+    url = database_url(settings.database_url, settings.data_dir)
+    engine = make_engine(url)
+    upgrade(engine)
+    engine.dispose()  # workers fork after this; each opens its own connections
+    if settings.app_token:
+        serve_socket_mode(settings, url)
+    else:
+        serve_http(settings, url)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="varulv", description=__doc__)
     commands = parser.add_subparsers(dest="command")
     referee = commands.add_parser("referee", help="resolve one whole deal (REFEREE.md)")
     referee.add_argument("file", help="the deal as JSON, or - for standard input")
+    commands.add_parser("serve", help="serve Slack (HTTP on PORT, or Socket Mode)")
     args = parser.parse_args(argv)
     if args.command == "referee":
         return _referee(args.file)
+    if args.command == "serve":
+        return _serve()
     parser.print_help()
     return 0
 

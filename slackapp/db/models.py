@@ -127,7 +127,9 @@ class Seat(Base):
     heard_enough: Mapped[bool] = mapped_column(Boolean, default=False)
 
     game: Mapped[Game] = relationship(back_populates="seats")
-    ballot: Mapped[Ballot | None] = relationship(back_populates="seat", cascade="all, delete-orphan")
+    ballot: Mapped[Ballot | None] = relationship(
+        back_populates="seat", cascade="all, delete-orphan"
+    )
 
     @property
     def key(self) -> str:

@@ -1,0 +1,26 @@
+"""The code stays ruff- and mypy-clean: both run as part of the test command."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+
+
+def test_ruff_finds_nothing() -> None:
+    result = run(
+        sys.executable, "-m", "ruff", "check", "slackapp", "tests", "migrations", "benchmarks"
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict_finds_nothing() -> None:
+    # pyproject.toml sets strict = true for the whole package, the rules engine included.
+    result = run(sys.executable, "-m", "mypy", "--strict", "slackapp")
+    assert result.returncode == 0, result.stdout + result.stderr
