@@ -11,29 +11,16 @@ from typing import Any
 
 import pytest
 
-from slackapp.blocks import (
-    Screen,
-    SeatLabel,
-    ballot_board,
-    ballot_closed,
-    dawn_dm_text,
-    day_board,
-    day_over,
-    dm_game_over,
-    help_screen,
-    home_view,
-    ids,
-    knowledge_text,
-    leaderboard,
-    lobby,
-    lobby_closed,
-    night_board,
-    night_dm,
-    night_over,
-    reveal,
-    slack_time,
-)
-from slackapp.blocks.screen import sections
+from slackapp.blocks import ids
+from slackapp.blocks.ballot import ballot_board, ballot_closed
+from slackapp.blocks.day import day_board, day_over
+from slackapp.blocks.help import help_screen, leaderboard
+from slackapp.blocks.home import home_view
+from slackapp.blocks.labels import SeatLabel
+from slackapp.blocks.lobby import lobby, lobby_closed
+from slackapp.blocks.night import dawn_dm_text, knowledge_text, night_board, night_dm, night_over
+from slackapp.blocks.reveal import dm_game_over, reveal
+from slackapp.blocks.screen import Screen, sections, slack_time
 from slackapp.game import (
     BotView,
     Card,

@@ -1,0 +1,423 @@
+"""FakeSlack: a workspace, its Web API server, and the people who click in it."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+import requests
+
+from slackapp.fakeslack import blocks as block_kit
+from slackapp.fakeslack import payloads
+from slackapp.fakeslack.client import AppClient
+from slackapp.fakeslack.grants import Grants
+from slackapp.fakeslack.models import JSON, Identity, Message, find_button
+from slackapp.fakeslack.server import SlackHttpServer
+from slackapp.fakeslack.webapi import ApiError, Faults, WebApi
+from slackapp.fakeslack.workspace import Workspace
+
+DEFAULT_APP_URL = "http://127.0.0.1:3000/slack/events"
+SLACKBOT = "USLACKBOT"
+"""Slack's own user, who reports failed slash commands."""
+Headers = Mapping[str, str] | None
+
+
+class FakeSlack(Workspace):
+    """A local Slack: serves the Web API the app calls, and sends the app signed requests.
+
+    Use as a context manager (or start()/stop()). Query the workspace with the
+    methods inherited from Workspace; act as a user with slash_command(),
+    click(), click_button(), select(), view_submission() and event().
+    """
+
+    def __init__(
+        self,
+        signing_secret: str,
+        team_id: str = "T0001",
+        bot_user_id: str = "UBOT",
+        *,
+        tokens: Iterable[str] = ("xoxb-test",),
+        app_url: str = DEFAULT_APP_URL,
+        channels: Mapping[str, str] | None = None,
+        users: Mapping[str, str] | None = None,
+        unreachable_users: Iterable[str] = (),
+        client_id: str = "1000000000.2000000000",
+        client_secret: str = "fake-client-secret",
+        verification_token: str = "fake-verification-token",
+        trigger_ttl: float = 3.0,
+        ack_timeout: float = 10.0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        super().__init__(
+            Identity(team_id=team_id, bot_user_id=bot_user_id), channels=channels, users=users
+        )
+        for user_id in unreachable_users:
+            self.set_unreachable(user_id)
+        self.verification_token = verification_token
+        self.grants = Grants(
+            tokens, client_id=client_id, client_secret=client_secret, trigger_ttl=trigger_ttl
+        )
+        self.faults = Faults()
+        self.api = WebApi(self, self.grants, self.faults)
+        self._http = SlackHttpServer(self.api, host, port)
+        self._app = AppClient(signing_secret, app_url, ack_timeout)
+        self._event_serial = itertools.count(1)
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> FakeSlack:
+        """Start serving the Web API."""
+        self._http.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and free the port."""
+        self._http.stop()
+
+    def __enter__(self) -> FakeSlack:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def api_url(self) -> str:
+        """The app's ``SLACK_API_URL``: ``http://127.0.0.1:PORT/api/``."""
+        return self._http.api_url
+
+    @property
+    def app_url(self) -> str:
+        """Where requests to the app go (its Request URL in Slack's app settings)."""
+        return self._app.app_url
+
+    @app_url.setter
+    def app_url(self, url: str) -> None:
+        self._app.app_url = url
+
+    @property
+    def ack_latencies(self) -> list[float]:
+        """Seconds the app took to answer each request, oldest first."""
+        return self._app.ack_latencies
+
+    # -- faults and credentials ----------------------------------------------------
+
+    def rate_limit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with HTTP 429 ``ratelimited``."""
+        self.faults.rate_limit(method, times, retry_after)
+
+    def fail_next(self, method: str, error: str, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
+        self.faults.fail(method, error, times)
+
+    def revoke_tokens(self, token: str | None = None) -> None:
+        """Revoke one token, or all of them; later calls get ``token_revoked``."""
+        self.grants.revoke(token)
+
+    def approve_install(self, authorize_url: str, user_id: str = "UADMIN") -> str:
+        """Press "Allow" on the app's install page: the redirect URL with a fresh code.
+
+        ``authorize_url`` is the ``https://slack.com/oauth/v2/authorize?...`` link
+        the app offers; its client_id must match and its state is passed back.
+        """
+        query = {k: v[0] for k, v in parse_qs(urlsplit(authorize_url).query).items()}
+        if query.get("client_id") != self.grants.client_id:
+            raise ValueError(f"unknown client_id {query.get('client_id')!r}")
+        if "redirect_uri" not in query:
+            raise ValueError("the install link has no redirect_uri")
+        self.add_user(user_id)
+        answer = {"code": self.grants.issue_code(user_id), "state": query.get("state", "")}
+        return f"{query['redirect_uri']}?{urlencode(answer)}"
+
+    # -- acting as a user ----------------------------------------------------------
+
+    def slash_command(
+        self,
+        user_id: str,
+        command: str = "/varulv",
+        text: str = "",
+        *,
+        channel_id: str | None = None,
+        user_name: str | None = None,
+        headers: Headers = None,
+    ) -> requests.Response:
+        """Type ``command text`` in a channel; an ack with a body is shown like Slack shows it."""
+        channel = channel_id or self.default_channel
+        name = self._member(user_id, user_name)
+        if self.channel_name(channel) is None:
+            self.add_channel(channel, channel.lower())
+        hook_id = self.grants.issue_hook(user_id, channel, None)
+        form = payloads.slash_command(
+            self.identity,
+            token=self.verification_token,
+            user_id=user_id,
+            user_name=name,
+            channel_id=channel,
+            channel_name=self.channel_name(channel) or "",
+            command=command,
+            text=text,
+            response_url=self._response_url(hook_id),
+            trigger_id=self.grants.issue_trigger(user_id),
+        )
+        response = self._app.post_form(form, headers)
+        self._show_command_ack(command, hook_id, response)
+        return response
+
+    def click(
+        self,
+        user_id: str,
+        message: Message,
+        action_id: str,
+        value: Any = None,
+        block_id: str | None = None,
+        *,
+        headers: Headers = None,
+    ) -> requests.Response:
+        """Act on the element ``action_id`` in the current version of ``message``.
+
+        ``value`` overrides a button's value or is the choice for a select.
+        """
+        current = self.get_message(message.channel, message.ts)
+        if current is None or current.ephemeral_to not in (None, user_id):
+            raise LookupError(f"{user_id} cannot see message {message.ts} in {message.channel}")
+        found_block_id, element = current.element(action_id)
+        acted = payloads.action(block_id or found_block_id, element, value)
+        hook_id = self.grants.issue_hook(user_id, current.channel, current.ts)
+        payload = payloads.message_actions(
+            self.identity,
+            token=self.verification_token,
+            user=self._user_ref(user_id),
+            message=current,
+            channel_name=self.channel_name(current.channel) or "",
+            acted=acted,
+            trigger_id=self.grants.issue_trigger(user_id),
+            response_url=self._response_url(hook_id),
+        )
+        return self._send_interaction(payload, headers)
+
+    def click_button(
+        self, user_id: str, where: str | Message, label: str, *, headers: Headers = None
+    ) -> requests.Response:
+        """Press the button labelled ``label`` (text or action_id).
+
+        ``where`` is a message, or a channel / user id whose newest message with
+        such a button (as ``user_id`` sees it) is used.
+        """
+        message, button = self.find_button(where, label, viewer=user_id)
+        return self.click(
+            user_id, message, button.action_id, block_id=button.block_id, headers=headers
+        )
+
+    def select(
+        self,
+        user_id: str,
+        message: Message,
+        action_id: str,
+        choice: Any,
+        *,
+        headers: Headers = None,
+    ) -> requests.Response:
+        """Pick ``choice`` in a select, radio or overflow element.
+
+        ``choice`` is an option value, a user/channel id, or a list for multi-selects.
+        """
+        return self.click(user_id, message, action_id, choice, headers=headers)
+
+    def click_home_button(
+        self, user_id: str, label: str, *, headers: Headers = None
+    ) -> requests.Response:
+        """Press a button on ``user_id``'s Home tab."""
+        view = self.home_view(user_id)
+        if view is None:
+            raise LookupError(f"{user_id} has no Home tab published")
+        button = find_button(view["blocks"], label, where=f"{user_id}'s Home tab")
+        payload = payloads.view_actions(
+            self.identity,
+            token=self.verification_token,
+            user=self._user_ref(user_id),
+            view=view,
+            acted=payloads.action(button.block_id, button.element),
+            trigger_id=self.grants.issue_trigger(user_id),
+        )
+        return self._send_interaction(payload, headers)
+
+    def view_submission(
+        self,
+        user_id: str,
+        values: Mapping[str, Any] | None = None,
+        *,
+        view_id: str | None = None,
+        headers: Headers = None,
+    ) -> requests.Response:
+        """Submit ``user_id``'s open modal (the top one unless ``view_id``).
+
+        ``values`` maps action_id to what the user entered or picked; the
+        app's ``response_action`` (errors, update, push, clear) is applied.
+        """
+        stack = self.modals(user_id)
+        view = next((v for v in stack if v["id"] == view_id), None) if view_id else None
+        view = view or (stack[-1] if stack else None)
+        if view is None:
+            raise LookupError(f"{user_id} has no modal open")
+        payload = payloads.view_submission(
+            self.identity,
+            token=self.verification_token,
+            user=self._user_ref(user_id),
+            view=view,
+            state={"values": _entered_state(view["blocks"], values or {})},
+            trigger_id=self.grants.issue_trigger(user_id),
+        )
+        response = self._send_interaction(payload, headers)
+        self._apply_response_action(user_id, response)
+        return response
+
+    def post_to_app(
+        self,
+        body: str,
+        content_type: str = "application/x-www-form-urlencoded",
+        *,
+        headers: Headers = None,
+        timestamp: int | None = None,
+    ) -> requests.Response:
+        """Send any signed body, e.g. one with a stale ``timestamp`` the app must refuse."""
+        return self._app.post(body, content_type, headers, timestamp)
+
+    # -- events --------------------------------------------------------------------
+
+    def event(self, event: JSON, *, headers: Headers = None) -> requests.Response:
+        """Deliver one Events API callback wrapping ``event``."""
+        if isinstance(event.get("user"), str):
+            self.add_user(event["user"])
+        envelope = payloads.event_callback(
+            self.identity,
+            token=self.verification_token,
+            event=event,
+            event_id=f"Ev{next(self._event_serial):08d}",
+        )
+        return self._app.post_json(envelope, headers)
+
+    def app_home_opened(self, user_id: str) -> requests.Response:
+        """``user_id`` opens the app's Home tab."""
+        event: JSON = {
+            "type": "app_home_opened",
+            "user": user_id,
+            "channel": self.dm_channel(user_id),
+            "tab": "home",
+            "event_ts": payloads.now_ts(),
+        }
+        if view := self.home_view(user_id):
+            event["view"] = view
+        return self.event(event)
+
+    def app_uninstalled(self) -> requests.Response:
+        """Uninstall the app: its tokens stop working, then Slack tells the app."""
+        self.revoke_tokens()
+        return self.event({"type": "app_uninstalled", "event_ts": payloads.now_ts()})
+
+    def tokens_revoked(self) -> requests.Response:
+        """Revoke the bot's tokens and tell the app with a ``tokens_revoked`` event."""
+        self.revoke_tokens()
+        event = {
+            "type": "tokens_revoked",
+            "tokens": {"oauth": [], "bot": [self.identity.bot_user_id]},
+            "event_ts": payloads.now_ts(),
+        }
+        return self.event(event)
+
+    # -- plumbing ------------------------------------------------------------------
+
+    def _member(self, user_id: str, user_name: str | None) -> str:
+        # Anyone who acts is in the workspace; users.info must know them.
+        self.add_user(user_id, user_name)
+        return self.user_name(user_id) or user_id.lower()
+
+    def _user_ref(self, user_id: str) -> JSON:
+        return payloads.user_ref(self.identity, user_id, self._member(user_id, None))
+
+    def _response_url(self, hook_id: str) -> str:
+        return f"{self._http.base_url}/response/{hook_id}"
+
+    def _send_interaction(self, payload: JSON, headers: Headers) -> requests.Response:
+        return self._app.post_form({"payload": json.dumps(payload)}, headers)
+
+    def _show_command_ack(self, command: str, hook_id: str, response: requests.Response) -> None:
+        # Slack shows a slash command's ack body as if posted to its response_url,
+        # and tells the user in an ephemeral from Slackbot when the app failed.
+        hook = self.grants.hook(hook_id)
+        body = _ack_body(response)
+        try:
+            if response.status_code != 200:
+                raise ApiError("dispatch_failed")
+            if body and (body.get("text") or body.get("blocks")):
+                self.api.apply_response(hook, body)
+        except ApiError as error:
+            failure = f'{command} failed with the error "{error.error}"'
+            self.add_message(
+                Message(self.next_ts(), hook.channel, SLACKBOT, failure, ephemeral_to=hook.user_id)
+            )
+
+    def _apply_response_action(self, user_id: str, response: requests.Response) -> None:
+        if response.status_code != 200:
+            return  # Slack keeps the modal open and shows an error.
+        body = _ack_body(response) or {}
+        action = body.get("response_action")
+        if action == "errors":
+            return
+        if action == "clear":
+            self.close_modal(user_id, all_of_them=True)
+        elif action == "update":
+            top = self.modals(user_id)[-1]
+            self.store_view(
+                self.api.stored_view(
+                    body["view"],
+                    top["id"],
+                    root_view_id=top["root_view_id"],
+                    previous=top["previous_view_id"],
+                )
+            )
+        elif action == "push":
+            top = self.modals(user_id)[-1]
+            new_id = self.new_view_id()
+            self.push_modal(
+                user_id,
+                self.api.stored_view(
+                    body["view"], new_id, root_view_id=top["root_view_id"], previous=top["id"]
+                ),
+            )
+        else:
+            self.close_modal(user_id)
+
+
+def _ack_body(response: requests.Response) -> JSON | None:
+    """The message in an ack: a JSON object, plain text as ``{"text": ...}``, or None."""
+    if response.status_code != 200 or not response.content.strip():
+        return None
+    try:
+        decoded = response.json()
+    except ValueError:
+        return {"text": response.text}
+    return decoded if isinstance(decoded, dict) else None
+
+
+def _entered_state(view_blocks: list[JSON], values: Mapping[str, Any]) -> JSON:
+    """``state.values`` of a modal after the user entered ``values`` (by action_id)."""
+    state = block_kit.initial_state(view_blocks)
+    elements = {
+        str(element.get("action_id")): (block_id, element)
+        for block_id, element in block_kit.interactive_elements(view_blocks)
+    }
+    for action_id, value in values.items():
+        if action_id not in elements:
+            raise LookupError(f"no input with action_id {action_id!r} in the modal")
+        block_id, element = elements[action_id]
+        state.setdefault(block_id, {})[action_id] = block_kit.state_entry(element, value)
+    return state

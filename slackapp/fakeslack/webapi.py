@@ -1,0 +1,530 @@
+"""The Web API methods the app uses, answering with Slack's shapes and errors.
+
+This module knows nothing about HTTP: the server turns requests into an
+ApiRequest and writes back the ApiAnswer.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from slackapp.fakeslack import blocks as block_kit
+from slackapp.fakeslack.grants import Grants, HookError, ResponseHook
+from slackapp.fakeslack.models import JSON, Call, Message
+from slackapp.fakeslack.workspace import Workspace
+
+NO_TOKEN_METHODS = frozenset({"oauth.v2.access"})
+"""Methods authenticated by the app's client id and secret instead of a token."""
+
+
+class ApiError(Exception):
+    """A Slack error answer: ``{"ok": false, "error": ...}`` plus any extra fields."""
+
+    def __init__(self, error: str, **extra: Any) -> None:
+        super().__init__(error)
+        self.error = error
+        self.extra = extra
+
+    def body(self) -> JSON:
+        """The JSON Slack would answer."""
+        return {"ok": False, "error": self.error, **self.extra}
+
+
+@dataclass(frozen=True)
+class ApiRequest:
+    """One Web API call, whatever encoding it arrived in."""
+
+    method: str
+    params: JSON
+    token: str | None = None
+    client_auth: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class ApiAnswer:
+    """What to send back: HTTP status, JSON body and extra headers."""
+
+    body: JSON
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class Faults:
+    """Answers queued to replace a method's next real answers (429s, forced errors)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queued: dict[str, deque[ApiAnswer]] = {}
+
+    def rate_limit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with HTTP 429, as Slack throttles."""
+        answer = ApiAnswer(
+            {"ok": False, "error": "ratelimited"}, 429, {"Retry-After": str(retry_after)}
+        )
+        self._queue(method, answer, times)
+
+    def fail(self, method: str, error: str, times: int = 1) -> None:
+        """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
+        self._queue(method, ApiAnswer({"ok": False, "error": error}), times)
+
+    def take(self, method: str) -> ApiAnswer | None:
+        """The queued answer for this call of ``method``, if any."""
+        with self._lock:
+            queued = self._queued.get(method)
+            return queued.popleft() if queued else None
+
+    def _queue(self, method: str, answer: ApiAnswer, times: int) -> None:
+        with self._lock:
+            self._queued.setdefault(method, deque()).extend([answer] * times)
+
+
+Handler = Callable[[ApiRequest], JSON]
+
+
+class WebApi:
+    """Slack's Web API over a Workspace; every call is recorded there."""
+
+    def __init__(self, workspace: Workspace, grants: Grants, faults: Faults) -> None:
+        self.workspace = workspace
+        self.grants = grants
+        self.faults = faults
+        self._methods: dict[str, Handler] = {
+            "auth.test": self.auth_test,
+            "conversations.open": self.conversations_open,
+            "chat.postMessage": self.chat_post_message,
+            "chat.postEphemeral": self.chat_post_ephemeral,
+            "chat.update": self.chat_update,
+            "chat.delete": self.chat_delete,
+            "views.publish": self.views_publish,
+            "views.open": self.views_open,
+            "views.push": self.views_push,
+            "views.update": self.views_update,
+            "users.info": self.users_info,
+            "oauth.v2.access": self.oauth_v2_access,
+        }
+
+    def handle(self, request: ApiRequest) -> ApiAnswer:
+        """Answer one call like Slack would, and log it."""
+        answer = self._answer(request)
+        self.workspace.record(
+            Call(
+                method=request.method,
+                params=request.params,
+                response=answer.body,
+                at=time.time(),
+                status=answer.status,
+                token=request.token,
+            )
+        )
+        return answer
+
+    def _answer(self, request: ApiRequest) -> ApiAnswer:
+        handler = self._methods.get(request.method)
+        if handler is None:
+            return ApiAnswer({"ok": False, "error": "unknown_method", "req_method": request.method})
+        fault = self.faults.take(request.method)
+        if fault is not None:
+            return fault
+        if request.method not in NO_TOKEN_METHODS:
+            token_error = self.grants.token_error(request.token)
+            if token_error:
+                return ApiAnswer({"ok": False, "error": token_error})
+        try:
+            return ApiAnswer({"ok": True, **handler(request)})
+        except ApiError as error:
+            return ApiAnswer(error.body())
+
+    # -- auth and people -----------------------------------------------------------
+
+    def auth_test(self, request: ApiRequest) -> JSON:
+        """Who the token belongs to."""
+        me = self.workspace.identity
+        return {
+            "url": f"https://{me.team_domain}.slack.com/",
+            "team": me.team_name,
+            "user": me.bot_name,
+            "team_id": me.team_id,
+            "user_id": me.bot_user_id,
+            "bot_id": me.bot_id,
+            "is_enterprise_install": False,
+        }
+
+    def users_info(self, request: ApiRequest) -> JSON:
+        """A minimal but realistic user object."""
+        user_id = _required(request.params, "user")
+        name = self.workspace.user_name(user_id)
+        if name is None:
+            raise ApiError("user_not_found")
+        me = self.workspace.identity
+        is_bot = user_id == me.bot_user_id
+        profile = {
+            "real_name": name.title(),
+            "display_name": name,
+            "real_name_normalized": name.title(),
+            "display_name_normalized": name,
+            "image_48": f"https://example.invalid/avatars/{user_id}_48.png",
+            "team": me.team_id,
+        }
+        if is_bot:
+            profile["bot_id"] = me.bot_id
+        user = {
+            "id": user_id,
+            "team_id": me.team_id,
+            "name": name,
+            "deleted": False,
+            "real_name": name.title(),
+            "tz": "Europe/Stockholm",
+            "tz_label": "Central European Time",
+            "tz_offset": 3600,
+            "profile": profile,
+            "is_admin": False,
+            "is_owner": False,
+            "is_bot": is_bot,
+            "is_app_user": False,
+            "updated": 1700000000,
+        }
+        return {"user": user}
+
+    def conversations_open(self, request: ApiRequest) -> JSON:
+        """Open (or find) the bot's DM with one user."""
+        users = [u for u in str(request.params.get("users", "")).split(",") if u]
+        if not users:
+            raise ApiError("users_list_not_supplied")
+        if len(users) > 1:
+            # Group DMs are not part of the fake's world.
+            raise ApiError("not_supported")
+        user_id = users[0]
+        if user_id == self.workspace.identity.bot_user_id:
+            raise ApiError("cannot_dm_bot")
+        if self.workspace.user_name(user_id) is None:
+            raise ApiError("user_not_found")
+        if error := self.workspace.unreachable_error(user_id):
+            raise ApiError(error)
+        return {"channel": {"id": self.workspace.dm_channel(user_id)}}
+
+    # -- messages ------------------------------------------------------------------
+
+    def chat_post_message(self, request: ApiRequest) -> JSON:
+        """Post a message as the bot; ``channel`` may be a user id (their DM)."""
+        channel = self._postable_channel(request.params.get("channel"))
+        message = self.workspace.add_message(self._compose(request.params, channel))
+        return {"channel": channel, "ts": message.ts, "message": message.as_payload()}
+
+    def chat_post_ephemeral(self, request: ApiRequest) -> JSON:
+        """Post a message only ``user`` sees in ``channel``."""
+        user_id = _required(request.params, "user")
+        if self.workspace.user_name(user_id) is None:
+            raise ApiError("user_not_found")
+        channel = self._postable_channel(request.params.get("channel"))
+        if self.workspace.dm_user(channel) not in (None, user_id):
+            raise ApiError("user_not_in_channel")
+        message = self._compose(request.params, channel, ephemeral_to=user_id)
+        self.workspace.add_message(message)
+        return {"message_ts": message.ts}
+
+    def chat_update(self, request: ApiRequest) -> JSON:
+        """Edit a bot message in place; text and blocks not given are kept."""
+        old = self._own_message(request.params, "cant_update_message")
+        params = request.params
+        blocks = old.blocks if params.get("blocks") is None else self._blocks(params)
+        text = old.text if params.get("text") is None else str(params["text"])
+        if not text and not blocks:
+            raise ApiError("no_text")
+        new = self.workspace.replace_message(
+            old.channel, old.ts, text=text, blocks=blocks, edited_ts=self.workspace.next_ts()
+        )
+        return {"channel": new.channel, "ts": new.ts, "text": new.text, "message": new.as_payload()}
+
+    def chat_delete(self, request: ApiRequest) -> JSON:
+        """Delete a bot message."""
+        message = self._own_message(request.params, "cant_delete_message")
+        self.workspace.remove_message(message.channel, message.ts)
+        return {"channel": message.channel, "ts": message.ts}
+
+    def _postable_channel(self, requested: Any) -> str:
+        if not requested:
+            raise ApiError("channel_not_found")
+        channel = str(requested)
+        if channel[:1] in ("U", "W"):
+            if self.workspace.user_name(channel) is None:
+                raise ApiError("channel_not_found")
+            if error := self.workspace.unreachable_error(channel):
+                raise ApiError(error)
+        channel = self.workspace.conversation(channel)
+        if self.workspace.channel_name(channel) is None:
+            raise ApiError("channel_not_found")
+        return channel
+
+    def _own_message(self, params: JSON, not_yours: str) -> Message:
+        # chat.update and chat.delete cannot reach ephemeral messages, like in Slack.
+        channel = self._postable_channel(params.get("channel"))
+        message = self.workspace.get_message(channel, _required(params, "ts"))
+        if message is None or message.is_ephemeral:
+            raise ApiError("message_not_found")
+        if message.user != self.workspace.identity.bot_user_id:
+            raise ApiError(not_yours)
+        return message
+
+    def _compose(self, params: JSON, channel: str, *, ephemeral_to: str | None = None) -> Message:
+        text = str(params.get("text") or "")
+        blocks = self._blocks(params)
+        attachments = _json_param(params, "attachments") or []
+        if not text and not blocks and not attachments:
+            raise ApiError("no_text")
+        if len(text) > 40_000:
+            raise ApiError("msg_too_long")
+        return self.bot_message(
+            channel,
+            text,
+            blocks,
+            ephemeral_to=ephemeral_to,
+            thread_ts=params.get("thread_ts") or None,
+            attachments=attachments,
+        )
+
+    def bot_message(self, channel: str, text: str, blocks: list[JSON], **extra: Any) -> Message:
+        """A new message from the bot, stamped with a fresh ts (not yet stored)."""
+        me = self.workspace.identity
+        return Message(
+            ts=self.workspace.next_ts(),
+            channel=channel,
+            user=me.bot_user_id,
+            text=text,
+            blocks=blocks,
+            bot_id=me.bot_id,
+            app_id=me.app_id,
+            team=me.team_id,
+            **extra,
+        )
+
+    def _blocks(self, params: JSON, max_blocks: int = block_kit.MAX_MESSAGE_BLOCKS) -> list[JSON]:
+        raw = _json_param(params, "blocks", error="invalid_blocks_format")
+        return checked_blocks(raw or [], max_blocks)
+
+    # -- views ---------------------------------------------------------------------
+
+    def views_publish(self, request: ApiRequest) -> JSON:
+        """Publish a user's Home tab; the view id stays the same across publishes."""
+        user_id = _required(request.params, "user_id")
+        if self.workspace.user_name(user_id) is None:
+            raise ApiError("user_not_found")
+        view = _view_param(request.params, "home")
+        view_id = self.workspace.home_view_id(user_id)
+        if view_id:
+            _check_hash(request.params, self.workspace.view(view_id))
+        stored = self.stored_view(view, view_id or self.workspace.new_view_id())
+        self.workspace.set_home(user_id, stored)
+        return {"view": stored}
+
+    def views_open(self, request: ApiRequest) -> JSON:
+        """Open a modal in reply to an interaction's trigger_id."""
+        return self._open_modal(request)
+
+    def views_push(self, request: ApiRequest) -> JSON:
+        """Push a modal on top of the user's open one."""
+        return self._open_modal(request, push=True)
+
+    def _open_modal(self, request: ApiRequest, push: bool = False) -> JSON:
+        try:
+            user_id = self.grants.redeem_trigger(_required(request.params, "trigger_id"))
+        except ValueError as error:
+            raise ApiError(str(error)) from None
+        view = _view_param(request.params, "modal")
+        stack = self.workspace.modals(user_id)
+        if push and not stack:
+            raise ApiError("not_found")
+        if not push and stack:
+            raise ApiError("view_already_open")
+        root = stack[0]["id"] if stack else None
+        previous = stack[-1]["id"] if stack else None
+        stored = self.stored_view(
+            view, self.workspace.new_view_id(), root_view_id=root, previous=previous
+        )
+        self.workspace.push_modal(user_id, stored)
+        return {"view": stored}
+
+    def views_update(self, request: ApiRequest) -> JSON:
+        """Replace an open modal or Home tab, found by view_id or external_id."""
+        params = request.params
+        if params.get("view_id"):
+            old = self.workspace.view(str(params["view_id"]))
+        elif params.get("external_id"):
+            old = self.workspace.view_by_external_id(str(params["external_id"]))
+        else:
+            raise ApiError("invalid_arguments")
+        if old is None:
+            raise ApiError("not_found")
+        _check_hash(params, old)
+        view = _view_param(params, old["type"])
+        stored = self.stored_view(
+            view, old["id"], root_view_id=old["root_view_id"], previous=old["previous_view_id"]
+        )
+        self.workspace.store_view(stored)
+        return {"view": stored}
+
+    def stored_view(
+        self,
+        view: JSON,
+        view_id: str,
+        *,
+        root_view_id: str | None = None,
+        previous: str | None = None,
+    ) -> JSON:
+        """The full view object Slack keeps and returns for an app's view payload."""
+        me = self.workspace.identity
+        return {
+            "id": view_id,
+            "team_id": me.team_id,
+            "type": view["type"],
+            "blocks": block_kit.with_ids(view.get("blocks", [])),
+            "private_metadata": view.get("private_metadata", ""),
+            "callback_id": view.get("callback_id", ""),
+            "state": {"values": {}},
+            "hash": f"{int(time.time())}.{secrets.token_hex(4)}",
+            "title": view.get("title"),
+            "close": view.get("close"),
+            "submit": view.get("submit"),
+            "clear_on_close": bool(view.get("clear_on_close", False)),
+            "notify_on_close": bool(view.get("notify_on_close", False)),
+            "external_id": view.get("external_id", ""),
+            "previous_view_id": previous,
+            "root_view_id": root_view_id or view_id,
+            "app_id": me.app_id,
+            "app_installed_team_id": me.team_id,
+            "bot_id": me.bot_id,
+        }
+
+    # -- response_url --------------------------------------------------------------
+
+    def respond(self, hook_id: str, body: JSON) -> tuple[int, str]:
+        """Apply a post to a response_url; the (status, text) Slack would answer."""
+        try:
+            status, answer = 200, self.apply_response(self.grants.use_hook(hook_id), body)
+        except HookError as error:
+            status, answer = 404, str(error)
+        except ApiError as error:
+            status, answer = 400, error.error
+        self.workspace.record(
+            Call("response_url", body, {"ok": status == 200, "answer": answer}, time.time(), status)
+        )
+        return status, answer
+
+    def apply_response(self, hook: ResponseHook, body: JSON) -> str:
+        """Show a response (response_url post or command ack) the way Slack would."""
+        original = (
+            self.workspace.get_message(hook.channel, hook.message_ts) if hook.message_ts else None
+        )
+        if body.get("delete_original"):
+            if original is None:
+                raise HookError("message_not_found")
+            self.workspace.remove_message(original.channel, original.ts)
+            return "ok"
+        text = str(body.get("text") or "")
+        blocks = checked_blocks(body.get("blocks") or [], block_kit.MAX_MESSAGE_BLOCKS)
+        if not text and not blocks:
+            raise ApiError("no_text")
+        if body.get("replace_original") and original is not None:
+            self.workspace.replace_message(original.channel, original.ts, text=text, blocks=blocks)
+            return "ok"
+        public = body.get("response_type") == "in_channel"
+        message = self.bot_message(
+            hook.channel,
+            text,
+            blocks,
+            ephemeral_to=None if public else hook.user_id,
+            thread_ts=body.get("thread_ts"),
+        )
+        self.workspace.add_message(message)
+        self.grants.attach_message(hook.hook_id, message.ts)
+        return "ok"
+
+    # -- oauth ---------------------------------------------------------------------
+
+    def oauth_v2_access(self, request: ApiRequest) -> JSON:
+        """Exchange an OAuth code for a new bot token, as after "Allow" on the install page."""
+        params = request.params
+        client_id, client_secret = request.client_auth or (
+            params.get("client_id"),
+            params.get("client_secret"),
+        )
+        if error := self.grants.client_error(client_id, client_secret):
+            raise ApiError(error)
+        installer = self.grants.redeem_code(str(params.get("code", "")))
+        if installer is None:
+            raise ApiError("invalid_code")
+        me = self.workspace.identity
+        self.workspace.add_user(installer)
+        return {
+            "access_token": self.grants.mint_bot_token(me.team_id),
+            "token_type": "bot",
+            "scope": me.bot_scopes,
+            "bot_user_id": me.bot_user_id,
+            "app_id": me.app_id,
+            "team": {"name": me.team_name, "id": me.team_id},
+            "enterprise": None,
+            "authed_user": {"id": installer},
+            "is_enterprise_install": False,
+        }
+
+
+def checked_blocks(raw: Any, max_blocks: int) -> list[JSON]:
+    """``raw`` stored as Slack would store it, or ApiError("invalid_blocks")."""
+    if found := block_kit.problems(raw, max_blocks=max_blocks):
+        raise ApiError(
+            "invalid_blocks",
+            errors=found,
+            response_metadata={"messages": [f"[ERROR] {p}" for p in found]},
+        )
+    return block_kit.with_ids(raw)
+
+
+def _required(params: JSON, name: str) -> str:
+    value = params.get(name)
+    if not value:
+        raise ApiError(
+            "invalid_arguments",
+            response_metadata={"messages": [f"[ERROR] missing required field: {name}"]},
+        )
+    return str(value)
+
+
+def _json_param(params: JSON, name: str, error: str = "invalid_arguments") -> Any:
+    # Form-encoded calls carry structured values as JSON strings.
+    value = params.get(name)
+    if isinstance(value, str):
+        try:
+            return json.loads(value) if value else None
+        except json.JSONDecodeError:
+            raise ApiError(error) from None
+    return value
+
+
+def _view_param(params: JSON, expected_type: str) -> JSON:
+    view = _json_param(params, "view", error="invalid_arguments")
+    if not isinstance(view, dict) or view.get("type") != expected_type:
+        raise ApiError(
+            "invalid_arguments",
+            response_metadata={"messages": [f"[ERROR] view type must be {expected_type}"]},
+        )
+    if expected_type == "modal" and not view.get("title"):
+        raise ApiError(
+            "invalid_arguments",
+            response_metadata={"messages": ["[ERROR] missing required field: title"]},
+        )
+    checked = dict(view)
+    checked["blocks"] = checked_blocks(view.get("blocks", []), block_kit.MAX_VIEW_BLOCKS)
+    return checked
+
+
+def _check_hash(params: JSON, current: JSON | None) -> None:
+    # A stale hash means someone else updated the view since the app read it.
+    wanted = params.get("hash")
+    if wanted and current is not None and wanted != current.get("hash"):
+        raise ApiError("hash_conflict")

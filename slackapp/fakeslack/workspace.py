@@ -1,0 +1,353 @@
+"""What the fake workspace holds: people, channels, messages, views and the call log.
+
+Every method takes one lock, so the HTTP server's threads, the app's threads
+and the test can all read and write at once. Readers get frozen snapshots.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import itertools
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from slackapp.fakeslack.models import JSON, Button, Call, Identity, Message
+
+T = TypeVar("T")
+
+DM_CHANNEL_NAME = "directmessage"
+"""The channel name Slack puts in payloads from a direct message."""
+
+
+class Workspace:
+    """The state a chat client would show, plus what the app asked of Slack."""
+
+    def __init__(
+        self,
+        identity: Identity,
+        *,
+        channels: Mapping[str, str] | None = None,
+        users: Mapping[str, str] | None = None,
+    ) -> None:
+        self.identity = identity
+        self._lock = threading.RLock()
+        self._changed = threading.Condition(self._lock)
+        self._version = 0
+        self._last_ts_micros = 0
+        self._users: dict[str, str] = {identity.bot_user_id: identity.bot_name}
+        self._unreachable: dict[str, str] = {}
+        self._channels: dict[str, str] = dict(channels or {"C0001": "general"})
+        self._dms: dict[str, str] = {}
+        self._messages: dict[str, list[Message]] = {}
+        self._views: dict[str, JSON] = {}
+        self._view_serial = itertools.count(1)
+        self._home: dict[str, str] = {}
+        self._modals: dict[str, list[str]] = {}
+        self._calls: list[Call] = []
+        for user_id, name in (users or {}).items():
+            self.add_user(user_id, name)
+
+    # -- people and conversations ------------------------------------------------
+
+    def add_user(self, user_id: str, name: str | None = None) -> None:
+        """Make ``user_id`` a member (users.info knows them); keeps an existing name."""
+        with self._lock:
+            if name or user_id not in self._users:
+                self._users[user_id] = name or user_id.lower()
+
+    def user_name(self, user_id: str) -> str | None:
+        """The member's handle, or None for someone not in the workspace."""
+        with self._lock:
+            return self._users.get(user_id)
+
+    def set_unreachable(self, user_id: str, error: str = "cannot_dm_bot") -> None:
+        """Make conversations.open (and posting to the user) fail with ``error``."""
+        with self._lock:
+            self._unreachable[user_id] = error
+
+    def unreachable_error(self, user_id: str) -> str | None:
+        """The error opening a DM with ``user_id`` gives, if any."""
+        with self._lock:
+            return self._unreachable.get(user_id)
+
+    def add_channel(self, channel_id: str, name: str) -> None:
+        """Create a channel the bot is a member of."""
+        with self._lock:
+            self._channels[channel_id] = name
+
+    @property
+    def default_channel(self) -> str:
+        """The first configured channel, where slash commands run unless told otherwise."""
+        with self._lock:
+            return next(iter(self._channels))
+
+    def channel_name(self, channel_id: str) -> str | None:
+        """A channel's name, ``directmessage`` for DMs, None when unknown."""
+        with self._lock:
+            if channel_id in self._dms.values():
+                return DM_CHANNEL_NAME
+            return self._channels.get(channel_id)
+
+    def dm_channel(self, user_id: str) -> str:
+        """The stable id of the bot's DM with ``user_id``, created on first use."""
+        with self._lock:
+            if user_id not in self._dms:
+                self._dms[user_id] = f"D{len(self._dms) + 1:08d}"
+            return self._dms[user_id]
+
+    def channels(self) -> dict[str, str]:
+        """Every channel the bot is in, id to name (DMs not included)."""
+        with self._lock:
+            return dict(self._channels)
+
+    def dm_channels(self) -> dict[str, str]:
+        """Every DM with the bot so far, user id to channel id."""
+        with self._lock:
+            return dict(self._dms)
+
+    def dm_user(self, channel_id: str) -> str | None:
+        """Whose DM ``channel_id`` is, or None for other conversations."""
+        with self._lock:
+            return next((u for u, c in self._dms.items() if c == channel_id), None)
+
+    def conversation(self, channel_or_user: str) -> str:
+        """A channel id, with a user id turned into that user's DM (as chat.postMessage does)."""
+        if channel_or_user[:1] in ("U", "W"):
+            return self.dm_channel(channel_or_user)
+        return channel_or_user
+
+    # -- messages ----------------------------------------------------------------
+
+    def next_ts(self) -> str:
+        """A fresh message timestamp: the clock, nudged so it always increases."""
+        with self._lock:
+            micros = max(time.time_ns() // 1000, self._last_ts_micros + 1)
+            self._last_ts_micros = micros
+            return f"{micros // 1_000_000}.{micros % 1_000_000:06d}"
+
+    def add_message(self, message: Message) -> Message:
+        """Append ``message`` to its conversation."""
+        with self._lock:
+            self._messages.setdefault(message.channel, []).append(message)
+            self._touch()
+            return message
+
+    def get_message(self, channel: str, ts: str) -> Message | None:
+        """The message with ``ts`` in ``channel`` (ephemeral ones included)."""
+        with self._lock:
+            stored = self._messages.get(self.conversation(channel), [])
+            return next((m for m in stored if m.ts == ts), None)
+
+    def message(self, channel: str, ts: str) -> Message:
+        """The current version of a message; LookupError when it does not exist."""
+        found = self.get_message(channel, ts)
+        if found is None:
+            raise LookupError(f"no message {ts} in {channel}")
+        return found
+
+    def replace_message(self, channel: str, ts: str, **changes: Any) -> Message:
+        """Swap the stored message for an edited copy in the same place; KeyError if absent."""
+        with self._lock:
+            stored = self._messages.get(self.conversation(channel), [])
+            for index, message in enumerate(stored):
+                if message.ts == ts:
+                    stored[index] = dataclasses.replace(message, **changes)
+                    self._touch()
+                    return stored[index]
+            raise KeyError(f"no message {ts} in {channel}")
+
+    def remove_message(self, channel: str, ts: str) -> Message:
+        """Delete a message; KeyError if absent."""
+        with self._lock:
+            message = self.get_message(channel, ts)
+            if message is None:
+                raise KeyError(f"no message {ts} in {channel}")
+            self._messages[message.channel].remove(message)
+            self._touch()
+            return message
+
+    def messages(self, channel: str, *, viewer: str | None = None) -> list[Message]:
+        """The channel (or a user id's DM) as ``viewer`` sees it: ephemerals only their own."""
+        with self._lock:
+            stored = self._messages.get(self.conversation(channel), [])
+            return [m for m in stored if m.ephemeral_to in (None, viewer)]
+
+    def dm_messages(self, user_id: str) -> list[Message]:
+        """The bot's DM with ``user_id``, as that user sees it."""
+        return self.messages(user_id, viewer=user_id)
+
+    def ephemerals(self, user_id: str, channel: str | None = None) -> list[Message]:
+        """Ephemeral messages only ``user_id`` can see, optionally in one conversation."""
+        with self._lock:
+            channels = [self.conversation(channel)] if channel else list(self._messages)
+            return [
+                m for c in channels for m in self._messages.get(c, []) if m.ephemeral_to == user_id
+            ]
+
+    def latest(self, channel: str, *, viewer: str | None = None) -> Message | None:
+        """The newest message ``viewer`` sees in ``channel``, or None when it is empty."""
+        seen = self.messages(channel, viewer=viewer)
+        return seen[-1] if seen else None
+
+    def find_message(
+        self, channel: str, containing: str = "", *, viewer: str | None = None
+    ) -> Message | None:
+        """The newest message whose rendered text contains ``containing``."""
+        for message in reversed(self.messages(channel, viewer=viewer)):
+            if containing in message.rendered_text or containing in message.text:
+                return message
+        return None
+
+    def find_button(
+        self, where: str | Message, label: str, *, viewer: str | None = None
+    ) -> tuple[Message, Button]:
+        """A button labelled ``label`` (text or action_id) and the message holding it.
+
+        ``where`` is a message, or a channel / user id to search newest first.
+        """
+        if isinstance(where, Message):
+            return where, where.button(label)
+        for message in reversed(self.messages(where, viewer=viewer)):
+            try:
+                return message, message.button(label)
+            except LookupError:
+                continue
+        raise LookupError(f"no button {label!r} in any message in {where}")
+
+    # -- views -------------------------------------------------------------------
+
+    def new_view_id(self) -> str:
+        """A fresh view id, shaped like Slack's."""
+        with self._lock:
+            return f"V{next(self._view_serial):010d}"
+
+    def view(self, view_id: str) -> JSON | None:
+        """A published or open view by id (a copy)."""
+        with self._lock:
+            return copy.deepcopy(self._views.get(view_id))
+
+    def view_by_external_id(self, external_id: str) -> JSON | None:
+        """A view by the app's own external_id (a copy)."""
+        with self._lock:
+            found = (v for v in self._views.values() if v.get("external_id") == external_id)
+            return copy.deepcopy(next(found, None))
+
+    def store_view(self, view: JSON) -> None:
+        """Save a new version of a view under its id."""
+        with self._lock:
+            self._views[view["id"]] = copy.deepcopy(view)
+            self._touch()
+
+    def set_home(self, user_id: str, view: JSON) -> None:
+        """Publish ``view`` as ``user_id``'s Home tab."""
+        with self._lock:
+            self._home[user_id] = view["id"]
+            self.store_view(view)
+
+    def home_view(self, user_id: str) -> JSON | None:
+        """The Home tab ``user_id`` sees, or None before the app publishes one."""
+        with self._lock:
+            view_id = self._home.get(user_id)
+            return self.view(view_id) if view_id else None
+
+    def home_view_id(self, user_id: str) -> str | None:
+        """The id of ``user_id``'s Home tab view, kept across publishes like Slack does."""
+        with self._lock:
+            return self._home.get(user_id)
+
+    def push_modal(self, user_id: str, view: JSON) -> None:
+        """Open ``view`` on top of ``user_id``'s modal stack."""
+        with self._lock:
+            self._modals.setdefault(user_id, []).append(view["id"])
+            self.store_view(view)
+
+    def close_modal(self, user_id: str, *, all_of_them: bool = False) -> None:
+        """Close the top modal (or the whole stack) the user has open."""
+        with self._lock:
+            stack = self._modals.get(user_id, [])
+            del stack[0 if all_of_them else -1 :]
+            self._touch()
+
+    def modals(self, user_id: str) -> list[JSON]:
+        """The modal stack ``user_id`` has open, bottom first."""
+        with self._lock:
+            return [copy.deepcopy(self._views[v]) for v in self._modals.get(user_id, [])]
+
+    # -- the call log ------------------------------------------------------------
+
+    def record(self, call: Call) -> None:
+        """Log one request the app made."""
+        with self._lock:
+            self._calls.append(call)
+            self._touch()
+
+    @property
+    def calls(self) -> list[Call]:
+        """Every request the app made, oldest first."""
+        with self._lock:
+            return list(self._calls)
+
+    def calls_to(self, method: str) -> list[Call]:
+        """The requests to one Web API method (or ``response_url``)."""
+        return [c for c in self.calls if c.method == method]
+
+    @property
+    def version(self) -> int:
+        """A counter bumped by every change, for cheap "anything new?" checks."""
+        with self._lock:
+            return self._version
+
+    # -- waiting -----------------------------------------------------------------
+
+    def wait_for(
+        self, predicate: Callable[[], T | None], timeout: float = 10.0, what: str = ""
+    ) -> T:
+        """Return ``predicate()`` as soon as it is truthy; TimeoutError after ``timeout``.
+
+        Woken by every change to the workspace, so tests never sleep blindly.
+        The predicate runs without the lock, so it may call the app.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                seen = self._version
+            result = predicate()
+            if result:
+                return result
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"timed out after {timeout}s waiting for {what or predicate}")
+            with self._changed:
+                if self._version == seen:
+                    self._changed.wait(min(remaining, 0.05))
+
+    def wait_for_message(
+        self,
+        channel: str,
+        containing: str = "",
+        *,
+        viewer: str | None = None,
+        timeout: float = 10.0,
+    ) -> Message:
+        """The newest message in ``channel`` containing ``containing``, once it exists."""
+        return self.wait_for(
+            lambda: self.find_message(channel, containing, viewer=viewer),
+            timeout,
+            what=f"a message containing {containing!r} in {channel}",
+        )
+
+    def wait_for_calls(self, method: str, count: int = 1, timeout: float = 10.0) -> list[Call]:
+        """The calls to ``method`` once there are at least ``count`` of them."""
+        return self.wait_for(
+            lambda: calls if len(calls := self.calls_to(method)) >= count else None,
+            timeout,
+            what=f"{count} call(s) to {method}",
+        )
+
+    def _touch(self) -> None:
+        # Called with the lock held: wakes everyone in wait_for.
+        self._version += 1
+        self._changed.notify_all()

@@ -1,0 +1,706 @@
+"""The fake Slack behaves like Slack for the real slack_sdk and a real Bolt app.
+
+Everything goes over real HTTP: slack_sdk's WebClient calls the fake's Web API,
+and the fake's signed requests reach small WSGI apps served from a thread.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from socketserver import ThreadingMixIn
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
+import pytest
+import requests
+from slack_bolt import Ack, App, Respond, Say
+from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.webhook import WebhookClient
+
+from slackapp.fakeslack import FakeSlack, Message
+
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+TOKEN = "xoxb-test"
+CHANNEL = "C0001"
+
+LOBBY_BLOCKS: list[dict[str, Any]] = [
+    {"type": "section", "text": {"type": "mrkdwn", "text": "*Fika werewolf* — who plays?"}},
+    {
+        "type": "actions",
+        "block_id": "lobby",
+        "elements": [
+            {
+                "type": "button",
+                "action_id": "join",
+                "text": {"type": "plain_text", "text": "Join"},
+                "value": "seat",
+                "style": "primary",
+            },
+            {
+                "type": "static_select",
+                "action_id": "deck",
+                "placeholder": {"type": "plain_text", "text": "Deck"},
+                "options": [
+                    {"text": {"type": "plain_text", "text": "Classic"}, "value": "classic"},
+                    {"text": {"type": "plain_text", "text": "Chaos"}, "value": "chaos"},
+                ],
+            },
+        ],
+    },
+]
+
+VOTE_MODAL: dict[str, Any] = {
+    "type": "modal",
+    "callback_id": "vote",
+    "title": {"type": "plain_text", "text": "Vote"},
+    "submit": {"type": "plain_text", "text": "Vote"},
+    "blocks": [
+        {
+            "type": "input",
+            "block_id": "target",
+            "label": {"type": "plain_text", "text": "Who is the werewolf?"},
+            "element": {"type": "users_select", "action_id": "suspect"},
+        },
+        {
+            "type": "input",
+            "block_id": "why",
+            "optional": True,
+            "label": {"type": "plain_text", "text": "Why?"},
+            "element": {"type": "plain_text_input", "action_id": "reason"},
+        },
+    ],
+}
+
+
+# -- serving WSGI apps for the fake to call ---------------------------------------
+
+
+class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[WSGIApplication], str]]:
+    """Serve WSGI apps on free ports for the test; yields a function returning each URL."""
+    servers: list[WSGIServer] = []
+
+    def start(app: WSGIApplication) -> str:
+        server = make_server(
+            "127.0.0.1", 0, app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler
+        )
+        serving = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+        serving.start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_port}/slack/events"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@dataclass
+class Received:
+    """One request the recording app got."""
+
+    headers: dict[str, str]
+    body: bytes
+
+    def form(self) -> dict[str, str]:
+        return {k: v[0] for k, v in parse_qs(self.body.decode(), keep_blank_values=True).items()}
+
+    def payload(self) -> dict[str, Any]:
+        decoded: dict[str, Any] = json.loads(self.form()["payload"])
+        return decoded
+
+
+@dataclass
+class RecordingApp:
+    """A stand-in app that records requests and acks with a chosen body."""
+
+    ack_body: bytes = b""
+    ack_type: str = "text/plain"
+    received: list[Received] = field(default_factory=list)
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> list[bytes]:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        headers = {
+            key[5:].replace("_", "-").title(): value
+            for key, value in environ.items()
+            if key.startswith("HTTP_")
+        }
+        headers["Content-Type"] = environ.get("CONTENT_TYPE", "")
+        self.received.append(Received(headers, environ["wsgi.input"].read(length)))
+        start_response("200 OK", [("Content-Type", self.ack_type)])
+        return [self.ack_body]
+
+    def ack_with(self, body: dict[str, Any]) -> None:
+        self.ack_body, self.ack_type = json.dumps(body).encode(), "application/json"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeSlack]:
+    with FakeSlack(SECRET, users={"U1": "alice", "U2": "bob", "U3": "cecilia"}) as running:
+        yield running
+
+
+@pytest.fixture
+def web(fake: FakeSlack) -> WebClient:
+    return WebClient(base_url=fake.api_url, token=TOKEN)
+
+
+@pytest.fixture
+def recorder(fake: FakeSlack, serve: Callable[[WSGIApplication], str]) -> RecordingApp:
+    app = RecordingApp()
+    fake.app_url = serve(app)
+    return app
+
+
+def post_lobby(fake: FakeSlack, web: WebClient) -> Message:
+    """Post the lobby as the app would; the message as the fake stored it."""
+    posted = web.chat_postMessage(channel=CHANNEL, text="Who plays?", blocks=LOBBY_BLOCKS)
+    return fake.message(CHANNEL, posted["ts"])
+
+
+def slack_error(method: Callable[..., object], *args: Any, **kwargs: Any) -> str:
+    """The error code a Web API call fails with."""
+    with pytest.raises(SlackApiError) as failure:
+        method(*args, **kwargs)
+    return str(failure.value.response["error"])
+
+
+# -- the Web API ------------------------------------------------------------------
+
+
+def test_api_url_is_what_slack_sdk_appends_method_names_to(fake: FakeSlack) -> None:
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/api/", fake.api_url)
+
+
+def test_auth_test_names_the_bot(web: WebClient) -> None:
+    answer = web.auth_test()
+    assert answer["ok"] is True
+    assert (answer["user_id"], answer["team_id"], answer["bot_id"]) == ("UBOT", "T0001", "B0001")
+
+
+def test_missing_unknown_and_revoked_tokens_are_refused(fake: FakeSlack) -> None:
+    assert slack_error(WebClient(base_url=fake.api_url).auth_test) == "not_authed"
+    assert slack_error(WebClient(base_url=fake.api_url, token="xoxb-nope").auth_test) == (
+        "invalid_auth"
+    )
+    fake.revoke_tokens(TOKEN)
+    assert slack_error(WebClient(base_url=fake.api_url, token=TOKEN).auth_test) == "token_revoked"
+
+
+def test_token_may_come_as_a_form_parameter(fake: FakeSlack) -> None:
+    answer = requests.post(fake.api_url + "auth.test", data={"token": TOKEN}, timeout=5).json()
+    assert answer["ok"] is True
+    assert fake.calls_to("auth.test")[-1].token == TOKEN
+
+
+def test_unknown_method_is_reported(web: WebClient) -> None:
+    assert slack_error(web.api_call, "chat.teleport") == "unknown_method"
+
+
+def test_post_message_returns_unique_increasing_ts_and_the_stored_message(
+    fake: FakeSlack, web: WebClient
+) -> None:
+    answers = [web.chat_postMessage(channel=CHANNEL, text=f"round {n}") for n in range(5)]
+    stamps = [a["ts"] for a in answers]
+    assert all(re.fullmatch(r"\d{10}\.\d{6}", ts) for ts in stamps)
+    assert [float(ts) for ts in stamps] == sorted({float(ts) for ts in stamps})
+    assert answers[0]["channel"] == CHANNEL
+    assert answers[0]["message"]["text"] == "round 0"
+    assert answers[0]["message"]["user"] == "UBOT"
+    assert [m.text for m in fake.messages(CHANNEL)] == [f"round {n}" for n in range(5)]
+
+
+def test_slack_gives_blocks_without_ids_their_ids(fake: FakeSlack, web: WebClient) -> None:
+    message = post_lobby(fake, web)
+    first_block_id = message.blocks[0]["block_id"]
+    assert first_block_id
+    assert message.button("Join").block_id == "lobby"
+    assert message.blocks[1]["elements"][0]["action_id"] == "join"
+
+
+def test_form_encoded_calls_carry_blocks_as_json_strings(fake: FakeSlack) -> None:
+    form = {"token": TOKEN, "channel": CHANNEL, "text": "lobby", "blocks": json.dumps(LOBBY_BLOCKS)}
+    answer = requests.post(fake.api_url + "chat.postMessage", data=form, timeout=5).json()
+    assert answer["ok"] is True
+    stored = fake.latest(CHANNEL)
+    assert stored is not None
+    assert stored.button("Join").value == "seat"
+
+
+def test_multipart_calls_are_understood(web: WebClient) -> None:
+    # slack_sdk switches to multipart/form-data as soon as a call carries files.
+    answer = web.api_call("users.info", data={"user": "U2"}, files={"f": io.BytesIO(b"x")})
+    assert answer["user"]["name"] == "bob"
+
+
+def test_message_without_content_or_with_bad_blocks_is_refused(web: WebClient) -> None:
+    no_content = {"channel": CHANNEL}
+    assert slack_error(web.api_call, "chat.postMessage", json=no_content) == "no_text"
+    twice = [{"type": "divider", "block_id": "x"}, {"type": "divider", "block_id": "x"}]
+    assert slack_error(web.chat_postMessage, channel=CHANNEL, text="x", blocks=twice) == (
+        "invalid_blocks"
+    )
+    too_long = [{"type": "section", "text": {"type": "mrkdwn", "text": "a" * 3001}}]
+    assert slack_error(web.chat_postMessage, channel=CHANNEL, text="x", blocks=too_long) == (
+        "invalid_blocks"
+    )
+    assert slack_error(web.chat_postMessage, channel="C9999", text="hi") == ("channel_not_found")
+
+
+def test_dm_channel_is_stable_per_user_and_user_ids_post_into_it(
+    fake: FakeSlack, web: WebClient
+) -> None:
+    first = web.conversations_open(users="U1")["channel"]["id"]
+    again = web.conversations_open(users="U1")["channel"]["id"]
+    other = web.conversations_open(users="U2")["channel"]["id"]
+    assert first == again != other
+    assert first.startswith("D")
+    posted = web.chat_postMessage(channel="U1", text="You are the Seer.")
+    assert posted["channel"] == first
+    web.chat_postMessage(channel=other, text="You are a Werewolf.")
+    assert [m.text for m in fake.dm_messages("U1")] == ["You are the Seer."]
+    assert [m.text for m in fake.dm_messages("U2")] == ["You are a Werewolf."]
+
+
+def test_unreachable_and_unknown_users_cannot_be_messaged(fake: FakeSlack, web: WebClient) -> None:
+    fake.set_unreachable("U3")
+    assert slack_error(web.conversations_open, users="U3") == "cannot_dm_bot"
+    assert slack_error(web.chat_postMessage, channel="U3", text="hi") == "cannot_dm_bot"
+    assert slack_error(web.conversations_open, users="U404") == "user_not_found"
+
+
+def test_chat_update_edits_in_place_and_keeps_what_is_not_given(
+    fake: FakeSlack, web: WebClient
+) -> None:
+    lobby = post_lobby(fake, web)
+    web.chat_postMessage(channel=CHANNEL, text="later message")
+    answer = web.chat_update(channel=CHANNEL, ts=lobby.ts, text="Lobby (2 players)")
+    assert (answer["ts"], answer["text"]) == (lobby.ts, "Lobby (2 players)")
+    first, second = fake.messages(CHANNEL)
+    assert (first.ts, first.text, second.text) == (lobby.ts, "Lobby (2 players)", "later message")
+    assert first.button("Join")  # blocks were not sent, so they stay
+    assert first.edited_ts is not None
+    web.chat_update(channel=CHANNEL, ts=lobby.ts, text="Closed", blocks=[])
+    assert fake.messages(CHANNEL)[0].buttons() == []
+    missing = "1.000001"
+    assert slack_error(web.chat_update, channel=CHANNEL, ts=missing, text="x") == (
+        "message_not_found"
+    )
+
+
+def test_chat_delete_removes_the_message(fake: FakeSlack, web: WebClient) -> None:
+    lobby = post_lobby(fake, web)
+    assert web.chat_delete(channel=CHANNEL, ts=lobby.ts)["ts"] == lobby.ts
+    assert fake.messages(CHANNEL) == []
+    assert slack_error(web.chat_delete, channel=CHANNEL, ts=lobby.ts) == ("message_not_found")
+
+
+def test_ephemeral_messages_are_seen_only_by_their_user(fake: FakeSlack, web: WebClient) -> None:
+    web.chat_postMessage(channel=CHANNEL, text="public")
+    answer = web.chat_postEphemeral(channel=CHANNEL, user="U1", text="only you")
+    assert re.fullmatch(r"\d{10}\.\d{6}", answer["message_ts"])
+    assert [m.text for m in fake.messages(CHANNEL)] == ["public"]
+    assert [m.text for m in fake.messages(CHANNEL, viewer="U1")] == ["public", "only you"]
+    assert [m.text for m in fake.messages(CHANNEL, viewer="U2")] == ["public"]
+    assert [m.text for m in fake.ephemerals("U1")] == ["only you"]
+    assert fake.ephemerals("U2") == []
+    # Slack's API cannot edit ephemeral messages.
+    ephemeral_ts = answer["message_ts"]
+    assert slack_error(web.chat_update, channel=CHANNEL, ts=ephemeral_ts, text="x") == (
+        "message_not_found"
+    )
+
+
+def test_users_info_gives_a_minimal_user(web: WebClient) -> None:
+    user = web.users_info(user="U1")["user"]
+    assert (user["id"], user["name"], user["is_bot"]) == ("U1", "alice", False)
+    assert user["profile"]["display_name"] == "alice"
+    assert slack_error(web.users_info, user="U404") == "user_not_found"
+
+
+def test_home_tab_publishes_keep_their_view_id(fake: FakeSlack, web: WebClient) -> None:
+    home: dict[str, Any] = {
+        "type": "home",
+        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "1"}}],
+    }
+    first = web.views_publish(user_id="U1", view=home)["view"]
+    home["blocks"][0]["text"]["text"] = "2"
+    second = web.views_publish(user_id="U1", view=home)["view"]
+    assert first["id"] == second["id"]
+    assert first["hash"] != second["hash"]
+    shown = fake.home_view("U1")
+    assert shown is not None
+    assert shown["blocks"][0]["text"]["text"] == "2"
+    assert fake.home_view("U2") is None
+    stale = {"user_id": "U1", "view": home, "hash": first["hash"]}
+    assert slack_error(web.views_publish, **stale) == "hash_conflict"
+
+
+def test_modals_need_a_live_trigger_id_and_update_in_place(fake: FakeSlack, web: WebClient) -> None:
+    trigger_id = fake.grants.issue_trigger("U1")
+    opened = web.views_open(trigger_id=trigger_id, view=VOTE_MODAL)["view"]
+    assert opened["type"] == "modal"
+    assert opened["root_view_id"] == opened["id"]
+    assert [v["id"] for v in fake.modals("U1")] == [opened["id"]]
+    renamed = dict(VOTE_MODAL, title={"type": "plain_text", "text": "Final vote"})
+    updated = web.views_update(view_id=opened["id"], view=renamed)["view"]
+    assert updated["id"] == opened["id"]
+    assert fake.modals("U1")[0]["title"]["text"] == "Final vote"
+    pushed = web.views_push(trigger_id=fake.grants.issue_trigger("U1"), view=VOTE_MODAL)["view"]
+    assert (pushed["root_view_id"], pushed["previous_view_id"]) == (opened["id"], opened["id"])
+    assert [v["id"] for v in fake.modals("U1")] == [opened["id"], pushed["id"]]
+    assert slack_error(web.views_open, trigger_id="123.456.789", view=VOTE_MODAL) == (
+        "invalid_trigger_id"
+    )
+    assert slack_error(web.views_update, view_id="V404", view=renamed) == "not_found"
+
+
+def test_trigger_ids_expire_like_slacks() -> None:
+    with FakeSlack(SECRET, users={"U1": "alice"}, trigger_ttl=0.0) as fake:
+        web = WebClient(base_url=fake.api_url, token=TOKEN)
+        trigger_id = fake.grants.issue_trigger("U1")
+        time.sleep(0.01)
+        assert slack_error(web.views_open, trigger_id=trigger_id, view=VOTE_MODAL) == (
+            "expired_trigger_id"
+        )
+
+
+def test_oauth_install_gives_a_working_bot_token(fake: FakeSlack) -> None:
+    anonymous = WebClient(base_url=fake.api_url)
+    install = (
+        "https://slack.com/oauth/v2/authorize?client_id=1000000000.2000000000"
+        "&scope=commands,chat:write&state=s-42&redirect_uri=https://varulv.example/slack/oauth"
+    )
+    redirect = urlsplit(fake.approve_install(install, user_id="U9"))
+    query = {k: v[0] for k, v in parse_qs(redirect.query).items()}
+    assert redirect.path == "/slack/oauth"
+    assert query["state"] == "s-42"
+    credentials = {"client_id": "1000000000.2000000000", "client_secret": "fake-client-secret"}
+    answer = anonymous.oauth_v2_access(code=query["code"], **credentials)
+    assert answer["token_type"] == "bot"
+    assert answer["team"] == {"name": "Varulv Test", "id": "T0001"}
+    assert answer["authed_user"]["id"] == "U9"
+    assert answer["bot_user_id"] == "UBOT"
+    installed = WebClient(base_url=fake.api_url, token=answer["access_token"])
+    assert installed.auth_test()["ok"] is True
+    code = query["code"]
+    assert slack_error(anonymous.oauth_v2_access, code=code, **credentials) == ("invalid_code")
+    wrong = dict(credentials, client_secret="guess")
+    assert slack_error(anonymous.oauth_v2_access, code="x", **wrong) == ("bad_client_secret")
+
+
+def test_rate_limited_call_answers_429_with_retry_after(fake: FakeSlack, web: WebClient) -> None:
+    fake.rate_limit("chat.postMessage")
+    with pytest.raises(SlackApiError) as failure:
+        web.chat_postMessage(channel=CHANNEL, text="hi")
+    assert failure.value.response.status_code == 429
+    assert failure.value.response.headers["Retry-After"] == "1"
+    assert failure.value.response["error"] == "ratelimited"
+    assert web.chat_postMessage(channel=CHANNEL, text="hi")["ok"] is True
+
+
+def test_rate_limit_retry_handler_gets_through(fake: FakeSlack) -> None:
+    retrying = WebClient(
+        base_url=fake.api_url,
+        token=TOKEN,
+        retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=1)],
+    )
+    fake.rate_limit("chat.postMessage", times=1, retry_after=1)
+    started = time.monotonic()
+    assert retrying.chat_postMessage(channel=CHANNEL, text="eventually")["ok"] is True
+    assert time.monotonic() - started >= 1.0
+    assert [c.status for c in fake.calls_to("chat.postMessage")] == [429, 200]
+    assert [m.text for m in fake.messages(CHANNEL)] == ["eventually"]
+
+
+def test_forced_errors_answer_once(fake: FakeSlack, web: WebClient) -> None:
+    fake.fail_next("conversations.open", "internal_error")
+    assert slack_error(web.conversations_open, users="U1") == "internal_error"
+    assert web.conversations_open(users="U1")["ok"] is True
+
+
+def test_every_call_is_recorded(fake: FakeSlack, web: WebClient) -> None:
+    web.chat_postMessage(channel=CHANNEL, text="hello")
+    slack_error(web.users_info, user="U404")
+    post, info = fake.calls[-2:]
+    assert (post.method, post.params["text"], post.ok) == ("chat.postMessage", "hello", True)
+    assert (info.method, info.response["error"]) == ("users.info", "user_not_found")
+    assert post.at <= info.at
+
+
+def test_wait_for_returns_as_soon_as_the_app_acts(fake: FakeSlack, web: WebClient) -> None:
+    later = threading.Timer(0.1, lambda: web.chat_postMessage(channel=CHANNEL, text="dawn"))
+    later.start()
+    assert fake.wait_for_message(CHANNEL, "dawn", timeout=5).text == "dawn"
+    with pytest.raises(TimeoutError):
+        fake.wait_for(lambda: fake.find_message(CHANNEL, "dusk"), timeout=0.1)
+
+
+# -- what the fake sends to the app -----------------------------------------------
+
+
+def test_slash_command_is_signed_and_shaped_like_slacks(
+    fake: FakeSlack, recorder: RecordingApp
+) -> None:
+    response = fake.slash_command("U1", text="start", headers={"X-Slack-Retry-Num": "1"})
+    assert response.status_code == 200
+    (request,) = recorder.received
+    assert SignatureVerifier(SECRET).is_valid_request(request.body, request.headers)
+    assert request.headers["Content-Type"] == "application/x-www-form-urlencoded"
+    assert request.headers["X-Slack-Retry-Num"] == "1"
+    form = request.form()
+    assert list(form) == [
+        "token",
+        "team_id",
+        "team_domain",
+        "channel_id",
+        "channel_name",
+        "user_id",
+        "user_name",
+        "command",
+        "text",
+        "api_app_id",
+        "is_enterprise_install",
+        "response_url",
+        "trigger_id",
+    ]
+    assert (form["user_id"], form["user_name"], form["command"], form["text"]) == (
+        "U1",
+        "alice",
+        "/varulv",
+        "start",
+    )
+    assert (form["channel_id"], form["channel_name"]) == (CHANNEL, "general")
+    assert form["response_url"].startswith(fake.api_url.removesuffix("api/") + "response/")
+    assert len(fake.ack_latencies) == 1
+
+
+def test_slash_command_ack_text_shows_as_ephemeral(fake: FakeSlack, recorder: RecordingApp) -> None:
+    recorder.ack_with({"text": "Shuffling the cards…"})
+    fake.slash_command("U1")
+    (shown,) = fake.ephemerals("U1", CHANNEL)
+    assert shown.text == "Shuffling the cards…"
+    assert fake.messages(CHANNEL) == []
+    recorder.ack_with({"text": "A game starts!", "response_type": "in_channel"})
+    fake.slash_command("U1")
+    assert [m.text for m in fake.messages(CHANNEL)] == ["A game starts!"]
+
+
+def test_click_sends_block_actions_with_the_stored_message(
+    fake: FakeSlack, web: WebClient, recorder: RecordingApp
+) -> None:
+    lobby = post_lobby(fake, web)
+    assert fake.click_button("U2", CHANNEL, "Join").status_code == 200
+    (request,) = recorder.received
+    assert SignatureVerifier(SECRET).is_valid_request(request.body, request.headers)
+    payload = request.payload()
+    assert payload["type"] == "block_actions"
+    assert payload["user"] == {"id": "U2", "username": "bob", "name": "bob", "team_id": "T0001"}
+    assert payload["container"] == {
+        "type": "message",
+        "message_ts": lobby.ts,
+        "channel_id": CHANNEL,
+        "is_ephemeral": False,
+    }
+    assert payload["channel"] == {"id": CHANNEL, "name": "general"}
+    assert payload["team"] == {"id": "T0001", "domain": "varulv-test"}
+    assert payload["message"]["ts"] == lobby.ts
+    assert payload["message"]["blocks"][1]["block_id"] == "lobby"
+    (action,) = payload["actions"]
+    assert (action["type"], action["action_id"], action["block_id"], action["value"]) == (
+        "button",
+        "join",
+        "lobby",
+        "seat",
+    )
+    assert action["text"]["text"] == "Join"
+    assert payload["state"]["values"] == {
+        "lobby": {"deck": {"type": "static_select", "selected_option": None}}
+    }
+    assert payload["trigger_id"] and payload["response_url"]
+
+
+def test_select_sends_the_chosen_option(
+    fake: FakeSlack, web: WebClient, recorder: RecordingApp
+) -> None:
+    lobby = post_lobby(fake, web)
+    fake.select("U1", lobby, "deck", "chaos")
+    payload = recorder.received[-1].payload()
+    (action,) = payload["actions"]
+    assert action["selected_option"]["value"] == "chaos"
+    assert payload["state"]["values"]["lobby"]["deck"]["selected_option"]["value"] == "chaos"
+    with pytest.raises(LookupError):
+        fake.select("U1", lobby, "deck", "no-such-deck")
+
+
+def test_click_on_an_ephemeral_message_carries_no_message(
+    fake: FakeSlack, web: WebClient, recorder: RecordingApp
+) -> None:
+    web.chat_postEphemeral(channel=CHANNEL, user="U1", text="Peek?", blocks=LOBBY_BLOCKS)
+    with pytest.raises(LookupError):
+        fake.click_button("U2", CHANNEL, "Join")  # bob cannot see alice's ephemeral
+    fake.click_button("U1", CHANNEL, "Join")
+    payload = recorder.received[-1].payload()
+    assert payload["container"]["is_ephemeral"] is True
+    assert "message" not in payload
+
+
+def test_response_url_replaces_deletes_and_posts_like_slack(
+    fake: FakeSlack, web: WebClient, recorder: RecordingApp
+) -> None:
+    post_lobby(fake, web)
+    fake.click_button("U1", CHANNEL, "Join")
+    response_url = recorder.received[-1].payload()["response_url"]
+    hook = WebhookClient(response_url)
+
+    assert hook.send(text="Alice joined", replace_original=True).status_code == 200
+    (lobby,) = fake.messages(CHANNEL)
+    assert (lobby.text, lobby.blocks) == ("Alice joined", [])
+
+    hook.send(text="Only alice reads this")
+    assert [m.text for m in fake.ephemerals("U1", CHANNEL)] == ["Only alice reads this"]
+    hook.send(text="Everyone reads this", response_type="in_channel")
+    assert [m.text for m in fake.messages(CHANNEL)] == ["Alice joined", "Everyone reads this"]
+
+    hook.send(delete_original=True)
+    assert [m.text for m in fake.messages(CHANNEL)] == ["Everyone reads this"]
+    assert hook.send(text="fifth use").status_code == 200
+    assert hook.send(text="sixth use").status_code == 404  # five uses per response_url
+    assert [c.status for c in fake.calls_to("response_url")] == [200] * 5 + [404]
+
+
+def test_a_failed_or_malformed_ack_is_reported_by_slackbot(
+    fake: FakeSlack, recorder: RecordingApp
+) -> None:
+    recorder.ack_with({"blocks": [{"text": "no type"}]})
+    fake.slash_command("U1", "/varulv")
+    (report,) = fake.ephemerals("U1")
+    assert (report.user, report.text) == (
+        "USLACKBOT",
+        '/varulv failed with the error "invalid_blocks"',
+    )
+
+
+def test_ephemeral_in_someone_elses_dm_is_refused(web: WebClient) -> None:
+    dm = web.conversations_open(users="U1")["channel"]["id"]
+    assert slack_error(web.chat_postEphemeral, channel=dm, user="U2", text="x") == (
+        "user_not_in_channel"
+    )
+
+
+def test_slash_command_response_url_replaces_the_commands_own_reply(
+    fake: FakeSlack, recorder: RecordingApp
+) -> None:
+    recorder.ack_with({"text": "Dealing…"})
+    fake.slash_command("U1")
+    hook = WebhookClient(recorder.received[-1].form()["response_url"])
+    hook.send(text="Dealt!", replace_original=True)
+    assert [m.text for m in fake.ephemerals("U1")] == ["Dealt!"]
+
+
+def test_view_submission_sends_entered_values_and_applies_the_ack(
+    fake: FakeSlack, web: WebClient, recorder: RecordingApp
+) -> None:
+    web.views_open(trigger_id=fake.grants.issue_trigger("U1"), view=VOTE_MODAL)
+    recorder.ack_with({"response_action": "errors", "errors": {"target": "Not yourself!"}})
+    fake.view_submission("U1", {"suspect": "U1"})
+    payload = recorder.received[-1].payload()
+    assert payload["type"] == "view_submission"
+    assert payload["view"]["callback_id"] == "vote"
+    assert payload["view"]["state"]["values"] == {
+        "target": {"suspect": {"type": "users_select", "selected_user": "U1"}},
+        "why": {"reason": {"type": "plain_text_input", "value": None}},
+    }
+    assert len(fake.modals("U1")) == 1  # errors keep the modal open
+    recorder.ack_body = b""
+    fake.view_submission("U1", {"suspect": "U2", "reason": "too quiet"})
+    assert fake.modals("U1") == []
+
+
+def test_events_arrive_in_a_signed_event_callback_envelope(
+    fake: FakeSlack, recorder: RecordingApp
+) -> None:
+    fake.app_home_opened("U1")
+    fake.app_uninstalled()
+    opened, uninstalled = (json.loads(r.body) for r in recorder.received)
+    for request in recorder.received:
+        assert SignatureVerifier(SECRET).is_valid_request(request.body, request.headers)
+        assert request.headers["Content-Type"] == "application/json"
+    assert opened["type"] == "event_callback"
+    assert opened["team_id"] == "T0001"
+    assert opened["event"]["type"] == "app_home_opened"
+    assert opened["event"]["channel"] == fake.dm_channel("U1")
+    assert opened["event_id"] != uninstalled["event_id"]
+    assert uninstalled["event"]["type"] == "app_uninstalled"
+    # Uninstalling revokes the bot token.
+    assert slack_error(WebClient(base_url=fake.api_url, token=TOKEN).auth_test) == "token_revoked"
+
+
+# -- a real Bolt app ----------------------------------------------------------------
+
+
+def lobby_app(fake: FakeSlack) -> App:
+    """A tiny Bolt app: /varulv opens a lobby, Join replaces it through respond()."""
+    app = App(signing_secret=SECRET, client=WebClient(base_url=fake.api_url, token=TOKEN))
+
+    @app.command("/varulv")
+    def open_lobby(ack: Ack, say: Say) -> None:
+        ack("Shuffling the cards…")
+        say(text="Who plays?", blocks=LOBBY_BLOCKS)
+
+    @app.action("join")
+    def join(ack: Ack, body: dict[str, Any], respond: Respond) -> None:
+        ack()
+        respond(text=f"<@{body['user']['id']}> joined", replace_original=True)
+
+    return app
+
+
+def test_bolt_accepts_the_fakes_command_and_click(
+    fake: FakeSlack, serve: Callable[[WSGIApplication], str]
+) -> None:
+    fake.app_url = serve(SlackRequestHandler(lobby_app(fake)))
+
+    command = fake.slash_command("U1", text="start")
+    assert command.status_code == 200
+    assert command.text == "Shuffling the cards…"  # Bolt acks a string as plain text
+    lobby = fake.wait_for_message(CHANNEL, "Who plays?")
+    assert [m.text for m in fake.ephemerals("U1")] == ["Shuffling the cards…"]
+
+    click = fake.click_button("U2", lobby, "Join")
+    assert click.status_code == 200
+    fake.wait_for(lambda: fake.find_message(CHANNEL, "<@U2> joined"))
+    assert [m.ts for m in fake.messages(CHANNEL)] == [lobby.ts]  # replaced, not added
+    assert max(fake.ack_latencies) < 3  # Slack gives up after three seconds
+
+
+def test_bolt_refuses_a_fake_with_the_wrong_secret_or_a_stale_timestamp(
+    fake: FakeSlack, serve: Callable[[WSGIApplication], str]
+) -> None:
+    app_url = serve(SlackRequestHandler(lobby_app(fake)))
+    with FakeSlack("not-the-secret", users={"U1": "alice"}, app_url=app_url) as impostor:
+        assert impostor.slash_command("U1").status_code == 401
+    fake.app_url = app_url
+    ten_minutes_ago = int(time.time()) - 10 * 60
+    assert fake.post_to_app("command=/varulv", timestamp=ten_minutes_ago).status_code == 401
