@@ -1,11 +1,13 @@
-"""varulv: one night of werewolf in a Slack channel. ``serve`` runs the app; ``referee``
-resolves one whole deal by the rules."""
+"""varulv: one night of werewolf in a Slack channel. ``serve`` runs the app; ``sandbox`` runs
+it with a local stand-in for Slack and a web page; ``referee`` resolves one whole deal by the
+rules. Plain ``varulv`` serves Slack when SLACK_BOT_TOKEN is set, else starts the sandbox."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import logging
+import os
 import sys
 
 
@@ -40,6 +42,7 @@ def _serve() -> int:
     from slackapp.server import serve_http, serve_socket_mode
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # one line per wake-up is noise
     settings = Settings.from_env()
     missing = [
         name
@@ -63,19 +66,36 @@ def _serve() -> int:
     return 0
 
 
+def _sandbox(port: int, open_browser: bool) -> int:
+    from slackapp.sandbox.run import main as run_sandbox
+
+    return run_sandbox(port, open_browser)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="varulv", description=__doc__)
     commands = parser.add_subparsers(dest="command")
     referee = commands.add_parser("referee", help="resolve one whole deal (REFEREE.md)")
     referee.add_argument("file", help="the deal as JSON, or - for standard input")
     commands.add_parser("serve", help="serve Slack (HTTP on PORT, or Socket Mode)")
+    sandbox = commands.add_parser(
+        "sandbox", help="play without Slack: the app, a local Slack and a web page"
+    )
+    sandbox.add_argument(
+        "--port", type=int, default=3000, help="the page's port on 127.0.0.1 (default 3000)"
+    )
+    sandbox.add_argument("--open", action="store_true", help="open the page in a web browser")
     args = parser.parse_args(argv)
     if args.command == "referee":
         return _referee(args.file)
     if args.command == "serve":
         return _serve()
-    parser.print_help()
-    return 0
+    if args.command == "sandbox":
+        return _sandbox(args.port, args.open)
+    # No subcommand: with Slack credentials serve Slack, without them show the sandbox.
+    if os.environ.get("SLACK_BOT_TOKEN"):
+        return _serve()
+    return _sandbox(3000, open_browser=False)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,10 @@ def open_lobby(
     user_name: str,
     bots_allowed: bool = True,
 ) -> Reply:
-    """``/varulv``: open a table in the channel with the caller seated, unless one is open."""
+    """``/varulv``: open a table in the channel with the caller seated, unless one is open.
+
+    The game is committed before its lobby is posted, so a click on the lobby always finds it.
+    """
     try:
         with table.transaction() as session:
             running = open_game_in(session, team_id, channel_id)
@@ -56,14 +59,22 @@ def open_lobby(
             )
             game.seats.append(Seat(position=0, user_id=user_id, display_name=user_name))
             session.add(game)
-            session.flush()  # the one-open-game-per-channel index speaks here, before we post
-            game.board_ts = post(table, channel_id, _lobby(game))
-    except IntegrityError:
+    except IntegrityError:  # the one-open-game-per-channel index: another /varulv won
         return Reply("A game is already open in this channel.")
-    except SlackApiError as error:
-        if error.response.get("error") in ("not_in_channel", "channel_not_found"):
-            return Reply("I can't post here yet. Invite me with `/invite @Varulv`, then try again.")
-        raise
+
+    with table.transaction() as session:
+        locked = lock_game(session, game.id)
+        if locked is None or locked.phase != Phase.LOBBY:
+            return Reply()
+        try:
+            locked.board_ts = post(table, channel_id, _lobby(locked))
+        except SlackApiError as error:
+            locked.phase = Phase.CANCELLED
+            if error.response.get("error") in ("not_in_channel", "channel_not_found"):
+                return Reply(
+                    "I can't post here yet. Invite me with `/invite @Varulv`, then try again."
+                )
+            return Reply("Slack would not let me post the lobby here, so no game was opened.")
     return Reply()
 
 

@@ -1,0 +1,239 @@
+"""Plays Varulv the way people do: typing /varulv and clicking buttons in the fake Slack."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import requests
+from sqlalchemy import Engine, text
+
+from slackapp.fakeslack import FakeSlack, Message
+from slackapp.game import Card, deal
+from slackapp.game.referee import referee
+from tests.e2e.conftest import AppProcess
+
+_channels = itertools.count(1)
+Picker = Callable[[str, Card, Message], str]
+"""(user, card, night DM) → the label of the button to click next."""
+CARD_IN_DM = re.compile(r"Your card: \*(\w+)\*")
+
+
+class Table:
+    """One channel's game, seen through the fake Slack."""
+
+    def __init__(self, fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+        self.fake = fake
+        self.app = app
+        self.db = db
+        self.channel = f"C{next(_channels):04d}E2E"
+        fake.add_channel(self.channel, f"fika-{self.channel.lower()}")
+        fake.app_url = app.events_url
+
+    # -- typing and clicking -------------------------------------------------------
+
+    def command(self, user: str, words: str = "") -> requests.Response:
+        self.fake.app_url = self.app.events_url
+        response = self.fake.slash_command(user, text=words, channel_id=self.channel)
+        assert response.status_code == 200, response.text
+        return response
+
+    def click(self, user: str, message: Message, label: str) -> requests.Response:
+        """Click the button labelled ``label`` (text or action id) in the newest ``message``."""
+        self.fake.app_url = self.app.events_url
+        current = self.fake.message(message.channel, message.ts)
+        button = current.button(label)
+        response = self.fake.click(user, current, button.action_id)
+        assert response.status_code == 200, response.text
+        return response
+
+    def wait(self, predicate: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
+        try:
+            return self.fake.wait_for(predicate, timeout, what=what)
+        except TimeoutError as error:
+            raise AssertionError(f"{error}\n--- app log ---\n{self.app.log_tail()}") from None
+
+    # -- what people see -----------------------------------------------------------
+
+    def public(self) -> list[Message]:
+        return self.fake.messages(self.channel)
+
+    def board(self, containing: str) -> Message:
+        """The newest public message containing ``containing``, once it exists."""
+        return self.wait(
+            lambda: self.fake.find_message(self.channel, containing),
+            f"a channel message containing {containing!r}",
+        )
+
+    def lobby(self) -> Message:
+        return self.wait(
+            lambda: next((m for m in self.public() if _has_button(m, "Join")), None),
+            "the lobby",
+        )
+
+    def dm(self, user: str) -> Message:
+        """The person's night message."""
+        return self.wait(
+            lambda: next(
+                (
+                    m
+                    for m in reversed(self.fake.dm_messages(user))
+                    if "Your card" in m.rendered_text
+                ),
+                None,
+            ),
+            f"{user}'s night DM",
+        )
+
+    def card(self, user: str) -> Card:
+        found = CARD_IN_DM.search(self.dm(user).rendered_text)
+        assert found, self.dm(user).rendered_text
+        return Card(found.group(1))
+
+    def ephemeral(self, user: str, containing: str) -> Message:
+        return self.wait(
+            lambda: next(
+                (m for m in self.fake.ephemerals(user) if containing in m.rendered_text), None
+            ),
+            f"a private message to {user} containing {containing!r}",
+        )
+
+    # -- the game in the database (arranged or checked by tests) ---------------------
+
+    def game_id(self) -> int:
+        with self.db.connect() as connection:
+            return int(
+                connection.execute(
+                    text("SELECT max(id) FROM games WHERE channel_id = :c"), {"c": self.channel}
+                ).scalar_one()
+            )
+
+    def game(self) -> dict[str, Any]:
+        with self.db.connect() as connection:
+            row = (
+                connection.execute(
+                    text("SELECT * FROM games WHERE id = :id"), {"id": self.game_id()}
+                )
+                .mappings()
+                .one()
+            )
+            return dict(row)
+
+    def seats(self) -> list[dict[str, Any]]:
+        with self.db.connect() as connection:
+            rows = connection.execute(
+                text("SELECT * FROM seats WHERE game_id = :id ORDER BY position"),
+                {"id": self.game_id()},
+            ).mappings()
+            return [dict(row) for row in rows]
+
+    def seat_keys(self) -> list[str]:
+        return [seat["user_id"] or seat["bot_name"] for seat in self.seats()]
+
+    def arrange_deal(self, wanted: Callable[[dict[str, Card], tuple[Card, Card]], bool]) -> None:
+        """Before Start, pick the game's seed so that the deal is one the test needs."""
+        keys = self.seat_keys()
+        for seed in range(100_000):
+            candidate = deal(keys, seed)
+            if wanted(candidate.dealt, candidate.center):
+                with self.db.begin() as connection:
+                    connection.execute(
+                        text("UPDATE games SET seed = :s WHERE id = :id"),
+                        {"s": seed, "id": self.game_id()},
+                    )
+                return
+        raise AssertionError("no seed gives the wanted deal")
+
+    # -- whole phases --------------------------------------------------------------
+
+    def seat_people(self, host: str, others: list[str], bots: bool = False) -> Message:
+        self.command(host)
+        lobby = self.lobby()
+        for user in others:
+            self.click(user, lobby, "Join")
+        expected = 1 + len(others)
+        self.wait(lambda: len(self.seats()) == expected or None, f"{expected} seated")
+        if bots:
+            self.click(host, lobby, "Fill with bots")
+            self.wait(lambda: len(self.seats()) >= 5 or None, "bots seated")
+        return lobby
+
+    def start(self, host: str) -> None:
+        self.click(host, self.lobby(), "Start")
+        self.wait(lambda: self.game()["phase"] == "night" or None, "the night")
+
+    def play_night(self, people: list[str], pick: Picker | None = None) -> None:
+        """Each person clicks what ``pick`` names for their card until their night is done."""
+        for user in people:
+            self.finish_night(user, pick or first_choice)
+
+    def finish_night(self, user: str, pick: Picker) -> None:
+        dm = self.dm(user)
+        while dm.buttons():
+            self.click(user, dm, pick(user, self.card(user), dm))
+            before = dm.blocks
+            dm = self.wait(
+                lambda: ((m := self.dm(user)).blocks != before and m) or None,
+                f"{user}'s night DM to change",
+            )
+
+    def heard_enough(self, users: list[str]) -> None:
+        board = self.board("Heard enough")
+        for user in users:
+            self.click(user, board, "Heard enough")
+
+    def vote(self, votes: dict[str, str]) -> None:
+        """Each user clicks the ballot button with the given label (a name, or "Nobody")."""
+        ballot = self.board("One sealed ballot each")
+        for user, label in votes.items():
+            self.click(user, ballot, label)
+            self.ephemeral(user, "Your ballot")
+
+    def reveal(self) -> Message:
+        return self.board("Dawn breaks")
+
+    def stored_outcome_matches_referee(self) -> dict[str, Any]:
+        """Recompute the game from what the database kept with the referee; return it."""
+        game, seats = self.game(), self.seats()
+        with self.db.connect() as connection:
+            ballots = {
+                row.voter_key: (None if row.target == "nobody" else row.target)
+                for row in connection.execute(
+                    text("SELECT voter_key, target FROM ballots WHERE game_id = :id"),
+                    {"id": game["id"]},
+                )
+            }
+        keys = [seat["user_id"] or seat["bot_name"] for seat in seats]
+        deal_json = {
+            "seats": keys,
+            "dealt": {key: seat["dealt"] for key, seat in zip(keys, seats, strict=True)},
+            "center": game["center"],
+            "night": {
+                key: seat["night_choice"]
+                for key, seat in zip(keys, seats, strict=True)
+                if seat["night_choice"] is not None
+            },
+            "ballots": ballots,
+        }
+        expected = referee(json.dumps(deal_json))
+        assert game["outcome"] == expected
+        return expected
+
+    def wait_for_phase(self, phase: str, timeout: float = 15.0) -> None:
+        self.wait(lambda: self.game()["phase"] == phase or None, f"phase {phase}", timeout)
+
+
+def _has_button(message: Message, label: str) -> bool:
+    try:
+        message.button(label)
+    except LookupError:
+        return False
+    return True
+
+
+def first_choice(user: str, card: Card, dm: Message) -> str:
+    """A simple night: every card makes the first move it is offered."""
+    return dm.buttons()[0].text

@@ -1,0 +1,207 @@
+"""Whole games, played the way Slack talks to the app: signed commands and clicks over HTTP."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, text
+
+from slackapp.fakeslack import FakeSlack
+from slackapp.game import Card
+from tests.e2e.conftest import AppProcess
+from tests.e2e.driver import Table
+
+NAMES = {
+    "U0ANNA": "anna",
+    "U0BO": "bo",
+    "U0CIA": "cia",
+    "U0DAN": "dan",
+    "U0EVA": "eva",
+    "U0FIA": "fia",
+    "U0GUS": "gus",
+    "U0HUGO": "hugo",
+    "U0IDA": "ida",
+    "U0JON": "jon",
+}
+PEOPLE = list(NAMES)
+CARDS = [card.value for card in Card]
+
+
+def new_table(fake: FakeSlack, app: AppProcess, db: Engine) -> Table:
+    for user, name in NAMES.items():
+        fake.add_user(user, name)
+    return Table(fake, app, db)
+
+
+def public_text_before_reveal(table: Table) -> str:
+    """Everything public in the channel: text, blocks and every button value."""
+    return "\n".join(
+        f"{m.text}\n{m.rendered_text}\n" + " ".join(str(b.value) for b in m.buttons())
+        for m in table.public()
+    )
+
+
+def assert_no_card_is_public(table: Table) -> None:
+    shown = public_text_before_reveal(table)
+    for card in CARDS:
+        assert card not in shown, f"{card} is visible in the channel before the reveal"
+
+
+def test_three_people_from_command_to_reveal(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    table = new_table(fake, app, db)
+    anna, bo, cia = PEOPLE[:3]
+    table.seat_people(anna, [bo, cia])
+    table.start(anna)
+    night_board = table.board("Night falls")
+    assert "0 of 3 people have confirmed" in night_board.rendered_text
+
+    table.finish_night(anna, lambda *_: table.dm(anna).buttons()[0].text)
+    table.wait(
+        lambda: "1 of 3 people" in table.board("Night falls").rendered_text or None,
+        "the night board to count one confirmation",
+    )
+    assert_no_card_is_public(table)
+    table.play_night([bo, cia])
+    table.wait_for_phase("day")
+    assert_no_card_is_public(table)
+
+    table.heard_enough([anna])
+    table.ephemeral(anna, "you have heard enough")
+    assert table.game()["phase"] == "day", "one of three is not more than half"
+    table.heard_enough([bo])
+    table.wait_for_phase("vote")
+
+    table.vote({anna: "bo", bo: "cia", cia: "Nobody"})
+    table.wait_for_phase("over")
+    reveal = table.reveal()
+    outcome = table.stored_outcome_matches_referee()
+    for user in (anna, bo, cia):
+        assert f"<@{user}>" in reveal.rendered_text
+    # One each for bo and cia, one for nobody: top 1, nobody 1, so nobody dies.
+    assert outcome["dead"] == []
+    assert outcome["tally"] == {bo: 1, cia: 1, "nobody": 1}
+    assert "No one died" in reveal.rendered_text
+
+    for user in (anna, bo, cia):
+        table.wait(
+            lambda u=user: "whole story" in fake.dm_messages(u)[-1].rendered_text or None,
+            "the night DM to say the game is over",
+        )
+    with db.connect() as connection:
+        scores = dict(
+            connection.execute(
+                text("SELECT user_id, points FROM scores WHERE channel_id = :c"),
+                {"c": table.channel},
+            ).all()
+        )
+    assert scores == {user: outcome["points"][user] for user in (anna, bo, cia)}
+
+    table.command(anna, "score")
+    board = table.ephemeral(anna, "leaderboard")
+    for user in (anna, bo, cia):
+        assert f"<@{user}>" in str(board.blocks)
+
+
+def test_three_people_and_two_bots(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    table = new_table(fake, app, db)
+    anna, bo, cia = PEOPLE[:3]
+    table.seat_people(anna, [bo, cia], bots=True)
+    seats = table.seats()
+    assert len(seats) == 5
+    assert sum(seat["user_id"] is None for seat in seats) == 2
+    table.start(anna)
+    bots = [seat for seat in table.seats() if seat["user_id"] is None]
+    assert all(seat["confirmed"] for seat in bots), "bots choose at once"
+    assert len(fake.dm_messages(anna)) >= 1
+
+    table.play_night([anna, bo, cia])
+    table.wait_for_phase("day")
+    table.heard_enough([anna, bo])
+    table.wait_for_phase("vote")
+    with db.connect() as connection:
+        bot_ballots = connection.execute(
+            text("SELECT count(*) FROM ballots WHERE game_id = :id"), {"id": table.game_id()}
+        ).scalar_one()
+    assert bot_ballots == 2, "bots vote as the vote opens"
+
+    table.vote({anna: "bo", bo: "anna", cia: "anna"})
+    table.wait_for_phase("over")
+    table.reveal()
+    outcome = table.stored_outcome_matches_referee()
+    assert len(outcome["points"]) == 5
+    with db.connect() as connection:
+        scored = connection.execute(
+            text("SELECT count(*) FROM scores WHERE channel_id = :c"), {"c": table.channel}
+        ).scalar_one()
+    assert scored == 3, "bots score in the game but keep no record"
+
+
+def test_ten_people(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    table = new_table(fake, app, db)
+    host, *others = PEOPLE
+    lobby = table.seat_people(host, others)
+    assert "Fill with bots" not in [b.text for b in fake.message(lobby.channel, lobby.ts).buttons()]
+    table.start(host)
+    table.play_night(PEOPLE)
+    table.wait_for_phase("day")
+    table.heard_enough(PEOPLE[:6])
+    table.wait_for_phase("vote")
+    table.vote({user: NAMES[PEOPLE[(i + 1) % 10]] for i, user in enumerate(PEOPLE)})
+    table.wait_for_phase("over")
+    outcome = table.stored_outcome_matches_referee()
+    assert outcome["dead"] == table.seat_keys(), "a ten-way tie at one ballot each kills all"
+    assert len(table.reveal().blocks) <= 50
+
+
+def test_deadlines_end_every_phase(fake: FakeSlack, quick_app: AppProcess, db: Engine) -> None:
+    """Nobody clicks: the night, the day and the vote each end on their two-second deadline."""
+    table = new_table(fake, quick_app, db)
+    anna, bo, cia = PEOPLE[:3]
+    table.seat_people(anna, [bo, cia])
+    table.start(anna)
+    table.wait_for_phase("day", timeout=20)
+    for user in (anna, bo, cia):
+        dm = table.dm(user)
+        card = table.card(user)
+        if card is not Card.INSOMNIAC:
+            assert "ended before you chose" in dm.rendered_text
+    table.wait_for_phase("vote", timeout=20)
+    assert "Time is up" in table.board("The day is over").rendered_text
+    table.wait_for_phase("over", timeout=20)
+    outcome = table.stored_outcome_matches_referee()
+    assert outcome["dead"] == [] and outcome["tally"] == {}
+
+
+def test_both_wolves_in_the_centre_and_nobody_dies(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    anna, bo, cia = PEOPLE[:3]
+    table.seat_people(anna, [bo, cia])
+    table.arrange_deal(lambda dealt, center: center == (Card.WEREWOLF, Card.WEREWOLF))
+    table.start(anna)
+    table.play_night([anna, bo, cia])
+    table.wait_for_phase("day")
+    table.heard_enough([anna, bo])
+    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
+    table.wait_for_phase("over")
+    outcome = table.stored_outcome_matches_referee()
+    assert outcome["center"] == ["Werewolf", "Werewolf"]
+    assert outcome["dead"] == []
+    assert outcome["winning_team"] == "village"
+    assert outcome["points"] == {anna: 2, bo: 2, cia: 2}
+    assert "village" in table.reveal().rendered_text.lower()
+
+
+def test_a_tie_kills_two(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    table = new_table(fake, app, db)
+    anna, bo, cia, dan = PEOPLE[:4]
+    table.seat_people(anna, [bo, cia, dan])
+    table.start(anna)
+    table.play_night([anna, bo, cia, dan])
+    table.wait_for_phase("day")
+    table.heard_enough([anna, bo, cia])
+    table.vote({anna: "bo", bo: "anna", cia: "anna", dan: "bo"})
+    table.wait_for_phase("over")
+    outcome = table.stored_outcome_matches_referee()
+    assert outcome["dead"] == [anna, bo]
+    reveal = table.reveal().rendered_text
+    assert f"<@{anna}>" in reveal and f"<@{bo}>" in reveal
