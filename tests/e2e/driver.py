@@ -176,7 +176,7 @@ class Table:
             self.click(user, dm, pick(user, self.card(user), dm))
             before = dm.blocks
             dm = self.wait(
-                lambda: ((m := self.dm(user)).blocks != before and m) or None,
+                lambda before=before: ((m := self.dm(user)).blocks != before and m) or None,
                 f"{user}'s night DM to change",
             )
 
