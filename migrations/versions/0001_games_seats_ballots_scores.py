@@ -123,6 +123,7 @@ def upgrade() -> None:
         sa.Column(
             "cast_at", sa.DateTime(timezone=True), server_default=sa.text("now()"), nullable=False
         ),
+        sa.Column("clicked_at", sa.Numeric(precision=17, scale=6), nullable=True),
         sa.CheckConstraint("target <> voter_key", name=op.f("ck_ballots_not_for_oneself")),
         sa.ForeignKeyConstraint(
             ["game_id"], ["games.id"], name=op.f("fk_ballots_game_id_games"), ondelete="CASCADE"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import (
@@ -16,6 +17,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    Numeric,
     String,
     UniqueConstraint,
     func,
@@ -158,6 +160,8 @@ class Ballot(Base):
     target: Mapped[str] = mapped_column(String(32))
     """A seat key, or ``nobody``."""
     cast_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    clicked_at: Mapped[Decimal | None] = mapped_column(Numeric(17, 6), default=None)
+    """Slack's ``action_ts`` of the click that cast it: two quick clicks keep the later one."""
 
     seat: Mapped[Seat] = relationship(back_populates="ballot")
 

@@ -181,12 +181,14 @@ class FakeSlack(Workspace):
         block_id: str | None = None,
         *,
         headers: Headers = None,
+        stale: bool = False,
     ) -> requests.Response:
         """Act on the element ``action_id`` in the current version of ``message``.
 
-        ``value`` overrides a button's value or is the choice for a select.
+        ``value`` overrides a button's value or is the choice for a select. With ``stale``,
+        act on ``message`` as given: a client that had not redrawn it yet when clicked.
         """
-        current = self.get_message(message.channel, message.ts)
+        current = message if stale else self.get_message(message.channel, message.ts)
         if current is None or current.ephemeral_to not in (None, user_id):
             raise LookupError(f"{user_id} cannot see message {message.ts} in {message.channel}")
         found_block_id, element = current.element(action_id)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
+from sqlalchemy import func
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -85,8 +88,14 @@ def _everyone_voted(game: Game) -> bool:
     return all(seat.ballot is not None for seat in game.seats)
 
 
-def cast(table: Table, game_id: int, user_id: str, target: str) -> Reply:
-    """Cast or change a sealed ballot. Voting for oneself is refused and changes nothing."""
+def cast(
+    table: Table, game_id: int, user_id: str, target: str, clicked_at: Decimal | None = None
+) -> Reply:
+    """Cast or change a sealed ballot. Voting for oneself is refused and changes nothing.
+
+    Two quick clicks may be handled out of order; the one clicked later (Slack's
+    ``action_ts``) is the ballot.
+    """
     with table.transaction() as session:
         game = lock_game(session, game_id)
         if game is None or game.phase != Phase.VOTE:
@@ -99,14 +108,26 @@ def cast(table: Table, game_id: int, user_id: str, target: str) -> Reply:
             check_ballot(tuple(s.key for s in game.seats), seat.key, named)
         except IllegalBallot:
             return Reply("You cannot vote for yourself. Pick another player, or nobody.")
+        if seat.ballot is not None and _clicked_earlier(clicked_at, seat.ballot.clicked_at):
+            kept = _choice_text(game, seat.ballot.target)
+            return Reply(f"Your ballot stays {kept}: you changed it after that click.")
         # An upsert: the ballot row is the seat's one ballot, whatever clicks race here.
         session.execute(
             insert(Ballot)
-            .values(seat_id=seat.id, game_id=game.id, voter_key=seat.key, target=target)
-            .on_conflict_do_update(index_elements=[Ballot.seat_id], set_={"target": target})
+            .values(
+                seat_id=seat.id,
+                game_id=game.id,
+                voter_key=seat.key,
+                target=target,
+                clicked_at=clicked_at,
+            )
+            .on_conflict_do_update(
+                index_elements=[Ballot.seat_id],
+                set_={"target": target, "clicked_at": clicked_at, "cast_at": func.now()},
+            )
         )
         session.expire(seat, ["ballot"])
-        choice = "nobody" if named is None else _label_of(game, named)
+        choice = _choice_text(game, target)
         if _everyone_voted(game):
             close_vote(table, session, game)
             return Reply(f"Your ballot: {choice}. That was the last one: the reveal is up.")
@@ -114,8 +135,14 @@ def cast(table: Table, game_id: int, user_id: str, target: str) -> Reply:
         return Reply(f"Your ballot: {choice}. You can change it until the vote closes.")
 
 
-def _label_of(game: Game, key: str) -> str:
-    return next(label(seat).mention for seat in game.seats if seat.key == key)
+def _clicked_earlier(clicked_at: Decimal | None, stored: Decimal | None) -> bool:
+    return clicked_at is not None and stored is not None and clicked_at < stored
+
+
+def _choice_text(game: Game, target: str) -> str:
+    if target == NOBODY_TARGET:
+        return "nobody"
+    return next(label(seat).mention for seat in game.seats if seat.key == target)
 
 
 def close_vote(table: Table, session: Session, game: Game) -> None:

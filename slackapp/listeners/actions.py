@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from slack_bolt import Ack, App
@@ -14,8 +16,20 @@ from slackapp.flow import day, lobby, night, vote
 from slackapp.flow.table import Reply, Table
 from slackapp.listeners.replies import run_step, send
 
-Step = Callable[[Table, ButtonValue, str, str, str], Reply]
-"""(table, value, user id, user name, action id) → the private reply."""
+
+@dataclass(frozen=True)
+class Click:
+    """One button press, as the signed payload tells it."""
+
+    value: ButtonValue
+    user_id: str
+    user_name: str
+    action: str
+    """The action id without its ``:N`` index."""
+    action_ts: Decimal | None
+
+
+Step = Callable[[Table, Click], Reply]
 
 STALE = "That button doesn't belong to any game I know."
 
@@ -24,6 +38,14 @@ def _user(body: dict[str, Any]) -> tuple[str, str]:
     user = body.get("user") or {}
     user_id = str(user.get("id") or "")
     return user_id, str(user.get("name") or user.get("username") or user_id)
+
+
+def _timestamp(raw: object) -> Decimal | None:
+    try:
+        stamp = Decimal(str(raw))
+    except ArithmeticError:
+        return None
+    return stamp if stamp.is_finite() and 0 < stamp < 10**11 else None
 
 
 def _listen(app: App, table: Table, action: str, step: Step) -> None:
@@ -39,39 +61,57 @@ def _listen(app: App, table: Table, action: str, step: Step) -> None:
         except ValueError:
             send(respond, Reply(STALE))
             return
-        action_id = str(clicked.get("action_id") or "").split(":")[0]
-        run_step(respond, lambda: step(table, value, user_id, user_name, action_id))
+        click = Click(
+            value=value,
+            user_id=user_id,
+            user_name=user_name,
+            action=str(clicked.get("action_id") or "").split(":")[0],
+            action_ts=_timestamp(clicked.get("action_ts")),
+        )
+        run_step(respond, lambda: step(table, click))
 
     app.action(ids.pattern(action))(ack=acknowledge, lazy=[handle])
 
 
-def _night(table: Table, value: ButtonValue, user_id: str, _name: str, action: str) -> Reply:
-    return night.night_action(table, value.game_id, user_id, action, value.target)
+def _night(table: Table, click: Click) -> Reply:
+    return night.night_action(
+        table, click.value.game_id, click.user_id, click.action, click.value.target
+    )
 
 
-def _vote(table: Table, value: ButtonValue, user_id: str, _name: str, _action: str) -> Reply:
-    if value.target is None:
+def _vote(table: Table, click: Click) -> Reply:
+    if click.value.target is None:
         return Reply(STALE)
-    return vote.cast(table, value.game_id, user_id, value.target)
+    return vote.cast(table, click.value.game_id, click.user_id, click.value.target, click.action_ts)
+
+
+def _join(table: Table, click: Click) -> Reply:
+    return lobby.join(table, click.value.game_id, click.user_id, click.user_name)
+
+
+def _game_and_user(step: Callable[[Table, int, str], Reply]) -> Step:
+    """Most steps need only the game and who clicked."""
+    return lambda table, click: step(table, click.value.game_id, click.user_id)
+
+
+NIGHT_ACTIONS = (
+    ids.NIGHT_PEEK,
+    ids.NIGHT_LOOK,
+    ids.NIGHT_ROB,
+    ids.NIGHT_SWAP,
+    ids.NIGHT_SWAP_RESET,
+    ids.NIGHT_SKIP,
+    ids.NIGHT_CONFIRM,
+)
 
 
 def register(app: App, table: Table) -> None:
-    _listen(app, table, ids.JOIN, lambda t, v, u, n, a: lobby.join(t, v.game_id, u, n))
-    _listen(app, table, ids.LEAVE, lambda t, v, u, n, a: lobby.leave(t, v.game_id, u))
-    _listen(app, table, ids.FILL_BOTS, lambda t, v, u, n, a: lobby.fill_with_bots(t, v.game_id, u))
-    _listen(app, table, ids.START, lambda t, v, u, n, a: lobby.start(t, v.game_id, u))
-    _listen(app, table, ids.CANCEL, lambda t, v, u, n, a: lobby.cancel(t, v.game_id, u))
-    for action in (
-        ids.NIGHT_PEEK,
-        ids.NIGHT_LOOK,
-        ids.NIGHT_ROB,
-        ids.NIGHT_SWAP,
-        ids.NIGHT_SWAP_RESET,
-        ids.NIGHT_SKIP,
-        ids.NIGHT_CONFIRM,
-    ):
+    _listen(app, table, ids.JOIN, _join)
+    _listen(app, table, ids.LEAVE, _game_and_user(lobby.leave))
+    _listen(app, table, ids.FILL_BOTS, _game_and_user(lobby.fill_with_bots))
+    _listen(app, table, ids.START, _game_and_user(lobby.start))
+    _listen(app, table, ids.CANCEL, _game_and_user(lobby.cancel))
+    for action in NIGHT_ACTIONS:
         _listen(app, table, action, _night)
-    _listen(
-        app, table, ids.HEARD_ENOUGH, lambda t, v, u, n, a: day.toggle_heard_enough(t, v.game_id, u)
-    )
+    _listen(app, table, ids.HEARD_ENOUGH, _game_and_user(day.toggle_heard_enough))
     _listen(app, table, ids.VOTE, _vote)

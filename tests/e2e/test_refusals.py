@@ -1,0 +1,122 @@
+"""Bad input gets a clear private message and changes nothing."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine
+
+from slackapp.fakeslack import FakeSlack
+from tests.e2e.conftest import AppProcess
+from tests.e2e.driver import Table
+from tests.e2e.test_games import PEOPLE, assert_no_card_is_public, new_table
+
+ANNA, BO, CIA, DAN = PEOPLE[:4]
+STRANGER = "U0STRANGER"
+
+
+def started_table(fake: FakeSlack, app: AppProcess, db: Engine) -> Table:
+    table = new_table(fake, app, db)
+    table.seat_people(ANNA, [BO, CIA])
+    table.start(ANNA)
+    return table
+
+
+def test_help_lists_the_seven_cards(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    table = new_table(fake, app, db)
+    table.command(ANNA, "help")
+    shown = table.ephemeral(ANNA, "Werewolf").rendered_text
+    for card in ("Werewolf", "Minion", "Seer", "Robber", "Troublemaker", "Insomniac", "Villager"):
+        assert card in shown
+    assert table.public() == [], "help is private"
+
+
+def test_unknown_words_are_explained(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    table = new_table(fake, app, db)
+    table.command(ANNA, "dance")
+    assert "/varulv help" in table.ephemeral(ANNA, "dance").rendered_text
+    assert table.public() == []
+
+
+def test_one_game_per_channel(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    table = new_table(fake, app, db)
+    table.command(ANNA)
+    table.lobby()
+    table.command(BO)
+    table.ephemeral(BO, "already running")
+    lobbies = [m for m in table.public() if "Join" in str(m.blocks)]
+    assert len(lobbies) == 1
+
+
+def test_lobby_refusals(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    table = new_table(fake, app, db)
+    table.command(ANNA)
+    lobby = table.lobby()
+    table.click(ANNA, lobby, "Join")
+    table.ephemeral(ANNA, "already seated")
+    table.click(STRANGER, lobby, "Start")
+    table.ephemeral(STRANGER, "not seated")
+    table.click(ANNA, lobby, "Start")
+    table.ephemeral(ANNA, "at least 2 people")
+    table.click(BO, lobby, "Join")
+    table.wait(lambda: len(table.seats()) == 2 or None, "two seated")
+    table.click(ANNA, lobby, "Start")
+    table.ephemeral(ANNA, "3 to 10 seats")
+    assert table.game()["phase"] == "lobby"
+
+
+def test_a_person_who_cannot_get_a_dm_blocks_the_start(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    hidden = "U0HIDDEN"
+    fake.set_unreachable(hidden)
+    table.seat_people(ANNA, [BO, hidden])
+    table.click(ANNA, table.lobby(), "Start")
+    notice = table.board("can't send a private message")
+    assert f"<@{hidden}>" in notice.rendered_text
+    assert table.game()["phase"] == "lobby"
+    assert all(seat["dealt"] is None for seat in table.seats())
+
+
+def test_clicks_out_of_turn(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    table = started_table(fake, app, db)
+    night_dm = table.dm(ANNA)
+    table.play_night([ANNA, BO, CIA])
+    table.wait_for_phase("day")
+    # A night button pressed after dawn changes nothing.
+    response = fake.click(ANNA, night_dm, night_dm.buttons()[0].action_id, stale=True)
+    assert response.status_code == 200
+    table.ephemeral(ANNA, "night is over")
+
+    table.heard_enough([ANNA, BO])
+    table.wait_for_phase("vote")
+    ballot = table.board("One sealed ballot each")
+    table.click(ANNA, ballot, "anna")
+    table.ephemeral(ANNA, "cannot vote for yourself")
+    table.click(STRANGER, ballot, "anna")
+    table.ephemeral(STRANGER, "not seated")
+    table.click(ANNA, ballot, "bo")
+    table.click(ANNA, ballot, "cia")
+    table.ephemeral(ANNA, "Your ballot: <@U0CIA>")
+    assert "1 of 3 have voted" in table.board("One sealed ballot each").rendered_text
+    assert_no_card_is_public(table)
+    table.vote({BO: "Nobody", CIA: "Nobody"})
+    table.wait_for_phase("over")
+    outcome = table.stored_outcome_matches_referee()
+    assert outcome["tally"] == {CIA: 1, "nobody": 2}, "the changed ballot counts, once"
+    fake.click(BO, ballot, ballot.button("anna").action_id, stale=True)
+    table.ephemeral(BO, "vote is closed")
+
+
+def test_stop(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    table = started_table(fake, app, db)
+    table.command(STRANGER, "stop")
+    table.ephemeral(STRANGER, "Only someone seated")
+    assert table.game()["phase"] == "night"
+    table.command(BO, "stop")
+    assert f"<@{BO}> stopped" in table.board("stopped the game").rendered_text
+    table.wait_for_phase("stopped")
+    table.command(ANNA)
+    table.wait(
+        lambda: len([m for m in table.public() if "Join" in str(m.blocks)]) == 1 or None,
+        "a new lobby after the stop",
+    )
