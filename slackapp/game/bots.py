@@ -13,8 +13,9 @@ Night:
 Ballot (never for itself):
 - A bot that believes it holds a Werewolf (dealt one and not robbed as far as it knows, or it
   robbed one, or as the Insomniac woke up as one) votes for a random seat that is not a
-  werewolf it knows of.
-- The Minion shields the werewolves it saw: it votes for a random seat that is not one of them.
+  werewolf it knows of, or for nobody when every other seat is one.
+- The Minion shields the werewolves it saw: it votes for a random seat that is not one of them,
+  or for nobody when every other seat is one.
 - A bot that saw a Werewolf at a seat (the Seer's look, the Robber's victim now holds the
   Robber, so not that one) votes for that seat.
 - A Seer that saw both werewolves of the deck in the centre votes for nobody: with no wolf at
@@ -109,8 +110,9 @@ def bot_ballot(view: BotView, seed: int | str, deck_werewolves: int) -> str | No
         innocent.add(view.choice.seat)  # it now holds the Robber card
 
     if believed_card(view) is Card.WEREWOLF or view.dealt is Card.MINION:
-        targets = [seat for seat in others if seat not in known_wolves] or others
-        return rng.choice(targets)
+        # Every other seat a known wolf (a custom deck): naming nobody is the only shield.
+        targets = [seat for seat in others if seat not in known_wolves]
+        return rng.choice(targets) if targets else None
     if isinstance(learned, SawCenter) and learned.cards.count(Card.WEREWOLF) >= deck_werewolves:
         return None
     if rng.randrange(NOBODY_ODDS) == 0:

@@ -109,13 +109,12 @@ def choice_kind(card: Card, lone_wolf: bool) -> str | None:
 def check_choice(deal: Deal, seat: str, choice: NightChoice) -> None:
     """Raise IllegalChoice unless ``seat`` may make ``choice`` with the card it was dealt."""
     card = deal.dealt[seat]
-    lone = deal.dealt_werewolves() == (seat,)
-    others = [other for other in deal.seats if other != seat]
+    lone = card is Card.WEREWOLF and deal.dealt_werewolves() == (seat,)
 
     def must_be_other(target: str) -> None:
         if target == seat:
             raise IllegalChoice(f"{seat} cannot act on itself")
-        if target not in others:
+        if target not in deal.dealt:
             raise IllegalChoice(f"{seat} names unknown seat {target!r}")
 
     match choice:
@@ -134,7 +133,8 @@ def check_choice(deal: Deal, seat: str, choice: NightChoice) -> None:
             if first == second:
                 raise IllegalChoice(f"{seat} must swap two different seats")
         case _:
-            what = "a lone Werewolf" if card is Card.WEREWOLF and lone else f"a {card}"
+            article = "an" if card.value[0] in "AEIOU" else "a"
+            what = "a lone Werewolf" if card is Card.WEREWOLF and lone else f"{article} {card}"
             raise IllegalChoice(f"{seat} was dealt {what} and cannot make that choice")
 
 
@@ -172,6 +172,7 @@ WAKE_ORDER = (
     Card.TROUBLEMAKER,
     Card.INSOMNIAC,
 )
+_WAKE_RANK = {card: rank for rank, card in enumerate(WAKE_ORDER)}
 
 
 @dataclass(frozen=True)
@@ -207,24 +208,24 @@ def resolve_night(deal: Deal, choices: Mapping[str, NightChoice]) -> Night:
     holding = dict(deal.dealt)
     learned: dict[str, Knowledge] = {}
     steps: list[NightStep] = []
-    for card in WAKE_ORDER:
-        for seat in deal.seats:
-            if deal.dealt[seat] is not card:
-                continue
-            choice = choices.get(seat)
-            knowledge: Knowledge | None
-            if card is Card.INSOMNIAC:
-                knowledge = SawCard(holding[seat])  # wakes last: its card is as at dawn
-            else:
-                knowledge = learned_on_choosing(deal, seat, choice)
-            match choice:
-                case Rob(target):
-                    holding[seat], holding[target] = holding[target], holding[seat]
-                case Swap(first, second):
-                    holding[first], holding[second] = holding[second], holding[first]
-            if knowledge is not None:
-                learned[seat] = knowledge
-            steps.append(NightStep(seat, card, choice, knowledge))
+    waking = [seat for seat in deal.seats if deal.dealt[seat] in _WAKE_RANK]
+    waking.sort(key=lambda seat: _WAKE_RANK[deal.dealt[seat]])  # stable: seat order kept
+    for seat in waking:
+        card = deal.dealt[seat]
+        choice = choices.get(seat)
+        knowledge: Knowledge | None
+        if card is Card.INSOMNIAC:
+            knowledge = SawCard(holding[seat])  # wakes last: its card is as at dawn
+        else:
+            knowledge = learned_on_choosing(deal, seat, choice)
+        match choice:
+            case Rob(target):
+                holding[seat], holding[target] = holding[target], holding[seat]
+            case Swap(first, second):
+                holding[first], holding[second] = holding[second], holding[first]
+        if knowledge is not None:
+            learned[seat] = knowledge
+        steps.append(NightStep(seat, card, choice, knowledge))
 
     seen = {seat: learned[seat] for seat in deal.seats if seat in learned}
     return Night(dawn=holding, center=deal.center, seen=seen, steps=tuple(steps))

@@ -20,7 +20,9 @@ def referee(text: str) -> dict[str, Any]:
     """Resolve the deal in ``text`` and return the outcome as REFEREE.md's JSON object."""
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as error:
+    except (ValueError, RecursionError) as error:
+        # Not only JSONDecodeError: a number too long to convert raises a plain ValueError,
+        # nesting too deep a RecursionError.
         raise RefereeError(f"malformed JSON: {error}") from None
     deal, choices, ballots = parse_input(data)
     try:
@@ -36,13 +38,14 @@ def _object(data: dict[str, Any], key: str) -> dict[str, Any]:
     return value
 
 
+_CARDS_BY_NAME = {str(card): card for card in Card}
+
+
 def _card(value: object, where: str) -> Card:
-    try:
-        if isinstance(value, str):
-            return Card(value)
-    except ValueError:
-        pass
-    raise RefereeError(f"unknown card {value!r} in {where}")
+    card = _CARDS_BY_NAME.get(value) if isinstance(value, str) else None
+    if card is None:
+        raise RefereeError(f"unknown card {value!r} in {where}")
+    return card
 
 
 def parse_input(

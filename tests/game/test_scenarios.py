@@ -1,0 +1,107 @@
+"""Every worked example in the shared ``scenarios/`` folder is reproduced exactly.
+
+Each ``NAME.json`` there has its expected outcome in ``NAME.out.json``. The folder is the
+repository's sibling ``shared/scenarios``, or ``$VARULV_SHARED/scenarios`` when that variable is
+set. The examples are found by globbing, so a new one is checked as soon as it is added; a
+missing or empty folder fails loudly instead of passing with nothing checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slackapp.game.referee import referee
+
+
+def shared_dir() -> Path:
+    override = os.environ.get("VARULV_SHARED")
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[2].parent / "shared"
+
+
+SCENARIO_DIR = shared_dir() / "scenarios"
+SCENARIO_INPUTS = sorted(
+    path for path in SCENARIO_DIR.glob("*.json") if not path.name.endswith(".out.json")
+)
+MISSING = (
+    f"no worked examples found: expected NAME.json files in {SCENARIO_DIR} "
+    "(set VARULV_SHARED to the folder that holds scenarios/)"
+)
+
+# With no examples the parametrised tests would be silently skipped; one failing case instead.
+CASES = [pytest.param(path, id=path.stem) for path in SCENARIO_INPUTS] or [
+    pytest.param(None, id="no-scenarios-found")
+]
+
+
+def expected_outcome(scenario: Path | None) -> dict[str, Any]:
+    if scenario is None:
+        pytest.fail(MISSING)
+    answer = scenario.with_name(scenario.stem + ".out.json")
+    if not answer.is_file():
+        pytest.fail(f"{scenario.name} has no expected outcome {answer.name} beside it")
+    outcome: dict[str, Any] = json.loads(answer.read_text(encoding="utf-8"))
+    return outcome
+
+
+def varulv_command() -> str:
+    """The installed ``varulv`` console script of the interpreter running the tests."""
+    beside_python = Path(sys.executable).with_name("varulv")
+    if beside_python.is_file():
+        return str(beside_python)
+    found = shutil.which("varulv")
+    if found is None:
+        pytest.fail("the varulv console script is not installed (pip install -e .)")
+    return found
+
+
+def test_the_shared_scenarios_folder_holds_examples() -> None:
+    assert SCENARIO_DIR.is_dir(), MISSING
+    assert SCENARIO_INPUTS, MISSING
+
+
+@pytest.mark.parametrize("scenario", CASES)
+def test_referee_reproduces_scenario_in_process(scenario: Path | None) -> None:
+    expected = expected_outcome(scenario)
+    assert scenario is not None
+    assert referee(scenario.read_text(encoding="utf-8")) == expected
+
+
+@pytest.mark.parametrize("scenario", CASES)
+def test_varulv_referee_command_reproduces_scenario_from_a_file(scenario: Path | None) -> None:
+    expected = expected_outcome(scenario)
+    assert scenario is not None
+    run = subprocess.run(
+        [varulv_command(), "referee", str(scenario)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (run.returncode, run.stderr) == (0, "")
+    assert json.loads(run.stdout) == expected
+
+
+@pytest.mark.parametrize("scenario", CASES)
+def test_varulv_referee_command_reproduces_scenario_from_stdin(scenario: Path | None) -> None:
+    expected = expected_outcome(scenario)
+    assert scenario is not None
+    run = subprocess.run(
+        [varulv_command(), "referee", "-"],
+        input=scenario.read_text(encoding="utf-8"),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (run.returncode, run.stderr) == (0, "")
+    assert json.loads(run.stdout) == expected
