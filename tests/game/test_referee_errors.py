@@ -152,7 +152,7 @@ BAD_INPUTS: dict[str, tuple[str, str]] = {
     ),
     "insomniac acting": (
         changed(PACK, night={"eva": {"rob": "anna"}}),
-        "eva was dealt a Insomniac",
+        "eva was dealt an Insomniac",
     ),
     "seer robbing": (with_night(bo={"rob": "anna"}), "bo was dealt a Seer"),
     "lone wolf looking at a seat": (with_night(anna={"look": "bo"}), "anna was dealt"),
