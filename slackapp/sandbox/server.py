@@ -1,0 +1,410 @@
+"""The sandbox's web page and the small JSON API it plays through.
+
+The page is static (``static/``); everything it shows comes from the fake Slack, seen as one
+person at a time. Each request names that person (``as``), and the answer holds only what
+they would see in Slack: the channel with their own ephemerals, their own DM with the app and
+their own Home tab. Acting goes through the fake exactly as a Slack client would: signed
+slash commands and ``block_actions`` sent to the app's real endpoint.
+
+    GET  /api/workspace                 the channel, the people, the names mentions resolve to
+    GET  /api/changes?since=N&wait=S    long-poll: the workspace version once it is not N
+    GET  /api/state?as=U                what U sees
+    POST /api/command  {as, channel, text}              U types "/varulv …" in a channel
+    POST /api/message  {as, channel, text}              U says something in a channel
+    POST /api/act      {as, channel, ts, action_id, value?}   U clicks or picks in a message
+    POST /api/home     {as}                             U opens the app's Home tab
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, cast
+from urllib.parse import parse_qs, urlsplit
+
+import requests
+
+from slackapp.fakeslack import JSON, FakeSlack, Message
+
+STATIC = Path(__file__).with_name("static")
+STATIC_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".png": "image/png",
+    ".svg": "image/svg+xml",
+}
+# The page fetches nothing but its own files and this API: no fonts, scripts or images from
+# anywhere else, even when a message carries an image URL.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+    "connect-src 'self'; frame-ancestors 'none'"
+)
+
+CHANNEL_ID = "C0FIKA"
+CHANNEL_NAME = "fika"
+APP_NAME = "Varulv"
+SLACKBOT = "USLACKBOT"
+COMMAND = "/varulv"
+COMMAND_HINT = "[help | settings | stop | score]"
+COMMAND_DESCRIPTION = "Open a table for one night of werewolf"
+LONGEST_WAIT = 30.0
+"""Seconds a long-poll may hang: under typical proxy and browser idle limits."""
+
+
+@dataclass(frozen=True)
+class Person:
+    """Someone at the fika table, played from the page."""
+
+    id: str
+    name: str
+
+
+PEOPLE: tuple[Person, ...] = (
+    Person("U0LINNEA", "Linnea"),
+    Person("U0NILS", "Nils"),
+    Person("U0SAGA", "Saga"),
+    Person("U0MANS", "Måns"),
+    Person("U0TOVE", "Tove"),
+    Person("U0VIGGO", "Viggo"),
+)
+"""Six people; none shares a name with the app's bots (Astrid, Bosse, Cissi…)."""
+
+
+class RequestError(Exception):
+    """A request the API refuses, with the HTTP status and a short machine-readable reason."""
+
+    def __init__(self, status: HTTPStatus, error: str) -> None:
+        super().__init__(error)
+        self.status = status
+        self.error = error
+
+
+class SandboxApi:
+    """What the page may ask of the fake, one person at a time."""
+
+    def __init__(
+        self,
+        fake: FakeSlack,
+        people: Sequence[Person] = PEOPLE,
+        channel_id: str = CHANNEL_ID,
+    ) -> None:
+        self.fake = fake
+        self.people = {person.id: person for person in people}
+        self.channel_id = channel_id
+
+    # -- reading -------------------------------------------------------------------
+
+    def workspace(self) -> JSON:
+        names = {person.id: person.name for person in self.people.values()}
+        names[self.fake.identity.bot_user_id] = APP_NAME
+        names[SLACKBOT] = "Slackbot"
+        return {
+            "app": {"id": self.fake.identity.bot_user_id, "name": APP_NAME},
+            "channel": {"id": self.channel_id, "name": self._channel_name()},
+            "channels": self.fake.channels(),
+            "people": [{"id": p.id, "name": p.name} for p in self.people.values()],
+            "names": names,
+            "command": {
+                "command": COMMAND,
+                "hint": COMMAND_HINT,
+                "description": COMMAND_DESCRIPTION,
+            },
+            "version": self.fake.version,
+        }
+
+    def changes(self, since: int, wait: float) -> JSON:
+        """The workspace version as soon as it differs from ``since``, or after ``wait``."""
+        with contextlib.suppress(TimeoutError):
+            self.fake.wait_for(lambda: self.fake.version != since, timeout=wait)
+        return {"version": self.fake.version}
+
+    def state(self, person_id: str) -> JSON:
+        """Everything ``person_id`` sees, and nothing anyone else sees."""
+        person = self._person(person_id)
+        # Read the version first: a change while we collect shows up in the next poll.
+        version = self.fake.version
+        dm_id = self.fake.dm_channels().get(person.id)
+        channel = self.fake.messages(self.channel_id, viewer=person.id)
+        dm = self.fake.messages(dm_id, viewer=person.id) if dm_id else []
+        home = self.fake.home_view(person.id)
+        return {
+            "version": version,
+            "person": person.id,
+            "channel": {
+                "id": self.channel_id,
+                "name": self._channel_name(),
+                "messages": [self._message(m) for m in channel],
+            },
+            "dm": {"id": dm_id, "messages": [self._message(m) for m in dm]},
+            "home": {"blocks": home.get("blocks", [])} if home else None,
+        }
+
+    # -- acting --------------------------------------------------------------------
+
+    def command(self, person_id: str, channel: str, text: str) -> JSON:
+        """Type ``text`` (``/varulv …``) in ``channel``, as Slack's composer sends it."""
+        person = self._person(person_id)
+        self._check_channel(channel)
+        command, _, words = text.strip().partition(" ")
+        if not command.startswith("/"):
+            raise RequestError(HTTPStatus.BAD_REQUEST, "not_a_command")
+        if command != COMMAND:
+            # Slack's own answer to a command no installed app provides.
+            self.fake.add_message(
+                Message(
+                    self.fake.next_ts(),
+                    channel,
+                    SLACKBOT,
+                    f"`{command[:40]}` is not a valid command. In Slack, all messages that "
+                    'start with the "/" character are interpreted as commands.',
+                    ephemeral_to=person.id,
+                )
+            )
+            return {"ok": False, "error": "unknown_command"}
+        response = self.fake.slash_command(
+            person.id, COMMAND, words.strip(), channel_id=channel, user_name=person.name
+        )
+        return _answer(response.status_code)
+
+    def message(self, person_id: str, channel: str, text: str) -> JSON:
+        """Say ``text`` in the channel (the app does not listen; people at the table do)."""
+        person = self._person(person_id)
+        self._check_channel(channel)
+        if not text.strip():
+            raise RequestError(HTTPStatus.BAD_REQUEST, "no_text")
+        message = Message(
+            self.fake.next_ts(),
+            channel,
+            person.id,
+            text[:4000],
+            team=self.fake.identity.team_id,
+        )
+        self.fake.add_message(message)
+        return {"ok": True, "ts": message.ts}
+
+    def act(self, person_id: str, channel: str, ts: str, action_id: str, value: Any = None) -> JSON:
+        """Click a button, or pick ``value`` in a select, in a message the person can see."""
+        person = self._person(person_id)
+        if channel != self.channel_id and channel != self.fake.dm_channels().get(person.id):
+            raise RequestError(HTTPStatus.FORBIDDEN, "not_visible")
+        message = self.fake.get_message(channel, ts)
+        if message is None or message.ephemeral_to not in (None, person.id):
+            raise RequestError(HTTPStatus.NOT_FOUND, "message_not_found")
+        try:
+            message.element(action_id)
+        except LookupError:
+            raise RequestError(HTTPStatus.NOT_FOUND, "element_not_found") from None
+        try:
+            response = self.fake.click(person.id, message, action_id, value)
+        except LookupError:
+            # The choice is not among the element's options (or the message just vanished).
+            raise RequestError(HTTPStatus.BAD_REQUEST, "invalid_choice") from None
+        return _answer(response.status_code)
+
+    def open_home(self, person_id: str) -> JSON:
+        """Open the app's Home tab: Slack sends the app ``app_home_opened``."""
+        person = self._person(person_id)
+        return _answer(self.fake.app_home_opened(person.id).status_code)
+
+    # -- checks --------------------------------------------------------------------
+
+    def _person(self, person_id: str) -> Person:
+        person = self.people.get(person_id)
+        if person is None:
+            raise RequestError(HTTPStatus.BAD_REQUEST, "unknown_person")
+        return person
+
+    def _check_channel(self, channel: str) -> None:
+        # The DM's messages tab is read-only (see manifest.yml): only the channel takes input.
+        if channel != self.channel_id:
+            raise RequestError(HTTPStatus.FORBIDDEN, "cannot_post_here")
+
+    def _channel_name(self) -> str:
+        return self.fake.channel_name(self.channel_id) or CHANNEL_NAME
+
+    def _message(self, message: Message) -> JSON:
+        return {
+            "ts": message.ts,
+            "user": message.user,
+            "text": message.text,
+            "blocks": message.blocks,
+            "ephemeral": message.is_ephemeral,
+            "edited": message.edited_ts is not None,
+            "from_app": message.user == self.fake.identity.bot_user_id,
+        }
+
+
+def _answer(app_status: int) -> JSON:
+    """What the page learns of the app's acknowledgement: it was taken, or it was not."""
+    if app_status == HTTPStatus.OK:
+        return {"ok": True}
+    return {"ok": False, "error": "app_error", "app_status": app_status}
+
+
+class SandboxPage:
+    """The page and its API on ``host:port`` (0 picks a free port), served from a thread."""
+
+    def __init__(self, api: SandboxApi, host: str = "127.0.0.1", port: int = 3000) -> None:
+        # Binding here, not in start(), reports a taken port before anything else starts.
+        self._httpd = _Server((host, port), _Handler, api)
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> SandboxPage:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.1},
+                name="sandbox-page",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._httpd.server_close()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # Long-polls hold a thread each; closing the server must not wait for them.
+    block_on_close = False
+
+    def __init__(self, address: tuple[str, int], handler: type[_Handler], api: SandboxApi):
+        super().__init__(address, handler)
+        self.api = api
+
+
+Route = Callable[[SandboxApi, dict[str, str], JSON], JSON]
+
+
+def _number(query: dict[str, str], name: str, default: float) -> float:
+    try:
+        return float(query.get(name, default))
+    except ValueError:
+        raise RequestError(HTTPStatus.BAD_REQUEST, f"bad_{name}") from None
+
+
+def _field(body: JSON, name: str) -> str:
+    """A string field of the request, or "" (which every check then refuses)."""
+    value = body.get(name)
+    return value if isinstance(value, str) else ""
+
+
+def _text(body: JSON) -> str:
+    text = _field(body, "text")
+    if not text:
+        raise RequestError(HTTPStatus.BAD_REQUEST, "no_text")
+    return text
+
+
+GET_ROUTES: dict[str, Route] = {
+    "/api/workspace": lambda api, query, body: api.workspace(),
+    "/api/changes": lambda api, query, body: api.changes(
+        int(_number(query, "since", -1)),
+        max(0.0, min(_number(query, "wait", 25), LONGEST_WAIT)),
+    ),
+    "/api/state": lambda api, query, body: api.state(query.get("as", "")),
+}
+POST_ROUTES: dict[str, Route] = {
+    "/api/command": lambda api, query, body: api.command(
+        _field(body, "as"), _field(body, "channel"), _text(body)
+    ),
+    "/api/message": lambda api, query, body: api.message(
+        _field(body, "as"), _field(body, "channel"), _text(body)
+    ),
+    "/api/act": lambda api, query, body: api.act(
+        _field(body, "as"),
+        _field(body, "channel"),
+        _field(body, "ts"),
+        _field(body, "action_id"),
+        body.get("value"),
+    ),
+    "/api/home": lambda api, query, body: api.open_home(_field(body, "as")),
+}
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        if url.path in GET_ROUTES:
+            self._api(GET_ROUTES[url.path], url.query, {})
+        else:
+            self._static(url.path)
+
+    def do_POST(self) -> None:
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        route = POST_ROUTES.get(url.path)
+        if route is None:
+            self._send_json(HTTPStatus.NOT_FOUND, {"ok": False, "error": "not_found"})
+            return
+        # A JSON body is a CORS "non-simple" request, so other sites' pages cannot post here.
+        if self.headers.get("Content-Type", "").split(";")[0].strip() != "application/json":
+            self._send_json(HTTPStatus.UNSUPPORTED_MEDIA_TYPE, {"ok": False, "error": "not_json"})
+            return
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            body = None
+        if not isinstance(body, dict):
+            self._send_json(HTTPStatus.BAD_REQUEST, {"ok": False, "error": "invalid_json"})
+            return
+        self._api(route, url.query, body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the terminal shows the address and nothing else."""
+
+    def _api(self, route: Route, query_string: str, body: JSON) -> None:
+        api = cast(_Server, self.server).api
+        query = {key: values[0] for key, values in parse_qs(query_string).items()}
+        try:
+            answer = route(api, query, body)
+        except RequestError as error:
+            self._send_json(error.status, {"ok": False, "error": error.error})
+            return
+        except requests.RequestException:
+            # The app did not answer the fake's request at all (stopped, or too slow).
+            self._send_json(HTTPStatus.BAD_GATEWAY, {"ok": False, "error": "app_unreachable"})
+            return
+        self._send_json(HTTPStatus.OK, answer)
+
+    def _static(self, path: str) -> None:
+        name = "index.html" if path in ("/", "/index.html") else path.removeprefix("/static/")
+        file = STATIC / name
+        # Only the files in static/ itself: no subfolders, no "..".
+        if "/" in name or file.suffix not in STATIC_TYPES or not file.is_file():
+            self._send(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
+            return
+        self._send(HTTPStatus.OK, file.read_bytes(), STATIC_TYPES[file.suffix])
+
+    def _send_json(self, status: HTTPStatus, answer: JSON) -> None:
+        self._send(status, json.dumps(answer).encode(), "application/json; charset=utf-8")
+
+    def _send(self, status: HTTPStatus, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.end_headers()
+        self.wfile.write(body)

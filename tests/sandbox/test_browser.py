@@ -1,0 +1,334 @@
+"""A whole game in a real browser: three people and two bots, from /varulv to the reveal.
+
+Debian's Chromium (launched by path, never a downloaded build) drives the sandbox page, and
+the test only types and clicks what a person at the table would.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Locator, Page, Playwright, Route, expect, sync_playwright
+
+from slackapp.sandbox import CHANNEL_ID, PEOPLE
+from slackapp.sandbox.run import Sandbox
+from tests.sandbox.test_sandbox_api import BUN_SELECT, AppStandIn
+
+CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/lib/chromium/chromium", "/usr/bin/chromium-browser")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+PLAYERS = [person.name for person in PEOPLE[:3]]
+"""The three people at the table; the first one sets it."""
+WAIT_MS = 20_000
+"""How long one step may take to show on the page (the app answers in milliseconds)."""
+
+
+def find_chromium() -> str | None:
+    """Debian's Chromium: ``$CHROMIUM``, ``chromium`` on the PATH, or its usual places."""
+    candidates = [os.environ.get("CHROMIUM"), shutil.which("chromium"), *CHROMIUM_PATHS]
+    return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+
+
+def launch(playwright: Playwright, executable: str) -> Browser:
+    return playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+
+
+class ChatPage:
+    """The sandbox page, used the way a person uses a chat client."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+
+    def play_as(self, name: str) -> None:
+        """One click in the person switcher."""
+        chip = self.page.locator("#people").get_by_role("button", name=name, exact=True)
+        chip.click()
+        expect(chip).to_have_attribute("aria-pressed", "true")
+
+    def open_channel(self) -> None:
+        self.page.locator(".sidebar .nav-item[data-conversation=channel]").click()
+        expect(self.page.locator(".pane-title h2")).to_have_text("#fika")
+
+    def open_dm(self) -> None:
+        self.page.locator(".sidebar .nav-item[data-conversation=dm]").click()
+        expect(self.page.get_by_role("tab", name="Messages")).to_have_attribute(
+            "aria-selected", "true"
+        )
+
+    def type(self, text: str) -> None:
+        composer = self.page.get_by_role("textbox", name="Message")
+        composer.fill(text)
+        composer.press("Enter")
+        expect(composer).to_have_value("")
+
+    def messages(self, containing: str) -> Locator:
+        """Every message on screen containing ``containing``."""
+        return self.page.locator(".pane .msg").filter(has_text=containing)
+
+    def message(self, containing: str) -> Locator:
+        """The newest message on screen containing ``containing``, once it is there."""
+        found = self.messages(containing).last
+        expect(found).to_be_visible(timeout=WAIT_MS)
+        return found
+
+    def click(self, message: Locator, label: str) -> None:
+        message.get_by_role("button", name=label, exact=True).click()
+
+    def finish_night(self) -> str:
+        """Click through this person's night DM, first choice each time; returns their card."""
+        self.open_dm()
+        night = self.message("Your card:")
+        card = re.search(r"Your card: (\w+)", night.inner_text())
+        assert card, night.inner_text()
+        for _ in range(4):  # the Troublemaker clicks twice; nobody clicks more
+            buttons = night.locator(".bk-actions button")
+            if buttons.count() == 0:
+                return card.group(1)
+            before = night.inner_text()
+            buttons.first.click()
+            expect(night).not_to_have_text(before, use_inner_text=True, timeout=WAIT_MS)
+        raise AssertionError(f"the night DM still has buttons: {night.inner_text()}")
+
+
+# -- a game, phase by phase (scripts/sandbox_screenshot.py plays the same) ------------------
+
+
+def seat_the_table(chat: ChatPage) -> None:
+    host, *others = PLAYERS
+    chat.play_as(host)
+    chat.open_channel()
+    chat.type("/varulv")
+    expect(chat.message("is setting a table")).to_contain_text(f"@{host} is setting a table")
+    for seated, name in enumerate(others, start=2):
+        chat.play_as(name)
+        chat.click(chat.message("is setting a table"), "Join")
+        chat.message(f"Seated ({seated})")
+        # One lobby, edited in place (chat.update): never a new message per join.
+        expect(chat.messages("is setting a table")).to_have_count(1)
+    chat.play_as(host)
+    chat.click(chat.message("is setting a table"), "Fill with bots")
+    chat.click(chat.message("Seated (5)"), "Start")
+    chat.message("Night falls")
+
+
+def play_the_night(chat: ChatPage) -> dict[str, str]:
+    """Every person confirms their night in their DM; returns the cards they were dealt."""
+    cards = {}
+    for name in PLAYERS:
+        chat.play_as(name)
+        cards[name] = chat.finish_night()
+    return cards
+
+
+def end_the_day(chat: ChatPage) -> None:
+    """Two of the three people have heard enough: more than half, so the vote opens."""
+    first, second, _ = PLAYERS
+    chat.play_as(first)
+    chat.open_channel()
+    chat.click(chat.message("talk it out"), "Heard enough")
+    chat.message("Noted: you have heard enough")
+    chat.play_as(second)
+    chat.open_channel()
+    chat.click(chat.message("talk it out"), "Heard enough")
+    chat.message("One sealed ballot each")
+
+
+VOTES = dict(zip(PLAYERS, [*PLAYERS[1:], PLAYERS[0]], strict=True))
+"""Each person votes for the next one round the table."""
+
+
+def vote(chat: ChatPage) -> Locator:
+    """Everyone casts a ballot; returns the reveal."""
+    for voter, target in VOTES.items():
+        chat.play_as(voter)
+        chat.open_channel()
+        chat.click(chat.message("One sealed ballot each"), target)
+        chat.message("Your ballot")
+    return chat.message("Dawn breaks — the reveal")
+
+
+def play_to_the_reveal(chat: ChatPage) -> Locator:
+    seat_the_table(chat)
+    play_the_night(chat)
+    end_the_day(chat)
+    return vote(chat)
+
+
+# -- the tests ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    found = find_chromium()
+    if found is None:
+        pytest.skip("no Chromium found: install Debian's chromium package")
+    return found
+
+
+@pytest.fixture(scope="module")
+def sandbox(chromium: str) -> Iterator[Sandbox]:
+    with Sandbox(port=0) as running:
+        yield running
+
+
+@pytest.fixture
+def page(chromium: str, sandbox: Sandbox) -> Iterator[Page]:
+    outside: list[str] = []
+    errors: list[str] = []
+
+    def only_the_sandbox(route: Route) -> None:
+        if route.request.url.startswith(sandbox.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    with sync_playwright() as playwright:
+        browser = launch(playwright, chromium)
+        context = browser.new_context(viewport={"width": 1280, "height": 860})
+        context.route("**/*", only_the_sandbox)
+        tab = context.new_page()
+        tab.on("pageerror", lambda error: errors.append(str(error)))
+        tab.goto(sandbox.url)
+        expect(tab.locator(".pane")).to_be_visible()
+        yield tab
+        browser.close()
+    assert not errors, f"the page threw: {errors}"
+    assert not outside, f"the page asked for something outside the sandbox: {outside}"
+
+
+def test_three_people_and_two_bots_play_to_the_reveal(page: Page, tmp_path: Path) -> None:
+    chat = ChatPage(page)
+    host = PLAYERS[0]
+
+    seat_the_table(chat)
+    board = chat.message("Night falls")
+    # <!date^…> shows as a time of day, never as Slack's raw syntax.
+    expect(board.locator(".slack-date")).to_have_text(re.compile(r"^\d{1,2}[:.]\d{2}"))
+    expect(board).not_to_contain_text("<!date")
+
+    cards = play_the_night(chat)
+    # Each card is in its person's DM and nowhere in the channel.
+    chat.open_channel()
+    expect(chat.messages("Your card")).to_have_count(0)
+
+    end_the_day(chat)
+    # Ephemeral answers are private: the host's "Noted" is not shown to the second person.
+    expect(chat.messages("Noted: you have heard enough")).to_have_count(0)
+    chat.play_as(host)
+    expect(chat.messages("Noted: you have heard enough")).to_have_count(1)
+
+    reveal = vote(chat)
+    expect(reveal.locator(".bk-header")).to_have_text("Dawn breaks — the reveal")
+    for voter, target in VOTES.items():
+        expect(reveal).to_contain_text(f"@{voter} → @{target}")
+    expect(reveal).to_contain_text("(bot)")
+    ballot = chat.message("Your ballot")
+    expect(ballot).to_contain_text("Only visible to you")
+    expect(chat.messages("Your ballot")).to_have_count(1)
+    reveal.scroll_into_view_if_needed()
+    page.screenshot(path=str(tmp_path / "reveal.png"))
+    assert (tmp_path / "reveal.png").stat().st_size > 10_000
+
+    # Side by side: all six people; each sees the reveal, and each DM tells its own game.
+    page.get_by_role("button", name="Everyone").click()
+    columns = page.locator(".column")
+    expect(columns).to_have_count(len(PEOPLE))
+    for name in PLAYERS:
+        column = columns.filter(has=page.locator(".column-person", has_text=name))
+        expect(column.locator(".msg").filter(has_text="Dawn breaks — the reveal")).to_have_count(1)
+        column.locator(".nav-item[data-conversation=dm]").click()
+        game_over = column.locator(".msg").filter(has_text="this game")
+        expect(game_over).to_contain_text(f"You were dealt the {cards[name]}")
+
+
+def test_cancel_asks_first_like_slack(page: Page) -> None:
+    chat = ChatPage(page)
+    chat.play_as(PLAYERS[1])
+    chat.open_channel()
+    chat.type("/varulv")
+    chat.click(chat.message("is setting a table"), "Cancel")
+    dialog = page.get_by_role("dialog", name="Cancel this game?")
+    expect(dialog).to_contain_text("everyone has to join again")
+    dialog.get_by_role("button", name="Keep it").click()
+    expect(dialog).to_have_count(0)
+    lobby = chat.message("is setting a table")
+    expect(lobby.get_by_role("button", name="Join")).to_be_visible()
+
+    chat.click(lobby, "Cancel")
+    dialog.get_by_role("button", name="Cancel the game").click()
+    # The lobby becomes the note, in place, and has no buttons left.
+    closed = chat.message(f"@{PLAYERS[1]} cancelled this table.")
+    expect(closed.get_by_role("button")).to_have_count(0)
+    expect(chat.messages("is setting a table")).to_have_count(0)
+
+
+def test_block_kit_renders_like_slack(page: Page, sandbox: Sandbox) -> None:
+    """What the game does not use yet renders too: fields, accessories, selects, links, code."""
+    fake = sandbox.fake
+    noon = 1_700_049_600  # 2023-11-15 12:00 UTC: the same day in any time zone
+    blocks = [
+        {"type": "header", "text": {"type": "plain_text", "text": "Fika order :coffee:"}},
+        {
+            "type": "section",
+            "text": {
+                "type": "mrkdwn",
+                "text": f"*Who brings what* for <!here>? Ask <@{PEOPLE[1].id}> in <#C0FIKA>, "
+                f"by <!date^{noon}^{{date_short}}|Nov 15>.",
+            },
+            "fields": [
+                {"type": "mrkdwn", "text": "*Bun*\nKanelbulle"},
+                {"type": "plain_text", "text": "Coffee\nBryggkaffe"},
+            ],
+            "accessory": BUN_SELECT,
+        },
+        {
+            "type": "context",
+            "elements": [
+                {
+                    "type": "mrkdwn",
+                    "text": "`code`, ~struck~, _leaning_ and <https://example.com/menu|the menu>",
+                }
+            ],
+        },
+        {"type": "divider"},
+    ]
+    message = fake.add_message(fake.api.bot_message(CHANNEL_ID, "Fika order", blocks))
+    chat = ChatPage(page)
+    chat.play_as(PLAYERS[2])
+    chat.open_channel()
+    order = chat.message("Who brings what")
+    expect(order.locator(".bk-header")).to_have_text("Fika order ☕")
+    expect(order.locator(".bk-section-text b")).to_have_text("Who brings what")
+    expect(order.locator(".mention")).to_have_text(["@here", f"@{PEOPLE[1].name}"])
+    expect(order.locator(".channel-link")).to_have_text("#fika")
+    expect(order.locator(".slack-date")).to_have_text("Nov 15, 2023")
+    expect(order.locator(".bk-field")).to_have_text(["BunKanelbulle", "CoffeeBryggkaffe"])
+    expect(order.locator(".bk-context code")).to_have_text("code")
+    expect(order.locator(".bk-context s")).to_have_text("struck")
+    expect(order.locator(".bk-context i")).to_have_text("leaning")
+    expect(order.get_by_role("link", name="the menu")).to_have_attribute(
+        "href", "https://example.com/menu"
+    )
+    expect(order.locator(".bk-divider")).to_have_count(1)
+
+    # Picking in the select sends the app a block_actions with the chosen option.
+    with AppStandIn(fake) as app:
+        order.get_by_role("combobox").select_option(label="Semla")
+        expect(order.get_by_role("combobox")).to_be_enabled()
+    [payload] = app.payloads()
+    assert payload["user"]["id"] == PEOPLE[2].id
+    assert payload["container"]["message_ts"] == message.ts
+    assert payload["actions"][0]["selected_option"]["value"] == "semla"
