@@ -9,19 +9,23 @@ from sqlalchemy import Connection, create_engine, pool
 
 from slackapp.config import Settings
 from slackapp.db.engine import database_url
+from slackapp.db.installations import slack_metadata
 from slackapp.db.models import Base
 
 config = context.config
 if config.config_file_name is not None and config.attributes.get("configure_logger", True):
     fileConfig(config.config_file_name)
 
-target_metadata = Base.metadata
+# Our tables, and Slack's installation tables as slack_sdk defines them: autogenerate compares
+# both with the database, so drift in either shows up in `alembic check`.
+target_metadata = [Base.metadata, slack_metadata()]
+OWN_TABLES = frozenset(name for metadata in target_metadata for name in metadata.tables)
 
 
 def include_name(name: str | None, type_: str, parent_names: object) -> bool:
     """Autogenerate looks only at our own tables, never at others sharing the database."""
     if type_ == "table":
-        return name in target_metadata.tables
+        return name in OWN_TABLES
     return True
 
 

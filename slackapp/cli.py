@@ -1,12 +1,12 @@
 """varulv: one night of werewolf in a Slack channel. ``serve`` runs the app; ``sandbox`` runs
 it with a local stand-in for Slack and a web page; ``referee`` resolves one whole deal by the
-rules. Plain ``varulv`` serves Slack when SLACK_BOT_TOKEN is set, else starts the sandbox."""
+rules. Plain ``varulv`` serves Slack when SLACK_BOT_TOKEN or SLACK_CLIENT_ID is set, else starts
+the sandbox."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
 
@@ -39,21 +39,14 @@ def _serve() -> int:
     from slackapp.config import Settings
     from slackapp.db.engine import database_url, make_engine
     from slackapp.db.migrate import upgrade
+    from slackapp.logs import configure_logging
     from slackapp.server import serve_http, serve_socket_mode
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # one line per wake-up is noise
+    configure_logging()  # one JSON object a line, from here on
     settings = Settings.from_env()
-    missing = [
-        name
-        for name, value in (
-            ("SLACK_BOT_TOKEN", settings.bot_token),
-            ("SLACK_SIGNING_SECRET", settings.signing_secret or settings.app_token),
-        )
-        if not value
-    ]
-    if missing:
-        print(f"varulv serve needs {' and '.join(missing)} in the environment.", file=sys.stderr)
+    problems = settings.problems()
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
         return 2
     url = database_url(settings.database_url, settings.data_dir)
     engine = make_engine(url)
@@ -93,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "sandbox":
         return _sandbox(args.port, args.open)
     # No subcommand: with Slack credentials serve Slack, without them show the sandbox.
-    if os.environ.get("SLACK_BOT_TOKEN"):
+    if os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_CLIENT_ID"):
         return _serve()
     return _sandbox(3000, open_browser=False)
 

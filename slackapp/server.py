@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import io
 import logging
 import os
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -11,30 +15,66 @@ from gunicorn.app.base import BaseApplication
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from sqlalchemy import text
 
+from slackapp.acks import quieter_collector
 from slackapp.app import Varulv, build
-from slackapp.config import Settings
+from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
+from slackapp.logs import logging_config
 
 log = logging.getLogger(__name__)
 
 StartResponse = Callable[..., Any]
 EVENTS_PATH = "/slack/events"
+MAX_BODY_BYTES = 1 << 20
+"""Slack's largest requests (a message's blocks and state, a modal) are tens of kilobytes."""
+SIGNATURE_MAX_AGE = 5 * 60
+"""Slack's rule: a request signed longer ago than this may be a replay."""
 
 
 class Router:
-    """``/slack/events`` to Bolt, ``/healthz`` for the platform, nothing else."""
+    """``/slack/events`` (and the OAuth pages) to Bolt, ``/healthz`` for the platform."""
 
     def __init__(self, varulv: Varulv) -> None:
         self.varulv = varulv
         self.slack = SlackRequestHandler(varulv.app)
+        self.slack_paths = {EVENTS_PATH}
+        if varulv.app.oauth_flow is not None:  # "Add to Slack" and Slack's redirect back
+            self.slack_paths |= {INSTALL_PATH, OAUTH_REDIRECT_PATH}
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
-        if path == EVENTS_PATH:
+        if path == EVENTS_PATH and environ.get("REQUEST_METHOD") == "POST":
+            return self.events(environ, start_response)
+        if path in self.slack_paths:
             return self.slack(environ, start_response)
         if path == "/healthz":
             return self.health(start_response)
         start_response("404 Not Found", [("Content-Type", "text/plain")])
         return [b"not found\n"]
+
+    def events(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        """A request from Slack: refused before anything in it is read unless Slack signed it,
+        recently; then Bolt's. A signed body Bolt cannot read gets a 400, never a 500."""
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY_BYTES:
+            return _answer(start_response, "413 Content Too Large", b"too large\n")
+        body = environ["wsgi.input"].read(length)
+        if self.varulv.signing_secret is None or not signed_by_slack(
+            self.varulv.signing_secret,
+            body,
+            environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP", ""),
+            environ.get("HTTP_X_SLACK_SIGNATURE", ""),
+        ):
+            return _answer(start_response, "401 Unauthorized", b"invalid request\n")
+        environ["wsgi.input"] = io.BytesIO(body)
+        with self.varulv.acks.acknowledging():
+            try:
+                return self.slack(environ, start_response)
+            except Exception as error:  # Bolt parses before it routes: malformed JSON, not UTF-8
+                log.warning("a signed request Bolt could not read: %r", error)
+                return _answer(start_response, "400 Bad Request", b"bad request\n")
 
     def health(self, start_response: StartResponse) -> Iterable[bytes]:
         try:
@@ -48,6 +88,22 @@ class Router:
         return [b"ok\n"]
 
 
+def signed_by_slack(secret: str, body: bytes, timestamp: str, signature: str) -> bool:
+    """Slack's v0 signature over the raw bytes, within five minutes of now (no replays)."""
+    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12):
+        return False
+    if abs(time.time() - int(timestamp)) > SIGNATURE_MAX_AGE or not signature.isascii():
+        return False
+    base = b"v0:" + timestamp.encode() + b":" + body
+    expected = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(expected, signature)
+
+
+def _answer(start_response: StartResponse, status: str, body: bytes) -> Iterable[bytes]:
+    start_response(status, [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+    return [body]
+
+
 class Gunicorn(BaseApplication):  # type: ignore[misc]
     """gunicorn in-process: each worker builds its own app and timers after the fork."""
 
@@ -58,7 +114,8 @@ class Gunicorn(BaseApplication):  # type: ignore[misc]
 
     def load_config(self) -> None:
         for key, value in self.options.items():
-            self.cfg.set(key, value)
+            if key in self.cfg.settings:  # an older gunicorn lacks some (the control socket)
+                self.cfg.set(key, value)
 
     def load(self) -> Router:
         return self.factory()
@@ -68,6 +125,7 @@ def serve_http(settings: Settings, database_url: str) -> None:
     def factory() -> Router:
         varulv = build(settings, database_url)
         varulv.deadlines.start()
+        quieter_collector()
         return Router(varulv)
 
     options = {
@@ -78,8 +136,13 @@ def serve_http(settings: Settings, database_url: str) -> None:
         "timeout": 30,
         "graceful_timeout": 5,
         "accesslog": None,
+        "logconfig_dict": logging_config(),  # gunicorn's own lines as JSON too
+        # One control socket per user would be shared by every `varulv serve` on the host.
+        "control_socket_disable": True,
     }
     log.info("Varulv listens for Slack at http://%s%s", options["bind"], EVENTS_PATH)
+    if settings.multi_workspace:
+        log.info("Workspaces add Varulv at http://%s%s", options["bind"], INSTALL_PATH)
     Gunicorn(factory, options).run()
 
 

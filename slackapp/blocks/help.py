@@ -16,6 +16,7 @@ LEADERBOARD_ROWS = 20
 COMMANDS = (
     "`/varulv` set a table in this channel",
     "`/varulv help` this screen",
+    "`/varulv settings` this channel's phase lengths, and whether bots may fill seats",
     "`/varulv stop` end the game in this channel",
     "`/varulv score` this channel's leaderboard",
 )

@@ -46,6 +46,7 @@ def home_view(
         ),
         DividerBlock(),
         section("\n".join(["*How a game goes*", *how_a_game_goes(day_minutes)])),
+        context("`/varulv settings` sets a channel's phase lengths, and whether bots may sit in."),
         DividerBlock(),
         *sections(["*The cards*", *card_lines()]),
     ]

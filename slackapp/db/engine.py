@@ -36,7 +36,14 @@ def database_url(configured: str | None, data_dir: str) -> str:
 
 def make_engine(url: str) -> Engine:
     # pool_pre_ping: a database restart costs the requests in that moment, not the process.
-    return create_engine(sqlalchemy_url(url), pool_pre_ping=True, pool_size=10, max_overflow=20)
+    # hide_parameters: an error's message must not print a dealt card or a ballot into the log.
+    return create_engine(
+        sqlalchemy_url(url),
+        pool_pre_ping=True,
+        pool_size=10,
+        max_overflow=20,
+        hide_parameters=True,
+    )
 
 
 def make_sessions(engine: Engine) -> sessionmaker[Session]:

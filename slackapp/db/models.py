@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -177,3 +177,40 @@ class Score(Base):
     games: Mapped[int] = mapped_column(Integer, default=0)
     wins: Mapped[int] = mapped_column(Integer, default=0)
     points: Mapped[int] = mapped_column(Integer, default=0)
+
+
+NIGHT_SECONDS_BOUNDS = (30, 600)
+DAY_SECONDS_BOUNDS = (60, 1800)
+VOTE_SECONDS_BOUNDS = (30, 600)
+"""What a channel may choose (inclusive): long enough to act or talk, short enough for a break."""
+
+
+def _between(column: str, bounds: tuple[int, int]) -> CheckConstraint:
+    low, high = bounds
+    return CheckConstraint(f"{column} BETWEEN {low} AND {high}", name=f"{column}_in_bounds")
+
+
+class ChannelSettings(Base):
+    """A channel's choices for its next games (``/varulv settings``); no row means the defaults.
+
+    A game copies them when its table opens, so a change never alters a game already running.
+    """
+
+    __tablename__ = "channel_settings"
+    __table_args__ = (
+        _between("night_seconds", NIGHT_SECONDS_BOUNDS),
+        _between("day_seconds", DAY_SECONDS_BOUNDS),
+        _between("vote_seconds", VOTE_SECONDS_BOUNDS),
+    )
+
+    team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    channel_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    night_seconds: Mapped[int] = mapped_column(Integer)
+    day_seconds: Mapped[int] = mapped_column(Integer)
+    vote_seconds: Mapped[int] = mapped_column(Integer)
+    bots_allowed: Mapped[bool] = mapped_column(Boolean)
+    """Whether the lobby offers "Fill with bots"."""
+    updated_by: Mapped[str] = mapped_column(String(32))
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -76,6 +78,12 @@ class AppProcess:
     def log_tail(self, lines: int = 60) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
 
+    def kill(self) -> None:
+        """``kill -9`` the server and its workers at once, as a crashed host would."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
     def stop(self) -> None:
         self.process.terminate()
         try:
@@ -85,10 +93,21 @@ class AppProcess:
             self.process.wait()
 
 
-def start_app(fake: FakeSlack, database_url: str, **lengths: int) -> AppProcess:
-    """``varulv serve`` as a real process, talking to the fake Slack and the test database."""
-    port = free_port()
+def start_app(
+    fake: FakeSlack,
+    database_url: str,
+    env: dict[str, str] | None = None,
+    port: int | None = None,
+    **lengths: int,
+) -> AppProcess:
+    """``varulv serve`` as a real process, talking to the fake Slack and the test database.
+
+    ``env`` adds or overrides variables (e.g. ``WEB_CONCURRENCY``). The server gets its own
+    process group, so that :meth:`AppProcess.kill` takes its workers down with it.
+    """
+    port = port or free_port()  # chosen by the caller when a URL must name it in advance
     log = Path(tempfile.mkstemp(prefix="varulv-app-", suffix=".log")[1])
+    extra_env = env
     env = {
         **os.environ,
         "SLACK_BOT_TOKEN": BOT_TOKEN,
@@ -102,6 +121,7 @@ def start_app(fake: FakeSlack, database_url: str, **lengths: int) -> AppProcess:
         "VARULV_VOTE_SECONDS": str(lengths.get("vote", 120)),
     }
     env.pop("SLACK_APP_TOKEN", None)
+    env.update(extra_env or {})
     with log.open("wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "slackapp.cli", "serve"],
@@ -109,6 +129,7 @@ def start_app(fake: FakeSlack, database_url: str, **lengths: int) -> AppProcess:
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     app = AppProcess(url=f"http://127.0.0.1:{port}", process=process, log=log)
     deadline = time.monotonic() + 90

@@ -1,0 +1,88 @@
+"""The ``/varulv settings`` modal: a channel's phase lengths and whether bots are offered."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from slack_sdk.models.blocks import (
+    Block,
+    CheckboxesElement,
+    InputBlock,
+    NumberInputElement,
+    Option,
+    PlainTextObject,
+)
+from slack_sdk.models.views import View
+
+from slackapp.blocks.screen import context, section
+
+CALLBACK_ID = "varulv_settings"
+BOTS_BLOCK = "bots_allowed"
+BOTS_ACTION = "bots_allowed"
+BOTS_OFFERED = "offered"
+LENGTH_LABELS = {
+    "night_seconds": "Night, in seconds",
+    "day_seconds": "Day, in seconds",
+    "vote_seconds": "Vote, in seconds",
+}
+"""Each length's block id and action id (the same name), with its label."""
+
+
+def settings_modal(
+    channel_id: str,
+    lengths: Mapping[str, int],
+    bounds: Mapping[str, tuple[int, int]],
+    bots_allowed: bool,
+) -> View:
+    """The modal; ``private_metadata`` carries the channel, which Slack signs back to us."""
+    blocks: list[Block] = [
+        section(
+            f"For the next games in <#{channel_id}>. A game that is already running keeps "
+            "the lengths it started with."
+        )
+    ]
+    for name, label in LENGTH_LABELS.items():
+        low, high = bounds[name]
+        # Slack refuses an initial value outside min/max; a default set by the operator may be.
+        shown = min(max(lengths[name], low), high)
+        blocks.append(
+            InputBlock(
+                block_id=name,
+                label=label,
+                hint=f"{low} to {high}.",
+                element=NumberInputElement(
+                    action_id=name,
+                    is_decimal_allowed=False,
+                    initial_value=str(shown),
+                    min_value=str(low),
+                    max_value=str(high),
+                ),
+            )
+        )
+    offer = Option(
+        value=BOTS_OFFERED,
+        text=PlainTextObject(text="Offer “Fill with bots” in the lobby"),
+        description=PlainTextObject(text="Bots fill empty seats so three people get five seats."),
+    )
+    blocks += [
+        InputBlock(
+            block_id=BOTS_BLOCK,
+            label="Bots",
+            optional=True,  # unticked is a valid answer
+            element=CheckboxesElement(
+                action_id=BOTS_ACTION,
+                options=[offer],
+                initial_options=[offer] if bots_allowed else None,
+            ),
+        ),
+        context("Anyone in the channel can change these; the channel is told who did."),
+    ]
+    return View(
+        type="modal",
+        callback_id=CALLBACK_ID,
+        title="Varulv settings",
+        submit="Save",
+        close="Cancel",
+        private_metadata=channel_id,
+        blocks=blocks,
+    )

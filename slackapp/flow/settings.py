@@ -1,0 +1,100 @@
+"""``/varulv settings``: a channel's phase lengths and whether the lobby offers bots."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import func
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from slackapp.blocks.screen import plural
+from slackapp.db.models import (
+    DAY_SECONDS_BOUNDS,
+    NIGHT_SECONDS_BOUNDS,
+    VOTE_SECONDS_BOUNDS,
+    ChannelSettings,
+)
+from slackapp.flow.table import Lengths, Table
+
+
+@dataclass(frozen=True)
+class ChannelChoice:
+    """What a channel's next game gets: its settings, or the app's defaults."""
+
+    night_seconds: int
+    day_seconds: int
+    vote_seconds: int
+    bots_allowed: bool
+
+    def summary(self) -> str:
+        bots = "offered" if self.bots_allowed else "off"
+        return (
+            f"night {duration(self.night_seconds)}, day {duration(self.day_seconds)}, "
+            f"vote {duration(self.vote_seconds)}, bots {bots}"
+        )
+
+
+BOUNDS = {
+    "night_seconds": NIGHT_SECONDS_BOUNDS,
+    "day_seconds": DAY_SECONDS_BOUNDS,
+    "vote_seconds": VOTE_SECONDS_BOUNDS,
+}
+"""Each length a channel may set, with its inclusive (lowest, highest) number of seconds."""
+
+
+def duration(seconds: int) -> str:
+    minutes, rest = divmod(seconds, 60)
+    if minutes and not rest:
+        return plural(minutes, "minute")
+    if minutes:
+        return f"{plural(minutes, 'minute')} {plural(rest, 'second')}"
+    return plural(seconds, "second")
+
+
+def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths) -> ChannelChoice:
+    row = session.get(ChannelSettings, (team_id, channel_id))
+    if row is None:
+        return ChannelChoice(
+            defaults.night_seconds, defaults.day_seconds, defaults.vote_seconds, bots_allowed=True
+        )
+    return ChannelChoice(row.night_seconds, row.day_seconds, row.vote_seconds, row.bots_allowed)
+
+
+def channel_choice(table: Table, team_id: str, channel_id: str) -> ChannelChoice:
+    with table.transaction() as session:
+        return choice_in(session, team_id, channel_id, table.lengths)
+
+
+def out_of_bounds(lengths: dict[str, int]) -> dict[str, str]:
+    """For each length outside its bounds, what to tell the person who typed it."""
+    problems = {}
+    for name, seconds in lengths.items():
+        low, high = BOUNDS[name]
+        if not low <= seconds <= high:
+            span = f"{duration(low)} to {duration(high)}"
+            problems[name] = f"Choose {low} to {high} seconds ({span})."
+    return problems
+
+
+def save_choice(
+    table: Table, team_id: str, channel_id: str, user_id: str, choice: ChannelChoice
+) -> None:
+    """Store the channel's settings; the next game to open there uses them."""
+    values = {
+        "night_seconds": choice.night_seconds,
+        "day_seconds": choice.day_seconds,
+        "vote_seconds": choice.vote_seconds,
+        "bots_allowed": choice.bots_allowed,
+        "updated_by": user_id,
+    }
+    with table.transaction() as session:
+        session.execute(
+            insert(ChannelSettings)
+            .values(team_id=team_id, channel_id=channel_id, **values)
+            .on_conflict_do_update(
+                index_elements=[ChannelSettings.team_id, ChannelSettings.channel_id],
+                # ON CONFLICT skips the column's onupdate, so the time is set here.
+                set_={**values, "updated_at": func.now()},
+            )
+        )

@@ -1,0 +1,81 @@
+"""Modal submissions: the ``/varulv settings`` modal."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt import Ack, App, BoltContext
+from sqlalchemy.exc import SQLAlchemyError
+
+import slackapp.blocks.settings as settings_screen
+from slackapp.flow.settings import ChannelChoice, out_of_bounds, save_choice
+from slackapp.flow.table import Table, say
+from slackapp.logs import log_context
+
+log = logging.getLogger(__name__)
+
+
+def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, str]]:
+    """The settings entered in the modal, or what to say next to each field that is wrong."""
+    values = (view.get("state") or {}).get("values") or {}
+    lengths: dict[str, int] = {}
+    errors: dict[str, str] = {}
+    for name in settings_screen.LENGTH_LABELS:
+        raw = ((values.get(name) or {}).get(name) or {}).get("value")
+        try:
+            lengths[name] = int(str(raw).strip())
+        except ValueError:
+            errors[name] = "Type a whole number of seconds."
+    errors.update(out_of_bounds(lengths))
+    if errors:
+        return None, errors
+    picked = (values.get(settings_screen.BOTS_BLOCK) or {}).get(settings_screen.BOTS_ACTION) or {}
+    bots = any(
+        option.get("value") == settings_screen.BOTS_OFFERED
+        for option in picked.get("selected_options") or []
+    )
+    return ChannelChoice(bots_allowed=bots, **lengths), {}
+
+
+def register(app: App, table: Table) -> None:
+    def save(ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
+        """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
+        team, user = str(context.team_id or ""), str(body["user"]["id"])
+        channel = str(view.get("private_metadata") or "")
+        choice, errors = read_choice(view)
+        if choice is None:
+            ack(response_action="errors", errors=errors)
+            return
+        if not channel:  # not our modal's shape: nothing to store
+            ack()
+            return
+        with log_context(team_id=team, channel_id=channel, user_id=user):
+            try:
+                save_choice(table, team, channel, user, choice)
+            except SQLAlchemyError:
+                log.exception("could not store the channel's settings")
+                first = next(iter(settings_screen.LENGTH_LABELS))
+                ack(
+                    response_action="errors",
+                    errors={first: "Varulv can't reach its database right now. Try again."},
+                )
+                return
+            log.info("channel settings changed")
+        ack()
+
+    def announce(body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
+        """Tell the channel, since anyone there may change its settings."""
+        choice, _ = read_choice(view)
+        team, channel = str(context.team_id or ""), str(view.get("private_metadata") or "")
+        if choice is None or not channel:
+            return
+        with log_context(team_id=team, channel_id=channel):
+            say(
+                table.for_workspace(team),
+                channel,
+                f"<@{body['user']['id']}> changed the Varulv settings for this channel: "
+                f"{choice.summary()}. The next game uses them.",
+            )
+
+    app.view(settings_screen.CALLBACK_ID)(ack=save, lazy=[announce])

@@ -1,0 +1,91 @@
+"""Fixtures for installing and operating Varulv: real ``varulv serve`` processes against the fake
+Slack, each kind of deployment on its own PostgreSQL database so their timers never meet."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, create_engine, make_url, text
+
+from slackapp.db.engine import sqlalchemy_url
+from slackapp.fakeslack import FakeSlack
+from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
+from tests.e2e.driver import Table
+
+PEOPLE = {"U0ALVA": "alva", "U0BENGT": "bengt", "U0CARIN": "carin", "U0DORIS": "doris"}
+_databases = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """A PostgreSQL server's URL (``DATABASE_URL`` when given, else an embedded one)."""
+    given = os.environ.get("DATABASE_URL")
+    if given:
+        yield sqlalchemy_url(given)
+        return
+    import pgserver
+
+    folder = tempfile.mkdtemp(prefix="varulv-operate-pg-")
+    os.chmod(folder, 0o755)  # the server runs as its own user when we are root
+    server = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
+    yield sqlalchemy_url(str(server.get_uri()))
+    server.cleanup()
+
+
+def fresh_database(server_url: str, purpose: str) -> str:
+    """A new, empty database on the server, for one deployment; its URL."""
+    name = f"varulv_{purpose}_{os.getpid()}_{next(_databases)}"
+    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return make_url(server_url).set(database=name).render_as_string(hide_password=False)
+
+
+@dataclass
+class Deployment:
+    """One app process (or several) on one database, talking to one fake workspace."""
+
+    fake: FakeSlack
+    app: AppProcess
+    db: Engine
+
+    def table(self) -> Table:
+        for user_id, name in PEOPLE.items():
+            self.fake.add_user(user_id, name)
+        return Table(self.fake, self.app, self.db)
+
+    def log_lines(self, app: AppProcess | None = None) -> list[dict[str, Any]]:
+        """The app's log, each line decoded; a line that is not one JSON object fails."""
+        lines = (app or self.app).log.read_text().splitlines()
+        decoded = []
+        for number, line in enumerate(lines, start=1):
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                raise AssertionError(f"log line {number} is not JSON: {line!r}") from None
+            assert isinstance(entry, dict), f"log line {number} is not an object: {line!r}"
+            decoded.append(entry)
+        return decoded
+
+
+@pytest.fixture(scope="session")
+def single_workspace(postgres: str) -> Iterator[Deployment]:
+    """The app with one bot token, as a workspace's own deployment runs it."""
+    url = fresh_database(postgres, "single")
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
+        app = start_app(fake, url)
+        engine = create_engine(url)
+        try:
+            yield Deployment(fake, app, engine)
+        finally:
+            app.stop()
+            engine.dispose()

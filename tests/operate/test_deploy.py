@@ -1,0 +1,153 @@
+"""What a platform runs: the Procfile, the install files, the health check, the start-up checks."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine
+
+from slackapp.app import build
+from slackapp.config import Settings
+from slackapp.db.migrate import upgrade
+from slackapp.fakeslack import FakeSlack
+from slackapp.server import Router
+from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
+from tests.operate.conftest import fresh_database
+
+ROOT = Path(__file__).resolve().parents[2]
+UNREACHABLE_DATABASE = "postgresql+psycopg://nobody@127.0.0.1:9/nothing?connect_timeout=2"
+
+
+def test_procfile_releases_then_serves() -> None:
+    processes = dict(
+        line.split(":", 1) for line in (ROOT / "Procfile").read_text().splitlines() if line
+    )
+    assert {name: command.strip() for name, command in processes.items()} == {
+        "web": "varulv serve",
+        "release": "alembic upgrade head",
+    }
+
+
+def test_platform_install_files() -> None:
+    requirements = [
+        line
+        for line in (ROOT / "requirements.txt").read_text().splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert requirements == ["."], "the project itself, with pyproject.toml's dependencies"
+    python = (ROOT / ".python-version").read_text().strip()
+    wanted = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert wanted == ">=3.11" and tuple(map(int, python.split("."))) >= (3, 11)
+
+
+def settings(**changes: Any) -> Settings:
+    base = Settings(
+        bot_token=None,
+        signing_secret="secret",
+        app_token=None,
+        database_url=None,
+        api_url="http://127.0.0.1:9/api/",
+        port=3000,
+        night_seconds=120,
+        day_seconds=300,
+        vote_seconds=120,
+        data_dir=".pgdata",
+    )
+    return dataclasses.replace(base, **changes)
+
+
+@pytest.mark.parametrize(
+    ("changes", "complaint"),
+    [
+        ({}, "SLACK_BOT_TOKEN"),
+        ({"bot_token": "xoxb-1", "signing_secret": None}, "SLACK_SIGNING_SECRET"),
+        ({"client_id": "1.2"}, "both SLACK_CLIENT_ID and SLACK_CLIENT_SECRET"),
+        ({"client_id": "1.2", "client_secret": "s", "signing_secret": None}, "SIGNING_SECRET"),
+        ({"client_id": "1.2", "client_secret": "s", "app_token": "xapp-1"}, "Socket Mode"),
+    ],
+)
+def test_serve_says_what_is_missing(changes: dict[str, Any], complaint: str) -> None:
+    problems = settings(**changes).problems()
+    assert len(problems) == 1 and complaint in problems[0]
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"bot_token": "xoxb-1"},
+        {"bot_token": "xoxb-1", "signing_secret": None, "app_token": "xapp-1"},
+        {"client_id": "1.2", "client_secret": "s"},
+    ],
+)
+def test_serve_starts_with_either_kind_of_credentials(changes: dict[str, Any]) -> None:
+    assert settings(**changes).problems() == []
+
+
+def test_serve_refuses_to_start_without_credentials(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    result = subprocess.run(
+        [sys.executable, "-m", "slackapp.cli", "serve"],
+        cwd=ROOT,
+        env={**env, "DATABASE_URL": UNREACHABLE_DATABASE},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "SLACK_BOT_TOKEN" in result.stderr and "SLACK_CLIENT_ID" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeSlack]:
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as slack:
+        yield slack
+
+
+def call(router: Router, path: str) -> tuple[str, bytes]:
+    answer: dict[str, str] = {}
+
+    def start_response(status: str, headers: list[tuple[str, str]]) -> None:
+        answer["status"] = status
+
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": path,
+        "QUERY_STRING": "",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(b""),
+        "CONTENT_LENGTH": "0",
+    }
+    body = b"".join(router(environ, start_response))
+    return answer["status"], body
+
+
+def test_healthz_checks_the_database(fake: FakeSlack, postgres: str) -> None:
+    single = settings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=fake.api_url)
+    healthy = Router(build(single, fresh_database(postgres, "health")))
+    assert call(healthy, "/healthz") == ("200 OK", b"ok\n")
+    down = Router(build(single, UNREACHABLE_DATABASE))
+    status, _ = call(down, "/healthz")
+    assert status.startswith("503")
+
+
+def test_install_pages_exist_only_for_many_workspaces(fake: FakeSlack, postgres: str) -> None:
+    url = fresh_database(postgres, "routes")
+    engine = create_engine(url)
+    upgrade(engine)  # the install page stores an OAuth state
+    engine.dispose()
+    single = settings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=fake.api_url)
+    assert call(Router(build(single, url)), "/slack/install")[0].startswith("404")
+    many = dataclasses.replace(single, bot_token=None, client_id="1.2", client_secret="s")
+    status, page = call(Router(build(many, url)), "/slack/install")
+    assert status.startswith("200") and b"https://slack.com/oauth/v2/authorize" in page

@@ -1,0 +1,80 @@
+"""Structured logs: one JSON object a line, with the ids an operator needs and no secrets."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+
+from slackapp.game import Card
+from slackapp.logs import ID_FIELDS, JsonFormatter, log_context
+from tests.operate.conftest import PEOPLE, Deployment
+
+ALVA, BENGT, CARIN, _ = PEOPLE
+CARD_NAME = re.compile(r"\b(" + "|".join(card.value for card in Card) + r")\b", re.IGNORECASE)
+
+
+def test_a_game_is_logged_with_its_ids_and_without_its_secrets(
+    single_workspace: Deployment,
+) -> None:
+    table = single_workspace.table()
+    table.seat_people(ALVA, [BENGT, CARIN], bots=True)
+    table.start(ALVA)
+    table.play_night([ALVA, BENGT, CARIN])
+    table.heard_enough([ALVA, BENGT])
+    table.wait_for_phase("vote")
+    table.vote({ALVA: "bengt", BENGT: "carin", CARIN: "Nobody"})
+    table.wait_for_phase("over")
+    table.reveal()
+    game_id = table.game_id()
+    seat_keys = table.seat_keys()
+
+    lines = single_workspace.log_lines()  # fails on any line that is not a JSON object
+    for entry in lines:
+        assert {"time", "level", "logger", "message"} <= set(entry)
+
+    about_game = [entry for entry in lines if entry.get("game_id") == game_id]
+    journal = [entry for entry in about_game if entry["logger"] == "slackapp.games"]
+    assert [entry["phase"] for entry in journal] == ["lobby", "night", "day", "vote", "over"]
+    for entry in journal:
+        assert entry["team_id"] == "T0001"
+        assert entry["channel_id"] == table.channel
+    clicks = [entry for entry in about_game if entry.get("user_id") in PEOPLE]
+    assert clicks, "the steps people take are logged with their game"
+    commands = [
+        e for e in lines if e.get("word") == "start" and e.get("channel_id") == table.channel
+    ]
+    assert [(e["team_id"], e["user_id"]) for e in commands] == [("T0001", ALVA)]
+
+    # No card and no ballot, ever: ids only sit in their own fields, never in the text.
+    for entry in lines:
+        assert not CARD_NAME.search(json.dumps(entry)), entry
+        rest = json.dumps({k: v for k, v in entry.items() if k not in ID_FIELDS})
+        for key in seat_keys:
+            assert key not in rest, f"{key} outside an id field: {entry}"
+
+
+def test_the_formatter_keeps_context_ids_and_drops_other_extras() -> None:
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    logger = logging.getLogger("tests.operate.formatter")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        with log_context(team_id="T0X", channel_id="C0X"), log_context(game_id=7, user_id=None):
+            logger.warning("a line", extra={"phase": "day", "dealt": "Werewolf"})
+        logger.warning("outside")
+        try:
+            raise ValueError("broken")
+        except ValueError:
+            logger.exception("failed")
+    finally:
+        logger.removeHandler(handler)
+    inside, outside, failed = (json.loads(line) for line in stream.getvalue().splitlines())
+    assert inside["team_id"] == "T0X" and inside["channel_id"] == "C0X"
+    assert inside["game_id"] == 7 and inside["phase"] == "day"
+    assert "user_id" not in inside and "dealt" not in inside
+    assert "team_id" not in outside, "the context ends with its block"
+    assert "ValueError: broken" in failed["error"]

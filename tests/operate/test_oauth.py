@@ -1,0 +1,196 @@
+"""Many workspaces: "Add to Slack", a whole game in the new workspace, and uninstalling it.
+
+The fake workspace here is not the default one (``T0OAUTH``) and starts with no valid token at
+all, so everything the app does in it must use the token the OAuth flow obtained.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+
+import pytest
+import requests
+from sqlalchemy import create_engine, text
+
+from slackapp.fakeslack import FakeSlack
+from tests.e2e.conftest import SIGNING_SECRET, free_port, start_app
+from tests.operate.conftest import PEOPLE, Deployment, fresh_database
+
+TEAM = "T0OAUTH"
+ALVA, BENGT, CARIN, DORIS = PEOPLE
+INSTALL_LINK = re.compile(r'href="(https://slack\.com/oauth/v2/authorize\?[^"]+)"')
+
+
+@pytest.fixture(scope="module")
+def many_workspaces(postgres: str) -> Iterator[Deployment]:
+    """The app with OAuth credentials and no bot token; the day ends on its two-second timer."""
+    url = fresh_database(postgres, "oauth")
+    with FakeSlack(SIGNING_SECRET, team_id=TEAM, tokens=()) as fake:
+        port = free_port()
+        env = {
+            "SLACK_BOT_TOKEN": "",
+            "SLACK_CLIENT_ID": fake.grants.client_id,
+            "SLACK_CLIENT_SECRET": fake.grants.client_secret,
+            "SLACK_REDIRECT_URI": f"http://127.0.0.1:{port}/slack/oauth_redirect",
+        }
+        app = start_app(fake, url, env=env, port=port, night=120, day=2, vote=120)
+        engine = create_engine(url)
+        try:
+            yield Deployment(fake, app, engine)
+        finally:
+            app.stop()
+            engine.dispose()
+
+
+def install(deployment: Deployment) -> requests.Response:
+    """An admin opens /slack/install, presses "Add to Slack", then "Allow" on Slack's page."""
+    page = requests.get(f"{deployment.app.url}/slack/install", timeout=10)
+    assert page.status_code == 200, page.text
+    found = INSTALL_LINK.search(page.text)
+    assert found, page.text
+    authorize_url = html.unescape(found.group(1))
+    assert "scope=chat:write,commands,im:write" in authorize_url
+    back_to_app = deployment.fake.approve_install(authorize_url, user_id="UADMIN")
+    # The state cookie is "Secure"; a browser sends it to a local http address, requests won't.
+    state_cookie = page.headers["Set-Cookie"].split(";")[0]
+    return requests.get(back_to_app, headers={"Cookie": state_cookie}, timeout=10)
+
+
+def installations(deployment: Deployment) -> dict[str, list[str]]:
+    """The bot tokens stored for the workspace, per slack_sdk table."""
+    with deployment.db.connect() as connection:
+        return {
+            table: list(
+                connection.execute(
+                    text(f"SELECT bot_token FROM {table} WHERE team_id = :team"), {"team": TEAM}
+                ).scalars()
+            )
+            for table in ("slack_installations", "slack_bots")
+        }
+
+
+def game_count(deployment: Deployment) -> int:
+    with deployment.db.connect() as connection:
+        return int(connection.execute(text("SELECT count(*) FROM games")).scalar_one())
+
+
+def test_install_play_and_uninstall(many_workspaces: Deployment) -> None:
+    fake = many_workspaces.fake
+    table = many_workspaces.table()
+
+    # Not installed yet: the app says so and opens nothing.
+    table.command(ALVA)
+    table.ephemeral(ALVA, "isn't installed in this workspace")
+    assert game_count(many_workspaces) == 0
+
+    done = install(many_workspaces)
+    assert done.status_code == 200, done.text
+    assert "Thank you!" in done.text
+    exchange = fake.calls_to("oauth.v2.access")
+    assert [call.response["ok"] for call in exchange] == [True]
+    token = exchange[0].response["access_token"]
+    assert installations(many_workspaces) == {"slack_installations": [token], "slack_bots": [token]}
+
+    # A whole game in the new workspace: clicks for the night and the vote, the timer for the day.
+    table.seat_people(ALVA, [BENGT, CARIN])
+    table.start(ALVA)
+    table.play_night([ALVA, BENGT, CARIN])
+    table.wait_for_phase("vote")
+    table.vote({ALVA: "bengt", BENGT: "carin", CARIN: "bengt"})
+    table.wait_for_phase("over")
+    table.reveal()
+    table.stored_outcome_matches_referee()
+    assert table.game()["team_id"] == TEAM
+    sent = [call for call in fake.calls if call.method.startswith(("chat.", "conversations."))]
+    assert sent, "the game posted nothing"
+    assert {call.token for call in sent} == {token}, "every call acts with the installed token"
+    with many_workspaces.db.connect() as connection:
+        scored = connection.execute(
+            text("SELECT DISTINCT team_id FROM scores WHERE channel_id = :c"), {"c": table.channel}
+        ).scalars()
+        assert list(scored) == [TEAM]
+
+    # The Home tab, published with the workspace's token, counts the game.
+    fake.app_home_opened(ALVA)
+    home = table.wait(lambda: fake.home_view(ALVA), "the Home tab")
+    assert "1 game," in str(home["blocks"])
+    assert fake.calls_to("views.publish")[-1].token == token
+
+    # A table left open in another channel when the workspace uninstalls the app.
+    other = many_workspaces.table()
+    other.command(DORIS)
+    other.lobby()
+
+    answer = fake.app_uninstalled()
+    assert answer.status_code == 200, answer.text
+    assert installations(many_workspaces) == {"slack_installations": [], "slack_bots": []}
+    assert other.game()["phase"] == "stopped", "no open game is left without a workspace"
+
+    # The app no longer acts for that workspace.
+    calls_before, games_before = len(fake.calls), game_count(many_workspaces)
+    third = many_workspaces.table()
+    third.command(BENGT)
+    third.ephemeral(BENGT, "isn't installed in this workspace")
+    assert game_count(many_workspaces) == games_before
+    assert not [c for c in fake.calls[calls_before:] if c.method == "chat.postMessage"]
+
+
+def test_reinstall_then_revoked_bot_token(many_workspaces: Deployment) -> None:
+    fake = many_workspaces.fake
+    done = install(many_workspaces)
+    assert done.status_code == 200, done.text
+    token = fake.calls_to("oauth.v2.access")[-1].response["access_token"]
+    assert installations(many_workspaces) == {"slack_installations": [token], "slack_bots": [token]}
+
+    table = many_workspaces.table()
+    table.command(CARIN)
+    table.lobby()  # acting again, with the new token
+
+    answer = fake.tokens_revoked()
+    assert answer.status_code == 200, answer.text
+    assert installations(many_workspaces) == {"slack_installations": [], "slack_bots": []}
+    assert table.game()["phase"] == "stopped"
+
+
+def test_a_stale_install_link_is_refused(many_workspaces: Deployment) -> None:
+    """The OAuth state is single-use: replaying Slack's redirect installs nothing twice."""
+    page = requests.get(f"{many_workspaces.app.url}/slack/install", timeout=10)
+    found = INSTALL_LINK.search(page.text)
+    assert found
+    back_to_app = many_workspaces.fake.approve_install(html.unescape(found.group(1)))
+    cookie = {"Cookie": page.headers["Set-Cookie"].split(";")[0]}
+    first = requests.get(back_to_app, headers=cookie, timeout=10)
+    assert first.status_code == 200
+    replay = requests.get(back_to_app, headers=cookie, timeout=10)
+    assert replay.status_code != 200
+    forged = requests.get(back_to_app, timeout=10)  # no state cookie: another browser
+    assert forged.status_code != 200
+
+
+def test_a_game_whose_installation_vanished_stops_at_its_deadline(
+    many_workspaces: Deployment,
+) -> None:
+    """Without an installation a timer has no token to act with: the game stops, once, rather
+    than failing at every sweep."""
+    assert install(many_workspaces).status_code == 200
+    table = many_workspaces.table()
+    table.seat_people(DORIS, [ALVA])
+    table.click(DORIS, table.lobby(), "Fill with bots")
+    table.wait(lambda: len(table.seats()) == 5 or None, "bots seated")
+    table.start(DORIS)
+    with many_workspaces.db.begin() as connection:
+        for installed in ("slack_installations", "slack_bots"):  # gone without an event
+            connection.execute(text(f"DELETE FROM {installed} WHERE team_id = :t"), {"t": TEAM})
+        connection.execute(  # the night's deadline passes now, not in two minutes
+            text("UPDATE games SET deadline = now() - interval '1 second' WHERE id = :id"),
+            {"id": table.game_id()},
+        )
+    table.wait_for_phase("stopped")
+    stops = [
+        entry
+        for entry in many_workspaces.log_lines()
+        if entry.get("game_id") == table.game_id() and entry["message"] == "game stopped"
+    ]
+    assert len(stops) == 1 and stops[0]["team_id"] == TEAM
