@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 MIN_SEATS = 3
@@ -80,10 +80,16 @@ class Deal:
     seats: tuple[str, ...]
     dealt: dict[str, Card]
     center: tuple[Card, Card]
+    _werewolves: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Asked for by every wolf and the Minion at each step of the night: work it out once.
+        wolves = tuple(seat for seat in self.seats if self.dealt[seat] is Card.WEREWOLF)
+        object.__setattr__(self, "_werewolves", wolves)
 
     def dealt_werewolves(self) -> tuple[str, ...]:
         """The seats dealt a Werewolf, in seat order."""
-        return tuple(seat for seat in self.seats if self.dealt[seat] is Card.WEREWOLF)
+        return self._werewolves
 
     def seat_dealt(self, card: Card) -> str | None:
         """The seat dealt ``card`` (a card that appears at most once), or None."""

@@ -41,10 +41,11 @@ def _object(data: dict[str, Any], key: str) -> dict[str, Any]:
 _CARDS_BY_NAME = {str(card): card for card in Card}
 
 
-def _card(value: object, where: str) -> Card:
+def _card(value: object, where: str, seat: str | None = None) -> Card:
     card = _CARDS_BY_NAME.get(value) if isinstance(value, str) else None
     if card is None:
-        raise RefereeError(f"unknown card {value!r} in {where}")
+        place = where if seat is None else f"{where}[{seat!r}]"  # built only when needed
+        raise RefereeError(f"unknown card {value!r} in {place}")
     return card
 
 
@@ -67,7 +68,7 @@ def parse_input(
     dealt_data = _object(data, "dealt")
     if set(dealt_data) != set(seats):
         raise RefereeError("'dealt' must give exactly one card to every seat")
-    dealt = {seat: _card(dealt_data[seat], f"dealt[{seat!r}]") for seat in seats}
+    dealt = {seat: _card(dealt_data[seat], "dealt", seat) for seat in seats}
     center_data = data.get("center")
     if not isinstance(center_data, list) or len(center_data) != 2:
         raise RefereeError("'center' must hold exactly two cards")
