@@ -80,13 +80,16 @@ def not_installed(args: FailureArgs) -> BoltResponse:
     return args.default.failure(args)
 
 
-def build(settings: Settings, database_url: str) -> Varulv:
-    """Wire everything; the caller starts the timers (``deadlines.start()``) once serving."""
+def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -> Varulv:
+    """Wire everything; the caller starts the timers (``deadlines.start()``) once serving.
+
+    ``acks``: what the steps wait for (shared by a server's workers); this process's own if None.
+    """
     engine = make_engine(database_url)
     sessions = make_sessions(engine)
     keep_journal(sessions)
     lengths = Lengths(settings.night_seconds, settings.day_seconds, settings.vote_seconds)
-    acks = AckFirst()
+    acks = acks or AckFirst()
     if settings.multi_workspace:
         assert settings.client_id and settings.client_secret
         store = installation_store(engine, settings.client_id)
@@ -129,7 +132,7 @@ def build(settings: Settings, database_url: str) -> Varulv:
             process_before_response=True,
             listener_executor=StepExecutor(acks),
         )
-    deadlines = Deadlines(table)
+    deadlines = Deadlines(table, acks=acks)
     table.alarm = deadlines
     register(app, table)
     return Varulv(

@@ -12,13 +12,17 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from gunicorn.app.base import BaseApplication
+from slack_bolt import BoltRequest
 from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
+from slack_bolt.adapter.wsgi.http_response import WsgiHttpResponse
 from sqlalchemy import text
 
-from slackapp.acks import quieter_collector
+from slackapp.acks import AckFirst, AcrossWorkers, quieter_collector
 from slackapp.app import Varulv, build
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
 from slackapp.logs import logging_config
+from slackapp.shapes import malformed
 
 log = logging.getLogger(__name__)
 
@@ -70,11 +74,21 @@ class Router:
             return _answer(start_response, "401 Unauthorized", b"invalid request\n")
         environ["wsgi.input"] = io.BytesIO(body)
         with self.varulv.acks.acknowledging():
-            try:
-                return self.slack(environ, start_response)
-            except Exception as error:  # Bolt parses before it routes: malformed JSON, not UTF-8
-                log.warning("a signed request Bolt could not read: %r", error)
-                return _answer(start_response, "400 Bad Request", b"bad request\n")
+            try:  # as Bolt's WSGI adapter does, with the envelope checked before routing
+                raw = WsgiHttpRequest(environ)
+                request = BoltRequest(
+                    body=raw.get_body(), query=raw.query_string, headers=raw.get_headers()
+                )
+                problem = malformed(request.body)
+            except Exception as error:  # not UTF-8, not JSON, or fields Bolt cannot read
+                problem = repr(error)
+            if problem is not None:
+                log.warning("refused a signed request Bolt could not route: %s", problem)
+                return _answer(start_response, "400 Bad Request", b"malformed request\n")
+            answer = self.varulv.app.dispatch(request)
+            response = WsgiHttpResponse(answer.status, answer.headers, answer.body)
+            start_response(response.status, response.get_headers())
+            return response.get_body()
 
     def health(self, start_response: StartResponse) -> Iterable[bytes]:
         try:
@@ -122,8 +136,10 @@ class Gunicorn(BaseApplication):  # type: ignore[misc]
 
 
 def serve_http(settings: Settings, database_url: str) -> None:
+    workers = AcrossWorkers()  # before the fork: every worker shares it
+
     def factory() -> Router:
-        varulv = build(settings, database_url)
+        varulv = build(settings, database_url, AckFirst(workers=workers))
         varulv.deadlines.start()
         quieter_collector()
         return Router(varulv)

@@ -57,6 +57,6 @@ class ButtonValue:
         if not value:
             raise ValueError("empty button value")
         game, _, target = value.partition(":")
-        if not game.isdigit() or len(value) > 200:
-            raise ValueError(f"not a button value: {value[:40]!r}")
+        if not (game.isascii() and game.isdigit()) or len(value) > 200 or len(game) > 9:
+            raise ValueError(f"not a button value: {value[:40]!r}")  # game ids fit an int4
         return cls(int(game), target or None)

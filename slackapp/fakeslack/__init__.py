@@ -6,7 +6,7 @@ commands, clicks, modal submissions and events, and keeps what each person
 would see.
 """
 
-from slackapp.fakeslack.client import AppClient, signature, signed_headers
+from slackapp.fakeslack.client import AppClient, SignedRequest, signature, signed_headers
 from slackapp.fakeslack.fake import DEFAULT_APP_URL, FakeSlack
 from slackapp.fakeslack.models import JSON, Button, Call, Identity, Message
 
@@ -19,6 +19,7 @@ __all__ = [
     "FakeSlack",
     "Identity",
     "Message",
+    "SignedRequest",
     "signature",
     "signed_headers",
 ]

@@ -8,6 +8,7 @@ import json
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import requests
@@ -32,6 +33,14 @@ def signed_headers(signing_secret: str, body: str, timestamp: int | None = None)
     }
 
 
+@dataclass(frozen=True)
+class SignedRequest:
+    """A request to the app, signed and ready to send: at once, later, or more than once."""
+
+    body: str
+    headers: dict[str, str]
+
+
 class AppClient:
     """Posts signed requests to the app's request URL and times each acknowledgement."""
 
@@ -39,6 +48,8 @@ class AppClient:
         self.signing_secret = signing_secret
         self.app_url = app_url
         self.timeout = timeout
+        self.kept: list[SignedRequest] | None = None
+        """While a list, requests are signed and kept here instead of being sent."""
         self._lock = threading.Lock()
         self._latencies: list[float] = []
 
@@ -83,9 +94,27 @@ class AppClient:
             **signed_headers(self.signing_secret, body, timestamp),
             **(headers or {}),
         }
+        if self.kept is not None:
+            self.kept.append(SignedRequest(body, all_headers))
+            kept = requests.Response()
+            kept.status_code = 200  # as if acknowledged with an empty body
+            kept._content = b""
+            return kept
+        return self.send(SignedRequest(body, all_headers))
+
+    def send(
+        self,
+        request: SignedRequest,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> requests.Response:
+        """Post a signed request (to ``url``, or the app's request URL), timing the answer."""
         started = time.perf_counter()
         response = requests.post(
-            self.app_url, data=body.encode(), headers=all_headers, timeout=self.timeout
+            url or self.app_url,
+            data=request.body.encode(),
+            headers={**request.headers, **(headers or {})},
+            timeout=self.timeout,
         )
         with self._lock:
             self._latencies.append(time.perf_counter() - started)

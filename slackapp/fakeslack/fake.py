@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -13,7 +14,7 @@ import requests
 
 from slackapp.fakeslack import blocks as block_kit
 from slackapp.fakeslack import payloads
-from slackapp.fakeslack.client import AppClient
+from slackapp.fakeslack.client import AppClient, SignedRequest
 from slackapp.fakeslack.grants import Grants
 from slackapp.fakeslack.models import JSON, Identity, Message, find_button
 from slackapp.fakeslack.server import SlackHttpServer
@@ -281,6 +282,25 @@ class FakeSlack(Workspace):
         response = self._send_interaction(payload, headers)
         self._apply_response_action(user_id, response)
         return response
+
+    @contextlib.contextmanager
+    def keeping_requests(self) -> Iterator[list[SignedRequest]]:
+        """Inside the block, commands, clicks and events are signed and kept in the list, not
+        sent (each acts as if acknowledged with an empty body): send them later with
+        :meth:`send`, many at once, twice, or to another process of the app."""
+        kept: list[SignedRequest] = []
+        self._app.kept = kept
+        try:
+            yield kept
+        finally:
+            self._app.kept = None
+
+    def send(
+        self, request: SignedRequest, url: str | None = None, *, headers: Headers = None
+    ) -> requests.Response:
+        """Send a kept request (to ``url``, or the app's request URL); ``headers`` are added,
+        e.g. ``X-Slack-Retry-Num`` for Slack's redelivery of a request it saw no answer to."""
+        return self._app.send(request, url, headers)
 
     def post_to_app(
         self,

@@ -10,7 +10,8 @@ from sqlalchemy.exc import IntegrityError
 import slackapp.blocks.lobby as lobby_screen
 from slackapp.blocks.screen import Screen
 from slackapp.db.models import Game, Phase, Seat
-from slackapp.flow.night import begin_night
+from slackapp.flow.night import begin_night, deliver_cards
+from slackapp.flow.settings import choice_in
 from slackapp.flow.table import (
     Reply,
     Table,
@@ -27,6 +28,10 @@ from slackapp.game import BOT_TABLE, MAX_SEATS, MIN_PEOPLE, MIN_SEATS
 
 BOT_NAMES = ("Astrid", "Bosse", "Cissi", "Dagge", "Ebba", "Frasse", "Greta", "Hasse")
 NOT_SEATED = "You are not seated at this table. Press *Join* first."
+SLACK_IS_BUSY = frozenset(
+    {"ratelimited", "fatal_error", "internal_error", "service_unavailable", "request_timeout"}
+)
+"""Errors that say nothing about the person: Slack was throttling or failing at that moment."""
 
 
 def open_lobby(
@@ -35,36 +40,47 @@ def open_lobby(
     channel_id: str,
     user_id: str,
     user_name: str,
-    bots_allowed: bool = True,
+    bots_allowed: bool | None = None,
+    retry: bool = False,
 ) -> Reply:
     """``/varulv``: open a table in the channel with the caller seated, unless one is open.
 
-    The game is committed before its lobby is posted, so a click on the lobby always finds it.
+    The game takes the channel's settings (``/varulv settings``) as they are now;
+    ``bots_allowed`` overrides the channel's choice. The game is committed before its lobby is
+    posted, so a click on the lobby always finds it; a lobby whose post a crash cut off is
+    posted by the next ``/varulv`` in the channel. ``retry``: Slack is sending the command
+    again (``X-Slack-Retry-Num``); if the first delivery opened this person's table, it stays
+    the one table and the person is told nothing twice.
     """
     try:
         with table.transaction() as session:
             running = open_game_in(session, team_id, channel_id)
-            if running is not None:
-                return Reply(already_running(running))
-            game = Game(
-                team_id=team_id,
-                channel_id=channel_id,
-                host_user_id=user_id,
-                phase=Phase.LOBBY,
-                seed=secrets.randbits(62),
-                night_seconds=table.lengths.night_seconds,
-                day_seconds=table.lengths.day_seconds,
-                vote_seconds=table.lengths.vote_seconds,
-                bots_allowed=bots_allowed,
-            )
-            game.seats.append(Seat(position=0, user_id=user_id, display_name=user_name))
-            session.add(game)
+            if running is not None and running.phase == Phase.LOBBY and not running.board_ts:
+                game = running  # opened, but a crash cut its lobby's post off: post it now
+            elif running is not None:
+                own = running.phase == Phase.LOBBY and running.host_user_id == user_id
+                return Reply() if retry and own else Reply(already_running(running))
+            else:
+                chosen = choice_in(session, team_id, channel_id, table.lengths)
+                game = Game(
+                    team_id=team_id,
+                    channel_id=channel_id,
+                    host_user_id=user_id,
+                    phase=Phase.LOBBY,
+                    seed=secrets.randbits(62),
+                    night_seconds=chosen.night_seconds,
+                    day_seconds=chosen.day_seconds,
+                    vote_seconds=chosen.vote_seconds,
+                    bots_allowed=chosen.bots_allowed if bots_allowed is None else bots_allowed,
+                )
+                game.seats.append(Seat(position=0, user_id=user_id, display_name=user_name))
+                session.add(game)
     except IntegrityError:  # the one-open-game-per-channel index: another /varulv won
-        return Reply("A game is already open in this channel.")
+        return Reply() if retry else Reply("A game is already open in this channel.")
 
     with table.transaction() as session:
         locked = lock_game(session, game.id)
-        if locked is None or locked.phase != Phase.LOBBY:
+        if locked is None or locked.phase != Phase.LOBBY or locked.board_ts:
             return Reply()
         try:
             locked.board_ts = post(table, channel_id, _lobby(locked))
@@ -100,8 +116,19 @@ def _lobby(game: Game) -> Screen:
     )
 
 
-def _redraw(table: Table, game: Game) -> None:
-    update(table, game.channel_id, game.board_ts, _lobby(game))
+def _show_lobby(table: Table, game_id: int) -> None:
+    """Redraw the lobby from what is committed, once a step has committed: nobody sees a seat
+    that a crash could still take away. Locked, so redraws land in the order of the commits."""
+    with table.transaction() as session:
+        game = lock_game(session, game_id)
+        if game is not None and game.phase == Phase.LOBBY:
+            update(table, game.channel_id, game.board_ts, _lobby(game))
+
+
+def _close_lobby(table: Table, game: Game, note: str) -> None:
+    """The lobby's last words, drawn after the commit that closed it (a closed table never
+    changes again, so no lock is needed to keep them in order)."""
+    update(table, game.channel_id, game.board_ts, lobby_screen.lobby_closed(note))
 
 
 def join(table: Table, game_id: int, user_id: str, user_name: str) -> Reply:
@@ -121,8 +148,7 @@ def join(table: Table, game_id: int, user_id: str, user_name: str) -> Reply:
             Seat(position=_free_position(game), user_id=user_id, display_name=user_name)
         )
         session.flush()
-        game.seats.sort(key=lambda seat: seat.position)
-        _redraw(table, game)
+    _show_lobby(table, game_id)
     return Reply()
 
 
@@ -135,17 +161,14 @@ def leave(table: Table, game_id: int, user_id: str) -> Reply:
         if seat is None:
             return Reply("You are not seated.")
         game.seats.remove(seat)
-        if not people(game):
+        emptied = not people(game)
+        if emptied:
             game.phase = Phase.CANCELLED
             game.ended_by = user_id
-            update(
-                table,
-                game.channel_id,
-                game.board_ts,
-                lobby_screen.lobby_closed("Everyone left, so the table is closed."),
-            )
-            return Reply()
-        _redraw(table, game)
+    if emptied:
+        _close_lobby(table, game, "Everyone left, so the table is closed.")
+    else:
+        _show_lobby(table, game_id)
     return Reply()
 
 
@@ -172,8 +195,7 @@ def fill_with_bots(table: Table, game_id: int, user_id: str) -> Reply:
                 )
             )
             session.flush()
-        game.seats.sort(key=lambda seat: seat.position)
-        _redraw(table, game)
+    _show_lobby(table, game_id)
     return Reply()
 
 
@@ -186,46 +208,57 @@ def cancel(table: Table, game_id: int, user_id: str) -> Reply:
             return Reply(NOT_SEATED)
         game.phase = Phase.CANCELLED
         game.ended_by = user_id
-        update(
-            table,
-            game.channel_id,
-            game.board_ts,
-            lobby_screen.lobby_closed(f"<@{user_id}> cancelled this table."),
-        )
+    _close_lobby(table, game, f"<@{user_id}> cancelled this table.")
     return Reply()
 
 
 def start(table: Table, game_id: int, user_id: str) -> Reply:
-    """Deal and begin the night, unless the table is not ready or a person cannot get a DM."""
+    """Deal and begin the night, unless the table is not ready or a person cannot get a DM.
+
+    The deal is committed first and the cards are sent after it (:func:`deliver_cards`), so
+    every card anyone sees belongs to the one deal of this game.
+    """
     with table.transaction() as session:
         game = lock_game(session, game_id)
-        if game is None or game.phase != Phase.LOBBY:
+        if game is not None and game.phase == Phase.NIGHT and seat_of(game, user_id) is not None:
+            # Pressed again, on a lobby a crash left undrawn: send whatever is still unsent.
+            reply = Reply(closed_lobby(game))
+        elif game is None or game.phase != Phase.LOBBY:
             return Reply(closed_lobby(game))
-        if seat_of(game, user_id) is None:
-            return Reply(NOT_SEATED)
-        seats, humans = len(game.seats), len(people(game))
-        if humans < MIN_PEOPLE:
-            return Reply(
-                f"A game needs at least {MIN_PEOPLE} people: a bot cannot argue, "
-                "and the day is the game."
-            )
-        if not MIN_SEATS <= seats <= MAX_SEATS:
-            hint = " Press *Fill with bots*." if game.bots_allowed else ""
-            return Reply(
-                f"A table has {MIN_SEATS} to {MAX_SEATS} seats; this one has {seats}.{hint}"
-            )
-        unreachable = _open_dms(table, game)
-        if unreachable:
-            say(
-                table,
-                game.channel_id,
-                f"I can't send a private message to {', '.join(unreachable)}, so the game "
-                "can't start. The lobby stays open: they can check their Slack settings or "
-                "press *Leave*.",
-            )
-            return Reply()
-        begin_night(table, game)
-    return Reply()
+        else:
+            refusal = _deal(table, game, user_id)
+            if refusal is not None:
+                return refusal
+            reply = Reply()
+    deliver_cards(table, game_id)
+    return reply
+
+
+def _deal(table: Table, game: Game, user_id: str) -> Reply | None:
+    """Begin the night of a table in its lobby; the refusal when it is not ready."""
+    if seat_of(game, user_id) is None:
+        return Reply(NOT_SEATED)
+    seats, humans = len(game.seats), len(people(game))
+    if humans < MIN_PEOPLE:
+        return Reply(
+            f"A game needs at least {MIN_PEOPLE} people: a bot cannot argue, "
+            "and the day is the game."
+        )
+    if not MIN_SEATS <= seats <= MAX_SEATS:
+        hint = " Press *Fill with bots*." if game.bots_allowed else ""
+        return Reply(f"A table has {MIN_SEATS} to {MAX_SEATS} seats; this one has {seats}.{hint}")
+    unreachable = _open_dms(table, game)
+    if unreachable:
+        say(
+            table,
+            game.channel_id,
+            f"I can't send a private message to {', '.join(unreachable)}, so the game "
+            "can't start. The lobby stays open: they can check their Slack settings or "
+            "press *Leave*.",
+        )
+        return Reply()
+    begin_night(table, game)
+    return None
 
 
 def _open_dms(table: Table, game: Game) -> list[str]:
@@ -235,7 +268,9 @@ def _open_dms(table: Table, game: Game) -> list[str]:
         try:
             response = table.client.conversations_open(users=seat.user_id)
             seat.dm_channel = str(response["channel"]["id"])
-        except SlackApiError:
+        except SlackApiError as error:
+            if error.response.get("error") in SLACK_IS_BUSY:
+                raise  # not the person's settings: the step fails and says Slack is busy
             unreachable.append(f"<@{seat.user_id}>")
     return unreachable
 

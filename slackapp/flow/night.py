@@ -14,6 +14,7 @@ from slackapp.flow.table import (
     Reply,
     Table,
     deal_of,
+    is_due,
     label,
     labels,
     lock_game,
@@ -28,6 +29,7 @@ from slackapp.game import (
     IllegalChoice,
     LookAtCenter,
     LookAtSeat,
+    Night,
     NightChoice,
     Peek,
     Rob,
@@ -46,7 +48,8 @@ NIGHT_IS_OVER = "The night is over: your choice can no longer change anything."
 
 
 def begin_night(table: Table, game: Game) -> None:
-    """Deal the cards, let the bots choose, and send every person their card."""
+    """Deal the cards and let the bots choose. The caller commits, then :func:`deliver_cards`
+    sends every person their card: a deal is fixed before anyone sees a card of it."""
     dealt = deal([seat.key for seat in game.seats], game.seed)
     for seat in game.seats:
         seat.dealt = dealt.dealt[seat.key].value
@@ -60,11 +63,32 @@ def begin_night(table: Table, game: Game) -> None:
             choice = bot_night_choice(view, game.seed)
             seat.night_choice = None if choice is None else choice_to_json(choice)
             seat.confirmed = True
-        else:
-            assert seat.dm_channel is not None, "DMs are opened before the night begins"
-            seat.dm_ts = post(table, seat.dm_channel, night_dm(game, dealt, seat))
-    _redraw_board(table, game)
     table.alarm.arm(game.id, game.deadline)
+
+
+def deliver_cards(table: Table, game_id: int) -> None:
+    """Turn the lobby into the night board, then send each person who has no card message yet
+    their card, one message per transaction.
+
+    Each message's ts is committed as soon as Slack answers, so a crash can repeat at most the
+    one message Slack took as the process died. Safe to call again at any time (the deadline
+    sweep does, for a night whose cards a crash or a Slack outage left undelivered).
+    """
+    with table.transaction() as session:
+        game = lock_game(session, game_id)
+        if game is None or game.phase != Phase.NIGHT:
+            return
+        _redraw_board(table, game)
+    while True:
+        with table.transaction() as session:
+            game = lock_game(session, game_id)
+            if game is None or game.phase != Phase.NIGHT:
+                return
+            seat = next((each for each in people(game) if each.dm_ts is None), None)
+            if seat is None:
+                return
+            assert seat.dm_channel is not None, "DMs are opened before the night begins"
+            seat.dm_ts = post(table, seat.dm_channel, night_dm(game, deal_of(game), seat))
 
 
 def _lone_wolf(dealt: Deal, seat: Seat) -> bool:
@@ -136,33 +160,81 @@ def _outcome_text(dealt: Deal, seat: Seat, names: dict[str, SeatLabel]) -> str:
 def night_action(
     table: Table, game_id: int, user_id: str, action: str, target: str | None
 ) -> Reply:
-    """A person's night button: choose, skip or confirm. Ends the night when all have."""
+    """A person's night button: choose, skip or confirm. Ends the night when all have.
+
+    The choice is committed before the person's message shows what it did, so a crash in
+    between loses nothing they saw: their message still offers the choice, and any later click
+    of theirs redraws it from what was kept.
+    """
     with table.transaction() as session:
         game = lock_game(session, game_id)
-        if game is None or game.phase != Phase.NIGHT:
-            return Reply(NIGHT_IS_OVER)
-        seat = next((s for s in game.seats if s.user_id == user_id), None)
-        if seat is None:
-            return Reply("You are not seated at this table.")
-        if seat.confirmed:
-            return Reply("You have already confirmed your night.")
-        dealt = deal_of(game)
-        try:
-            choice, done = _read_choice(dealt, seat, action, target)
-        except IllegalChoice as error:
-            return Reply(f"That is not a move your card can make ({error}).")
-        if not done:
-            _redraw_dm(table, game, dealt, seat)
-            return Reply()
+        reply, confirmed = _night_move(table, session, game, user_id, action, target)
+    # Only a confirmation changes the board: a Troublemaker's first pick must not show there.
+    show_night_message(table, game_id, user_id, with_board=confirmed)
+    return reply
+
+
+def _night_move(
+    table: Table,
+    session: Session,
+    game: Game | None,
+    user_id: str,
+    action: str,
+    target: str | None,
+) -> tuple[Reply, bool]:
+    """The reply, and whether this move confirmed the seat's night."""
+    if game is not None and dawn_is_due(table, game):
+        end_night(table, session, game)  # dawn was due before this click came: dawn first
+    if game is None or game.phase != Phase.NIGHT:
+        return Reply(NIGHT_IS_OVER), False
+    seat = next((s for s in game.seats if s.user_id == user_id), None)
+    if seat is None:
+        return Reply("You are not seated at this table."), False
+    if seat.confirmed:
+        return Reply("You have already confirmed your night."), False
+    dealt = deal_of(game)
+    try:
+        choice, done = _read_choice(dealt, seat, action, target)
+    except IllegalChoice as error:
+        return Reply(f"That is not a move your card can make ({error})."), False
+    if done:
         seat.night_choice = None if choice is None else choice_to_json(choice)
         seat.pending_target = None
         seat.confirmed = True
-        _redraw_dm(table, game, dealt, seat)
         if all(each.confirmed for each in game.seats):
             end_night(table, session, game)
+    return Reply(), done
+
+
+def dawn_is_due(table: Table, game: Game) -> bool:
+    """At night: everyone has confirmed, or the deadline has passed (a timer may lag)."""
+    if game.phase != Phase.NIGHT:
+        return False
+    return is_due(table, game) or all(each.confirmed for each in game.seats)
+
+
+def show_night_message(table: Table, game_id: int, user_id: str, with_board: bool = False) -> None:
+    """Redraw a person's night message (and, at night and ``with_board``, the board) from what
+    is committed.
+
+    It takes the game's lock like a step, so redraws land in the order of the commits they
+    show: a slow redraw can never paint over a newer one.
+    """
+    with table.transaction() as session:
+        game = lock_game(session, game_id)
+        if game is None or game.phase not in (Phase.NIGHT, Phase.DAY, Phase.VOTE):
+            return  # the game's end drew its final screens itself
+        seat = next((s for s in game.seats if s.user_id == user_id), None)
+        if seat is None or seat.dm_ts is None:
+            return
+        dealt = deal_of(game)
+        if game.phase == Phase.NIGHT:
+            update(table, seat.dm_channel, seat.dm_ts, night_dm(game, dealt, seat))
+            if with_board:
+                _redraw_board(table, game)
         else:
-            _redraw_board(table, game)
-    return Reply()
+            night = resolve_night(dealt, _choices(game))
+            update(table, seat.dm_channel, seat.dm_ts, _dawn_dm(game, dealt, night, seat))
 
 
 def _read_choice(
@@ -208,24 +280,31 @@ def _read_choice(
     return choice, True
 
 
-def _redraw_dm(table: Table, game: Game, dealt: Deal, seat: Seat) -> None:
-    update(table, seat.dm_channel, seat.dm_ts, night_dm(game, dealt, seat))
-
-
-def end_night(table: Table, session: Session, game: Game) -> None:
-    """Dawn: resolve the night in its fixed order, tell each Insomniac, and begin the day."""
-    dealt = deal_of(game)
-    choices = {
+def _choices(game: Game) -> dict[str, NightChoice]:
+    return {
         seat.key: choice_from_json(seat.night_choice)
         for seat in game.seats
         if seat.night_choice is not None
     }
-    night = resolve_night(dealt, choices)
+
+
+def _dawn_dm(game: Game, dealt: Deal, night: Night, seat: Seat) -> Screen:
+    """A person's night message once the night is over: an Insomniac sees its card at dawn."""
+    insomniac = dealt.dealt[seat.key] is Card.INSOMNIAC
+    dawn_card = night.dawn[seat.key] if insomniac else None
+    return night_dm(game, dealt, seat, dawn_card=dawn_card, late=not seat.confirmed)
+
+
+def end_night(table: Table, session: Session, game: Game) -> None:
+    """Dawn: resolve the night in its fixed order, tell each Insomniac, and begin the day.
+
+    Every choice is committed and closed by now (everyone confirmed, or the deadline passed),
+    so what dawn shows is the same however often a crash makes it run.
+    """
+    dealt = deal_of(game)
+    night = resolve_night(dealt, _choices(game))
     for seat in people(game):
-        insomniac = dealt.dealt[seat.key] is Card.INSOMNIAC
-        if insomniac or not seat.confirmed:
-            dawn_card = night.dawn[seat.key] if insomniac else None
-            screen = night_dm(game, dealt, seat, dawn_card=dawn_card, late=not seat.confirmed)
-            update(table, seat.dm_channel, seat.dm_ts, screen)
+        if dealt.dealt[seat.key] is Card.INSOMNIAC or not seat.confirmed:
+            update(table, seat.dm_channel, seat.dm_ts, _dawn_dm(game, dealt, night, seat))
     update(table, game.channel_id, game.board_ts, night_screen.night_over(labels(game)))
     begin_day(table, session, game)

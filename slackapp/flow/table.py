@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -41,6 +41,14 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+class NotInstalled(Exception):
+    """The workspace has no installation (never added, or uninstalled): no token to act with."""
+
+
+ClientFor = Callable[[str], WebClient]
+"""A workspace's team id → a Web API client with that workspace's bot token."""
+
+
 @dataclass
 class Lengths:
     night_seconds: int
@@ -55,6 +63,17 @@ class Table:
     lengths: Lengths
     alarm: Alarm = field(default_factory=NoAlarm)
     now: Callable[[], datetime] = utc_now
+    clients: ClientFor | None = None
+    """Installed in many workspaces: each one's client. None: ``client`` serves the only one."""
+
+    def for_workspace(self, team_id: str) -> Table:
+        """This table acting in one workspace: ``client`` carries that workspace's bot token.
+
+        Raises NotInstalled when the workspace has no installation.
+        """
+        if self.clients is None:
+            return self
+        return replace(self, client=self.clients(team_id))
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
@@ -73,14 +92,24 @@ class Reply:
     blocks: list[dict[str, Any]] | None = None
 
 
-def lock_game(session: Session, game_id: int) -> Game | None:
-    """The game row, locked until the transaction ends, with its seats loaded."""
+def lock_game(session: Session, game_id: int, skip_locked: bool = False) -> Game | None:
+    """The game row, locked until the transaction ends, with its seats loaded.
+
+    ``skip_locked``: None at once if another transaction holds the lock, instead of waiting.
+    """
     return session.scalars(
         select(Game)
         .where(Game.id == game_id)
-        .with_for_update()
+        .with_for_update(skip_locked=skip_locked)
         .options(selectinload(Game.seats).selectinload(Seat.ballot))
     ).one_or_none()
+
+
+def is_due(table: Table, game: Game) -> bool:
+    """Whether the game's current phase has reached its deadline, whether or not a timer has
+    fired yet. A move made after that counts for nothing: what the deadline closed stays closed,
+    so a phase ended anew after a crash ends exactly as it would have."""
+    return game.deadline is not None and game.deadline <= table.now()
 
 
 def open_game_in(

@@ -17,6 +17,7 @@ from slackapp.flow.table import (
     Reply,
     Table,
     deal_of,
+    is_due,
     label,
     labels,
     lock_game,
@@ -88,6 +89,12 @@ def _everyone_voted(game: Game) -> bool:
     return all(seat.ballot is not None for seat in game.seats)
 
 
+def vote_has_closed(table: Table, game: Game) -> bool:
+    """The vote is closed by its deadline or by the last ballot, reveal out or not: no ballot
+    changes after that, so a reveal redone after a crash tells the same story."""
+    return game.phase == Phase.VOTE and (is_due(table, game) or _everyone_voted(game))
+
+
 def cast(
     table: Table, game_id: int, user_id: str, target: str, clicked_at: Decimal | None = None
 ) -> Reply:
@@ -98,6 +105,8 @@ def cast(
     """
     with table.transaction() as session:
         game = lock_game(session, game_id)
+        if game is not None and vote_has_closed(table, game):
+            close_vote(table, session, game)  # closed before this click came: reveal first
         if game is None or game.phase != Phase.VOTE:
             return Reply(VOTE_IS_CLOSED)
         seat = next((s for s in game.seats if s.user_id == user_id), None)

@@ -9,10 +9,12 @@ from __future__ import annotations
 from slack_bolt import App
 
 from slackapp.flow.table import Table
-from slackapp.listeners import actions, commands, events
+from slackapp.listeners import actions, commands, events, views
 
 
 def register(app: App, table: Table) -> None:
     commands.register(app, table)
     actions.register(app, table)
     events.register(app, table)
+    views.register(app, table)
+    actions.register_unknown(app)

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from slack_bolt import Ack, App
+from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 
 from slackapp.blocks import ids
 from slackapp.blocks.ids import ButtonValue
 from slackapp.flow import day, lobby, night, vote
 from slackapp.flow.table import Reply, Table
+from slackapp.listeners.background import acknowledge_then
 from slackapp.listeners.replies import run_step, send
+from slackapp.logs import log_context
 
 
 @dataclass(frozen=True)
@@ -35,9 +38,20 @@ STALE = "That button doesn't belong to any game I know."
 
 
 def _user(body: dict[str, Any]) -> tuple[str, str]:
-    user = body.get("user") or {}
+    """Who clicked: the signed payload's ``user``, and nothing else in it."""
+    user = body.get("user")
+    if not isinstance(user, dict):
+        return "", ""
     user_id = str(user.get("id") or "")
     return user_id, str(user.get("name") or user.get("username") or user_id)
+
+
+def _clicked(body: dict[str, Any]) -> dict[str, Any]:
+    """The element acted on; empty when the payload has none we can read."""
+    actions = body.get("actions")
+    if isinstance(actions, list) and actions and isinstance(actions[0], dict):
+        return actions[0]
+    return {}
 
 
 def _timestamp(raw: object) -> Decimal | None:
@@ -52,12 +66,12 @@ def _listen(app: App, table: Table, action: str, step: Step) -> None:
     def acknowledge(ack: Ack) -> None:
         ack()
 
-    def handle(body: dict[str, Any], respond: Respond) -> None:
+    def handle(body: dict[str, Any], respond: Respond, context: BoltContext) -> None:
         user_id, user_name = _user(body)
-        actions = body.get("actions") or [{}]
-        clicked = actions[0] if isinstance(actions[0], dict) else {}
+        clicked = _clicked(body)
+        raw = clicked.get("value")
         try:
-            value = ButtonValue.unpack(clicked.get("value"))
+            value = ButtonValue.unpack(raw if isinstance(raw, str) else None)
         except ValueError:
             send(respond, Reply(STALE))
             return
@@ -68,9 +82,12 @@ def _listen(app: App, table: Table, action: str, step: Step) -> None:
             action=str(clicked.get("action_id") or "").split(":")[0],
             action_ts=_timestamp(clicked.get("action_ts")),
         )
-        run_step(respond, lambda: step(table, click))
+        team_id = str(context.team_id or "")
+        with log_context(team_id=team_id, game_id=value.game_id, user_id=user_id):
+            here = table.for_workspace(team_id)  # the clicker's workspace, from the signed payload
+            run_step(respond, lambda: step(here, click))
 
-    app.action(ids.pattern(action))(ack=acknowledge, lazy=[handle])
+    app.action(ids.pattern(action))(acknowledge_then(app, acknowledge, handle))
 
 
 def _night(table: Table, click: Click) -> Reply:
@@ -115,3 +132,17 @@ def register(app: App, table: Table) -> None:
         _listen(app, table, action, _night)
     _listen(app, table, ids.HEARD_ENOUGH, _game_and_user(day.toggle_heard_enough))
     _listen(app, table, ids.VOTE, _vote)
+
+
+def register_unknown(app: App) -> None:
+    """Any other button (an old message's, or a payload naming no action Varulv has) gets an
+    answer instead of Bolt's 404, which Slack would show the person as an error. Registered
+    last: Bolt gives a request to the first listener that matches."""
+
+    def acknowledge(ack: Ack) -> None:
+        ack()
+
+    def answer(respond: Respond) -> None:
+        send(respond, Reply(STALE))
+
+    app.action(re.compile(".*"))(acknowledge_then(app, acknowledge, answer))

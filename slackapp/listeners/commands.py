@@ -1,19 +1,33 @@
-"""``/varulv`` and its words: (start), help, stop, score."""
+"""``/varulv`` and its words: (start), help, settings, stop, score."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from slack_bolt import Ack, App
 from slack_bolt.context.respond import Respond
+from slack_bolt.request import BoltRequest
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 import slackapp.blocks.help as help_screen
-from slackapp.flow import control, lobby
+import slackapp.blocks.settings as settings_screen
+from slackapp.flow import control, lobby, settings
 from slackapp.flow.table import Reply, Table
-from slackapp.listeners.replies import run_step
+from slackapp.listeners.background import acknowledge_then
+from slackapp.listeners.replies import is_retry, run_step, send
+from slackapp.logs import log_context
 
-USAGE = "Try `/varulv` to open a table, or `/varulv help`, `/varulv stop`, `/varulv score`."
-WORDS = ("", "start", "help", "stop", "score")
+log = logging.getLogger(__name__)
+
+USAGE = (
+    "Try `/varulv` to open a table, or `/varulv help`, `/varulv settings`, `/varulv stop`, "
+    "`/varulv score`."
+)
+WORDS = ("", "start", "help", "settings", "stop", "score")
+COMMAND_SOURCE = ("team_id", "channel_id", "user_id")
+"""Where a command was typed and by whom: the signed payload's fields, never the text."""
 
 
 def word_of(command: dict[str, Any]) -> str:
@@ -31,20 +45,54 @@ def register(app: App, table: Table) -> None:
         else:
             ack()
 
-    def handle(command: dict[str, Any], respond: Respond) -> None:
+    def handle(
+        command: dict[str, Any], respond: Respond, client: WebClient, request: BoltRequest
+    ) -> None:
         word = word_of(command)
-        team, channel, user = command["team_id"], command["channel_id"], command["user_id"]
-        if word in ("", "start"):
-            name = str(command.get("user_name") or user)
-            run_step(respond, lambda: lobby.open_lobby(table, team, channel, user, name))
-        elif word == "stop":
-            run_step(respond, lambda: control.stop(table, team, channel, user))
-        elif word == "score":
-            run_step(respond, lambda: _score(table, team, channel))
+        team, channel, user = (str(command.get(key) or "") for key in COMMAND_SOURCE)
+        if not (team and channel and user):
+            log.warning("a /varulv without its team, channel or user was ignored")
+            return
+        retry = is_retry(request)
+        with log_context(team_id=team, channel_id=channel, user_id=user):
+            if word in WORDS:
+                log.info("command", extra={"word": word or "start"})
+            here = table.for_workspace(team)
+            if word in ("", "start"):
+                name = str(command.get("user_name") or user)
+                run_step(
+                    respond,
+                    lambda: lobby.open_lobby(here, team, channel, user, name, retry=retry),
+                )
+            elif word == "settings":
+                _open_settings(here, client, command, respond)
+            elif word == "stop":
+                run_step(respond, lambda: control.stop(here, team, channel, user, retry=retry))
+            elif word == "score":
+                run_step(respond, lambda: _score(here, team, channel))
 
-    app.command("/varulv")(ack=acknowledge, lazy=[handle])
+    app.command("/varulv")(acknowledge_then(app, acknowledge, handle))
 
 
 def _score(table: Table, team: str, channel: str) -> Reply:
     screen = help_screen.leaderboard(channel, control.leaderboard(table, team, channel))
     return Reply(screen.text, screen.as_dicts())
+
+
+def _open_settings(
+    table: Table, client: WebClient, command: dict[str, Any], respond: Respond
+) -> None:
+    """Open the modal with the channel's current settings (Slack allows 3 s from the command)."""
+    channel = command["channel_id"]
+    choice = settings.channel_choice(table, command["team_id"], channel)
+    lengths = {
+        "night_seconds": choice.night_seconds,
+        "day_seconds": choice.day_seconds,
+        "vote_seconds": choice.vote_seconds,
+    }
+    view = settings_screen.settings_modal(channel, lengths, settings.BOUNDS, choice.bots_allowed)
+    try:
+        client.views_open(trigger_id=command["trigger_id"], view=view)
+    except SlackApiError as error:
+        log.warning("could not open the settings: %s", error.response.get("error"))
+        send(respond, Reply("Slack did not open the settings. Try `/varulv settings` again."))

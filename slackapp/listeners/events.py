@@ -1,22 +1,54 @@
-"""Events API: the App Home tab."""
+"""Events API: the App Home tab, and the app leaving a workspace."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
-from slack_bolt import App
+from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 
 import slackapp.blocks.home as home_screen
 from slackapp.flow.home import record_of
 from slackapp.flow.table import Table
+from slackapp.flow.workspace import stop_open_games
+from slackapp.logs import log_context
+
+log = logging.getLogger(__name__)
 
 
 def register(app: App, table: Table) -> None:
     @app.event("app_home_opened")
-    def publish_home(event: dict[str, Any], client: WebClient, context: dict[str, Any]) -> None:
-        if event.get("tab", "home") != "home":
+    def publish_home(event: dict[str, Any], client: WebClient, context: BoltContext) -> None:
+        user_id = str(event.get("user") or "")
+        if event.get("tab", "home") != "home" or not user_id:
             return
-        user_id = str(event["user"])
-        record, boards = record_of(table, str(context.get("team_id") or ""), user_id)
+        record, boards = record_of(table, str(context.team_id or ""), user_id)
         client.views_publish(user_id=user_id, view=home_screen.home_view(user_id, record, boards))
+
+    @app.event("app_uninstalled")
+    def uninstalled(context: BoltContext) -> None:
+        _leave(app, table, context, "app uninstalled")
+
+    @app.event("tokens_revoked")
+    def tokens_revoked(event: dict[str, Any], context: BoltContext) -> None:
+        store = app.installation_store
+        if store is not None:
+            for user_id in (event.get("tokens") or {}).get("oauth") or []:
+                store.delete_installation(
+                    enterprise_id=context.enterprise_id, team_id=context.team_id, user_id=user_id
+                )
+        if (event.get("tokens") or {}).get("bot"):
+            # Varulv acts only as its bot: without that token the installation is of no use.
+            _leave(app, table, context, "bot token revoked")
+
+
+def _leave(app: App, table: Table, context: BoltContext, why: str) -> None:
+    """Forget the workspace's installation and end its open games; scores and settings stay."""
+    team_id = str(context.team_id or "")
+    with log_context(team_id=team_id):
+        store = app.installation_store
+        if store is not None:  # with a single token there is no installation to forget
+            store.delete_all(enterprise_id=context.enterprise_id, team_id=context.team_id)
+        stopped = stop_open_games(table, team_id)
+        log.info("workspace left: %s", why, extra={"count": stopped})

@@ -1,0 +1,71 @@
+"""Sends prepared, signed requests at a server with a bounded number in flight, and times each.
+
+It runs in a process of its own (see ``load.py``), so that the stand-in for Slack, which answers
+the app's Web API calls in the benchmark's main process, never delays the stopwatch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One request as Slack would send it: the kind (for the report), body and headers."""
+
+    kind: str
+    body: bytes
+    headers: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class Timed:
+    kind: str
+    seconds: float
+    status: int
+
+
+def fire(url: str, requests: Sequence[Prepared], in_flight: int) -> list[Timed]:
+    """Send every request, at most ``in_flight`` at once; each on a fresh connection, as Slack."""
+    return asyncio.run(_fire_all(url, requests, in_flight))
+
+
+async def _fire_all(url: str, requests: Sequence[Prepared], in_flight: int) -> list[Timed]:
+    parts = urlsplit(url)
+    host, port, path = parts.hostname or "127.0.0.1", parts.port or 80, parts.path or "/"
+    gate = asyncio.Semaphore(in_flight)
+    start = asyncio.Event()
+
+    async def one(request: Prepared) -> Timed:
+        async with gate:
+            await start.wait()
+            return await _post(host, port, path, request)
+
+    tasks = [asyncio.create_task(one(request)) for request in requests]
+    await asyncio.sleep(0)  # let every task reach the gate, then release the first wave at once
+    start.set()
+    return list(await asyncio.gather(*tasks))
+
+
+async def _post(host: str, port: int, path: str, request: Prepared) -> Timed:
+    head = [f"POST {path} HTTP/1.1", f"Host: {host}:{port}", "Connection: close"]
+    head += [f"{name}: {value}" for name, value in request.headers]
+    head.append(f"Content-Length: {len(request.body)}")
+    raw = ("\r\n".join(head) + "\r\n\r\n").encode() + request.body
+    started = time.perf_counter()
+    try:
+        reader, writer = await asyncio.open_connection(host, port)
+        writer.write(raw)
+        await writer.drain()
+        answer = await reader.read()  # the server closes the connection after answering
+        seconds = time.perf_counter() - started
+        writer.close()
+    except OSError:
+        return Timed(request.kind, time.perf_counter() - started, 0)
+    status_line = answer.split(b"\r\n", 1)[0].split()
+    status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
+    return Timed(request.kind, seconds, status)

@@ -1,0 +1,155 @@
+"""Acknowledgements first: game steps wait while Slack's requests are being answered.
+
+Slack gives an app three seconds to acknowledge, and the person who clicked watches the button
+until it does; the step behind the click (a transaction and a few Web API calls) can wait a few
+milliseconds. In one process both compete for the one interpreter lock, and on a small machine
+for the same cores as the database, so during a burst of clicks every running step slows every
+acknowledgement still to be made. A step therefore starts once requests have stopped arriving
+for ``quiet`` seconds, or once it has waited ``patience`` seconds since it was queued: a burst
+is answered first, and a steady stream of requests can delay the steps but never starve them.
+The worker processes of one server share what they are acknowledging (:class:`AcrossWorkers`),
+since on a small machine one worker's steps slow the other's acknowledgements just as much.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import math
+import multiprocessing
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import ParamSpec, TypeVar
+
+PATIENCE_SECONDS = 1.5
+QUIET_SECONDS = 0.02
+"""Longer than the gap between two requests of a burst, short next to a person's patience."""
+STEP_THREADS = 5
+"""Bolt's own default for its lazy listeners."""
+STEPS_WHILE_BUSY = 1
+"""Steps that may run at once while requests keep arriving (once they have waited enough)."""
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+class AcrossWorkers:
+    """Requests in hand and when the last was answered, in memory every worker process of a
+    server shares: made by the server before it forks its workers."""
+
+    def __init__(self) -> None:
+        self._lock = multiprocessing.Lock()
+        self._values = multiprocessing.RawArray(ctypes.c_double, [0.0, -math.inf])
+
+    def begin(self) -> None:
+        with self._lock:
+            self._values[0] += 1
+
+    def end(self, at: float) -> None:
+        with self._lock:
+            self._values[0] -= 1
+            self._values[1] = max(self._values[1], at)
+
+    def read(self) -> tuple[int, float]:
+        with self._lock:
+            return int(self._values[0]), self._values[1]
+
+
+class AckFirst:
+    def __init__(
+        self,
+        patience: float = PATIENCE_SECONDS,
+        quiet: float = QUIET_SECONDS,
+        steps_while_busy: int = STEPS_WHILE_BUSY,
+        workers: AcrossWorkers | None = None,
+    ) -> None:
+        self.patience = patience
+        self.quiet = quiet
+        self.steps_while_busy = steps_while_busy
+        self.workers = workers
+        """When given, the other workers' requests hold this worker's steps back too."""
+        self._changed = threading.Condition()
+        self._acknowledging = 0
+        self._last_answered = -math.inf
+        self._steps = 0
+
+    @contextmanager
+    def acknowledging(self) -> Iterator[None]:
+        """Around the handling of one request from Slack, up to its answer."""
+        with self._changed:
+            self._acknowledging += 1
+        if self.workers is not None:
+            self.workers.begin()
+        try:
+            yield
+        finally:
+            answered = time.monotonic()  # one clock for every process on the machine
+            if self.workers is not None:
+                self.workers.end(answered)
+            with self._changed:
+                self._acknowledging -= 1
+                self._last_answered = answered
+                if not self._acknowledging:  # only then can the quiet begin: wake the steps
+                    self._changed.notify_all()
+
+    @contextmanager
+    def turn(self, queued_at: float) -> Iterator[None]:
+        """Around one step queued at ``queued_at`` (a ``time.monotonic()``): it starts once no
+        request has been in hand for ``quiet`` seconds; or, ``patience`` seconds after it was
+        queued, as one of at most ``steps_while_busy`` steps running while requests come in."""
+        with self._changed:
+            while (delay := self._until_start(queued_at)) > 0:
+                self._changed.wait(delay)  # woken sooner when a request or a step ends
+            self._steps += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._steps -= 1
+                self._changed.notify_all()
+
+    def _until_start(self, queued_at: float) -> float:
+        """Seconds before a step queued at ``queued_at`` may start; 0 when it may now."""
+        now = time.monotonic()
+        acknowledging, last_answered = self._acknowledging, self._last_answered
+        if self.workers is not None:
+            acknowledging, last_answered = self.workers.read()
+        quiet_from = last_answered + self.quiet
+        if not acknowledging and now >= quiet_from:
+            return 0.0
+        patient_from = queued_at + self.patience
+        if now >= patient_from:
+            # Waited enough: start if a busy-time slot is free, else when a step ends.
+            return 0.0 if self._steps < self.steps_while_busy else self.quiet
+        wait = patient_from - now if acknowledging else min(quiet_from, patient_from) - now
+        # Nothing wakes this thread when another worker answers: look again soon.
+        return wait if self.workers is None else min(wait, self.quiet)
+
+
+class StepExecutor(ThreadPoolExecutor):
+    """Bolt's executor for the game steps, letting acknowledgements go first."""
+
+    def __init__(self, acks: AckFirst, max_workers: int = STEP_THREADS) -> None:
+        super().__init__(max_workers=max_workers, thread_name_prefix="varulv-step")
+        self.acks = acks
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
+        queued_at = time.monotonic()
+
+        def in_turn() -> T:
+            with self.acks.turn(queued_at):
+                return fn(*args, **kwargs)
+
+        return super().submit(in_turn)
+
+
+def quieter_collector() -> None:
+    """Shorter pauses of Python's cycle collector, which stops every thread (and so every
+    acknowledgement) while it runs. What start-up built lives as long as the process: frozen,
+    the collector's full passes stop walking it. (Raising the young generation's threshold
+    was measured too: it trades many short pauses for pauses of 30 to 120 ms, which is worse.)"""
+    gc.collect()
+    gc.freeze()

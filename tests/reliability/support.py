@@ -1,0 +1,232 @@
+"""What the fault, security and fuzz tests share: holding a Web API call at the fake Slack so a
+test can crash the app at an exact moment, counting what was posted, and reading the game."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import datetime
+from types import TracebackType
+from typing import Any
+
+from sqlalchemy import Engine, text
+
+from slackapp.blocks.ids import ButtonValue
+from slackapp.fakeslack import FakeSlack, Message, SignedRequest
+from slackapp.fakeslack.models import JSON
+from slackapp.fakeslack.webapi import ApiAnswer, ApiRequest
+from tests.e2e.conftest import AppProcess, start_app
+from tests.e2e.driver import Table
+
+_people = itertools.count(1)
+
+
+def new_people(fake: FakeSlack, count: int) -> list[str]:
+    """Fresh user ids (their DMs hold nothing from other tests), named after them."""
+    users = []
+    for _ in range(count):
+        user = f"U{next(_people):03d}REL"
+        fake.add_user(user, f"p{user[1:4]}")
+        users.append(user)
+    return users
+
+
+class Held:
+    """The first Web API call to ``method`` that ``matches`` waits at the fake Slack.
+
+    With ``applied``, Slack has done what was asked (the message is posted) and only the answer
+    is held, so the app never learns of it; without, the call waits before it takes effect, and
+    an app killed meanwhile never got it through. ``release()`` lets it go.
+    """
+
+    def __init__(
+        self,
+        fake: FakeSlack,
+        method: str,
+        matches: Callable[[JSON], bool] = lambda params: True,
+        *,
+        applied: bool,
+    ) -> None:
+        self.fake = fake
+        self.method = method
+        self.matches = matches
+        self.applied = applied
+        self.reached = threading.Event()
+        self.released = threading.Event()
+        self.request: ApiRequest | None = None
+        self._lock = threading.Lock()
+        self._original = fake.api.handle
+
+    def __enter__(self) -> Held:
+        self.fake.api.handle = self._handle  # type: ignore[method-assign]
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.release()
+        self.fake.api.handle = self._original  # type: ignore[method-assign]
+
+    def wait(self, timeout: float = 20.0) -> ApiRequest:
+        if not self.reached.wait(timeout):
+            raise AssertionError(f"the app never called {self.method} as expected")
+        assert self.request is not None
+        return self.request
+
+    def release(self) -> None:
+        self.released.set()
+
+    def _handle(self, request: ApiRequest) -> ApiAnswer:
+        with self._lock:
+            mine = (
+                self.request is None
+                and request.method == self.method
+                and self.matches(request.params)
+            )
+            if mine:
+                self.request = request
+        if not mine:
+            return self._original(request)
+        answer = self._original(request) if self.applied else None
+        self.reached.set()
+        self.released.wait(60)
+        if answer is None:
+            # The caller is gone by now; Slack never saw the call.
+            return ApiAnswer({"ok": False, "error": "request_timeout"})
+        return answer
+
+
+def restart(table: Table, old: AppProcess, database_url: str, **lengths: int) -> AppProcess:
+    """A fresh app process on the same database, serving the table from now on."""
+    old.stop()
+    app = start_app(table.fake, database_url, **lengths)
+    table.app = app
+    return app
+
+
+def posted(fake: FakeSlack, since: int, channels: set[str]) -> Counter[tuple[str, str]]:
+    """Messages Slack accepted in ``channels`` since call number ``since``: (channel, text)."""
+    return Counter(
+        (str(call.params.get("channel")), str(call.params.get("text")))
+        for call in fake.calls[since:]
+        if call.method == "chat.postMessage"
+        and call.ok
+        and str(call.params.get("channel")) in channels
+    )
+
+
+def conversations(fake: FakeSlack, table: Table, people: list[str]) -> set[str]:
+    """The table's channel and its people's DMs: everywhere the game posts."""
+    return {table.channel, *(fake.dm_channel(user) for user in people)}
+
+
+def assert_nothing_posted_twice(fake: FakeSlack, since: int, channels: set[str]) -> None:
+    twice = {key: n for key, n in posted(fake, since, channels).items() if n > 1}
+    assert not twice, f"posted more than once: {twice}"
+
+
+def boards(fake: FakeSlack, since: int, channel: str, starting: str) -> int:
+    """How many messages starting with ``starting`` Slack accepted in ``channel``."""
+    return sum(
+        n
+        for (where, said), n in posted(fake, since, {channel}).items()
+        if where == channel and said.startswith(starting)
+    )
+
+
+LOBBY = "A table for Varulv is being set"
+DAY = "Day breaks at the Varulv table"
+VOTE = "The Varulv vote is open"
+REVEAL = "The Varulv reveal"
+NIGHT_DM = "Varulv: your card for tonight is here."
+
+
+def set_deadline(db: Engine, game_id: int, at: datetime) -> None:
+    with db.begin() as connection:
+        connection.execute(
+            text("UPDATE games SET deadline = :at WHERE id = :id"), {"at": at, "id": game_id}
+        )
+
+
+def seat_rows(db: Engine, game_id: int) -> dict[str, dict[str, Any]]:
+    """Each seat's row by its key (user id, or bot name), ballots included."""
+    with db.connect() as connection:
+        rows = connection.execute(
+            text(
+                "SELECT seats.*, ballots.target AS ballot FROM seats "
+                "LEFT JOIN ballots ON ballots.seat_id = seats.id "
+                "WHERE seats.game_id = :id ORDER BY position"
+            ),
+            {"id": game_id},
+        ).mappings()
+        return {row["user_id"] or row["bot_name"]: dict(row) for row in rows}
+
+
+@contextmanager
+def running_app(fake: FakeSlack, database_url: str, **options: Any) -> Iterator[AppProcess]:
+    app = start_app(fake, database_url, **options)
+    try:
+        yield app
+    finally:
+        app.stop()
+
+
+def signed(fake: FakeSlack, act: Callable[[], object]) -> SignedRequest:
+    """The one request ``act`` (a command or a click on ``fake``) would send, signed, unsent."""
+    with fake.keeping_requests() as kept:
+        act()
+    assert len(kept) == 1, f"expected one request, got {len(kept)}"
+    return kept[0]
+
+
+def send_together(
+    fake: FakeSlack, sends: list[tuple[SignedRequest, str]], headers: dict[str, str] | None = None
+) -> list[int]:
+    """Send every (request, url) at the same instant, one thread each; their HTTP statuses."""
+    start = threading.Barrier(len(sends))
+
+    def send(request: SignedRequest, url: str) -> int:
+        start.wait()
+        return fake.send(request, url, headers=headers).status_code
+
+    with ThreadPoolExecutor(len(sends)) as pool:
+        return list(pool.map(lambda pair: send(*pair), sends))
+
+
+def journal(apps: list[AppProcess], game_id: int) -> Counter[str]:
+    """How many times the processes together logged each phase change of the game."""
+    changes: Counter[str] = Counter()
+    for app in apps:
+        for line in app.log.read_text(errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if entry.get("logger") == "slackapp.games" and entry.get("game_id") == game_id:
+                changes[str(entry.get("phase"))] += 1
+    return changes
+
+
+def ballot_button(message: Message, target: str) -> str:
+    """The action id of the ballot button for the seat ``target`` (a key, or "nobody")."""
+    return next(
+        button.action_id
+        for button in message.buttons()
+        if ButtonValue.unpack(button.value).target == target
+    )
+
+
+def signed_click(fake: FakeSlack, user: str, message: Message, action_id: str) -> SignedRequest:
+    return signed(fake, lambda: fake.click(user, message, action_id))
+
+
+def signed_command(fake: FakeSlack, user: str, channel: str, words: str = "") -> SignedRequest:
+    return signed(fake, lambda: fake.slash_command(user, text=words, channel_id=channel))

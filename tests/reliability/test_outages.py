@@ -1,0 +1,150 @@
+"""Slack throttling the app, and PostgreSQL going away under it: the game is unharmed, people
+are told clearly when something could not be done, and the app recovers on its own."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from sqlalchemy import Engine, create_engine
+
+from slackapp.db.engine import sqlalchemy_url
+from slackapp.fakeslack import FakeSlack
+from slackapp.listeners.replies import SLACK_UNAVAILABLE, UNAVAILABLE
+from tests.e2e.conftest import start_app
+from tests.e2e.driver import Table
+from tests.reliability.support import (
+    DAY,
+    assert_nothing_posted_twice,
+    boards,
+    conversations,
+    new_people,
+    running_app,
+)
+
+
+def throttled(fake: FakeSlack, since: int, method: str) -> int:
+    return sum(call.status == 429 for call in fake.calls[since:] if call.method == method)
+
+
+def test_slack_throttling_is_waited_out_and_the_game_goes_on(
+    fake: FakeSlack, database_url: str, db: Engine
+) -> None:
+    anna, bo, cia = people = new_people(fake, 3)
+    with running_app(fake, database_url) as app:
+        table = Table(fake, app, db)
+        since = len(fake.calls)
+        table.seat_people(anna, [bo, cia])
+        fake.rate_limit("conversations.open", times=2, retry_after=1)
+        table.start(anna)
+        table.play_night([anna, bo])
+        fake.rate_limit("chat.postMessage", times=2, retry_after=1)  # the day board's post
+        table.play_night([cia])
+        table.wait_for_phase("day")
+
+        assert throttled(fake, since, "conversations.open") == 2
+        assert throttled(fake, since, "chat.postMessage") == 2
+        assert boards(fake, since, table.channel, DAY) == 1, "posted once, after the waits"
+        table.heard_enough([anna, bo])
+        table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
+        table.wait_for_phase("over")
+        table.stored_outcome_matches_referee()
+        assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
+
+
+def test_throttling_beyond_the_retries_fails_the_step_clearly_and_harms_nothing(
+    fake: FakeSlack, database_url: str, db: Engine
+) -> None:
+    anna, bo, cia = new_people(fake, 3)
+    with running_app(fake, database_url) as app:
+        table = Table(fake, app, db)
+        table.seat_people(anna, [bo, cia])
+        fake.rate_limit("conversations.open", times=4, retry_after=0)  # one try, three retries
+        table.click(anna, table.lobby(), "Start")
+
+        table.ephemeral(anna, SLACK_UNAVAILABLE)
+        assert table.game()["phase"] == "lobby", "nothing changed"
+        assert fake.find_message(table.channel, "can't send a private message") is None, (
+            "Slack's throttling is not blamed on a person's settings"
+        )
+        table.start(anna)  # Slack takes calls again: the same table starts
+        table.play_night([anna, bo, cia])
+        table.wait_for_phase("day")
+
+
+# -- PostgreSQL going away ----------------------------------------------------------------------
+
+
+class Postgres:
+    """A PostgreSQL server of this test's own, to stop and start under a running app."""
+
+    def __init__(self) -> None:
+        import pgserver
+
+        folder = tempfile.mkdtemp(prefix="varulv-restart-pg-")
+        os.chmod(folder, 0o755)  # the server runs as its own user when we are root
+        self.server: Any = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
+        self.url = str(self.server.get_uri())
+
+    def stop(self) -> None:
+        from pgserver._commands import pg_ctl
+
+        pg_ctl(
+            ["-w", "-m", "fast", "stop"], pgdata=self.server.pgdata, user=self.server.system_user
+        )
+
+    def start(self) -> None:
+        self.server.ensure_postgres_running()  # same folder, same socket: the same URL
+
+    def cleanup(self) -> None:
+        self.server.cleanup()
+
+
+@pytest.fixture
+def own_postgres() -> Iterator[Postgres]:
+    postgres = Postgres()
+    yield postgres
+    postgres.cleanup()
+
+
+def test_postgres_restarting_under_the_app_costs_only_the_requests_in_that_moment(
+    fake: FakeSlack, own_postgres: Postgres
+) -> None:
+    anna, bo, cia = new_people(fake, 3)
+    app = start_app(fake, own_postgres.url)
+    db = create_engine(sqlalchemy_url(own_postgres.url), pool_pre_ping=True)
+    try:
+        table = Table(fake, app, db)
+        table.seat_people(anna, [bo, cia])
+        table.start(anna)
+        table.play_night([anna])
+        dm = table.dm(bo)
+
+        own_postgres.stop()
+        table.click(bo, dm, dm.buttons()[0].text)  # acknowledged, but it cannot be stored
+        table.ephemeral(bo, UNAVAILABLE)
+        table.command(cia, "score")
+        table.ephemeral(cia, UNAVAILABLE)
+        assert requests.get(f"{app.url}/healthz", timeout=5).status_code == 503
+        assert fake.message(dm.channel, dm.ts).buttons(), "bo may still make the choice"
+
+        own_postgres.start()
+        table.wait(
+            lambda: requests.get(f"{app.url}/healthz", timeout=5).status_code == 200 or None,
+            "the app to reach the database again",
+        )
+        assert app.process.poll() is None, "the same process, never restarted"
+        table.play_night([bo, cia])
+        table.wait_for_phase("day")
+        table.heard_enough([anna, bo])
+        table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
+        table.wait_for_phase("over")
+        table.stored_outcome_matches_referee()
+    finally:
+        app.stop()
+        db.dispose()

@@ -1,0 +1,149 @@
+"""Only Slack's signed, recent requests get in, and a request acts only for the person Slack
+signed it for, whatever else its payload says."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from urllib.parse import parse_qsl, urlencode
+
+import pytest
+import requests
+from sqlalchemy import Engine, text
+
+from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
+from slackapp.game import Card
+from tests.e2e.conftest import SIGNING_SECRET, AppProcess
+from tests.e2e.driver import Table
+from tests.reliability.support import (
+    new_people,
+    running_app,
+    seat_rows,
+    signed,
+    signed_click,
+    signed_command,
+)
+
+
+@pytest.fixture(scope="module")
+def app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
+    with running_app(fake, database_url) as process:
+        yield process
+
+
+def resigned(request: SignedRequest, body: str, secret: str = SIGNING_SECRET) -> SignedRequest:
+    """The same request with another body, signed as Slack would sign it."""
+    return SignedRequest(body, {**request.headers, **signed_headers(secret, body)})
+
+
+def with_payload(request: SignedRequest, change: dict[str, object]) -> SignedRequest:
+    """An interaction with fields of its payload replaced, and signed again (as if by Slack)."""
+    form = dict(parse_qsl(request.body))
+    payload = {**json.loads(form["payload"]), **change}
+    return resigned(request, urlencode({**form, "payload": json.dumps(payload)}))
+
+
+def forged(request: SignedRequest) -> list[tuple[str, dict[str, str]]]:
+    """The ways a request can fail to be Slack's: (what, headers to send instead)."""
+    stale = int(time.time()) - 6 * 60
+    kept = {k: v for k, v in request.headers.items() if not k.startswith("X-Slack")}
+    return [
+        ("no signature", kept),
+        ("another secret", {**kept, **signed_headers("not-the-secret", request.body)}),
+        ("stale", {**kept, **signed_headers(SIGNING_SECRET, request.body, stale)}),
+        ("from the future", {**kept, **signed_headers(SIGNING_SECRET, request.body, stale + 720)}),
+        ("for another body", {**kept, **signed_headers(SIGNING_SECRET, request.body + "&x=1")}),
+        ("timestamp not a number", {**request.headers, "X-Slack-Request-Timestamp": "soon"}),
+        ("signature not ASCII", {**request.headers, "X-Slack-Signature": "v0=åäö"}),
+        ("signature empty", {**request.headers, "X-Slack-Signature": ""}),
+    ]
+
+
+def test_unsigned_or_stale_requests_are_refused_before_anything_happens(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    anna, bo = new_people(fake, 2)
+    table = Table(fake, app, db)
+    table.command(anna)
+    lobby = table.lobby()
+    attempts = {
+        "/varulv": signed_command(fake, bo, f"{table.channel}X"),
+        "Join": signed_click(fake, bo, lobby, lobby.button("Join").action_id),
+        "App Home": signed(fake, lambda: fake.app_home_opened(bo)),
+    }
+    since = len(fake.calls)
+    for name, request in attempts.items():
+        for how, headers in forged(request):
+            answer = requests.post(app.events_url, data=request.body.encode(), headers=headers)
+            assert answer.status_code == 401, f"{name}, {how}: {answer.status_code}"
+
+    assert fake.calls[since:] == [], "no Web API call, no reply: nothing was done"
+    assert [seat["user_id"] for seat in table.seats()] == [anna], "bo never joined"
+    with db.connect() as connection:
+        opened = connection.execute(
+            text("SELECT count(*) FROM games WHERE channel_id = :c"), {"c": f"{table.channel}X"}
+        ).scalar_one()
+    assert opened == 0
+    assert fake.home_view(bo) is None
+    # The same requests, signed by Slack just now, do get in.
+    for request in attempts.values():
+        assert fake.send(request, app.events_url).status_code == 200
+    table.wait(lambda: len(table.seats()) == 2 or None, "bo to join")
+
+
+def test_a_payload_acts_only_for_the_user_slack_signed_it_for(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    anna, bo, cia = new_people(fake, 3)
+    stranger = new_people(fake, 1)[0]
+    table = Table(fake, app, db)
+    table.seat_people(anna, [bo, cia])
+    table.arrange_deal(
+        lambda dealt, center: dealt[anna] is Card.ROBBER and dealt[bo] is Card.WEREWOLF
+    )
+    table.start(anna)
+    anna_dm, bo_dm = table.dm(anna), table.dm(bo)
+    rob_bo = next(b for b in anna_dm.buttons() if b.text == fake.user_name(bo))
+
+    # bo presses the Robber's button from anna's message, naming anna everywhere but in "user".
+    as_bo = signed_click(fake, bo, anna_dm, rob_bo.action_id)
+    claims_to_be_anna = with_payload(
+        as_bo,
+        {
+            "user_id": anna,
+            "user": {"id": bo, "name": fake.user_name(anna), "username": fake.user_name(anna)},
+            "container": {
+                "type": "message",
+                "channel_id": anna_dm.channel,
+                "message_ts": anna_dm.ts,
+            },
+        },
+    )
+    assert fake.send(claims_to_be_anna, app.events_url).status_code == 200
+    table.ephemeral(bo, "not a move your card can make")
+    # The stranger, with anna's name: not seated, so nothing.
+    as_stranger = with_payload(
+        signed_click(fake, stranger, anna_dm, rob_bo.action_id),
+        {"user": {"id": stranger, "name": fake.user_name(anna)}, "user_id": anna},
+    )
+    assert fake.send(as_stranger, app.events_url).status_code == 200
+    table.ephemeral(stranger, "not seated")
+    # A payload with no user at all names nobody, even if it says anna elsewhere.
+    nobody = with_payload(as_bo, {"user": None, "user_id": anna})
+    assert fake.send(nobody, app.events_url).status_code == 200
+
+    table.play_night([cia])  # a later step, so the earlier ones are surely done
+    seats = seat_rows(db, table.game_id())
+    assert not seats[anna]["confirmed"] and seats[anna]["night_choice"] is None, "anna untouched"
+    assert not seats[bo]["confirmed"], "bo's card cannot rob"
+    assert fake.message(anna_dm.channel, anna_dm.ts).buttons(), "anna may still choose"
+    assert fake.message(bo_dm.channel, bo_dm.ts).buttons()
+
+    # Slash commands: the form's user_id decides, not the user_name.
+    stop_as_anna = signed_command(fake, stranger, table.channel, "stop")
+    form = dict(parse_qsl(stop_as_anna.body))
+    renamed = resigned(stop_as_anna, urlencode({**form, "user_name": fake.user_name(anna) or ""}))
+    assert fake.send(renamed, app.events_url).status_code == 200
+    table.ephemeral(stranger, "Only someone seated")
+    assert table.game()["phase"] == "night"
