@@ -129,7 +129,7 @@ class Server:
 
 
 def start_server(
-    name: str, module: str, fake: FakeSlack, database_url: str, workers: int
+    name: str, module: str, fake: FakeSlack, database_url: str, workers: int, root: Path = ROOT
 ) -> Server:
     port = free_port()
     log = Path(tempfile.mkstemp(prefix=f"varulv-{name}-", suffix=".log")[1])
@@ -150,7 +150,7 @@ def start_server(
     argv = [sys.executable, "-m", module, *(["serve"] if module == "slackapp.cli" else [])]
     with log.open("wb") as out:
         process = subprocess.Popen(
-            argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            argv, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
     server = Server(name, process, f"http://127.0.0.1:{port}", log)
     deadline = time.monotonic() + 90
@@ -406,9 +406,10 @@ def run_games(
     games: int,
     workers: int,
     repeat: int = 1,
+    app_root: Path = ROOT,
 ) -> RunResult:
     """G games at once, ``repeat`` times over (fresh games each time, samples pooled)."""
-    app = start_server("app", "slackapp.cli", fake, database_url, workers)
+    app = start_server("app", "slackapp.cli", fake, database_url, workers, app_root)
     floor = start_server("floor", "benchmarks.floor", fake, database_url, workers)
     try:
         warm_up(fake, pool, [app, floor])
@@ -640,6 +641,36 @@ def deadline_lateness(
 # -- the report ------------------------------------------------------------------------------
 
 
+def _lateness_table(lateness: list[Lateness]) -> list[str]:
+    lines = ["", "## Deadline lateness with open games", ""]
+    lines.append("Lateness: the day board's post at the fake Slack, minus the night's deadline.")
+    lines.append("")
+    lines.append("| open games | window | processes | p50 ms | p99 ms | max ms | missed |")
+    lines.append("|---|---|---|---|---|---|---|")
+    for each in lateness:
+        late = each.late or [float("nan")]
+        lines.append(
+            f"| {each.games} | {each.window:.0f} s | {each.processes} | "
+            f"{percentile(late, 0.5) * 1000:.0f} | {percentile(late, 0.99) * 1000:.0f} | "
+            f"{max(late) * 1000:.0f} | {each.missed} |"
+        )
+    return lines
+
+
+def _statements_table(statements: dict[int, dict[str, str]]) -> list[str]:
+    opened = sorted(statements)
+    lines = ["", "## SQL statements per interaction, by the number of other open games", ""]
+    lines.append("Statements (round trips: with BEGIN, COMMIT and the pool's liveness ping).")
+    lines.append("")
+    lines.append("| interaction | " + " | ".join(f"{n} open" for n in opened) + " |")
+    lines.append("|---|" + "---|" * len(opened))
+    for step in statements[opened[0]]:
+        lines.append(
+            f"| {step} | " + " | ".join(str(statements[n].get(step, "-")) for n in opened) + " |"
+        )
+    return lines
+
+
 def report(
     runs: list[RunResult],
     statements: dict[int, dict[str, str]],
@@ -687,28 +718,10 @@ def report(
             f"| {run.games} | {run.processes} | {run.calls_per_game:.2f} | {cells} | "
             f"{run.errors_logged} | {run.seconds:.0f} s |"
         )
-    lines += ["", "## SQL statements per interaction, by the number of other open games", ""]
-    lines.append("Statements (round trips: with BEGIN, COMMIT and the pool's liveness ping).")
-    lines.append("")
-    opened = sorted(statements)
-    lines.append("| interaction | " + " | ".join(f"{n} open" for n in opened) + " |")
-    lines.append("|---|" + "---|" * len(opened))
-    for step in statements[opened[0]]:
-        lines.append(
-            f"| {step} | " + " | ".join(str(statements[n].get(step, "-")) for n in opened) + " |"
-        )
-    lines += ["", "## Deadline lateness with open games", ""]
-    lines.append("Lateness: the day board's post at the fake Slack, minus the night's deadline.")
-    lines.append("")
-    lines.append("| open games | window | processes | p50 ms | p99 ms | max ms | missed |")
-    lines.append("|---|---|---|---|---|---|---|")
-    for each in lateness:
-        late = each.late or [float("nan")]
-        lines.append(
-            f"| {each.games} | {each.window:.0f} s | {each.processes} | "
-            f"{percentile(late, 0.5) * 1000:.0f} | {percentile(late, 0.99) * 1000:.0f} | "
-            f"{max(late) * 1000:.0f} | {each.missed} |"
-        )
+    if statements:
+        lines += _statements_table(statements)
+    if lateness:
+        lines += _lateness_table(lateness)
     lines += ["", "## Peak memory per app worker process (VmHWM, MB)", ""]
     for run in runs:
         peaks = ", ".join(f"{mb:.0f}" for mb in run.peak_mb)
@@ -751,6 +764,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the raw numbers here")
     parser.add_argument("--detail", action="store_true", help="percentiles of every storm")
     parser.add_argument("--skip-deadlines", action="store_true", help="no lateness run")
+    parser.add_argument(
+        "--app-root",
+        help="serve the app from another checkout (an earlier commit, for a before/after); "
+        "only the storms are measured then, since the rest runs this checkout's code",
+    )
     args = parser.parse_args(argv)
 
     random.seed(7)
@@ -760,25 +778,27 @@ def main(argv: list[str] | None = None) -> int:
         ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool,
     ):
         db = create_engine(sqlalchemy_url(url))
-        upgrade(db)
+        if args.app_root is None:
+            upgrade(db)  # else the other checkout's app brings the schema to its own version
         pool.submit(fire, "http://127.0.0.1:9/", [], 1).result()  # start the client process
         runs = []
         for workers in args.processes:
             for games in args.games:
                 print(f"… {games} games, {workers} process(es)", file=sys.stderr, flush=True)
                 repeat = max(1, args.samples // (games * 12))  # about 12 requests per game
-                runs.append(run_games(fake, db, url, pool, games, workers, repeat))
+                root = Path(args.app_root) if args.app_root else ROOT
+                runs.append(run_games(fake, db, url, pool, games, workers, repeat, root))
         statements: dict[int, dict[str, str]] = {}
         opened = 0
-        for target in sorted({50, 200, args.open_games}):
+        for target in [] if args.app_root else sorted({50, 200, args.open_games}):
             far = [datetime.now(UTC) + timedelta(hours=1)] * (target - opened)
             open_games(fake, db, target - opened, f"CS{target}", far)
             opened = target
             statements[target] = statements_per_interaction(fake, url, target)
-        for target in sorted({50, 200, args.open_games}):
+        for target in statements:
             close_games(db, f"CS{target}")
         lateness = []
-        for workers in [] if args.skip_deadlines else args.processes:
+        for workers in [] if args.skip_deadlines or args.app_root else args.processes:
             print(f"… deadlines of {args.open_games} games, {workers} process(es)", file=sys.stderr)
             lateness.append(deadline_lateness(fake, db, url, args.open_games, workers, args.window))
         db.dispose()

@@ -8,6 +8,7 @@ it fail with a 500. The server answers such a body 400 instead; what is inside t
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 OBJECTS = ("user", "team", "channel", "container", "message", "enterprise", "view", "state")
@@ -51,3 +52,19 @@ def _event_problem(event: Any) -> str | None:
         if event.get(inner) is not None and not isinstance(event[inner], dict):
             return f"the event's {inner} is not an object"
     return None
+
+
+SLACK_ID = re.compile(r"^[A-Z0-9]{2,32}$")
+"""A team, channel or user id as Slack writes them, and short enough for the database."""
+NAME_LENGTH = 80
+
+
+def slack_id(raw: object) -> str:
+    """``raw`` if it is a Slack id, else "" (which names nobody, so it can do nothing)."""
+    return raw if isinstance(raw, str) and SLACK_ID.match(raw) else ""
+
+
+def display_name(raw: object, fallback: str) -> str:
+    """A person's name as the payload gives it, cut to what a seat keeps."""
+    name = raw if isinstance(raw, str) and raw.strip() else fallback
+    return name[:NAME_LENGTH]

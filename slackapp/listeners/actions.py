@@ -18,6 +18,7 @@ from slackapp.flow.table import Reply, Table
 from slackapp.listeners.background import acknowledge_then
 from slackapp.listeners.replies import run_step, send
 from slackapp.logs import log_context
+from slackapp.shapes import display_name, slack_id
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,8 @@ def _user(body: dict[str, Any]) -> tuple[str, str]:
     user = body.get("user")
     if not isinstance(user, dict):
         return "", ""
-    user_id = str(user.get("id") or "")
-    return user_id, str(user.get("name") or user.get("username") or user_id)
+    user_id = slack_id(user.get("id"))
+    return user_id, display_name(user.get("name") or user.get("username"), user_id)
 
 
 def _clicked(body: dict[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from slackapp.flow.table import Reply, Table
 from slackapp.listeners.background import acknowledge_then
 from slackapp.listeners.replies import is_retry, run_step, send
 from slackapp.logs import log_context
+from slackapp.shapes import display_name, slack_id
 
 log = logging.getLogger(__name__)
 
@@ -49,9 +50,9 @@ def register(app: App, table: Table) -> None:
         command: dict[str, Any], respond: Respond, client: WebClient, request: BoltRequest
     ) -> None:
         word = word_of(command)
-        team, channel, user = (str(command.get(key) or "") for key in COMMAND_SOURCE)
+        team, channel, user = (slack_id(command.get(key)) for key in COMMAND_SOURCE)
         if not (team and channel and user):
-            log.warning("a /varulv without its team, channel or user was ignored")
+            log.warning("a /varulv without a readable team, channel or user was ignored")
             return
         retry = is_retry(request)
         with log_context(team_id=team, channel_id=channel, user_id=user):
@@ -59,7 +60,7 @@ def register(app: App, table: Table) -> None:
                 log.info("command", extra={"word": word or "start"})
             here = table.for_workspace(team)
             if word in ("", "start"):
-                name = str(command.get("user_name") or user)
+                name = display_name(command.get("user_name"), user)
                 run_step(
                     respond,
                     lambda: lobby.open_lobby(here, team, channel, user, name, retry=retry),

@@ -7,12 +7,14 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 
 import slackapp.blocks.home as home_screen
 from slackapp.flow.home import record_of
 from slackapp.flow.table import Table
 from slackapp.flow.workspace import stop_open_games
 from slackapp.logs import log_context
+from slackapp.shapes import slack_id
 
 log = logging.getLogger(__name__)
 
@@ -20,11 +22,16 @@ log = logging.getLogger(__name__)
 def register(app: App, table: Table) -> None:
     @app.event("app_home_opened")
     def publish_home(event: dict[str, Any], client: WebClient, context: BoltContext) -> None:
-        user_id = str(event.get("user") or "")
+        user_id = slack_id(event.get("user"))
         if event.get("tab", "home") != "home" or not user_id:
             return
         record, boards = record_of(table, str(context.team_id or ""), user_id)
-        client.views_publish(user_id=user_id, view=home_screen.home_view(user_id, record, boards))
+        try:
+            client.views_publish(
+                user_id=user_id, view=home_screen.home_view(user_id, record, boards)
+            )
+        except SlackApiError as error:  # the tab shows the last one published; Slack asks again
+            log.warning("could not publish the Home tab: %s", error.response.get("error"))
 
     @app.event("app_uninstalled")
     def uninstalled(context: BoltContext) -> None:

@@ -68,6 +68,8 @@ class Games:
     people: dict[str, list[str]]
     clicks: list[SignedRequest] = field(repr=False)
     """Valid clicks on the three games' messages, to mutate."""
+    first_ids: list[int] = field(default_factory=list)
+    """The three games' ids (a fuzzed ``/varulv stop`` then ``/varulv`` may open new ones)."""
 
     @property
     def ids(self) -> list[int]:
@@ -108,7 +110,9 @@ def games(fake: FakeSlack, app: AppProcess, db: Engine) -> Games:
     ballot = vote.board("One sealed ballot each")
     for button in ballot.buttons():
         clicks.append(signed_click(fake, people["vote"][0], ballot, button.action_id))
-    return Games(lobby, night, vote, people, clicks)
+    games = Games(lobby, night, vote, people, clicks)
+    games.first_ids = games.ids
+    return games
 
 
 def resigned(request: SignedRequest, body: str) -> SignedRequest:
@@ -164,6 +168,9 @@ def test_malformed_interactions_are_answered_without_a_server_error(
     users = st.one_of(
         st.sampled_from(games.users).map(lambda user: {"id": user}),
         st.fixed_dictionaries({"id": junk}),
+        st.fixed_dictionaries(
+            {"id": st.text(min_size=30, max_size=60), "name": st.one_of(junk, huge)}
+        ),
         junk,
     )
     changes = {
@@ -194,12 +201,19 @@ def test_malformed_interactions_are_answered_without_a_server_error(
         ),
     ),
     where=st.sampled_from(["lobby", "night", "vote", "elsewhere"]),
-    missing=st.lists(
-        st.sampled_from(["user_id", "channel_id", "team_id", "user_name"]), max_size=2
+    changed=st.dictionaries(
+        st.sampled_from(["user_id", "channel_id", "team_id", "user_name", "response_url"]),
+        st.one_of(st.none(), st.text(max_size=60), huge),  # None: the field is missing
+        max_size=2,
     ),
 )
 def test_malformed_slash_commands_are_answered_without_a_server_error(
-    fake: FakeSlack, app: AppProcess, games: Games, words: str, where: str, missing: list[str]
+    fake: FakeSlack,
+    app: AppProcess,
+    games: Games,
+    words: str,
+    where: str,
+    changed: dict[str, str | None],
 ) -> None:
     table = getattr(games, where) if where != "elsewhere" else games.lobby
     channel = table.channel if where != "elsewhere" else "C0FUZZ"
@@ -207,8 +221,11 @@ def test_malformed_slash_commands_are_answered_without_a_server_error(
     with fake.keeping_requests() as kept:
         fake.slash_command(user, text=words, channel_id=channel)
     form = dict(parse_qsl(kept[0].body, keep_blank_values=True))
-    for key in missing:
-        form.pop(key, None)
+    for key, value in changed.items():
+        if value is None:
+            form.pop(key, None)
+        else:
+            form[key] = value
     answer = fake.send(resigned(kept[0], urlencode(form)), app.events_url)
     assert answer.status_code < 500, answer.status_code
 
@@ -280,16 +297,19 @@ def check_invariants(games: Games) -> None:
 
 def finish(games: Games) -> None:
     """Each game still open plays on to a reveal the referee agrees with (the fuzzing may have
-    legitimately stopped one: a seated person's ``/varulv stop`` is a real stop)."""
+    legitimately stopped one, and opened another: a seated person's ``/varulv stop`` and
+    ``/varulv`` are real commands)."""
     lobby = games.lobby
-    if lobby.game()["phase"] == "lobby":
+    if lobby.game()["phase"] == "lobby" and lobby.game_id() == games.first_ids[0]:
         for user in games.people["lobby"]:
             if user not in lobby.seat_keys():
                 lobby.click(user, lobby.lobby(), "Join")
         lobby.wait(lambda: len(lobby.seats()) >= 3 or None, "three seated")
         lobby.start(games.people["lobby"][0])
-    for table in (games.lobby, games.night, games.vote):
-        if table.game()["phase"] in ("cancelled", "stopped"):
+    for table, first_id in zip(
+        (games.lobby, games.night, games.vote), games.first_ids, strict=True
+    ):
+        if table.game_id() != first_id or table.game()["phase"] in ("cancelled", "stopped"):
             continue
         people = [key for key in table.seat_keys() if key.startswith("U")]
         if table.game()["phase"] == "night":
