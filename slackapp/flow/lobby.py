@@ -78,10 +78,12 @@ def open_lobby(
     except IntegrityError:  # the one-open-game-per-channel index: another /varulv won
         return Reply() if retry else Reply("A game is already open in this channel.")
 
+    # Someone else's table (found without its lobby, being posted or cut off): say so.
+    done = Reply(already_running(game)) if game.host_user_id != user_id else Reply()
     with table.transaction() as session:
         locked = lock_game(session, game.id)
         if locked is None or locked.phase != Phase.LOBBY or locked.board_ts:
-            return Reply()
+            return done
         try:
             locked.board_ts = post(table, channel_id, _lobby(locked))
         except SlackApiError as error:
@@ -91,7 +93,7 @@ def open_lobby(
                     "I can't post here yet. Invite me with `/invite @Varulv`, then try again."
                 )
             return Reply("Slack would not let me post the lobby here, so no game was opened.")
-    return Reply()
+    return done
 
 
 def already_running(game: Game) -> str:

@@ -164,6 +164,12 @@ class Table:
     def start(self, host: str) -> None:
         self.click(host, self.lobby(), "Start")
         self.wait(lambda: self.game()["phase"] == "night" or None, "the night")
+        # The deal is committed first and the cards go out after: wait for every card, so that
+        # nobody's newest night message is still the one from an earlier game.
+        self.wait(
+            lambda: all(seat["dm_ts"] for seat in self.seats() if seat["user_id"]) or None,
+            "every card sent",
+        )
 
     def play_night(self, people: list[str], pick: Picker | None = None) -> None:
         """Each person clicks what ``pick`` names for their card until their night is done."""

@@ -26,7 +26,13 @@ from slackapp.game import Card, Deal, IllegalChoice, check_choice
 from slackapp.game.codec import choice_from_json
 from tests.e2e.conftest import SIGNING_SECRET, AppProcess
 from tests.e2e.driver import Table
-from tests.reliability.support import new_people, running_app, seat_rows, signed_click
+from tests.reliability.support import (
+    new_people,
+    running_app,
+    seat_rows,
+    settled,
+    signed_click,
+)
 
 FUZZ = settings(deadline=None, max_examples=120, suppress_health_check=[HealthCheck.too_slow])
 ACTION_PREFIXES = [
@@ -133,6 +139,7 @@ def errors_logged(app: AppProcess) -> list[str]:
 def nothing_failed(app: AppProcess, games: Games) -> Iterator[None]:
     """After all the fuzzing: no error in the app's log, and every game still plays right."""
     yield
+    settled(games.lobby.fake)
     assert errors_logged(app) == []
     check_invariants(games)
     finish(games)
