@@ -19,22 +19,7 @@ from slack_sdk import WebClient
 from slackapp.blocks import ids
 from slackapp.server import Gunicorn
 
-ACTIONS = (
-    ids.JOIN,
-    ids.LEAVE,
-    ids.FILL_BOTS,
-    ids.START,
-    ids.CANCEL,
-    ids.NIGHT_PEEK,
-    ids.NIGHT_LOOK,
-    ids.NIGHT_ROB,
-    ids.NIGHT_SWAP,
-    ids.NIGHT_SWAP_RESET,
-    ids.NIGHT_SKIP,
-    ids.NIGHT_CONFIRM,
-    ids.HEARD_ENOUGH,
-    ids.VOTE,
-)
+ACTIONS = ids.ALL_ACTIONS
 
 
 def acknowledge(ack: Ack) -> None:

@@ -28,6 +28,24 @@ NIGHT_CONFIRM = "night_confirm"
 NIGHT_SWAP_RESET = "night_swap_reset"
 VOTE = "vote"
 
+ALL_ACTIONS = (
+    JOIN,
+    LEAVE,
+    FILL_BOTS,
+    START,
+    CANCEL,
+    NIGHT_PEEK,
+    NIGHT_LOOK,
+    NIGHT_ROB,
+    NIGHT_SWAP,
+    NIGHT_SWAP_RESET,
+    NIGHT_SKIP,
+    NIGHT_CONFIRM,
+    HEARD_ENOUGH,
+    VOTE,
+)
+"""Every action id prefix the app listens for."""
+
 CENTER = "center"
 NOBODY = "nobody"
 

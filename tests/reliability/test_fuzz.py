@@ -35,22 +35,7 @@ from tests.reliability.support import (
 )
 
 FUZZ = settings(deadline=None, max_examples=120, suppress_health_check=[HealthCheck.too_slow])
-ACTION_PREFIXES = [
-    ids.JOIN,
-    ids.LEAVE,
-    ids.FILL_BOTS,
-    ids.START,
-    ids.CANCEL,
-    ids.NIGHT_PEEK,
-    ids.NIGHT_LOOK,
-    ids.NIGHT_ROB,
-    ids.NIGHT_SWAP,
-    ids.NIGHT_SWAP_RESET,
-    ids.NIGHT_SKIP,
-    ids.NIGHT_CONFIRM,
-    ids.HEARD_ENOUGH,
-    ids.VOTE,
-]
+ACTION_PREFIXES = list(ids.ALL_ACTIONS)
 
 junk = st.one_of(
     st.none(),
