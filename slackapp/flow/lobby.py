@@ -174,13 +174,22 @@ def leave(table: Table, game_id: int, user_id: str) -> Reply:
     return Reply()
 
 
+def _seated_in_lobby(game: Game | None, user_id: str) -> Reply | None:
+    """The refusal for a seated-only lobby button, or None when ``user_id`` may press it."""
+    if game is None or game.phase != Phase.LOBBY:
+        return Reply(closed_lobby(game))
+    if seat_of(game, user_id) is None:
+        return Reply(NOT_SEATED)
+    return None
+
+
 def fill_with_bots(table: Table, game_id: int, user_id: str) -> Reply:
     with table.transaction() as session:
         game = lock_game(session, game_id)
-        if game is None or game.phase != Phase.LOBBY:
-            return Reply(closed_lobby(game))
-        if seat_of(game, user_id) is None:
-            return Reply(NOT_SEATED)
+        refusal = _seated_in_lobby(game, user_id)
+        if refusal is not None:
+            return refusal
+        assert game is not None
         if not game.bots_allowed:
             return Reply("Bots are switched off in this channel.")
         if len(game.seats) >= BOT_TABLE:
@@ -204,10 +213,10 @@ def fill_with_bots(table: Table, game_id: int, user_id: str) -> Reply:
 def cancel(table: Table, game_id: int, user_id: str) -> Reply:
     with table.transaction() as session:
         game = lock_game(session, game_id)
-        if game is None or game.phase != Phase.LOBBY:
-            return Reply(closed_lobby(game))
-        if seat_of(game, user_id) is None:
-            return Reply(NOT_SEATED)
+        refusal = _seated_in_lobby(game, user_id)
+        if refusal is not None:
+            return refusal
+        assert game is not None
         game.phase = Phase.CANCELLED
         game.ended_by = user_id
     _close_lobby(table, game, f"<@{user_id}> cancelled this table.")
