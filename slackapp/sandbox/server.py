@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -56,6 +58,12 @@ COMMAND_HINT = "[help | settings | stop | score]"
 COMMAND_DESCRIPTION = "Open a table for one night of werewolf"
 LONGEST_WAIT = 30.0
 """Seconds a long-poll may hang: under typical proxy and browser idle limits."""
+READ_TIMEOUT = 10.0
+"""Seconds a client may take to send a request, or leave a kept-alive connection idle."""
+LARGEST_BODY = 64 * 1024
+"""Bytes of JSON a request may carry: far more than a message of 4,000 characters needs."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -251,9 +259,17 @@ def _answer(app_status: int) -> JSON:
 class SandboxPage:
     """The page and its API on ``host:port`` (0 picks a free port), served from a thread."""
 
-    def __init__(self, api: SandboxApi, host: str = "127.0.0.1", port: int = 3000) -> None:
+    def __init__(
+        self,
+        api: SandboxApi,
+        host: str = "127.0.0.1",
+        port: int = 3000,
+        *,
+        read_timeout: float = READ_TIMEOUT,
+    ) -> None:
         # Binding here, not in start(), reports a taken port before anything else starts.
         self._httpd = _Server((host, port), _Handler, api)
+        self._httpd.read_timeout = read_timeout
         self._thread: threading.Thread | None = None
 
     @property
@@ -288,16 +304,30 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], handler: type[_Handler], api: SandboxApi):
         super().__init__(address, handler)
         self.api = api
+        self.read_timeout = READ_TIMEOUT
 
 
 Route = Callable[[SandboxApi, dict[str, str], JSON], JSON]
 
 
 def _number(query: dict[str, str], name: str, default: float) -> float:
+    """A finite number from the query: "nan", "inf" and "1e400" are refused like "abc"."""
     try:
-        return float(query.get(name, default))
+        number = float(query.get(name, default))
     except ValueError:
-        raise RequestError(HTTPStatus.BAD_REQUEST, f"bad_{name}") from None
+        number = math.nan
+    if not math.isfinite(number):
+        raise RequestError(HTTPStatus.BAD_REQUEST, f"bad_{name}")
+    return number
+
+
+def _whole_number(query: dict[str, str], name: str, default: int) -> int:
+    raw = query.get(name, str(default)).strip()
+    digits = raw.removeprefix("-")
+    # A version is a counter: at most 18 digits keeps int() cheap and the answer exact.
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 18:
+        raise RequestError(HTTPStatus.BAD_REQUEST, f"bad_{name}")
+    return int(raw)
 
 
 def _field(body: JSON, name: str) -> str:
@@ -316,7 +346,7 @@ def _text(body: JSON) -> str:
 GET_ROUTES: dict[str, Route] = {
     "/api/workspace": lambda api, query, body: api.workspace(),
     "/api/changes": lambda api, query, body: api.changes(
-        int(_number(query, "since", -1)),
+        _whole_number(query, "since", -1),
         max(0.0, min(_number(query, "wait", 25), LONGEST_WAIT)),
     ),
     "/api/state": lambda api, query, body: api.state(query.get("as", "")),
@@ -342,6 +372,11 @@ POST_ROUTES: dict[str, Route] = {
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
+    def setup(self) -> None:
+        # A client that stops sending (or idles on a kept-alive connection) frees its thread.
+        super().setup()
+        self.connection.settimeout(cast(_Server, self.server).read_timeout)
+
     def do_GET(self) -> None:
         url = urlsplit(self.path)
         if url.path in GET_ROUTES:
@@ -351,8 +386,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         url = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self._body()
+        if raw is None:
+            return
         route = POST_ROUTES.get(url.path)
         if route is None:
             self._send_json(HTTPStatus.NOT_FOUND, {"ok": False, "error": "not_found"})
@@ -363,19 +399,45 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             body = json.loads(raw or b"{}")
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past reason
             body = None
         if not isinstance(body, dict):
             self._send_json(HTTPStatus.BAD_REQUEST, {"ok": False, "error": "invalid_json"})
             return
         self._api(route, url.query, body)
 
+    def _body(self) -> bytes | None:
+        """The request's body, or None once a refusal is sent (the connection then closes)."""
+        declared = self.headers.get("Content-Length") or "0"
+        length = int(declared) if declared.isascii() and declared.isdigit() else -1
+        if length < 0:
+            self._refuse(HTTPStatus.BAD_REQUEST, "bad_content_length")
+            return None
+        if length > LARGEST_BODY:
+            self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "too_large")
+            return None
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            raw = b""
+        if len(raw) < length:  # the client stopped sending before its Content-Length
+            self._refuse(HTTPStatus.BAD_REQUEST, "incomplete_body")
+            return None
+        return raw
+
+    def _refuse(self, status: HTTPStatus, error: str) -> None:
+        # Whatever is left of the body is unread, so the connection cannot carry another request.
+        self.close_connection = True
+        self._send_json(status, {"ok": False, "error": error})
+
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the terminal shows the address and nothing else."""
 
     def _api(self, route: Route, query_string: str, body: JSON) -> None:
         api = cast(_Server, self.server).api
-        query = {key: values[0] for key, values in parse_qs(query_string).items()}
+        query = {
+            key: values[0] for key, values in parse_qs(query_string, keep_blank_values=True).items()
+        }
         try:
             answer = route(api, query, body)
         except RequestError as error:
@@ -406,5 +468,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         self.send_header("X-Content-Type-Options", "nosniff")
-        self.end_headers()
-        self.wfile.write(body)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        try:
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            # A tab closed (or reloaded) while its answer was on the way: nothing to mend.
+            self.close_connection = True
+            log.info("the page left before its answer to %s", self.path.split("?")[0])

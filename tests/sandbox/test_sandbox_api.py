@@ -7,9 +7,12 @@ person's DM, never someone else's ephemeral message.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -19,7 +22,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import psutil
 import pytest
@@ -28,7 +31,7 @@ import yaml
 
 from slackapp import cli
 from slackapp.fakeslack import FakeSlack
-from slackapp.sandbox import CHANNEL_ID, PEOPLE
+from slackapp.sandbox import CHANNEL_ID, PEOPLE, SandboxPage
 from slackapp.sandbox.run import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -397,3 +400,127 @@ def test_ctrl_c_stops_everything() -> None:
     shutil.rmtree(folder)
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{address}/api/workspace", timeout=2)
+
+
+# -- hostile requests ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "error"),
+    [
+        ("since=nan", "bad_since"),
+        ("since=inf", "bad_since"),
+        ("since=-inf", "bad_since"),
+        ("since=1e400", "bad_since"),
+        ("since=1.5", "bad_since"),
+        ("since=abc", "bad_since"),
+        ("since=", "bad_since"),
+        ("since=1&wait=nan", "bad_wait"),
+        ("since=1&wait=inf", "bad_wait"),
+        ("since=1&wait=1e400", "bad_wait"),
+        ("since=1&wait=soon", "bad_wait"),
+    ],
+)
+def test_a_long_poll_with_a_number_that_is_not_one_is_refused(
+    client: Client, query: str, error: str
+) -> None:
+    response = requests.get(f"{client.url}/api/changes?{query}", timeout=5)
+    assert response.status_code == 400
+    assert response.json() == {"ok": False, "error": error}
+
+
+@pytest.fixture
+def impatient_page(sandbox: Sandbox) -> Iterator[SandboxPage]:
+    """The sandbox's page and API, on a port of its own, waiting one second for slow clients."""
+    page = SandboxPage(sandbox.api, port=0, read_timeout=1.0).start()
+    yield page
+    page.stop()
+
+
+def raw_exchange(page: SandboxPage, request: bytes, *, linger: float = 5.0) -> bytes:
+    """Send ``request`` as it is over one connection; everything the server answers."""
+    host, port = urlsplit(page.url).hostname, urlsplit(page.url).port
+    with socket.create_connection((str(host), int(port or 0)), timeout=linger) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
+
+
+def posted(content_length: str, body: bytes = b"{}") -> bytes:
+    return (
+        b"POST /api/message HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + content_length.encode() + b"\r\n\r\n" + body
+    )
+
+
+@pytest.mark.parametrize(
+    ("content_length", "body", "error"),
+    [
+        ("abc", b"{}", "bad_content_length"),
+        ("-1", b"{}", "bad_content_length"),
+        ("1e3", b"{}", "bad_content_length"),
+        ("99999999999", b"{}", "too_large"),
+        ("100", b'{"as": "U0LINNEA"', "incomplete_body"),  # and then nothing more
+    ],
+)
+def test_a_body_that_is_not_what_it_says_is_refused_without_hanging(
+    impatient_page: SandboxPage, content_length: str, body: bytes, error: str
+) -> None:
+    started = time.monotonic()
+    # The connection stays open on our side: the server must answer and close it by itself.
+    answer = raw_exchange(impatient_page, posted(content_length, body))
+    took = time.monotonic() - started
+    head, _, payload = answer.partition(b"\r\n\r\n")
+    status = head.split(b"\r\n")[0]
+    assert status.split()[1] in (b"400", b"413"), status
+    assert json.loads(payload) == {"ok": False, "error": error}
+    assert b"connection: close" in head.lower()
+    print(f"answered {content_length!r} in {took:.2f}s")
+
+
+def test_a_request_that_never_comes_frees_its_connection(impatient_page: SandboxPage) -> None:
+    # Half a request line, then silence: the server closes the connection after its timeout.
+    assert raw_exchange(impatient_page, b"GET /api/workspa") == b""
+    assert requests.get(f"{impatient_page.url}/api/workspace", timeout=5).status_code == 200
+
+
+def test_a_body_that_is_not_json_or_not_utf8_is_refused(client: Client) -> None:
+    for body in (b"\xff\xfe{}", b"[" * 100_000 + b"]" * 100_000, b"{"):
+        response = requests.post(
+            f"{client.url}/api/message",
+            data=body[:60_000],
+            headers={"Content-Type": "application/json"},
+            timeout=5,
+        )
+        assert response.status_code == 400
+        assert response.json()["error"] == "invalid_json"
+
+
+def test_a_tab_closed_mid_answer_logs_one_quiet_line(
+    impatient_page: SandboxPage,
+    sandbox: Sandbox,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    version = sandbox.fake.version
+    host, port = urlsplit(impatient_page.url).hostname, urlsplit(impatient_page.url).port
+    caplog.set_level(logging.INFO, logger="slackapp.sandbox.server")
+    connection = socket.create_connection((str(host), int(port or 0)), timeout=5)
+    # A long-poll that answers in half a second; the tab is gone by then (a reset, not a FIN).
+    connection.sendall(
+        f"GET /api/changes?since={version}&wait=0.5 HTTP/1.1\r\nHost: sandbox\r\n\r\n".encode()
+    )
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.close()
+    deadline = time.monotonic() + 5
+    while not caplog.records and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [line] = [r for r in caplog.records if r.name == "slackapp.sandbox.server"]
+    assert line.levelno == logging.INFO
+    assert line.getMessage() == "the page left before its answer to /api/changes"
+    assert line.exc_info is None
+    assert "Traceback" not in capfd.readouterr().err
+    # And the server goes on serving.
+    assert requests.get(f"{impatient_page.url}/api/workspace", timeout=5).status_code == 200
