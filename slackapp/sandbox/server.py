@@ -13,6 +13,11 @@ slash commands and ``block_actions`` sent to the app's real endpoint.
     POST /api/message  {as, channel, text}              U says something in a channel
     POST /api/act      {as, channel, ts, action_id, value?}   U clicks or picks in a message
     POST /api/home     {as}                             U opens the app's Home tab
+    POST /api/submit   {as, view_id, values}            U submits their open modal
+    POST /api/close    {as, view_id}                    U closes it
+
+``values`` holds what the person entered in each input of the modal, by block_id and then
+action_id: the text typed, the option value picked, a list of them for checkboxes.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 import requests
 
 from slackapp.fakeslack import JSON, FakeSlack, Message
+from slackapp.fakeslack import blocks as block_kit
 
 STATIC = Path(__file__).with_name("static")
 STATIC_TYPES = {
@@ -142,6 +148,7 @@ class SandboxApi:
         channel = self.fake.messages(self.channel_id, viewer=person.id)
         dm = self.fake.messages(dm_id, viewer=person.id) if dm_id else []
         home = self.fake.home_view(person.id)
+        modals = self.fake.modals(person.id)
         return {
             "version": version,
             "person": person.id,
@@ -152,6 +159,7 @@ class SandboxApi:
             },
             "dm": {"id": dm_id, "messages": [self._message(m) for m in dm]},
             "home": {"blocks": home.get("blocks", [])} if home else None,
+            "modal": _shown_modal(modals[-1]) if modals else None,
         }
 
     # -- acting --------------------------------------------------------------------
@@ -221,7 +229,50 @@ class SandboxApi:
         person = self._person(person_id)
         return _answer(self.fake.app_home_opened(person.id).status_code)
 
+    def submit(self, person_id: str, view_id: str, values: Any) -> JSON:
+        """Press Submit in the person's open modal, as Slack's client does.
+
+        Like the client, refuses to send a required input left empty; the app's
+        ``response_action: errors`` answer comes back as ``errors``, by block_id.
+        """
+        person = self._person(person_id)
+        view = self._top_modal(person, view_id)
+        entered = _entered(values)
+        try:
+            state = block_kit.entered_state(view["blocks"], entered)
+        except (LookupError, ValueError):
+            raise RequestError(HTTPStatus.BAD_REQUEST, "invalid_choice") from None
+        missing = {
+            block_id: REQUIRED_INPUT
+            for block_id, action_id in _required_inputs(view["blocks"])
+            if _is_empty(state.get(block_id, {}).get(action_id))
+        }
+        if missing:
+            return {"ok": True, "errors": missing}
+        response = self.fake.view_submission(person.id, dict(entered), view_id=view["id"])
+        answer = _answer(response.status_code)
+        if response.status_code == HTTPStatus.OK and response.content.strip():
+            with contextlib.suppress(ValueError):
+                body = response.json()
+                if isinstance(body, dict) and body.get("response_action") == "errors":
+                    answer["errors"] = body.get("errors") or {}
+        return answer
+
+    def close_modal(self, person_id: str, view_id: str) -> JSON:
+        """Press Close (or Escape) in the person's open modal."""
+        person = self._person(person_id)
+        self._top_modal(person, view_id)
+        self.fake.close_modal(person.id)
+        return {"ok": True}
+
     # -- checks --------------------------------------------------------------------
+
+    def _top_modal(self, person: Person, view_id: str) -> JSON:
+        # Only the modal on top of the person's own stack can be pressed.
+        modals = self.fake.modals(person.id)
+        if not modals or modals[-1]["id"] != view_id:
+            raise RequestError(HTTPStatus.NOT_FOUND, "view_not_found")
+        return modals[-1]
 
     def _person(self, person_id: str) -> Person:
         person = self.people.get(person_id)
@@ -247,6 +298,50 @@ class SandboxApi:
             "edited": message.edited_ts is not None,
             "from_app": message.user == self.fake.identity.bot_user_id,
         }
+
+
+REQUIRED_INPUT = "Please complete this required field."
+"""What Slack's client says under a required input left empty (it sends nothing then)."""
+
+
+def _shown_modal(view: JSON) -> JSON:
+    """What the client needs to draw a modal: its id, title, blocks and buttons."""
+    keys = ("id", "hash", "title", "blocks", "submit", "close", "callback_id")
+    return {key: view.get(key) for key in keys}
+
+
+def _entered(values: Any) -> dict[tuple[str, str], Any]:
+    """The page's ``{block_id: {action_id: value}}`` as the fake takes it."""
+    if not isinstance(values, dict):
+        raise RequestError(HTTPStatus.BAD_REQUEST, "bad_values")
+    entered: dict[tuple[str, str], Any] = {}
+    for block_id, actions in values.items():
+        if not isinstance(actions, dict):
+            raise RequestError(HTTPStatus.BAD_REQUEST, "bad_values")
+        for action_id, value in actions.items():
+            texts = value if isinstance(value, list) else [value]
+            if not all(text is None or isinstance(text, str) for text in texts):
+                raise RequestError(HTTPStatus.BAD_REQUEST, "bad_values")
+            entered[(block_id, action_id)] = value
+    return entered
+
+
+def _required_inputs(blocks: list[JSON]) -> list[tuple[str, str]]:
+    return [
+        (str(block.get("block_id")), str(block["element"].get("action_id")))
+        for block in blocks
+        if block.get("type") == "input"
+        and not block.get("optional")
+        and isinstance(block.get("element"), dict)
+    ]
+
+
+def _is_empty(entry: JSON | None) -> bool:
+    """Whether a ``state.values`` entry holds nothing: no text, no choice."""
+    if not entry:
+        return True
+    value = next((v for k, v in entry.items() if k != "type"), None)
+    return value in (None, []) or (isinstance(value, str) and not value.strip())
 
 
 def _answer(app_status: int) -> JSON:
@@ -366,6 +461,12 @@ POST_ROUTES: dict[str, Route] = {
         body.get("value"),
     ),
     "/api/home": lambda api, query, body: api.open_home(_field(body, "as")),
+    "/api/submit": lambda api, query, body: api.submit(
+        _field(body, "as"), _field(body, "view_id"), body.get("values", {})
+    ),
+    "/api/close": lambda api, query, body: api.close_modal(
+        _field(body, "as"), _field(body, "view_id")
+    ),
 }
 
 

@@ -524,3 +524,121 @@ def test_a_tab_closed_mid_answer_logs_one_quiet_line(
     assert "Traceback" not in capfd.readouterr().err
     # And the server goes on serving.
     assert requests.get(f"{impatient_page.url}/api/workspace", timeout=5).status_code == 200
+
+
+# -- modals ----------------------------------------------------------------------------------
+
+
+def open_settings(client: Client, person: str) -> JSON:
+    """Type ``/varulv settings``; the modal the person then sees."""
+    assert client.command(person, "/varulv settings") == {"ok": True}
+    deadline = time.monotonic() + 20
+    while (modal := client.state(person)["modal"]) is None:
+        assert time.monotonic() < deadline, client.sandbox.app_log_tail()
+        client.get("/api/changes", since=client.state(person)["version"], wait=2)
+    return modal
+
+
+def entered(modal: JSON, **changes: Any) -> JSON:
+    """What the page sends for ``modal``: each input's initial value, with ``changes``."""
+    values: JSON = {}
+    for block in modal["blocks"]:
+        if block["type"] != "input":
+            continue
+        element = block["element"]
+        if element["type"] == "checkboxes":
+            value: Any = [option["value"] for option in element.get("initial_options", [])]
+        else:
+            value = element.get("initial_value")
+        values[block["block_id"]] = {element["action_id"]: changes.get(block["block_id"], value)}
+    return values
+
+
+def test_settings_open_as_a_modal_for_the_one_who_asked_and_save(client: Client) -> None:
+    modal = open_settings(client, SAGA)
+    assert modal["title"]["text"] == "Varulv settings"
+    assert modal["submit"]["text"] == "Save" and modal["close"]["text"] == "Cancel"
+    inputs = {b["block_id"]: b["element"]["type"] for b in modal["blocks"] if b["type"] == "input"}
+    assert inputs == {
+        "night_seconds": "number_input",
+        "day_seconds": "number_input",
+        "vote_seconds": "number_input",
+        "bots_allowed": "checkboxes",
+    }
+    for other in (LINNEA, NILS, MANS):
+        assert client.state(other)["modal"] is None
+
+    # Out of bounds: the app's errors come back by block, and the modal stays open.
+    submit = {"as": SAGA, "view_id": modal["id"]}
+    answer = client.post("/api/submit", {**submit, "values": entered(modal, night_seconds="5")})
+    assert answer["ok"] is True
+    assert set(answer["errors"]) == {"night_seconds"}
+    assert "30" in answer["errors"]["night_seconds"]
+    assert client.state(SAGA)["modal"]["id"] == modal["id"]
+    # A required input left empty is not sent at all, as Slack's client does.
+    answer = client.post("/api/submit", {**submit, "values": entered(modal, day_seconds="")})
+    assert answer["errors"] == {"day_seconds": "Please complete this required field."}
+
+    answer = client.post("/api/submit", {**submit, "values": entered(modal, night_seconds="90")})
+    assert answer == {"ok": True}
+    assert client.state(SAGA)["modal"] is None
+    note = client.wait_for(LINNEA, "channel", "changed the Varulv settings")
+    assert not note["ephemeral"] and f"<@{SAGA}>" in note["text"]
+    assert "night 1 minute 30 seconds" in note["text"]
+    # Opened again, the modal shows what was saved.
+    again = open_settings(client, NILS)
+    night = next(b for b in again["blocks"] if b.get("block_id") == "night_seconds")
+    assert night["element"]["initial_value"] == "90"
+    assert client.post("/api/close", {"as": NILS, "view_id": again["id"]}) == {"ok": True}
+    assert client.state(NILS)["modal"] is None
+
+
+def test_a_modal_submission_reaches_the_app_shaped_like_slacks(
+    client: Client, sandbox: Sandbox
+) -> None:
+    modal = open_settings(client, MANS)
+    values = entered(modal, vote_seconds="45", bots_allowed=[])
+    with AppStandIn(sandbox.fake) as app:
+        answer = client.post("/api/submit", {"as": MANS, "view_id": modal["id"], "values": values})
+    assert answer == {"ok": True}
+    [(headers, _)] = app.received
+    assert headers["X-Slack-Signature"].startswith("v0=")
+    [payload] = app.payloads()
+    assert payload["type"] == "view_submission"
+    assert payload["user"]["id"] == MANS and payload["user"]["team_id"] == payload["team"]["id"]
+    assert payload["trigger_id"] and payload["response_urls"] == []
+    view = payload["view"]
+    assert view["id"] == modal["id"] and view["hash"] == modal["hash"]
+    assert view["callback_id"] == "varulv_settings"
+    assert view["private_metadata"] == CHANNEL_ID
+    state = view["state"]["values"]
+    assert state["vote_seconds"]["vote_seconds"] == {"type": "number_input", "value": "45"}
+    assert state["night_seconds"]["night_seconds"]["type"] == "number_input"
+    assert state["bots_allowed"]["bots_allowed"] == {"type": "checkboxes", "selected_options": []}
+    # The stand-in answered with an empty body: the modal closed, as Slack closes it.
+    assert client.state(MANS)["modal"] is None
+
+
+@pytest.mark.parametrize(
+    ("values", "status", "error"),
+    [
+        ({"night_seconds": {"night_seconds": 60}}, 400, "bad_values"),
+        ({"bots_allowed": {"bots_allowed": ["everything"]}}, 400, "invalid_choice"),
+        ({"nowhere": {"nothing": "1"}}, 400, "invalid_choice"),
+        ("night=60", 400, "bad_values"),
+    ],
+)
+def test_a_modal_takes_only_what_its_inputs_offer(
+    client: Client, values: Any, status: int, error: str
+) -> None:
+    modal = open_settings(client, LINNEA)
+    try:
+        body = {"as": LINNEA, "view_id": modal["id"], "values": values}
+        assert client.post("/api/submit", body, expected=status)["error"] == error
+        # Nobody else can press in Linnea's modal, and an old view id is not the open one.
+        stranger = {"as": NILS, "view_id": modal["id"], "values": {}}
+        assert client.post("/api/submit", stranger, expected=404)["error"] == "view_not_found"
+        gone = {"as": LINNEA, "view_id": "V0000000000"}
+        assert client.post("/api/close", gone, expected=404)["error"] == "view_not_found"
+    finally:
+        client.post("/api/close", {"as": LINNEA, "view_id": modal["id"]})
