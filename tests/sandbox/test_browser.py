@@ -332,3 +332,48 @@ def test_block_kit_renders_like_slack(page: Page, sandbox: Sandbox) -> None:
     assert payload["user"]["id"] == PEOPLE[2].id
     assert payload["container"]["message_ts"] == message.ts
     assert payload["actions"][0]["selected_option"]["value"] == "semla"
+
+
+def test_settings_open_in_a_modal_and_the_channel_hears_of_the_change(
+    page: Page, tmp_path: Path
+) -> None:
+    chat = ChatPage(page)
+    chat.play_as(PLAYERS[2])
+    chat.open_channel()
+    chat.type("/varulv settings")
+    dialog = page.get_by_role("dialog", name="Varulv settings")
+    expect(dialog).to_be_visible(timeout=WAIT_MS)
+    night = dialog.get_by_role("spinbutton", name="Night, in seconds")
+    expect(night).to_be_focused()
+    expect(dialog.get_by_role("checkbox", name=re.compile("Fill with bots"))).to_be_checked()
+    page.screenshot(path=str(tmp_path / "settings.png"))
+
+    # Too short a night: the app's answer shows under that input, and the modal stays.
+    night.fill("5")
+    dialog.get_by_role("button", name="Save").click()
+    expect(night).to_have_attribute("aria-invalid", "true", timeout=WAIT_MS)
+    expect(dialog.locator(".modal-input.invalid")).to_have_count(1)
+    expect(dialog.locator(".modal-input.invalid .modal-error")).to_contain_text("30")
+    # Someone else at the table sees no modal: it is the one who typed the command's.
+    chat.play_as(PLAYERS[0])
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    chat.play_as(PLAYERS[2])
+    dialog.get_by_role("spinbutton", name="Night, in seconds").fill("90")
+    dialog.get_by_role("button", name="Save").click()
+    expect(dialog).to_have_count(0, timeout=WAIT_MS)
+    note = chat.message("changed the Varulv settings")
+    expect(note).to_contain_text(f"@{PLAYERS[2]} changed the Varulv settings")
+    expect(note).to_contain_text("night 1 minute 30 seconds")
+
+    # Opened again, it shows what was saved; Escape closes it, like Slack.
+    chat.type("/varulv settings")
+    expect(dialog.get_by_role("spinbutton", name="Night, in seconds")).to_have_value(
+        "90", timeout=WAIT_MS
+    )
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    chat.type("/varulv settings")  # and it opens once more: nothing was left open
+    expect(dialog).to_be_visible(timeout=WAIT_MS)
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)
+    expect(chat.messages("did not open the settings")).to_have_count(0)
