@@ -411,6 +411,16 @@ def test_night_dm_shows_what_is_known_and_then_the_outcome_without_buttons() -> 
     assert section_texts(acted)[1:] == [known, done]
 
 
+def test_each_games_card_opens_with_its_own_header() -> None:
+    # Two games' DMs minutes apart would otherwise read as one: the card starts a new one.
+    seats = table(3)
+    card = night_dm(GAME, CHANNEL, Card.SEER, seats[0], seats[1:], "look", None, None, None)
+    assert card.as_dicts()[0] == {
+        "type": "header",
+        "text": {"type": "plain_text", "text": "Night falls", "emoji": True},
+    }
+
+
 def test_unknown_choice_kind_is_refused() -> None:
     seats = table(3)
     with pytest.raises(ValueError):

@@ -77,7 +77,11 @@ def night_dm(
 
     ``kind`` is :func:`slackapp.game.night.choice_kind` for the card the seat was dealt.
     """
-    blocks: list[Block] = [section(f"Your card: *{card}*\n{card.line}")]
+    # A header of its own: a new game's card never reads as a follow-up to the last game's DM.
+    blocks: list[Block] = [
+        HeaderBlock(text="Night falls"),
+        section(f"Your card: *{card}*\n{card.line}"),
+    ]
     if known:
         blocks.append(section(known))
     if outcome_text:

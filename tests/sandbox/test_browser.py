@@ -253,6 +253,27 @@ def test_three_people_and_two_bots_play_to_the_reveal(page: Page, tmp_path: Path
         game_over = column.locator(".msg").filter(has_text="this game")
         expect(game_over).to_contain_text(f"You were dealt the {cards[name]}")
 
+    # A new game right away: its lobby and each card start a group of their own (avatar,
+    # name and time), never reading as more of the last game's reveal or "You won!".
+    page.get_by_role("button", name="One person").click()
+    seat_the_table(chat)
+    try:
+        board = chat.messages("Night falls").last  # the lobby, once the game has started
+        expect(board).not_to_have_class(re.compile(r"\bcontinued\b"))
+        expect(board.locator(".msg-head .author")).to_have_text("Varulv")
+        chat.open_dm()
+        # The last game's night message became its "You won!" / "Not this time."; the new
+        # card comes right after it, minutes later at most.
+        new_card = page.locator(".pane .msg:has-text('this game') + .msg")
+        expect(new_card).to_contain_text("Your card:", timeout=WAIT_MS)
+        expect(new_card.locator(".msg-head .author")).to_be_visible()
+        expect(new_card).not_to_have_class(re.compile(r"\bcontinued\b"))
+        expect(new_card.locator(".bk-header")).to_have_text("Night falls")
+    finally:
+        chat.open_channel()
+        chat.type("/varulv stop")
+        chat.message("stopped this game")
+
 
 def test_cancel_asks_first_like_slack(page: Page) -> None:
     chat = ChatPage(page)

@@ -756,6 +756,10 @@
     ],
   };
 
+  function opensWithHeader(message) {
+    return Boolean(message.blocks && message.blocks.length && message.blocks[0].type === "header");
+  }
+
   class Pane {
     constructor(personId, compact) {
       this.personId = personId;
@@ -860,8 +864,10 @@
         }
         if (anchor.nextSibling !== entry.node) anchor.after(entry.node);
         anchor = entry.node;
+        // Slack's grouping (same sender, within five minutes), except that a message opening
+        // with a header block (a new game's lobby or card, a new phase's board) starts anew.
         const continued = previous && previous.user === message.user && previous.ephemeral === message.ephemeral
-          && !message.ephemeral && Number(message.ts) - Number(previous.ts) < 300;
+          && !message.ephemeral && Number(message.ts) - Number(previous.ts) < 300 && !opensWithHeader(message);
         entry.node.classList.toggle("continued", Boolean(continued));
         previous = message;
       }
