@@ -398,3 +398,34 @@ def test_settings_open_in_a_modal_and_the_channel_hears_of_the_change(
     dialog.get_by_role("button", name="Cancel").click()
     expect(dialog).to_have_count(0)
     expect(chat.messages("did not open the settings")).to_have_count(0)
+
+
+def test_everyone_fits_a_laptop_and_a_phone_can_switch_person(page: Page, tmp_path: Path) -> None:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.get_by_role("button", name="Everyone").click()
+    columns = page.locator(".column")
+    expect(columns).to_have_count(len(PEOPLE))
+    for index, person in enumerate(PEOPLE):
+        column = columns.nth(index)
+        expect(column.locator(".column-person")).to_contain_text(person.name)
+        # The whole column, composer included, is on screen: nothing to scroll sideways for.
+        expect(column).to_be_in_viewport(ratio=0.99)
+        expect(column.get_by_role("textbox", name="Message")).to_be_in_viewport(ratio=1)
+    page.screenshot(path=str(tmp_path / "everyone-1280.png"))
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.get_by_role("button", name="One person").click()
+    chat = ChatPage(page)
+    for person in PEOPLE:
+        chip = page.locator("#people").get_by_role("button", name=person.name, exact=True)
+        expect(chip).to_be_in_viewport(ratio=1)
+        chat.play_as(person.name)
+        expect(chip.locator(".person-name")).to_be_visible()  # who you are, in words
+    # Their DM and the channel are one tap away too, and the composer is on screen.
+    chat.open_dm()
+    chat.open_channel()
+    expect(page.get_by_role("textbox", name="Message")).to_be_in_viewport(ratio=1)
+    page.screenshot(path=str(tmp_path / "phone.png"))
+    page.get_by_role("button", name="Everyone").click()
+    expect(columns.first).to_be_in_viewport(ratio=0.99)
+    chat.play_as(PEOPLE[3].name)  # and back to one person from there
