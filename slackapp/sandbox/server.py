@@ -47,6 +47,8 @@ STATIC_TYPES = {
     ".css": "text/css; charset=utf-8",
     ".png": "image/png",
     ".svg": "image/svg+xml",
+    ".ttf": "font/ttf",
+    ".txt": "text/plain; charset=utf-8",
 }
 # The page fetches nothing but its own files and this API: no fonts, scripts or images from
 # anywhere else, even when a message carries an image URL.

@@ -6,6 +6,7 @@ the test only types and clicks what a person at the table would.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from playwright.sync_api import Browser, Locator, Page, Playwright, Route, expect, sync_playwright
 
 from slackapp.sandbox import CHANNEL_ID, PEOPLE
@@ -429,3 +431,67 @@ def test_everyone_fits_a_laptop_and_a_phone_can_switch_person(page: Page, tmp_pa
     page.get_by_role("button", name="Everyone").click()
     expect(columns.first).to_be_in_viewport(ratio=0.99)
     chat.play_as(PEOPLE[3].name)  # and back to one person from there
+
+
+NO_EMOJI_FONTS = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>
+  <selectfont><rejectfont><glob>*Emoji*</glob></rejectfont></selectfont>
+  <cachedir>{cache}</cachedir>
+</fontconfig>
+"""
+"""This machine's fonts less any emoji font: what a fresh machine has."""
+
+
+def coloured_pixels(png: bytes) -> int:
+    """Pixels of clear colour: emoji have many, text and empty boxes (tofu) none."""
+    rgb = Image.open(io.BytesIO(png)).convert("RGB").tobytes()
+    pixels = (rgb[i : i + 3] for i in range(0, len(rgb), 3))
+    return sum(1 for pixel in pixels if max(pixel) - min(pixel) > 80)
+
+
+def test_emoji_show_on_a_machine_without_an_emoji_font(
+    chromium: str, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    config = tmp_path / "fonts.conf"
+    config.write_text(NO_EMOJI_FONTS.format(cache=tmp_path / "font-cache"))
+    fake = sandbox.fake
+    text = "Fika :coffee: :trophy: :crystal_ball: :moneybag: :wolf:"
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+    fake.add_message(fake.api.bot_message(CHANNEL_ID, "Fika emoji", blocks))
+    counts = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium,
+            args=CHROMIUM_ARGS,
+            env={**os.environ, "FONTCONFIG_FILE": str(config)},
+        )
+        for served in (True, False):
+            context = browser.new_context(viewport={"width": 1280, "height": 800})
+            if not served:  # the same machine, had the page not brought its font
+                context.route("**/static/emoji.ttf", lambda route: route.abort())
+            page = context.new_page()
+            page.goto(sandbox.url)
+            chat = ChatPage(page)
+            chat.play_as(PLAYERS[0])
+            chat.open_channel()
+            line = chat.message("Fika").locator(".bk-section-text")
+            expect(line).to_have_text("Fika ☕ 🏆 🔮 💰 🐺")
+            page.evaluate("document.fonts.ready")
+            page.wait_for_timeout(200)
+            shot = line.screenshot(path=str(tmp_path / f"emoji-served-{served}.png"))
+            counts[served] = coloured_pixels(shot)
+            if served:
+                # The font is the page's own, and the page uses it for its own marks too.
+                loaded = page.evaluate(
+                    "[...document.fonts].filter(f => f.family.includes('Varulv Emoji'))"
+                    ".map(f => f.status)"
+                )
+                assert loaded == ["loaded"]
+                page.locator(".topbar").screenshot(path=str(tmp_path / "topbar.png"))
+            context.close()
+        browser.close()
+    print(f"coloured pixels: with the page's font {counts[True]}, without {counts[False]}")
+    assert counts[False] == 0, "an emoji font is still installed: the test shows nothing"
+    assert counts[True] > 200

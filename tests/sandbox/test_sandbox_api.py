@@ -6,9 +6,11 @@ person's DM, never someone else's ephemeral message.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -642,3 +644,53 @@ def test_a_modal_takes_only_what_its_inputs_offer(
         assert client.post("/api/close", gone, expected=404)["error"] == "view_not_found"
     finally:
         client.post("/api/close", {"as": LINNEA, "view_id": modal["id"]})
+
+
+# -- emoji -----------------------------------------------------------------------------------
+
+STATIC = ROOT / "slackapp" / "sandbox" / "static"
+NOTO = Path("/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf")
+"""The font emoji.ttf is cut from (Debian's fonts-noto-color-emoji), where installed."""
+
+
+def test_the_page_brings_its_own_emoji_font_with_its_licence(client: Client) -> None:
+    from fontTools.ttLib import TTFont
+
+    from scripts.emoji_font import PRESENTATION, covered, page_emoji, unicode_range
+
+    page = requests.get(client.url, timeout=5).text
+    assert '<link rel="stylesheet" href="/static/emoji.css">' in page
+    css = requests.get(f"{client.url}/static/emoji.css", timeout=5)
+    assert css.status_code == 200 and 'url("/static/emoji.ttf")' in css.text
+    assert 'font-family: "Varulv Emoji"' in css.text
+    style = requests.get(f"{client.url}/static/style.css", timeout=5).text
+    assert 'font-family: "Varulv Emoji", -apple-system' in style
+    font_file = requests.get(f"{client.url}/static/emoji.ttf", timeout=5)
+    assert font_file.headers["Content-Type"] == "font/ttf"
+    licence = requests.get(f"{client.url}/static/emoji-OFL.txt", timeout=5).text
+    assert "SIL OPEN FONT LICENSE Version 1.1" in licence
+
+    font = TTFont(io.BytesIO(font_file.content))
+    drawn = covered(font)
+    table = re.search(r"const EMOJI = \{(.*?)\};", (STATIC / "app.js").read_text(), re.DOTALL)
+    assert table is not None
+    names = dict(re.findall(r'(\w+): "([^"]+)"', table.group(1)))
+    required = {ord(c) for c in "".join(names.values())} - set(PRESENTATION)
+    if NOTO.exists():  # and every emoji written in the page itself (🐺, 👥…)
+        required |= {ord(c) for c in page_emoji()} & covered(TTFont(NOTO))
+    assert len(required) > 50
+    assert required <= drawn, f"not in emoji.ttf: {[chr(c) for c in required - drawn]}"
+    # Only what the page shows: nothing else of Noto's three thousand emoji.
+    assert drawn - set(PRESENTATION) <= {ord(c) for c in page_emoji()}
+    assert f"unicode-range: {unicode_range(drawn | set(PRESENTATION))};" in css.text
+
+    # Every :shortcode: the app writes is one the page turns into an emoji the font draws.
+    used = {
+        name
+        for path in (ROOT / "slackapp").rglob("*.py")
+        for name in re.findall(r":([a-z0-9_+-]+):", path.read_text())
+        if name not in ("func", "class", "meth", "mod", "attr", "data")
+    }
+    assert used, "the app writes no emoji shortcodes any more?"
+    assert used <= set(names), f"shortcodes the page cannot draw: {used - set(names)}"
+    assert all(ord(names[name][0]) in drawn for name in used)
