@@ -13,6 +13,7 @@ MAX_VIEW_BLOCKS = 100
 MAX_SECTION_TEXT = 3000
 MAX_BUTTON_TEXT = 75
 MAX_BUTTON_VALUE = 2000
+MAX_BUTTON_LABEL = 75
 
 # What a stateful element contributes to ``state.values`` before anyone touches it.
 _EMPTY_STATE: dict[str, tuple[str, str, Any]] = {
@@ -102,6 +103,8 @@ def _block_problems(block: dict[str, Any]) -> Iterator[str]:
             yield f"button text must be less than {MAX_BUTTON_TEXT + 1} characters"
         if len(str(element.get("value", ""))) > MAX_BUTTON_VALUE:
             yield f"button value must be less than {MAX_BUTTON_VALUE + 1} characters"
+        if len(str(element.get("accessibility_label", ""))) > MAX_BUTTON_LABEL:
+            yield f"accessibility_label must be less than {MAX_BUTTON_LABEL + 1} characters"
 
 
 def with_ids(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -85,8 +85,9 @@ class ChatPage:
         expect(found).to_be_visible(timeout=WAIT_MS)
         return found
 
-    def click(self, message: Locator, label: str) -> None:
-        message.get_by_role("button", name=label, exact=True).click()
+    def click(self, message: Locator, name: str | re.Pattern[str]) -> None:
+        """Press the button a screen reader calls ``name`` (its accessibility_label if any)."""
+        message.get_by_role("button", name=name, exact=True).click()
 
     def finish_night(self) -> str:
         """Click through this person's night DM, first choice each time; returns their card."""
@@ -134,16 +135,20 @@ def play_the_night(chat: ChatPage) -> dict[str, str]:
     return cards
 
 
+HEARD_ENOUGH = re.compile(r"^Heard enough: ")
+"""The day's button, as a screen reader names it."""
+
+
 def end_the_day(chat: ChatPage) -> None:
     """Two of the three people have heard enough: more than half, so the vote opens."""
     first, second, _ = PLAYERS
     chat.play_as(first)
     chat.open_channel()
-    chat.click(chat.message("talk it out"), "Heard enough")
+    chat.click(chat.message("talk it out"), HEARD_ENOUGH)
     chat.message("Noted: you have heard enough")
     chat.play_as(second)
     chat.open_channel()
-    chat.click(chat.message("talk it out"), "Heard enough")
+    chat.click(chat.message("talk it out"), HEARD_ENOUGH)
     chat.message("One sealed ballot each")
 
 
@@ -156,7 +161,10 @@ def vote(chat: ChatPage) -> Locator:
     for voter, target in VOTES.items():
         chat.play_as(voter)
         chat.open_channel()
-        chat.click(chat.message("One sealed ballot each"), target)
+        ballot = chat.message("One sealed ballot each")
+        # The button shows the name; a screen reader says what pressing it does.
+        expect(ballot.get_by_role("button", name=f"Vote for {target}")).to_have_text(target)
+        chat.click(ballot, f"Vote for {target}")
         chat.message("Your ballot")
     return chat.message("Dawn breaks — the reveal")
 

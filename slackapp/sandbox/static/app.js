@@ -443,6 +443,8 @@
       type: "button",
       class: `bk-button${style}`,
       "data-action-id": item.action_id,
+      // Block Kit's accessibility_label: what a screen reader says for a bare "Jane".
+      "aria-label": item.accessibility_label || null,
       disabled: !surface.act,
       html: plain(item.text),
     });
