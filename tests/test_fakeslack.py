@@ -404,21 +404,13 @@ def test_a_trigger_id_opens_one_modal_only(fake: FakeSlack, web: WebClient) -> N
 
 
 def test_a_submission_fills_state_by_block_and_action(fake: FakeSlack, web: WebClient) -> None:
-    form = {
-        "type": "modal",
-        "callback_id": "form",
-        "title": {"type": "plain_text", "text": "Form"},
-        "submit": {"type": "plain_text", "text": "Send"},
-        "blocks": [
-            {
-                "type": "input",
-                "block_id": block_id,
-                "label": {"type": "plain_text", "text": block_id},
-                "element": {"type": "plain_text_input", "action_id": "text"},
-            }
-            for block_id in ("first", "second")
-        ],
-    }
+    # Two inputs with the same action_id, told apart by their blocks.
+    text_input = {"type": "plain_text_input", "action_id": "text"}
+    inputs = [
+        {"type": "input", "block_id": block_id, "label": VOTE_MODAL["title"], "element": text_input}
+        for block_id in ("first", "second")
+    ]
+    form = dict(VOTE_MODAL, blocks=inputs)
     web.views_open(trigger_id=fake.grants.issue_trigger("U1"), view=form)
     with fake.keeping_requests() as kept:
         fake.view_submission("U1", {("first", "text"): "a", ("second", "text"): None})
