@@ -166,16 +166,16 @@ class SocketMode:
         with self._lock:
             return list(self._latencies)
 
-    def wait_for_hellos(self, count: int, timeout: float = 30.0) -> None:
-        """Until ``count`` connections have been greeted (since the server started) and only
-        the newest is still open: the app has connected, or reconnected and let the old
-        connection go. TimeoutError after ``timeout``."""
+    def wait_for_connection(self, greeted: int, timeout: float = 30.0) -> None:
+        """Until ``greeted`` connections have been greeted with ``hello`` in all, and only the
+        newest is still open: the app has connected, or reconnected and let the old connection
+        go (until then it may not be reading the new one). TimeoutError after ``timeout``."""
         with self._changed:
             if not self._changed.wait_for(
-                lambda: self._hellos >= count and len(self._links) == 1, timeout
+                lambda: self._hellos >= greeted and len(self._links) == 1, timeout
             ):
                 raise TimeoutError(
-                    f"{self._hellos} of {count} Socket Mode connections greeted, "
+                    f"{self._hellos} of {greeted} Socket Mode connections greeted, "
                     f"{len(self._links)} open"
                 )
 
@@ -235,14 +235,14 @@ class SocketMode:
 
     def _serve(self, connection: ServerConnection) -> None:
         link = _Link(connection)
-        with self._lock:
-            count = len(self._links) + 1
-        connection.send(json.dumps(_hello(self.fake.identity.app_id, count)))
-        with self._changed:
-            self._links.append(link)
-            self._hellos += 1
-            self._changed.notify_all()
         try:
+            with self._lock:
+                count = len(self._links) + 1
+            connection.send(json.dumps(_hello(self.fake.identity.app_id, count)))
+            with self._changed:  # envelopes may use it only once greeted
+                self._links.append(link)
+                self._hellos += 1
+                self._changed.notify_all()
             for message in connection:
                 self._read_ack(message)
         except ConnectionClosed:
@@ -251,7 +251,8 @@ class SocketMode:
             if link.closing is not None:
                 link.closing.cancel()
             with self._changed:
-                self._links.remove(link)
+                if link in self._links:
+                    self._links.remove(link)
                 self._changed.notify_all()
 
     def _read_ack(self, message: str | bytes) -> None:
@@ -363,7 +364,8 @@ def _hello(app_id: str, num_connections: int) -> JSON:
 def _answer(status: HTTPStatus, ack: JSON | None = None) -> requests.Response:
     """An ack as the fake reads HTTP answers: the ack's payload is the body."""
     response = requests.Response()
-    response.status_code = status
+    response.status_code = status.value
+    response.reason = status.phrase
     payload = (ack or {}).get("payload")
     response._content = b"" if payload is None else json.dumps(payload).encode()
     response.headers["Content-Type"] = "application/json"

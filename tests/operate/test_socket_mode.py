@@ -82,13 +82,13 @@ def test_a_whole_game_over_socket_mode_across_reconnects(over_socket: SocketDepl
 
     # Slack refreshes the connection: the app must open a new one and let the old one go.
     link.disconnect("refresh_requested")
-    link.wait_for_hellos(2)
+    link.wait_for_connection(2)
     table.play_night(people)
     table.wait_for_phase("day")
 
     # Slack's end goes away without a word: the app notices and connects again by itself.
     link.drop()
-    link.wait_for_hellos(3)
+    link.wait_for_connection(3)
     table.heard_enough([ALVA, BENGT])
     table.wait_for_phase("vote")
 
@@ -159,7 +159,7 @@ def connect(stand_in: tuple[FakeSlack, SocketMode]) -> Iterator[Callable[[Handle
         clients.append(client)
         client.socket_mode_request_listeners.append(handler)
         client.connect()
-        link.wait_for_hellos(1, timeout=10)
+        link.wait_for_connection(1, timeout=10)
 
     yield connected
     for client in clients:
