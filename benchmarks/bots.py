@@ -31,6 +31,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from benchmarks.baseline_bots import baseline_ballot, baseline_night_choice
 from slackapp.game import bots as new_bots
@@ -211,13 +212,13 @@ def time_decisions(deals: int) -> None:
         choices: dict[str, NightChoice] = {}
         for seat in seats:
             view = BotView(seat, seats, game.dealt[seat], game.dealt_werewolves() == (seat,))
-            choice = timed(lambda view=view, seed=seed: bot_night_choice(view, seed))
+            choice = timed(partial(bot_night_choice, view, seed))
             if choice is not None:
                 assert isinstance(choice, NightChoice)
                 choices[seat] = choice
         night = resolve_night(game, choices)
         for view in views_at_dawn(game, choices, night).values():
-            timed(lambda view=view, seed=seed: bot_ballot(view, seed, 2))
+            timed(partial(bot_ballot, view, seed, 2))
 
     def quantiles(times: list[float]) -> str:
         times = sorted(times)

@@ -12,21 +12,23 @@ many. From them it knows, for each other seat, the chance that it holds a Werewo
 and for itself the chance of being on each team at dawn: a Robber that took a Werewolf *is* a
 werewolf, a dealt Werewolf may have been robbed or swapped without knowing.
 
-**The ballot.** A bot weighs each ballot (every other seat, and nobody) as if it were the one
-that settled the vote: naming seat *s* means *s* dies, naming nobody means nobody does. In
-every world it then wins or not by the card it holds at dawn (RULES.md, "Who wins"), and it
-takes the ballot worth the most points: two for the win, one for naming a seat that holds a
-Werewolf at dawn. What falls out:
+**The ballot.** A bot plays for the team it is more likely on at dawn. It weighs each ballot
+(every other seat, and nobody) as if it were the one that settled the vote: naming seat *s*
+means *s* dies, naming nobody means nobody does. It then wins or not by its team's rule
+(RULES.md, "Who wins"), and it takes the ballot worth the most points: two for the win, one
+for naming a seat that holds a Werewolf at dawn. What falls out:
 
 - a bot that is likely village names the seat most likely to hold a Werewolf at dawn. It never
   names a seat it knows to be innocent: the Seer's innocent look, the Robber's victim (who now
   holds the Robber);
-- a bot that knows or believes it is a Werewolf at dawn (dealt one, a Robber that took one, an
-  Insomniac that woke as one) names nobody, which protects every Werewolf at once;
-- the Minion that saw Werewolves names nobody too, and one that saw none (both in the centre)
-  names a seat, because it wins only if someone dies while no Werewolf is at the table;
-- a bot votes nobody exactly when that is its best chance: a Seer that saw both Werewolves in
-  the centre knows the village wins only if nobody dies.
+- it names nobody exactly when that is its best chance: a Seer that saw both Werewolves in
+  the centre knows that the village wins only if nobody dies;
+- a bot that is likely on the werewolf team (a dealt Werewolf or Minion that was probably not
+  moved, a Robber that took a Werewolf or the Minion, an Insomniac that woke as one) names
+  nobody whenever a Werewolf is at the table: that protects every Werewolf at once, and it
+  never names one of them;
+- a Minion that saw no Werewolf (both in the centre) names a seat, because it then wins only
+  if someone else dies, unless its card has more likely than not been moved.
 
 Bots that cannot tell the best seats apart (a Villager knows nothing of anyone) pick among them
 by one order of the seats drawn from the game's seed alone, the same for every bot at the table.
@@ -34,21 +36,25 @@ Scattered over equal suspects their ballots would hardly ever outnumber the Were
 for nobody; agreed on one, they kill a Werewolf whenever that seat holds one.
 
 **The night.** At night a bot knows only its own card, and every other seat looks the same to
-it, so a target is drawn at random; what the bot decides is what kind of move to make.
+it, so a target is drawn at random; what the bot decides is what kind of move to make
+(:func:`night_plan`, the same at every game of a table size).
 
 - A lone Werewolf peeks at a centre card: knowing one of them never hurts it.
 - The Seer looks at one seat or at both centre cards, whichever leaves it, on average over its
-  worlds, the better ballot afterwards (the ballot's worth as above). Seeing a Werewolf at a
-  seat is worth more than two centre cards at every table size.
-- The Robber robs when that leaves it the better ballot than keeping its card, which it always
-  does: it learns a card, clears its victim, and if it took a Werewolf it is on the side that
-  wins most often without talk.
+  worlds, the better ballot afterwards (the ballot's worth as above). At three seats that is
+  the centre (both Werewolves lie there one time in ten, and a seat's card says little when
+  both others are suspects either way); from four seats up it is a seat, where a Werewolf seen
+  is a ballot that almost surely hits.
+- The Robber robs when that leaves it a better ballot than keeping its card, which it does at
+  every table size: it learns a card, clears its victim, and if it took a Werewolf it is on
+  the side that wins most often without talk.
 - The Troublemaker swaps two other seats. It learns nothing either way, so its own ballot is
-  as good with or without the swap; the swap costs the village nothing it could know and leaves
-  every Werewolf, and the Minion and Seer who saw them, less sure of who holds what.
+  as good with or without the swap; the swap leaves every Werewolf, and the Minion and Seer
+  who saw them, less sure of who holds what.
 
 The same policy is how a bot imagines everyone else's night: a Robber robs a seat, a
-Troublemaker swaps two, each uniformly among its legal choices.
+Troublemaker swaps two, each uniformly among its legal choices, so a bot's chances are right
+when it plays other bots (``tests/game/test_bots.py`` checks them against many games).
 """
 
 from __future__ import annotations
@@ -122,7 +128,7 @@ def table_order(seats: tuple[str, ...], seed: int | str) -> list[str]:
 # --- what the bot knows, by position ---------------------------------------------------------
 
 
-def sight_of(view: BotView, deck: tuple[Card, ...] | None = None) -> Sight:
+def sight_of(view: BotView) -> Sight:
     """The bot's knowledge as :mod:`~slackapp.game.worlds` reads it: positions, not names.
 
     Knowledge that does not fit the dealt card (no such night happens) is ignored.
@@ -160,7 +166,7 @@ def sight_of(view: BotView, deck: tuple[Card, ...] | None = None) -> Sight:
     return Sight(
         me=me,
         seat_count=n,
-        deck=deck if deck is not None else tuple(deck_for(n)),
+        deck=tuple(deck_for(n)),
         known=tuple(sorted(known.items())),
         all_wolves_known=all_wolves_known,
         dawn_card=dawn_card,
@@ -168,7 +174,8 @@ def sight_of(view: BotView, deck: tuple[Card, ...] | None = None) -> Sight:
     )
 
 
-def assumed_deck(seat_count: int, deck_werewolves: int, seen: list[Card]) -> tuple[Card, ...]:
+@lru_cache(maxsize=1024)
+def assumed_deck(seat_count: int, deck_werewolves: int, seen: tuple[Card, ...]) -> tuple[Card, ...]:
     """The deck for the table with ``deck_werewolves`` Werewolves and every card the bot saw.
 
     For the app's decks that is exactly :func:`deck_for`. The referee also accepts custom
@@ -193,8 +200,10 @@ def assumed_deck(seat_count: int, deck_werewolves: int, seen: list[Card]) -> tup
 
 def bot_beliefs(view: BotView, deck_werewolves: int) -> Beliefs | None:
     """What the bot believes of the table at dawn (None if nothing it imagines fits)."""
-    seen = [card for _, card in sight_of(view).known]
-    return believe(sight_of(view, assumed_deck(len(view.seats), deck_werewolves, seen)))
+    sight = sight_of(view)
+    seen = tuple(card for _, card in sight.known)
+    deck = assumed_deck(len(view.seats), deck_werewolves, seen)
+    return believe(replace(sight, deck=deck))
 
 
 # --- the ballot --------------------------------------------------------------------------------
