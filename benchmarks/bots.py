@@ -177,7 +177,8 @@ def print_results(results: dict[int, dict[str, Count]], deals: int) -> None:
             print(f"| {size} | {row} | {village} | {werewolf} | {hit} |")
     print("\nGoals, size by size (hit = share of village ballots on a dawn Werewolf):")
     print(
-        "| seats | new hit / random hit | new village wins - today's | wolves vs today - vs new |"
+        "| seats | hit rate, new / random | village wins, new - today's"
+        " | werewolf team wins, vs today's village - vs the new one |"
     )
     print("|---|---|---|---|")
     for size, rows in results.items():
