@@ -113,7 +113,8 @@ class FakeSlack(Workspace):
 
     def deliver_over(self, delivery: Delivery | None) -> None:
         """Send people's commands, clicks and events over ``delivery`` (Socket Mode's link)
-        instead of signed HTTP requests to the request URL; None goes back to HTTP."""
+        instead of signed HTTP requests to the request URL; None goes back to HTTP.
+        keeping_requests(), send() and post_to_app() stay HTTP's."""
         self._delivery = delivery or self._app
 
     # -- faults and credentials ----------------------------------------------------
