@@ -24,7 +24,7 @@ from slackapp.app import Varulv, build
 from slackapp.asgi import Buffered, Worker
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
 from slackapp.logs import logging_config
-from slackapp.shapes import malformed
+from slackapp.shapes import malformed, misnamed
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class Router:
                 request = BoltRequest(
                     body=raw.get_body(), query=raw.query_string, headers=raw.get_headers()
                 )
-                problem = malformed(request.body)
+                problem = malformed(request.body) or misnamed(request.context)
             except Exception as error:  # not UTF-8, not JSON, or fields Bolt cannot read
                 problem = repr(error)
             if problem is not None:
