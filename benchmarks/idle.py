@@ -25,6 +25,7 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing.sharedctypes import Synchronized
 from multiprocessing.synchronize import Event
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from benchmarks.fire import Prepared, Timed, fire
@@ -42,16 +43,9 @@ def half_request(index: int) -> bytes:
     return head
 
 
-def hold(
-    url: str,
-    count: int,
-    seconds: float,
-    stop: Event,
-    open_now: Synchronized[int],
-    opened: Synchronized[int],
-) -> None:
-    """Keep ``count`` half-open connections on ``url`` until ``stop`` (or ``seconds``)."""
-    asyncio.run(_hold(url, count, seconds, stop, open_now, opened))
+def hold(*args: Any) -> None:
+    """In a process of its own: :func:`_hold`."""
+    asyncio.run(_hold(*args))
 
 
 async def _hold(
@@ -62,6 +56,7 @@ async def _hold(
     open_now: Synchronized[int],
     opened: Synchronized[int],
 ) -> None:
+    """Keep ``count`` half-open connections on ``url`` until ``stop`` (or ``seconds``)."""
     parts = urlsplit(url)
     host, port = parts.hostname or "127.0.0.1", parts.port or 80
     end = time.monotonic() + seconds
