@@ -18,7 +18,7 @@ from slackapp.listeners.commands import WORDS
 from slackapp.server import EVENTS_PATH
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = ROOT.parent / "shared" / "slack-manifest-schema" / "manifest.schema.1.0.0.json"
+SCHEMA = Path(__file__).with_name("slack-manifest-schema") / "manifest.schema.1.0.0.json"
 HTTP_MANIFEST = ROOT / "manifest.yml"
 SOCKET_MODE_MANIFEST = ROOT / "manifest.socket-mode.yml"
 README = ROOT / "README.md"
