@@ -151,3 +151,22 @@ def test_install_pages_exist_only_for_many_workspaces(fake: FakeSlack, postgres:
     many = dataclasses.replace(single, bot_token=None, client_id="1.2", client_secret="s")
     status, page = call(Router(build(many, url)), "/slack/install")
     assert status.startswith("200") and b"https://slack.com/oauth/v2/authorize" in page
+
+
+def test_every_package_ships_with_the_migrations_inside() -> None:
+    """pyproject.toml lists the packages by hand (the migrations live outside ``slackapp/``):
+    a package missing from the list would be absent from a non-editable install."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {
+        ".".join(folder.relative_to(ROOT).parts)
+        for folder in (ROOT / "slackapp").rglob("*")
+        if folder.is_dir() and folder.name != "__pycache__"
+    } | {"slackapp"}
+    migrations = {
+        "slackapp.migrations" + ".".join(("", *folder.relative_to(ROOT / "migrations").parts))
+        for folder in [ROOT / "migrations", *(ROOT / "migrations").iterdir()]
+        if folder.is_dir() and folder.name != "__pycache__"
+    }
+    assert set(tool["packages"]) == on_disk | migrations
+    assert tool["package-dir"] == {"slackapp.migrations": "migrations"}
+    assert "script.py.mako" in tool["package-data"]["slackapp.migrations"]

