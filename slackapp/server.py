@@ -146,9 +146,9 @@ def serve_http(settings: Settings, database_url: str) -> None:
 
     options = {
         "bind": f"{os.environ.get('HOST', '0.0.0.0')}:{settings.port}",
-        "workers": int(os.environ.get("WEB_CONCURRENCY", "1")),
+        "workers": settings.workers,
         "worker_class": "gthread",
-        "threads": int(os.environ.get("VARULV_THREADS", "8")),
+        "threads": settings.threads,
         "timeout": 30,
         "graceful_timeout": 5,
         "accesslog": None,
