@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine
 
 from slackapp.app import build
 from slackapp.config import Settings
-from slackapp.db.migrate import upgrade
+from slackapp.db.migrate import MIGRATIONS, alembic_config, upgrade
 from slackapp.fakeslack import FakeSlack
 from slackapp.server import Router
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
@@ -170,3 +172,12 @@ def test_every_package_ships_with_the_migrations_inside() -> None:
     assert set(tool["packages"]) == on_disk | migrations
     assert tool["package-dir"] == {"slackapp.migrations": "migrations"}
     assert "script.py.mako" in tool["package-data"]["slackapp.migrations"]
+
+
+def test_the_release_phase_and_the_app_use_the_same_migrations() -> None:
+    """``alembic upgrade head`` in a clone reads alembic.ini; the app builds its configuration
+    from the package: both find the one ``migrations/`` and the same head."""
+    from_ini = ScriptDirectory.from_config(Config(str(ROOT / "alembic.ini")))
+    from_package = ScriptDirectory.from_config(alembic_config())
+    assert Path(from_ini.dir).resolve() == Path(str(MIGRATIONS)).resolve() == ROOT / "migrations"
+    assert from_ini.get_heads() == from_package.get_heads() != []
