@@ -112,14 +112,14 @@ def test_an_unreachable_database_is_retried_then_one_line_and_status_2(tmp_path:
     }
     started = time.monotonic()
     result = varulv(["serve"], env, tmp_path)
-    assert time.monotonic() - started >= 2.5, "it kept trying for the time it was given"
+    assert time.monotonic() - started >= 2, "it kept trying, a second between tries"
     assert_refused(result, "cannot reach the database", "Connection refused")
     retries = [
         json.loads(line)["message"]
         for line in result.stderr.splitlines()
         if line.startswith("{") and "trying again" in line
     ]
-    assert len(retries) >= 2, result.stderr
+    assert retries, f"each failed try is logged: {result.stderr}"
 
 
 def test_the_sandbox_says_the_same_of_an_unreachable_database(tmp_path: Path) -> None:
