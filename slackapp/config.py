@@ -143,6 +143,10 @@ class Settings:
             workers=_whole_number("WEB_CONCURRENCY", 1, 1, 64, "a number of processes"),
             threads=_whole_number("VARULV_THREADS", 8, 1, 256, "a number of threads"),
             database_wait_seconds=_whole_number(
-                "VARULV_DATABASE_WAIT_SECONDS", DATABASE_WAIT_SECONDS, 0, 3600, "seconds"
+                "VARULV_DATABASE_WAIT_SECONDS",
+                DATABASE_WAIT_SECONDS,
+                0,
+                3600,
+                "a number of seconds",
             ),
         )
