@@ -173,8 +173,9 @@ def start_server(
             tail = log.read_text()[-3000:]
             server.stop()
             raise RuntimeError(f"{name} exited at start:\n{tail}")
+        # Refused, or held in the socket's backlog by a worker still starting.
         with contextlib.suppress(requests.RequestException):
-            healthy = requests.get(f"{server.url}/healthz", timeout=5).status_code == 200
+            healthy = requests.get(f"{server.url}/healthz", timeout=1).status_code == 200
             # The master answers once a worker is up; wait until every worker has forked.
             if healthy and len(server.processes()) > workers:
                 return server

@@ -86,6 +86,8 @@ class Settings:
     workers: int = 1
     threads: int = 8
     database_wait_seconds: int = DATABASE_WAIT_SECONDS
+    request_seconds: int = 10
+    """How long a request's head, and then its body, may take to arrive."""
 
     @property
     def multi_workspace(self) -> bool:
@@ -148,5 +150,8 @@ class Settings:
                 0,
                 3600,
                 "a number of seconds",
+            ),
+            request_seconds=_whole_number(
+                "VARULV_REQUEST_SECONDS", 10, 1, 300, "a number of seconds"
             ),
         )

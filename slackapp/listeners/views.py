@@ -12,8 +12,11 @@ import slackapp.blocks.settings as settings_screen
 from slackapp.flow.settings import ChannelChoice, out_of_bounds, save_choice
 from slackapp.flow.table import Table, say
 from slackapp.logs import log_context
+from slackapp.shapes import slack_id
 
 log = logging.getLogger(__name__)
+
+NO_CHANNEL = "This form doesn't say which channel it is for. Open it again with /varulv settings."
 
 
 def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, str]]:
@@ -42,13 +45,14 @@ def register(app: App, table: Table) -> None:
     def save(ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
         team, user = str(context.team_id or ""), str(body["user"]["id"])
-        channel = str(view.get("private_metadata") or "")
+        channel = slack_id(view.get("private_metadata"))
         choice, errors = read_choice(view)
         if choice is None:
             ack(response_action="errors", errors=errors)
             return
-        if not channel:  # not our modal's shape: nothing to store
-            ack()
+        if not channel:  # not the modal Varulv opened: nothing to store
+            first = next(iter(settings_screen.LENGTH_LABELS))
+            ack(response_action="errors", errors={first: NO_CHANNEL})
             return
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
@@ -67,7 +71,7 @@ def register(app: App, table: Table) -> None:
     def announce(body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
         """Tell the channel, since anyone there may change its settings."""
         choice, _ = read_choice(view)
-        team, channel = str(context.team_id or ""), str(view.get("private_metadata") or "")
+        team, channel = str(context.team_id or ""), slack_id(view.get("private_metadata"))
         if choice is None or not channel:
             return
         with log_context(team_id=team, channel_id=channel):
