@@ -74,6 +74,8 @@ BAD_SETTINGS = {
     "PORT": ("abc", "from 1 to 65535"),
     "VARULV_LOG_LEVEL": ("loud", "DEBUG"),
     "WEB_CONCURRENCY": ("0", "from 1"),
+    "VARULV_THREADS": ("many", "from 1 to 256"),
+    "VARULV_REQUEST_SECONDS": ("0", "from 1 to 300"),
     "VARULV_DATABASE_WAIT_SECONDS": ("soon", "seconds"),
 }
 
