@@ -37,15 +37,21 @@ out it works out what each other seat would know there and the ballot that seat 
 alone, then counts the real tally and the real win (RULES.md) for each ballot of its own, and
 takes the one worth the most points; where that changes nothing it keeps its ballot weighed
 alone, which is what the others expect of it. A Robber that took a Werewolf at three seats,
-say, sees that the Troublemaker may have swapped it back and that the wolves' side needs no
-ballot of its own for nobody, so it names its victim. A bot dealt a Werewolf or the Minion
-keeps the ballot weighed alone: its ballot for nobody is the shield its team's win rests on.
-Up to four seats this costs a few milliseconds; above, the worlds are too many.
+say, sees that the Troublemaker may have swapped it back and that the wolves' ballots for
+nobody save them without its own, so it names a seat, most often its victim. A bot dealt a
+Werewolf or the Minion keeps the ballot weighed alone: its ballot for nobody is the shield
+its team's win rests on, and wolves that foresaw a vote of bots they no longer faced (the
+village foreseeing too) were found to give that shield up and lose. Up to four seats the
+worlds are few enough to go through exactly, in milliseconds; above, they are too many.
 
 Bots that cannot tell the best seats apart (a Villager knows nothing of anyone) pick among them
 by one order of the seats drawn from the game's seed alone, the same for every bot at the table.
 Scattered over equal suspects their ballots would hardly ever outnumber the Werewolves' ballots
-for nobody; agreed on one, they kill a Werewolf whenever that seat holds one.
+for nobody; agreed on one, they kill a Werewolf whenever that seat holds one. At a small table
+each bot has an order of its own instead (:func:`seat_order`, from the seed and its seat), which
+a bot foreseeing the vote reads for every seat: there a village that agreed by rote killed an
+innocent whenever both Werewolves lay in the centre, and foreseeing the vote already brings the
+village's ballots together where that pays.
 
 **The night.** At night a bot knows only its own card, and every other seat looks the same to
 it, so a target is drawn at random; what the bot decides is what kind of move to make
@@ -132,6 +138,13 @@ class BotView:
 
 def _rng(seed: int | str, seat: str, decision: str) -> random.Random:
     return random.Random(f"{seed}/{seat}/{decision}")
+
+
+def seat_order(seats: tuple[str, ...], seed: int | str, voter: str) -> list[str]:
+    """The order in which one bot breaks ties at a small table: from the seed and its seat."""
+    order = list(seats)
+    random.Random(f"{seed}/{voter}/ties").shuffle(order)
+    return order
 
 
 def table_order(seats: tuple[str, ...], seed: int | str) -> list[str]:
@@ -262,11 +275,16 @@ def bot_ballot(view: BotView, seed: int | str, deck_werewolves: int) -> str | No
     ``deck_werewolves`` is public: how many Werewolf cards the table's deck holds.
     """
     index = {seat: position for position, seat in enumerate(view.seats)}
-    order = tuple(index[seat] for seat in table_order(view.seats, seed))
-    if len(view.seats) <= FORESEEN_VOTE_SEATS and view.dealt.team is Team.VILLAGE:
-        target = foreseen_ballot(_by_position(view), order, deck_werewolves)
+    if len(view.seats) > FORESEEN_VOTE_SEATS:
+        order = tuple(index[seat] for seat in table_order(view.seats, seed))
+        return _plain_ballot(view, order, deck_werewolves)
+    orders = tuple(
+        tuple(index[seat] for seat in seat_order(view.seats, seed, voter)) for voter in view.seats
+    )
+    if view.dealt.team is Team.VILLAGE:
+        target = foreseen_ballot(_by_position(view), orders, deck_werewolves)
         return None if target is None else view.seats[target]
-    return _plain_ballot(view, order, deck_werewolves)
+    return _plain_ballot(view, orders[index[view.seat]], deck_werewolves)
 
 
 @lru_cache(maxsize=8192)
@@ -351,7 +369,9 @@ def _nights_of_others(
 
 
 @lru_cache(maxsize=8192)
-def foreseen_ballot(view: BotView, order: tuple[int, ...], deck_werewolves: int) -> int | None:
+def foreseen_ballot(
+    view: BotView, orders: tuple[tuple[int, ...], ...], deck_werewolves: int
+) -> int | None:
     """The ballot worth the most points when every other seat votes as a bot that weighs its
     ballot alone would: world by world, the real tally and the real win. Where that makes no
     difference the bot keeps the ballot it weighs alone, the one the others expect of it.
@@ -359,6 +379,7 @@ def foreseen_ballot(view: BotView, order: tuple[int, ...], deck_werewolves: int)
     ``view`` names the seats by position (:func:`_by_position`), so one answer serves every
     game in the same situation; the answer is a position.
     """
+    order = orders[int(view.seat)]
     plain = _plain_ballot(view, order, deck_werewolves)
     mine = None if plain is None else int(plain)
     sight = sight_of(view)
@@ -379,7 +400,9 @@ def foreseen_ballot(view: BotView, order: tuple[int, ...], deck_werewolves: int)
             around = tuple(
                 None
                 if seat == view.seat
-                else _plain_ballot(_seat_view(deal, seat, choices, night), order, deck_werewolves)
+                else _plain_ballot(
+                    _seat_view(deal, seat, choices, night), orders[int(seat)], deck_werewolves
+                )
                 for seat in seats
             )
             outcomes[tuple(night.dawn[seat] for seat in seats), around] += world.weight * chance
