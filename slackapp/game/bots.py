@@ -85,6 +85,7 @@ from functools import lru_cache
 
 from slackapp.game.cards import Card, Deal, Team, deck_for
 from slackapp.game.night import (
+    IllegalChoice,
     Knowledge,
     LookAtCenter,
     LookAtSeat,
@@ -97,6 +98,7 @@ from slackapp.game.night import (
     SawSeat,
     SawWerewolves,
     Swap,
+    check_choice,
     resolve_night,
 )
 from slackapp.game.vote import decide, tally
@@ -324,21 +326,28 @@ FORESEEN_VOTE_SEATS = 4
 
 
 def _by_position(view: BotView) -> BotView:
-    """The same view with the seats named by position: what the foreseen vote depends on."""
-    name = {seat: str(position) for position, seat in enumerate(view.seats)}
+    """The same view with the seats named by position: what the foreseen vote depends on.
+
+    A seat the view names that is not at the table keeps a name no position has, so that it is
+    ignored as :func:`sight_of` ignores it."""
+    names = {seat: str(position) for position, seat in enumerate(view.seats)}
+
+    def name(seat: str) -> str:
+        return names.get(seat, f"not seated: {seat}")
+
     choice, learned = view.choice, view.learned
     if isinstance(choice, LookAtSeat):
-        choice = LookAtSeat(name[choice.seat])
+        choice = LookAtSeat(name(choice.seat))
     elif isinstance(choice, Rob):
-        choice = Rob(name[choice.seat])
+        choice = Rob(name(choice.seat))
     elif isinstance(choice, Swap):
-        choice = Swap(name[choice.first], name[choice.second])
+        choice = Swap(name(choice.first), name(choice.second))
     if isinstance(learned, SawWerewolves):
-        learned = replace(learned, werewolves=tuple(name[w] for w in learned.werewolves))
+        learned = replace(learned, werewolves=tuple(name(w) for w in learned.werewolves))
     elif isinstance(learned, SawSeat):
-        learned = replace(learned, seat=name[learned.seat])
+        learned = replace(learned, seat=name(learned.seat))
     return replace(
-        view, seat=name[view.seat], seats=tuple(name.values()), choice=choice, learned=learned
+        view, seat=name(view.seat), seats=tuple(names.values()), choice=choice, learned=learned
     )
 
 
@@ -428,7 +437,7 @@ def _world_night(view: BotView, sight: Sight, world: World) -> tuple[Deal, dict[
     dealt = {seat: world.layout[position] for position, seat in enumerate(seats)}
     deal = Deal(seats, dealt, (world.layout[n], world.layout[n + 1]))
     moves: dict[str, NightChoice] = {}
-    if view.choice is not None:
+    if view.choice is not None and _allowed(deal, view.seat, view.choice):
         moves[view.seat] = view.choice
     if world.robbery is not None and world.robbery[0] != sight.me:
         moves[seats[world.robbery[0]]] = Rob(seats[world.robbery[1]])
@@ -437,6 +446,15 @@ def _world_night(view: BotView, sight: Sight, world: World) -> tuple[Deal, dict[
         assert troublemaker is not None
         moves[troublemaker] = Swap(seats[world.swap[0]], seats[world.swap[1]])
     return deal, moves
+
+
+def _allowed(deal: Deal, seat: str, choice: NightChoice) -> bool:
+    """Whether the night allows ``choice``: a view may carry one that no night made."""
+    try:
+        check_choice(deal, seat, choice)
+    except IllegalChoice:
+        return False
+    return True
 
 
 def _seat_view(deal: Deal, seat: str, choices: dict[str, NightChoice], night: Night) -> BotView:

@@ -265,6 +265,17 @@ def test_at_three_seats_a_robber_who_took_a_werewolf_foresees_the_vote_and_names
     assert ballots.count("bo") > ballots.count("cia")
 
 
+def test_at_a_small_table_knowledge_of_a_seat_not_at_the_table_is_ignored() -> None:
+    three = NAMES[:3]
+    for view in (
+        BotView("anna", three, S, choice=LookAtSeat("zed"), learned=SawSeat("zed", W)),
+        BotView("anna", three, R, choice=Rob("zed"), learned=SawCard(V)),
+        BotView("anna", three, T, choice=Swap("bo", "zed")),
+    ):
+        for seed in range(5):
+            check_ballot(three, "anna", bot_ballot(view, seed, 2))
+
+
 def test_at_a_small_table_the_werewolves_still_vote_nobody() -> None:
     game = Deal(NAMES[:3], {"anna": W, "bo": W, "cia": R}, (S, T))
     for seat in ("anna", "bo"):
