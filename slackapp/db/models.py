@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -25,6 +24,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
+from slackapp.game.machine import OPEN_PHASES, TIMED_PHASES, Phase
+
+__all__ = ["OPEN_PHASES", "TIMED_PHASES", "Phase"]
+
 NAMING = {
     "ix": "ix_%(column_0_label)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -38,18 +41,6 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
-class Phase(StrEnum):
-    LOBBY = "lobby"
-    NIGHT = "night"
-    DAY = "day"
-    VOTE = "vote"
-    OVER = "over"
-    CANCELLED = "cancelled"
-    STOPPED = "stopped"
-
-
-OPEN_PHASES = (Phase.LOBBY, Phase.NIGHT, Phase.DAY, Phase.VOTE)
-TIMED_PHASES = (Phase.NIGHT, Phase.DAY, Phase.VOTE)
 _OPEN_SQL = "phase IN ('lobby', 'night', 'day', 'vote')"
 
 
