@@ -18,7 +18,14 @@ def day_board(game_id: int, deadline: datetime, heard: int, needed: int, people:
             f"{people} people have heard enough."
         ),
         ActionsBlock(
-            elements=[button("Heard enough", ids.HEARD_ENOUGH, ids.ButtonValue(game_id).pack())]
+            elements=[
+                button(
+                    "Heard enough",
+                    ids.HEARD_ENOUGH,
+                    ids.ButtonValue(game_id).pack(),
+                    label="Heard enough: ready to vote (press again to take it back)",
+                )
+            ]
         ),
         context(
             f"{heard} of {needed} needed have heard enough. "
