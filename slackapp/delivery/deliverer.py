@@ -26,6 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from slack_sdk import WebClient
 from sqlalchemy import and_, case, delete, func, or_, select, update
@@ -68,6 +69,16 @@ class Pending:
     @property
     def newest(self) -> OutboxEntry:
         return self.entries[-1]
+
+
+def _undelivered_up_to(game_id: int, surface: str, version: int) -> tuple[Any, ...]:
+    """The undelivered versions of one message, up to ``version``."""
+    return (
+        OutboxEntry.game_id == game_id,
+        OutboxEntry.surface == surface,
+        OutboxEntry.version <= version,
+        OutboxEntry.done_at.is_(None),
+    )
 
 
 def _alive(holder: str) -> bool:
@@ -332,12 +343,7 @@ class Deliverer:
         """Every undelivered version up to ``version`` is done; the older ones superseded."""
         session.execute(
             update(OutboxEntry)
-            .where(
-                OutboxEntry.game_id == game_id,
-                OutboxEntry.surface == surface,
-                OutboxEntry.version <= version,
-                OutboxEntry.done_at.is_(None),
-            )
+            .where(*_undelivered_up_to(game_id, surface, version))
             .values(
                 done_at=func.now(),
                 failure=failure
@@ -385,12 +391,7 @@ class Deliverer:
         with self.sessions() as session, session.begin():
             session.execute(
                 update(OutboxEntry)
-                .where(
-                    OutboxEntry.game_id == game_id,
-                    OutboxEntry.surface == surface,
-                    OutboxEntry.version <= version,
-                    OutboxEntry.done_at.is_(None),
-                )
+                .where(*_undelivered_up_to(game_id, surface, version))
                 .values(attempts=attempts, due_at=self.now() + timedelta(seconds=delay))
                 .execution_options(synchronize_session=False)
             )
