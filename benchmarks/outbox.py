@@ -24,6 +24,7 @@ which can answer every Web API call late (``FakeSlack.slow_down``):
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import time
@@ -84,12 +85,23 @@ def wait(done: Callable[[], Any], what: str, timeout: float = 120) -> Any:
     return found
 
 
+def button(fake: FakeSlack, channel: str, label: str) -> tuple[Message, Any] | None:
+    try:
+        return fake.find_button(channel, label)
+    except LookupError:
+        return None
+
+
 def first_call(fake: FakeSlack, since: int, matches: Callable[[Any], bool]) -> Any:
     """The first Web API call (or response_url post) since call number ``since`` that
     ``matches``, once the stand-in has answered it."""
     return wait(
         lambda: next((call for call in fake.calls[since:] if matches(call)), None), "a call"
     )
+
+
+_numbers = itertools.count(1)
+"""Every table and channel of a run gets a number of its own, so no two ever meet."""
 
 
 class Games:
@@ -120,9 +132,9 @@ class Games:
 
     def table(self, people: int, to: str) -> tuple[str, list[str]]:
         """A new table of ``people`` people, played on to phase ``to`` ("day" or "vote")."""
-        self.count += 1
-        channel = f"C{self.prefix}{self.count:03d}"
-        users = [f"U{self.prefix}{self.count:03d}{n:02d}" for n in range(people)]
+        self.count = next(_numbers)
+        channel = f"C{self.prefix}{self.count:04d}"
+        users = [f"U{self.prefix}{self.count:04d}{n:02d}" for n in range(people)]
         fake = self.fake
         fake.app_url = self.server.events_url
         fake.add_channel(channel, channel.lower())
@@ -130,9 +142,10 @@ class Games:
             fake.add_user(user, user.lower())
         fake.slash_command(users[0], channel_id=channel)
         for user in users[1:]:
-            lobby, join = wait(lambda: fake.find_button(channel, "Join"), "the lobby")
+            lobby, join = wait(lambda: button(fake, channel, "Join"), "the lobby")
             fake.click(user, lobby, join.action_id)
         wait(lambda: self.settled(channel) and self.seated(channel) == people, "seats")
+        wait(lambda: button(fake, channel, "Start"), "the lobby")
         fake.click_button(users[0], channel, "Start")
         wait(lambda: self.phase(channel) == "night" and self.settled(channel), "the night")
         for user in users:
@@ -145,6 +158,7 @@ class Games:
         if to == "vote":
             for user in users[: people // 2 + 1]:
                 if self.phase(channel) == "day":
+                    wait(lambda: button(fake, channel, "Heard enough"), "the day board")
                     fake.click_button(user, channel, "Heard enough")
                     time.sleep(0.02)
             wait(lambda: self.phase(channel) == "vote" and self.settled(channel), "the vote")
@@ -385,12 +399,13 @@ def click_to_screen(
     to_screen: list[float] = []
     app_acks: list[float] = []
     floor_acks: list[float] = []
-    for round_number in range(rounds):
-        channels = [f"CS{round_number:02d}{n:03d}" for n in range(50)]
+    for _ in range(rounds):
+        number = next(_numbers)
+        channels = [f"CS{number:04d}{n:03d}" for n in range(50)]
         with fake.preparing("command") as commands:
             for n, channel in enumerate(channels):
                 fake.add_channel(channel, channel.lower())
-                user = f"US{round_number:02d}{n:03d}"
+                user = f"US{number:04d}{n:03d}"
                 fake.add_user(user, user.lower())
                 fake.slash_command(user, channel_id=channel)
         before = len(fake.calls)
