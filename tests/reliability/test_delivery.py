@@ -226,7 +226,9 @@ def test_one_deliverer_at_a_time_and_a_dead_ones_lease_is_taken_over(
             thread.join(10)
         assert texts(fake, channel) == ["once"]
         assert (
-            len([c for c in fake.calls_to("chat.postMessage") if c.params["channel"] == channel])
+            len(
+                [c for c in fake.calls_to("chat.postMessage") if c.params.get("channel") == channel]
+            )
             == 1
         )
 
