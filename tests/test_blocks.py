@@ -41,7 +41,8 @@ from slackapp.game import (
     learned_on_choosing,
     play,
 )
-from slackapp.game.night import CenterCard
+from slackapp.game.cards import describe_deck
+from slackapp.game.night import CenterCard, describe_wake_order
 
 GAME = 42
 CHANNEL = "C0TABLE"
@@ -117,6 +118,11 @@ def assert_unique_action_ids(screen: Screen) -> None:
 
 def section_texts(screen: Screen) -> list[str]:
     return [block["text"]["text"] for block in serialised(screen) if block["type"] == "section"]
+
+
+def without_deck(text: str, size: int) -> str:
+    """The text with the table's deck and the night's order taken out: public by design."""
+    return text.replace(describe_deck(size), "").replace(describe_wake_order(size), "")
 
 
 def leaked_cards(text: str) -> list[str]:
@@ -241,12 +247,12 @@ def test_public_screens_name_no_card(size: int) -> None:
         lobby(GAME, seats[0].key, seats, bots_allowed=True),
         night_board(seats, 0, size, DEADLINE),
         night_over(seats),
-        day_board(GAME, DEADLINE, 0, 2, 3),
+        day_board(GAME, DEADLINE, 0, 2, 3, seat_count=size),
         ballot_board(GAME, seats, 1, size, DEADLINE),
         ballot_closed(size, size),
     ]
     for screen in public:
-        assert leaked_cards(everything(screen)) == []
+        assert leaked_cards(without_deck(everything(screen), size)) == []
     # The check itself can fail: the same seat's private message does name its card.
     holder = seats[0]
     card = dealt.dealt[holder.key]
@@ -326,6 +332,41 @@ def test_night_board_names_the_table_and_the_count() -> None:
     assert "2 of 3 people have confirmed the night" in text
     assert slack_time(DEADLINE) in text
     assert buttons(night_board(seats, 2, 3, DEADLINE)) == []
+
+
+@pytest.mark.parametrize("size", TABLE_SIZES)
+def test_the_deck_and_the_night_order_are_on_the_boards_and_in_each_dm(size: int) -> None:
+    seats = table(size)
+    card = deal(tuple(seat.key for seat in seats), seed=size).dealt[seats[0].key]
+    shown = [
+        night_board(seats, 0, size, DEADLINE),
+        day_board(GAME, DEADLINE, 0, 2, 3, seat_count=size),
+        night_dm(GAME, CHANNEL, card, seats[0], seats[1:], None, None, None, None),
+        night_dm(GAME, CHANNEL, card, seats[0], seats, None, None, None, "Got it."),
+    ]
+    for screen in shown:
+        text = everything(screen)
+        assert describe_deck(size) in text and describe_wake_order(size) in text
+        for other in set(TABLE_SIZES) - {size}:
+            assert describe_deck(other) not in text
+    assert "In play" not in everything(day_board(GAME, DEADLINE, 0, 2, 3))  # size unknown
+
+
+def test_the_deck_line_counts_copies_and_the_night_order_follows_the_deck() -> None:
+    assert describe_deck(3) == (
+        "In play: Werewolf \N{MULTIPLICATION SIGN}2, Seer, Robber, Troublemaker. "
+        "5 cards for 3 seats: two lie face down in the centre."
+    )
+    assert (
+        "Villager \N{MULTIPLICATION SIGN}5, Insomniac, Minion. 12 cards for 10 seats"
+        in describe_deck(10)
+    )
+    assert describe_wake_order(3) == "The night wakes: Werewolves → Seer → Robber → Troublemaker."
+    assert describe_wake_order(6) == (
+        "The night wakes: Werewolves → Minion → Seer → Robber → Troublemaker → Insomniac. "
+        "The Villager sleeps."
+    )
+    assert describe_wake_order(7).endswith("Villagers sleep.")
 
 
 def test_night_over_wakes_the_table_without_buttons() -> None:

@@ -7,10 +7,18 @@ from datetime import datetime
 from slack_sdk.models.blocks import ActionsBlock, Block, HeaderBlock
 
 from slackapp.blocks import ids
-from slackapp.blocks.screen import Screen, button, context, section, slack_time
+from slackapp.blocks.screen import Screen, button, context, deck_context, section, slack_time
 
 
-def day_board(game_id: int, deadline: datetime, heard: int, needed: int, people: int) -> Screen:
+def day_board(
+    game_id: int,
+    deadline: datetime,
+    heard: int,
+    needed: int,
+    people: int,
+    seat_count: int = 0,
+) -> Screen:
+    """``seat_count`` shows the table's deck (0: not known to the caller, not shown)."""
     blocks: list[Block] = [
         HeaderBlock(text="Day: talk it out, out loud"),
         section(
@@ -24,6 +32,7 @@ def day_board(game_id: int, deadline: datetime, heard: int, needed: int, people:
             f"{heard} of {needed} needed have heard enough. "
             "Changed your mind? Click again to take it back."
         ),
+        *deck_context(seat_count),
     ]
     return Screen(text="Day breaks at the Varulv table: talk it out, out loud.", blocks=blocks)
 

@@ -19,6 +19,7 @@ from slackapp.blocks.screen import (
     and_list,
     button,
     context,
+    deck_context,
     possessive,
     seat_names,
     section,
@@ -47,6 +48,7 @@ def night_board(
             f"{confirmed} of {people} people have confirmed the night. "
             f"Dawn comes at {slack_time(deadline)} at the latest."
         ),
+        *deck_context(len(seats)),
     ]
     return Screen(
         text="Night falls on the Varulv table: check your DM for your card.", blocks=blocks
@@ -90,6 +92,7 @@ def night_dm(
             blocks.append(section(prompt))
         blocks.append(ActionsBlock(elements=buttons))
     blocks.append(context(f"Table in <#{channel_id}>"))
+    blocks += deck_context(len({me.key, *(seat.key for seat in others)}))
     return Screen(text="Varulv: your card for tonight is here.", blocks=blocks)
 
 

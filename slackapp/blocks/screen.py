@@ -21,6 +21,8 @@ from slack_sdk.models.blocks import (
 )
 
 from slackapp.blocks.labels import SeatLabel
+from slackapp.game.cards import MAX_SEATS, MIN_SEATS, describe_deck
+from slackapp.game.night import describe_wake_order
 
 SECTION_TEXT_LIMIT = SectionBlock.text_max_length
 BUTTON_TEXT_LIMIT = ButtonElement.text_max_length
@@ -98,6 +100,13 @@ def sections(lines: Iterable[str]) -> list[SectionBlock]:
 
 def context(text: str) -> ContextBlock:
     return ContextBlock(elements=[MarkdownTextObject(text=text)])
+
+
+def deck_context(seat_count: int) -> list[ContextBlock]:
+    """The table's deck and the night's order: public by design, as at a real table."""
+    if not MIN_SEATS <= seat_count <= MAX_SEATS:
+        return []
+    return [context(f"{describe_deck(seat_count)}\n{describe_wake_order(seat_count)}")]
 
 
 def button(

@@ -73,6 +73,34 @@ def deck_for(seat_count: int) -> list[Card]:
     return deck
 
 
+def deck_in_play(seat_count: int) -> tuple[tuple[Card, int], ...]:
+    """The table's deck as (card, copies), in the order the deck is built.
+
+    >>> deck_in_play(3)[0]
+    (Card.WEREWOLF, 2)
+    """
+    counts: dict[Card, int] = {}
+    for card in deck_for(seat_count):
+        counts[card] = counts.get(card, 0) + 1
+    return tuple(counts.items())
+
+
+def describe_deck(seat_count: int) -> str:
+    """The deck of a table, as every player may know it: it is public, like a real table's.
+
+    >>> describe_deck(3)[:24]
+    'In play: Werewolf \N{MULTIPLICATION SIGN}2, Se'
+    """
+    cards = ", ".join(
+        card if copies == 1 else f"{card} \N{MULTIPLICATION SIGN}{copies}"
+        for card, copies in deck_in_play(seat_count)
+    )
+    return (
+        f"In play: {cards}. {seat_count + 2} cards for {seat_count} seats: "
+        "two lie face down in the centre."
+    )
+
+
 @dataclass(frozen=True)
 class Deal:
     """Who was dealt what, and the two cards face down in the centre (left, right)."""

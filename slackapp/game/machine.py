@@ -381,6 +381,8 @@ class DayBoardView:
     heard: int
     needed: int
     people: int
+    seat_count: int = 0
+    """How many seats the table has: its deck is public (:func:`cards.describe_deck`)."""
 
 
 @dataclass(frozen=True)
@@ -911,7 +913,12 @@ def _show_day_board(state: GameState) -> Show:
     people = state.people
     heard = sum(seat.heard_enough for seat in people)
     view = DayBoardView(
-        state.id, state.deadline, heard, heard_enough_needed(len(people)), len(people)
+        state.id,
+        state.deadline,
+        heard,
+        heard_enough_needed(len(people)),
+        len(people),
+        seat_count=len(state.seats),
     )
     return Show(DAY_BOARD, view)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from slackapp.game.cards import Card, Deal
+from slackapp.game.cards import Card, Deal, deck_for
 
 # --- choices -------------------------------------------------------------------------------
 
@@ -173,6 +173,29 @@ WAKE_ORDER = (
     Card.INSOMNIAC,
 )
 _WAKE_RANK = {card: rank for rank, card in enumerate(WAKE_ORDER)}
+
+
+def wake_order(seat_count: int) -> tuple[Card, ...]:
+    """The cards of a table's deck that wake, in the order the night calls them."""
+    deck = deck_for(seat_count)
+    return tuple(card for card in WAKE_ORDER if card in deck)
+
+
+def describe_wake_order(seat_count: int) -> str:
+    """The night's order for a table's deck, as a line any player may read.
+
+    >>> describe_wake_order(3)
+    'The night wakes: Werewolves → Seer → Robber → Troublemaker.'
+    """
+    deck = deck_for(seat_count)
+    names = [
+        "Werewolves" if card is Card.WEREWOLF and deck.count(card) > 1 else str(card)
+        for card in wake_order(seat_count)
+    ]
+    line = f"The night wakes: {' → '.join(names)}."
+    if Card.VILLAGER in deck:
+        line += " Villagers sleep." if deck.count(Card.VILLAGER) > 1 else " The Villager sleeps."
+    return line
 
 
 @dataclass(frozen=True)

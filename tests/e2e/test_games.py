@@ -6,8 +6,10 @@ from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import Card
+from slackapp.game.cards import describe_deck
+from slackapp.game.night import describe_wake_order
 from tests.e2e.conftest import AppProcess
-from tests.e2e.driver import Table
+from tests.e2e.driver import Table, without_deck
 
 NAMES = {
     "U0ANNA": "anna",
@@ -32,10 +34,12 @@ def new_table(fake: FakeSlack, app: AppProcess, db: Engine) -> Table:
 
 
 def public_text_before_reveal(table: Table) -> str:
-    """Everything public in the channel: text, blocks and every button value."""
-    return "\n".join(
-        f"{m.text}\n{m.rendered_text}\n" + " ".join(str(b.value) for b in m.buttons())
-        for m in table.public()
+    """Everything public in the channel but the deck: text, blocks and every button value."""
+    return without_deck(
+        "\n".join(
+            f"{m.text}\n{m.rendered_text}\n" + " ".join(str(b.value) for b in m.buttons())
+            for m in table.public()
+        )
     )
 
 
@@ -52,6 +56,9 @@ def test_three_people_from_command_to_reveal(fake: FakeSlack, app: AppProcess, d
     table.start(anna)
     night_board = table.board("Night falls")
     assert "0 of 3 people have confirmed" in night_board.rendered_text
+    for shown in (night_board, *(table.dm(user) for user in (anna, bo, cia))):
+        assert describe_deck(3) in shown.rendered_text
+        assert describe_wake_order(3) in shown.rendered_text
 
     table.finish_night(anna, lambda *_: table.dm(anna).buttons()[0].text)
     table.wait(

@@ -255,7 +255,9 @@ def test_the_night_ends_when_every_seat_has_confirmed() -> None:
     assert done.state.phase == m.Phase.DAY
     assert done.state.deadline == T0 + timedelta(seconds=3 + LENGTHS.day_seconds)
     assert isinstance(shows(done, m.LOBBY_BOARD)[-1].view, m.NightOverView)
-    assert isinstance(shows(done, m.DAY_BOARD)[0].view, m.DayBoardView)
+    day = shows(done, m.DAY_BOARD)[0].view
+    assert isinstance(day, m.DayBoardView)
+    assert day.seat_count == 3, "the day board shows the table's deck"
 
 
 def skip_or_confirm(state: m.GameState, key: str) -> m.Event:
