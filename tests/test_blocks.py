@@ -406,7 +406,7 @@ def test_night_dm_offers_exactly_the_cards_choices(card: Card, lone: bool, size:
     assert targets(screen) == expected_night_buttons(card, lone, others)
     labels = [element["text"]["text"] for element in buttons(screen)]
     if card in (Card.SEER, Card.ROBBER, Card.TROUBLEMAKER):
-        assert labels[: len(others)] == [seat.name for seat in others]
+        assert labels[: len(others)] == [seat.button_text for seat in others]
     text = everything(screen)
     assert f"Your card: *{card}*" in text and card.line in text
     assert f"Table in <#{CHANNEL}>" in text
@@ -480,7 +480,7 @@ LABELS = by_key(table(5, people=3))
         ),
         (SawWerewolves(()), Card.MINION, None, "No one at the table was dealt a Werewolf."),
         (SawSeat("U0P3", Card.ROBBER), Card.SEER, None, "<@U0P3>'s card is *Robber*."),
-        (SawSeat("bot2", Card.MINION), Card.SEER, None, "*Bot 2*'s card is *Minion*."),
+        (SawSeat("bot2", Card.MINION), Card.SEER, None, "*Bot 2* (bot)'s card is *Minion*."),
         (
             SawCenter((Card.WEREWOLF, Card.SEER)),
             Card.SEER,
@@ -587,9 +587,9 @@ def test_reveal_tells_robber_caught_out() -> None:
     text = "\n".join(section_texts(screen))
     night = [
         "<@UANNA> woke as the lone Werewolf and peeked at the right centre card: *Villager*.",
-        "<@UBO>, the Seer, looked at *Eva*'s card: *Insomniac*.",
+        "<@UBO>, the Seer, looked at *Eva* (bot)'s card: *Insomniac*.",
         "<@UCIA>, the Robber, took <@UANNA>'s card: the *Werewolf*.",
-        "<@UDAN>, the Troublemaker, swapped <@UCIA>'s and *Eva*'s cards.",
+        "<@UDAN>, the Troublemaker, swapped <@UCIA>'s and *Eva* (bot)'s cards.",
         "*Eva* (bot), the Insomniac, woke at the end of the night as the *Werewolf*.",
     ]
     positions = [text.index(step) for step in night]
@@ -747,3 +747,24 @@ def test_home_for_a_newcomer_and_many_channels_fits() -> None:
     data = home_dicts((1, 0, 0), boards)
     assert len(data["blocks"]) <= 100
     assert "And 45 more channels." in "\n".join(strings(data))
+
+
+def test_a_bot_is_marked_on_every_button_and_list_that_names_it() -> None:
+    """The colleague Astrid and the bot Astrid are never two bare names side by side."""
+    seats = [SeatLabel("U0AST", "Astrid", "U0AST"), SeatLabel("U0BO", "Bo", "U0BO")]
+    seats.append(SeatLabel("bot1", "Astrid", None))
+    ballot = [
+        element["text"]["text"] for element in buttons(ballot_board(GAME, seats, 0, 3, DEADLINE))
+    ]
+    assert ballot == ["Astrid", "Bo", "Astrid (bot)", "Nobody"]
+    for kind in ("look", "rob", "swap"):
+        dm = night_dm(GAME, CHANNEL, Card.SEER, seats[1], seats, kind, None, None, None)
+        assert "Astrid (bot)" in [element["text"]["text"] for element in buttons(dm)]
+    listed = [
+        lobby(GAME, "U0AST", seats, True),
+        night_board(seats, 0, 2, DEADLINE),
+        night_over(seats),
+    ]
+    for screen in listed:
+        assert "*Astrid* (bot)" in everything(screen)
+        assert "*Astrid*" not in everything(screen).replace("*Astrid* (bot)", "")

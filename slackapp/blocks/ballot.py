@@ -19,7 +19,7 @@ def ballot_board(
         return ids.ButtonValue(game_id, target).pack()
 
     buttons = [
-        button(seat.name, ids.indexed(ids.VOTE, index), value(seat.key))
+        button(seat.button_text, ids.indexed(ids.VOTE, index), value(seat.key))
         for index, seat in enumerate(seats)
     ]
     buttons.append(button("Nobody", ids.indexed(ids.VOTE, len(seats)), value(ids.NOBODY)))

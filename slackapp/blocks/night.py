@@ -109,7 +109,7 @@ def _choices(
 
     def per_seat(prefix: str, seats: Sequence[SeatLabel]) -> list[ButtonElement]:
         return [
-            button(seat.name, ids.indexed(prefix, index), value(seat.key))
+            button(seat.button_text, ids.indexed(prefix, index), value(seat.key))
             for index, seat in enumerate(seats)
         ]
 

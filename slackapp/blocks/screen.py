@@ -67,10 +67,7 @@ def seat_names(labels: Mapping[str, SeatLabel], seats: Sequence[str]) -> str:
 
 
 def possessive(labels: Mapping[str, SeatLabel], seat: str) -> str:
-    """``<@U>'s`` for a person; a bot's bold name without its "(bot)" tag, which reads oddly."""
-    label = labels.get(seat)
-    if label is not None and label.is_bot:
-        return f"*{label.name}*'s"
+    """``<@U>'s`` for a person, ``*Astrid* (bot)'s`` for a bot: marked like everywhere else."""
     return f"{seat_name(labels, seat)}'s"
 
 

@@ -21,6 +21,8 @@ finds the phase closed, and a phase ended anew after a crash ends exactly as it 
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -682,13 +684,15 @@ def _join(state: GameState, user: str, name: str) -> Step:
     if state.seat(user) is not None:
         return _refuse(state, "You are already seated.")
     seats = list(state.seats)
-    if len(seats) >= MAX_SEATS:
-        bot = next((seat for seat in reversed(seats) if seat.is_bot), None)
-        if bot is None:
-            return _refuse(state, f"The table is full ({MAX_SEATS} seats).")
-        seats.remove(bot)  # a person always gets the seat over a bot
+    bots = [seat for seat in reversed(seats) if seat.is_bot]
+    namesakes = [seat for seat in bots if seat.name.casefold() in _name_words(name)]
+    bot = next(iter(namesakes or bots), None)  # the bot with this person's name goes first
+    if bot is None and len(seats) >= MAX_SEATS:
+        return _refuse(state, f"The table is full ({MAX_SEATS} seats).")
+    if bot is not None and len(seats) >= BOT_TABLE:
+        seats.remove(bot)  # bots only fill up to BOT_TABLE seats: a person takes a bot's seat
     seats.append(SeatState(key=user, name=name, is_bot=False, position=_free_position(seats)))
-    state = _replace_seats(state, seats)
+    state = _replace_seats(state, _renamed_bots(seats))
     return Step(state, (_show_lobby(state),))
 
 
@@ -715,15 +719,48 @@ def _fill_with_bots(state: GameState, user: str) -> Step:
         return _refuse(state, "Bots are switched off in this channel.")
     if len(state.seats) >= BOT_TABLE:
         return _refuse(state, f"Bots only fill a table up to {BOT_TABLE} seats.")
-    seats = list(state.seats)
+    state = _replace_seats(state, _with_bots(state.seats))
+    return Step(state, (_show_lobby(state),))
+
+
+def _with_bots(seats: Iterable[SeatState]) -> list[SeatState]:
+    """``seats`` with bots in the empty seats up to a table of :data:`BOT_TABLE`."""
+    seats = list(seats)
     taken = {seat.key for seat in seats}
     spare = (n for n in range(1, MAX_SEATS + 1) if f"bot{n}" not in taken)
     while len(seats) < BOT_TABLE:
-        number = next(spare)
-        name = BOT_NAMES[(number - 1) % len(BOT_NAMES)]
-        seats.append(SeatState(f"bot{number}", name, is_bot=True, position=_free_position(seats)))
-    state = _replace_seats(state, seats)
-    return Step(state, (_show_lobby(state),))
+        key = f"bot{next(spare)}"
+        seats.append(SeatState(key, _bot_name(seats), is_bot=True, position=_free_position(seats)))
+    return seats
+
+
+def _name_words(name: str) -> set[str]:
+    """A name and each word of it, case-folded: "Astrid Lind" and "astrid.lind" hold "astrid"."""
+    folded = name.casefold()
+    return {folded, *(word for word in re.split(r"[\W_]+", folded) if word)}
+
+
+def _bot_name(seats: Iterable[SeatState], skip: SeatState | None = None) -> str:
+    """The first bot name that no other seat's name has (in any case, as a whole or a word)."""
+    taken: set[str] = set()
+    for seat in seats:
+        if seat is not skip:
+            taken |= _name_words(seat.name)
+    names = itertools.chain(BOT_NAMES, (f"Bot {n}" for n in itertools.count(1)))
+    return next(name for name in names if name.casefold() not in taken)
+
+
+def _renamed_bots(seats: list[SeatState]) -> list[SeatState]:
+    """A bot whose name a person now seated has takes the next free name."""
+    people_words: set[str] = set()
+    for seat in seats:
+        if not seat.is_bot:
+            people_words |= _name_words(seat.name)
+    renamed = list(seats)
+    for index, seat in enumerate(renamed):
+        if seat.is_bot and seat.name.casefold() in people_words:
+            renamed[index] = replace(seat, name=_bot_name(renamed, skip=seat))
+    return renamed
 
 
 def _cancel(state: GameState, user: str) -> Step:

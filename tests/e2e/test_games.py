@@ -123,6 +123,11 @@ def test_three_people_and_two_bots(fake: FakeSlack, app: AppProcess, db: Engine)
     table.wait_for_phase("day")
     table.heard_enough([anna, bo])
     table.wait_for_phase("vote")
+    ballot = [button.text for button in table.board("One sealed ballot each").buttons()]
+    marked = [seat["display_name"] + (" (bot)" if seat["bot_name"] else "") for seat in seats]
+    assert ballot == [*marked, "Nobody"]
+    assert sorted(marked[:3]) == ["anna", "bo", "cia"]
+    assert marked[3:] == [f"{seat['display_name']} (bot)" for seat in bots]
     with db.connect() as connection:
         bot_ballots = connection.execute(
             text("SELECT count(*) FROM ballots WHERE game_id = :id"), {"id": table.game_id()}

@@ -127,14 +127,41 @@ def test_bots_switched_off_are_refused() -> None:
     assert "Fill with bots" not in answers(m.step(state, m.Start("UANNA"), T0))[0]
 
 
-def test_a_person_takes_a_bots_seat_at_a_full_table_and_a_full_table_of_people_refuses() -> None:
-    state = seated(PEOPLE[:3], bots=True)
-    state = run(state, *(m.Join(user, user.lower()) for user in PEOPLE[3:8])).state
-    assert len(state.seats) == 10 and sum(seat.is_bot for seat in state.seats) == 2
-    state = run(state, m.Join(PEOPLE[8], "ivo"), m.Join(PEOPLE[9], "jon")).state
+def test_bots_fill_only_up_to_five_and_each_person_joining_after_takes_a_bots_seat() -> None:
+    state = seated(PEOPLE[:2], bots=True)
+    assert len(state.seats) == 5 and sum(seat.is_bot for seat in state.seats) == 3
+    for joined, user in enumerate(PEOPLE[2:5], start=3):
+        state = m.step(state, m.Join(user, user.lower()), T0).state
+        assert len(state.seats) == 5, "a bot gave up its seat"
+        assert len(state.people) == joined
+    assert not any(seat.is_bot for seat in state.seats)
+    state = run(state, *(m.Join(user, user.lower()) for user in PEOPLE[5:10])).state
     assert len(state.seats) == 10 and not any(seat.is_bot for seat in state.seats)
     full = m.step(state, m.Join(PEOPLE[10], "kim"), T0)
     assert full.state == state and "full (10 seats)" in answers(full)[0]
+
+
+def bot_names(state: m.GameState) -> list[str]:
+    return [seat.name for seat in state.seats if seat.is_bot]
+
+
+def test_a_bot_never_has_a_seated_persons_name_in_any_case() -> None:
+    state = m.open_table(7, "CFIKA", "UANNA", "astrid", 1, LENGTHS).state
+    state = run(state, m.Join("UBO", "Bosse Lind"), m.FillWithBots("UANNA")).state
+    assert bot_names(state) == ["Cissi", "Dagge", "Ebba"]
+    # a colleague called Cissi joins: that bot gives up its seat, the others keep theirs
+    state = m.step(state, m.Join("UCIA", "CISSI"), T0).state
+    assert bot_names(state) == ["Dagge", "Ebba"]
+    state = seated(["UANNA", "UBO"], bots=True)
+    assert bot_names(state) == ["Astrid", "Bosse", "Cissi"]
+    # a seat free, so no bot leaves: the namesake bot takes the next free name
+    state = run(state, m.Leave("UBO"), m.Join("UDAN", "bosse")).state
+    assert bot_names(state) == ["Astrid", "Dagge", "Cissi"]
+    # a name shared as a word of a longer name counts, and bot names stay unique
+    state = run(state, m.Leave("UDAN"), m.Join("UEVA", "dagge.astrid_lind")).state
+    names = bot_names(state)
+    assert len(names) == len(set(names)) == 3
+    assert not {"astrid", "dagge"} & {name.casefold() for name in names}, names
 
 
 def test_leaving_frees_a_position_and_the_last_person_leaving_closes_the_table() -> None:

@@ -121,7 +121,9 @@ def play(
     table.wait_for_phase("day")
     table.heard_enough(people[: len(people) // 2 + 1])
     table.wait_for_phase("vote")
-    names = [seat["display_name"] for seat in table.seats()]
+    names = [  # as the ballot's buttons name the seats
+        seat["display_name"] + (" (bot)" if seat["bot_name"] else "") for seat in table.seats()
+    ]
     votes = {}
     for user, choice in zip(people, plan.ballots, strict=True):
         others = [name for key, name in zip(keys, names, strict=True) if key != user]
