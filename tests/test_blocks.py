@@ -266,10 +266,16 @@ def test_public_screens_name_no_card(size: int) -> None:
 
 def test_lobby_lists_seats_in_order_and_marks_bots() -> None:
     seats = table(4, people=2)
-    screen = lobby(GAME, "U0HOST", seats, bots_allowed=True)
+    screen = lobby(GAME, "U0P1", seats, bots_allowed=True)
     text = "\n".join(section_texts(screen))
-    assert "<@U0HOST> is setting a table for one night of werewolf. 3 to 10 seats" in text
+    assert "<@U0P1> is setting a table for one night of werewolf. 3 to 10 seats" in text
     assert "1. <@U0P1>\n2. <@U0P2>\n3. *Bot 1* (bot)\n4. *Bot 2* (bot)" in text
+
+
+def test_a_lobby_the_host_has_left_names_no_host() -> None:
+    text = "\n".join(section_texts(lobby(GAME, "U0HOST", table(3, people=2), True)))
+    assert "A table is being set for one night of werewolf." in text
+    assert "U0HOST" not in text
 
 
 def test_lobby_buttons_and_cancel_confirmation() -> None:
@@ -468,7 +474,7 @@ LABELS = by_key(table(5, people=3))
             SawWerewolves((), CenterCard(1, Card.VILLAGER)),
             Card.WEREWOLF,
             Peek(1),
-            "You are the only werewolf. The right centre card is *Villager*.",
+            "The right centre card is *Villager*.",
         ),
         (SawWerewolves(()), Card.WEREWOLF, None, "You are the only werewolf."),
         (SawWerewolves(("U0P2",)), Card.WEREWOLF, None, "The other werewolf is <@U0P2>."),
@@ -519,10 +525,22 @@ def test_day_board_counts_and_toggles() -> None:
     text = everything(screen)
     assert "Day: talk it out, out loud" in text
     assert "as soon as 3 of the 4 people have heard enough" in text
-    assert "1 of 3 needed have heard enough" in text
+    assert "1 person has heard enough so far: the vote opens once 3 have." in text
+    assert "needed have" not in text
+    nobody = everything(day_board(GAME, DEADLINE, 0, 2, 3))
+    assert "No one has heard enough yet: the vote opens once 2 have." in nobody
+    assert "0 " not in nobody.replace(slack_time(DEADLINE), "")
+    assert "speaks first" not in text
     assert "click again to take it back" in text.lower()
     assert slack_time(DEADLINE) in text
     assert targets(screen) == [(ids.HEARD_ENOUGH, None)]
+
+
+def test_day_board_names_who_speaks_first_and_suggests_a_round_of_claims() -> None:
+    speaker = SeatLabel("U0TOVE", "Tove", "U0TOVE")
+    text = "\n".join(section_texts(day_board(GAME, DEADLINE, 0, 2, 3, first_speaker=speaker)))
+    assert "<@U0TOVE> speaks first." in text
+    assert "one round of claims" in text and "Then talk freely." in text
 
 
 def test_day_over_has_no_buttons() -> None:
@@ -704,7 +722,31 @@ def test_help_lists_the_seven_cards_and_the_commands() -> None:
         assert f"*{card}* ({card.team} team): {card.line}" in text
     for command in ("`/varulv`", "`/varulv help`", "`/varulv stop`", "`/varulv score`"):
         assert command in text
-    assert "one day of 5 minutes" in text and "at dawn" in text
+    assert "at dawn" in text
+    assert not re.search(r"\d+ minute", text), "a length stated where the channel set its own"
+    here = everything(help_screen("night 45 seconds, day 4 minutes, vote 1 minute"))
+    assert "In this channel: night 45 seconds, day 4 minutes, vote 1 minute." in here
+
+
+def test_help_and_home_say_who_the_game_is_hard_for_and_how_the_dawn_card_decides() -> None:
+    home = "\n".join(strings(home_dicts((0, 0, 0), [])))
+    for text in (everything(help_screen()), home):
+        assert "least comfortable arguing out loud" in text
+        assert "speak first" in text and "one round of claims" in text
+        assert "The card you hold at dawn is your team" in text
+        assert "For example: Tove is dealt the Robber and takes Nils's card" in text
+        assert not re.search(r"\d+ minute", text)
+
+
+@pytest.mark.parametrize("card", list(Card))
+def test_each_night_dm_says_what_its_card_plays_for_by_day(card: Card) -> None:
+    seats = table(3)
+    dm = "\n".join(
+        section_texts(night_dm(GAME, CHANNEL, card, seats[0], seats, None, None, None, ""))
+    )
+    side = "werewolf" if card in (Card.WEREWOLF, Card.MINION) else "village"
+    assert f"You are on the {side} side" in dm
+    assert "Your card may have moved in the night" in dm
 
 
 def test_leaderboard_sorts_by_points() -> None:
@@ -712,6 +754,14 @@ def test_leaderboard_sorts_by_points() -> None:
     text = everything(leaderboard(CHANNEL, rows))
     assert re.search(r"1\. <@U0B>.*\n2\. <@U0A>.*\n3\. <@U0C>", text)
     assert "<@U0B>: *9 points*, 3 wins in 5 games" in text
+
+
+def test_tied_players_share_a_place() -> None:
+    rows = [("U0A", 3, 1, 4), ("U0B", 5, 3, 9), ("U0C", 4, 1, 4), ("U0D", 1, 0, 0)]
+    lines = [line for line in everything(leaderboard(CHANNEL, rows)).split("\n") if ". <@" in line]
+    places = [line.split(".")[0] for line in lines]
+    assert places == ["1", "2", "2", "4"], lines
+    assert [line.split("<@")[1][:3] for line in lines] == ["U0B", "U0A", "U0C", "U0D"]
 
 
 def test_leaderboard_when_empty_and_when_long() -> None:

@@ -47,7 +47,7 @@ def lobby(
     blocks: list[Block] = [
         HeaderBlock(text="Varulv"),
         section(
-            f"<@{host_user_id}> is setting a table for one night of werewolf. "
+            f"{_who_sets(host_user_id, seats)} for one night of werewolf. "
             f"{min_seats} to {max_seats} seats, at least {MIN_PEOPLE} people."
         ),
         section(_seated(seats)),
@@ -63,6 +63,13 @@ def lobby(
 def lobby_closed(text: str) -> Screen:
     """The lobby once it is cancelled or the game has moved on: no buttons left."""
     return Screen(text=text, blocks=[HeaderBlock(text="Varulv"), section(text)])
+
+
+def _who_sets(host_user_id: str, seats: Sequence[SeatLabel]) -> str:
+    """The host while they are seated; once they have left, the table is simply being set."""
+    if any(seat.user_id == host_user_id for seat in seats):
+        return f"<@{host_user_id}> is setting a table"
+    return "A table is being set"
 
 
 def _seated(seats: Sequence[SeatLabel]) -> str:

@@ -79,7 +79,7 @@ def night_dm(
 
     ``kind`` is :func:`slackapp.game.night.choice_kind` for the card the seat was dealt.
     """
-    blocks: list[Block] = [section(f"Your card: *{card}*\n{card.line}")]
+    blocks: list[Block] = [section(f"Your card: *{card}*\n{card.line}\n_{card.day_goal}_")]
     if known:
         blocks.append(section(known))
     if outcome_text:
@@ -165,16 +165,14 @@ def knowledge_text(
     """
     match knowledge:
         case SawWerewolves(werewolves, centre) if card is Card.WEREWOLF:
+            if centre is not None:  # a lone wolf's peek: waking already said it is alone
+                return f"The {CENTRE_NAMES[centre.index]} centre card is *{centre.card}*."
             wolves = seat_names(labels, werewolves)
             if not werewolves:
-                text = "You are the only werewolf."
-            elif len(werewolves) == 1:
-                text = f"The other werewolf is {wolves}."
-            else:
-                text = f"The other werewolves are {wolves}."
-            if centre is not None:
-                text += f" The {CENTRE_NAMES[centre.index]} centre card is *{centre.card}*."
-            return text
+                return "You are the only werewolf."
+            if len(werewolves) == 1:
+                return f"The other werewolf is {wolves}."
+            return f"The other werewolves are {wolves}."
         case SawWerewolves(werewolves):
             if not werewolves:
                 return "No one at the table was dealt a Werewolf."

@@ -29,6 +29,8 @@ from slackapp.game.night import LookAtCenter, LookAtSeat, NightStep, Peek, Rob, 
 from slackapp.game.outcome import Outcome
 
 Namer = Callable[[str], str]
+REVEAL_HEADER = "The reveal: what really happened"
+"""Not "Dawn breaks": that is how the day begins, on the night board."""
 
 
 def reveal(
@@ -42,7 +44,7 @@ def reveal(
         ["*The result*", *_result(outcome, name)],
         ["*Points*", *_points(outcome, name)],
     ]
-    blocks: list[Block] = [HeaderBlock(text="Dawn breaks — the reveal")]
+    blocks: list[Block] = [HeaderBlock(text=REVEAL_HEADER)]
     for number, lines in enumerate(parts):
         if number:
             blocks.append(DividerBlock())

@@ -33,6 +33,11 @@ class Card(StrEnum):
         """The one line of rules text a player holding this card reads."""
         return CARD_LINES[self]
 
+    @property
+    def day_goal(self) -> str:
+        """What a beginner holding this card plays for by day, as far as they know."""
+        return DAY_GOALS[self.team]
+
 
 class Team(StrEnum):
     VILLAGE = "village"
@@ -48,6 +53,14 @@ CARD_LINES: dict[Card, str] = {
     Card.TROUBLEMAKER: "May swap the cards of two other players, without looking at either.",
     Card.INSOMNIAC: "Looks at own card at the very end of the night.",
     Card.VILLAGER: "Does not wake.",
+}
+
+MOVED = "Your card may have moved in the night: the card you hold at dawn decides your side."
+DAY_GOALS: dict[Team, str] = {
+    Team.VILLAGE: "You are on the village side: find a Werewolf and vote for it (or for nobody, "
+    f"if you think both lie in the centre). {MOVED}",
+    Team.WEREWOLF: "You are on the werewolf side: keep every Werewolf alive through the vote, "
+    f"and claim some other card. {MOVED}",
 }
 
 REPEATABLE_CARDS = frozenset({Card.WEREWOLF, Card.VILLAGER})

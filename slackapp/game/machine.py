@@ -22,6 +22,7 @@ finds the phase closed, and a phase ended anew after a crash ends exactly as it 
 from __future__ import annotations
 
 import itertools
+import random
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -385,6 +386,8 @@ class DayBoardView:
     people: int
     seat_count: int = 0
     """How many seats the table has: its deck is public (:func:`cards.describe_deck`)."""
+    first_speaker: SeatName | None = None
+    """The person named to speak first, so that nobody has to fight for the first word."""
 
 
 @dataclass(frozen=True)
@@ -524,7 +527,7 @@ NOT_SEATED = "You are not seated at this table. Press *Join* first."
 NIGHT_IS_OVER = "The night is over: your choice can no longer change anything."
 VOTE_IS_CLOSED = "The vote is closed: ballots can no longer change."
 DAY_IS_OVER = "The day is already over."
-TIME_IS_UP = "Time is up: the day is over."
+TIME_IS_UP = "Time is up."
 MOST_HEARD_ENOUGH = "Most of the table has heard enough."
 
 
@@ -541,14 +544,19 @@ def closed_lobby(state: GameState | None) -> str:
     return "That game has already started."
 
 
-def already_running(state: GameState) -> str:
-    """What ``/varulv`` is told in a channel whose table is open."""
-    where = {
-        Phase.LOBBY: "Its lobby is open above: press *Join*.",
-        Phase.NIGHT: "It is night: check your DM from Varulv.",
-        Phase.DAY: "It is day: talk it out.",
-        Phase.VOTE: "The vote is open above.",
-    }.get(state.phase, "")
+def already_running(state: GameState, user: str | None = None) -> str:
+    """What ``/varulv`` by ``user`` is told in a channel whose table is open."""
+    if state.phase == Phase.LOBBY and user is not None and state.seat(user) is not None:
+        return "You are seated at the table above: press *Start* once everyone is in."
+    if user is not None and state.seat(user) is None and state.phase != Phase.LOBBY:
+        where = f"You are not seated at it, so sit in on the next one: it is {state.phase} there."
+    else:
+        where = {
+            Phase.LOBBY: "Its lobby is open above: press *Join*.",
+            Phase.NIGHT: "It is night: check your DM from Varulv.",
+            Phase.DAY: "It is day: talk it out.",
+            Phase.VOTE: "The vote is open above.",
+        }.get(state.phase, "")
     return f"A game is already running in this channel. {where} (`/varulv stop` ends it.)"
 
 
@@ -956,8 +964,19 @@ def _show_day_board(state: GameState) -> Show:
         heard_enough_needed(len(people)),
         len(people),
         seat_count=len(state.seats),
+        first_speaker=first_speaker(state),
     )
     return Show(DAY_BOARD, view)
+
+
+def first_speaker(state: GameState) -> SeatName | None:
+    """The person who opens the day's talk: drawn from the game's seed on a stream of its own,
+    so the same game always names the same person and the name says nothing of the deal."""
+    people = state.people
+    if not people:
+        return None
+    seat = random.Random(f"{state.seed}/first speaker").choice(people)
+    return SeatName(seat.key, seat.name, seat.is_bot)
 
 
 def _heard_enough(state: GameState, user: str, now: datetime) -> Step:
@@ -1112,7 +1131,8 @@ def _stop(state: GameState, user: str) -> Step:
     effects: list[Effect] = [Show(board, note)]
     if started:
         effects += [Show(dm_surface(seat.key), note) for seat in state.people if seat.reachable]
-    effects.append(Say(f"<@{user}> stopped the game of Varulv."))
+    # The board says it to the channel: one message, not two.
+    effects.append(Answer("You stopped the game: its board in the channel now says so."))
     return Step(state, tuple(effects))
 
 
@@ -1214,6 +1234,7 @@ __all__ = [
     "current_board",
     "dm_key",
     "dm_surface",
+    "first_speaker",
     "open_table",
     "step",
 ]

@@ -201,7 +201,7 @@ class Table:
             self.ephemeral(user, "Your ballot")
 
     def reveal(self) -> Message:
-        return self.board("Dawn breaks")
+        return self.board("what really happened")
 
     def stored_outcome_matches_referee(self) -> dict[str, Any]:
         """Recompute the game from what the database kept with the referee; return it."""

@@ -367,6 +367,35 @@ def test_the_day_ends_at_its_deadline_whatever_comes_first() -> None:
     assert done.state.phase == m.Phase.VOTE
     assert m.DAY_IS_OVER in answers(done)
     assert shows(done, m.DAY_BOARD)[0].view == m.DayOverView(m.TIME_IS_UP)
+    assert "day is over" not in m.TIME_IS_UP, "the day-over board says that already"
+
+
+def test_the_day_board_names_one_person_to_speak_first_from_the_seed() -> None:
+    chosen = set()
+    for seed in range(40):
+        state = run(seated(["UANNA", "UBO"], seed=seed, bots=True), m.Start("UANNA")).state
+        day = confirm_all(state)
+        (board,) = [
+            show.view
+            for show in shows(m.step(state, m.Deadline(), state.deadline))
+            if isinstance(show.view, m.DayBoardView)
+        ]
+        assert board.first_speaker == m.first_speaker(day)
+        assert board.first_speaker is not None and not board.first_speaker.is_bot
+        assert board.first_speaker.key in ("UANNA", "UBO")
+        chosen.add(board.first_speaker.key)
+    assert chosen == {"UANNA", "UBO"}, "every person may be named"
+
+
+def test_a_second_slash_varulv_is_told_what_fits_the_person_and_the_phase() -> None:
+    lobby = seated(["UANNA", "UBO", "UCIA"])
+    assert "press *Start*" in m.already_running(lobby, "UANNA")
+    assert "press *Join*" not in m.already_running(lobby, "UANNA")
+    assert "press *Join*" in m.already_running(lobby, "USTRANGER")
+    night = started(["UANNA", "UBO", "UCIA"])
+    assert "check your DM" in m.already_running(night, "UBO")
+    stranger = m.already_running(night, "USTRANGER")
+    assert "DM" not in stranger and "not seated" in stranger and "next one" in stranger
 
 
 # -- the vote -------------------------------------------------------------------------------
@@ -446,7 +475,10 @@ def test_stop_by_someone_seated_ends_the_game_and_tells_everyone() -> None:
     done = m.step(state, m.Stop("UBO"), T0)
     assert done.state.phase == m.Phase.STOPPED and done.state.deadline is None
     assert {show.surface for show in shows(done)} == {"lobby", *(f"dm:{p}" for p in people)}
-    assert any(isinstance(e, m.Say) and "<@UBO> stopped" in e.text for e in done.effects)
+    assert not any(isinstance(e, m.Say) for e in done.effects), "the board says it, once"
+    (board,) = [show.view for show in shows(done) if not m.dm_key(show.surface)]
+    assert board == m.ClosedView("<@UBO> stopped this game. No one scores.")
+    assert answers(done) == ["You stopped the game: its board in the channel now says so."]
     assert not any(isinstance(effect, m.Scored) for effect in done.effects)
 
 

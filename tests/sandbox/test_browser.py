@@ -156,7 +156,7 @@ def vote(chat: ChatPage) -> Locator:
         chat.open_channel()
         chat.click(chat.message("One sealed ballot each"), target)
         chat.message("Your ballot")
-    return chat.message("Dawn breaks — the reveal")
+    return chat.message("The reveal: what really happened")
 
 
 def play_to_the_reveal(chat: ChatPage) -> Locator:
@@ -231,7 +231,7 @@ def test_three_people_and_two_bots_play_to_the_reveal(page: Page, tmp_path: Path
     expect(chat.messages("Noted: you have heard enough")).to_have_count(1)
 
     reveal = vote(chat)
-    expect(reveal.locator(".bk-header")).to_have_text("Dawn breaks — the reveal")
+    expect(reveal.locator(".bk-header")).to_have_text("The reveal: what really happened")
     for voter, target in VOTES.items():
         expect(reveal).to_contain_text(f"@{voter} → @{target}")
     expect(reveal).to_contain_text("(bot)")
@@ -248,7 +248,9 @@ def test_three_people_and_two_bots_play_to_the_reveal(page: Page, tmp_path: Path
     expect(columns).to_have_count(len(PEOPLE))
     for name in PLAYERS:
         column = columns.filter(has=page.locator(".column-person", has_text=name))
-        expect(column.locator(".msg").filter(has_text="Dawn breaks — the reveal")).to_have_count(1)
+        expect(
+            column.locator(".msg").filter(has_text="The reveal: what really happened")
+        ).to_have_count(1)
         column.locator(".nav-item[data-conversation=dm]").click()
         game_over = column.locator(".msg").filter(has_text="this game")
         expect(game_over).to_contain_text(f"You were dealt the {cards[name]}")
