@@ -631,6 +631,39 @@ def test_reveal_tells_robber_caught_out() -> None:
     assert screen.text == "The Varulv reveal: the werewolf team wins."
 
 
+def test_the_reveal_ends_the_night_with_what_it_did_to_the_teams() -> None:
+    labels, outcome = robber_caught_out()
+    night = reveal_part(reveal(outcome, labels), "*The night*").splitlines()
+    assert night[-3:] == [
+        "_<@UCIA> took the Werewolf from <@UANNA>, so <@UCIA> went over to the werewolf side "
+        "and <@UANNA> to the village side, holding the Robber._",
+        "_<@UDAN>'s swap gave <@UCIA> the Insomniac and *Eva* (bot) the Werewolf, so <@UCIA> "
+        "went over to the village side and *Eva* (bot) to the werewolf side._",
+        "_So at dawn the werewolf side was *Eva* (bot); everyone else played for the village._",
+    ]
+    text = "\n".join(section_texts(reveal(outcome, labels)))
+    assert text.index("went over") < text.index("*The cards*"), "before cards, ballots, points"
+
+
+def test_the_reveal_says_when_no_one_changed_sides() -> None:
+    seats = ("anna", "bo", "cia")
+    dealt = Deal(
+        seats=seats,
+        dealt={"anna": Card.ROBBER, "bo": Card.SEER, "cia": Card.WEREWOLF},
+        center=(Card.WEREWOLF, Card.TROUBLEMAKER),
+    )
+    labels = {key: SeatLabel(key, key, f"U{key}") for key in seats}
+    robbed = reveal_part(reveal(play(dealt, {"anna": Rob("bo")}, {}), labels), "*The night*")
+    assert "No one changed sides in the night" in robbed and "went over" not in robbed
+    quiet = reveal_part(reveal(play(dealt, {}, {}), labels), "*The night*")
+    assert "sides" not in quiet, "nothing moved, nothing to say"
+    took = reveal_part(reveal(play(dealt, {"anna": Rob("cia")}, {}), labels), "*The night*")
+    assert took.splitlines()[-1] == (
+        "_<@Uanna> took the Werewolf from <@Ucia>, so <@Uanna> went over to the werewolf side "
+        "and <@Ucia> to the village side, holding the Robber._"
+    )
+
+
 def test_reveal_says_skipped_choices_and_no_death() -> None:
     seats = ("anna", "bo", "cia", "dan", "eva", "fia")
     dealt = Deal(

@@ -90,6 +90,42 @@ def _night_story(outcome: Outcome, labels: Mapping[str, SeatLabel]) -> Iterator[
         if step.card is Card.WEREWOLF and len(wolves) > 1:
             continue  # told together above
         yield _step(step, outcome, labels)
+    yield from _sides(outcome, name)
+
+
+def _sides(outcome: Outcome, name: Namer) -> Iterator[str]:
+    """What the night did to the teams: each exchange that moved someone to the other side,
+    then, when several did, who was on the werewolf side at dawn."""
+    moves = outcome.night.moves
+    changing = [move for move in moves if move.changes_sides]
+    if moves and not changing:
+        yield "_No one changed sides in the night: the cards that moved stayed on their team._"
+    for move in changing:
+        first, second = name(move.first), name(move.second)
+        went = (
+            f"so {first} went over to the {move.first_card.team} side and {second} to the "
+            f"{move.second_card.team} side"
+        )
+        if move.by == move.first:  # the Robber took the card
+            yield (
+                f"_{first} took the {move.first_card} from {second}, {went}, holding the "
+                f"{move.second_card}._"
+            )
+        else:
+            yield (
+                f"_{name(move.by)}'s swap gave {first} the {move.first_card} and {second} the "
+                f"{move.second_card}, {went}._"
+            )
+    if len(changing) > 1:
+        dawn = outcome.night.dawn
+        wolves = [name(seat) for seat in outcome.deal.seats if dawn[seat].team is Team.WEREWOLF]
+        if not wolves:
+            yield "_So at dawn no one at the table was on the werewolf side._"
+        else:
+            yield (
+                f"_So at dawn the werewolf side was {and_list(wolves)}; everyone else played "
+                "for the village._"
+            )
 
 
 def _step(step: NightStep, outcome: Outcome, labels: Mapping[str, SeatLabel]) -> str:

@@ -209,6 +209,23 @@ class NightStep:
 
 
 @dataclass(frozen=True)
+class CardMove:
+    """Two seats' cards changed hands in the night: ``by`` robbed or swapped them, and after it
+    ``first`` holds ``first_card`` and ``second`` holds ``second_card``."""
+
+    by: str
+    first: str
+    second: str
+    first_card: Card
+    second_card: Card
+
+    @property
+    def changes_sides(self) -> bool:
+        """Both seats went over to the other team (cards of two teams changed hands)."""
+        return self.first_card.team != self.second_card.team
+
+
+@dataclass(frozen=True)
 class Night:
     dawn: dict[str, Card]
     center: tuple[Card, Card]
@@ -216,6 +233,9 @@ class Night:
     """What each seat learned, in seat order; seats that learned nothing are absent."""
     steps: tuple[NightStep, ...]
     """Every seat whose dealt card wakes, in wake order then seat order."""
+    moves: tuple[CardMove, ...] = ()
+    """Every exchange of cards, in the order the night made them (the Robber's, the
+    Troublemaker's): what the night did to the teams."""
 
 
 def resolve_night(deal: Deal, choices: Mapping[str, NightChoice]) -> Night:
@@ -231,6 +251,7 @@ def resolve_night(deal: Deal, choices: Mapping[str, NightChoice]) -> Night:
     holding = dict(deal.dealt)
     learned: dict[str, Knowledge] = {}
     steps: list[NightStep] = []
+    moves: list[CardMove] = []
     waking = [seat for seat in deal.seats if deal.dealt[seat] in _WAKE_RANK]
     waking.sort(key=lambda seat: _WAKE_RANK[deal.dealt[seat]])  # stable: seat order kept
     for seat in waking:
@@ -244,11 +265,15 @@ def resolve_night(deal: Deal, choices: Mapping[str, NightChoice]) -> Night:
         match choice:
             case Rob(target):
                 holding[seat], holding[target] = holding[target], holding[seat]
+                moves.append(CardMove(seat, seat, target, holding[seat], holding[target]))
             case Swap(first, second):
                 holding[first], holding[second] = holding[second], holding[first]
+                moves.append(CardMove(seat, first, second, holding[first], holding[second]))
         if knowledge is not None:
             learned[seat] = knowledge
         steps.append(NightStep(seat, card, choice, knowledge))
 
     seen = {seat: learned[seat] for seat in deal.seats if seat in learned}
-    return Night(dawn=holding, center=deal.center, seen=seen, steps=tuple(steps))
+    return Night(
+        dawn=holding, center=deal.center, seen=seen, steps=tuple(steps), moves=tuple(moves)
+    )

@@ -217,3 +217,36 @@ def test_a_tie_kills_two(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
     assert outcome["dead"] == [anna, bo]
     reveal = table.reveal().rendered_text
     assert f"<@{anna}>" in reveal and f"<@{bo}>" in reveal
+
+
+def test_the_reveal_tells_what_the_night_did_to_the_teams(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    anna, bo, cia = PEOPLE[:3]
+    table.seat_people(anna, [bo, cia])
+    table.arrange_deal(
+        lambda dealt, center: (
+            dealt[anna] is Card.ROBBER
+            and dealt[bo] is Card.WEREWOLF
+            and dealt[cia] is not Card.TROUBLEMAKER
+        )
+    )
+    table.start(anna)
+    table.finish_night(anna, lambda *_: "bo")
+    table.play_night(
+        [bo, cia],
+        lambda user, card, dm: "Skip" if card.value != "Werewolf" else dm.buttons()[0].text,
+    )
+    table.wait_for_phase("day")
+    table.heard_enough([anna, bo])
+    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
+    table.wait_for_phase("over")
+    table.stored_outcome_matches_referee()
+    reveal = table.reveal().rendered_text
+    told = (
+        f"<@{anna}> took the Werewolf from <@{bo}>, so <@{anna}> went over to the werewolf "
+        f"side and <@{bo}> to the village side, holding the Robber."
+    )
+    assert told in reveal
+    assert reveal.index(told) < reveal.index("The cards")
