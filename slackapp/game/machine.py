@@ -585,6 +585,38 @@ def open_table(
     return Step(state, (_show_lobby(state),))
 
 
+def play_again_refusal(previous: GameState | None) -> str | None:
+    """Why *Play again* on ``previous``'s reveal opens nothing, or None when it may."""
+    if previous is None:
+        return "That game no longer exists."
+    if previous.phase != Phase.OVER:
+        return "Only a game that reached its reveal can be played again."
+    return None
+
+
+def play_again(previous: GameState, game_id: int, seed: int, user: str, user_name: str) -> Step:
+    """The next table after ``previous``'s reveal: its people seated again in their places
+    (each may *Leave*), whoever pressed *Play again* seated too and the host, the same lengths
+    and bots setting, and bots refilled if the last table had any."""
+    assert play_again_refusal(previous) is None, "ask play_again_refusal first"
+    seats = [SeatState(seat.key, seat.name, False, seat.position) for seat in previous.people]
+    if all(seat.key != user for seat in seats) and len(seats) < MAX_SEATS:
+        seats.append(SeatState(user, user_name, False, _free_position(seats)))
+    if previous.bots_allowed and any(seat.is_bot for seat in previous.seats):
+        seats = _with_bots(seats)
+    seated = {seat.key for seat in seats}
+    state = GameState(
+        id=game_id,
+        channel=previous.channel,
+        host=user if user in seated else previous.host,
+        seed=seed,
+        lengths=previous.lengths,
+        bots_allowed=previous.bots_allowed,
+    )
+    state = _replace_seats(state, _renamed_bots(seats))
+    return Step(state, (_show_lobby(state),))
+
+
 def step(state: GameState, event: Event, now: datetime) -> Step:
     """The state after ``event`` at ``now``, and the effects of getting there.
 
@@ -1236,5 +1268,7 @@ __all__ = [
     "dm_surface",
     "first_speaker",
     "open_table",
+    "play_again",
+    "play_again_refusal",
     "step",
 ]

@@ -704,3 +704,48 @@ def test_games_decided_only_by_deadlines(seed: int) -> None:
     assert state.phase == m.Phase.OVER
     outcome = state.outcome()
     assert outcome is not None and outcome.ballots == {}
+
+
+# -- play again ------------------------------------------------------------------------------
+
+
+def revealed(people: list[str], bots: bool = False) -> m.GameState:
+    state = run(seated(people, seed=3, bots=bots), m.Start(people[0])).state
+    state = confirm_all(state)
+    state = run(state, *(m.HeardEnough(user) for user in people)).state
+    state = run(state, *(m.CastBallot(user, None) for user in people)).state
+    assert state.phase == m.Phase.OVER
+    return state
+
+
+def test_play_again_seats_the_same_people_with_the_same_settings_and_bots_refilled() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    last = dataclasses.replace(revealed(people, bots=True), lengths=m.Lengths(45, 240, 75))
+    assert m.play_again_refusal(last) is None
+    done = m.play_again(last, 8, 99, "UCIA", "cia")
+    new = done.state
+    assert (new.id, new.seed, new.phase, new.channel) == (8, 99, m.Phase.LOBBY, "CFIKA")
+    assert new.host == "UCIA" and new.lengths == m.Lengths(45, 240, 75) and new.bots_allowed
+    assert [seat.key for seat in new.people] == people
+    assert len(new.seats) == 5 and all(seat.dealt is None for seat in new.seats)
+    assert all(seat.ballot is None and not seat.confirmed for seat in new.seats)
+    (lobby,) = shows(done, m.LOBBY_BOARD)
+    assert isinstance(lobby.view, m.LobbyView) and lobby.view.game_id == 8
+    # each may leave, and the new table plays like any other
+    left = m.step(new, m.Leave("UBO"), T0).state
+    assert [seat.key for seat in left.people] == ["UANNA", "UCIA"]
+
+
+def test_play_again_by_someone_new_seats_them_and_without_bots_adds_none() -> None:
+    last = revealed(["UANNA", "UBO", "UCIA"])
+    new = m.play_again(last, 8, 99, "UDAN", "dan").state
+    assert [seat.key for seat in new.seats] == ["UANNA", "UBO", "UCIA", "UDAN"]
+    assert new.host == "UDAN" and not any(seat.is_bot for seat in new.seats)
+
+
+def test_play_again_only_after_a_reveal() -> None:
+    assert m.play_again_refusal(None) == "That game no longer exists."
+    for state in (seated(["UANNA", "UBO", "UCIA"]), started(["UANNA", "UBO", "UCIA"])):
+        assert "reached its reveal" in (m.play_again_refusal(state) or "")
+    stopped = m.step(started(["UANNA", "UBO", "UCIA"]), m.Stop("UANNA"), T0).state
+    assert "reached its reveal" in (m.play_again_refusal(stopped) or "")
