@@ -92,7 +92,7 @@ class Router:
 
     def health(self, start_response: StartResponse) -> Iterable[bytes]:
         try:
-            with self.varulv.table.sessions() as session:
+            with self.varulv.sessions() as session:
                 session.execute(text("SELECT 1"))
         except Exception:
             log.exception("health check: database unreachable")
@@ -140,7 +140,7 @@ def serve_http(settings: Settings, database_url: str) -> None:
 
     def factory() -> Router:
         varulv = build(settings, database_url, AckFirst(workers=workers))
-        varulv.deadlines.start()
+        varulv.start()
         quieter_collector()
         return Router(varulv)
 
@@ -166,5 +166,5 @@ def serve_socket_mode(settings: Settings, database_url: str) -> None:
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
     varulv = build(settings, database_url)
-    varulv.deadlines.start()
+    varulv.start()
     SocketModeHandler(varulv.app, settings.app_token).start()  # type: ignore[no-untyped-call]

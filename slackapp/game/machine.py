@@ -221,6 +221,8 @@ class Start:
 
     user: str
     unreachable: tuple[str, ...] = ()
+    reachable: tuple[str, ...] | None = None
+    """The people whose private message is open; None when nobody asked Slack (in tests)."""
 
 
 @dataclass(frozen=True)
@@ -529,6 +531,7 @@ VOTE_IS_CLOSED = "The vote is closed: ballots can no longer change."
 DAY_IS_OVER = "The day is already over."
 TIME_IS_UP = "Time is up."
 MOST_HEARD_ENOUGH = "Most of the table has heard enough."
+SOMEONE_SAT_DOWN = "Someone sat down just as you pressed *Start*: press it again."
 
 
 def mention(seat: SeatState | SeatName) -> str:
@@ -653,8 +656,8 @@ def _apply(state: GameState, event: Event, now: datetime) -> Step:
             return _fill_with_bots(state, user)
         case Cancel(user):
             return _cancel(state, user)
-        case Start(user, unreachable):
-            return _start(state, user, unreachable, now)
+        case Start(user, unreachable, reachable):
+            return _start(state, user, unreachable, reachable, now)
         case (
             NightPeek()
             | NightLook()
@@ -811,7 +814,13 @@ def _cancel(state: GameState, user: str) -> Step:
     return Step(state, (Show(LOBBY_BOARD, ClosedView(f"<@{user}> cancelled this table.")),))
 
 
-def _start(state: GameState, user: str, unreachable: tuple[str, ...], now: datetime) -> Step:
+def _start(
+    state: GameState,
+    user: str,
+    unreachable: tuple[str, ...],
+    reachable: tuple[str, ...] | None,
+    now: datetime,
+) -> Step:
     refusal = _lobby_refusal(state, user)
     if refusal is not None:
         return refusal
@@ -827,6 +836,10 @@ def _start(state: GameState, user: str, unreachable: tuple[str, ...], now: datet
         return _refuse(
             state, f"A table has {MIN_SEATS} to {MAX_SEATS} seats; this one has {seats}.{hint}"
         )
+    if reachable is not None and any(
+        seat.key not in reachable and seat.key not in unreachable for seat in state.people
+    ):
+        return _refuse(state, SOMEONE_SAT_DOWN)
     cut_off = [seat for seat in state.people if seat.key in unreachable]
     if cut_off:
         who = ", ".join(mention(seat) for seat in cut_off)
@@ -1214,6 +1227,7 @@ __all__ = [
     "DAY_BOARD",
     "LOBBY_BOARD",
     "REVEAL",
+    "SOMEONE_SAT_DOWN",
     "VOTE_BOARD",
     "Answer",
     "Award",

@@ -244,3 +244,44 @@ def settled(fake: FakeSlack, quiet: float = 1.0, timeout: float = 60.0) -> None:
             return
         seen = len(fake.calls)
     raise AssertionError(f"the app was still busy after {timeout} s")
+
+
+class HeldNth(Held):
+    """The ``n``-th call (from 0) of ``methods`` to any of ``channels`` waits at the fake
+    Slack, as :class:`Held` does; ``reached`` stays unset if the app never makes that many."""
+
+    def __init__(
+        self,
+        fake: FakeSlack,
+        methods: tuple[str, ...],
+        channels: Callable[[], set[str]],
+        n: int,
+        *,
+        applied: bool,
+    ) -> None:
+        super().__init__(fake, methods[0], applied=applied)
+        self.methods = methods
+        self.channels = channels
+        self.n = n
+        self.seen = 0
+
+    def _handle(self, request: ApiRequest) -> ApiAnswer:
+        with self._lock:
+            mine = False
+            if (
+                self.request is None
+                and request.method in self.methods
+                and str(request.params.get("channel")) in self.channels()
+            ):
+                mine = self.seen == self.n
+                self.seen += 1
+            if mine:
+                self.request = request
+        if not mine:
+            return self._original(request)
+        answer = self._original(request) if self.applied else None
+        self.reached.set()
+        self.released.wait(60)
+        if answer is None:
+            return ApiAnswer({"ok": False, "error": "request_timeout"})
+        return answer

@@ -15,7 +15,7 @@ from sqlalchemy import Engine, create_engine
 
 from slackapp.db.engine import sqlalchemy_url
 from slackapp.fakeslack import FakeSlack
-from slackapp.listeners.replies import SLACK_UNAVAILABLE, UNAVAILABLE
+from slackapp.listeners.ack import SLACK_UNAVAILABLE, UNAVAILABLE
 from tests.e2e.conftest import start_app
 from tests.e2e.driver import Table
 from tests.reliability.support import (
