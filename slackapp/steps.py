@@ -57,6 +57,32 @@ class Committed:
     """How many effects went into the outbox."""
 
 
+def _new_game(
+    session: Session,
+    team_id: str,
+    channel_id: str,
+    host: str,
+    lengths: m.Lengths,
+    bots_allowed: bool,
+) -> Game:
+    """A new game row in its lobby, flushed for its id: the one-open-game-per-channel index
+    refuses a second one here (IntegrityError)."""
+    game = Game(
+        team_id=team_id,
+        channel_id=channel_id,
+        host_user_id=host,
+        phase=m.Phase.LOBBY.value,
+        seed=secrets.randbits(62),
+        night_seconds=lengths.night_seconds,
+        day_seconds=lengths.day_seconds,
+        vote_seconds=lengths.vote_seconds,
+        bots_allowed=bots_allowed,
+    )
+    session.add(game)
+    session.flush()
+    return game
+
+
 def commit_step(
     sessions: sessionmaker[Session],
     game_id: int,
@@ -163,19 +189,10 @@ class Steps:
                         return None
                     return m.already_running(games.state_of(running), user_id)
                 chosen = choice_in(session, team_id, channel_id, self.lengths)
-                game = Game(
-                    team_id=team_id,
-                    channel_id=channel_id,
-                    host_user_id=user_id,
-                    phase=m.Phase.LOBBY.value,
-                    seed=secrets.randbits(62),
-                    night_seconds=chosen.night_seconds,
-                    day_seconds=chosen.day_seconds,
-                    vote_seconds=chosen.vote_seconds,
-                    bots_allowed=chosen.bots_allowed,
+                lengths = m.Lengths(chosen.night_seconds, chosen.day_seconds, chosen.vote_seconds)
+                game = _new_game(
+                    session, team_id, channel_id, user_id, lengths, chosen.bots_allowed
                 )
-                session.add(game)
-                session.flush()  # its id; the one-open-game index refuses a second one here
                 opened = m.open_table(
                     game.id,
                     channel_id,
@@ -191,6 +208,40 @@ class Steps:
         except IntegrityError:  # another /varulv in the channel won
             return None if retry else "A game is already open in this channel."
         self.deliverer.kick(game_id)
+        return None
+
+    def play_again(self, game_id: int, user_id: str, user_name: str) -> str | None:
+        """*Play again* on a reveal: the next table in its channel, its people seated again.
+
+        The revealed game's row is locked first, so of several clicks at once one opens the
+        table and the others find it open (the one-open-game index stands behind that).
+        """
+        try:
+            with transaction(self.sessions) as session:
+                previous = games.lock(session, game_id)
+                last = None if previous is None else games.state_of(previous)
+                refusal = m.play_again_refusal(last)
+                if refusal is not None or previous is None or last is None:
+                    return refusal
+                running = games.open_in(session, previous.team_id, previous.channel_id)
+                if running is not None:
+                    return m.already_running(games.state_of(running), user_id)
+                game = _new_game(
+                    session,
+                    previous.team_id,
+                    previous.channel_id,
+                    user_id,
+                    last.lengths,
+                    last.bots_allowed,
+                )
+                opened = m.play_again(last, game.id, game.seed, user_id, user_name)
+                game.host_user_id = opened.state.host
+                games.store(session, game, opened.state)
+                enqueue(session, game, opened.effects)
+                new_id = game.id
+        except IntegrityError:  # a /varulv in the channel won
+            return "A game is already open in this channel."
+        self.deliverer.kick(new_id)
         return None
 
     def start(self, game_id: int, user_id: str, client: WebClient) -> str | None:

@@ -851,3 +851,11 @@ def test_a_bot_is_marked_on_every_button_and_list_that_names_it() -> None:
     for screen in listed:
         assert "*Astrid* (bot)" in everything(screen)
         assert "*Astrid*" not in everything(screen).replace("*Astrid* (bot)", "")
+
+
+def test_the_reveal_offers_play_again_for_its_game_only_when_asked() -> None:
+    labels, outcome = robber_caught_out()
+    assert buttons(reveal(outcome, labels)) == []
+    again = reveal(outcome, labels, game_id=GAME)
+    assert targets(again) == [(ids.PLAY_AGAIN, None)]
+    assert "same people seated" in everything(again)

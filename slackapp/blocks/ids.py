@@ -17,6 +17,7 @@ START = "lobby_start"
 CANCEL = "lobby_cancel"
 
 HEARD_ENOUGH = "day_heard_enough"
+PLAY_AGAIN = "reveal_play_again"
 
 # Buttons repeated per seat need distinct action ids within one message: PREFIX + ":" + index.
 NIGHT_PEEK = "night_peek"
@@ -43,6 +44,7 @@ ALL_ACTIONS = (
     NIGHT_CONFIRM,
     HEARD_ENOUGH,
     VOTE,
+    PLAY_AGAIN,
 )
 """Every action id prefix the app listens for."""
 

@@ -53,8 +53,9 @@ def render(view: m.View) -> Screen:
             return ballot_screen.ballot_board(game_id, labels(seats), voted, total, deadline)
         case m.BallotClosedView(voted, total):
             return ballot_screen.ballot_closed(voted, total)
-        case m.RevealView(outcome, seats):
-            return reveal_screen.reveal(outcome, {seat.key: label(seat) for seat in seats})
+        case m.RevealView(outcome, seats, game_id):
+            named = {seat.key: label(seat) for seat in seats}
+            return reveal_screen.reveal(outcome, named, game_id=game_id or None)
         case m.NightDmView():
             return night_dm(view)
         case m.GameOverDmView(channel, dealt, dawn, points, won):

@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 
-from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
+from slack_sdk.models.blocks import ActionsBlock, Block, DividerBlock, HeaderBlock
 
+from slackapp.blocks import ids
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.screen import (
     CENTRE_NAMES,
     Screen,
     and_list,
+    button,
     context,
     plural,
     possessive,
@@ -34,8 +36,12 @@ REVEAL_HEADER = "The reveal: what really happened"
 
 
 def reveal(
-    outcome: Outcome, labels: Mapping[str, SeatLabel], channel_points_note: str | None = None
+    outcome: Outcome,
+    labels: Mapping[str, SeatLabel],
+    channel_points_note: str | None = None,
+    game_id: int | None = None,
 ) -> Screen:
+    """``game_id``: offer *Play again*, which opens the next table with the same people."""
     name: Namer = partial(seat_name, labels)
     parts = [
         ["*The night*", *_night_story(outcome, labels)],
@@ -51,6 +57,12 @@ def reveal(
         blocks += sections(lines)
     if channel_points_note:
         blocks.append(context(channel_points_note))
+    if game_id is not None:
+        again = button("Play again", ids.PLAY_AGAIN, ids.ButtonValue(game_id).pack())
+        blocks += [
+            ActionsBlock(elements=[again]),
+            context("Opens the next table here with the same people seated; each can *Leave*."),
+        ]
     return Screen(text=f"The Varulv reveal: {_headline(outcome)}", blocks=blocks)
 
 

@@ -416,6 +416,8 @@ class BallotClosedView:
 class RevealView:
     outcome: Outcome
     seats: tuple[SeatName, ...]
+    game_id: int = 0
+    """The game revealed, which its *Play again* button names (0: no button)."""
 
 
 @dataclass(frozen=True)
@@ -1139,7 +1141,7 @@ def _close_vote(state: GameState) -> Step:
     effects: list[Effect] = [
         Scored(outcome, awards),
         Show(VOTE_BOARD, BallotClosedView(voted, len(state.seats))),
-        Show(REVEAL, RevealView(outcome, state.names)),
+        Show(REVEAL, RevealView(outcome, state.names, state.id)),
     ]
     for seat in state.people:
         assert seat.dealt is not None

@@ -122,6 +122,10 @@ def register(app: App, steps: Steps) -> None:
             action=str(clicked.get("action_id") or "").split(":")[0],
             action_ts=_timestamp(clicked.get("action_ts")),
         )
+        if click.action == ids.PLAY_AGAIN:  # opens a new game rather than changing this one
+            with log_context(game_id=value.game_id, user_id=user_id):
+                run_step(respond, lambda: steps.play_again(value.game_id, user_id, user_name))
+            return
         event = command_for(click)
         if event is None:
             send(respond, Reply(STALE))

@@ -173,7 +173,9 @@ def test_deadlines_end_every_phase(fake: FakeSlack, quick_app: AppProcess, db: E
     for user in (anna, bo, cia):
         table.dm_saying(user, "ended before you chose")
     table.wait_for_phase("vote", timeout=20)
-    assert "Time is up" in table.board("The day is over").rendered_text
+    day_over = table.board("The day is over")
+    assert "Time is up." in day_over.rendered_text and "Time is up: the day" not in day_over.text
+    assert day_over.rendered_text.count("day is over") == 1, day_over.rendered_text
     table.wait_for_phase("over", timeout=20)
     outcome = table.stored_outcome_matches_referee()
     assert outcome["dead"] == [] and outcome["tally"] == {}

@@ -129,7 +129,8 @@ def play(
     for count, user in enumerate(enough, start=1):
         table.heard_enough([user])
         if count < len(enough):
-            table.board("Heard enough", saying=f"{count} of ")
+            heard = "1 person has" if count == 1 else f"{count} people have"
+            table.board("Heard enough", saying=f"{heard} heard enough")
     table.wait_for_phase("vote")
     names = [  # as the ballot's buttons name the seats
         seat["display_name"] + (" (bot)" if seat["bot_name"] else "") for seat in table.seats()
