@@ -7,7 +7,7 @@ photographs the reveal in #fika. From the repository root:
 
     python scripts/sandbox_screenshot.py [--output docs/sandbox.png]
 
-Emoji show as emoji only with a colour emoji font installed (Debian: fonts-noto-color-emoji).
+The page brings its own emoji font (scripts/emoji_font.py), so the picture needs none installed.
 """
 
 from __future__ import annotations

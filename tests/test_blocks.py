@@ -264,6 +264,49 @@ def test_public_screens_name_no_card(size: int) -> None:
 # --- lobby ---------------------------------------------------------------------------------
 
 
+def test_a_button_that_names_a_seat_says_what_it_does_to_a_screen_reader() -> None:
+    seats = table(5)
+    me, others = seats[0], seats[1:]
+    # A long display name: the label is cut to Slack's 75 characters, like the text.
+    others[0] = SeatLabel("U0LONG", "Maximiliana " * 8, "U0LONG")
+    screens = [
+        ballot_board(GAME, seats, 0, len(seats), DEADLINE),
+        night_dm(GAME, CHANNEL, Card.SEER, me, others, "look", None, None, None),
+        night_dm(GAME, CHANNEL, Card.ROBBER, me, others, "rob", None, None, None),
+        night_dm(GAME, CHANNEL, Card.TROUBLEMAKER, me, others, "swap", None, None, None),
+        night_dm(GAME, CHANNEL, Card.TROUBLEMAKER, me, others, "swap", None, others[2], None),
+        night_dm(GAME, CHANNEL, Card.WEREWOLF, me, others, "peek", None, None, None),
+    ]
+    labels = {b["text"]["text"]: b["accessibility_label"] for s in screens for b in buttons(s)}
+    assert labels["Person 2"] == "Vote for Person 2"
+    named = {
+        b["accessibility_label"]
+        for s in screens
+        for b in buttons(s)
+        if b["text"]["text"] == "Bot 1 (bot)"
+    }
+    assert named == {
+        "Vote for Bot 1 (bot)",
+        "Look at Bot 1 (bot)'s card",
+        "Rob Bot 1 (bot)",
+        "Swap Bot 1 (bot)'s card first",
+        "Swap Bot 2 (bot)'s card with Bot 1 (bot)'s",
+    }
+    assert labels["Nobody"] == "Vote for nobody"
+    assert labels["Left centre card"] == "Look at the left centre card"
+    assert labels["Both centre cards"] == "Look at both centre cards"
+    assert labels["Skip"].startswith("Skip")
+    for screen in screens:
+        for element in buttons(screen):
+            label = element["accessibility_label"]
+            assert len(label) <= 75
+            # The visible words are in what is said (WCAG's "label in name"), cut names aside.
+            words = element["text"]["text"].rstrip("…").strip()[:60].lower()
+            assert words in label.lower() or "…" in label
+    heard = buttons(day_board(GAME, DEADLINE, 1, 2, 3))[0]
+    assert heard["accessibility_label"].startswith("Heard enough: ")
+
+
 def test_lobby_lists_seats_in_order_and_marks_bots() -> None:
     seats = table(4, people=2)
     screen = lobby(GAME, "U0P1", seats, bots_allowed=True)
@@ -456,6 +499,16 @@ def test_night_dm_shows_what_is_known_and_then_the_outcome_without_buttons() -> 
     acted = night_dm(GAME, CHANNEL, Card.WEREWOLF, seats[0], seats[1:], "peek", known, None, done)
     assert buttons(acted) == []
     assert section_texts(acted)[1:] == [known, done]
+
+
+def test_each_games_card_opens_with_its_own_header() -> None:
+    # Two games' DMs minutes apart would otherwise read as one: the card starts a new one.
+    seats = table(3)
+    card = night_dm(GAME, CHANNEL, Card.SEER, seats[0], seats[1:], "look", None, None, None)
+    assert card.as_dicts()[0] == {
+        "type": "header",
+        "text": {"type": "plain_text", "text": "Night falls", "emoji": True},
+    }
 
 
 def test_unknown_choice_kind_is_refused() -> None:

@@ -400,6 +400,42 @@ def test_trigger_ids_expire_like_slacks() -> None:
         )
 
 
+def test_a_trigger_id_opens_one_modal_only(fake: FakeSlack, web: WebClient) -> None:
+    trigger_id = fake.grants.issue_trigger("U1")
+    # A view Slack refuses leaves the trigger unused; the first good call exchanges it.
+    broken = dict(VOTE_MODAL, title=None)
+    assert slack_error(web.views_open, trigger_id=trigger_id, view=broken) == "invalid_arguments"
+    opened = web.views_open(trigger_id=trigger_id, view=VOTE_MODAL)["view"]
+    fake.close_modal("U1")
+    assert slack_error(web.views_open, trigger_id=trigger_id, view=VOTE_MODAL) == (
+        "exchanged_trigger_id"
+    )
+    assert slack_error(web.views_push, trigger_id=trigger_id, view=VOTE_MODAL) == (
+        "exchanged_trigger_id"
+    )
+    assert fake.modals("U1") == []
+    assert opened["id"]
+
+
+def test_a_submission_fills_state_by_block_and_action(fake: FakeSlack, web: WebClient) -> None:
+    # Two inputs with the same action_id, told apart by their blocks.
+    text_input = {"type": "plain_text_input", "action_id": "text"}
+    inputs = [
+        {"type": "input", "block_id": block_id, "label": VOTE_MODAL["title"], "element": text_input}
+        for block_id in ("first", "second")
+    ]
+    form = dict(VOTE_MODAL, blocks=inputs)
+    web.views_open(trigger_id=fake.grants.issue_trigger("U1"), view=form)
+    with fake.keeping_requests() as kept:
+        fake.view_submission("U1", {("first", "text"): "a", ("second", "text"): None})
+    [request] = kept
+    payload = json.loads(parse_qs(request.body)["payload"][0])
+    assert payload["view"]["state"]["values"] == {
+        "first": {"text": {"type": "plain_text_input", "value": "a"}},
+        "second": {"text": {"type": "plain_text_input", "value": None}},
+    }
+
+
 def test_oauth_install_gives_a_working_bot_token(fake: FakeSlack) -> None:
     anonymous = WebClient(base_url=fake.api_url)
     install = (

@@ -19,10 +19,16 @@ def ballot_board(
         return ids.ButtonValue(game_id, target).pack()
 
     buttons = [
-        button(seat.button_text, ids.indexed(ids.VOTE, index), value(seat.key))
+        button(
+            seat.button_text,
+            ids.indexed(ids.VOTE, index),
+            value(seat.key),
+            label=f"Vote for {seat.button_text}",
+        )
         for index, seat in enumerate(seats)
     ]
-    buttons.append(button("Nobody", ids.indexed(ids.VOTE, len(seats)), value(ids.NOBODY)))
+    nobody = ids.indexed(ids.VOTE, len(seats))
+    buttons.append(button("Nobody", nobody, value(ids.NOBODY), label="Vote for nobody"))
     blocks: list[Block] = [
         HeaderBlock(text="Vote"),
         section(

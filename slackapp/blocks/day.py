@@ -44,7 +44,14 @@ def day_board(
             f"{people} people have heard enough."
         ),
         ActionsBlock(
-            elements=[button("Heard enough", ids.HEARD_ENOUGH, ids.ButtonValue(game_id).pack())]
+            elements=[
+                button(
+                    "Heard enough",
+                    ids.HEARD_ENOUGH,
+                    ids.ButtonValue(game_id).pack(),
+                    label="Heard enough: ready to vote (press again to take it back)",
+                )
+            ]
         ),
         context(f"{_heard(heard, needed)} Changed your mind? Click again to take it back."),
         *deck_context(seat_count),

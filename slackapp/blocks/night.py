@@ -6,7 +6,7 @@ private message shows the seat's card, what it saw, and its choices as buttons.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, HeaderBlock
@@ -79,7 +79,11 @@ def night_dm(
 
     ``kind`` is :func:`slackapp.game.night.choice_kind` for the card the seat was dealt.
     """
-    blocks: list[Block] = [section(f"Your card: *{card}*\n{card.line}\n_{card.day_goal}_")]
+    # A header of its own: a new game's card never reads as a follow-up to the last game's DM.
+    blocks: list[Block] = [
+        HeaderBlock(text="Night falls"),
+        section(f"Your card: *{card}*\n{card.line}\n_{card.day_goal}_"),
+    ]
     if known:
         blocks.append(section(known))
     if outcome_text:
@@ -107,13 +111,21 @@ def _choices(
     def value(target: str | None = None) -> str:
         return ids.ButtonValue(game_id, target).pack()
 
-    def per_seat(prefix: str, seats: Sequence[SeatLabel]) -> list[ButtonElement]:
+    def per_seat(
+        prefix: str, seats: Sequence[SeatLabel], label: Callable[[str], str]
+    ) -> list[ButtonElement]:
+        """One button per seat; ``label(name)`` says what pressing it does to that seat."""
         return [
-            button(seat.button_text, ids.indexed(prefix, index), value(seat.key))
+            button(
+                seat.button_text,
+                ids.indexed(prefix, index),
+                value(seat.key),
+                label=label(seat.button_text),
+            )
             for index, seat in enumerate(seats)
         ]
 
-    skip = button("Skip", ids.NIGHT_SKIP, value())
+    skip = button("Skip", ids.NIGHT_SKIP, value(), label="Skip: do nothing tonight")
     match kind:
         case "peek":
             centre = [
@@ -121,31 +133,54 @@ def _choices(
                     f"{side.capitalize()} centre card",
                     ids.indexed(ids.NIGHT_PEEK, i),
                     value(str(i)),
+                    label=f"Look at the {side} centre card",
                 )
                 for i, side in enumerate(CENTRE_NAMES)
             ]
             return "Which centre card?", [*centre, skip]
         case "look":
             both = button(
-                "Both centre cards", ids.indexed(ids.NIGHT_LOOK, len(others)), value(ids.CENTER)
+                "Both centre cards",
+                ids.indexed(ids.NIGHT_LOOK, len(others)),
+                value(ids.CENTER),
+                label="Look at both centre cards",
             )
             return (
                 "Whose card, or both centre cards?",
-                [*per_seat(ids.NIGHT_LOOK, others), both, skip],
+                [
+                    *per_seat(ids.NIGHT_LOOK, others, lambda name: f"Look at {name}'s card"),
+                    both,
+                    skip,
+                ],
             )
         case "rob":
             return (
                 "Whose card do you take?",
-                [*per_seat(ids.NIGHT_ROB, others), skip],
+                [*per_seat(ids.NIGHT_ROB, others, lambda name: f"Rob {name}"), skip],
             )
         case "swap":
             if pending_first is None:
-                return "Swap whom? Pick the first.", [*per_seat(ids.NIGHT_SWAP, others), skip]
+                first = per_seat(ids.NIGHT_SWAP, others, lambda name: f"Swap {name}'s card first")
+                return "Swap whom? Pick the first.", [*first, skip]
             seconds = [seat for seat in others if seat.key != pending_first.key]
-            reset = button("Start over", ids.NIGHT_SWAP_RESET, value())
+            first_name = pending_first.button_text
+            reset = button(
+                "Start over",
+                ids.NIGHT_SWAP_RESET,
+                value(),
+                label="Start over: pick the first card again",
+            )
             return (
                 f"Swap {pending_first.mention} with…",
-                [*per_seat(ids.NIGHT_SWAP, seconds), reset, skip],
+                [
+                    *per_seat(
+                        ids.NIGHT_SWAP,
+                        seconds,
+                        lambda name: f"Swap {first_name}'s card with {name}'s",
+                    ),
+                    reset,
+                    skip,
+                ],
             )
         case None:
             return None, [button("Got it", ids.NIGHT_CONFIRM, value(), style="primary")]

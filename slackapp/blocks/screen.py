@@ -26,6 +26,8 @@ from slackapp.game.night import describe_wake_order
 
 SECTION_TEXT_LIMIT = SectionBlock.text_max_length
 BUTTON_TEXT_LIMIT = ButtonElement.text_max_length
+BUTTON_LABEL_LIMIT = 75
+"""Slack's limit on a button's ``accessibility_label``."""
 CENTRE_NAMES = ("left", "right")
 """The two centre cards by index, as players say them."""
 
@@ -113,8 +115,22 @@ def button(
     *,
     style: str | None = None,
     confirm: ConfirmObject | None = None,
+    label: str | None = None,
 ) -> ButtonElement:
-    """A button whose label is cut to Slack's limit (a seat's display name can be long)."""
-    if len(text) > BUTTON_TEXT_LIMIT:
-        text = text[: BUTTON_TEXT_LIMIT - 1] + "…"
-    return ButtonElement(text=text, action_id=action_id, value=value, style=style, confirm=confirm)
+    """A button whose text is cut to Slack's limit (a seat's display name can be long).
+
+    ``label`` is what a screen reader says instead of a bare name ("Vote for Jane" for
+    "Jane"); Slack calls it the button's ``accessibility_label``.
+    """
+    return ButtonElement(
+        text=_cut(text, BUTTON_TEXT_LIMIT),
+        action_id=action_id,
+        value=value,
+        style=style,
+        confirm=confirm,
+        accessibility_label=_cut(label, BUTTON_LABEL_LIMIT) if label else None,
+    )
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

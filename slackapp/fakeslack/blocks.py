@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 MAX_MESSAGE_BLOCKS = 50
@@ -13,6 +13,7 @@ MAX_VIEW_BLOCKS = 100
 MAX_SECTION_TEXT = 3000
 MAX_BUTTON_TEXT = 75
 MAX_BUTTON_VALUE = 2000
+MAX_BUTTON_LABEL = 75
 
 # What a stateful element contributes to ``state.values`` before anyone touches it.
 _EMPTY_STATE: dict[str, tuple[str, str, Any]] = {
@@ -102,6 +103,8 @@ def _block_problems(block: dict[str, Any]) -> Iterator[str]:
             yield f"button text must be less than {MAX_BUTTON_TEXT + 1} characters"
         if len(str(element.get("value", ""))) > MAX_BUTTON_VALUE:
             yield f"button value must be less than {MAX_BUTTON_VALUE + 1} characters"
+        if len(str(element.get("accessibility_label", ""))) > MAX_BUTTON_LABEL:
+            yield f"accessibility_label must be less than {MAX_BUTTON_LABEL + 1} characters"
 
 
 def with_ids(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -140,12 +143,14 @@ def state_entry(element: dict[str, Any], value: Any) -> dict[str, Any]:
     """The ``state.values`` entry for ``element`` once the user picked ``value``.
 
     ``value`` is what a person would choose: an option's value, a user id, the
-    typed text, or a list of those for multi-selects.
+    typed text, or a list of those for multi-selects; None (or []) when they left it empty.
     """
     kind = str(element.get("type"))
     if kind not in _EMPTY_STATE:
         raise ValueError(f"{kind} elements hold no state")
-    state_key = _EMPTY_STATE[kind][0]
+    state_key, _, unset = _EMPTY_STATE[kind]
+    if value is None or value == []:  # emptied, or nothing picked
+        return {"type": kind, state_key: copy.deepcopy(unset)}
     if state_key == "selected_option":
         return {"type": kind, state_key: option(element, str(value))}
     if state_key == "selected_options":
@@ -163,3 +168,24 @@ def option(element: dict[str, Any], value: str) -> dict[str, Any]:
             return dict(candidate)
     values = ", ".join(repr(o.get("value")) for o in options) or "none"
     raise LookupError(f"no option {value!r} in {element.get('action_id')}; options: {values}")
+
+
+def entered_state(
+    blocks: list[dict[str, Any]], entered: Mapping[tuple[str, str], Any]
+) -> dict[str, dict[str, Any]]:
+    """``state.values`` of a view once the user entered ``entered``.
+
+    Keys are (block_id, action_id) of the elements touched, values what :func:`state_entry`
+    takes; LookupError for an element the view does not hold or a choice it does not offer.
+    """
+    state = initial_state(blocks)
+    elements = {
+        (block_id, str(element.get("action_id"))): element
+        for block_id, element in interactive_elements(blocks)
+    }
+    for (block_id, action_id), value in entered.items():
+        element = elements.get((block_id, action_id))
+        if element is None or str(element.get("type")) not in _EMPTY_STATE:
+            raise LookupError(f"no input {action_id!r} in block {block_id!r}")
+        state.setdefault(block_id, {})[action_id] = state_entry(element, value)
+    return state

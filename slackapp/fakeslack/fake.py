@@ -260,15 +260,15 @@ class FakeSlack(Workspace):
     def view_submission(
         self,
         user_id: str,
-        values: Mapping[str, Any] | None = None,
+        values: Mapping[str | tuple[str, str], Any] | None = None,
         *,
         view_id: str | None = None,
         headers: Headers = None,
     ) -> requests.Response:
         """Submit ``user_id``'s open modal (the top one unless ``view_id``).
 
-        ``values`` maps action_id to what the user entered or picked; the
-        app's ``response_action`` (errors, update, push, clear) is applied.
+        ``values`` maps action_id (or (block_id, action_id)) to what the user entered or
+        picked; the app's ``response_action`` (errors, update, push, clear) is applied.
         """
         stack = self.modals(user_id)
         view = next((v for v in stack if v["id"] == view_id), None) if view_id else None
@@ -434,16 +434,20 @@ def _ack_body(response: requests.Response) -> JSON | None:
     return decoded if isinstance(decoded, dict) else None
 
 
-def _entered_state(view_blocks: list[JSON], values: Mapping[str, Any]) -> JSON:
-    """``state.values`` of a modal after the user entered ``values`` (by action_id)."""
-    state = block_kit.initial_state(view_blocks)
-    elements = {
-        str(element.get("action_id")): (block_id, element)
+def _entered_state(view_blocks: list[JSON], values: Mapping[str | tuple[str, str], Any]) -> JSON:
+    """``state.values`` of a modal after the user entered ``values``.
+
+    A key is an action_id, or (block_id, action_id) where action ids repeat across blocks.
+    """
+    block_of = {
+        str(element.get("action_id")): block_id
         for block_id, element in block_kit.interactive_elements(view_blocks)
     }
-    for action_id, value in values.items():
-        if action_id not in elements:
-            raise LookupError(f"no input with action_id {action_id!r} in the modal")
-        block_id, element = elements[action_id]
-        state.setdefault(block_id, {})[action_id] = block_kit.state_entry(element, value)
-    return state
+    entered: dict[tuple[str, str], Any] = {}
+    for key, value in values.items():
+        if isinstance(key, str):
+            if key not in block_of:
+                raise LookupError(f"no input with action_id {key!r} in the modal")
+            key = (block_of[key], key)
+        entered[key] = value
+    return block_kit.entered_state(view_blocks, entered)

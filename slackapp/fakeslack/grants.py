@@ -1,7 +1,7 @@
 """The short-lived and secret things Slack hands out and later checks.
 
 Tokens, OAuth codes, trigger_ids and response_urls all follow Slack's rules
-(revocation, one-time codes, 3-second triggers, five uses per response_url)
+(revocation, one-time codes, single-use 3-second triggers, five uses per response_url)
 so the app meets the same failures it would in production.
 """
 
@@ -53,6 +53,7 @@ class Grants:
         self._tokens = set(tokens)
         self._revoked: set[str] = set()
         self._triggers: dict[str, tuple[str, float]] = {}
+        self._exchanged: set[str] = set()
         self._hooks: dict[str, ResponseHook] = {}
         self._codes: dict[str, str] = {}
 
@@ -95,13 +96,17 @@ class Grants:
         return trigger_id
 
     def redeem_trigger(self, trigger_id: str) -> str:
-        """The user a trigger_id was issued for; ValueError with Slack's error otherwise."""
+        """The user a trigger_id was issued for, once; ValueError with Slack's error otherwise."""
         with self._lock:
+            if trigger_id in self._exchanged:
+                raise ValueError("exchanged_trigger_id")
             user_id, expires_at = self._triggers.get(trigger_id, ("", 0.0))
-        if not user_id:
-            raise ValueError("invalid_trigger_id")
-        if time.monotonic() > expires_at:
-            raise ValueError("expired_trigger_id")
+            if not user_id:
+                raise ValueError("invalid_trigger_id")
+            if time.monotonic() > expires_at:
+                raise ValueError("expired_trigger_id")
+            del self._triggers[trigger_id]
+            self._exchanged.add(trigger_id)
         return user_id
 
     # -- response urls -------------------------------------------------------------

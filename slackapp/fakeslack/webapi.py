@@ -348,11 +348,12 @@ class WebApi:
         return self._open_modal(request, push=True)
 
     def _open_modal(self, request: ApiRequest, push: bool = False) -> JSON:
+        trigger_id = _required(request.params, "trigger_id")
+        view = _view_param(request.params, "modal")  # a refused view leaves the trigger unused
         try:
-            user_id = self.grants.redeem_trigger(_required(request.params, "trigger_id"))
+            user_id = self.grants.redeem_trigger(trigger_id)
         except ValueError as error:
             raise ApiError(str(error)) from None
-        view = _view_param(request.params, "modal")
         stack = self.workspace.modals(user_id)
         if push and not stack:
             raise ApiError("not_found")

@@ -1,35 +1,70 @@
-"""How a bot plays: its night choice and its ballot, from nothing but what that bot knows.
+"""How a bot plays: its night move and its ballot, from nothing but what that bot knows.
 
-A bot's view is its own seat, the table's seats, the card it was dealt, and what its night
-showed it (:class:`~slackapp.game.night.Knowledge`). Each decision draws from a generator
-seeded by the game's seed, the bot's seat and the decision, so a game replays exactly.
+A bot's view (:class:`BotView`) is its own seat, the table's seats, the card it was dealt and,
+by day, its own night choice and what that showed it. With the deck for that many seats and the
+fixed night order, which everyone knows, that is all it reasons from: the real deal never
+reaches these functions. Every decision draws from a generator seeded by the game's seed, the
+bot's seat and the decision, so a stored game replays exactly.
 
-Night:
-- A lone Werewolf peeks at a random centre card; wolves in a pack, the Minion, the Insomniac
-  and the Villager have nothing to choose.
-- The Seer looks at both centre cards half the time, otherwise at a random other seat.
-- The Robber robs a random other seat. The Troublemaker swaps two random other seats.
+**Reasoning.** The bot keeps every deal and every night it cannot rule out
+(:mod:`slackapp.game.worlds`): exactly when there are few, by seeded sampling when there are
+many. From them it knows, for each other seat, the chance that it holds a Werewolf at dawn,
+and for itself the chance of being on each team at dawn: a Robber that took a Werewolf *is* a
+werewolf, a dealt Werewolf may have been robbed or swapped without knowing.
 
-Ballot (never for itself):
-- A bot that believes it holds a Werewolf (dealt one and not robbed as far as it knows, or it
-  robbed one, or as the Insomniac woke up as one) votes for a random seat that is not a
-  werewolf it knows of, or for nobody when every other seat is one.
-- The Minion shields the werewolves it saw: it votes for a random seat that is not one of them,
-  or for nobody when every other seat is one.
-- A bot that saw a Werewolf at a seat (the Seer's look, the Robber's victim now holds the
-  Robber, so not that one) votes for that seat.
-- A Seer that saw both werewolves of the deck in the centre votes for nobody: with no wolf at
-  the table, the village wins only if nobody dies.
-- Anyone else knows nothing useful: it votes for nobody one time in six, otherwise for a random
-  seat other than itself and any seat it knows to be innocent (the Robber's victim).
+**The ballot.** A bot plays for the team it is more likely on at dawn. It weighs each ballot
+(every other seat, and nobody) as if it were the one that settled the vote: naming seat *s*
+means *s* dies, naming nobody means nobody does. It then wins or not by its team's rule
+(RULES.md, "Who wins"), and it takes the ballot worth the most points: two for the win, one
+for naming a seat that holds a Werewolf at dawn. What falls out:
+
+- a bot that is likely village names the seat most likely to hold a Werewolf at dawn. It never
+  names a seat it knows to be innocent: the Seer's innocent look, the Robber's victim (who now
+  holds the Robber);
+- it names nobody exactly when that is its best chance: a Seer that saw both Werewolves in
+  the centre knows that the village wins only if nobody dies;
+- a bot that is likely on the werewolf team (a dealt Werewolf or Minion that was probably not
+  moved, a Robber that took a Werewolf or the Minion, an Insomniac that woke as one) names
+  nobody whenever a Werewolf is at the table: that protects every Werewolf at once, and it
+  never names one of them;
+- a Minion that saw no Werewolf (both in the centre) names a seat, because it then wins only
+  if someone else dies, unless its card has more likely than not been moved.
+
+Bots that cannot tell the best seats apart (a Villager knows nothing of anyone) pick among them
+by one order of the seats drawn from the game's seed alone, the same for every bot at the table.
+Scattered over equal suspects their ballots would hardly ever outnumber the Werewolves' ballots
+for nobody; agreed on one, they kill a Werewolf whenever that seat holds one.
+
+**The night.** At night a bot knows only its own card, and every other seat looks the same to
+it, so a target is drawn at random; what the bot decides is what kind of move to make
+(:func:`night_plan`, the same at every game of a table size).
+
+- A lone Werewolf peeks at a centre card: knowing one of them never hurts it.
+- The Seer looks at one seat or at both centre cards, whichever leaves it, on average over its
+  worlds, the better ballot afterwards (the ballot's worth as above). At three seats that is
+  the centre (both Werewolves lie there one time in ten, and a seat's card says little when
+  both others are suspects either way); from four seats up it is a seat, where a Werewolf seen
+  is a ballot that almost surely hits.
+- The Robber robs when that leaves it a better ballot than keeping its card, which it does at
+  every table size: it learns a card, clears its victim, and if it took a Werewolf it is on
+  the side that wins most often without talk.
+- The Troublemaker swaps two other seats. It learns nothing either way, so its own ballot is
+  as good with or without the swap; the swap leaves every Werewolf, and the Minion and Seer
+  who saw them, less sure of who holds what.
+
+The same policy is how a bot imagines everyone else's night: a Robber robs a seat, a
+Troublemaker swaps two, each uniformly among its legal choices, so a bot's chances are right
+when it plays other bots (``tests/game/test_bots.py`` checks them against many games).
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
-from slackapp.game.cards import Card
+from slackapp.game.cards import Card, Team, deck_for
 from slackapp.game.night import (
     Knowledge,
     LookAtCenter,
@@ -43,9 +78,24 @@ from slackapp.game.night import (
     SawWerewolves,
     Swap,
 )
+from slackapp.game.worlds import (
+    Beliefs,
+    Move,
+    Sight,
+    World,
+    believe,
+    possible_worlds,
+    stakes,
+    summed_beliefs,
+)
 
-NOBODY_ODDS = 6
-"""A bot with nothing to go on votes for nobody one time in this many."""
+WIN_WORTH = 2.0
+WEREWOLF_BALLOT_WORTH = 1.0
+"""The points a ballot can bring (RULES.md): two for the win, one for naming a Werewolf."""
+
+EXACT_TIE = 1e-9
+SAMPLED_TIE = 0.05
+"""Ballots whose worth is this close count as equally good (rounding; sampling noise)."""
 
 
 @dataclass(frozen=True)
@@ -68,28 +118,126 @@ def _rng(seed: int | str, seat: str, decision: str) -> random.Random:
     return random.Random(f"{seed}/{seat}/{decision}")
 
 
-def bot_night_choice(view: BotView, seed: int | str) -> NightChoice | None:
-    """The bot's night choice, by the card it was dealt."""
-    rng = _rng(seed, view.seat, "night")
-    others = view.others
-    match view.dealt:
-        case Card.WEREWOLF if view.lone_wolf:
-            return Peek(rng.randrange(2))
-        case Card.SEER:
-            return LookAtCenter() if rng.random() < 0.5 else LookAtSeat(rng.choice(others))
-        case Card.ROBBER:
-            return Rob(rng.choice(others))
-        case Card.TROUBLEMAKER:
-            first, second = rng.sample(others, 2)
-            return Swap(first, second)
-    return None
+def table_order(seats: tuple[str, ...], seed: int | str) -> list[str]:
+    """The order in which every bot of a game breaks ties between seats: from the seed alone."""
+    order = list(seats)
+    random.Random(f"{seed}/table").shuffle(order)
+    return order
 
 
-def believed_card(view: BotView) -> Card:
-    """The card the bot thinks it holds: what it took or saw last, else what it was dealt."""
-    if isinstance(view.learned, SawCard):
-        return view.learned.card
-    return view.dealt
+# --- what the bot knows, by position ---------------------------------------------------------
+
+
+def sight_of(view: BotView) -> Sight:
+    """The bot's knowledge as :mod:`~slackapp.game.worlds` reads it: positions, not names.
+
+    Knowledge that does not fit the dealt card (no such night happens) is ignored.
+    """
+    seats = view.seats
+    index = {seat: position for position, seat in enumerate(seats)}
+    me, n = index[view.seat], len(seats)
+    known = {me: view.dealt}
+    all_wolves_known = False
+    dawn_card = None
+    my_move: Move | None = None
+    learned, choice = view.learned, view.choice
+    if view.dealt in (Card.WEREWOLF, Card.MINION):
+        if isinstance(learned, SawWerewolves):
+            known.update({index[w]: Card.WEREWOLF for w in learned.werewolves if w in index})
+            all_wolves_known = True
+            if learned.center is not None and view.dealt is Card.WEREWOLF:
+                known[n + learned.center.index] = learned.center.card
+        elif view.dealt is Card.WEREWOLF and view.lone_wolf:
+            all_wolves_known = True
+    elif view.dealt is Card.SEER:
+        if isinstance(learned, SawSeat) and learned.seat in index:
+            known[index[learned.seat]] = learned.card
+        elif isinstance(learned, SawCenter):
+            known[n], known[n + 1] = learned.cards
+    elif view.dealt is Card.ROBBER and isinstance(choice, Rob) and choice.seat in index:
+        my_move = (me, index[choice.seat])
+        if isinstance(learned, SawCard):
+            known[index[choice.seat]] = learned.card
+    elif view.dealt is Card.TROUBLEMAKER and isinstance(choice, Swap):
+        if choice.first in index and choice.second in index:
+            my_move = (index[choice.first], index[choice.second])
+    elif view.dealt is Card.INSOMNIAC and isinstance(learned, SawCard):
+        dawn_card = learned.card
+    return Sight(
+        me=me,
+        seat_count=n,
+        deck=tuple(deck_for(n)),
+        known=tuple(sorted(known.items())),
+        all_wolves_known=all_wolves_known,
+        dawn_card=dawn_card,
+        my_move=my_move,
+    )
+
+
+@lru_cache(maxsize=1024)
+def assumed_deck(seat_count: int, deck_werewolves: int, seen: tuple[Card, ...]) -> tuple[Card, ...]:
+    """The deck for the table with ``deck_werewolves`` Werewolves and every card the bot saw.
+
+    For the app's decks that is exactly :func:`deck_for`. The referee also accepts custom
+    decks, and a bot at one must still vote: it swaps Villagers (then cards nobody saw) for
+    the cards it needs.
+    """
+    deck = deck_for(seat_count)
+    need = Counter(card for card in seen if card is not Card.WEREWOLF)
+    have = Counter(deck)
+    have[Card.WEREWOLF] = deck_werewolves
+    for card, count in need.items():
+        have[card] = max(have[card], count)
+    excess = sum(have.values()) - len(deck)
+    for card in (Card.VILLAGER, *Card):
+        if card is not Card.WEREWOLF and excess > 0:
+            dropped = min(excess, have[card] - need[card])
+            have[card] -= dropped
+            excess -= dropped
+    have[Card.VILLAGER] -= min(excess, 0)  # too few cards: make up with Villagers
+    return tuple(card for card in Card for _ in range(have[card]))
+
+
+def bot_beliefs(view: BotView, deck_werewolves: int) -> Beliefs | None:
+    """What the bot believes of the table at dawn (None if nothing it imagines fits)."""
+    sight = sight_of(view)
+    seen = tuple(card for _, card in sight.known)
+    deck = assumed_deck(len(view.seats), deck_werewolves, seen)
+    return believe(replace(sight, deck=deck))
+
+
+# --- the ballot --------------------------------------------------------------------------------
+
+
+def ballot_worth(believed: Beliefs, team: Team, seat: int | None) -> float:
+    """Expected points for ``team`` if this ballot settled the vote: ``seat`` alone dies, or
+    nobody (None) does."""
+    wolf_at_table = 1 - believed.no_werewolf_at_table
+    if seat is None:
+        wins = believed.no_werewolf_at_table if team is Team.VILLAGE else wolf_at_table
+        return WIN_WORTH * wins
+    werewolf = believed.werewolf_at_dawn[seat]
+    # The werewolf team wins if a Werewolf lives on, or if there is none and the Minion sees
+    # someone else die.
+    wins = werewolf if team is Team.VILLAGE else wolf_at_table - werewolf + believed.minion_alone
+    return WIN_WORTH * wins + WEREWOLF_BALLOT_WORTH * werewolf
+
+
+def best_ballot(
+    believed: Beliefs, me: int, order: list[int], tie: float
+) -> tuple[float, int | None]:
+    """The best ballot for the bot's likely team: its worth, and its seat (None for nobody).
+
+    Seats whose worth is within ``tie`` of the best are equally good: the first of them in
+    ``order`` is named. Nobody is named when it is worth at least as much as the best seat.
+    """
+    team = believed.likely_team
+    worth = {seat: ballot_worth(believed, team, seat) for seat in order if seat != me}
+    best = max(worth.values())
+    nobody = ballot_worth(believed, team, None)
+    if nobody >= best:
+        return nobody, None
+    return best, next(seat for seat, value in worth.items() if value >= best - tie)
 
 
 def bot_ballot(view: BotView, seed: int | str, deck_werewolves: int) -> str | None:
@@ -97,25 +245,88 @@ def bot_ballot(view: BotView, seed: int | str, deck_werewolves: int) -> str | No
 
     ``deck_werewolves`` is public: how many Werewolf cards the table's deck holds.
     """
-    rng = _rng(seed, view.seat, "ballot")
-    others = view.others
-    known_wolves: set[str] = set()
-    innocent: set[str] = set()
+    index = {seat: position for position, seat in enumerate(view.seats)}
+    order = [index[seat] for seat in table_order(view.seats, seed)]
+    believed = bot_beliefs(view, deck_werewolves)
+    if believed is None:
+        return _ballot_without_worlds(view, deck_werewolves, order)
+    tie = EXACT_TIE if believed.exact else SAMPLED_TIE
+    _, target = best_ballot(believed, index[view.seat], order, tie)
+    return None if target is None else view.seats[target]
+
+
+def _ballot_without_worlds(view: BotView, deck_werewolves: int, order: list[int]) -> str | None:
+    """When what the bot saw cannot come from any deck it can imagine: go by what it saw."""
     learned = view.learned
-    if isinstance(learned, SawWerewolves):
-        known_wolves.update(learned.werewolves)
     if isinstance(learned, SawSeat) and learned.card is Card.WEREWOLF:
         return learned.seat
-    if isinstance(view.choice, Rob):
-        innocent.add(view.choice.seat)  # it now holds the Robber card
-
-    if believed_card(view) is Card.WEREWOLF or view.dealt is Card.MINION:
-        # Every other seat a known wolf (a custom deck): naming nobody is the only shield.
-        targets = [seat for seat in others if seat not in known_wolves]
-        return rng.choice(targets) if targets else None
+    if view.dealt in (Card.WEREWOLF, Card.MINION) or (
+        isinstance(learned, SawCard) and learned.card in (Card.WEREWOLF, Card.MINION)
+    ):
+        return None
     if isinstance(learned, SawCenter) and learned.cards.count(Card.WEREWOLF) >= deck_werewolves:
         return None
-    if rng.randrange(NOBODY_ODDS) == 0:
-        return None
-    targets = [seat for seat in others if seat not in innocent] or others
-    return rng.choice(targets)
+    cleared = {view.choice.seat} if isinstance(view.choice, Rob) else set()
+    suspects = [view.seats[seat] for seat in order if view.seats[seat] != view.seat]
+    return next((seat for seat in suspects if seat not in cleared), None)
+
+
+# --- the night ---------------------------------------------------------------------------------
+
+
+def _worth_after(
+    sight: Sight, worlds: list[World], my_move: Move | None, looks_at: tuple[int, ...]
+) -> float:
+    """The expected worth of the bot's best ballot after making ``my_move`` and seeing the
+    dealt cards at ``looks_at``, over its worlds."""
+    groups: dict[tuple[Card, ...], list[World]] = {}
+    for world in worlds:
+        groups.setdefault(tuple(world.layout[pos] for pos in looks_at), []).append(world)
+    total = worth = 0.0
+    for seen, group in groups.items():
+        known = {**sight.cards_known, **dict(zip(looks_at, seen, strict=True))}
+        after = replace(sight, known=tuple(sorted(known.items())), my_move=my_move)
+        summed = stakes(after, group, my_move)
+        believed = summed_beliefs(after, summed, len(group), exact=True)
+        best, _ = best_ballot(believed, after.me, after.others, EXACT_TIE)
+        total += summed.total
+        worth += summed.total * best
+    return worth / total if total else 0.0
+
+
+@lru_cache(maxsize=64)
+def night_plan(card: Card, seat_count: int) -> str:
+    """What kind of move ``card`` makes at a table of ``seat_count``: ``"seat"`` or
+    ``"center"`` for the Seer, ``"rob"`` or ``"keep"`` for the Robber.
+
+    Decided by the worth of the ballot each leaves, over the worlds the card cannot rule out
+    when it wakes. It depends on nothing but the card and the table size, so it is the same
+    at every game and worked out once.
+    """
+    sight = Sight(me=0, seat_count=seat_count, deck=tuple(deck_for(seat_count)), known=((0, card),))
+    worlds, _ = possible_worlds(sight, random.Random(f"plan/{card}/{seat_count}"))
+    n = seat_count
+    if card is Card.SEER:
+        at_seat = _worth_after(sight, worlds, None, (1,))
+        return "seat" if at_seat >= _worth_after(sight, worlds, None, (n, n + 1)) else "center"
+    robbing = _worth_after(sight, worlds, (0, 1), (1,))
+    return "rob" if robbing >= _worth_after(sight, worlds, None, ()) else "keep"
+
+
+def bot_night_choice(view: BotView, seed: int | str) -> NightChoice | None:
+    """The bot's night choice, by the card it was dealt."""
+    rng = _rng(seed, view.seat, "night")
+    others = view.others
+    if view.dealt is Card.WEREWOLF and view.lone_wolf:
+        return Peek(rng.randrange(2))
+    if view.dealt is Card.TROUBLEMAKER:
+        first, second = rng.sample(others, 2)
+        return Swap(first, second)
+    if view.dealt is Card.SEER:
+        target = rng.choice(others)
+        plan = night_plan(Card.SEER, len(view.seats))
+        return LookAtSeat(target) if plan == "seat" else LookAtCenter()
+    if view.dealt is Card.ROBBER:
+        target = rng.choice(others)
+        return Rob(target) if night_plan(Card.ROBBER, len(view.seats)) == "rob" else None
+    return None

@@ -26,7 +26,7 @@ class Card(StrEnum):
 
     @property
     def team(self) -> Team:
-        return Team.WEREWOLF if self in (Card.WEREWOLF, Card.MINION) else Team.VILLAGE
+        return TEAM_OF[self]
 
     @property
     def line(self) -> str:
@@ -43,6 +43,11 @@ class Team(StrEnum):
     VILLAGE = "village"
     WEREWOLF = "werewolf"
 
+
+TEAM_OF: dict[Card, Team] = {
+    card: Team.WEREWOLF if card in (Card.WEREWOLF, Card.MINION) else Team.VILLAGE for card in Card
+}
+"""Each card's team, looked up rather than worked out: the tally asks for it of every seat."""
 
 CARD_LINES: dict[Card, str] = {
     Card.WEREWOLF: "Wakes with the other werewolves and sees them. "
@@ -125,7 +130,8 @@ class Deal:
 
     def __post_init__(self) -> None:
         # Asked for by every wolf and the Minion at each step of the night: work it out once.
-        wolves = tuple(seat for seat in self.seats if self.dealt[seat] is Card.WEREWOLF)
+        werewolf, dealt = Card.WEREWOLF, self.dealt  # looked up once, not per seat
+        wolves = tuple(seat for seat in self.seats if dealt[seat] is werewolf)
         object.__setattr__(self, "_werewolves", wolves)
 
     def dealt_werewolves(self) -> tuple[str, ...]:

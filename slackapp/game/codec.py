@@ -12,7 +12,6 @@ from slackapp.game.night import (
     Peek,
     Rob,
     SawCard,
-    SawCenter,
     SawSeat,
     SawWerewolves,
     Swap,
@@ -42,30 +41,29 @@ def choice_from_json(data: object) -> NightChoice:
     if not isinstance(data, dict) or len(data) != 1:
         raise MalformedChoice(f"a night choice is an object with one key, not {data!r}")
     ((kind, value),) = data.items()
-    match kind, value:
-        case "peek", int() if not isinstance(value, bool):
-            return Peek(value)
-        case "look", "center":
-            return LookAtCenter()
-        case "look", str():
-            return LookAtSeat(value)
-        case "rob", str():
+    if isinstance(value, str):
+        if kind == "rob":
             return Rob(value)
-        case "swap", [str() as first, str() as second]:
-            return Swap(first, second)
+        if kind == "look":
+            return LookAtCenter() if value == "center" else LookAtSeat(value)
+    elif kind == "swap":
+        match value:
+            case [str() as first, str() as second]:
+                return Swap(first, second)
+    elif kind == "peek" and isinstance(value, int) and not isinstance(value, bool):
+        return Peek(value)
     raise MalformedChoice(f"not a night choice: {data!r}")
 
 
 def knowledge_to_json(knowledge: Knowledge) -> dict[str, Any]:
-    match knowledge:
-        case SawWerewolves(werewolves, center):
-            data: dict[str, Any] = {"werewolves": list(werewolves)}
-            if center is not None:
-                data["center"] = {"index": center.index, "card": str(center.card)}
-            return data
-        case SawSeat(seat, card):
-            return {"seat": seat, "card": str(card)}
-        case SawCenter(cards):
-            return {"center": [str(card) for card in cards]}
-        case SawCard(card):
-            return {"card": str(card)}
+    # Tests in the order of how often a night shows each (the referee prints every one).
+    if isinstance(knowledge, SawCard):
+        return {"card": str(knowledge.card)}
+    if isinstance(knowledge, SawWerewolves):
+        data: dict[str, Any] = {"werewolves": list(knowledge.werewolves)}
+        if knowledge.center is not None:
+            data["center"] = {"index": knowledge.center.index, "card": str(knowledge.center.card)}
+        return data
+    if isinstance(knowledge, SawSeat):
+        return {"seat": knowledge.seat, "card": str(knowledge.card)}
+    return {"center": [str(card) for card in knowledge.cards]}

@@ -12,6 +12,11 @@ from dataclasses import dataclass
 
 from slackapp.game.cards import Card, Deal, deck_for
 
+# The cards the night tests at every step, as plain names: looking a member up on its enum
+# costs as much as the test itself, and the referee resolves tens of thousands of nights a second.
+_WEREWOLF, _MINION, _SEER = Card.WEREWOLF, Card.MINION, Card.SEER
+_ROBBER, _TROUBLEMAKER, _INSOMNIAC = Card.ROBBER, Card.TROUBLEMAKER, Card.INSOMNIAC
+
 # --- choices -------------------------------------------------------------------------------
 
 
@@ -109,33 +114,38 @@ def choice_kind(card: Card, lone_wolf: bool) -> str | None:
 def check_choice(deal: Deal, seat: str, choice: NightChoice) -> None:
     """Raise IllegalChoice unless ``seat`` may make ``choice`` with the card it was dealt."""
     card = deal.dealt[seat]
-    lone = card is Card.WEREWOLF and deal.dealt_werewolves() == (seat,)
+    # One test per card rather than a match: every choice of every deal the referee reads
+    # comes through here.
+    if card is _ROBBER and isinstance(choice, Rob):
+        _must_be_other(deal, seat, choice.seat)
+        return
+    if card is _TROUBLEMAKER and isinstance(choice, Swap):
+        _must_be_other(deal, seat, choice.first)
+        _must_be_other(deal, seat, choice.second)
+        if choice.first == choice.second:
+            raise IllegalChoice(f"{seat} must swap two different seats")
+        return
+    if card is _SEER and isinstance(choice, LookAtSeat):
+        _must_be_other(deal, seat, choice.seat)
+        return
+    if card is _SEER and isinstance(choice, LookAtCenter):
+        return
+    lone = card is _WEREWOLF and deal.dealt_werewolves() == (seat,)
+    if lone and isinstance(choice, Peek):
+        index = choice.index
+        if index not in (0, 1) or isinstance(index, bool):
+            raise IllegalChoice(f"{seat} may peek at centre card 0 or 1, not {index!r}")
+        return
+    article = "an" if card.value[0] in "AEIOU" else "a"
+    what = "a lone Werewolf" if lone else f"{article} {card}"
+    raise IllegalChoice(f"{seat} was dealt {what} and cannot make that choice")
 
-    def must_be_other(target: str) -> None:
-        if target == seat:
-            raise IllegalChoice(f"{seat} cannot act on itself")
-        if target not in deal.dealt:
-            raise IllegalChoice(f"{seat} names unknown seat {target!r}")
 
-    match choice:
-        case Peek(index) if card is Card.WEREWOLF and lone:
-            if index not in (0, 1) or isinstance(index, bool):
-                raise IllegalChoice(f"{seat} may peek at centre card 0 or 1, not {index!r}")
-        case LookAtSeat(target) if card is Card.SEER:
-            must_be_other(target)
-        case LookAtCenter() if card is Card.SEER:
-            pass
-        case Rob(target) if card is Card.ROBBER:
-            must_be_other(target)
-        case Swap(first, second) if card is Card.TROUBLEMAKER:
-            must_be_other(first)
-            must_be_other(second)
-            if first == second:
-                raise IllegalChoice(f"{seat} must swap two different seats")
-        case _:
-            article = "an" if card.value[0] in "AEIOU" else "a"
-            what = "a lone Werewolf" if card is Card.WEREWOLF and lone else f"{article} {card}"
-            raise IllegalChoice(f"{seat} was dealt {what} and cannot make that choice")
+def _must_be_other(deal: Deal, seat: str, target: str) -> None:
+    if target == seat:
+        raise IllegalChoice(f"{seat} cannot act on itself")
+    if target not in deal.dealt:
+        raise IllegalChoice(f"{seat} names unknown seat {target!r}")
 
 
 def learned_on_choosing(deal: Deal, seat: str, choice: NightChoice | None) -> Knowledge | None:
@@ -144,21 +154,20 @@ def learned_on_choosing(deal: Deal, seat: str, choice: NightChoice | None) -> Kn
     Valid before dawn because nothing moves before the Robber has looked.
     """
     card = deal.dealt[seat]
-    if card is Card.WEREWOLF:
+    if card is _WEREWOLF:
         others = tuple(w for w in deal.dealt_werewolves() if w != seat)
         peek = None
         if isinstance(choice, Peek):
             peek = CenterCard(choice.index, deal.center[choice.index])
         return SawWerewolves(others, peek)
-    if card is Card.MINION:
+    if card is _MINION:
         return SawWerewolves(deal.dealt_werewolves())
-    match choice:
-        case LookAtSeat(target):
-            return SawSeat(target, deal.dealt[target])
-        case LookAtCenter():
-            return SawCenter(deal.center)
-        case Rob(target):
-            return SawCard(deal.dealt[target])
+    if isinstance(choice, Rob):
+        return SawCard(deal.dealt[choice.seat])
+    if isinstance(choice, LookAtSeat):
+        return SawSeat(choice.seat, deal.dealt[choice.seat])
+    if isinstance(choice, LookAtCenter):
+        return SawCenter(deal.center)
     return None
 
 
@@ -252,23 +261,27 @@ def resolve_night(deal: Deal, choices: Mapping[str, NightChoice]) -> Night:
     learned: dict[str, Knowledge] = {}
     steps: list[NightStep] = []
     moves: list[CardMove] = []
-    waking = [seat for seat in deal.seats if deal.dealt[seat] in _WAKE_RANK]
-    waking.sort(key=lambda seat: _WAKE_RANK[deal.dealt[seat]])  # stable: seat order kept
-    for seat in waking:
+    by_rank: list[list[str]] = [[] for _ in WAKE_ORDER]
+    for seat in deal.seats:  # each card's seats in seat order
+        rank = _WAKE_RANK.get(deal.dealt[seat])
+        if rank is not None:
+            by_rank[rank].append(seat)
+    for seat in [seat for seats in by_rank for seat in seats]:
         card = deal.dealt[seat]
         choice = choices.get(seat)
         knowledge: Knowledge | None
-        if card is Card.INSOMNIAC:
+        if card is _INSOMNIAC:
             knowledge = SawCard(holding[seat])  # wakes last: its card is as at dawn
         else:
             knowledge = learned_on_choosing(deal, seat, choice)
-        match choice:
-            case Rob(target):
-                holding[seat], holding[target] = holding[target], holding[seat]
-                moves.append(CardMove(seat, seat, target, holding[seat], holding[target]))
-            case Swap(first, second):
-                holding[first], holding[second] = holding[second], holding[first]
-                moves.append(CardMove(seat, first, second, holding[first], holding[second]))
+        if isinstance(choice, Rob):
+            target = choice.seat
+            holding[seat], holding[target] = holding[target], holding[seat]
+            moves.append(CardMove(seat, seat, target, holding[seat], holding[target]))
+        elif isinstance(choice, Swap):
+            first, second = choice.first, choice.second
+            holding[first], holding[second] = holding[second], holding[first]
+            moves.append(CardMove(seat, first, second, holding[first], holding[second]))
         if knowledge is not None:
             learned[seat] = knowledge
         steps.append(NightStep(seat, card, choice, knowledge))

@@ -56,7 +56,7 @@ def parse_input(
     if not isinstance(data, dict):
         raise RefereeError("input must be a JSON object")
     seats = data.get("seats")
-    if not isinstance(seats, list) or not all(isinstance(seat, str) for seat in seats):
+    if not isinstance(seats, list) or not all([isinstance(seat, str) for seat in seats]):
         raise RefereeError("'seats' must be a list of names")
     if not MIN_SEATS <= len(seats) <= MAX_SEATS:
         raise RefereeError(f"a table has {MIN_SEATS} to {MAX_SEATS} seats, not {len(seats)}")
@@ -68,15 +68,20 @@ def parse_input(
     dealt_data = _object(data, "dealt")
     if set(dealt_data) != set(seats):
         raise RefereeError("'dealt' must give exactly one card to every seat")
-    dealt = {seat: _card(dealt_data[seat], "dealt", seat) for seat in seats}
+    try:
+        dealt = {seat: _CARDS_BY_NAME[dealt_data[seat]] for seat in seats}
+    except (KeyError, TypeError):  # not a card's name: go again, card by card, to name it
+        dealt = {seat: _card(dealt_data[seat], "dealt", seat) for seat in seats}
     center_data = data.get("center")
     if not isinstance(center_data, list) or len(center_data) != 2:
         raise RefereeError("'center' must hold exactly two cards")
     center = (_card(center_data[0], "center"), _card(center_data[1], "center"))
     deck = [*dealt.values(), *center]
-    for card in Card:
-        if card not in REPEATABLE_CARDS and deck.count(card) > 1:
-            raise RefereeError(f"the deck holds {deck.count(card)} {card} cards; at most one")
+    unique = [card for card in deck if card not in REPEATABLE_CARDS]
+    if len(set(unique)) < len(unique):  # counted card by card only to name the culprit
+        for card in Card:
+            if card not in REPEATABLE_CARDS and deck.count(card) > 1:
+                raise RefereeError(f"the deck holds {deck.count(card)} {card} cards; at most one")
 
     choices: dict[str, NightChoice] = {}
     for seat, value in _object(data, "night").items():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from slackapp.game.cards import Card, Team
+from slackapp.game.cards import TEAM_OF, Card, Team
 
 NOBODY = "nobody"
 """The name a ballot for nobody is counted under in a tally."""
@@ -67,11 +67,17 @@ def tally(seats: tuple[str, ...], ballots: Mapping[str, str | None]) -> Tally:
     With ``top`` the most ballots any seat received: if ``top`` is 0 or the ballots for nobody
     reach ``top``, no one dies; otherwise every seat with ``top`` ballots dies.
     """
+    seated = set(seats)
+    received: dict[str, int] = {}
+    nobody = 0
     for voter, target in ballots.items():
-        check_ballot(seats, voter, target)
-    received = [target for target in ballots.values() if target is not None]
-    votes = {seat: received.count(seat) for seat in seats if seat in received}
-    nobody = sum(1 for target in ballots.values() if target is None)
+        if voter not in seated or target == voter or (target is not None and target not in seated):
+            check_ballot(seats, voter, target)  # raises, naming the problem
+        if target is None:
+            nobody += 1
+        else:
+            received[target] = received.get(target, 0) + 1
+    votes = {seat: received[seat] for seat in seats if seat in received}
     top = max(votes.values(), default=0)
     dead = () if top == 0 or nobody >= top else tuple(s for s in seats if votes.get(s) == top)
     return Tally(votes=votes, nobody=nobody, dead=dead)
@@ -94,14 +100,15 @@ def decide(
     dead: tuple[str, ...],
 ) -> Result:
     """Who wins by the cards held at dawn, and every seat's points (zeros included)."""
-    wolves = {seat for seat in seats if dawn[seat] is Card.WEREWOLF}
+    werewolf = Card.WEREWOLF  # looked up once, not per seat
+    wolves = {seat for seat in seats if dawn[seat] is werewolf}
     winning_team: Team | None
     if wolves:
-        winning_team = Team.VILLAGE if wolves & set(dead) else Team.WEREWOLF
-        winners = tuple(seat for seat in seats if dawn[seat].team is winning_team)
+        winning_team = Team.VILLAGE if wolves.intersection(dead) else Team.WEREWOLF
+        winners = tuple([seat for seat in seats if TEAM_OF[dawn[seat]] is winning_team])
     elif not dead:
         winning_team = Team.VILLAGE
-        winners = tuple(seat for seat in seats if dawn[seat].team is Team.VILLAGE)
+        winners = tuple([seat for seat in seats if TEAM_OF[dawn[seat]] is Team.VILLAGE])
     else:
         minions = tuple(seat for seat in seats if dawn[seat] is Card.MINION)
         someone_else_died = any(seat not in minions for seat in dead)

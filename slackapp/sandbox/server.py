@@ -13,12 +13,19 @@ slash commands and ``block_actions`` sent to the app's real endpoint.
     POST /api/message  {as, channel, text}              U says something in a channel
     POST /api/act      {as, channel, ts, action_id, value?}   U clicks or picks in a message
     POST /api/home     {as}                             U opens the app's Home tab
+    POST /api/submit   {as, view_id, values}            U submits their open modal
+    POST /api/close    {as, view_id}                    U closes it
+
+``values`` holds what the person entered in each input of the modal, by block_id and then
+action_id: the text typed, the option value picked, a list of them for checkboxes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,6 +38,7 @@ from urllib.parse import parse_qs, urlsplit
 import requests
 
 from slackapp.fakeslack import JSON, FakeSlack, Message
+from slackapp.fakeslack import blocks as block_kit
 
 STATIC = Path(__file__).with_name("static")
 STATIC_TYPES = {
@@ -39,6 +47,8 @@ STATIC_TYPES = {
     ".css": "text/css; charset=utf-8",
     ".png": "image/png",
     ".svg": "image/svg+xml",
+    ".ttf": "font/ttf",
+    ".txt": "text/plain; charset=utf-8",
 }
 # The page fetches nothing but its own files and this API: no fonts, scripts or images from
 # anywhere else, even when a message carries an image URL.
@@ -56,6 +66,12 @@ COMMAND_HINT = "[help | settings | stop | score]"
 COMMAND_DESCRIPTION = "Open a table for one night of werewolf"
 LONGEST_WAIT = 30.0
 """Seconds a long-poll may hang: under typical proxy and browser idle limits."""
+READ_TIMEOUT = 10.0
+"""Seconds a client may take to send a request, or leave a kept-alive connection idle."""
+LARGEST_BODY = 64 * 1024
+"""Bytes of JSON a request may carry: far more than a message of 4,000 characters needs."""
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -134,6 +150,7 @@ class SandboxApi:
         channel = self.fake.messages(self.channel_id, viewer=person.id)
         dm = self.fake.messages(dm_id, viewer=person.id) if dm_id else []
         home = self.fake.home_view(person.id)
+        modals = self.fake.modals(person.id)
         return {
             "version": version,
             "person": person.id,
@@ -144,6 +161,7 @@ class SandboxApi:
             },
             "dm": {"id": dm_id, "messages": [self._message(m) for m in dm]},
             "home": {"blocks": home.get("blocks", [])} if home else None,
+            "modal": _shown_modal(modals[-1]) if modals else None,
         }
 
     # -- acting --------------------------------------------------------------------
@@ -213,7 +231,50 @@ class SandboxApi:
         person = self._person(person_id)
         return _answer(self.fake.app_home_opened(person.id).status_code)
 
+    def submit(self, person_id: str, view_id: str, values: Any) -> JSON:
+        """Press Submit in the person's open modal, as Slack's client does.
+
+        Like the client, refuses to send a required input left empty; the app's
+        ``response_action: errors`` answer comes back as ``errors``, by block_id.
+        """
+        person = self._person(person_id)
+        view = self._top_modal(person, view_id)
+        entered = _entered(values)
+        try:
+            state = block_kit.entered_state(view["blocks"], entered)
+        except (LookupError, ValueError):
+            raise RequestError(HTTPStatus.BAD_REQUEST, "invalid_choice") from None
+        missing = {
+            block_id: REQUIRED_INPUT
+            for block_id, action_id in _required_inputs(view["blocks"])
+            if _is_empty(state.get(block_id, {}).get(action_id))
+        }
+        if missing:
+            return {"ok": True, "errors": missing}
+        response = self.fake.view_submission(person.id, dict(entered), view_id=view["id"])
+        answer = _answer(response.status_code)
+        if response.status_code == HTTPStatus.OK and response.content.strip():
+            with contextlib.suppress(ValueError):
+                body = response.json()
+                if isinstance(body, dict) and body.get("response_action") == "errors":
+                    answer["errors"] = body.get("errors") or {}
+        return answer
+
+    def close_modal(self, person_id: str, view_id: str) -> JSON:
+        """Press Close (or Escape) in the person's open modal."""
+        person = self._person(person_id)
+        self._top_modal(person, view_id)
+        self.fake.close_modal(person.id)
+        return {"ok": True}
+
     # -- checks --------------------------------------------------------------------
+
+    def _top_modal(self, person: Person, view_id: str) -> JSON:
+        # Only the modal on top of the person's own stack can be pressed.
+        modals = self.fake.modals(person.id)
+        if not modals or modals[-1]["id"] != view_id:
+            raise RequestError(HTTPStatus.NOT_FOUND, "view_not_found")
+        return modals[-1]
 
     def _person(self, person_id: str) -> Person:
         person = self.people.get(person_id)
@@ -241,6 +302,50 @@ class SandboxApi:
         }
 
 
+REQUIRED_INPUT = "Please complete this required field."
+"""What Slack's client says under a required input left empty (it sends nothing then)."""
+
+
+def _shown_modal(view: JSON) -> JSON:
+    """What the client needs to draw a modal: its id, title, blocks and buttons."""
+    keys = ("id", "hash", "title", "blocks", "submit", "close", "callback_id")
+    return {key: view.get(key) for key in keys}
+
+
+def _entered(values: Any) -> dict[tuple[str, str], Any]:
+    """The page's ``{block_id: {action_id: value}}`` as the fake takes it."""
+    if not isinstance(values, dict):
+        raise RequestError(HTTPStatus.BAD_REQUEST, "bad_values")
+    entered: dict[tuple[str, str], Any] = {}
+    for block_id, actions in values.items():
+        if not isinstance(actions, dict):
+            raise RequestError(HTTPStatus.BAD_REQUEST, "bad_values")
+        for action_id, value in actions.items():
+            texts = value if isinstance(value, list) else [value]
+            if not all(text is None or isinstance(text, str) for text in texts):
+                raise RequestError(HTTPStatus.BAD_REQUEST, "bad_values")
+            entered[(block_id, action_id)] = value
+    return entered
+
+
+def _required_inputs(blocks: list[JSON]) -> list[tuple[str, str]]:
+    return [
+        (str(block.get("block_id")), str(block["element"].get("action_id")))
+        for block in blocks
+        if block.get("type") == "input"
+        and not block.get("optional")
+        and isinstance(block.get("element"), dict)
+    ]
+
+
+def _is_empty(entry: JSON | None) -> bool:
+    """Whether a ``state.values`` entry holds nothing: no text, no choice."""
+    if not entry:
+        return True
+    value = next((v for k, v in entry.items() if k != "type"), None)
+    return value in (None, []) or (isinstance(value, str) and not value.strip())
+
+
 def _answer(app_status: int) -> JSON:
     """What the page learns of the app's acknowledgement: it was taken, or it was not."""
     if app_status == HTTPStatus.OK:
@@ -251,9 +356,17 @@ def _answer(app_status: int) -> JSON:
 class SandboxPage:
     """The page and its API on ``host:port`` (0 picks a free port), served from a thread."""
 
-    def __init__(self, api: SandboxApi, host: str = "127.0.0.1", port: int = 3000) -> None:
+    def __init__(
+        self,
+        api: SandboxApi,
+        host: str = "127.0.0.1",
+        port: int = 3000,
+        *,
+        read_timeout: float = READ_TIMEOUT,
+    ) -> None:
         # Binding here, not in start(), reports a taken port before anything else starts.
         self._httpd = _Server((host, port), _Handler, api)
+        self._httpd.read_timeout = read_timeout
         self._thread: threading.Thread | None = None
 
     @property
@@ -288,16 +401,30 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], handler: type[_Handler], api: SandboxApi):
         super().__init__(address, handler)
         self.api = api
+        self.read_timeout = READ_TIMEOUT
 
 
 Route = Callable[[SandboxApi, dict[str, str], JSON], JSON]
 
 
 def _number(query: dict[str, str], name: str, default: float) -> float:
+    """A finite number from the query: "nan", "inf" and "1e400" are refused like "abc"."""
     try:
-        return float(query.get(name, default))
+        number = float(query.get(name, default))
     except ValueError:
-        raise RequestError(HTTPStatus.BAD_REQUEST, f"bad_{name}") from None
+        number = math.nan
+    if not math.isfinite(number):
+        raise RequestError(HTTPStatus.BAD_REQUEST, f"bad_{name}")
+    return number
+
+
+def _whole_number(query: dict[str, str], name: str, default: int) -> int:
+    raw = query.get(name, str(default)).strip()
+    digits = raw.removeprefix("-")
+    # A version is a counter: at most 18 digits keeps int() cheap and the answer exact.
+    if not (digits.isascii() and digits.isdigit()) or len(digits) > 18:
+        raise RequestError(HTTPStatus.BAD_REQUEST, f"bad_{name}")
+    return int(raw)
 
 
 def _field(body: JSON, name: str) -> str:
@@ -316,7 +443,7 @@ def _text(body: JSON) -> str:
 GET_ROUTES: dict[str, Route] = {
     "/api/workspace": lambda api, query, body: api.workspace(),
     "/api/changes": lambda api, query, body: api.changes(
-        int(_number(query, "since", -1)),
+        _whole_number(query, "since", -1),
         max(0.0, min(_number(query, "wait", 25), LONGEST_WAIT)),
     ),
     "/api/state": lambda api, query, body: api.state(query.get("as", "")),
@@ -336,11 +463,22 @@ POST_ROUTES: dict[str, Route] = {
         body.get("value"),
     ),
     "/api/home": lambda api, query, body: api.open_home(_field(body, "as")),
+    "/api/submit": lambda api, query, body: api.submit(
+        _field(body, "as"), _field(body, "view_id"), body.get("values", {})
+    ),
+    "/api/close": lambda api, query, body: api.close_modal(
+        _field(body, "as"), _field(body, "view_id")
+    ),
 }
 
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        # A client that stops sending (or idles on a kept-alive connection) frees its thread.
+        super().setup()
+        self.connection.settimeout(cast(_Server, self.server).read_timeout)
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
@@ -351,8 +489,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         url = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
+        raw = self._body()
+        if raw is None:
+            return
         route = POST_ROUTES.get(url.path)
         if route is None:
             self._send_json(HTTPStatus.NOT_FOUND, {"ok": False, "error": "not_found"})
@@ -363,19 +502,45 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             body = json.loads(raw or b"{}")
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past reason
             body = None
         if not isinstance(body, dict):
             self._send_json(HTTPStatus.BAD_REQUEST, {"ok": False, "error": "invalid_json"})
             return
         self._api(route, url.query, body)
 
+    def _body(self) -> bytes | None:
+        """The request's body, or None once a refusal is sent (the connection then closes)."""
+        declared = self.headers.get("Content-Length") or "0"
+        length = int(declared) if declared.isascii() and declared.isdigit() else -1
+        if length < 0:
+            self._refuse(HTTPStatus.BAD_REQUEST, "bad_content_length")
+            return None
+        if length > LARGEST_BODY:
+            self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "too_large")
+            return None
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            raw = b""
+        if len(raw) < length:  # the client stopped sending before its Content-Length
+            self._refuse(HTTPStatus.BAD_REQUEST, "incomplete_body")
+            return None
+        return raw
+
+    def _refuse(self, status: HTTPStatus, error: str) -> None:
+        # Whatever is left of the body is unread, so the connection cannot carry another request.
+        self.close_connection = True
+        self._send_json(status, {"ok": False, "error": error})
+
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the terminal shows the address and nothing else."""
 
     def _api(self, route: Route, query_string: str, body: JSON) -> None:
         api = cast(_Server, self.server).api
-        query = {key: values[0] for key, values in parse_qs(query_string).items()}
+        query = {
+            key: values[0] for key, values in parse_qs(query_string, keep_blank_values=True).items()
+        }
         try:
             answer = route(api, query, body)
         except RequestError as error:
@@ -406,5 +571,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-store")
         self.send_header("Content-Security-Policy", CONTENT_SECURITY_POLICY)
         self.send_header("X-Content-Type-Options", "nosniff")
-        self.end_headers()
-        self.wfile.write(body)
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        try:
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            # A tab closed (or reloaded) while its answer was on the way: nothing to mend.
+            self.close_connection = True
+            log.info("the page left before its answer to %s", self.path.split("?")[0])

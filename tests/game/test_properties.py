@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from slackapp.game.bots import BotView, bot_ballot, bot_night_choice
-from slackapp.game.cards import REPEATABLE_CARDS, Card, Deal, deck_for
+from slackapp.game.cards import REPEATABLE_CARDS, Card, Deal, Team, deck_for
 from slackapp.game.night import (
     Knowledge,
     LookAtCenter,
@@ -509,22 +509,27 @@ def test_a_seer_bot_that_saw_every_werewolf_in_the_centre_votes_nobody(
 
 @ENOUGH
 @given(deals(), seeds)
-def test_a_robber_bot_that_stays_village_never_votes_for_its_victim(
+def test_a_robber_bot_that_took_a_village_card_never_votes_for_its_victim(
     deal: Deal, seed: int | str
 ) -> None:
     # The victim now holds the Robber card, so the Robber knows it is innocent.
     game = play_bots(deal, seed)
     for seat, view in game.views.items():
-        if isinstance(view.choice, Rob) and not believes_werewolf(view):
+        took = view.learned.card if isinstance(view.learned, SawCard) else None
+        if isinstance(view.choice, Rob) and took is not None and took.team is Team.VILLAGE:
             assert game.ballots[seat] != view.choice.seat
 
 
-def test_a_bot_with_no_information_sometimes_votes_nobody_and_sometimes_not() -> None:
-    villager = BotView("anna", ("anna", "bo", "cia", "dan", "eva"), Card.VILLAGER)
-    ballots = [bot_ballot(villager, seed, deck_werewolves=2) for seed in range(120)]
-    assert None in ballots
-    assert {"bo", "cia", "dan", "eva"} <= set(ballots)
-    assert "anna" not in ballots
+def test_bots_with_no_information_at_one_table_name_the_same_seat() -> None:
+    seats = ("anna", "bo", "cia", "dan", "eva")
+    for seed in range(60):
+        ballots = {
+            seat: bot_ballot(BotView(seat, seats, Card.VILLAGER), seed, deck_werewolves=2)
+            for seat in seats
+        }
+        assert all(ballots[seat] not in (None, seat) for seat in seats)
+        # One seat, except from that seat itself, which names another.
+        assert len(set(ballots.values())) == 2, ballots
 
 
 def test_bot_view_holds_no_other_seats_cards_or_choices() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -454,6 +455,18 @@ MESSAGE_CALLS = ("chat.postMessage", "chat.update")
 
 def finish_from_anywhere(table: Table, people: list[str]) -> None:
     """Play whatever is left of a three-person game, from whichever phase it is in."""
+
+    def opened() -> bool:
+        with table.db.connect() as connection:
+            return bool(
+                connection.execute(
+                    text("SELECT count(*) FROM games WHERE channel_id = :c"), {"c": table.channel}
+                ).scalar_one()
+            )
+
+    if not opened():
+        table.command(people[0])
+        table.wait(lambda: opened() or None, "the table opened")
     phase = table.game()["phase"]
     if phase == "lobby":
         for user in people:
@@ -545,10 +558,13 @@ def test_a_crash_at_every_message_of_a_whole_game(
     contradicts what was committed."""
     survivor = start_app(fake, database_url)
     crashes = 0
+    starting = ThreadPoolExecutor(1)  # the next victim starts while the survivor plays on
+    upcoming = starting.submit(start_app, fake, database_url)
     try:
         for n in range(80):
             people = new_people(fake, 3)
-            victim = start_app(fake, database_url)
+            victim = upcoming.result()
+            upcoming = starting.submit(start_app, fake, database_url)
             table = CrashingTable(fake, victim, db)
             since = len(fake.calls)
 
@@ -572,4 +588,6 @@ def test_a_crash_at_every_message_of_a_whole_game(
             assert_every_screen_shows_the_committed_game(table, since)
     finally:
         survivor.stop()
+        upcoming.result().stop()
+        starting.shutdown()
     assert crashes >= 20, "a whole game makes at least twenty Slack messages"

@@ -6,6 +6,7 @@ the test only types and clicks what a person at the table would.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
@@ -13,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from playwright.sync_api import Browser, Locator, Page, Playwright, Route, expect, sync_playwright
 
 from slackapp.sandbox import CHANNEL_ID, PEOPLE
@@ -83,8 +85,9 @@ class ChatPage:
         expect(found).to_be_visible(timeout=WAIT_MS)
         return found
 
-    def click(self, message: Locator, label: str) -> None:
-        message.get_by_role("button", name=label, exact=True).click()
+    def click(self, message: Locator, name: str | re.Pattern[str]) -> None:
+        """Press the button a screen reader calls ``name`` (its accessibility_label if any)."""
+        message.get_by_role("button", name=name, exact=True).click()
 
     def finish_night(self) -> str:
         """Click through this person's night DM, first choice each time; returns their card."""
@@ -132,16 +135,20 @@ def play_the_night(chat: ChatPage) -> dict[str, str]:
     return cards
 
 
+HEARD_ENOUGH = re.compile(r"^Heard enough: ")
+"""The day's button, as a screen reader names it."""
+
+
 def end_the_day(chat: ChatPage) -> None:
     """Two of the three people have heard enough: more than half, so the vote opens."""
     first, second, _ = PLAYERS
     chat.play_as(first)
     chat.open_channel()
-    chat.click(chat.message("talk it out"), "Heard enough")
+    chat.click(chat.message("talk it out"), HEARD_ENOUGH)
     chat.message("Noted: you have heard enough")
     chat.play_as(second)
     chat.open_channel()
-    chat.click(chat.message("talk it out"), "Heard enough")
+    chat.click(chat.message("talk it out"), HEARD_ENOUGH)
     chat.message("One sealed ballot each")
 
 
@@ -154,7 +161,10 @@ def vote(chat: ChatPage) -> Locator:
     for voter, target in VOTES.items():
         chat.play_as(voter)
         chat.open_channel()
-        chat.click(chat.message("One sealed ballot each"), target)
+        ballot = chat.message("One sealed ballot each")
+        # The button shows the name; a screen reader says what pressing it does.
+        expect(ballot.get_by_role("button", name=f"Vote for {target}")).to_have_text(target)
+        chat.click(ballot, f"Vote for {target}")
         chat.message("Your ballot")
     return chat.message("The reveal: what really happened")
 
@@ -255,6 +265,27 @@ def test_three_people_and_two_bots_play_to_the_reveal(page: Page, tmp_path: Path
         game_over = column.locator(".msg").filter(has_text="this game")
         expect(game_over).to_contain_text(f"You were dealt the {cards[name]}")
 
+    # A new game right away: its lobby and each card start a group of their own (avatar,
+    # name and time), never reading as more of the last game's reveal or "You won!".
+    page.get_by_role("button", name="One person").click()
+    seat_the_table(chat)
+    try:
+        board = chat.messages("Night falls").last  # the lobby, once the game has started
+        expect(board).not_to_have_class(re.compile(r"\bcontinued\b"))
+        expect(board.locator(".msg-head .author")).to_have_text("Varulv")
+        chat.open_dm()
+        # The last game's night message became its "You won!" / "Not this time."; the new
+        # card comes right after it, minutes later at most.
+        new_card = page.locator(".pane .msg:has-text('this game') + .msg")
+        expect(new_card).to_contain_text("Your card:", timeout=WAIT_MS)
+        expect(new_card.locator(".msg-head .author")).to_be_visible()
+        expect(new_card).not_to_have_class(re.compile(r"\bcontinued\b"))
+        expect(new_card.locator(".bk-header")).to_have_text("Night falls")
+    finally:
+        chat.open_channel()
+        chat.type("/varulv stop")
+        chat.message("stopped this game")
+
 
 def test_cancel_asks_first_like_slack(page: Page) -> None:
     chat = ChatPage(page)
@@ -334,3 +365,143 @@ def test_block_kit_renders_like_slack(page: Page, sandbox: Sandbox) -> None:
     assert payload["user"]["id"] == PEOPLE[2].id
     assert payload["container"]["message_ts"] == message.ts
     assert payload["actions"][0]["selected_option"]["value"] == "semla"
+
+
+def test_settings_open_in_a_modal_and_the_channel_hears_of_the_change(
+    page: Page, tmp_path: Path
+) -> None:
+    chat = ChatPage(page)
+    chat.play_as(PLAYERS[2])
+    chat.open_channel()
+    chat.type("/varulv settings")
+    dialog = page.get_by_role("dialog", name="Varulv settings")
+    expect(dialog).to_be_visible(timeout=WAIT_MS)
+    night = dialog.get_by_role("spinbutton", name="Night, in seconds")
+    expect(night).to_be_focused()
+    expect(dialog.get_by_role("checkbox", name=re.compile("Fill with bots"))).to_be_checked()
+    page.screenshot(path=str(tmp_path / "settings.png"))
+
+    # Too short a night: the app's answer shows under that input, and the modal stays.
+    night.fill("5")
+    dialog.get_by_role("button", name="Save").click()
+    expect(night).to_have_attribute("aria-invalid", "true", timeout=WAIT_MS)
+    expect(dialog.locator(".modal-input.invalid")).to_have_count(1)
+    expect(dialog.locator(".modal-input.invalid .modal-error")).to_contain_text("30")
+    # Someone else at the table sees no modal: it is the one who typed the command's.
+    chat.play_as(PLAYERS[0])
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    chat.play_as(PLAYERS[2])
+    dialog.get_by_role("spinbutton", name="Night, in seconds").fill("90")
+    dialog.get_by_role("button", name="Save").click()
+    expect(dialog).to_have_count(0, timeout=WAIT_MS)
+    note = chat.message("changed the Varulv settings")
+    expect(note).to_contain_text(f"@{PLAYERS[2]} changed the Varulv settings")
+    expect(note).to_contain_text("night 1 minute 30 seconds")
+
+    # Opened again, it shows what was saved; Escape closes it, like Slack.
+    chat.type("/varulv settings")
+    expect(dialog.get_by_role("spinbutton", name="Night, in seconds")).to_have_value(
+        "90", timeout=WAIT_MS
+    )
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+    chat.type("/varulv settings")  # and it opens once more: nothing was left open
+    expect(dialog).to_be_visible(timeout=WAIT_MS)
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)
+    expect(chat.messages("did not open the settings")).to_have_count(0)
+
+
+def test_everyone_fits_a_laptop_and_a_phone_can_switch_person(page: Page, tmp_path: Path) -> None:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.get_by_role("button", name="Everyone").click()
+    columns = page.locator(".column")
+    expect(columns).to_have_count(len(PEOPLE))
+    for index, person in enumerate(PEOPLE):
+        column = columns.nth(index)
+        expect(column.locator(".column-person")).to_contain_text(person.name)
+        # The whole column, composer included, is on screen: nothing to scroll sideways for.
+        expect(column).to_be_in_viewport(ratio=0.99)
+        expect(column.get_by_role("textbox", name="Message")).to_be_in_viewport(ratio=1)
+    page.screenshot(path=str(tmp_path / "everyone-1280.png"))
+
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.get_by_role("button", name="One person").click()
+    chat = ChatPage(page)
+    for person in PEOPLE:
+        chip = page.locator("#people").get_by_role("button", name=person.name, exact=True)
+        expect(chip).to_be_in_viewport(ratio=1)
+        chat.play_as(person.name)
+        expect(chip.locator(".person-name")).to_be_visible()  # who you are, in words
+    # Their DM and the channel are one tap away too, and the composer is on screen.
+    chat.open_dm()
+    chat.open_channel()
+    expect(page.get_by_role("textbox", name="Message")).to_be_in_viewport(ratio=1)
+    page.screenshot(path=str(tmp_path / "phone.png"))
+    page.get_by_role("button", name="Everyone").click()
+    expect(columns.first).to_be_in_viewport(ratio=0.99)
+    chat.play_as(PEOPLE[3].name)  # and back to one person from there
+
+
+NO_EMOJI_FONTS = """<?xml version="1.0"?>
+<!DOCTYPE fontconfig SYSTEM "urn:fontconfig:fonts.dtd">
+<fontconfig>
+  <include ignore_missing="yes">/etc/fonts/fonts.conf</include>
+  <selectfont><rejectfont><glob>*Emoji*</glob></rejectfont></selectfont>
+  <cachedir>{cache}</cachedir>
+</fontconfig>
+"""
+"""This machine's fonts less any emoji font: what a fresh machine has."""
+
+
+def coloured_pixels(png: bytes) -> int:
+    """Pixels of clear colour: emoji have many, text and empty boxes (tofu) none."""
+    rgb = Image.open(io.BytesIO(png)).convert("RGB").tobytes()
+    pixels = (rgb[i : i + 3] for i in range(0, len(rgb), 3))
+    return sum(1 for pixel in pixels if max(pixel) - min(pixel) > 80)
+
+
+def test_emoji_show_on_a_machine_without_an_emoji_font(
+    chromium: str, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    config = tmp_path / "fonts.conf"
+    config.write_text(NO_EMOJI_FONTS.format(cache=tmp_path / "font-cache"))
+    fake = sandbox.fake
+    text = "Fika :coffee: :trophy: :crystal_ball: :moneybag: :wolf:"
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+    fake.add_message(fake.api.bot_message(CHANNEL_ID, "Fika emoji", blocks))
+    counts = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium,
+            args=CHROMIUM_ARGS,
+            env={**os.environ, "FONTCONFIG_FILE": str(config)},
+        )
+        for served in (True, False):
+            context = browser.new_context(viewport={"width": 1280, "height": 800})
+            if not served:  # the same machine, had the page not brought its font
+                context.route("**/static/emoji.ttf", lambda route: route.abort())
+            page = context.new_page()
+            page.goto(sandbox.url)
+            chat = ChatPage(page)
+            chat.play_as(PLAYERS[0])
+            chat.open_channel()
+            line = chat.message("Fika").locator(".bk-section-text")
+            expect(line).to_have_text("Fika ☕ 🏆 🔮 💰 🐺")
+            page.evaluate("document.fonts.ready")
+            page.wait_for_timeout(200)
+            shot = line.screenshot(path=str(tmp_path / f"emoji-served-{served}.png"))
+            counts[served] = coloured_pixels(shot)
+            if served:
+                # The font is the page's own, and the page uses it for its own marks too.
+                loaded = page.evaluate(
+                    "[...document.fonts].filter(f => f.family.includes('Varulv Emoji'))"
+                    ".map(f => f.status)"
+                )
+                assert loaded == ["loaded"]
+                page.locator(".topbar").screenshot(path=str(tmp_path / "topbar.png"))
+            context.close()
+        browser.close()
+    print(f"coloured pixels: with the page's font {counts[True]}, without {counts[False]}")
+    assert counts[False] == 0, "an emoji font is still installed: the test shows nothing"
+    assert counts[True] > 200

@@ -6,10 +6,15 @@ person's DM, never someone else's ephemeral message.
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import os
+import re
 import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -19,7 +24,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import psutil
 import pytest
@@ -28,7 +33,7 @@ import yaml
 
 from slackapp import cli
 from slackapp.fakeslack import FakeSlack
-from slackapp.sandbox import CHANNEL_ID, PEOPLE
+from slackapp.sandbox import CHANNEL_ID, PEOPLE, SandboxPage
 from slackapp.sandbox.run import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -397,3 +402,295 @@ def test_ctrl_c_stops_everything() -> None:
     shutil.rmtree(folder)
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{address}/api/workspace", timeout=2)
+
+
+# -- hostile requests ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "error"),
+    [
+        ("since=nan", "bad_since"),
+        ("since=inf", "bad_since"),
+        ("since=-inf", "bad_since"),
+        ("since=1e400", "bad_since"),
+        ("since=1.5", "bad_since"),
+        ("since=abc", "bad_since"),
+        ("since=", "bad_since"),
+        ("since=1&wait=nan", "bad_wait"),
+        ("since=1&wait=inf", "bad_wait"),
+        ("since=1&wait=1e400", "bad_wait"),
+        ("since=1&wait=soon", "bad_wait"),
+    ],
+)
+def test_a_long_poll_with_a_number_that_is_not_one_is_refused(
+    client: Client, query: str, error: str
+) -> None:
+    response = requests.get(f"{client.url}/api/changes?{query}", timeout=5)
+    assert response.status_code == 400
+    assert response.json() == {"ok": False, "error": error}
+
+
+@pytest.fixture
+def impatient_page(sandbox: Sandbox) -> Iterator[SandboxPage]:
+    """The sandbox's page and API, on a port of its own, waiting one second for slow clients."""
+    page = SandboxPage(sandbox.api, port=0, read_timeout=1.0).start()
+    yield page
+    page.stop()
+
+
+def raw_exchange(page: SandboxPage, request: bytes, *, linger: float = 5.0) -> bytes:
+    """Send ``request`` as it is over one connection; everything the server answers."""
+    host, port = urlsplit(page.url).hostname, urlsplit(page.url).port
+    with socket.create_connection((str(host), int(port or 0)), timeout=linger) as connection:
+        connection.sendall(request)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    return answer
+
+
+def posted(content_length: str, body: bytes = b"{}") -> bytes:
+    return (
+        b"POST /api/message HTTP/1.1\r\nHost: sandbox\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + content_length.encode() + b"\r\n\r\n" + body
+    )
+
+
+@pytest.mark.parametrize(
+    ("content_length", "body", "error"),
+    [
+        ("abc", b"{}", "bad_content_length"),
+        ("-1", b"{}", "bad_content_length"),
+        ("1e3", b"{}", "bad_content_length"),
+        ("99999999999", b"{}", "too_large"),
+        ("100", b'{"as": "U0LINNEA"', "incomplete_body"),  # and then nothing more
+    ],
+)
+def test_a_body_that_is_not_what_it_says_is_refused_without_hanging(
+    impatient_page: SandboxPage, content_length: str, body: bytes, error: str
+) -> None:
+    started = time.monotonic()
+    # The connection stays open on our side: the server must answer and close it by itself.
+    answer = raw_exchange(impatient_page, posted(content_length, body))
+    took = time.monotonic() - started
+    head, _, payload = answer.partition(b"\r\n\r\n")
+    status = head.split(b"\r\n")[0]
+    assert status.split()[1] in (b"400", b"413"), status
+    assert json.loads(payload) == {"ok": False, "error": error}
+    assert b"connection: close" in head.lower()
+    print(f"answered {content_length!r} in {took:.2f}s")
+
+
+def test_a_request_that_never_comes_frees_its_connection(impatient_page: SandboxPage) -> None:
+    # Half a request line, then silence: the server closes the connection after its timeout.
+    assert raw_exchange(impatient_page, b"GET /api/workspa") == b""
+    assert requests.get(f"{impatient_page.url}/api/workspace", timeout=5).status_code == 200
+
+
+def test_a_body_that_is_not_json_or_not_utf8_is_refused(client: Client) -> None:
+    for body in (b"\xff\xfe{}", b"[" * 100_000 + b"]" * 100_000, b"{"):
+        response = requests.post(
+            f"{client.url}/api/message",
+            data=body[:60_000],
+            headers={"Content-Type": "application/json"},
+            timeout=5,
+        )
+        assert response.status_code == 400
+        assert response.json()["error"] == "invalid_json"
+
+
+def test_a_tab_closed_mid_answer_logs_one_quiet_line(
+    impatient_page: SandboxPage,
+    sandbox: Sandbox,
+    caplog: pytest.LogCaptureFixture,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    version = sandbox.fake.version
+    host, port = urlsplit(impatient_page.url).hostname, urlsplit(impatient_page.url).port
+    caplog.set_level(logging.INFO, logger="slackapp.sandbox.server")
+    connection = socket.create_connection((str(host), int(port or 0)), timeout=5)
+    # A long-poll that answers in half a second; the tab is gone by then (a reset, not a FIN).
+    connection.sendall(
+        f"GET /api/changes?since={version}&wait=0.5 HTTP/1.1\r\nHost: sandbox\r\n\r\n".encode()
+    )
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.close()
+    deadline = time.monotonic() + 5
+    while not caplog.records and time.monotonic() < deadline:
+        time.sleep(0.05)
+    [line] = [r for r in caplog.records if r.name == "slackapp.sandbox.server"]
+    assert line.levelno == logging.INFO
+    assert line.getMessage() == "the page left before its answer to /api/changes"
+    assert line.exc_info is None
+    assert "Traceback" not in capfd.readouterr().err
+    # And the server goes on serving.
+    assert requests.get(f"{impatient_page.url}/api/workspace", timeout=5).status_code == 200
+
+
+# -- modals ----------------------------------------------------------------------------------
+
+
+def open_settings(client: Client, person: str) -> JSON:
+    """Type ``/varulv settings``; the modal the person then sees."""
+    assert client.command(person, "/varulv settings") == {"ok": True}
+    deadline = time.monotonic() + 20
+    while (modal := client.state(person)["modal"]) is None:
+        assert time.monotonic() < deadline, client.sandbox.app_log_tail()
+        client.get("/api/changes", since=client.state(person)["version"], wait=2)
+    return modal
+
+
+def entered(modal: JSON, **changes: Any) -> JSON:
+    """What the page sends for ``modal``: each input's initial value, with ``changes``."""
+    values: JSON = {}
+    for block in modal["blocks"]:
+        if block["type"] != "input":
+            continue
+        element = block["element"]
+        if element["type"] == "checkboxes":
+            value: Any = [option["value"] for option in element.get("initial_options", [])]
+        else:
+            value = element.get("initial_value")
+        values[block["block_id"]] = {element["action_id"]: changes.get(block["block_id"], value)}
+    return values
+
+
+def test_settings_open_as_a_modal_for_the_one_who_asked_and_save(client: Client) -> None:
+    modal = open_settings(client, SAGA)
+    assert modal["title"]["text"] == "Varulv settings"
+    assert modal["submit"]["text"] == "Save" and modal["close"]["text"] == "Cancel"
+    inputs = {b["block_id"]: b["element"]["type"] for b in modal["blocks"] if b["type"] == "input"}
+    assert inputs == {
+        "night_seconds": "number_input",
+        "day_seconds": "number_input",
+        "vote_seconds": "number_input",
+        "bots_allowed": "checkboxes",
+    }
+    for other in (LINNEA, NILS, MANS):
+        assert client.state(other)["modal"] is None
+
+    # Out of bounds: the app's errors come back by block, and the modal stays open.
+    submit = {"as": SAGA, "view_id": modal["id"]}
+    answer = client.post("/api/submit", {**submit, "values": entered(modal, night_seconds="5")})
+    assert answer["ok"] is True
+    assert set(answer["errors"]) == {"night_seconds"}
+    assert "30" in answer["errors"]["night_seconds"]
+    assert client.state(SAGA)["modal"]["id"] == modal["id"]
+    # A required input left empty is not sent at all, as Slack's client does.
+    answer = client.post("/api/submit", {**submit, "values": entered(modal, day_seconds="")})
+    assert answer["errors"] == {"day_seconds": "Please complete this required field."}
+
+    answer = client.post("/api/submit", {**submit, "values": entered(modal, night_seconds="90")})
+    assert answer == {"ok": True}
+    assert client.state(SAGA)["modal"] is None
+    note = client.wait_for(LINNEA, "channel", "changed the Varulv settings")
+    assert not note["ephemeral"] and f"<@{SAGA}>" in note["text"]
+    assert "night 1 minute 30 seconds" in note["text"]
+    # Opened again, the modal shows what was saved.
+    again = open_settings(client, NILS)
+    night = next(b for b in again["blocks"] if b.get("block_id") == "night_seconds")
+    assert night["element"]["initial_value"] == "90"
+    assert client.post("/api/close", {"as": NILS, "view_id": again["id"]}) == {"ok": True}
+    assert client.state(NILS)["modal"] is None
+
+
+def test_a_modal_submission_reaches_the_app_shaped_like_slacks(
+    client: Client, sandbox: Sandbox
+) -> None:
+    modal = open_settings(client, MANS)
+    values = entered(modal, vote_seconds="45", bots_allowed=[])
+    with AppStandIn(sandbox.fake) as app:
+        answer = client.post("/api/submit", {"as": MANS, "view_id": modal["id"], "values": values})
+    assert answer == {"ok": True}
+    [(headers, _)] = app.received
+    assert headers["X-Slack-Signature"].startswith("v0=")
+    [payload] = app.payloads()
+    assert payload["type"] == "view_submission"
+    assert payload["user"]["id"] == MANS and payload["user"]["team_id"] == payload["team"]["id"]
+    assert payload["trigger_id"] and payload["response_urls"] == []
+    view = payload["view"]
+    assert view["id"] == modal["id"] and view["hash"] == modal["hash"]
+    assert view["callback_id"] == "varulv_settings"
+    assert view["private_metadata"] == CHANNEL_ID
+    state = view["state"]["values"]
+    assert state["vote_seconds"]["vote_seconds"] == {"type": "number_input", "value": "45"}
+    assert state["night_seconds"]["night_seconds"]["type"] == "number_input"
+    assert state["bots_allowed"]["bots_allowed"] == {"type": "checkboxes", "selected_options": []}
+    # The stand-in answered with an empty body: the modal closed, as Slack closes it.
+    assert client.state(MANS)["modal"] is None
+
+
+@pytest.mark.parametrize(
+    ("values", "status", "error"),
+    [
+        ({"night_seconds": {"night_seconds": 60}}, 400, "bad_values"),
+        ({"bots_allowed": {"bots_allowed": ["everything"]}}, 400, "invalid_choice"),
+        ({"nowhere": {"nothing": "1"}}, 400, "invalid_choice"),
+        ("night=60", 400, "bad_values"),
+    ],
+)
+def test_a_modal_takes_only_what_its_inputs_offer(
+    client: Client, values: Any, status: int, error: str
+) -> None:
+    modal = open_settings(client, LINNEA)
+    try:
+        body = {"as": LINNEA, "view_id": modal["id"], "values": values}
+        assert client.post("/api/submit", body, expected=status)["error"] == error
+        # Nobody else can press in Linnea's modal, and an old view id is not the open one.
+        stranger = {"as": NILS, "view_id": modal["id"], "values": {}}
+        assert client.post("/api/submit", stranger, expected=404)["error"] == "view_not_found"
+        gone = {"as": LINNEA, "view_id": "V0000000000"}
+        assert client.post("/api/close", gone, expected=404)["error"] == "view_not_found"
+    finally:
+        client.post("/api/close", {"as": LINNEA, "view_id": modal["id"]})
+
+
+# -- emoji -----------------------------------------------------------------------------------
+
+STATIC = ROOT / "slackapp" / "sandbox" / "static"
+NOTO = Path("/usr/share/fonts/truetype/noto/NotoColorEmoji.ttf")
+"""The font emoji.ttf is cut from (Debian's fonts-noto-color-emoji), where installed."""
+
+
+def test_the_page_brings_its_own_emoji_font_with_its_licence(client: Client) -> None:
+    from fontTools.ttLib import TTFont
+
+    from scripts.emoji_font import PRESENTATION, covered, page_emoji, unicode_range
+
+    page = requests.get(client.url, timeout=5).text
+    assert '<link rel="stylesheet" href="/static/emoji.css">' in page
+    css = requests.get(f"{client.url}/static/emoji.css", timeout=5)
+    assert css.status_code == 200 and 'url("/static/emoji.ttf")' in css.text
+    assert 'font-family: "Varulv Emoji"' in css.text
+    style = requests.get(f"{client.url}/static/style.css", timeout=5).text
+    assert 'font-family: "Varulv Emoji", -apple-system' in style
+    font_file = requests.get(f"{client.url}/static/emoji.ttf", timeout=5)
+    assert font_file.headers["Content-Type"] == "font/ttf"
+    licence = requests.get(f"{client.url}/static/emoji-OFL.txt", timeout=5).text
+    assert "SIL OPEN FONT LICENSE Version 1.1" in licence
+
+    font = TTFont(io.BytesIO(font_file.content))
+    drawn = covered(font)
+    table = re.search(r"const EMOJI = \{(.*?)\};", (STATIC / "app.js").read_text(), re.DOTALL)
+    assert table is not None
+    names = dict(re.findall(r'(\w+): "([^"]+)"', table.group(1)))
+    required = {ord(c) for c in "".join(names.values())} - set(PRESENTATION)
+    if NOTO.exists():  # and every emoji written in the page itself (🐺, 👥…)
+        required |= {ord(c) for c in page_emoji()} & covered(TTFont(NOTO))
+    assert len(required) > 50
+    assert required <= drawn, f"not in emoji.ttf: {[chr(c) for c in required - drawn]}"
+    # Only what the page shows: nothing else of Noto's three thousand emoji.
+    assert drawn - set(PRESENTATION) <= {ord(c) for c in page_emoji()}
+    assert f"unicode-range: {unicode_range(drawn | set(PRESENTATION))};" in css.text
+
+    # Every :shortcode: the app writes is one the page turns into an emoji the font draws.
+    used = {
+        name
+        for path in (ROOT / "slackapp").rglob("*.py")
+        for name in re.findall(r":([a-z0-9_+-]+):", path.read_text())
+        if name not in ("func", "class", "meth", "mod", "attr", "data")
+    }
+    assert used, "the app writes no emoji shortcodes any more?"
+    assert used <= set(names), f"shortcodes the page cannot draw: {used - set(names)}"
+    assert all(ord(names[name][0]) in drawn for name in used)

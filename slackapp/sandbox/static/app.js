@@ -443,6 +443,8 @@
       type: "button",
       class: `bk-button${style}`,
       "data-action-id": item.action_id,
+      // Block Kit's accessibility_label: what a screen reader says for a bare "Jane".
+      "aria-label": item.accessibility_label || null,
       disabled: !surface.act,
       html: plain(item.text),
     });
@@ -537,6 +539,209 @@
     });
   }
 
+  // -- modals ---------------------------------------------------------------------------
+
+  // One input block of a modal: its control, and how to read back what the person entered
+  // in the shape the API takes (text, an option value, a list of them), or undefined to skip.
+  function modalInput(block, viewer, serial) {
+    const item = block.element || {};
+    const id = `modal-input-${serial}`;
+    const described = `${id}-hint ${id}-error`;
+    let control;
+    let read;
+    switch (item.type) {
+      case "plain_text_input":
+      case "number_input":
+      case "email_text_input":
+      case "url_text_input": {
+        const number = item.type === "number_input";
+        const attributes = { id, class: "modal-control", "aria-describedby": described,
+          placeholder: item.placeholder ? item.placeholder.text : null };
+        control = item.multiline
+          ? el("textarea", { ...attributes, rows: "4" })
+          : el("input", { ...attributes,
+            type: number ? "number" : { email_text_input: "email", url_text_input: "url" }[item.type] || "text",
+            step: number ? (item.is_decimal_allowed ? "any" : "1") : null,
+            min: number ? item.min_value : null,
+            max: number ? item.max_value : null,
+            inputmode: number ? (item.is_decimal_allowed ? "decimal" : "numeric") : null });
+        control.value = item.initial_value || "";
+        read = () => (control.value === "" ? null : control.value);
+        break;
+      }
+      case "static_select":
+      case "users_select": {
+        const options = item.type === "users_select"
+          ? store.workspace.people.map((p) => ({ value: p.id, label: escapeHtml(p.name) }))
+          : optionsOf(item);
+        const initial = item.type === "users_select" ? item.initial_user
+          : item.initial_option && item.initial_option.value;
+        control = el("select", { id, class: "modal-control", "aria-describedby": described });
+        control.append(el("option", { value: "", selected: !initial },
+          item.placeholder ? item.placeholder.text : "Select an item"));
+        const option = (o) => el("option", { value: o.value, selected: o.value === initial, html: o.label });
+        for (const entry of options) {
+          control.append(entry.group ? el("optgroup", { label: entry.group }, entry.options.map(option)) : option(entry));
+        }
+        read = () => control.value || null;
+        break;
+      }
+      case "checkboxes":
+      case "radio_buttons": {
+        const kind = item.type === "checkboxes" ? "checkbox" : "radio";
+        const initial = kind === "radio" ? [item.initial_option && item.initial_option.value]
+          : (item.initial_options || []).map((o) => o.value);
+        control = el("div", { class: `modal-choices ${kind}`, role: kind === "radio" ? "radiogroup" : "group",
+          "aria-labelledby": `${id}-label`, "aria-describedby": described });
+        for (const option of item.options || []) {
+          const box = el("input", { type: kind, name: id, value: option.value, checked: initial.includes(option.value) });
+          control.append(el("label", { class: "modal-choice" }, box,
+            el("span", {}, el("span", { html: plain(option.text) }),
+              option.description ? el("span", { class: "modal-choice-note", html: plain(option.description) }) : null)));
+        }
+        read = () => {
+          const picked = [...control.querySelectorAll("input:checked")].map((box) => box.value);
+          return kind === "radio" ? picked[0] || null : picked;
+        };
+        break;
+      }
+      case "datepicker":
+        control = el("input", { id, type: "date", class: "modal-control", value: item.initial_date || "",
+          "aria-describedby": described });
+        read = () => control.value || null;
+        break;
+      default:
+        control = el("span", { class: "bk-unsupported" }, `[${item.type}]`);
+        read = () => undefined;
+    }
+    const grouped = item.type === "checkboxes" || item.type === "radio_buttons";
+    const error = el("div", { class: "modal-error", id: `${id}-error`, hidden: true });
+    const node = el("div", { class: "modal-input", "data-block-id": block.block_id },
+      el(grouped ? "div" : "label", { class: "modal-label", id: `${id}-label`, for: grouped ? null : id },
+        el("span", { html: plain(block.label) }), block.optional ? el("span", { class: "modal-optional" }, " (optional)") : null),
+      control,
+      block.hint ? el("div", { class: "modal-hint", id: `${id}-hint` }, textObject(block.hint, viewer)) : null,
+      error);
+    const showError = (text) => {
+      error.textContent = text || "";
+      error.hidden = !text;
+      node.classList.toggle("invalid", Boolean(text));
+      for (const field of node.querySelectorAll("input, select, textarea")) {
+        if (text) field.setAttribute("aria-invalid", "true");
+        else field.removeAttribute("aria-invalid");
+      }
+    };
+    return { node, blockId: block.block_id, actionId: item.action_id, read, showError,
+      focus: () => (node.querySelector("input, select, textarea") || control).focus() };
+  }
+
+  // A person's open modal, drawn over their client as Slack draws it. What they type stays
+  // while the view is the same (id and hash); a views.update redraws it.
+  class Modal {
+    constructor(personId) {
+      this.personId = personId;
+      this.root = el("div", { class: "modal-layer", hidden: true });
+      this.root.addEventListener("keydown", (event) => {
+        if (event.key === "Escape") {
+          event.stopPropagation();
+          this.close();
+        }
+      });
+      this.signature = null;
+      this.busy = false;
+    }
+
+    render(view) {
+      if (!view) {
+        this.signature = null;
+        this.root.hidden = true;
+        setChildren(this.root);
+        return;
+      }
+      const signature = `${view.id}:${view.hash}`;
+      if (signature === this.signature) return;
+      this.signature = signature;
+      this.view = view;
+      const viewer = this.personId;
+      const titleId = `modal-title-${this.personId}`;
+      this.inputs = [];
+      const body = el("div", { class: "modal-body" }, (view.blocks || []).map((block) => {
+        if (block.type !== "input") return renderBlock(block, new Surface(viewer, null));
+        const input = modalInput(block, viewer, `${this.personId}-${this.inputs.length}`);
+        this.inputs.push(input);
+        return input.node;
+      }));
+      this.problem = el("div", { class: "modal-problem", role: "alert", hidden: true });
+      this.submitButton = view.submit
+        ? el("button", { type: "submit", class: "bk-button primary", html: plain(view.submit) }) : null;
+      const closeText = view.close ? plain(view.close) : "Cancel";
+      this.form = el("form", { class: "modal", role: "dialog", "aria-modal": "true", "aria-labelledby": titleId, novalidate: true },
+        el("header", { class: "modal-head" },
+          avatar(store.workspace.app.id, "tiny"),
+          el("h2", { id: titleId, html: plain(view.title) }),
+          el("button", { type: "button", class: "modal-x", "aria-label": "Close", onclick: () => this.close() }, "×")),
+        this.problem,
+        body,
+        el("footer", { class: "modal-foot" },
+          el("button", { type: "button", class: "bk-button", html: closeText, onclick: () => this.close() }),
+          this.submitButton));
+      this.form.addEventListener("submit", (event) => {
+        event.preventDefault();
+        this.submit();
+      });
+      setChildren(this.root, this.form);
+      this.root.hidden = false;
+      const first = this.inputs[0];
+      if (first) first.focus();
+    }
+
+    values() {
+      const values = {};
+      for (const input of this.inputs) {
+        const value = input.read();
+        if (value === undefined) continue;
+        (values[input.blockId] = values[input.blockId] || {})[input.actionId] = value;
+      }
+      return values;
+    }
+
+    showErrors(errors) {
+      for (const input of this.inputs) input.showError(errors[input.blockId]);
+      const known = new Set(this.inputs.map((input) => input.blockId));
+      const other = Object.entries(errors).filter(([blockId]) => !known.has(blockId)).map(([, text]) => text);
+      this.problem.textContent = other.join(" ");
+      this.problem.hidden = !other.length;
+      const invalid = this.inputs.find((input) => errors[input.blockId]);
+      if (invalid) invalid.focus();
+    }
+
+    async submit() {
+      if (this.busy) return;
+      this.busy = true;
+      if (this.submitButton) this.submitButton.classList.add("busy");
+      try {
+        const answer = await postJSON("/api/submit", { as: this.personId, view_id: this.view.id, values: this.values() });
+        if (answer.errors && Object.keys(answer.errors).length) this.showErrors(answer.errors);
+        else this.render(null); // closed; the next state confirms it
+      } catch (error) {
+        this.showErrors({ "": "We had some trouble connecting. Try again?" });
+      } finally {
+        this.busy = false;
+        if (this.submitButton) this.submitButton.classList.remove("busy");
+      }
+    }
+
+    async close() {
+      const view = this.view;
+      this.render(null);
+      try {
+        await postJSON("/api/close", { as: this.personId, view_id: view.id });
+      } catch (_) {
+        // Already closed (by the app, or another tab): nothing left to close.
+      }
+    }
+  }
+
   // -- one person's view of one conversation --------------------------------------------
 
   const INTROS = {
@@ -553,6 +758,10 @@
     ],
   };
 
+  function opensWithHeader(message) {
+    return Boolean(message.blocks && message.blocks.length && message.blocks[0].type === "header");
+  }
+
   class Pane {
     constructor(personId, compact) {
       this.personId = personId;
@@ -564,6 +773,7 @@
       this.footer = el("div", { class: "pane-footer" });
       this.root = el("section", { class: "pane", "data-person": personId }, this.header, this.list, this.footer);
       this.composer = this.buildComposer();
+      this.modal = new Modal(personId);
     }
 
     get conversation() {
@@ -592,6 +802,7 @@
         if (stick) this.list.scrollTop = this.list.scrollHeight;
       }
       markSeen(this.personId, conversation);
+      this.modal.render(state.modal);
     }
 
     renderHeader(state) {
@@ -655,8 +866,10 @@
         }
         if (anchor.nextSibling !== entry.node) anchor.after(entry.node);
         anchor = entry.node;
+        // Slack's grouping (same sender, within five minutes), except that a message opening
+        // with a header block (a new game's lobby or card, a new phase's board) starts anew.
         const continued = previous && previous.user === message.user && previous.ephemeral === message.ephemeral
-          && !message.ephemeral && Number(message.ts) - Number(previous.ts) < 300;
+          && !message.ephemeral && Number(message.ts) - Number(previous.ts) < 300 && !opensWithHeader(message);
         entry.node.classList.toggle("continued", Boolean(continued));
         previous = message;
       }
@@ -882,12 +1095,15 @@
       main.className = `main ${store.view}`;
       if (store.view === "one") {
         const me = person(store.me);
-        main.append(el("aside", { class: "sidebar" }), paneFor(store.me, false).root);
+        const pane = paneFor(store.me, false);
+        main.append(el("aside", { class: "sidebar" }), pane.root, pane.modal.root);
         document.title = `${me.name} · Varulv sandbox`;
       } else {
-        main.append(el("div", { class: "columns" }, store.workspace.people.map((p) =>
-          el("div", { class: "column", "data-person": p.id },
-            el("div", { class: "column-head" }), paneFor(p.id, true).root))));
+        main.append(el("div", { class: "columns" }, store.workspace.people.map((p) => {
+          const pane = paneFor(p.id, true);
+          return el("div", { class: "column", "data-person": p.id },
+            el("div", { class: "column-head" }), pane.root, pane.modal.root);
+        })));
         document.title = "Everyone · Varulv sandbox";
       }
     }

@@ -1,0 +1,404 @@
+"""How the bots reason and play: legal moves, replays, the information barrier, and the
+behaviours RULES.md's scoring asks of a player who knows what the bot knows.
+
+Views are built as the app builds them: from the deal and the resolved night, one seat at a
+time. The expected behaviours are written out by hand per situation.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections import Counter
+
+import pytest
+
+from slackapp.game import worlds
+from slackapp.game.bots import (
+    BotView,
+    assumed_deck,
+    bot_ballot,
+    bot_beliefs,
+    bot_night_choice,
+    night_plan,
+    sight_of,
+    table_order,
+)
+from slackapp.game.cards import Card, Deal, Team, deal, deck_for
+from slackapp.game.night import (
+    LookAtCenter,
+    LookAtSeat,
+    Night,
+    NightChoice,
+    Peek,
+    Rob,
+    SawCard,
+    SawSeat,
+    SawWerewolves,
+    Swap,
+    check_choice,
+    resolve_night,
+)
+from slackapp.game.vote import check_ballot
+
+W, M, S, R, T, INS, V = (
+    Card.WEREWOLF,
+    Card.MINION,
+    Card.SEER,
+    Card.ROBBER,
+    Card.TROUBLEMAKER,
+    Card.INSOMNIAC,
+    Card.VILLAGER,
+)
+NAMES = ("anna", "bo", "cia", "dan", "eva", "fia", "gus", "hed", "ivo", "jon")
+FIVE = NAMES[:5]
+SIX = NAMES[:6]
+
+
+def night_view(game: Deal, seat: str) -> BotView:
+    return BotView(seat, game.seats, game.dealt[seat], game.dealt_werewolves() == (seat,))
+
+
+def bot_night(game: Deal, seed: int | str) -> tuple[dict[str, NightChoice], Night]:
+    choices: dict[str, NightChoice] = {}
+    for seat in game.seats:
+        choice = bot_night_choice(night_view(game, seat), seed)
+        if choice is not None:
+            choices[seat] = choice
+    return choices, resolve_night(game, choices)
+
+
+def day_view(game: Deal, choices: dict[str, NightChoice], night: Night, seat: str) -> BotView:
+    return dataclasses.replace(
+        night_view(game, seat), choice=choices.get(seat), learned=night.seen.get(seat)
+    )
+
+
+def view_after(game: Deal, seat: str, choices: dict[str, NightChoice]) -> BotView:
+    """The view of ``seat`` once the night of ``choices`` is resolved."""
+    night = resolve_night(game, choices)
+    return day_view(game, choices, night, seat)
+
+
+def table(seats: tuple[str, ...], cards: list[Card], center: tuple[Card, Card]) -> Deal:
+    assert Counter([*cards, *center]) == Counter(deck_for(len(seats)))
+    return Deal(seats, dict(zip(seats, cards, strict=True)), center)
+
+
+# --- every move legal, every game replayable -----------------------------------------------
+
+
+@pytest.mark.parametrize("size", range(3, 11))
+def test_every_bot_move_and_ballot_is_legal_over_many_deals(size: int) -> None:
+    seats = NAMES[:size]
+    for number in range(150):
+        seed = f"legal/{size}/{number}"
+        game = deal(seats, seed)
+        choices, night = bot_night(game, seed)
+        for seat, choice in choices.items():
+            check_choice(game, seat, choice)
+        for seat in seats:
+            card = game.dealt[seat]
+            acts = card in (S, R, T) or game.dealt_werewolves() == (seat,)
+            assert (seat in choices) == acts, (seat, card)
+            ballot = bot_ballot(day_view(game, choices, night, seat), seed, 2)
+            check_ballot(seats, seat, ballot)
+
+
+def test_a_game_replays_exactly_from_its_seed_and_another_seed_plays_otherwise() -> None:
+    def played(seed: str) -> tuple[dict[str, NightChoice], dict[str, str | None]]:
+        game = deal(NAMES, "one deal")
+        choices, night = bot_night(game, seed)
+        ballots = {
+            seat: bot_ballot(day_view(game, choices, night, seat), seed, 2) for seat in NAMES
+        }
+        return choices, ballots
+
+    assert played("first") == played("first")
+    assert any(played("first") != played(f"other {n}") for n in range(5))
+
+
+def test_the_table_order_that_breaks_ties_comes_from_the_seed_alone() -> None:
+    assert table_order(FIVE, 7) == table_order(FIVE, 7)
+    assert sorted(table_order(FIVE, 7)) == sorted(FIVE)
+    assert len({tuple(table_order(FIVE, seed)) for seed in range(30)}) > 10
+
+
+# --- the information barrier ---------------------------------------------------------------
+
+
+def test_no_bot_decision_is_handed_the_deal_or_the_night() -> None:
+    # Everything a decision may read is in its parameters; none of them can carry the deal.
+    for decide in (bot_night_choice, bot_ballot, bot_beliefs):
+        for parameter in inspect.signature(decide).parameters.values():
+            assert parameter.annotation in ("BotView", "int | str", "int"), parameter
+
+
+def test_two_deals_that_agree_on_all_a_bot_knows_give_the_same_decisions() -> None:
+    # The Seer (anna) looks at bo; what lies anywhere else differs between the two deals,
+    # and so do the others' night moves.
+    first = table(SIX, [S, W, V, R, T, INS], (W, M))
+    second = table(SIX, [S, W, M, INS, V, T], (R, W))
+    seed = "barrier"
+    choice = bot_night_choice(night_view(first, "anna"), seed)
+    assert (
+        choice
+        == bot_night_choice(night_view(second, "anna"), seed)
+        == LookAtSeat(choice.seat if isinstance(choice, LookAtSeat) else "bo")
+    )
+    look = {"anna": LookAtSeat("bo")}
+    seen_first = view_after(first, "anna", {**look, "dan": Rob("eva")})
+    seen_second = view_after(second, "anna", {**look, "fia": Swap("cia", "eva")})
+    assert seen_first == seen_second
+    assert bot_ballot(seen_first, seed, 2) == bot_ballot(seen_second, seed, 2)
+    assert bot_beliefs(seen_first, 2) == bot_beliefs(seen_second, 2)
+
+
+def test_beliefs_do_not_depend_on_which_seat_is_called_what() -> None:
+    game = table(FIVE, [V, W, S, R, T], (W, INS))
+    renamed = Deal(
+        ("eve", "ann", "cid", "dag", "bob"),
+        {"eve": V, "ann": W, "cid": S, "dag": R, "bob": T},
+        (W, INS),
+    )
+    one = bot_beliefs(night_view(game, "anna"), 2)
+    other = bot_beliefs(night_view(renamed, "eve"), 2)
+    assert one == other
+
+
+# --- what the bots believe -----------------------------------------------------------------
+
+
+def test_a_villager_believes_each_other_seat_equally_likely_to_hold_a_werewolf() -> None:
+    believed = bot_beliefs(BotView("anna", FIVE, V), 2)
+    assert believed is not None
+    others = believed.werewolf_at_dawn[1:]
+    assert len(set(others)) == 1
+    assert 0.2 < others[0] < 0.35  # two Werewolves among six unseen cards, then moved
+    assert believed.team[Team.VILLAGE] < 1  # a Robber or Troublemaker may have moved its card
+
+
+def test_beliefs_are_exact_at_small_tables_and_match_sampling_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    view = BotView("anna", NAMES[:4], V)
+    exact = bot_beliefs(view, 2)
+    assert exact is not None and exact.exact
+    monkeypatch.setattr(worlds, "EXACT_WORLDS", 0)
+    worlds._believe_canonical.cache_clear()
+    try:
+        sampled = bot_beliefs(view, 2)
+    finally:
+        worlds._believe_canonical.cache_clear()
+    assert sampled is not None and not sampled.exact
+    for expected, estimate in zip(exact.werewolf_at_dawn, sampled.werewolf_at_dawn, strict=True):
+        assert estimate == pytest.approx(expected, abs=0.04)
+    assert sampled.team[Team.VILLAGE] == pytest.approx(exact.team[Team.VILLAGE], abs=0.04)
+
+
+def test_beliefs_match_how_often_it_is_so_over_many_bot_games() -> None:
+    # Five seats, every seat a bot: the chance each bot gives a seat of holding a Werewolf at
+    # dawn, summed, against how often it does (and likewise for its own team).
+    said: dict[str, float] = {"wolf": 0.0, "village": 0.0}
+    was: dict[str, float] = {"wolf": 0.0, "village": 0.0}
+    for number in range(600):
+        seed = f"calibration/{number}"
+        game = deal(FIVE, seed)
+        choices, night = bot_night(game, seed)
+        for position, seat in enumerate(FIVE):
+            believed = bot_beliefs(day_view(game, choices, night, seat), 2)
+            assert believed is not None
+            for other_position, other in enumerate(FIVE):
+                if other_position != position:
+                    said["wolf"] += believed.werewolf_at_dawn[other_position]
+                    was["wolf"] += night.dawn[other] is W
+            said["village"] += believed.team[Team.VILLAGE]
+            was["village"] += night.dawn[seat].team is Team.VILLAGE
+    for key in ("wolf", "village"):
+        assert said[key] == pytest.approx(was[key], rel=0.05), key
+
+
+def test_a_seer_who_saw_both_werewolves_in_the_centre_knows_no_seat_holds_one() -> None:
+    game = table(FIVE, [S, V, R, T, INS], (W, W))
+    view = view_after(game, "anna", {"anna": LookAtCenter()})
+    believed = bot_beliefs(view, 2)
+    assert believed is not None and believed.no_werewolf_at_table == 1
+
+
+def test_assumed_deck_is_the_tables_deck_and_makes_room_for_a_custom_one() -> None:
+    for size in range(3, 11):
+        assert Counter(assumed_deck(size, 2, (S, W))) == Counter(deck_for(size))
+    custom = assumed_deck(3, 3, (M, W))
+    assert Counter(custom)[W] == 3 and M in custom and len(custom) == 5
+
+
+def test_a_view_that_no_deck_allows_still_gets_a_legal_ballot() -> None:
+    # Three Werewolves dealt at three seats (a custom deck the referee accepts).
+    view = BotView("anna", ("anna", "bo", "cia"), W, learned=SawWerewolves(("bo", "cia")))
+    assert bot_ballot(view, 1, deck_werewolves=3) is None
+    assert bot_beliefs(BotView("anna", FIVE, M, learned=SawWerewolves(FIVE[1:])), 2) is None
+
+
+# --- ballots -------------------------------------------------------------------------------
+
+
+def test_a_robber_who_took_a_werewolf_shields_the_wolves() -> None:
+    game = table(FIVE, [R, W, S, T, INS], (W, V))
+    view = view_after(game, "anna", {"anna": Rob("bo")})
+    assert view.learned == SawCard(W)
+    believed = bot_beliefs(view, 2)
+    assert believed is not None and believed.likely_team is Team.WEREWOLF
+    assert bot_ballot(view, "robber", 2) is None
+
+
+def test_a_robber_who_took_the_minion_shields_the_wolves() -> None:
+    game = table(SIX, [R, M, W, S, T, INS], (W, V))
+    view = view_after(game, "anna", {"anna": Rob("bo")})
+    assert view.learned == SawCard(M)
+    for seed in range(10):
+        assert bot_ballot(view, seed, 2) is None
+
+
+def test_a_robber_who_took_a_village_card_never_names_its_victim() -> None:
+    game = table(FIVE, [R, S, W, T, INS], (W, V))
+    view = view_after(game, "anna", {"anna": Rob("bo")})
+    believed = bot_beliefs(view, 2)
+    assert believed is not None
+    assert believed.werewolf_at_dawn[1] < min(believed.werewolf_at_dawn[2:]) / 2
+    for seed in range(20):
+        assert bot_ballot(view, seed, 2) not in ("bo", None)
+
+
+def test_an_insomniac_who_woke_as_a_werewolf_shields_the_wolves() -> None:
+    game = table(FIVE, [INS, W, S, R, T], (W, V))
+    view = view_after(game, "anna", {"dan": Rob("anna")})
+    assert view.learned == SawCard(R)  # robbed: not a Werewolf
+    view = view_after(game, "anna", {"eva": Swap("anna", "bo")})
+    assert view.learned == SawCard(W)
+    believed = bot_beliefs(view, 2)
+    assert believed is not None and believed.team[Team.WEREWOLF] == 1
+    for seed in range(10):
+        assert bot_ballot(view, seed, 2) is None
+
+
+def test_an_insomniac_who_was_robbed_suspects_no_one_it_cannot_tell_apart() -> None:
+    game = table(FIVE, [INS, W, S, R, T], (W, V))
+    view = view_after(game, "anna", {"dan": Rob("anna")})
+    believed = bot_beliefs(view, 2)
+    assert believed is not None and believed.likely_team is Team.VILLAGE
+    assert bot_ballot(view, 3, 2) not in (None, "anna")
+
+
+def test_a_seer_who_saw_both_werewolves_in_the_centre_votes_nobody() -> None:
+    game = table(FIVE, [S, V, R, T, INS], (W, W))
+    view = view_after(game, "anna", {"anna": LookAtCenter()})
+    for seed in range(10):
+        assert bot_ballot(view, seed, 2) is None
+
+
+def test_a_seer_who_saw_a_werewolf_names_that_seat() -> None:
+    game = table(FIVE, [S, V, R, W, INS], (W, T))
+    view = view_after(game, "anna", {"anna": LookAtSeat("dan")})
+    for seed in range(10):
+        assert bot_ballot(view, seed, 2) == "dan"
+
+
+@pytest.mark.parametrize("size", range(4, 11))
+def test_a_seer_who_saw_an_innocent_card_does_not_name_that_seat(size: int) -> None:
+    seats = NAMES[:size]
+    cards = [S, V, *deck_for(size)[2:]]  # anna the Seer, bo a Villager...
+    cards.remove(S)
+    cards.insert(1, cards.pop(cards.index(V)))
+    game = Deal(seats, dict(zip(seats, cards[:size], strict=True)), (cards[-2], cards[-1]))
+    view = view_after(game, "anna", {"anna": LookAtSeat("bo")})
+    assert view.learned == SawSeat("bo", V)
+    for seed in range(20):
+        assert bot_ballot(view, seed, 2) != "bo"
+
+
+def test_the_minion_shields_the_werewolves_it_saw() -> None:
+    game = table(SIX, [M, W, S, R, T, INS], (W, V))
+    view = view_after(game, "anna", {})
+    assert view.learned == SawWerewolves(("bo",))
+    for seed in range(20):
+        assert bot_ballot(view, seed, 2) in (None, "cia", "dan", "eva", "fia")
+        assert bot_ballot(view, seed, 2) != "bo"
+
+
+def test_a_minion_who_saw_no_werewolf_wants_someone_dead_while_it_likely_is_the_minion() -> None:
+    # Both Werewolves are in the centre: the Minion wins only if someone else dies. At six
+    # seats a Robber or Troublemaker has more likely than not moved its card, and then the
+    # village wins only if nobody dies.
+    eight = NAMES[:8]
+    game = table(eight, [M, V, S, R, T, INS, V, V], (W, W))
+    view = view_after(game, "anna", {})
+    for seed in range(10):
+        assert bot_ballot(view, seed, 2) not in (None, "anna")
+    game = table(SIX, [M, V, S, R, T, INS], (W, W))
+    believed = bot_beliefs(view_after(game, "anna", {}), 2)
+    assert believed is not None and believed.likely_team is Team.VILLAGE
+    assert bot_ballot(view_after(game, "anna", {}), 1, 2) is None
+
+
+def test_a_werewolf_votes_nobody_and_never_for_its_partner() -> None:
+    game = table(FIVE, [W, W, S, R, T], (V, INS))
+    view = view_after(game, "anna", {})
+    assert view.learned == SawWerewolves(("bo",))
+    for seed in range(10):
+        assert bot_ballot(view, seed, 2) is None
+
+
+def test_village_bots_vote_for_the_most_likely_dawn_werewolf() -> None:
+    for number in range(300):
+        seed = f"most-likely/{number}"
+        game = deal(SIX, seed)
+        choices, night = bot_night(game, seed)
+        for position, seat in enumerate(SIX):
+            view = day_view(game, choices, night, seat)
+            believed = bot_beliefs(view, 2)
+            assert believed is not None
+            ballot = bot_ballot(view, seed, 2)
+            if believed.likely_team is not Team.VILLAGE or ballot is None:
+                continue
+            chances = [c for p, c in enumerate(believed.werewolf_at_dawn) if p != position]
+            named = believed.werewolf_at_dawn[SIX.index(ballot)]
+            tie = 1e-9 if believed.exact else 0.05 / 3
+            assert named >= max(chances) - tie, (seat, view, ballot, believed)
+
+
+# --- the night ------------------------------------------------------------------------------
+
+
+def test_the_lone_werewolf_peeks_and_a_pack_does_not() -> None:
+    lone = table(FIVE, [W, S, R, T, INS], (W, V))
+    assert isinstance(bot_night_choice(night_view(lone, "anna"), 1), Peek)
+    pack = table(FIVE, [W, W, R, T, INS], (S, V))
+    assert bot_night_choice(night_view(pack, "anna"), 1) is None
+
+
+def test_the_seer_looks_where_its_plan_says_and_the_robber_robs() -> None:
+    for size in range(3, 11):
+        seats = NAMES[:size]
+        plan = night_plan(S, size)
+        assert plan in ("seat", "center")
+        seer = bot_night_choice(BotView(seats[0], seats, S), size)
+        assert isinstance(seer, LookAtSeat if plan == "seat" else LookAtCenter)
+        assert night_plan(R, size) == "rob"
+        robbery = bot_night_choice(BotView(seats[0], seats, R), size)
+        assert isinstance(robbery, Rob) and robbery.seat != seats[0]
+        swap = bot_night_choice(BotView(seats[0], seats, T), size)
+        assert isinstance(swap, Swap) and seats[0] not in (swap.first, swap.second)
+    assert night_plan(S, 10) == "seat"  # a Werewolf seen at a seat beats two centre cards
+
+
+def test_cards_that_do_not_act_choose_nothing() -> None:
+    for card in (M, INS, V):
+        assert bot_night_choice(BotView("anna", FIVE, card), 1) is None
+
+
+def test_a_sight_holds_only_what_the_view_shows() -> None:
+    view = BotView("cia", FIVE, R, choice=Rob("eva"), learned=SawCard(W))
+    sight = sight_of(view)
+    assert sight.me == 2 and sight.my_move == (2, 4)
+    assert sight.known == ((2, R), (4, W))
+    assert sight.dawn_card is None and not sight.all_wolves_known
