@@ -26,6 +26,16 @@ def day_of(table: Table, people: list[str], bots: bool = False) -> None:
     table.wait_for_phase("day")
 
 
+def set_lengths(fake: FakeSlack, db: Engine, table: Table) -> None:
+    """The channel chose its own lengths: night 45 s, day 4 min, vote 75 s (bots offered)."""
+    with db.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO channel_settings (team_id, channel_id, night_seconds, day_seconds, "
+            "vote_seconds, bots_allowed, updated_by) VALUES (%s, %s, 45, 240, 75, true, %s)",
+            (fake.identity.team_id, table.channel, ANNA),
+        )
+
+
 def test_bots_fill_only_up_to_five_and_give_their_seats_to_people(
     fake: FakeSlack, app: AppProcess, db: Engine
 ) -> None:
@@ -122,14 +132,9 @@ def test_help_says_this_channels_lengths_and_who_the_game_is_hard_for(
     fake: FakeSlack, app: AppProcess, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
-    with db.begin() as connection:
-        connection.exec_driver_sql(
-            "INSERT INTO channel_settings (team_id, channel_id, night_seconds, day_seconds, "
-            "vote_seconds, bots_allowed, updated_by) VALUES (%s, %s, 45, 240, 75, true, %s)",
-            (fake.identity.team_id, table.channel, ANNA),
-        )
+    set_lengths(fake, db, table)
     table.command(ANNA, "help")
-    shown = table.ephemeral(ANNA, "How to play").rendered_text
+    shown = table.ephemeral(ANNA, "In this channel:").rendered_text  # not an older help
     assert "In this channel: night 45 seconds, day 4 minutes, vote 1 minute 15 seconds." in shown
     assert "5 minutes" not in shown
     assert "least comfortable arguing out loud" in shown
@@ -140,12 +145,7 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
     fake: FakeSlack, app: AppProcess, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
-    with db.begin() as connection:
-        connection.exec_driver_sql(
-            "INSERT INTO channel_settings (team_id, channel_id, night_seconds, day_seconds, "
-            "vote_seconds, bots_allowed, updated_by) VALUES (%s, %s, 45, 240, 75, true, %s)",
-            (fake.identity.team_id, table.channel, ANNA),
-        )
+    set_lengths(fake, db, table)
     day_of(table, [ANNA, BO], bots=True)
     table.heard_enough([ANNA, BO])
     table.vote({ANNA: "Nobody", BO: "Nobody"})
