@@ -134,8 +134,8 @@ def test_help_says_this_channels_lengths_and_who_the_game_is_hard_for(
     table = new_table(fake, app, db)
     set_lengths(fake, db, table)
     table.command(ANNA, "help")
-    shown = table.ephemeral(ANNA, "In this channel:").rendered_text  # not an older help
-    assert "In this channel: night 45 seconds, day 4 minutes, vote 1 minute 15 seconds." in shown
+    lengths = "In this channel: night 45 seconds, day 4 minutes, vote 1 minute 15 seconds."
+    shown = table.ephemeral(ANNA, lengths).rendered_text  # not the help another channel gave
     assert "5 minutes" not in shown
     assert "least comfortable arguing out loud" in shown
     assert "The card you hold at dawn is your team" in shown
