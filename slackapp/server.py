@@ -135,11 +135,19 @@ class Gunicorn(BaseApplication):  # type: ignore[misc]
         return self.factory()
 
 
+def acks_first(workers: AcrossWorkers) -> AckFirst:
+    """The gate that lets acknowledgements go before steps; ``VARULV_ACKS_FIRST=0`` opens it
+    (steps start at once), to measure what it is worth (BENCHMARKS.md)."""
+    if os.environ.get("VARULV_ACKS_FIRST", "1") == "0":
+        return AckFirst(patience=0.0, steps_while_busy=1 << 20, workers=workers)
+    return AckFirst(workers=workers)
+
+
 def serve_http(settings: Settings, database_url: str) -> None:
     workers = AcrossWorkers()  # before the fork: every worker shares it
 
     def factory() -> Router:
-        varulv = build(settings, database_url, AckFirst(workers=workers))
+        varulv = build(settings, database_url, acks_first(workers))
         varulv.start()
         quieter_collector()
         return Router(varulv)

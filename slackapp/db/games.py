@@ -89,10 +89,11 @@ def store(session: Session, game: Game, state: m.GameState) -> None:
     game.ended_by = state.ended_by
     rows = {seat.key: seat for seat in game.seats}
     wanted = {seat.key for seat in state.seats}
-    for key, row in list(rows.items()):
-        if key not in wanted:
-            game.seats.remove(row)
-    session.flush()  # a freed position may be taken again in the same step
+    gone = [row for key, row in rows.items() if key not in wanted]
+    for row in gone:
+        game.seats.remove(row)
+    if gone:
+        session.flush()  # a freed position may be taken again in the same step
     for seat in state.seats:
         found = rows.get(seat.key)
         row = (

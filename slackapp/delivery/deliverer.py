@@ -26,6 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from slack_sdk import WebClient
 from sqlalchemy import and_, case, delete, func, or_, select, update
@@ -68,6 +69,16 @@ class Pending:
     @property
     def newest(self) -> OutboxEntry:
         return self.entries[-1]
+
+
+def _undelivered_up_to(game_id: int, surface: str, version: int) -> tuple[Any, ...]:
+    """The undelivered versions of one message, up to ``version``."""
+    return (
+        OutboxEntry.game_id == game_id,
+        OutboxEntry.surface == surface,
+        OutboxEntry.version <= version,
+        OutboxEntry.done_at.is_(None),
+    )
 
 
 def _alive(holder: str) -> bool:
@@ -188,61 +199,70 @@ class Deliverer:
     # -- one game ---------------------------------------------------------------------------
 
     def drain(self, game_id: int) -> None:
-        """Deliver the game's entries until none is left or the next must wait."""
-        while self._claim(game_id):
-            try:
-                finished = self._deliver_round(game_id)
-            finally:
-                self._release(game_id)
-            if finished and not self._has_due(game_id):
-                return
-            if not finished:
-                return  # what is left waits for its retry time; the sweep comes back
-
-    def _deliver_round(self, game_id: int) -> bool:
-        """Deliver every message of the game that has a version due; False when one must wait
-        (Slack asked to retry later), True when nothing due is left."""
+        """Deliver the game's entries until none is due, or the next must wait its retry."""
         while True:
-            team_id, pending = self._pending(game_id)
-            if not pending:
-                return True
+            claimed = self._claim_and_read(game_id)
+            if claimed is None:
+                return  # another process delivers this game; it reads what is new too
+            team_id, pending = claimed
             now = self.now()
             ready = [each for each in pending if all(e.due_at <= now for e in each.entries)]
             if not ready:
-                return False
+                if self._release(game_id) or pending:
+                    return  # nothing due is left, or what is left waits: the sweep comes back
+                continue  # something came in as the lease was let go
             try:
                 client = self.clients(team_id)
             except NotInstalled:
                 self._give_up_all(game_id, "not_installed")
                 self.report(game_id, m.WorkspaceLeft())
-                return True
-            self._renew(game_id)
+                continue
             if self._stopped.is_set():
-                return True
+                return
             futures = [self._calls.submit(self._deliver, game_id, client, each) for each in ready]
             wait(futures)
             for future in futures:
                 future.result()
 
-    def _pending(self, game_id: int) -> tuple[str, list[Pending]]:
-        with self.sessions() as session:
-            team_id = session.scalar(select(Game.team_id).where(Game.id == game_id)) or ""
-            entries = session.scalars(
-                select(OutboxEntry)
-                .where(OutboxEntry.game_id == game_id, OutboxEntry.done_at.is_(None))
-                .order_by(OutboxEntry.id)
-            ).all()
-            if not entries:
-                return team_id, []
-            surfaces = list(dict.fromkeys(entry.surface for entry in entries))
-            shown = {
-                message.surface: message
-                for message in session.scalars(
-                    select(SlackMessage).where(
-                        SlackMessage.game_id == game_id, SlackMessage.surface.in_(surfaces)
-                    )
+    def _claim_and_read(self, game_id: int) -> tuple[str, list[Pending]] | None:
+        """Take (or renew) the game's lease and read its undelivered entries, in one
+        transaction; None when another live process holds the lease."""
+        now = self.now()
+        until = now + timedelta(seconds=LEASE_SECONDS)
+        with self.sessions() as session, session.begin():
+            claimed = session.scalar(
+                insert(DeliveryLease)
+                .values(game_id=game_id, holder=self.holder, until=until)
+                .on_conflict_do_update(
+                    index_elements=[DeliveryLease.game_id],
+                    set_={"holder": self.holder, "until": until},
+                    where=or_(DeliveryLease.until < now, DeliveryLease.holder == self.holder),
                 )
-            }
+                .returning(DeliveryLease.game_id)
+            )
+            if claimed is None:
+                return None
+            return self._read(session, game_id)
+
+    def _read(self, session: Session, game_id: int) -> tuple[str, list[Pending]]:
+        """The game's workspace, and its undelivered messages with what each shows now."""
+        entries = session.scalars(
+            select(OutboxEntry)
+            .where(OutboxEntry.game_id == game_id, OutboxEntry.done_at.is_(None))
+            .order_by(OutboxEntry.id)
+        ).all()
+        team_id = session.scalar(select(Game.team_id).where(Game.id == game_id)) or ""
+        if not entries:
+            return team_id, []
+        surfaces = list(dict.fromkeys(entry.surface for entry in entries))
+        shown = {
+            message.surface: message
+            for message in session.scalars(
+                select(SlackMessage).where(
+                    SlackMessage.game_id == game_id, SlackMessage.surface.in_(surfaces)
+                )
+            )
+        }
         by_surface: dict[str, list[OutboxEntry]] = {surface: [] for surface in surfaces}
         for entry in entries:
             by_surface[entry.surface].append(entry)
@@ -332,12 +352,7 @@ class Deliverer:
         """Every undelivered version up to ``version`` is done; the older ones superseded."""
         session.execute(
             update(OutboxEntry)
-            .where(
-                OutboxEntry.game_id == game_id,
-                OutboxEntry.surface == surface,
-                OutboxEntry.version <= version,
-                OutboxEntry.done_at.is_(None),
-            )
+            .where(*_undelivered_up_to(game_id, surface, version))
             .values(
                 done_at=func.now(),
                 failure=failure
@@ -370,7 +385,9 @@ class Deliverer:
         if failure is Failure.UNWRITABLE and key is not None:
             log.warning("a person's private message failed for good: %s", code)
             self.report(game_id, m.DmFailed(key, code))
-        elif failure is Failure.UNWRITABLE and not surface.startswith("tell:"):
+        elif failure is Failure.UNWRITABLE and surface.startswith("tell:"):
+            log.warning("a private word to a person could not be sent: %s", code)
+        elif failure is Failure.UNWRITABLE:
             log.warning("the game's channel cannot be written to: %s", code)
             self._give_up_channel(game_id, newest.channel, code)
             self.report(game_id, m.ChannelUnwritable(code))
@@ -385,12 +402,7 @@ class Deliverer:
         with self.sessions() as session, session.begin():
             session.execute(
                 update(OutboxEntry)
-                .where(
-                    OutboxEntry.game_id == game_id,
-                    OutboxEntry.surface == surface,
-                    OutboxEntry.version <= version,
-                    OutboxEntry.done_at.is_(None),
-                )
+                .where(*_undelivered_up_to(game_id, surface, version))
                 .values(attempts=attempts, due_at=self.now() + timedelta(seconds=delay))
                 .execution_options(synchronize_session=False)
             )
@@ -420,37 +432,24 @@ class Deliverer:
 
     # -- the lease ------------------------------------------------------------------------------
 
-    def _claim(self, game_id: int) -> bool:
-        now = self.now()
-        until = now + timedelta(seconds=LEASE_SECONDS)
-        with self.sessions() as session, session.begin():
-            claimed = session.scalar(
-                insert(DeliveryLease)
-                .values(game_id=game_id, holder=self.holder, until=until)
-                .on_conflict_do_update(
-                    index_elements=[DeliveryLease.game_id],
-                    set_={"holder": self.holder, "until": until},
-                    where=or_(DeliveryLease.until < now, DeliveryLease.holder == self.holder),
-                )
-                .returning(DeliveryLease.game_id)
-            )
-        return claimed is not None
-
-    def _renew(self, game_id: int) -> None:
-        with self.sessions() as session, session.begin():
-            session.execute(
-                update(DeliveryLease)
-                .where(DeliveryLease.game_id == game_id, DeliveryLease.holder == self.holder)
-                .values(until=self.now() + timedelta(seconds=LEASE_SECONDS))
-            )
-
-    def _release(self, game_id: int) -> None:
+    def _release(self, game_id: int) -> bool:
+        """Let the lease go; True when nothing was due as it went (else claim it again)."""
         with self.sessions() as session, session.begin():
             session.execute(
                 delete(DeliveryLease).where(
                     and_(DeliveryLease.game_id == game_id, DeliveryLease.holder == self.holder)
                 )
             )
+            due = session.scalar(
+                select(OutboxEntry.id)
+                .where(
+                    OutboxEntry.game_id == game_id,
+                    OutboxEntry.done_at.is_(None),
+                    OutboxEntry.due_at <= self.now(),
+                )
+                .limit(1)
+            )
+            return due is None
 
     def _free_leases_of_dead_processes(self) -> None:
         """A lease held by a process of this host that no longer runs (killed, crashed) is
@@ -466,18 +465,3 @@ class Deliverer:
             dead = [holder for _, holder in held if not _alive(holder)]
             if dead:
                 session.execute(delete(DeliveryLease).where(DeliveryLease.holder.in_(dead)))
-
-    def _has_due(self, game_id: int) -> bool:
-        with self.sessions() as session:
-            return (
-                session.scalar(
-                    select(OutboxEntry.id)
-                    .where(
-                        OutboxEntry.game_id == game_id,
-                        OutboxEntry.done_at.is_(None),
-                        OutboxEntry.due_at <= self.now(),
-                    )
-                    .limit(1)
-                )
-                is not None
-            )

@@ -422,6 +422,8 @@ class WebApi:
 
     def respond(self, hook_id: str, body: JSON) -> tuple[int, str]:
         """Apply a post to a response_url; the (status, text) Slack would answer."""
+        if delay := self.faults.latency("response_url"):
+            time.sleep(delay)
         try:
             status, answer = 200, self.apply_response(self.grants.use_hook(hook_id), body)
         except HookError as error:

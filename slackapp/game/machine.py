@@ -1191,13 +1191,14 @@ def _channel_lost(state: GameState, error: str) -> Step:
     started = state.phase != Phase.LOBBY
     state = replace(state, phase=Phase.STOPPED if started else Phase.CANCELLED, deadline=None)
     why = f"Varulv can no longer post in <#{state.channel}> (Slack says `{error}`)"
-    effects: list[Effect] = [
-        Tell(
-            state.host,
-            f"{why}, so the game there has ended and no one scores. "
-            "Invite Varulv with `/invite @Varulv`, then type `/varulv` to play again.",
-        )
-    ]
+    again = "Invite Varulv with `/invite @Varulv`, then type `/varulv` to play again."
+    told = (
+        f"{why}, so the game there has ended and no one scores. {again}"
+        if started
+        else f"Varulv can't post in <#{state.channel}> (Slack says `{error}`), so the table "
+        f"there is closed. {again}"
+    )
+    effects: list[Effect] = [Tell(state.host, told)]
     if started:
         note = ClosedView(f"{why}, so this game has ended. No one scores.")
         effects += [

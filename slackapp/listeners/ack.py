@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import inspect
 import logging
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -72,17 +74,37 @@ def acknowledge_then(
     return listener
 
 
+ANSWER_THREADS = 32
+"""Private answers wait on Slack, not on the database: they go out on threads of their own, so
+a step thread is free for the next step as soon as its transaction is done."""
+_answers: ThreadPoolExecutor | None = None
+_answers_lock = threading.Lock()
+
+
+def _answering() -> ThreadPoolExecutor:
+    global _answers
+    with _answers_lock:
+        if _answers is None:
+            _answers = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="varulv-answer")
+        return _answers
+
+
 def send(respond: Respond | None, reply: Reply) -> None:
-    """Answer privately. An answer Slack won't take is logged: the step itself is done."""
+    """Answer privately, on an answer thread. An answer Slack won't take is logged: the step
+    itself is done."""
     if not reply.text:
         return
     if respond is None:
         log.warning("no response_url to answer with")
         return
+    _answering().submit(_answer, respond, reply.text, reply.blocks)
+
+
+def _answer(respond: Respond, text: str, blocks: list[dict[str, Any]] | None) -> None:
     try:
         respond(
-            text=reply.text,
-            blocks=reply.blocks,
+            text=text,
+            blocks=blocks,
             response_type="ephemeral",
             replace_original=False,
         )

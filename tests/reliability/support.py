@@ -85,13 +85,13 @@ class Held:
     def release(self) -> None:
         self.released.set()
 
+    def claims(self, request: ApiRequest) -> bool:
+        """Whether this is the call to hold (asked once per call, under the lock)."""
+        return request.method == self.method and self.matches(request.params)
+
     def _handle(self, request: ApiRequest) -> ApiAnswer:
         with self._lock:
-            mine = (
-                self.request is None
-                and request.method == self.method
-                and self.matches(request.params)
-            )
+            mine = self.request is None and self.claims(request)
             if mine:
                 self.request = request
         if not mine:
@@ -265,23 +265,10 @@ class HeldNth(Held):
         self.n = n
         self.seen = 0
 
-    def _handle(self, request: ApiRequest) -> ApiAnswer:
-        with self._lock:
-            mine = False
-            if (
-                self.request is None
-                and request.method in self.methods
-                and str(request.params.get("channel")) in self.channels()
-            ):
-                mine = self.seen == self.n
-                self.seen += 1
-            if mine:
-                self.request = request
-        if not mine:
-            return self._original(request)
-        answer = self._original(request) if self.applied else None
-        self.reached.set()
-        self.released.wait(60)
-        if answer is None:
-            return ApiAnswer({"ok": False, "error": "request_timeout"})
-        return answer
+    def claims(self, request: ApiRequest) -> bool:
+        if request.method not in self.methods:
+            return False
+        if str(request.params.get("channel")) not in self.channels():
+            return False
+        self.seen += 1
+        return self.seen == self.n + 1
