@@ -65,6 +65,7 @@ class Phase(StrEnum):
 
 OPEN_PHASES = (Phase.LOBBY, Phase.NIGHT, Phase.DAY, Phase.VOTE)
 TIMED_PHASES = (Phase.NIGHT, Phase.DAY, Phase.VOTE)
+BEFORE_THE_VOTE = (Phase.LOBBY, Phase.NIGHT, Phase.DAY)
 
 BOT_NAMES = ("Astrid", "Bosse", "Cissi", "Dagge", "Ebba", "Frasse", "Greta", "Hasse")
 
@@ -530,6 +531,7 @@ class Step:
 NOT_SEATED = "You are not seated at this table. Press *Join* first."
 NIGHT_IS_OVER = "The night is over: your choice can no longer change anything."
 VOTE_IS_CLOSED = "The vote is closed: ballots can no longer change."
+VOTE_NOT_YET_OPEN = "The vote had not opened yet, so no ballot was cast."
 DAY_IS_OVER = "The day is already over."
 TIME_IS_UP = "Time is up."
 MOST_HEARD_ENOUGH = "Most of the table has heard enough."
@@ -629,6 +631,10 @@ def step(state: GameState, event: Event, now: datetime) -> Step:
     that cannot be applied changes nothing and is answered with the reason.
     """
     caught = _catch_up(state, now)
+    if isinstance(event, CastBallot) and state.phase in BEFORE_THE_VOTE:
+        # No ballot board is shown before the vote opens: the click is stale or forged, even
+        # when the catch-up has just opened the vote.
+        return Step(caught.state, (*caught.effects, Answer(VOTE_NOT_YET_OPEN)))
     state, effects = caught.state, list(caught.effects)
     after = _apply(state, event, now)
     return Step(after.state, (*effects, *after.effects))

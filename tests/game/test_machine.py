@@ -453,6 +453,20 @@ def test_the_vote_deadline_counts_what_was_cast_and_a_late_ballot_does_not() -> 
     assert outcome is not None and outcome.ballots == {"UANNA": "UBO"}
 
 
+def test_a_ballot_clicked_before_the_vote_opened_is_not_cast_when_the_vote_catches_up() -> None:
+    # No vote board exists before the vote opens, so such a click is stale or forged: the
+    # catch-up opens the vote, and the click finds it had not been open.
+    day = confirm_all(started(["UANNA", "UBO", "UCIA"]))
+    assert day.phase == m.Phase.DAY
+    late = T0 + timedelta(seconds=LENGTHS.day_seconds)
+    done = m.step(day, m.CastBallot("UANNA", "UBO"), late)
+    assert done.state.phase == m.Phase.VOTE and shows(done, m.VOTE_BOARD)
+    assert all(seat.ballot is None for seat in done.state.seats)
+    assert m.VOTE_NOT_YET_OPEN in answers(done)
+    early = m.step(day, m.CastBallot("UANNA", "UBO"), T0)
+    assert early.state == day and answers(early) == [m.VOTE_NOT_YET_OPEN]
+
+
 def test_named_werewolf_is_the_reason_for_the_extra_point() -> None:
     people = ["UANNA", "UBO", "UCIA", "UDAN"]
     state = started(people, lambda d, c: d["UBO"] is Card.WEREWOLF and d["UANNA"].team == "village")
