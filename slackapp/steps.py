@@ -275,6 +275,12 @@ class Steps:
                 return self._after(done)
         return m.SOMEONE_SAT_DOWN
 
+    def cancel_refusal(self, game_id: int, user_id: str) -> str | None:
+        """Why the person may not cancel the table, read before they are asked to confirm
+        (the cancel itself checks again under the lock)."""
+        state = self._read(game_id)
+        return GONE if state is None else m.cancel_refusal(state, user_id)
+
     def _read(self, game_id: int) -> m.GameState | None:
         """The game's state as committed, read without a lock (to prepare a step)."""
         with self.sessions() as session:

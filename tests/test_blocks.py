@@ -17,7 +17,7 @@ from slackapp.blocks.day import day_board, day_over
 from slackapp.blocks.help import help_screen, leaderboard
 from slackapp.blocks.home import home_view
 from slackapp.blocks.labels import SeatLabel
-from slackapp.blocks.lobby import lobby, lobby_closed
+from slackapp.blocks.lobby import cancel_question, lobby, lobby_closed
 from slackapp.blocks.night import dawn_dm_text, knowledge_text, night_board, night_dm, night_over
 from slackapp.blocks.reveal import dm_game_over, reveal
 from slackapp.blocks.screen import Screen, sections, slack_time
@@ -321,7 +321,7 @@ def test_a_lobby_the_host_has_left_names_no_host() -> None:
     assert "U0HOST" not in text
 
 
-def test_lobby_buttons_and_cancel_confirmation() -> None:
+def test_lobby_buttons_and_a_cancel_that_asks_nobody_before_it_may_refuse() -> None:
     screen = lobby(GAME, "U0HOST", table(2, people=2), bots_allowed=True)
     assert targets(screen) == [
         (ids.JOIN, None),
@@ -333,7 +333,10 @@ def test_lobby_buttons_and_cancel_confirmation() -> None:
     by_id = {element["action_id"]: element for element in buttons(screen)}
     assert by_id[ids.JOIN]["style"] == "primary"
     assert by_id[ids.CANCEL]["style"] == "danger"
-    assert "confirm" in by_id[ids.CANCEL]
+    assert "confirm" not in by_id[ids.CANCEL], "Slack would ask people who may not cancel"
+    question = cancel_question(GAME)
+    assert targets(question) == [(ids.CANCEL_YES, None)]
+    assert "Cancel this table?" in question.text
 
 
 @pytest.mark.parametrize(

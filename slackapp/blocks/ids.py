@@ -15,6 +15,8 @@ LEAVE = "lobby_leave"
 FILL_BOTS = "lobby_fill_bots"
 START = "lobby_start"
 CANCEL = "lobby_cancel"
+CANCEL_YES = "lobby_cancel_yes"
+"""The button of the private question a seated person is asked after pressing *Cancel*."""
 
 HEARD_ENOUGH = "day_heard_enough"
 PLAY_AGAIN = "reveal_play_again"
@@ -35,6 +37,7 @@ ALL_ACTIONS = (
     FILL_BOTS,
     START,
     CANCEL,
+    CANCEL_YES,
     NIGHT_PEEK,
     NIGHT_LOOK,
     NIGHT_ROB,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from slack_sdk.models.blocks import ActionsBlock, Block, ConfirmObject, HeaderBlock
+from slack_sdk.models.blocks import ActionsBlock, Block, HeaderBlock
 
 from slackapp.blocks import ids
 from slackapp.blocks.labels import SeatLabel
@@ -30,19 +30,9 @@ def lobby(
         buttons.append(button("Fill with bots", ids.FILL_BOTS, value))
     buttons += [
         button("Start", ids.START, value),
-        button(
-            "Cancel",
-            ids.CANCEL,
-            value,
-            style="danger",
-            confirm=ConfirmObject(
-                title="Cancel this game?",
-                text="The table is cleared and everyone has to join again.",
-                confirm="Cancel the game",
-                deny="Keep it",
-                style="danger",
-            ),
-        ),
+        # No confirm dialog here: Slack would ask anyone, seated or not, before Varulv could
+        # refuse them. Those who may cancel are asked privately instead (cancel_question).
+        button("Cancel", ids.CANCEL, value, style="danger"),
     ]
     blocks: list[Block] = [
         HeaderBlock(text="Varulv"),
@@ -57,6 +47,19 @@ def lobby(
     return Screen(
         text=f"A table for Varulv is being set: {plural(len(seats), 'seat')} taken. Join in!",
         blocks=blocks,
+    )
+
+
+CANCEL_QUESTION = "Cancel this table? Everyone seated has to join again."
+
+
+def cancel_question(game_id: int) -> Screen:
+    """The private question to a seated person who pressed *Cancel*."""
+    value = ids.ButtonValue(game_id).pack()
+    yes = button("Yes, cancel", ids.CANCEL_YES, value, style="danger")
+    return Screen(
+        text=CANCEL_QUESTION,
+        blocks=[section(CANCEL_QUESTION), ActionsBlock(elements=[yes])],
     )
 
 

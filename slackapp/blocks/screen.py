@@ -14,7 +14,6 @@ from typing import Any
 from slack_sdk.models.blocks import (
     Block,
     ButtonElement,
-    ConfirmObject,
     ContextBlock,
     MarkdownTextObject,
     SectionBlock,
@@ -114,7 +113,6 @@ def button(
     value: str,
     *,
     style: str | None = None,
-    confirm: ConfirmObject | None = None,
     label: str | None = None,
 ) -> ButtonElement:
     """A button whose text is cut to Slack's limit (a seat's display name can be long).
@@ -127,7 +125,6 @@ def button(
         action_id=action_id,
         value=value,
         style=style,
-        confirm=confirm,
         accessibility_label=_cut(label, BUTTON_LABEL_LIMIT) if label else None,
     )
 

@@ -814,6 +814,13 @@ def _renamed_bots(seats: list[SeatState]) -> list[SeatState]:
     return renamed
 
 
+def cancel_refusal(state: GameState, user: str) -> str | None:
+    """Why ``user`` may not cancel the table; asked before they are asked to confirm, so
+    nobody is asked "are you sure?" only to be refused."""
+    refused = _lobby_refusal(state, user)
+    return None if refused is None else refused.answer
+
+
 def _cancel(state: GameState, user: str) -> Step:
     refusal = _lobby_refusal(state, user)
     if refusal is not None:
@@ -1285,6 +1292,7 @@ __all__ = [
     "View",
     "WorkspaceLeft",
     "already_running",
+    "cancel_refusal",
     "closed_lobby",
     "current_board",
     "dm_key",

@@ -183,6 +183,17 @@ class Table:
             self.wait(lambda: len(self.seats()) >= 5 or None, "bots seated")
         return lobby
 
+    def cancel(self, user: str, lobby: Message) -> None:
+        """*Cancel*, then *Yes, cancel* in the private question it brings."""
+        self.click(user, lobby, "Cancel")
+        self.click(user, self.ephemeral(user, "Cancel this table?"), "Yes, cancel")
+        self.wait(
+            lambda: (
+                "cancelled this table" in self.fake.message(lobby.channel, lobby.ts).text or None
+            ),
+            "the lobby closed",
+        )
+
     def start(self, host: str) -> None:
         self.click(host, self.lobby(), "Start")
         self.wait(lambda: self.game()["phase"] == "night" or None, "the night")

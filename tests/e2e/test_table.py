@@ -191,3 +191,29 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
     table.wait(lambda: len(table.seats()) == 4 or None, "bo left the new table")
     table.click(CIA, reveal, "Play again")  # someone not at the new table is told it is open
     table.ephemeral(CIA, "already running")
+
+
+def test_cancel_asks_only_those_who_may_cancel_and_then_cancels(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    lobby = table.seat_people(ANNA, [BO])
+    assert "confirm" not in lobby.button("Cancel").element, "Slack would ask anyone first"
+    table.click(DAN, lobby, "Cancel")  # not seated: refused at once, never asked
+    table.ephemeral(DAN, "not seated")
+    assert not [m for m in fake.ephemerals(DAN) if "Cancel this table?" in m.rendered_text]
+    assert table.game()["phase"] == "lobby"
+    table.click(BO, lobby, "Cancel")
+    question = table.ephemeral(BO, "Cancel this table?")
+    assert table.game()["phase"] == "lobby", "asking cancels nothing"
+    table.click(DAN, lobby, "Join")  # the question stays with the one who was asked
+    table.wait(lambda: len(table.seats()) == 3 or None, "Dan seated")
+    table.click(BO, question, "Yes, cancel")
+    table.board("Varulv", saying=f"<@{BO}> cancelled this table.")
+    assert table.game()["phase"] == "cancelled" and table.game()["ended_by"] == BO
+    table.wait(
+        lambda: (
+            "You cancelled the table." in fake.message(question.channel, question.ts).text or None
+        ),
+        "the question answered in place",
+    )

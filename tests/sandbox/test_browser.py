@@ -287,25 +287,26 @@ def test_three_people_and_two_bots_play_to_the_reveal(page: Page, tmp_path: Path
         chat.message("stopped this game")
 
 
-def test_cancel_asks_first_like_slack(page: Page) -> None:
+def test_cancel_asks_only_someone_seated_and_asks_privately(page: Page) -> None:
     chat = ChatPage(page)
     chat.play_as(PLAYERS[1])
     chat.open_channel()
     chat.type("/varulv")
+    chat.play_as(PLAYERS[2])  # not seated: told so at once, never asked to confirm
     chat.click(chat.message("is setting a table"), "Cancel")
-    dialog = page.get_by_role("dialog", name="Cancel this game?")
-    expect(dialog).to_contain_text("everyone has to join again")
-    dialog.get_by_role("button", name="Keep it").click()
-    expect(dialog).to_have_count(0)
-    lobby = chat.message("is setting a table")
-    expect(lobby.get_by_role("button", name="Join")).to_be_visible()
+    chat.message("You are not seated at this table")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(chat.messages("Cancel this table?")).to_have_count(0)
 
-    chat.click(lobby, "Cancel")
-    dialog.get_by_role("button", name="Cancel the game").click()
+    chat.play_as(PLAYERS[1])
+    chat.click(chat.message("is setting a table"), "Cancel")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    chat.click(chat.message("Cancel this table?"), "Yes, cancel")
     # The lobby becomes the note, in place, and has no buttons left.
     closed = chat.message(f"@{PLAYERS[1]} cancelled this table.")
     expect(closed.get_by_role("button")).to_have_count(0)
     expect(chat.messages("is setting a table")).to_have_count(0)
+    chat.message("You cancelled the table.")
 
 
 def test_block_kit_renders_like_slack(page: Page, sandbox: Sandbox) -> None:
