@@ -16,8 +16,9 @@ from slack_bolt import Ack, App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
 
+from slackapp.asgi import Buffered, Worker
 from slackapp.blocks import ids
-from slackapp.server import Gunicorn
+from slackapp.server import MAX_BODY_BYTES, MAX_CONNECTIONS, Gunicorn
 
 ACTIONS = ids.ALL_ACTIONS
 
@@ -26,7 +27,7 @@ def acknowledge(ack: Ack) -> None:
     ack()
 
 
-def build() -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
+def build() -> Buffered:
     env = os.environ
     client = WebClient(token=env["SLACK_BOT_TOKEN"], base_url=env["SLACK_API_URL"])
     app = App(
@@ -46,7 +47,7 @@ def build() -> Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]:
             return [b"ok\n"]
         return slack(environ, start_response)
 
-    return route
+    return Buffered(route, int(env.get("VARULV_THREADS", "8")), MAX_BODY_BYTES, 10)
 
 
 def main() -> None:
@@ -54,8 +55,9 @@ def main() -> None:
     options = {
         "bind": f"127.0.0.1:{env['PORT']}",
         "workers": int(env.get("WEB_CONCURRENCY", "1")),
-        "worker_class": "gthread",
-        "threads": int(env.get("VARULV_THREADS", "8")),
+        "worker_class": Worker,
+        "worker_connections": MAX_CONNECTIONS,
+        "asgi_lifespan": "off",
         "timeout": 30,
         "accesslog": None,
     }

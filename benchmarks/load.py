@@ -158,7 +158,8 @@ def start_server(
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"{name} exited at start:\n{log.read_text()[-3000:]}")
-        with contextlib.suppress(requests.ConnectionError):
+        # Refused, or held in the socket's backlog by a worker still starting.
+        with contextlib.suppress(requests.ConnectionError, requests.Timeout):
             healthy = requests.get(f"{server.url}/healthz", timeout=1).status_code == 200
             # The master answers once a worker is up; wait until every worker has forked.
             if healthy and len(server.processes()) > workers:

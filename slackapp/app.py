@@ -12,11 +12,14 @@ import logging
 from dataclasses import dataclass, field
 
 from slack_bolt import App, BoltResponse
+from slack_bolt.authorization.authorize import CallableAuthorize
 from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
 from slack_bolt.oauth.oauth_settings import OAuthSettings
+from slack_sdk.oauth.token_rotation import TokenRotator
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.acks import AckFirst, StepExecutor
+from slackapp.authorize import from_store
 from slackapp.config import BOT_SCOPES, INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
 from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.installations import installation_store, oauth_state_store
@@ -103,6 +106,14 @@ def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -
             installation_store_bot_only=True,  # Varulv acts only as its bot
             state_store=oauth_state_store(engine),
             callback_options=CallbackOptions(success=installed, failure=not_installed),
+        )
+        # From the store, without asking Slack on every request (see slackapp.authorize).
+        rotator = TokenRotator(
+            client_id=settings.client_id, client_secret=settings.client_secret, client=client
+        )
+        oauth.authorize = CallableAuthorize(  # Bolt takes None as "not installed"
+            logger=log,
+            func=from_store(store, rotator),  # type: ignore[arg-type]
         )
         app = App(
             signing_secret=settings.signing_secret,

@@ -38,6 +38,8 @@ class Settings:
     client_secret: str | None = None
     redirect_uri: str | None = None
     """Where Slack sends an admin back after "Allow"; unset, the app's configured one."""
+    request_seconds: int = 10
+    """How long a request's head, and then its body, may take to arrive."""
 
     @property
     def multi_workspace(self) -> bool:
@@ -90,4 +92,5 @@ class Settings:
             client_id=env.get("SLACK_CLIENT_ID") or None,
             client_secret=env.get("SLACK_CLIENT_SECRET") or None,
             redirect_uri=env.get("SLACK_REDIRECT_URI") or None,
+            request_seconds=_seconds("VARULV_REQUEST_SECONDS", 10),
         )

@@ -1,4 +1,5 @@
-"""Serving: Bolt over HTTP behind gunicorn (threads), or over Socket Mode."""
+"""Serving: Bolt over HTTP behind gunicorn (an asyncio worker reading each request whole,
+then threads), or over Socket Mode."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ from sqlalchemy import text
 
 from slackapp.acks import AckFirst, AcrossWorkers, quieter_collector
 from slackapp.app import Varulv, build
+from slackapp.asgi import Buffered, Worker
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
 from slackapp.logs import logging_config
-from slackapp.shapes import malformed
+from slackapp.shapes import malformed, misnamed
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +32,8 @@ StartResponse = Callable[..., Any]
 EVENTS_PATH = "/slack/events"
 MAX_BODY_BYTES = 1 << 20
 """Slack's largest requests (a message's blocks and state, a modal) are tens of kilobytes."""
+MAX_CONNECTIONS = 4000
+"""Per worker: idle ones cost a socket each, and Slack itself needs only a few."""
 SIGNATURE_MAX_AGE = 5 * 60
 """Slack's rule: a request signed longer ago than this may be a replay."""
 
@@ -79,7 +83,7 @@ class Router:
                 request = BoltRequest(
                     body=raw.get_body(), query=raw.query_string, headers=raw.get_headers()
                 )
-                problem = malformed(request.body)
+                problem = malformed(request.body) or misnamed(request.context)
             except Exception as error:  # not UTF-8, not JSON, or fields Bolt cannot read
                 problem = repr(error)
             if problem is not None:
@@ -121,7 +125,7 @@ def _answer(start_response: StartResponse, status: str, body: bytes) -> Iterable
 class Gunicorn(BaseApplication):  # type: ignore[misc]
     """gunicorn in-process: each worker builds its own app and timers after the fork."""
 
-    def __init__(self, factory: Callable[[], Router], options: dict[str, Any]) -> None:
+    def __init__(self, factory: Callable[[], Buffered], options: dict[str, Any]) -> None:
         self.factory = factory
         self.options = options
         super().__init__()
@@ -131,7 +135,7 @@ class Gunicorn(BaseApplication):  # type: ignore[misc]
             if key in self.cfg.settings:  # an older gunicorn lacks some (the control socket)
                 self.cfg.set(key, value)
 
-    def load(self) -> Router:
+    def load(self) -> Buffered:
         return self.factory()
 
 
@@ -146,17 +150,23 @@ def acks_first(workers: AcrossWorkers) -> AckFirst:
 def serve_http(settings: Settings, database_url: str) -> None:
     workers = AcrossWorkers()  # before the fork: every worker shares it
 
-    def factory() -> Router:
+    threads = int(os.environ.get("VARULV_THREADS", "8"))
+
+    def factory() -> Buffered:
         varulv = build(settings, database_url, acks_first(workers))
         varulv.start()
         quieter_collector()
-        return Router(varulv)
+        return Buffered(Router(varulv), threads, MAX_BODY_BYTES, settings.request_seconds)
+
+    class SlackWorker(Worker):
+        request_seconds = settings.request_seconds
 
     options = {
         "bind": f"{os.environ.get('HOST', '0.0.0.0')}:{settings.port}",
         "workers": int(os.environ.get("WEB_CONCURRENCY", "1")),
-        "worker_class": "gthread",
-        "threads": int(os.environ.get("VARULV_THREADS", "8")),
+        "worker_class": SlackWorker,
+        "worker_connections": MAX_CONNECTIONS,
+        "asgi_lifespan": "off",  # the app starts its timers when gunicorn loads it
         "timeout": 30,
         "graceful_timeout": 5,
         "accesslog": None,

@@ -9,6 +9,8 @@ it fail with a 500. The server answers such a body 400 instead; what is inside t
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Mapping
 from typing import Any
 
 OBJECTS = ("user", "team", "channel", "container", "message", "enterprise", "view", "state")
@@ -29,8 +31,23 @@ def malformed(body: Any) -> str | None:
         return "the view's callback_id is not a string"
     if body.get("type") == "block_actions" and "actions" in body:
         return _actions_problem(body["actions"])
+    if body.get("type") == "view_submission":
+        return _submission_problem(body)
     if "event" in body:  # Bolt reads it from any body that has one
         return _event_problem(body["event"])
+    return None
+
+
+CONTEXT_IDS = ("enterprise_id", "team_id", "user_id", "channel_id")
+
+
+def misnamed(context: Mapping[str, Any]) -> str | None:
+    """Which of the ids Bolt found in a request (where it was made, by whom) is not a Slack id;
+    None when all are, or absent. Every listener and the authorization go by these."""
+    for name in CONTEXT_IDS:
+        value = context.get(name)
+        if value not in (None, "") and slack_id(value) != value:
+            return f"{name} is not a Slack id"
     return None
 
 
@@ -45,26 +62,76 @@ def _actions_problem(actions: Any) -> str | None:
     return None
 
 
-def _event_problem(event: Any) -> str | None:
-    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
-        return "the event has no type"
-    for inner in ("message", "previous_message"):
-        if event.get(inner) is not None and not isinstance(event[inner], dict):
-            return f"the event's {inner} is not an object"
+def _submission_problem(body: dict[str, Any]) -> str | None:
+    """A modal's submission: who sent it, and what was entered, as Slack always shapes them."""
+    user, view = body.get("user"), body.get("view")
+    if not isinstance(user, dict) or not slack_id(user.get("id")):
+        return "the submission has no user"
+    if not isinstance(view, dict):
+        return "the submission has no view"
+    if not isinstance(view.get("private_metadata", ""), str):
+        return "the view's private_metadata is not a string"
+    state = view.get("state", {})
+    values = state.get("values", {}) if isinstance(state, dict) else None
+    if not isinstance(values, dict):
+        return "the view's state has no values"
+    for block in values.values():
+        if not isinstance(block, dict) or not all(isinstance(a, dict) for a in block.values()):
+            return "a block's state is not an object of actions"
+        for entered in block.values():
+            if not isinstance(entered.get("value") or "", str):
+                return "an entered value is not a string"
+            options = entered.get("selected_options", [])
+            if not isinstance(options, list) or not all(
+                isinstance(option, dict) and isinstance(option.get("value"), str)
+                for option in options
+            ):
+                return "selected_options is not a list of options"
     return None
 
 
-SLACK_ID = re.compile(r"^[A-Z0-9]{2,32}$")
+def _event_problem(event: Any) -> str | None:
+    if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+        return "the event has no type"
+    for inner in ("message", "previous_message", "view"):
+        if event.get(inner) is not None and not isinstance(event[inner], dict):
+            return f"the event's {inner} is not an object"
+    for text in ("user", "tab", "channel"):
+        if event.get(text) is not None and not isinstance(event[text], (str, dict)):
+            return f"the event's {text} is neither a string nor an object"
+    if event["type"] == "tokens_revoked":
+        tokens = event.get("tokens")
+        if not isinstance(tokens, dict) or not all(
+            isinstance(tokens.get(kind, []), list)
+            and all(isinstance(user, str) for user in tokens.get(kind, []))
+            for kind in ("oauth", "bot")
+        ):
+            return "the revoked tokens are not lists of user ids"
+    return None
+
+
+SLACK_ID = re.compile(r"[A-Z0-9]{2,32}")
 """A team, channel or user id as Slack writes them, and short enough for the database."""
 NAME_LENGTH = 80
 
 
 def slack_id(raw: object) -> str:
     """``raw`` if it is a Slack id, else "" (which names nobody, so it can do nothing)."""
-    return raw if isinstance(raw, str) and SLACK_ID.match(raw) else ""
+    return raw if isinstance(raw, str) and SLACK_ID.fullmatch(raw) else ""
+
+
+def plain_text(raw: str) -> str:
+    """``raw`` without control characters or lone surrogates (neither can be stored), and
+    with every run of spaces, tabs and line breaks made one space."""
+    kept = "".join(
+        " " if character.isspace() else character
+        for character in raw
+        if character.isspace() or unicodedata.category(character) not in ("Cc", "Cs")
+    )
+    return " ".join(kept.split())
 
 
 def display_name(raw: object, fallback: str) -> str:
-    """A person's name as the payload gives it, cut to what a seat keeps."""
-    name = raw if isinstance(raw, str) and raw.strip() else fallback
-    return name[:NAME_LENGTH]
+    """A person's name as the payload gives it, as plain text cut to what a seat keeps."""
+    name = plain_text(raw) if isinstance(raw, str) else ""
+    return (name or fallback)[:NAME_LENGTH]

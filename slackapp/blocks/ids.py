@@ -61,8 +61,9 @@ def indexed(prefix: str, index: int) -> str:
 
 
 def pattern(prefix: str) -> re.Pattern[str]:
-    """Matches ``prefix`` alone or ``prefix:N``: what a listener registers for."""
-    return re.compile(rf"^{re.escape(prefix)}(:\d+)?$")
+    """Matches ``prefix`` alone or ``prefix:N``, and nothing more (Bolt searches with it, and
+    ``$`` would let a final line break through)."""
+    return re.compile(rf"\A{re.escape(prefix)}(:[0-9]+)?\Z")
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,9 @@ class ButtonValue:
         if not value:
             raise ValueError("empty button value")
         game, _, target = value.partition(":")
-        if not (game.isascii() and game.isdigit()) or len(value) > 200 or len(game) > 9:
-            raise ValueError(f"not a button value: {value[:40]!r}")  # game ids fit an int4
+        # Game ids fit an int4; a target is never a control character (nor the NUL that the
+        # database cannot even look up).
+        number = game.isascii() and game.isdigit() and len(game) <= 9
+        if not number or len(value) > 200 or not target.isprintable():
+            raise ValueError(f"not a button value: {value[:40]!r}")
         return cls(int(game), target or None)

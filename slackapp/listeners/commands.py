@@ -16,7 +16,7 @@ import slackapp.blocks.settings as settings_screen
 from slackapp.db import channels, scores
 from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
 from slackapp.logs import log_context
-from slackapp.shapes import display_name, slack_id
+from slackapp.shapes import display_name, plain_text, slack_id
 from slackapp.steps import Steps
 
 log = logging.getLogger(__name__)
@@ -26,13 +26,14 @@ USAGE = (
     "`/varulv score`."
 )
 WORDS = ("", "start", "help", "settings", "stop", "score")
+NO_TRIGGER = "Slack didn't send what it takes to open the settings. Try `/varulv settings` again."
 COMMAND_SOURCE = ("team_id", "channel_id", "user_id")
 """Where a command was typed and by whom: the signed payload's fields, never the text."""
 
 
 def typed(command: dict[str, Any]) -> str:
-    """The words after ``/varulv`` as the person typed them."""
-    return str(command.get("text") or "").strip()
+    """The words after ``/varulv`` as the person typed them, as plain text."""
+    return plain_text(str(command.get("text") or ""))
 
 
 def word_of(command: dict[str, Any]) -> str:
@@ -100,8 +101,12 @@ def _open_settings(
         "vote_seconds": choice.vote_seconds,
     }
     view = settings_screen.settings_modal(channel, lengths, channels.BOUNDS, choice.bots_allowed)
+    trigger = command.get("trigger_id")
+    if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one
+        send(respond, Reply(NO_TRIGGER))
+        return
     try:
-        client.views_open(trigger_id=command["trigger_id"], view=view)
+        client.views_open(trigger_id=trigger, view=view)
     except SlackApiError as error:
         log.warning("could not open the settings: %s", error.response.get("error"))
         send(respond, Reply("Slack did not open the settings. Try `/varulv settings` again."))

@@ -14,9 +14,12 @@ import slackapp.blocks.settings as settings_screen
 from slackapp.db.channels import ChannelChoice, out_of_bounds, save_choice
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
+from slackapp.shapes import slack_id
 from slackapp.steps import Steps
 
 log = logging.getLogger(__name__)
+
+NO_CHANNEL = "This form doesn't say which channel it is for. Open it again with /varulv settings."
 
 
 def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, str]]:
@@ -45,13 +48,14 @@ def register(app: App, steps: Steps) -> None:
     def save(ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
         team, user = str(context.team_id or ""), str(body["user"]["id"])
-        channel = str(view.get("private_metadata") or "")
+        channel = slack_id(view.get("private_metadata"))
         choice, errors = read_choice(view)
         if choice is None:
             ack(response_action="errors", errors=errors)
             return
-        if not channel:  # not our modal's shape: nothing to store
-            ack()
+        if not channel:  # not the modal Varulv opened: nothing to store
+            first = next(iter(settings_screen.LENGTH_LABELS))
+            ack(response_action="errors", errors={first: NO_CHANNEL})
             return
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
@@ -72,7 +76,7 @@ def register(app: App, steps: Steps) -> None:
     ) -> None:
         """Tell the channel, since anyone there may change its settings."""
         choice, _ = read_choice(view)
-        team, channel = str(context.team_id or ""), str(view.get("private_metadata") or "")
+        team, channel = str(context.team_id or ""), slack_id(view.get("private_metadata"))
         if choice is None or not channel:
             return
         with log_context(team_id=team, channel_id=channel):

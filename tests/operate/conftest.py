@@ -3,9 +3,13 @@ Slack, each kind of deployment on its own PostgreSQL database so their timers ne
 
 from __future__ import annotations
 
+import contextlib
+import html
 import itertools
 import json
 import os
+import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -13,14 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 from sqlalchemy import Engine, create_engine, make_url, text
 
 from slackapp.db.engine import sqlalchemy_url
 from slackapp.fakeslack import FakeSlack
-from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
+from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, free_port, start_app
 from tests.e2e.driver import Table
 
 PEOPLE = {"U0ALVA": "alva", "U0BENGT": "bengt", "U0CARIN": "carin", "U0DORIS": "doris"}
+INSTALL_LINK = re.compile(r'href="(https://slack\.com/oauth/v2/authorize\?[^"]+)"')
 _databases = itertools.count(1)
 
 
@@ -37,7 +43,8 @@ def postgres() -> Iterator[str]:
     os.chmod(folder, 0o755)  # the server runs as its own user when we are root
     server = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
     yield sqlalchemy_url(str(server.get_uri()))
-    server.cleanup()
+    server.cleanup()  # deletes the data folder, not the one made for it
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def fresh_database(server_url: str, purpose: str) -> str:
@@ -89,3 +96,41 @@ def single_workspace(postgres: str) -> Iterator[Deployment]:
         finally:
             app.stop()
             engine.dispose()
+
+
+@contextlib.contextmanager
+def oauth_deployment(
+    postgres: str, purpose: str, team: str, **lengths: int
+) -> Iterator[Deployment]:
+    """The app with OAuth credentials and no bot token, for the fake workspace ``team``, which
+    starts with no valid token at all."""
+    url = fresh_database(postgres, purpose)
+    with FakeSlack(SIGNING_SECRET, team_id=team, tokens=()) as fake:
+        port = free_port()
+        env = {
+            "SLACK_BOT_TOKEN": "",
+            "SLACK_CLIENT_ID": fake.grants.client_id,
+            "SLACK_CLIENT_SECRET": fake.grants.client_secret,
+            "SLACK_REDIRECT_URI": f"http://127.0.0.1:{port}/slack/oauth_redirect",
+        }
+        app = start_app(fake, url, env=env, port=port, **{"night": 120, "vote": 120, **lengths})
+        engine = create_engine(url)
+        try:
+            yield Deployment(fake, app, engine)
+        finally:
+            app.stop()
+            engine.dispose()
+
+
+def install(deployment: Deployment) -> requests.Response:
+    """An admin opens /slack/install, presses "Add to Slack", then "Allow" on Slack's page."""
+    page = requests.get(f"{deployment.app.url}/slack/install", timeout=10)
+    assert page.status_code == 200, page.text
+    found = INSTALL_LINK.search(page.text)
+    assert found, page.text
+    authorize_url = html.unescape(found.group(1))
+    assert "scope=chat:write,commands,im:write" in authorize_url
+    back_to_app = deployment.fake.approve_install(authorize_url, user_id="UADMIN")
+    # The state cookie is "Secure"; a browser sends it to a local http address, requests won't.
+    state_cookie = page.headers["Set-Cookie"].split(";")[0]
+    return requests.get(back_to_app, headers={"Cookie": state_cookie}, timeout=10)

@@ -7,55 +7,23 @@ all, so everything the app does in it must use the token the OAuth flow obtained
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Iterator
 
 import pytest
 import requests
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
-from slackapp.fakeslack import FakeSlack
-from tests.e2e.conftest import SIGNING_SECRET, free_port, start_app
-from tests.operate.conftest import PEOPLE, Deployment, fresh_database
+from tests.operate.conftest import INSTALL_LINK, PEOPLE, Deployment, install, oauth_deployment
 
 TEAM = "T0OAUTH"
 ALVA, BENGT, CARIN, DORIS = PEOPLE
-INSTALL_LINK = re.compile(r'href="(https://slack\.com/oauth/v2/authorize\?[^"]+)"')
 
 
 @pytest.fixture(scope="module")
 def many_workspaces(postgres: str) -> Iterator[Deployment]:
     """The app with OAuth credentials and no bot token; the day ends on its two-second timer."""
-    url = fresh_database(postgres, "oauth")
-    with FakeSlack(SIGNING_SECRET, team_id=TEAM, tokens=()) as fake:
-        port = free_port()
-        env = {
-            "SLACK_BOT_TOKEN": "",
-            "SLACK_CLIENT_ID": fake.grants.client_id,
-            "SLACK_CLIENT_SECRET": fake.grants.client_secret,
-            "SLACK_REDIRECT_URI": f"http://127.0.0.1:{port}/slack/oauth_redirect",
-        }
-        app = start_app(fake, url, env=env, port=port, night=120, day=2, vote=120)
-        engine = create_engine(url)
-        try:
-            yield Deployment(fake, app, engine)
-        finally:
-            app.stop()
-            engine.dispose()
-
-
-def install(deployment: Deployment) -> requests.Response:
-    """An admin opens /slack/install, presses "Add to Slack", then "Allow" on Slack's page."""
-    page = requests.get(f"{deployment.app.url}/slack/install", timeout=10)
-    assert page.status_code == 200, page.text
-    found = INSTALL_LINK.search(page.text)
-    assert found, page.text
-    authorize_url = html.unescape(found.group(1))
-    assert "scope=chat:write,commands,im:write" in authorize_url
-    back_to_app = deployment.fake.approve_install(authorize_url, user_id="UADMIN")
-    # The state cookie is "Secure"; a browser sends it to a local http address, requests won't.
-    state_cookie = page.headers["Set-Cookie"].split(";")[0]
-    return requests.get(back_to_app, headers={"Cookie": state_cookie}, timeout=10)
+    with oauth_deployment(postgres, "oauth", TEAM, day=2) as deployment:
+        yield deployment
 
 
 def installations(deployment: Deployment) -> dict[str, list[str]]:

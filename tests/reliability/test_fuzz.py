@@ -1,6 +1,9 @@
-"""Malformed commands and interactions, signed as Slack would sign them, never get a 5xx, never
-break a game, and never make the app fail: three games run throughout (one in its lobby, one at
-night, one voting), every payload is aimed at them, and all three play to a correct end after.
+"""Malformed payloads of every kind Varulv accepts (slash commands, button clicks, the settings
+modal's submissions, each event), signed as Slack would sign them and sent over HTTP to ``varulv
+serve``: each is answered within Slack's three seconds and never with a 5xx, the app logs no
+error, and a payload that is not a valid request changes nothing in the database. Three games
+run throughout (one in its lobby, one at night, one voting), every payload is aimed at them, and
+all three play to a correct end after.
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ import pytest
 import requests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from slackapp.blocks import ids
 from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
 from slackapp.game import Card, Deal, IllegalChoice, check_choice
 from slackapp.game.codec import choice_from_json
+from slackapp.shapes import slack_id
 from tests.e2e.conftest import SIGNING_SECRET, AppProcess
 from tests.e2e.driver import Table
 from tests.reliability.support import (
@@ -31,10 +35,15 @@ from tests.reliability.support import (
     running_app,
     seat_rows,
     settled,
+    signed,
     signed_click,
 )
 
 FUZZ = settings(deadline=None, max_examples=120, suppress_health_check=[HealthCheck.too_slow])
+EACH_KIND = settings(FUZZ, max_examples=60)
+SLACK_SECONDS = 3
+"""Slack counts a request not acknowledged within this as failed."""
+STATE = ("games", "seats", "ballots", "scores", "channel_settings")
 ACTION_PREFIXES = list(ids.ALL_ACTIONS)
 
 junk = st.one_of(
@@ -47,6 +56,10 @@ junk = st.one_of(
     st.dictionaries(st.text(max_size=5), st.integers(), max_size=3),
 )
 huge = st.integers(1_000, 150_000).map(lambda size: "ä" * size)  # escaped, some pass 1 MiB
+not_an_id = st.one_of(
+    junk.filter(lambda value: not slack_id(value)),
+    st.sampled_from(["U0\x00", "U001REL\n", "u001rel", "U" * 40, " U001REL"]),
+)
 
 
 @dataclass
@@ -59,6 +72,10 @@ class Games:
     people: dict[str, list[str]]
     clicks: list[SignedRequest] = field(repr=False)
     """Valid clicks on the three games' messages, to mutate."""
+    submission: SignedRequest = field(repr=False)
+    """A valid submission of the settings modal, for the lobby's channel."""
+    events: dict[str, SignedRequest] = field(repr=False)
+    """One valid event of each type Varulv handles."""
     first_ids: list[int] = field(default_factory=list)
     """The three games' ids (a fuzzed ``/varulv stop`` then ``/varulv`` may open new ones)."""
 
@@ -73,7 +90,8 @@ class Games:
 
 @pytest.fixture(scope="module")
 def app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
-    with running_app(fake, database_url) as process:
+    # Phases end by clicks only, so that no timer changes a game while a payload is checked.
+    with running_app(fake, database_url, night=3600, day=3600, vote=3600) as process:
         yield process
 
 
@@ -101,9 +119,63 @@ def games(fake: FakeSlack, app: AppProcess, db: Engine) -> Games:
     ballot = vote.board("One sealed ballot each")
     for button in ballot.buttons():
         clicks.append(signed_click(fake, people["vote"][0], ballot, button.action_id))
-    games = Games(lobby, night, vote, people, clicks)
+    host = people["lobby"][0]
+    lobby.command(host, "settings")
+    lobby.wait(lambda: next(iter(fake.modals(host)), None), "the settings modal")
+    entered = {"night_seconds": "45", "day_seconds": "90", "vote_seconds": "60"}
+    submission = signed(fake, lambda: fake.view_submission(host, entered))
+    events = {
+        "app_home_opened": signed(fake, lambda: fake.app_home_opened(host)),
+        "app_uninstalled": signed(fake, lambda: fake.event({"type": "app_uninstalled"})),
+        "tokens_revoked": signed(
+            fake,
+            lambda: fake.event(
+                {
+                    "type": "tokens_revoked",
+                    "tokens": {"oauth": [], "bot": [fake.identity.bot_user_id]},
+                }
+            ),
+        ),
+    }
+    games = Games(lobby, night, vote, people, clicks, submission, events)
     games.first_ids = games.ids
     return games
+
+
+def post(request: SignedRequest, url: str) -> requests.Response:
+    """Send as Slack does: an answer that takes longer than Slack waits fails the test."""
+    return requests.post(
+        url, data=request.body.encode(), headers=request.headers, timeout=SLACK_SECONDS
+    )
+
+
+DIGEST = "SELECT md5(coalesce(string_agg(t::text, '|' ORDER BY t::text), '')) FROM {} t"
+
+
+def state(db: Engine) -> dict[str, str]:
+    """A digest of every table a request could change."""
+    with db.connect() as connection:
+        return {
+            table: connection.execute(text(DIGEST.format(table))).scalar_one() for table in STATE
+        }
+
+
+def answered_and_unchanged(
+    fake: FakeSlack, app: AppProcess, db: Engine, request: SignedRequest, *, unchanged: bool
+) -> requests.Response:
+    """Send ``request``; no 5xx and no new error in the log, and with ``unchanged`` (the payload
+    is not a valid request) nothing in the database changed once the app is done with it."""
+    if unchanged:
+        settled(fake, quiet=0.2)  # earlier payloads' steps are done
+        before = state(db)
+    errors = len(errors_logged(app))
+    answer = post(request, app.events_url)
+    assert answer.status_code < 500, answer.status_code
+    if unchanged:
+        settled(fake, quiet=0.2)
+        assert state(db) == before
+    assert errors_logged(app)[errors:] == []
+    return answer
 
 
 def resigned(request: SignedRequest, body: str) -> SignedRequest:
@@ -134,7 +206,7 @@ def nothing_failed(app: AppProcess, games: Games) -> Iterator[None]:
 @FUZZ
 @given(data=st.data())
 def test_malformed_interactions_are_answered_without_a_server_error(
-    fake: FakeSlack, app: AppProcess, games: Games, data: st.DataObject
+    fake: FakeSlack, app: AppProcess, db: Engine, games: Games, data: st.DataObject
 ) -> None:
     template = data.draw(st.sampled_from(games.clicks), "click")
     form, payload = payload_of(template)
@@ -159,7 +231,7 @@ def test_malformed_interactions_are_answered_without_a_server_error(
             action[key] = data.draw(strategy, key)
     users = st.one_of(
         st.sampled_from(games.users).map(lambda user: {"id": user}),
-        st.fixed_dictionaries({"id": junk}),
+        st.fixed_dictionaries({"id": st.one_of(junk, not_an_id)}),
         st.fixed_dictionaries(
             {"id": st.text(min_size=30, max_size=60), "name": st.one_of(junk, huge)}
         ),
@@ -179,8 +251,9 @@ def test_malformed_interactions_are_answered_without_a_server_error(
         if data.draw(st.integers(0, 5), f"change {key}?") == 0:
             payload[key] = data.draw(strategy, key)
     body = urlencode({**form, "payload": json.dumps(payload)})
-    answer = fake.send(resigned(template, body), app.events_url)
-    assert answer.status_code < 500, (answer.status_code, payload)
+    user = payload.get("user")
+    nobody = not (isinstance(user, dict) and slack_id(user.get("id")))
+    answered_and_unchanged(fake, app, db, resigned(template, body), unchanged=nobody)
 
 
 @FUZZ
@@ -195,13 +268,14 @@ def test_malformed_interactions_are_answered_without_a_server_error(
     where=st.sampled_from(["lobby", "night", "vote", "elsewhere"]),
     changed=st.dictionaries(
         st.sampled_from(["user_id", "channel_id", "team_id", "user_name", "response_url"]),
-        st.one_of(st.none(), st.text(max_size=60), huge),  # None: the field is missing
+        st.one_of(st.none(), st.text(max_size=60), not_an_id.map(str), huge),  # None: missing
         max_size=2,
     ),
 )
 def test_malformed_slash_commands_are_answered_without_a_server_error(
     fake: FakeSlack,
     app: AppProcess,
+    db: Engine,
     games: Games,
     words: str,
     where: str,
@@ -218,8 +292,8 @@ def test_malformed_slash_commands_are_answered_without_a_server_error(
             form.pop(key, None)
         else:
             form[key] = value
-    answer = fake.send(resigned(kept[0], urlencode(form)), app.events_url)
-    assert answer.status_code < 500, answer.status_code
+    nobody = not all(slack_id(form.get(key)) for key in ("user_id", "channel_id", "team_id"))
+    answered_and_unchanged(fake, app, db, resigned(kept[0], urlencode(form)), unchanged=nobody)
 
 
 @settings(deadline=None, max_examples=40)
@@ -255,8 +329,113 @@ def test_signed_bodies_that_are_not_slack_payloads_are_refused_without_a_server_
         "X-Slack-Request-Timestamp": stamp,
         "X-Slack-Signature": signature,
     }
-    answer = requests.post(app.events_url, data=body, headers=headers, timeout=10)
+    answer = requests.post(app.events_url, data=body, headers=headers, timeout=SLACK_SECONDS)
     assert answer.status_code < 500, answer.status_code
+
+
+def _not_a_number(raw: object) -> bool:
+    try:
+        int(str(raw).strip())
+    except ValueError:
+        return True
+    return False
+
+
+@EACH_KIND
+@given(data=st.data())
+def test_malformed_settings_submissions_change_nothing(
+    fake: FakeSlack, app: AppProcess, db: Engine, games: Games, data: st.DataObject
+) -> None:
+    """Each submission breaks at least one thing Slack always sends right."""
+    form, payload = payload_of(games.submission)
+    view = payload["view"]
+    values = view["state"]["values"]
+    breaks = data.draw(
+        st.sets(st.sampled_from(["user", "metadata", "state", "entry", "options"]), min_size=1),
+        "breaks",
+    )
+    if "user" in breaks:
+        payload["user"] = data.draw(
+            st.one_of(
+                st.none(),
+                junk,
+                st.fixed_dictionaries({"id": not_an_id}),
+                st.just({"name": "anna"}),
+            ),
+            "user",
+        )
+    if "metadata" in breaks:
+        view["private_metadata"] = data.draw(st.one_of(not_an_id, huge), "private_metadata")
+    if "state" in breaks:
+        # Each leaves a length unreadable, or is not of the shape Slack sends.
+        not_a_block = junk.filter(lambda value: value != {})
+        broken = st.one_of(junk, st.dictionaries(st.text(max_size=12), not_a_block, max_size=3))
+        if data.draw(st.booleans(), "state or its values"):
+            view["state"] = data.draw(st.one_of(junk, st.fixed_dictionaries({"values": broken})))
+        else:
+            blocks = st.dictionaries(st.sampled_from(list(values)), not_a_block, min_size=1)
+            values.update(data.draw(blocks, "blocks"))
+    entries = [
+        entered
+        for block in values.values()
+        if isinstance(block, dict)
+        for entered in block.values()
+        if isinstance(entered, dict)
+    ]
+    for entered in entries:
+        if "entry" in breaks and "value" in entered:
+            entered["value"] = data.draw(st.one_of(junk.filter(_not_a_number), huge), "value")
+        if "options" in breaks and "selected_options" in entered:
+            entered["selected_options"] = data.draw(
+                st.one_of(
+                    junk.filter(lambda value: value != []), st.lists(junk, min_size=1, max_size=3)
+                ),
+                "options",
+            )
+    body = urlencode({**form, "payload": json.dumps(payload)})
+    answer = answered_and_unchanged(fake, app, db, resigned(games.submission, body), unchanged=True)
+    if answer.status_code == 200:  # the modal stays open and says what is wrong
+        assert answer.json()["response_action"] == "errors"
+
+
+DESTRUCTIVE = ("app_uninstalled", "tokens_revoked")
+"""Events that end a workspace's games: here always sent for another workspace."""
+
+
+@EACH_KIND
+@given(data=st.data())
+def test_malformed_events_change_nothing(
+    fake: FakeSlack, app: AppProcess, db: Engine, games: Games, data: st.DataObject
+) -> None:
+    kind = data.draw(st.sampled_from(sorted(games.events)), "kind")
+    envelope = json.loads(games.events[kind].body)
+    event = envelope["event"]
+    fields = {
+        "type": st.one_of(st.sampled_from([*games.events, "team_join", ""]), junk),
+        "user": st.one_of(st.sampled_from(games.users), not_an_id, junk),
+        "tab": st.one_of(st.sampled_from(["home", "messages"]), junk),
+        "channel": junk,
+        "view": junk,
+        "tokens": st.one_of(
+            junk,
+            st.fixed_dictionaries(
+                {"oauth": st.one_of(junk, st.lists(junk)), "bot": st.one_of(junk, st.lists(junk))}
+            ),
+        ),
+    }
+    for name, strategy in fields.items():
+        if data.draw(st.integers(0, 3), f"change {name}?") == 0:
+            event[name] = data.draw(strategy, name)
+    if data.draw(st.integers(0, 5), "change the envelope?") == 0:
+        envelope[data.draw(st.sampled_from(["enterprise_id", "api_app_id", "event_id"]))] = (
+            data.draw(st.one_of(junk, not_an_id), "envelope field")
+        )
+    if event.get("type") in DESTRUCTIVE or kind in DESTRUCTIVE:
+        elsewhere = data.draw(st.one_of(st.just("T0ELSE"), st.just(""), not_an_id), "team")
+        envelope["team_id"] = elsewhere
+        envelope["authorizations"] = [{**envelope["authorizations"][0], "team_id": elsewhere}]
+    body = json.dumps(envelope)
+    answered_and_unchanged(fake, app, db, resigned(games.events[kind], body), unchanged=True)
 
 
 # -- after the fuzzing ------------------------------------------------------------------------

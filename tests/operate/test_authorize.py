@@ -1,0 +1,78 @@
+"""Many workspaces: a request is authorized from the installation store, never by asking Slack,
+so a slow or failing ``auth.test`` neither delays an acknowledgement nor makes Varulv claim it is
+not installed; a workspace that did uninstall it is still told so."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from slackapp.fakeslack.webapi import ApiAnswer, ApiRequest
+from tests.operate.conftest import PEOPLE, Deployment, install, oauth_deployment
+from tests.reliability.support import signed_command
+
+TEAM = "T0AUTHZ"
+ALVA, BENGT, _, _ = PEOPLE
+
+
+@pytest.fixture(scope="module")
+def installed(postgres: str) -> Iterator[Deployment]:
+    with oauth_deployment(postgres, "authorize", TEAM) as deployment:
+        assert install(deployment).status_code == 200
+        yield deployment
+
+
+@pytest.fixture
+def auth_test_broken(installed: Deployment) -> Iterator[list[float]]:
+    """``auth.test`` answers after 3.5 s with an HTTP 500; the times it was called."""
+    fake = installed.fake
+    original = fake.api.handle
+    called: list[float] = []
+
+    def handle(request: ApiRequest) -> ApiAnswer:
+        if request.method != "auth.test":
+            return original(request)
+        called.append(time.monotonic())
+        time.sleep(3.5)
+        return ApiAnswer({"ok": False, "error": "internal_error"}, status=500)
+
+    fake.api.handle = handle  # type: ignore[method-assign]
+    try:
+        yield called
+    finally:
+        fake.api.handle = original  # type: ignore[method-assign]
+
+
+def test_a_command_is_acknowledged_and_answered_while_auth_test_fails(
+    installed: Deployment, auth_test_broken: list[float]
+) -> None:
+    table = installed.table()
+    help_command = signed_command(installed.fake, ALVA, table.channel, "help")
+    answer = requests.post(  # within Slack's three seconds, or it counts as failed
+        installed.app.events_url,
+        data=help_command.body.encode(),
+        headers=help_command.headers,
+        timeout=3,
+    )
+    assert answer.status_code == 200
+    assert "Varulv" in answer.json()["text"]
+    table.command(BENGT)  # a step that acts with the workspace's token, after the ack
+    table.lobby()
+    assert auth_test_broken == [], "no request waited for auth.test"
+    assert not [
+        fake_message
+        for fake_message in installed.fake.ephemerals(BENGT)
+        if "isn't installed" in fake_message.rendered_text
+    ]
+
+
+def test_a_workspace_that_uninstalled_varulv_is_told_so(
+    installed: Deployment, auth_test_broken: list[float]
+) -> None:
+    assert installed.fake.app_uninstalled().status_code == 200
+    table = installed.table()
+    table.command(ALVA)
+    table.ephemeral(ALVA, "isn't installed in this workspace")

@@ -1,0 +1,192 @@
+"""Signed requests whose payloads Slack would never send: each is refused (400) or answered with
+a clear private message, and none changes anything or reaches the database as it came."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import pytest
+from sqlalchemy import Engine, text
+
+from slackapp.blocks import ids
+from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
+from tests.e2e.conftest import SIGNING_SECRET, AppProcess
+from tests.e2e.driver import Table
+from tests.reliability.support import new_people, running_app, settled, signed, signed_command
+
+
+@pytest.fixture(scope="module")
+def app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
+    with running_app(fake, database_url) as process:
+        yield process
+
+
+def resigned(request: SignedRequest, body: str) -> SignedRequest:
+    return SignedRequest(body, {**request.headers, **signed_headers(SIGNING_SECRET, body)})
+
+
+def with_form(request: SignedRequest, **change: str) -> SignedRequest:
+    form = dict(parse_qsl(request.body, keep_blank_values=True))
+    return resigned(request, urlencode({**form, **change}))
+
+
+def with_payload(request: SignedRequest, change: Any) -> SignedRequest:
+    """The interaction with its payload changed by ``change(payload)``, signed again."""
+    form = dict(parse_qsl(request.body))
+    payload = json.loads(form["payload"])
+    change(payload)
+    return resigned(request, urlencode({**form, "payload": json.dumps(payload)}))
+
+
+def with_event(request: SignedRequest, **change: Any) -> SignedRequest:
+    envelope = json.loads(request.body)
+    envelope["event"].update(change)
+    return resigned(request, json.dumps(envelope))
+
+
+def channel_settings(db: Engine) -> list[Any]:
+    with db.connect() as connection:
+        return list(connection.execute(text("SELECT * FROM channel_settings ORDER BY 1, 2")))
+
+
+def test_a_nul_in_a_name_or_a_command_is_cleaned_before_it_is_stored(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    anna, bo = new_people(fake, 2)
+    table = Table(fake, app, db)
+    opening = with_form(signed_command(fake, anna, table.channel), user_name="an\x00na\x1b")
+    assert fake.send(opening, app.events_url).status_code == 200
+    table.lobby()
+    assert [seat["display_name"] for seat in table.seats()] == ["anna"]
+    help_command = with_form(signed_command(fake, bo, table.channel), text="he\x00lp")
+    answer = fake.send(help_command, app.events_url)
+    assert answer.status_code == 200 and "Varulv" in answer.json()["text"]
+
+    lobby = table.lobby()
+    join = signed(fake, lambda: fake.click(bo, lobby, lobby.button("Join").action_id))
+
+    def nul_name(payload: dict[str, Any]) -> None:
+        payload["user"]["name"] = payload["user"]["username"] = "\x00"
+
+    assert fake.send(with_payload(join, nul_name), app.events_url).status_code == 200
+    table.wait(lambda: len(table.seats()) == 2 or None, "bo to join")
+    assert table.seats()[1]["display_name"] == bo, "a name of nothing is the person's id"
+    assert not [m for m in fake.ephemerals(bo) if "database" in m.rendered_text]
+
+
+def trailing_line_break(payload: dict[str, Any]) -> None:
+    payload["actions"][0]["action_id"] = ids.JOIN + "\n"  # `$` in a pattern matched it
+
+
+def nul_target(payload: dict[str, Any]) -> None:
+    payload["actions"][0]["value"] += ":\x00"  # not even a lookup the database can make
+
+
+@pytest.mark.parametrize("change", [trailing_line_break, nul_target], ids=["line break", "nul"])
+def test_a_click_whose_action_id_or_value_is_off_by_a_control_character_is_stale(
+    fake: FakeSlack, app: AppProcess, db: Engine, change: Any
+) -> None:
+    anna, bo = new_people(fake, 2)
+    table = Table(fake, app, db)
+    table.command(anna)
+    lobby = table.lobby()
+    join = signed(fake, lambda: fake.click(bo, lobby, lobby.button("Join").action_id))
+    assert fake.send(with_payload(join, change), app.events_url).status_code == 200
+    table.ephemeral(bo, "doesn't belong to any game")
+    assert [seat["user_id"] for seat in table.seats()] == [anna]
+
+
+def settings_submission(fake: FakeSlack, table: Table, user: str) -> SignedRequest:
+    table.command(user, "settings")
+    table.wait(lambda: next(iter(fake.modals(user)), None), "the settings modal")
+    entered = {"night_seconds": "45", "day_seconds": "90", "vote_seconds": "60"}
+    return signed(fake, lambda: fake.view_submission(user, entered))
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        lambda payload: payload.update(user=None),
+        lambda payload: payload.update(user={"name": "anna"}),
+        lambda payload: payload["view"].update(state={"values": [1, 2]}),
+        lambda payload: payload["view"]["state"].update(values={"night_seconds": 5}),
+        lambda payload: next(iter(payload["view"]["state"]["values"].values())).update(
+            night_seconds={"selected_options": [None, 3]}
+        ),
+    ],
+    ids=["user null", "user without id", "values a list", "a block not an object", "odd options"],
+)
+def test_a_settings_submission_of_the_wrong_shape_is_refused(
+    fake: FakeSlack, app: AppProcess, db: Engine, how: Any
+) -> None:
+    (anna,) = new_people(fake, 1)
+    table = Table(fake, app, db)
+    before = channel_settings(db)
+    answer = fake.send(with_payload(settings_submission(fake, table, anna), how), app.events_url)
+    assert answer.status_code == 400
+    assert channel_settings(db) == before
+
+
+@pytest.mark.parametrize("metadata", ["", "C0\x00", "x" * 5000, "not a channel", "C0FIKA\n"])
+def test_a_settings_submission_for_no_channel_says_so_in_the_form(
+    fake: FakeSlack, app: AppProcess, db: Engine, metadata: str
+) -> None:
+    (anna,) = new_people(fake, 1)
+    table = Table(fake, app, db)
+    before = channel_settings(db)
+
+    def change(payload: dict[str, Any]) -> None:
+        payload["view"]["private_metadata"] = metadata
+
+    answer = fake.send(with_payload(settings_submission(fake, table, anna), change), app.events_url)
+    assert answer.status_code == 200
+    assert answer.json()["response_action"] == "errors"
+    assert "which channel" in json.dumps(answer.json()["errors"])
+    settled(fake, quiet=0.5)
+    assert channel_settings(db) == before
+
+
+def test_settings_without_a_trigger_id_get_a_clear_reply(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    (anna,) = new_people(fake, 1)
+    table = Table(fake, app, db)
+    command = signed_command(fake, anna, table.channel, "settings")
+    form = dict(parse_qsl(command.body, keep_blank_values=True))
+    del form["trigger_id"]
+    assert fake.send(resigned(command, urlencode(form)), app.events_url).status_code == 200
+    table.ephemeral(anna, "Try `/varulv settings` again")
+    assert fake.modals(anna) == []
+
+
+@pytest.mark.parametrize("tokens", [[], "bot", 5, {"bot": "U1"}, {"oauth": [1]}])
+def test_a_tokens_revoked_event_of_the_wrong_shape_is_refused(
+    fake: FakeSlack, app: AppProcess, db: Engine, tokens: Any
+) -> None:
+    (anna,) = new_people(fake, 1)
+    table = Table(fake, app, db)
+    table.command(anna)
+    table.lobby()
+    revoked = signed(
+        fake, lambda: fake.event({"type": "tokens_revoked", "tokens": {}, "event_ts": "1.0"})
+    )
+    answer = fake.send(with_event(revoked, tokens=tokens), app.events_url)
+    assert answer.status_code == 400
+    assert table.game()["phase"] == "lobby"
+
+
+@pytest.mark.parametrize(
+    "change", [{"user": 5}, {"user": "U1\x00"}, {"tab": []}, {"view": "home"}, {"channel": 7}]
+)
+def test_an_app_home_opened_event_of_the_wrong_shape_is_refused_or_ignored(
+    fake: FakeSlack, app: AppProcess, change: dict[str, Any]
+) -> None:
+    (anna,) = new_people(fake, 1)
+    opened = signed(fake, lambda: fake.app_home_opened(anna))
+    answer = fake.send(with_event(opened, **change), app.events_url)
+    assert answer.status_code in (200, 400)
+    settled(fake, quiet=0.5)
+    assert fake.home_view(anna) is None
