@@ -12,27 +12,33 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
-from slackapp.db import games
+from slackapp.db import games, people
 from slackapp.db.channels import choice_in
 from slackapp.db.engine import transaction
 from slackapp.db.models import Game, Seat
 from slackapp.delivery.outbox import enqueue
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
+from slackapp.shapes import profile_name
 
 log = logging.getLogger(__name__)
 
 GONE = "That game no longer exists."
 START_TRIES = 3
+NAME_REFRESH = timedelta(days=1)
+"""A person's cached name is asked of Slack again once it is this old."""
+NAME_LOOKUP_SECONDS = 3
+"""users.info gets this long, once, with no wait for a rate limit: a name never holds up a
+join."""
 
 
 def utc_now() -> datetime:
@@ -166,6 +172,31 @@ class Steps:
             return False
         self._after(done)
         return bool(done.shown)
+
+    def name_of(self, client: WebClient, team_id: str, user_id: str, handle: str) -> str:
+        """The name a person sits down under: their profile's display name, else real name,
+        else ``handle`` (the payload's legacy username); cached, and asked of Slack
+        (users.info) only once the cached one is older than NAME_REFRESH.
+
+        Called before the step, with no game locked. Slack failing (a rate limit, an old
+        install without users:read, a timeout) never fails the command: the cached name, or
+        the handle, stands in.
+        """
+        now = self.now()
+        cached = people.known(self.sessions, team_id, user_id)
+        if cached is not None and now - cached.fetched_at < NAME_REFRESH:
+            return cached.name
+        lookup = WebClient(
+            token=client.token, base_url=client.base_url, timeout=NAME_LOOKUP_SECONDS
+        )
+        try:
+            user = lookup.users_info(user=user_id).get("user")
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.warning("users.info failed, the name stays as known: %s", error)
+            return handle if cached is None else cached.name
+        name = profile_name(user, handle)
+        people.remember(self.sessions, team_id, user_id, name, now)
+        return name
 
     def open_table(
         self,

@@ -123,9 +123,14 @@ def register(app: App, steps: Steps) -> None:
             action=str(clicked.get("action_id") or "").split(":")[0],
             action_ts=_timestamp(clicked.get("action_ts")),
         )
+        team_id = str(context.team_id or "")
+
+        def named() -> str:  # who sits down is named as Slack shows them, looked up unlocked
+            return steps.name_of(client, team_id, user_id, user_name)
+
         if click.action == ids.PLAY_AGAIN:  # opens a new game rather than changing this one
             with log_context(game_id=value.game_id, user_id=user_id):
-                run_step(respond, lambda: steps.play_again(value.game_id, user_id, user_name))
+                run_step(respond, lambda: steps.play_again(value.game_id, user_id, named()))
             return
         if click.action == ids.CANCEL:  # asked first, privately, only if they may cancel
             run_step(respond, lambda: _ask_to_cancel(steps, value.game_id, user_id))
@@ -134,10 +139,11 @@ def register(app: App, steps: Steps) -> None:
         if event is None:
             send(respond, Reply(STALE))
             return
-        team_id = str(context.team_id or "")
         with log_context(team_id=team_id, game_id=value.game_id, user_id=user_id):
             if isinstance(event, m.Start):  # the cards' DMs are opened first, as the clicker's app
                 run_step(respond, lambda: steps.start(value.game_id, user_id, client))
+            elif isinstance(event, m.Join):
+                run_step(respond, lambda: steps.act(value.game_id, m.Join(user_id, named())))
             elif isinstance(event, m.Cancel):  # the answer takes the question's place
                 run_step(respond, lambda: _cancelled(steps, value.game_id, event))
             else:

@@ -61,8 +61,13 @@ def register(app: App, steps: Steps) -> None:
             if word in WORDS:
                 log.info("command", extra={"word": word or "start"})
             if word in ("", "start"):
-                name = display_name(command.get("user_name"), user)
-                run_step(respond, lambda: steps.open_table(team, channel, user, name, retry=retry))
+                handle = display_name(command.get("user_name"), user)
+                run_step(
+                    respond,
+                    lambda: steps.open_table(
+                        team, channel, user, steps.name_of(client, team, user, handle), retry
+                    ),
+                )
             elif word == "help":
                 run_step(respond, lambda: _help(steps, team, channel))
             elif word == "settings":
