@@ -195,18 +195,20 @@ class Table:
         if bots:
             self.click(host, lobby, "Fill with bots")
             self.wait(lambda: len(self.seats()) >= 5 or None, "bots seated")
+        self.lobby_shows(lobby, f"Seated ({len(self.seats())})")  # committed first, shown after
         return lobby
+
+    def lobby_shows(self, lobby: Message, saying: str) -> None:
+        self.wait(
+            lambda: saying in self.fake.message(lobby.channel, lobby.ts).rendered_text or None,
+            f"the lobby to say {saying!r}",
+        )
 
     def cancel(self, user: str, lobby: Message) -> None:
         """*Cancel*, then *Yes, cancel* in the private question it brings."""
         self.click(user, lobby, "Cancel")
         self.click(user, self.ephemeral(user, "Cancel this table?"), "Yes, cancel")
-        self.wait(
-            lambda: (
-                "cancelled this table" in self.fake.message(lobby.channel, lobby.ts).text or None
-            ),
-            "the lobby closed",
-        )
+        self.lobby_shows(lobby, "cancelled this table")
 
     def start(self, host: str) -> None:
         self.click(host, self.lobby(), "Start")
