@@ -26,12 +26,6 @@ def installed(postgres: str) -> Iterator[Deployment]:
         yield deployment
 
 
-def installed_bots(deployment: Deployment) -> int:
-    with deployment.db.connect() as connection:
-        query = text("SELECT count(*) FROM slack_bots WHERE team_id = :team")
-        return int(connection.execute(query, {"team": TEAM}).scalar_one())
-
-
 @pytest.fixture
 def auth_test_broken(installed: Deployment) -> Iterator[list[float]]:
     """``auth.test`` answers after 3.5 s with an HTTP 500; the times it was called."""
@@ -79,9 +73,14 @@ def test_a_command_is_acknowledged_and_answered_while_auth_test_fails(
 def test_a_workspace_that_uninstalled_varulv_is_told_so(
     installed: Deployment, auth_test_broken: list[float]
 ) -> None:
+    assert installed.fake.app_uninstalled().status_code == 200  # acknowledged, then handled
     table = installed.table()
-    assert installed.fake.app_uninstalled().status_code == 200
-    # Acknowledged first, handled after: the command comes once the installation is gone.
-    table.wait(lambda: not installed_bots(installed) or None, "the installation deleted")
+
+    def forgotten() -> bool:
+        with installed.db.connect() as connection:
+            left = connection.execute(text("SELECT count(*) FROM slack_bots")).scalar_one()
+        return left == 0
+
+    table.wait(lambda: forgotten() or None, "the installation forgotten")
     table.command(ALVA)
     table.ephemeral(ALVA, "isn't installed in this workspace")
