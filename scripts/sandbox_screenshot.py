@@ -50,7 +50,7 @@ def main() -> int:
         play_to_the_reveal(chat)
         chat.play_as(PLAYERS[0])
         chat.open_channel()
-        reveal = chat.message("Dawn breaks — the reveal")
+        reveal = chat.message("The reveal: what really happened")
         reveal.evaluate("message => message.scrollIntoView({block: 'start'})")
         page.mouse.move(0, VIEWPORT["height"] - 1)  # no hover highlight in the picture
         args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from slackapp.db.models import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
 
 SLACK_DEFAULT_API_URL = "https://slack.com/api/"
-BOT_SCOPES = ("chat:write", "commands", "im:write")
+BOT_SCOPES = ("chat:write", "commands", "im:write", "users:read")
 """Every bot scope Varulv asks for; manifest.yml lists exactly these (a test checks)."""
 INSTALL_PATH = "/slack/install"
 OAUTH_REDIRECT_PATH = "/slack/oauth_redirect"

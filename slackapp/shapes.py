@@ -135,3 +135,14 @@ def display_name(raw: object, fallback: str) -> str:
     """A person's name as the payload gives it, as plain text cut to what a seat keeps."""
     name = plain_text(raw) if isinstance(raw, str) else ""
     return (name or fallback)[:NAME_LENGTH]
+
+
+def profile_name(user: object, fallback: str) -> str:
+    """The name Slack shows for a users.info ``user``: the profile's display name, else its
+    real name, else ``fallback``."""
+    profile = user.get("profile") if isinstance(user, dict) else None
+    if not isinstance(profile, dict):
+        return fallback
+    return display_name(
+        profile.get("display_name"), display_name(profile.get("real_name"), fallback)
+    )

@@ -12,27 +12,33 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
+from slack_sdk.errors import SlackApiError, SlackClientError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
-from slackapp.db import games
+from slackapp.db import games, people
 from slackapp.db.channels import choice_in
 from slackapp.db.engine import transaction
 from slackapp.db.models import Game, Seat
 from slackapp.delivery.outbox import enqueue
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
+from slackapp.shapes import profile_name
 
 log = logging.getLogger(__name__)
 
 GONE = "That game no longer exists."
 START_TRIES = 3
+NAME_REFRESH = timedelta(days=1)
+"""A person's cached name is asked of Slack again once it is this old."""
+NAME_LOOKUP_SECONDS = 3
+"""users.info gets this long, once, with no wait for a rate limit: a name never holds up a
+join."""
 
 
 def utc_now() -> datetime:
@@ -55,6 +61,32 @@ class Committed:
     """The game's deadline, when this step set a new one."""
     shown: int
     """How many effects went into the outbox."""
+
+
+def _new_game(
+    session: Session,
+    team_id: str,
+    channel_id: str,
+    host: str,
+    lengths: m.Lengths,
+    bots_allowed: bool,
+) -> Game:
+    """A new game row in its lobby, flushed for its id: the one-open-game-per-channel index
+    refuses a second one here (IntegrityError)."""
+    game = Game(
+        team_id=team_id,
+        channel_id=channel_id,
+        host_user_id=host,
+        phase=m.Phase.LOBBY.value,
+        seed=secrets.randbits(62),
+        night_seconds=lengths.night_seconds,
+        day_seconds=lengths.day_seconds,
+        vote_seconds=lengths.vote_seconds,
+        bots_allowed=bots_allowed,
+    )
+    session.add(game)
+    session.flush()
+    return game
 
 
 def commit_step(
@@ -141,6 +173,31 @@ class Steps:
         self._after(done)
         return bool(done.shown)
 
+    def name_of(self, client: WebClient, team_id: str, user_id: str, handle: str) -> str:
+        """The name a person sits down under: their profile's display name, else real name,
+        else ``handle`` (the payload's legacy username); cached, and asked of Slack
+        (users.info) only once the cached one is older than NAME_REFRESH.
+
+        Called before the step, with no game locked. Slack failing (a rate limit, an old
+        install without users:read, a timeout) never fails the command: the cached name, or
+        the handle, stands in.
+        """
+        now = self.now()
+        cached = people.known(self.sessions, team_id, user_id)
+        if cached is not None and now - cached.fetched_at < NAME_REFRESH:
+            return cached.name
+        lookup = WebClient(
+            token=client.token, base_url=client.base_url, timeout=NAME_LOOKUP_SECONDS
+        )
+        try:
+            user = lookup.users_info(user=user_id).get("user")
+        except (SlackApiError, SlackClientError, OSError) as error:
+            log.warning("users.info failed, the name stays as known: %s", error)
+            return handle if cached is None else cached.name
+        name = profile_name(user, handle)
+        people.remember(self.sessions, team_id, user_id, name, now)
+        return name
+
     def open_table(
         self,
         team_id: str,
@@ -159,21 +216,14 @@ class Steps:
                 running = games.open_in(session, team_id, channel_id)
                 if running is not None:
                     own = running.phase == m.Phase.LOBBY and running.host_user_id == user_id
-                    return None if retry and own else m.already_running(games.state_of(running))
+                    if retry and own:
+                        return None
+                    return m.already_running(games.state_of(running), user_id)
                 chosen = choice_in(session, team_id, channel_id, self.lengths)
-                game = Game(
-                    team_id=team_id,
-                    channel_id=channel_id,
-                    host_user_id=user_id,
-                    phase=m.Phase.LOBBY.value,
-                    seed=secrets.randbits(62),
-                    night_seconds=chosen.night_seconds,
-                    day_seconds=chosen.day_seconds,
-                    vote_seconds=chosen.vote_seconds,
-                    bots_allowed=chosen.bots_allowed,
+                lengths = m.Lengths(chosen.night_seconds, chosen.day_seconds, chosen.vote_seconds)
+                game = _new_game(
+                    session, team_id, channel_id, user_id, lengths, chosen.bots_allowed
                 )
-                session.add(game)
-                session.flush()  # its id; the one-open-game index refuses a second one here
                 opened = m.open_table(
                     game.id,
                     channel_id,
@@ -189,6 +239,40 @@ class Steps:
         except IntegrityError:  # another /varulv in the channel won
             return None if retry else "A game is already open in this channel."
         self.deliverer.kick(game_id)
+        return None
+
+    def play_again(self, game_id: int, user_id: str, user_name: str) -> str | None:
+        """*Play again* on a reveal: the next table in its channel, its people seated again.
+
+        The revealed game's row is locked first, so of several clicks at once one opens the
+        table and the others find it open (the one-open-game index stands behind that).
+        """
+        try:
+            with transaction(self.sessions) as session:
+                previous = games.lock(session, game_id)
+                last = None if previous is None else games.state_of(previous)
+                refusal = m.play_again_refusal(last)
+                if refusal is not None or previous is None or last is None:
+                    return refusal
+                running = games.open_in(session, previous.team_id, previous.channel_id)
+                if running is not None:
+                    return m.already_running(games.state_of(running), user_id)
+                game = _new_game(
+                    session,
+                    previous.team_id,
+                    previous.channel_id,
+                    user_id,
+                    last.lengths,
+                    last.bots_allowed,
+                )
+                opened = m.play_again(last, game.id, game.seed, user_id, user_name)
+                game.host_user_id = opened.state.host
+                games.store(session, game, opened.state)
+                enqueue(session, game, opened.effects)
+                new_id = game.id
+        except IntegrityError:  # a /varulv in the channel won
+            return "A game is already open in this channel."
+        self.deliverer.kick(new_id)
         return None
 
     def start(self, game_id: int, user_id: str, client: WebClient) -> str | None:
@@ -221,6 +305,12 @@ class Steps:
             if done is None or done.answer != m.SOMEONE_SAT_DOWN:
                 return self._after(done)
         return m.SOMEONE_SAT_DOWN
+
+    def cancel_refusal(self, game_id: int, user_id: str) -> str | None:
+        """Why the person may not cancel the table, read before they are asked to confirm
+        (the cancel itself checks again under the lock)."""
+        state = self._read(game_id)
+        return GONE if state is None else m.cancel_refusal(state, user_id)
 
     def _read(self, game_id: int) -> m.GameState | None:
         """The game's state as committed, read without a lock (to prepare a step)."""

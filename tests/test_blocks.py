@@ -17,7 +17,7 @@ from slackapp.blocks.day import day_board, day_over
 from slackapp.blocks.help import help_screen, leaderboard
 from slackapp.blocks.home import home_view
 from slackapp.blocks.labels import SeatLabel
-from slackapp.blocks.lobby import lobby, lobby_closed
+from slackapp.blocks.lobby import cancel_question, lobby, lobby_closed
 from slackapp.blocks.night import dawn_dm_text, knowledge_text, night_board, night_dm, night_over
 from slackapp.blocks.reveal import dm_game_over, reveal
 from slackapp.blocks.screen import Screen, sections, slack_time
@@ -41,7 +41,8 @@ from slackapp.game import (
     learned_on_choosing,
     play,
 )
-from slackapp.game.night import CenterCard
+from slackapp.game.cards import describe_deck
+from slackapp.game.night import CenterCard, describe_wake_order
 
 GAME = 42
 CHANNEL = "C0TABLE"
@@ -117,6 +118,11 @@ def assert_unique_action_ids(screen: Screen) -> None:
 
 def section_texts(screen: Screen) -> list[str]:
     return [block["text"]["text"] for block in serialised(screen) if block["type"] == "section"]
+
+
+def without_deck(text: str, size: int) -> str:
+    """The text with the table's deck and the night's order taken out: public by design."""
+    return text.replace(describe_deck(size), "").replace(describe_wake_order(size), "")
 
 
 def leaked_cards(text: str) -> list[str]:
@@ -241,12 +247,12 @@ def test_public_screens_name_no_card(size: int) -> None:
         lobby(GAME, seats[0].key, seats, bots_allowed=True),
         night_board(seats, 0, size, DEADLINE),
         night_over(seats),
-        day_board(GAME, DEADLINE, 0, 2, 3),
+        day_board(GAME, DEADLINE, 0, 2, 3, seat_count=size),
         ballot_board(GAME, seats, 1, size, DEADLINE),
         ballot_closed(size, size),
     ]
     for screen in public:
-        assert leaked_cards(everything(screen)) == []
+        assert leaked_cards(without_deck(everything(screen), size)) == []
     # The check itself can fail: the same seat's private message does name its card.
     holder = seats[0]
     card = dealt.dealt[holder.key]
@@ -277,14 +283,14 @@ def test_a_button_that_names_a_seat_says_what_it_does_to_a_screen_reader() -> No
         b["accessibility_label"]
         for s in screens
         for b in buttons(s)
-        if b["text"]["text"] == "Bot 1"
+        if b["text"]["text"] == "Bot 1 (bot)"
     }
     assert named == {
-        "Vote for Bot 1",
-        "Look at Bot 1's card",
-        "Rob Bot 1",
-        "Swap Bot 1's card first",
-        "Swap Bot 2's card with Bot 1's",
+        "Vote for Bot 1 (bot)",
+        "Look at Bot 1 (bot)'s card",
+        "Rob Bot 1 (bot)",
+        "Swap Bot 1 (bot)'s card first",
+        "Swap Bot 2 (bot)'s card with Bot 1 (bot)'s",
     }
     assert labels["Nobody"] == "Vote for nobody"
     assert labels["Left centre card"] == "Look at the left centre card"
@@ -303,13 +309,19 @@ def test_a_button_that_names_a_seat_says_what_it_does_to_a_screen_reader() -> No
 
 def test_lobby_lists_seats_in_order_and_marks_bots() -> None:
     seats = table(4, people=2)
-    screen = lobby(GAME, "U0HOST", seats, bots_allowed=True)
+    screen = lobby(GAME, "U0P1", seats, bots_allowed=True)
     text = "\n".join(section_texts(screen))
-    assert "<@U0HOST> is setting a table for one night of werewolf. 3 to 10 seats" in text
+    assert "<@U0P1> is setting a table for one night of werewolf. 3 to 10 seats" in text
     assert "1. <@U0P1>\n2. <@U0P2>\n3. *Bot 1* (bot)\n4. *Bot 2* (bot)" in text
 
 
-def test_lobby_buttons_and_cancel_confirmation() -> None:
+def test_a_lobby_the_host_has_left_names_no_host() -> None:
+    text = "\n".join(section_texts(lobby(GAME, "U0HOST", table(3, people=2), True)))
+    assert "A table is being set for one night of werewolf." in text
+    assert "U0HOST" not in text
+
+
+def test_lobby_buttons_and_a_cancel_that_asks_nobody_before_it_may_refuse() -> None:
     screen = lobby(GAME, "U0HOST", table(2, people=2), bots_allowed=True)
     assert targets(screen) == [
         (ids.JOIN, None),
@@ -321,7 +333,10 @@ def test_lobby_buttons_and_cancel_confirmation() -> None:
     by_id = {element["action_id"]: element for element in buttons(screen)}
     assert by_id[ids.JOIN]["style"] == "primary"
     assert by_id[ids.CANCEL]["style"] == "danger"
-    assert "confirm" in by_id[ids.CANCEL]
+    assert "confirm" not in by_id[ids.CANCEL], "Slack would ask people who may not cancel"
+    question = cancel_question(GAME)
+    assert targets(question) == [(ids.CANCEL_YES, None)]
+    assert "Cancel this table?" in question.text
 
 
 @pytest.mark.parametrize(
@@ -371,6 +386,41 @@ def test_night_board_names_the_table_and_the_count() -> None:
     assert buttons(night_board(seats, 2, 3, DEADLINE)) == []
 
 
+@pytest.mark.parametrize("size", TABLE_SIZES)
+def test_the_deck_and_the_night_order_are_on_the_boards_and_in_each_dm(size: int) -> None:
+    seats = table(size)
+    card = deal(tuple(seat.key for seat in seats), seed=size).dealt[seats[0].key]
+    shown = [
+        night_board(seats, 0, size, DEADLINE),
+        day_board(GAME, DEADLINE, 0, 2, 3, seat_count=size),
+        night_dm(GAME, CHANNEL, card, seats[0], seats[1:], None, None, None, None),
+        night_dm(GAME, CHANNEL, card, seats[0], seats, None, None, None, "Got it."),
+    ]
+    for screen in shown:
+        text = everything(screen)
+        assert describe_deck(size) in text and describe_wake_order(size) in text
+        for other in set(TABLE_SIZES) - {size}:
+            assert describe_deck(other) not in text
+    assert "In play" not in everything(day_board(GAME, DEADLINE, 0, 2, 3))  # size unknown
+
+
+def test_the_deck_line_counts_copies_and_the_night_order_follows_the_deck() -> None:
+    assert describe_deck(3) == (
+        "In play: Werewolf \N{MULTIPLICATION SIGN}2, Seer, Robber, Troublemaker. "
+        "5 cards for 3 seats: two lie face down in the centre."
+    )
+    assert (
+        "Villager \N{MULTIPLICATION SIGN}5, Insomniac, Minion. 12 cards for 10 seats"
+        in describe_deck(10)
+    )
+    assert describe_wake_order(3) == "The night wakes: Werewolves → Seer → Robber → Troublemaker."
+    assert describe_wake_order(6) == (
+        "The night wakes: Werewolves → Minion → Seer → Robber → Troublemaker → Insomniac. "
+        "The Villager sleeps."
+    )
+    assert describe_wake_order(7).endswith("Villagers sleep.")
+
+
 def test_night_over_wakes_the_table_without_buttons() -> None:
     seats = table(3, people=2)
     screen = night_over(seats)
@@ -408,7 +458,7 @@ def test_night_dm_offers_exactly_the_cards_choices(card: Card, lone: bool, size:
     assert targets(screen) == expected_night_buttons(card, lone, others)
     labels = [element["text"]["text"] for element in buttons(screen)]
     if card in (Card.SEER, Card.ROBBER, Card.TROUBLEMAKER):
-        assert labels[: len(others)] == [seat.name for seat in others]
+        assert labels[: len(others)] == [seat.button_text for seat in others]
     text = everything(screen)
     assert f"Your card: *{card}*" in text and card.line in text
     assert f"Table in <#{CHANNEL}>" in text
@@ -480,7 +530,7 @@ LABELS = by_key(table(5, people=3))
             SawWerewolves((), CenterCard(1, Card.VILLAGER)),
             Card.WEREWOLF,
             Peek(1),
-            "You are the only werewolf. The right centre card is *Villager*.",
+            "The right centre card is *Villager*.",
         ),
         (SawWerewolves(()), Card.WEREWOLF, None, "You are the only werewolf."),
         (SawWerewolves(("U0P2",)), Card.WEREWOLF, None, "The other werewolf is <@U0P2>."),
@@ -492,7 +542,7 @@ LABELS = by_key(table(5, people=3))
         ),
         (SawWerewolves(()), Card.MINION, None, "No one at the table was dealt a Werewolf."),
         (SawSeat("U0P3", Card.ROBBER), Card.SEER, None, "<@U0P3>'s card is *Robber*."),
-        (SawSeat("bot2", Card.MINION), Card.SEER, None, "*Bot 2*'s card is *Minion*."),
+        (SawSeat("bot2", Card.MINION), Card.SEER, None, "*Bot 2* (bot)'s card is *Minion*."),
         (
             SawCenter((Card.WEREWOLF, Card.SEER)),
             Card.SEER,
@@ -531,10 +581,22 @@ def test_day_board_counts_and_toggles() -> None:
     text = everything(screen)
     assert "Day: talk it out, out loud" in text
     assert "as soon as 3 of the 4 people have heard enough" in text
-    assert "1 of 3 needed have heard enough" in text
+    assert "1 person has heard enough so far: the vote opens once 3 have." in text
+    assert "needed have" not in text
+    nobody = everything(day_board(GAME, DEADLINE, 0, 2, 3))
+    assert "No one has heard enough yet: the vote opens once 2 have." in nobody
+    assert "0 " not in nobody.replace(slack_time(DEADLINE), "")
+    assert "speaks first" not in text
     assert "click again to take it back" in text.lower()
     assert slack_time(DEADLINE) in text
     assert targets(screen) == [(ids.HEARD_ENOUGH, None)]
+
+
+def test_day_board_names_who_speaks_first_and_suggests_a_round_of_claims() -> None:
+    speaker = SeatLabel("U0TOVE", "Tove", "U0TOVE")
+    text = "\n".join(section_texts(day_board(GAME, DEADLINE, 0, 2, 3, first_speaker=speaker)))
+    assert "<@U0TOVE> speaks first." in text
+    assert "one round of claims" in text and "Then talk freely." in text
 
 
 def test_day_over_has_no_buttons() -> None:
@@ -599,9 +661,9 @@ def test_reveal_tells_robber_caught_out() -> None:
     text = "\n".join(section_texts(screen))
     night = [
         "<@UANNA> woke as the lone Werewolf and peeked at the right centre card: *Villager*.",
-        "<@UBO>, the Seer, looked at *Eva*'s card: *Insomniac*.",
+        "<@UBO>, the Seer, looked at *Eva* (bot)'s card: *Insomniac*.",
         "<@UCIA>, the Robber, took <@UANNA>'s card: the *Werewolf*.",
-        "<@UDAN>, the Troublemaker, swapped <@UCIA>'s and *Eva*'s cards.",
+        "<@UDAN>, the Troublemaker, swapped <@UCIA>'s and *Eva* (bot)'s cards.",
         "*Eva* (bot), the Insomniac, woke at the end of the night as the *Werewolf*.",
     ]
     positions = [text.index(step) for step in night]
@@ -623,6 +685,39 @@ def test_reveal_tells_robber_caught_out() -> None:
     assert line_with(points, "*Eva* (bot): ") == "*Eva* (bot): *2 points* (won)"
     assert line_with(points, "<@UANNA>: ") == "<@UANNA>: *0 points*"
     assert screen.text == "The Varulv reveal: the werewolf team wins."
+
+
+def test_the_reveal_ends_the_night_with_what_it_did_to_the_teams() -> None:
+    labels, outcome = robber_caught_out()
+    night = reveal_part(reveal(outcome, labels), "*The night*").splitlines()
+    assert night[-3:] == [
+        "_<@UCIA> took the Werewolf from <@UANNA>, so <@UCIA> went over to the werewolf side "
+        "and <@UANNA> to the village side, holding the Robber._",
+        "_<@UDAN>'s swap gave <@UCIA> the Insomniac and *Eva* (bot) the Werewolf, so <@UCIA> "
+        "went over to the village side and *Eva* (bot) to the werewolf side._",
+        "_So at dawn the werewolf side was *Eva* (bot); everyone else played for the village._",
+    ]
+    text = "\n".join(section_texts(reveal(outcome, labels)))
+    assert text.index("went over") < text.index("*The cards*"), "before cards, ballots, points"
+
+
+def test_the_reveal_says_when_no_one_changed_sides() -> None:
+    seats = ("anna", "bo", "cia")
+    dealt = Deal(
+        seats=seats,
+        dealt={"anna": Card.ROBBER, "bo": Card.SEER, "cia": Card.WEREWOLF},
+        center=(Card.WEREWOLF, Card.TROUBLEMAKER),
+    )
+    labels = {key: SeatLabel(key, key, f"U{key}") for key in seats}
+    robbed = reveal_part(reveal(play(dealt, {"anna": Rob("bo")}, {}), labels), "*The night*")
+    assert "No one changed sides in the night" in robbed and "went over" not in robbed
+    quiet = reveal_part(reveal(play(dealt, {}, {}), labels), "*The night*")
+    assert "sides" not in quiet, "nothing moved, nothing to say"
+    took = reveal_part(reveal(play(dealt, {"anna": Rob("cia")}, {}), labels), "*The night*")
+    assert took.splitlines()[-1] == (
+        "_<@Uanna> took the Werewolf from <@Ucia>, so <@Uanna> went over to the werewolf side "
+        "and <@Ucia> to the village side, holding the Robber._"
+    )
 
 
 def test_reveal_says_skipped_choices_and_no_death() -> None:
@@ -716,7 +811,31 @@ def test_help_lists_the_seven_cards_and_the_commands() -> None:
         assert f"*{card}* ({card.team} team): {card.line}" in text
     for command in ("`/varulv`", "`/varulv help`", "`/varulv stop`", "`/varulv score`"):
         assert command in text
-    assert "one day of 5 minutes" in text and "at dawn" in text
+    assert "at dawn" in text
+    assert not re.search(r"\d+ minute", text), "a length stated where the channel set its own"
+    here = everything(help_screen("night 45 seconds, day 4 minutes, vote 1 minute"))
+    assert "In this channel: night 45 seconds, day 4 minutes, vote 1 minute." in here
+
+
+def test_help_and_home_say_who_the_game_is_hard_for_and_how_the_dawn_card_decides() -> None:
+    home = "\n".join(strings(home_dicts((0, 0, 0), [])))
+    for text in (everything(help_screen()), home):
+        assert "least comfortable arguing out loud" in text
+        assert "speak first" in text and "one round of claims" in text
+        assert "The card you hold at dawn is your team" in text
+        assert "For example: Tove is dealt the Robber and takes Nils's card" in text
+        assert not re.search(r"\d+ minute", text)
+
+
+@pytest.mark.parametrize("card", list(Card))
+def test_each_night_dm_says_what_its_card_plays_for_by_day(card: Card) -> None:
+    seats = table(3)
+    dm = "\n".join(
+        section_texts(night_dm(GAME, CHANNEL, card, seats[0], seats, None, None, None, ""))
+    )
+    side = "werewolf" if card in (Card.WEREWOLF, Card.MINION) else "village"
+    assert f"You are on the {side} side" in dm
+    assert "Your card may have moved in the night" in dm
 
 
 def test_leaderboard_sorts_by_points() -> None:
@@ -724,6 +843,14 @@ def test_leaderboard_sorts_by_points() -> None:
     text = everything(leaderboard(CHANNEL, rows))
     assert re.search(r"1\. <@U0B>.*\n2\. <@U0A>.*\n3\. <@U0C>", text)
     assert "<@U0B>: *9 points*, 3 wins in 5 games" in text
+
+
+def test_tied_players_share_a_place() -> None:
+    rows = [("U0A", 3, 1, 4), ("U0B", 5, 3, 9), ("U0C", 4, 1, 4), ("U0D", 1, 0, 0)]
+    lines = [line for line in everything(leaderboard(CHANNEL, rows)).split("\n") if ". <@" in line]
+    places = [line.split(".")[0] for line in lines]
+    assert places == ["1", "2", "2", "4"], lines
+    assert [line.split("<@")[1][:3] for line in lines] == ["U0B", "U0A", "U0C", "U0D"]
 
 
 def test_leaderboard_when_empty_and_when_long() -> None:
@@ -759,3 +886,32 @@ def test_home_for_a_newcomer_and_many_channels_fits() -> None:
     data = home_dicts((1, 0, 0), boards)
     assert len(data["blocks"]) <= 100
     assert "And 45 more channels." in "\n".join(strings(data))
+
+
+def test_a_bot_is_marked_on_every_button_and_list_that_names_it() -> None:
+    """The colleague Astrid and the bot Astrid are never two bare names side by side."""
+    seats = [SeatLabel("U0AST", "Astrid", "U0AST"), SeatLabel("U0BO", "Bo", "U0BO")]
+    seats.append(SeatLabel("bot1", "Astrid", None))
+    ballot = [
+        element["text"]["text"] for element in buttons(ballot_board(GAME, seats, 0, 3, DEADLINE))
+    ]
+    assert ballot == ["Astrid", "Bo", "Astrid (bot)", "Nobody"]
+    for kind in ("look", "rob", "swap"):
+        dm = night_dm(GAME, CHANNEL, Card.SEER, seats[1], seats, kind, None, None, None)
+        assert "Astrid (bot)" in [element["text"]["text"] for element in buttons(dm)]
+    listed = [
+        lobby(GAME, "U0AST", seats, True),
+        night_board(seats, 0, 2, DEADLINE),
+        night_over(seats),
+    ]
+    for screen in listed:
+        assert "*Astrid* (bot)" in everything(screen)
+        assert "*Astrid*" not in everything(screen).replace("*Astrid* (bot)", "")
+
+
+def test_the_reveal_offers_play_again_for_its_game_only_when_asked() -> None:
+    labels, outcome = robber_caught_out()
+    assert buttons(reveal(outcome, labels)) == []
+    again = reveal(outcome, labels, game_id=GAME)
+    assert targets(again) == [(ids.PLAY_AGAIN, None)]
+    assert "same people seated" in everything(again)

@@ -339,6 +339,20 @@ def test_users_info_gives_a_minimal_user(web: WebClient) -> None:
     assert slack_error(web.users_info, user="U404") == "user_not_found"
 
 
+def test_users_info_gives_the_profiles_display_and_real_name(
+    fake: FakeSlack, web: WebClient
+) -> None:
+    fake.add_user("U0JANE", "jsmith", display_name="Jane", real_name="Jane Smith")
+    user = web.users_info(user="U0JANE")["user"]
+    assert user["name"] == "jsmith" and user["real_name"] == "Jane Smith"
+    assert (user["profile"]["display_name"], user["profile"]["real_name"]) == ("Jane", "Jane Smith")
+    fake.add_user("U0JANE", display_name="")  # cleared, as Slack allows: the real name stays
+    profile = web.users_info(user="U0JANE")["user"]["profile"]
+    assert (profile["display_name"], profile["real_name"]) == ("", "Jane Smith")
+    fake.add_user("U0JANE")  # a later sighting keeps the handle and the profile
+    assert web.users_info(user="U0JANE")["user"]["name"] == "jsmith"
+
+
 def test_home_tab_publishes_keep_their_view_id(fake: FakeSlack, web: WebClient) -> None:
     home: dict[str, Any] = {
         "type": "home",

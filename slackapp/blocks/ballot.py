@@ -20,10 +20,10 @@ def ballot_board(
 
     buttons = [
         button(
-            seat.name,
+            seat.button_text,
             ids.indexed(ids.VOTE, index),
             value(seat.key),
-            label=f"Vote for {seat.name}",
+            label=f"Vote for {seat.button_text}",
         )
         for index, seat in enumerate(seats)
     ]

@@ -25,14 +25,36 @@ ScoreRow = tuple[str, int, int, int]
 """(user id, games, wins, points)."""
 
 
-def game_in_brief(day_minutes: int = 5) -> str:
+def game_in_brief(lengths: str | None = None) -> str:
+    """The game in a few lines; ``lengths`` names this channel's phase lengths, if known
+    (a number stated without them would be wrong wherever a channel set its own)."""
+    here = f" In this channel: {lengths}." if lengths else ""
     return (
-        f"*One night, one day of {plural(day_minutes, 'minute')}, one vote.* "
+        "*One night, one day, one vote.* "
         "At night every card wakes in turn and cards may change hands. By day you talk it "
         "out, out loud. Then everyone votes, and the card you hold *at dawn* decides your "
         f"team. Winners get {WIN_POINTS} points; a ballot on a werewolf gets "
-        f"{WEREWOLF_BALLOT_POINTS}."
+        f"{WEREWOLF_BALLOT_POINTS}.{here}"
     )
+
+
+DAWN_CARD = (
+    "*The card you hold at dawn is your team*\n"
+    "The card you were dealt decides what you do at night; the card in front of you when the "
+    "night ends decides which side you are on, and nobody tells you if it moved. For example: "
+    "Tove is dealt the Robber and takes Nils's card, a Werewolf. Tove now plays for the "
+    "werewolves and wins if no Werewolf dies; Nils, who woke up holding the Robber, plays for "
+    "the village without knowing it."
+)
+
+HARD_FOR = (
+    "*Who this game is hard for*\n"
+    "Of all the games on the shelf, this one asks the most of whoever is least comfortable "
+    "arguing out loud: the day is nothing but talk, and a quiet voice is easily talked over. "
+    "So at dawn Varulv names one person to speak first and suggests one round of claims, each "
+    "person in turn saying which card they hold and what they saw, before the free talk. "
+    "Nobody has to fight for the first word, and everyone is heard once."
+)
 
 
 def card_lines() -> list[str]:
@@ -40,10 +62,12 @@ def card_lines() -> list[str]:
     return [f"*{card}* ({card.team} team): {card.line}" for card in Card]
 
 
-def help_screen(day_minutes: int = 5) -> Screen:
+def help_screen(lengths: str | None = None) -> Screen:
     blocks: list[Block] = [
         HeaderBlock(text="How to play Varulv"),
-        section(game_in_brief(day_minutes)),
+        section(game_in_brief(lengths)),
+        section(DAWN_CARD),
+        section(HARD_FOR),
         DividerBlock(),
         *sections(["*The cards*", *card_lines()]),
         DividerBlock(),
@@ -66,9 +90,14 @@ def leaderboard(channel_id: str, rows: Sequence[ScoreRow]) -> Screen:
 
 
 def ranking(rows: Sequence[ScoreRow], limit: int, you: str | None = None) -> Iterator[str]:
-    """Numbered rows by points, then wins; ``you`` is marked so a viewer finds themself."""
+    """Ranked rows by points, then wins, ties sharing a place; ``you`` is marked so a viewer
+    finds themself."""
     ordered = sorted(rows, key=lambda row: (-row[3], -row[2], row[1]))
-    for place, (user_id, games, wins, points) in enumerate(ordered[:limit], start=1):
+    place = 0
+    for number, (user_id, games, wins, points) in enumerate(ordered[:limit], start=1):
+        previous = ordered[number - 2] if number > 1 else None
+        if previous is None or (previous[3], previous[2]) != (points, wins):
+            place = number  # equal points and wins share a place: 1, 2, 2, 4
         mark = " ← you" if user_id == you else ""
         yield (
             f"{place}. <@{user_id}>: *{plural(points, 'point')}*, "

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
 from slack_sdk.models.views import View
 
-from slackapp.blocks.help import ScoreRow, card_lines, ranking
+from slackapp.blocks.help import DAWN_CARD, HARD_FOR, ScoreRow, card_lines, ranking
 from slackapp.blocks.screen import context, plural, section, sections
 
 HOME_BOARD_ROWS = 10
@@ -15,12 +15,13 @@ HOME_BOARDS = 15
 """Slack allows 100 blocks in a view; each board takes two or three."""
 
 
-def how_a_game_goes(day_minutes: int = 5) -> list[str]:
+def how_a_game_goes() -> list[str]:
+    """The steps, with no phase length: each channel sets its own (``/varulv settings``)."""
     return [
         "1. Someone types `/varulv` in a channel. 3 to 10 seats; bots fill up to 5.",
         "2. *Night*: Varulv sends you your card in a DM. Act if it wakes, then confirm.",
-        f"3. *Day*: {plural(day_minutes, 'minute')} of talk, out loud. "
-        "Press “Heard enough” when you're done.",
+        "3. *Day*: talk, out loud, until the day's time is up. Varulv names who speaks first; "
+        "press “Heard enough” when you're done.",
         "4. *Vote*: one sealed ballot each, for another player or for nobody.",
         "5. *Reveal*: the card you hold at dawn decides your team. Winners get 2 points, "
         "a ballot on a werewolf 1.",
@@ -31,7 +32,6 @@ def home_view(
     user_id: str,
     record: tuple[int, int, int],
     boards: Sequence[tuple[str, Sequence[ScoreRow]]],
-    day_minutes: int = 5,
 ) -> View:
     """``record`` is the viewer's (games, wins, points); ``boards`` (channel id, rows) pairs."""
     games, wins, points = record
@@ -45,8 +45,10 @@ def home_view(
             else "*Your record*\nNo games yet. Type `/varulv` in a channel to set a table."
         ),
         DividerBlock(),
-        section("\n".join(["*How a game goes*", *how_a_game_goes(day_minutes)])),
+        section("\n".join(["*How a game goes*", *how_a_game_goes()])),
         context("`/varulv settings` sets a channel's phase lengths, and whether bots may sit in."),
+        section(HARD_FOR),
+        section(DAWN_CARD),
         DividerBlock(),
         *sections(["*The cards*", *card_lines()]),
     ]

@@ -15,8 +15,11 @@ LEAVE = "lobby_leave"
 FILL_BOTS = "lobby_fill_bots"
 START = "lobby_start"
 CANCEL = "lobby_cancel"
+CANCEL_YES = "lobby_cancel_yes"
+"""The button of the private question a seated person is asked after pressing *Cancel*."""
 
 HEARD_ENOUGH = "day_heard_enough"
+PLAY_AGAIN = "reveal_play_again"
 
 # Buttons repeated per seat need distinct action ids within one message: PREFIX + ":" + index.
 NIGHT_PEEK = "night_peek"
@@ -34,6 +37,7 @@ ALL_ACTIONS = (
     FILL_BOTS,
     START,
     CANCEL,
+    CANCEL_YES,
     NIGHT_PEEK,
     NIGHT_LOOK,
     NIGHT_ROB,
@@ -43,6 +47,7 @@ ALL_ACTIONS = (
     NIGHT_CONFIRM,
     HEARD_ENOUGH,
     VOTE,
+    PLAY_AGAIN,
 )
 """Every action id prefix the app listens for."""
 

@@ -1,8 +1,11 @@
-"""How a seat is named on screen."""
+"""How a seat is named on screen: a bot is marked as one everywhere it is named, so that the
+colleague Astrid and the bot Astrid are never two bare names side by side."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+BOT_MARK = "(bot)"
 
 
 @dataclass(frozen=True)
@@ -19,6 +22,11 @@ class SeatLabel:
         return self.user_id is None
 
     @property
+    def button_text(self) -> str:
+        """The seat on a button, where Slack renders no mention: the name, a bot's marked."""
+        return f"{self.name} {BOT_MARK}" if self.is_bot else self.name
+
+    @property
     def mention(self) -> str:
         """mrkdwn that names the seat: a real mention for a person, the bot's name in bold."""
-        return f"<@{self.user_id}>" if self.user_id else f"*{self.name}* (bot)"
+        return f"<@{self.user_id}>" if self.user_id else f"*{self.name}* {BOT_MARK}"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from slack_sdk.models.blocks import ActionsBlock, Block, ConfirmObject, HeaderBlock
+from slack_sdk.models.blocks import ActionsBlock, Block, HeaderBlock
 
 from slackapp.blocks import ids
 from slackapp.blocks.labels import SeatLabel
@@ -30,24 +30,14 @@ def lobby(
         buttons.append(button("Fill with bots", ids.FILL_BOTS, value))
     buttons += [
         button("Start", ids.START, value),
-        button(
-            "Cancel",
-            ids.CANCEL,
-            value,
-            style="danger",
-            confirm=ConfirmObject(
-                title="Cancel this game?",
-                text="The table is cleared and everyone has to join again.",
-                confirm="Cancel the game",
-                deny="Keep it",
-                style="danger",
-            ),
-        ),
+        # No confirm dialog here: Slack would ask anyone, seated or not, before Varulv could
+        # refuse them. Those who may cancel are asked privately instead (cancel_question).
+        button("Cancel", ids.CANCEL, value, style="danger"),
     ]
     blocks: list[Block] = [
         HeaderBlock(text="Varulv"),
         section(
-            f"<@{host_user_id}> is setting a table for one night of werewolf. "
+            f"{_who_sets(host_user_id, seats)} for one night of werewolf. "
             f"{min_seats} to {max_seats} seats, at least {MIN_PEOPLE} people."
         ),
         section(_seated(seats)),
@@ -60,9 +50,29 @@ def lobby(
     )
 
 
+CANCEL_QUESTION = "Cancel this table? Everyone seated has to join again."
+
+
+def cancel_question(game_id: int) -> Screen:
+    """The private question to a seated person who pressed *Cancel*."""
+    value = ids.ButtonValue(game_id).pack()
+    yes = button("Yes, cancel", ids.CANCEL_YES, value, style="danger")
+    return Screen(
+        text=CANCEL_QUESTION,
+        blocks=[section(CANCEL_QUESTION), ActionsBlock(elements=[yes])],
+    )
+
+
 def lobby_closed(text: str) -> Screen:
     """The lobby once it is cancelled or the game has moved on: no buttons left."""
     return Screen(text=text, blocks=[HeaderBlock(text="Varulv"), section(text)])
+
+
+def _who_sets(host_user_id: str, seats: Sequence[SeatLabel]) -> str:
+    """The host while they are seated; once they have left, the table is simply being set."""
+    if any(seat.user_id == host_user_id for seat in seats):
+        return f"<@{host_user_id}> is setting a table"
+    return "A table is being set"
 
 
 def _seated(seats: Sequence[SeatLabel]) -> str:

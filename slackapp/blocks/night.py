@@ -19,6 +19,7 @@ from slackapp.blocks.screen import (
     and_list,
     button,
     context,
+    deck_context,
     possessive,
     seat_names,
     section,
@@ -47,6 +48,7 @@ def night_board(
             f"{confirmed} of {people} people have confirmed the night. "
             f"Dawn comes at {slack_time(deadline)} at the latest."
         ),
+        *deck_context(len(seats)),
     ]
     return Screen(
         text="Night falls on the Varulv table: check your DM for your card.", blocks=blocks
@@ -80,7 +82,7 @@ def night_dm(
     # A header of its own: a new game's card never reads as a follow-up to the last game's DM.
     blocks: list[Block] = [
         HeaderBlock(text="Night falls"),
-        section(f"Your card: *{card}*\n{card.line}"),
+        section(f"Your card: *{card}*\n{card.line}\n_{card.day_goal}_"),
     ]
     if known:
         blocks.append(section(known))
@@ -94,6 +96,7 @@ def night_dm(
             blocks.append(section(prompt))
         blocks.append(ActionsBlock(elements=buttons))
     blocks.append(context(f"Table in <#{channel_id}>"))
+    blocks += deck_context(len({me.key, *(seat.key for seat in others)}))
     return Screen(text="Varulv: your card for tonight is here.", blocks=blocks)
 
 
@@ -114,10 +117,10 @@ def _choices(
         """One button per seat; ``label(name)`` says what pressing it does to that seat."""
         return [
             button(
-                seat.name,
+                seat.button_text,
                 ids.indexed(prefix, index),
                 value(seat.key),
-                label=label(seat.name),
+                label=label(seat.button_text),
             )
             for index, seat in enumerate(seats)
         ]
@@ -160,7 +163,7 @@ def _choices(
                 first = per_seat(ids.NIGHT_SWAP, others, lambda name: f"Swap {name}'s card first")
                 return "Swap whom? Pick the first.", [*first, skip]
             seconds = [seat for seat in others if seat.key != pending_first.key]
-            first_name = pending_first.name
+            first_name = pending_first.button_text
             reset = button(
                 "Start over",
                 ids.NIGHT_SWAP_RESET,
@@ -197,16 +200,14 @@ def knowledge_text(
     """
     match knowledge:
         case SawWerewolves(werewolves, centre) if card is Card.WEREWOLF:
+            if centre is not None:  # a lone wolf's peek: waking already said it is alone
+                return f"The {CENTRE_NAMES[centre.index]} centre card is *{centre.card}*."
             wolves = seat_names(labels, werewolves)
             if not werewolves:
-                text = "You are the only werewolf."
-            elif len(werewolves) == 1:
-                text = f"The other werewolf is {wolves}."
-            else:
-                text = f"The other werewolves are {wolves}."
-            if centre is not None:
-                text += f" The {CENTRE_NAMES[centre.index]} centre card is *{centre.card}*."
-            return text
+                return "You are the only werewolf."
+            if len(werewolves) == 1:
+                return f"The other werewolf is {wolves}."
+            return f"The other werewolves are {wolves}."
         case SawWerewolves(werewolves):
             if not werewolves:
                 return "No one at the table was dealt a Werewolf."

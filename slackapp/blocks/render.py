@@ -42,16 +42,20 @@ def render(view: m.View) -> Screen:
             return night_screen.night_board(labels(seats), confirmed, people, deadline)
         case m.NightOverView(seats):
             return night_screen.night_over(labels(seats))
-        case m.DayBoardView(game_id, deadline, heard, needed, people):
-            return day_screen.day_board(game_id, deadline, heard, needed, people)
+        case m.DayBoardView(game_id, deadline, heard, needed, people, seat_count, first):
+            speaker = None if first is None else label(first)
+            return day_screen.day_board(
+                game_id, deadline, heard, needed, people, seat_count, first_speaker=speaker
+            )
         case m.DayOverView(reason):
             return day_screen.day_over(reason)
         case m.BallotBoardView(game_id, seats, voted, total, deadline):
             return ballot_screen.ballot_board(game_id, labels(seats), voted, total, deadline)
         case m.BallotClosedView(voted, total):
             return ballot_screen.ballot_closed(voted, total)
-        case m.RevealView(outcome, seats):
-            return reveal_screen.reveal(outcome, {seat.key: label(seat) for seat in seats})
+        case m.RevealView(outcome, seats, game_id):
+            named = {seat.key: label(seat) for seat in seats}
+            return reveal_screen.reveal(outcome, named, game_id=game_id or None)
         case m.NightDmView():
             return night_dm(view)
         case m.GameOverDmView(channel, dealt, dawn, points, won):

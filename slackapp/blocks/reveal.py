@@ -10,13 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 
-from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
+from slack_sdk.models.blocks import ActionsBlock, Block, DividerBlock, HeaderBlock
 
+from slackapp.blocks import ids
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.screen import (
     CENTRE_NAMES,
     Screen,
     and_list,
+    button,
     context,
     plural,
     possessive,
@@ -29,11 +31,17 @@ from slackapp.game.night import LookAtCenter, LookAtSeat, NightStep, Peek, Rob, 
 from slackapp.game.outcome import Outcome
 
 Namer = Callable[[str], str]
+REVEAL_HEADER = "The reveal: what really happened"
+"""Not "Dawn breaks": that is how the day begins, on the night board."""
 
 
 def reveal(
-    outcome: Outcome, labels: Mapping[str, SeatLabel], channel_points_note: str | None = None
+    outcome: Outcome,
+    labels: Mapping[str, SeatLabel],
+    channel_points_note: str | None = None,
+    game_id: int | None = None,
 ) -> Screen:
+    """``game_id``: offer *Play again*, which opens the next table with the same people."""
     name: Namer = partial(seat_name, labels)
     parts = [
         ["*The night*", *_night_story(outcome, labels)],
@@ -42,13 +50,19 @@ def reveal(
         ["*The result*", *_result(outcome, name)],
         ["*Points*", *_points(outcome, name)],
     ]
-    blocks: list[Block] = [HeaderBlock(text="Dawn breaks — the reveal")]
+    blocks: list[Block] = [HeaderBlock(text=REVEAL_HEADER)]
     for number, lines in enumerate(parts):
         if number:
             blocks.append(DividerBlock())
         blocks += sections(lines)
     if channel_points_note:
         blocks.append(context(channel_points_note))
+    if game_id is not None:
+        again = button("Play again", ids.PLAY_AGAIN, ids.ButtonValue(game_id).pack())
+        blocks += [
+            ActionsBlock(elements=[again]),
+            context("Opens the next table here with the same people seated; each can *Leave*."),
+        ]
     return Screen(text=f"The Varulv reveal: {_headline(outcome)}", blocks=blocks)
 
 
@@ -88,6 +102,42 @@ def _night_story(outcome: Outcome, labels: Mapping[str, SeatLabel]) -> Iterator[
         if step.card is Card.WEREWOLF and len(wolves) > 1:
             continue  # told together above
         yield _step(step, outcome, labels)
+    yield from _sides(outcome, name)
+
+
+def _sides(outcome: Outcome, name: Namer) -> Iterator[str]:
+    """What the night did to the teams: each exchange that moved someone to the other side,
+    then, when several did, who was on the werewolf side at dawn."""
+    moves = outcome.night.moves
+    changing = [move for move in moves if move.changes_sides]
+    if moves and not changing:
+        yield "_No one changed sides in the night: the cards that moved stayed on their team._"
+    for move in changing:
+        first, second = name(move.first), name(move.second)
+        went = (
+            f"so {first} went over to the {move.first_card.team} side and {second} to the "
+            f"{move.second_card.team} side"
+        )
+        if move.by == move.first:  # the Robber took the card
+            yield (
+                f"_{first} took the {move.first_card} from {second}, {went}, holding the "
+                f"{move.second_card}._"
+            )
+        else:
+            yield (
+                f"_{name(move.by)}'s swap gave {first} the {move.first_card} and {second} the "
+                f"{move.second_card}, {went}._"
+            )
+    if len(changing) > 1:
+        dawn = outcome.night.dawn
+        wolves = [name(seat) for seat in outcome.deal.seats if dawn[seat].team is Team.WEREWOLF]
+        if not wolves:
+            yield "_So at dawn no one at the table was on the werewolf side._"
+        else:
+            yield (
+                f"_So at dawn the werewolf side was {and_list(wolves)}; everyone else played "
+                "for the village._"
+            )
 
 
 def _step(step: NightStep, outcome: Outcome, labels: Mapping[str, SeatLabel]) -> str:

@@ -14,13 +14,14 @@ from typing import Any
 from slack_sdk.models.blocks import (
     Block,
     ButtonElement,
-    ConfirmObject,
     ContextBlock,
     MarkdownTextObject,
     SectionBlock,
 )
 
 from slackapp.blocks.labels import SeatLabel
+from slackapp.game.cards import MAX_SEATS, MIN_SEATS, describe_deck
+from slackapp.game.night import describe_wake_order
 
 SECTION_TEXT_LIMIT = SectionBlock.text_max_length
 BUTTON_TEXT_LIMIT = ButtonElement.text_max_length
@@ -67,10 +68,7 @@ def seat_names(labels: Mapping[str, SeatLabel], seats: Sequence[str]) -> str:
 
 
 def possessive(labels: Mapping[str, SeatLabel], seat: str) -> str:
-    """``<@U>'s`` for a person; a bot's bold name without its "(bot)" tag, which reads oddly."""
-    label = labels.get(seat)
-    if label is not None and label.is_bot:
-        return f"*{label.name}*'s"
+    """``<@U>'s`` for a person, ``*Astrid* (bot)'s`` for a bot: marked like everywhere else."""
     return f"{seat_name(labels, seat)}'s"
 
 
@@ -102,13 +100,19 @@ def context(text: str) -> ContextBlock:
     return ContextBlock(elements=[MarkdownTextObject(text=text)])
 
 
+def deck_context(seat_count: int) -> list[ContextBlock]:
+    """The table's deck and the night's order: public by design, as at a real table."""
+    if not MIN_SEATS <= seat_count <= MAX_SEATS:
+        return []
+    return [context(f"{describe_deck(seat_count)}\n{describe_wake_order(seat_count)}")]
+
+
 def button(
     text: str,
     action_id: str,
     value: str,
     *,
     style: str | None = None,
-    confirm: ConfirmObject | None = None,
     label: str | None = None,
 ) -> ButtonElement:
     """A button whose text is cut to Slack's limit (a seat's display name can be long).
@@ -121,7 +125,6 @@ def button(
         action_id=action_id,
         value=value,
         style=style,
-        confirm=confirm,
         accessibility_label=_cut(label, BUTTON_LABEL_LIMIT) if label else None,
     )
 

@@ -28,12 +28,15 @@ class ChannelChoice:
     vote_seconds: int
     bots_allowed: bool
 
-    def summary(self) -> str:
-        bots = "offered" if self.bots_allowed else "off"
+    def lengths(self) -> str:
         return (
             f"night {duration(self.night_seconds)}, day {duration(self.day_seconds)}, "
-            f"vote {duration(self.vote_seconds)}, bots {bots}"
+            f"vote {duration(self.vote_seconds)}"
         )
+
+    def summary(self) -> str:
+        bots = "offered" if self.bots_allowed else "off"
+        return f"{self.lengths()}, bots {bots}"
 
 
 BOUNDS = {

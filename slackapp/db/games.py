@@ -113,6 +113,7 @@ def store(session: Session, game: Game, state: m.GameState) -> None:
 
 def _store_seat(game: Game, row: Seat, seat: m.SeatState) -> None:
     row.position = seat.position
+    row.display_name = seat.name  # a bot takes another name when a namesake sits down
     row.dealt = None if seat.dealt is None else seat.dealt.value
     choice = None if seat.choice is None else choice_to_json(seat.choice)
     if row.night_choice != choice:

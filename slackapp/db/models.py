@@ -170,6 +170,18 @@ class Score(Base):
     points: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class Person(Base):
+    """A person's name as Varulv shows it (their profile's display name), from users.info,
+    kept so that a join asks Slack again only once the name is old. Names are public."""
+
+    __tablename__ = "people"
+
+    team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    name: Mapped[str] = mapped_column(String(80))
+    fetched_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class OutboxEntry(Base):
     """What one of a game's Slack messages must show, committed with the step that decided it.
 

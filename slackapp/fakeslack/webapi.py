@@ -181,15 +181,17 @@ class WebApi:
         """A minimal but realistic user object."""
         user_id = _required(request.params, "user")
         name = self.workspace.user_name(user_id)
-        if name is None:
+        names = self.workspace.profile_names(user_id)
+        if name is None or names is None:
             raise ApiError("user_not_found")
+        shown, real = names
         me = self.workspace.identity
         is_bot = user_id == me.bot_user_id
         profile = {
-            "real_name": name.title(),
-            "display_name": name,
-            "real_name_normalized": name.title(),
-            "display_name_normalized": name,
+            "real_name": real,
+            "display_name": shown,
+            "real_name_normalized": real,
+            "display_name_normalized": shown,
             "image_48": f"https://example.invalid/avatars/{user_id}_48.png",
             "team": me.team_id,
         }
@@ -200,7 +202,7 @@ class WebApi:
             "team_id": me.team_id,
             "name": name,
             "deleted": False,
-            "real_name": name.title(),
+            "real_name": real,
             "tz": "Europe/Stockholm",
             "tz_label": "Central European Time",
             "tz_offset": 3600,

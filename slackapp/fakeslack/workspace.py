@@ -38,6 +38,7 @@ class Workspace:
         self._version = 0
         self._last_ts_micros = 0
         self._users: dict[str, str] = {identity.bot_user_id: identity.bot_name}
+        self._profiles: dict[str, tuple[str | None, str | None]] = {}
         self._unreachable: dict[str, str] = {}
         self._channels: dict[str, str] = dict(channels or {"C0001": "general"})
         self._dms: dict[str, str] = {}
@@ -52,11 +53,38 @@ class Workspace:
 
     # -- people and conversations ------------------------------------------------
 
-    def add_user(self, user_id: str, name: str | None = None) -> None:
-        """Make ``user_id`` a member (users.info knows them); keeps an existing name."""
+    def add_user(
+        self,
+        user_id: str,
+        name: str | None = None,
+        *,
+        display_name: str | None = None,
+        real_name: str | None = None,
+    ) -> None:
+        """Make ``user_id`` a member (users.info knows them); keeps an existing name.
+
+        ``name`` is the legacy handle payloads carry as ``user_name``; ``display_name`` and
+        ``real_name`` are the profile's (by default the handle, and the handle capitalised).
+        """
         with self._lock:
             if name or user_id not in self._users:
                 self._users[user_id] = name or user_id.lower()
+            if display_name is not None or real_name is not None:
+                shown, real = self._profiles.get(user_id, (None, None))
+                self._profiles[user_id] = (
+                    shown if display_name is None else display_name,
+                    real if real_name is None else real_name,
+                )
+
+    def profile_names(self, user_id: str) -> tuple[str, str] | None:
+        """The member's profile (display name, real name) as users.info gives them; a display
+        name may be empty, as in Slack, where people who set none are shown by real name."""
+        with self._lock:
+            handle = self._users.get(user_id)
+            if handle is None:
+                return None
+            shown, real = self._profiles.get(user_id, (None, None))
+            return (handle if shown is None else shown, handle.title() if real is None else real)
 
     def user_name(self, user_id: str) -> str | None:
         """The member's handle, or None for someone not in the workspace."""

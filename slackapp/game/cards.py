@@ -33,6 +33,11 @@ class Card(StrEnum):
         """The one line of rules text a player holding this card reads."""
         return CARD_LINES[self]
 
+    @property
+    def day_goal(self) -> str:
+        """What a beginner holding this card plays for by day, as far as they know."""
+        return DAY_GOALS[self.team]
+
 
 class Team(StrEnum):
     VILLAGE = "village"
@@ -53,6 +58,14 @@ CARD_LINES: dict[Card, str] = {
     Card.TROUBLEMAKER: "May swap the cards of two other players, without looking at either.",
     Card.INSOMNIAC: "Looks at own card at the very end of the night.",
     Card.VILLAGER: "Does not wake.",
+}
+
+MOVED = "Your card may have moved in the night: the card you hold at dawn decides your side."
+DAY_GOALS: dict[Team, str] = {
+    Team.VILLAGE: "You are on the village side: find a Werewolf and vote for it (or for nobody, "
+    f"if you think both lie in the centre). {MOVED}",
+    Team.WEREWOLF: "You are on the werewolf side: keep every Werewolf alive through the vote, "
+    f"and claim some other card. {MOVED}",
 }
 
 REPEATABLE_CARDS = frozenset({Card.WEREWOLF, Card.VILLAGER})
@@ -76,6 +89,34 @@ def deck_for(seat_count: int) -> list[Card]:
     for seats in range(4, seat_count + 1):
         deck.append(_ADDED_BY_SEAT.get(seats, Card.VILLAGER))
     return deck
+
+
+def deck_in_play(seat_count: int) -> tuple[tuple[Card, int], ...]:
+    """The table's deck as (card, copies), in the order the deck is built.
+
+    >>> deck_in_play(3)[0]
+    (Card.WEREWOLF, 2)
+    """
+    counts: dict[Card, int] = {}
+    for card in deck_for(seat_count):
+        counts[card] = counts.get(card, 0) + 1
+    return tuple(counts.items())
+
+
+def describe_deck(seat_count: int) -> str:
+    """The deck of a table, as every player may know it: it is public, like a real table's.
+
+    >>> describe_deck(3)[:24]
+    'In play: Werewolf \N{MULTIPLICATION SIGN}2, Se'
+    """
+    cards = ", ".join(
+        card if copies == 1 else f"{card} \N{MULTIPLICATION SIGN}{copies}"
+        for card, copies in deck_in_play(seat_count)
+    )
+    return (
+        f"In play: {cards}. {seat_count + 2} cards for {seat_count} seats: "
+        "two lie face down in the centre."
+    )
 
 
 @dataclass(frozen=True)

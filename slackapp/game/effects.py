@@ -78,6 +78,10 @@ class DayBoardView:
     heard: int
     needed: int
     people: int
+    seat_count: int = 0
+    """How many seats the table has: its deck is public (:func:`cards.describe_deck`)."""
+    first_speaker: SeatName | None = None
+    """The person named to speak first, so that nobody has to fight for the first word."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,8 @@ class BallotClosedView:
 class RevealView:
     outcome: Outcome
     seats: tuple[SeatName, ...]
+    game_id: int = 0
+    """The game revealed, which its *Play again* button names (0: no button)."""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@ finds the phase closed, and a phase ended anew after a crash ends exactly as it 
 
 from __future__ import annotations
 
+import itertools
+import random
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -89,6 +92,7 @@ class Phase(StrEnum):
 
 OPEN_PHASES = (Phase.LOBBY, Phase.NIGHT, Phase.DAY, Phase.VOTE)
 TIMED_PHASES = (Phase.NIGHT, Phase.DAY, Phase.VOTE)
+BEFORE_THE_VOTE = (Phase.LOBBY, Phase.NIGHT, Phase.DAY)
 
 BOT_NAMES = ("Astrid", "Bosse", "Cissi", "Dagge", "Ebba", "Frasse", "Greta", "Hasse")
 
@@ -364,8 +368,9 @@ class Step:
 NOT_SEATED = "You are not seated at this table. Press *Join* first."
 NIGHT_IS_OVER = "The night is over: your choice can no longer change anything."
 VOTE_IS_CLOSED = "The vote is closed: ballots can no longer change."
+VOTE_NOT_YET_OPEN = "The vote had not opened yet, so no ballot was cast."
 DAY_IS_OVER = "The day is already over."
-TIME_IS_UP = "Time is up: the day is over."
+TIME_IS_UP = "Time is up."
 MOST_HEARD_ENOUGH = "Most of the table has heard enough."
 SOMEONE_SAT_DOWN = "Someone sat down just as you pressed *Start*: press it again."
 
@@ -383,14 +388,19 @@ def closed_lobby(state: GameState | None) -> str:
     return "That game has already started."
 
 
-def already_running(state: GameState) -> str:
-    """What ``/varulv`` is told in a channel whose table is open."""
-    where = {
-        Phase.LOBBY: "Its lobby is open above: press *Join*.",
-        Phase.NIGHT: "It is night: check your DM from Varulv.",
-        Phase.DAY: "It is day: talk it out.",
-        Phase.VOTE: "The vote is open above.",
-    }.get(state.phase, "")
+def already_running(state: GameState, user: str | None = None) -> str:
+    """What ``/varulv`` by ``user`` is told in a channel whose table is open."""
+    if state.phase == Phase.LOBBY and user is not None and state.seat(user) is not None:
+        return "You are seated at the table above: press *Start* once everyone is in."
+    if user is not None and state.seat(user) is None and state.phase != Phase.LOBBY:
+        where = f"You are not seated at it, so sit in on the next one: it is {state.phase} there."
+    else:
+        where = {
+            Phase.LOBBY: "Its lobby is open above: press *Join*.",
+            Phase.NIGHT: "It is night: check your DM from Varulv.",
+            Phase.DAY: "It is day: talk it out.",
+            Phase.VOTE: "The vote is open above.",
+        }.get(state.phase, "")
     return f"A game is already running in this channel. {where} (`/varulv stop` ends it.)"
 
 
@@ -419,6 +429,38 @@ def open_table(
     return Step(state, (_show_lobby(state),))
 
 
+def play_again_refusal(previous: GameState | None) -> str | None:
+    """Why *Play again* on ``previous``'s reveal opens nothing, or None when it may."""
+    if previous is None:
+        return "That game no longer exists."
+    if previous.phase != Phase.OVER:
+        return "Only a game that reached its reveal can be played again."
+    return None
+
+
+def play_again(previous: GameState, game_id: int, seed: int, user: str, user_name: str) -> Step:
+    """The next table after ``previous``'s reveal: its people seated again in their places
+    (each may *Leave*), whoever pressed *Play again* seated too and the host, the same lengths
+    and bots setting, and bots refilled if the last table had any."""
+    assert play_again_refusal(previous) is None, "ask play_again_refusal first"
+    seats = [SeatState(seat.key, seat.name, False, seat.position) for seat in previous.people]
+    if all(seat.key != user for seat in seats) and len(seats) < MAX_SEATS:
+        seats.append(SeatState(user, user_name, False, _free_position(seats)))
+    if previous.bots_allowed and any(seat.is_bot for seat in previous.seats):
+        seats = _with_bots(seats)
+    seated = {seat.key for seat in seats}
+    state = GameState(
+        id=game_id,
+        channel=previous.channel,
+        host=user if user in seated else previous.host,
+        seed=seed,
+        lengths=previous.lengths,
+        bots_allowed=previous.bots_allowed,
+    )
+    state = _replace_seats(state, _renamed_bots(seats))
+    return Step(state, (_show_lobby(state),))
+
+
 def step(state: GameState, event: Event, now: datetime) -> Step:
     """The state after ``event`` at ``now``, and the effects of getting there.
 
@@ -426,6 +468,10 @@ def step(state: GameState, event: Event, now: datetime) -> Step:
     that cannot be applied changes nothing and is answered with the reason.
     """
     caught = _catch_up(state, now)
+    if isinstance(event, CastBallot) and state.phase in BEFORE_THE_VOTE:
+        # No ballot board is shown before the vote opens: the click is stale or forged, even
+        # when the catch-up has just opened the vote.
+        return Step(caught.state, (*caught.effects, Answer(VOTE_NOT_YET_OPEN)))
     state, effects = caught.state, list(caught.effects)
     after = _apply(state, event, now)
     return Step(after.state, (*effects, *after.effects))
@@ -526,13 +572,15 @@ def _join(state: GameState, user: str, name: str) -> Step:
     if state.seat(user) is not None:
         return _refuse(state, "You are already seated.")
     seats = list(state.seats)
-    if len(seats) >= MAX_SEATS:
-        bot = next((seat for seat in reversed(seats) if seat.is_bot), None)
-        if bot is None:
-            return _refuse(state, f"The table is full ({MAX_SEATS} seats).")
-        seats.remove(bot)  # a person always gets the seat over a bot
+    bots = [seat for seat in reversed(seats) if seat.is_bot]
+    namesakes = [seat for seat in bots if seat.name.casefold() in _name_words(name)]
+    bot = next(iter(namesakes or bots), None)  # the bot with this person's name goes first
+    if bot is None and len(seats) >= MAX_SEATS:
+        return _refuse(state, f"The table is full ({MAX_SEATS} seats).")
+    if bot is not None and len(seats) >= BOT_TABLE:
+        seats.remove(bot)  # bots only fill up to BOT_TABLE seats: a person takes a bot's seat
     seats.append(SeatState(key=user, name=name, is_bot=False, position=_free_position(seats)))
-    state = _replace_seats(state, seats)
+    state = _replace_seats(state, _renamed_bots(seats))
     return Step(state, (_show_lobby(state),))
 
 
@@ -559,15 +607,55 @@ def _fill_with_bots(state: GameState, user: str) -> Step:
         return _refuse(state, "Bots are switched off in this channel.")
     if len(state.seats) >= BOT_TABLE:
         return _refuse(state, f"Bots only fill a table up to {BOT_TABLE} seats.")
-    seats = list(state.seats)
+    state = _replace_seats(state, _with_bots(state.seats))
+    return Step(state, (_show_lobby(state),))
+
+
+def _with_bots(seats: Iterable[SeatState]) -> list[SeatState]:
+    """``seats`` with bots in the empty seats up to a table of :data:`BOT_TABLE`."""
+    seats = list(seats)
     taken = {seat.key for seat in seats}
     spare = (n for n in range(1, MAX_SEATS + 1) if f"bot{n}" not in taken)
     while len(seats) < BOT_TABLE:
-        number = next(spare)
-        name = BOT_NAMES[(number - 1) % len(BOT_NAMES)]
-        seats.append(SeatState(f"bot{number}", name, is_bot=True, position=_free_position(seats)))
-    state = _replace_seats(state, seats)
-    return Step(state, (_show_lobby(state),))
+        key = f"bot{next(spare)}"
+        seats.append(SeatState(key, _bot_name(seats), is_bot=True, position=_free_position(seats)))
+    return seats
+
+
+def _name_words(name: str) -> set[str]:
+    """A name and each word of it, case-folded: "Astrid Lind" and "astrid.lind" hold "astrid"."""
+    folded = name.casefold()
+    return {folded, *(word for word in re.split(r"[\W_]+", folded) if word)}
+
+
+def _bot_name(seats: Iterable[SeatState], skip: SeatState | None = None) -> str:
+    """The first bot name that no other seat's name has (in any case, as a whole or a word)."""
+    taken: set[str] = set()
+    for seat in seats:
+        if seat is not skip:
+            taken |= _name_words(seat.name)
+    names = itertools.chain(BOT_NAMES, (f"Bot {n}" for n in itertools.count(1)))
+    return next(name for name in names if name.casefold() not in taken)
+
+
+def _renamed_bots(seats: list[SeatState]) -> list[SeatState]:
+    """A bot whose name a person now seated has takes the next free name."""
+    people_words: set[str] = set()
+    for seat in seats:
+        if not seat.is_bot:
+            people_words |= _name_words(seat.name)
+    renamed = list(seats)
+    for index, seat in enumerate(renamed):
+        if seat.is_bot and seat.name.casefold() in people_words:
+            renamed[index] = replace(seat, name=_bot_name(renamed, skip=seat))
+    return renamed
+
+
+def cancel_refusal(state: GameState, user: str) -> str | None:
+    """Why ``user`` may not cancel the table; asked before they are asked to confirm, so
+    nobody is asked "are you sure?" only to be refused."""
+    refused = _lobby_refusal(state, user)
+    return None if refused is None else refused.answer
 
 
 def _cancel(state: GameState, user: str) -> Step:
@@ -767,9 +855,25 @@ def _show_day_board(state: GameState) -> Show:
     people = state.people
     heard = sum(seat.heard_enough for seat in people)
     view = DayBoardView(
-        state.id, state.deadline, heard, heard_enough_needed(len(people)), len(people)
+        state.id,
+        state.deadline,
+        heard,
+        heard_enough_needed(len(people)),
+        len(people),
+        seat_count=len(state.seats),
+        first_speaker=first_speaker(state),
     )
     return Show(DAY_BOARD, view)
+
+
+def first_speaker(state: GameState) -> SeatName | None:
+    """The person who opens the day's talk: drawn from the game's seed on a stream of its own,
+    so the same game always names the same person and the name says nothing of the deal."""
+    people = state.people
+    if not people:
+        return None
+    seat = random.Random(f"{state.seed}/first speaker").choice(people)
+    return SeatName(seat.key, seat.name, seat.is_bot)
 
 
 def _heard_enough(state: GameState, user: str, now: datetime) -> Step:
@@ -887,7 +991,7 @@ def _close_vote(state: GameState) -> Step:
     effects: list[Effect] = [
         Scored(outcome, awards),
         Show(VOTE_BOARD, BallotClosedView(voted, len(state.seats))),
-        Show(REVEAL, RevealView(outcome, state.names)),
+        Show(REVEAL, RevealView(outcome, state.names, state.id)),
     ]
     for seat in state.people:
         assert seat.dealt is not None
@@ -924,7 +1028,8 @@ def _stop(state: GameState, user: str) -> Step:
     effects: list[Effect] = [Show(board, note)]
     if started:
         effects += [Show(dm_surface(seat.key), note) for seat in state.people if seat.reachable]
-    effects.append(Say(f"<@{user}> stopped the game of Varulv."))
+    # The board says it to the channel: one message, not two.
+    effects.append(Answer("You stopped the game: its board in the channel now says so."))
     return Step(state, tuple(effects))
 
 
@@ -1024,10 +1129,14 @@ __all__ = [
     "View",
     "WorkspaceLeft",
     "already_running",
+    "cancel_refusal",
     "closed_lobby",
     "current_board",
     "dm_key",
     "dm_surface",
+    "first_speaker",
     "open_table",
+    "play_again",
+    "play_again_refusal",
     "step",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from slackapp.game.cards import Card, Deal
+from slackapp.game.cards import Card, Deal, deck_for
 
 # The cards the night tests at every step, as plain names: looking a member up on its enum
 # costs as much as the test itself, and the referee resolves tens of thousands of nights a second.
@@ -184,6 +184,29 @@ WAKE_ORDER = (
 _WAKE_RANK = {card: rank for rank, card in enumerate(WAKE_ORDER)}
 
 
+def wake_order(seat_count: int) -> tuple[Card, ...]:
+    """The cards of a table's deck that wake, in the order the night calls them."""
+    deck = deck_for(seat_count)
+    return tuple(card for card in WAKE_ORDER if card in deck)
+
+
+def describe_wake_order(seat_count: int) -> str:
+    """The night's order for a table's deck, as a line any player may read.
+
+    >>> describe_wake_order(3)
+    'The night wakes: Werewolves → Seer → Robber → Troublemaker.'
+    """
+    deck = deck_for(seat_count)
+    names = [
+        "Werewolves" if card is Card.WEREWOLF and deck.count(card) > 1 else str(card)
+        for card in wake_order(seat_count)
+    ]
+    line = f"The night wakes: {' → '.join(names)}."
+    if Card.VILLAGER in deck:
+        line += " Villagers sleep." if deck.count(Card.VILLAGER) > 1 else " The Villager sleeps."
+    return line
+
+
 @dataclass(frozen=True)
 class NightStep:
     """One seat's turn in the night, in wake order: its dealt card, its choice, what it learned."""
@@ -195,6 +218,23 @@ class NightStep:
 
 
 @dataclass(frozen=True)
+class CardMove:
+    """Two seats' cards changed hands in the night: ``by`` robbed or swapped them, and after it
+    ``first`` holds ``first_card`` and ``second`` holds ``second_card``."""
+
+    by: str
+    first: str
+    second: str
+    first_card: Card
+    second_card: Card
+
+    @property
+    def changes_sides(self) -> bool:
+        """Both seats went over to the other team (cards of two teams changed hands)."""
+        return self.first_card.team != self.second_card.team
+
+
+@dataclass(frozen=True)
 class Night:
     dawn: dict[str, Card]
     center: tuple[Card, Card]
@@ -202,6 +242,9 @@ class Night:
     """What each seat learned, in seat order; seats that learned nothing are absent."""
     steps: tuple[NightStep, ...]
     """Every seat whose dealt card wakes, in wake order then seat order."""
+    moves: tuple[CardMove, ...] = ()
+    """Every exchange of cards, in the order the night made them (the Robber's, the
+    Troublemaker's): what the night did to the teams."""
 
 
 def resolve_night(deal: Deal, choices: Mapping[str, NightChoice]) -> Night:
@@ -217,6 +260,7 @@ def resolve_night(deal: Deal, choices: Mapping[str, NightChoice]) -> Night:
     holding = dict(deal.dealt)
     learned: dict[str, Knowledge] = {}
     steps: list[NightStep] = []
+    moves: list[CardMove] = []
     by_rank: list[list[str]] = [[] for _ in WAKE_ORDER]
     for seat in deal.seats:  # each card's seats in seat order
         rank = _WAKE_RANK.get(deal.dealt[seat])
@@ -233,12 +277,16 @@ def resolve_night(deal: Deal, choices: Mapping[str, NightChoice]) -> Night:
         if isinstance(choice, Rob):
             target = choice.seat
             holding[seat], holding[target] = holding[target], holding[seat]
+            moves.append(CardMove(seat, seat, target, holding[seat], holding[target]))
         elif isinstance(choice, Swap):
             first, second = choice.first, choice.second
             holding[first], holding[second] = holding[second], holding[first]
+            moves.append(CardMove(seat, first, second, holding[first], holding[second]))
         if knowledge is not None:
             learned[seat] = knowledge
         steps.append(NightStep(seat, card, choice, knowledge))
 
     seen = {seat: learned[seat] for seat in deal.seats if seat in learned}
-    return Night(dawn=holding, center=deal.center, seen=seen, steps=tuple(steps))
+    return Night(
+        dawn=holding, center=deal.center, seen=seen, steps=tuple(steps), moves=tuple(moves)
+    )

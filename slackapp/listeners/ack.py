@@ -46,6 +46,8 @@ class Reply:
 
     text: str | None = None
     blocks: list[dict[str, Any]] | None = None
+    replace_original: bool = False
+    """Replace the private message whose button was pressed, instead of adding one."""
 
 
 def just_ack(ack: Ack) -> None:
@@ -97,16 +99,16 @@ def send(respond: Respond | None, reply: Reply) -> None:
     if respond is None:
         log.warning("no response_url to answer with")
         return
-    _answering().submit(_answer, respond, reply.text, reply.blocks)
+    _answering().submit(_answer, respond, reply.text, reply)
 
 
-def _answer(respond: Respond, text: str, blocks: list[dict[str, Any]] | None) -> None:
+def _answer(respond: Respond, text: str, reply: Reply) -> None:
     try:
         respond(
             text=text,
-            blocks=blocks,
+            blocks=reply.blocks,
             response_type="ephemeral",
-            replace_original=False,
+            replace_original=reply.replace_original,
         )
     except (SlackClientError, OSError, ValueError) as error:
         log.warning("could not answer privately: %s", error)

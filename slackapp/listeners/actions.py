@@ -16,7 +16,7 @@ from slack_bolt import App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
-from slackapp.blocks import ids
+from slackapp.blocks import ids, lobby
 from slackapp.blocks.ids import ButtonValue
 from slackapp.game import machine as m
 from slackapp.listeners.ack import Reply, acknowledge_then, run_step, send
@@ -38,6 +38,7 @@ class Click:
 
 
 STALE = "That button doesn't belong to any game I know."
+CANCELLED = "You cancelled the table."
 
 
 def _user(body: dict[str, Any]) -> tuple[str, str]:
@@ -76,7 +77,7 @@ def command_for(click: Click) -> m.Event | None:
     simple: dict[str, Callable[[str], m.Event]] = {
         ids.LEAVE: m.Leave,
         ids.FILL_BOTS: m.FillWithBots,
-        ids.CANCEL: m.Cancel,
+        ids.CANCEL_YES: m.Cancel,
         ids.START: m.Start,
         ids.NIGHT_SWAP_RESET: m.NightResetPick,
         ids.NIGHT_SKIP: m.NightSkip,
@@ -122,19 +123,47 @@ def register(app: App, steps: Steps) -> None:
             action=str(clicked.get("action_id") or "").split(":")[0],
             action_ts=_timestamp(clicked.get("action_ts")),
         )
+        team_id = str(context.team_id or "")
+
+        def named() -> str:  # who sits down is named as Slack shows them, looked up unlocked
+            return steps.name_of(client, team_id, user_id, user_name)
+
+        if click.action == ids.PLAY_AGAIN:  # opens a new game rather than changing this one
+            with log_context(game_id=value.game_id, user_id=user_id):
+                run_step(respond, lambda: steps.play_again(value.game_id, user_id, named()))
+            return
+        if click.action == ids.CANCEL:  # asked first, privately, only if they may cancel
+            run_step(respond, lambda: _ask_to_cancel(steps, value.game_id, user_id))
+            return
         event = command_for(click)
         if event is None:
             send(respond, Reply(STALE))
             return
-        team_id = str(context.team_id or "")
         with log_context(team_id=team_id, game_id=value.game_id, user_id=user_id):
             if isinstance(event, m.Start):  # the cards' DMs are opened first, as the clicker's app
                 run_step(respond, lambda: steps.start(value.game_id, user_id, client))
+            elif isinstance(event, m.Join):
+                run_step(respond, lambda: steps.act(value.game_id, m.Join(user_id, named())))
+            elif isinstance(event, m.Cancel):  # the answer takes the question's place
+                run_step(respond, lambda: _cancelled(steps, value.game_id, event))
             else:
                 run_step(respond, lambda: steps.act(value.game_id, event))
 
     for action in ids.ALL_ACTIONS:
         app.action(ids.pattern(action))(acknowledge_then(app, handle))
+
+
+def _ask_to_cancel(steps: Steps, game_id: int, user_id: str) -> Reply:
+    refusal = steps.cancel_refusal(game_id, user_id)
+    if refusal is not None:
+        return Reply(refusal)
+    question = lobby.cancel_question(game_id)
+    return Reply(question.text, question.as_dicts())
+
+
+def _cancelled(steps: Steps, game_id: int, event: m.Event) -> Reply:
+    answer = steps.act(game_id, event)
+    return Reply(answer or CANCELLED, replace_original=True)
 
 
 def register_unknown(app: App) -> None:

@@ -31,18 +31,20 @@ COMMAND_SOURCE = ("team_id", "channel_id", "user_id")
 """Where a command was typed and by whom: the signed payload's fields, never the text."""
 
 
+def typed(command: dict[str, Any]) -> str:
+    """The words after ``/varulv`` as the person typed them, as plain text."""
+    return plain_text(str(command.get("text") or ""))
+
+
 def word_of(command: dict[str, Any]) -> str:
-    return plain_text(str(command.get("text") or "")).lower()
+    return typed(command).lower()
 
 
 def register(app: App, steps: Steps) -> None:
     def acknowledge(ack: Ack, command: dict[str, Any]) -> None:
-        word = word_of(command)
-        if word == "help":
-            screen = help_screen.help_screen()
-            ack(text=screen.text, blocks=screen.as_dicts(), response_type="ephemeral")
-        elif word not in WORDS:
-            ack(text=f"I don't know `/varulv {word[:40]}`. {USAGE}", response_type="ephemeral")
+        if word_of(command) not in WORDS:  # echoed as typed: "Dance" stays "Dance"
+            words = typed(command)[:40]
+            ack(text=f"I don't know `/varulv {words}`. {USAGE}", response_type="ephemeral")
         else:
             ack()
 
@@ -59,8 +61,15 @@ def register(app: App, steps: Steps) -> None:
             if word in WORDS:
                 log.info("command", extra={"word": word or "start"})
             if word in ("", "start"):
-                name = display_name(command.get("user_name"), user)
-                run_step(respond, lambda: steps.open_table(team, channel, user, name, retry=retry))
+                handle = display_name(command.get("user_name"), user)
+                run_step(
+                    respond,
+                    lambda: steps.open_table(
+                        team, channel, user, steps.name_of(client, team, user, handle), retry
+                    ),
+                )
+            elif word == "help":
+                run_step(respond, lambda: _help(steps, team, channel))
             elif word == "settings":
                 _open_settings(steps, client, command, respond)
             elif word == "stop":
@@ -69,6 +78,14 @@ def register(app: App, steps: Steps) -> None:
                 run_step(respond, lambda: _score(steps, team, channel))
 
     app.command("/varulv")(acknowledge_then(app, handle, acknowledge))
+
+
+def _help(steps: Steps, team: str, channel: str) -> Reply:
+    """Help with this channel's phase lengths: a number stated for every channel would be
+    wrong wherever one set its own."""
+    choice = channels.channel_choice(steps.sessions, team, channel, steps.lengths)
+    screen = help_screen.help_screen(choice.lengths())
+    return Reply(screen.text, screen.as_dicts())
 
 
 def _score(steps: Steps, team: str, channel: str) -> Reply:

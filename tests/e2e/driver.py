@@ -12,7 +12,9 @@ import requests
 from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack, Message
-from slackapp.game import Card, deal
+from slackapp.game import MAX_SEATS, MIN_SEATS, Card, deal
+from slackapp.game.cards import describe_deck
+from slackapp.game.night import describe_wake_order
 from slackapp.game.referee import referee
 
 _channels = itertools.count(1)
@@ -193,7 +195,20 @@ class Table:
         if bots:
             self.click(host, lobby, "Fill with bots")
             self.wait(lambda: len(self.seats()) >= 5 or None, "bots seated")
+        self.lobby_shows(lobby, f"Seated ({len(self.seats())})")  # committed first, shown after
         return lobby
+
+    def lobby_shows(self, lobby: Message, saying: str) -> None:
+        self.wait(
+            lambda: saying in self.fake.message(lobby.channel, lobby.ts).rendered_text or None,
+            f"the lobby to say {saying!r}",
+        )
+
+    def cancel(self, user: str, lobby: Message) -> None:
+        """*Cancel*, then *Yes, cancel* in the private question it brings."""
+        self.click(user, lobby, "Cancel")
+        self.click(user, self.ephemeral(user, "Cancel this table?"), "Yes, cancel")
+        self.lobby_shows(lobby, "cancelled this table")
 
     def start(self, host: str) -> None:
         self.click(host, self.lobby(), "Start")
@@ -235,7 +250,7 @@ class Table:
 
     def reveal(self) -> Message:
         """The reveal, once Slack has it (it is posted after the vote's close is committed)."""
-        return self.board("Dawn breaks — the reveal")
+        return self.board("what really happened")
 
     def stored_outcome_matches_referee(self) -> dict[str, Any]:
         """Recompute the game from what the database kept with the referee; return it."""
@@ -279,6 +294,16 @@ class Table:
         a phase is committed first, and shown after."""
         self.wait(lambda: self.game()["phase"] == phase or None, f"phase {phase}", timeout)
         self.wait(lambda: self.undelivered() == 0 or None, f"phase {phase} shown", timeout)
+
+
+def without_deck(text: str) -> str:
+    """``text`` without any table's deck or night order, as written or inside JSON: these are
+    public by design, as at a real table, so a search for secrets must not count them."""
+    sizes = range(MIN_SEATS, MAX_SEATS + 1)
+    lines = {describe(size) for size in sizes for describe in (describe_deck, describe_wake_order)}
+    for line in sorted(lines, key=len, reverse=True):  # one night order begins another
+        text = text.replace(line, "").replace(json.dumps(line)[1:-1], "")
+    return text
 
 
 def _aim(fake: FakeSlack, app: ServedApp) -> None:

@@ -6,8 +6,10 @@ from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import Card
+from slackapp.game.cards import describe_deck
+from slackapp.game.night import describe_wake_order
 from tests.e2e.conftest import AppProcess
-from tests.e2e.driver import Table
+from tests.e2e.driver import Table, without_deck
 
 NAMES = {
     "U0ANNA": "anna",
@@ -32,10 +34,12 @@ def new_table(fake: FakeSlack, app: AppProcess, db: Engine) -> Table:
 
 
 def public_text_before_reveal(table: Table) -> str:
-    """Everything public in the channel: text, blocks and every button value."""
-    return "\n".join(
-        f"{m.text}\n{m.rendered_text}\n" + " ".join(str(b.value) for b in m.buttons())
-        for m in table.public()
+    """Everything public in the channel but the deck: text, blocks and every button value."""
+    return without_deck(
+        "\n".join(
+            f"{m.text}\n{m.rendered_text}\n" + " ".join(str(b.value) for b in m.buttons())
+            for m in table.public()
+        )
     )
 
 
@@ -52,6 +56,9 @@ def test_three_people_from_command_to_reveal(fake: FakeSlack, app: AppProcess, d
     table.start(anna)
     night_board = table.board("Night falls")
     assert "0 of 3 people have confirmed" in night_board.rendered_text
+    for shown in (night_board, *(table.dm(user) for user in (anna, bo, cia))):
+        assert describe_deck(3) in shown.rendered_text
+        assert describe_wake_order(3) in shown.rendered_text
 
     table.finish_night(anna, lambda *_: table.dm(anna).buttons()[0].text)
     table.wait(
@@ -116,6 +123,11 @@ def test_three_people_and_two_bots(fake: FakeSlack, app: AppProcess, db: Engine)
     table.wait_for_phase("day")
     table.heard_enough([anna, bo])
     table.wait_for_phase("vote")
+    ballot = [button.text for button in table.board("One sealed ballot each").buttons()]
+    marked = [seat["display_name"] + (" (bot)" if seat["bot_name"] else "") for seat in seats]
+    assert ballot == [*marked, "Nobody"]
+    assert sorted(marked[:3]) == ["anna", "bo", "cia"]
+    assert marked[3:] == [f"{seat['display_name']} (bot)" for seat in bots]
     with db.connect() as connection:
         bot_ballots = connection.execute(
             text("SELECT count(*) FROM ballots WHERE game_id = :id"), {"id": table.game_id()}
@@ -161,7 +173,9 @@ def test_deadlines_end_every_phase(fake: FakeSlack, quick_app: AppProcess, db: E
     for user in (anna, bo, cia):
         table.dm_saying(user, "ended before you chose")
     table.wait_for_phase("vote", timeout=20)
-    assert "Time is up" in table.board("The day is over").rendered_text
+    day_over = table.board("The day is over")
+    assert "Time is up." in day_over.rendered_text and "Time is up: the day" not in day_over.text
+    assert day_over.rendered_text.count("day is over") == 1, day_over.rendered_text
     table.wait_for_phase("over", timeout=20)
     outcome = table.stored_outcome_matches_referee()
     assert outcome["dead"] == [] and outcome["tally"] == {}
@@ -202,3 +216,36 @@ def test_a_tie_kills_two(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
     assert outcome["dead"] == [anna, bo]
     reveal = table.reveal().rendered_text
     assert f"<@{anna}>" in reveal and f"<@{bo}>" in reveal
+
+
+def test_the_reveal_tells_what_the_night_did_to_the_teams(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    anna, bo, cia = PEOPLE[:3]
+    table.seat_people(anna, [bo, cia])
+    table.arrange_deal(
+        lambda dealt, center: (
+            dealt[anna] is Card.ROBBER
+            and dealt[bo] is Card.WEREWOLF
+            and dealt[cia] is not Card.TROUBLEMAKER
+        )
+    )
+    table.start(anna)
+    table.finish_night(anna, lambda *_: "bo")
+    table.play_night(
+        [bo, cia],
+        lambda user, card, dm: "Skip" if card.value != "Werewolf" else dm.buttons()[0].text,
+    )
+    table.wait_for_phase("day")
+    table.heard_enough([anna, bo])
+    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
+    table.wait_for_phase("over")
+    table.stored_outcome_matches_referee()
+    reveal = table.reveal().rendered_text
+    told = (
+        f"<@{anna}> took the Werewolf from <@{bo}>, so <@{anna}> went over to the werewolf "
+        f"side and <@{bo}> to the village side, holding the Robber."
+    )
+    assert told in reveal
+    assert reveal.index(told) < reveal.index("The cards")

@@ -31,8 +31,8 @@ def test_help_lists_the_seven_cards(fake: FakeSlack, app: AppProcess, db: Engine
 
 def test_unknown_words_are_explained(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
     table = new_table(fake, app, db)
-    table.command(ANNA, "dance")
-    assert "/varulv help" in table.ephemeral(ANNA, "dance").rendered_text
+    table.command(ANNA, "Dance NOW")
+    assert "/varulv help" in table.ephemeral(ANNA, "`/varulv Dance NOW`").rendered_text
     assert table.public() == []
 
 
@@ -113,8 +113,11 @@ def test_stop(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
     table.ephemeral(STRANGER, "Only someone seated")
     assert table.game()["phase"] == "night"
     table.command(BO, "stop")
-    assert f"<@{BO}> stopped" in table.board("stopped the game").rendered_text
+    assert f"<@{BO}> stopped" in table.board("stopped this game").rendered_text
     table.wait_for_phase("stopped")
+    told = [m for m in table.public() if "stopped" in m.rendered_text]
+    assert len(told) == 1, "one message in the channel says the game was stopped, not two"
+    table.ephemeral(BO, "You stopped the game")
     table.command(ANNA)
     table.wait(
         lambda: len([m for m in table.public() if "Join" in str(m.blocks)]) == 1 or None,

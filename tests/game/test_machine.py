@@ -127,14 +127,41 @@ def test_bots_switched_off_are_refused() -> None:
     assert "Fill with bots" not in answers(m.step(state, m.Start("UANNA"), T0))[0]
 
 
-def test_a_person_takes_a_bots_seat_at_a_full_table_and_a_full_table_of_people_refuses() -> None:
-    state = seated(PEOPLE[:3], bots=True)
-    state = run(state, *(m.Join(user, user.lower()) for user in PEOPLE[3:8])).state
-    assert len(state.seats) == 10 and sum(seat.is_bot for seat in state.seats) == 2
-    state = run(state, m.Join(PEOPLE[8], "ivo"), m.Join(PEOPLE[9], "jon")).state
+def test_bots_fill_only_up_to_five_and_each_person_joining_after_takes_a_bots_seat() -> None:
+    state = seated(PEOPLE[:2], bots=True)
+    assert len(state.seats) == 5 and sum(seat.is_bot for seat in state.seats) == 3
+    for joined, user in enumerate(PEOPLE[2:5], start=3):
+        state = m.step(state, m.Join(user, user.lower()), T0).state
+        assert len(state.seats) == 5, "a bot gave up its seat"
+        assert len(state.people) == joined
+    assert not any(seat.is_bot for seat in state.seats)
+    state = run(state, *(m.Join(user, user.lower()) for user in PEOPLE[5:10])).state
     assert len(state.seats) == 10 and not any(seat.is_bot for seat in state.seats)
     full = m.step(state, m.Join(PEOPLE[10], "kim"), T0)
     assert full.state == state and "full (10 seats)" in answers(full)[0]
+
+
+def bot_names(state: m.GameState) -> list[str]:
+    return [seat.name for seat in state.seats if seat.is_bot]
+
+
+def test_a_bot_never_has_a_seated_persons_name_in_any_case() -> None:
+    state = m.open_table(7, "CFIKA", "UANNA", "astrid", 1, LENGTHS).state
+    state = run(state, m.Join("UBO", "Bosse Lind"), m.FillWithBots("UANNA")).state
+    assert bot_names(state) == ["Cissi", "Dagge", "Ebba"]
+    # a colleague called Cissi joins: that bot gives up its seat, the others keep theirs
+    state = m.step(state, m.Join("UCIA", "CISSI"), T0).state
+    assert bot_names(state) == ["Dagge", "Ebba"]
+    state = seated(["UANNA", "UBO"], bots=True)
+    assert bot_names(state) == ["Astrid", "Bosse", "Cissi"]
+    # a seat free, so no bot leaves: the namesake bot takes the next free name
+    state = run(state, m.Leave("UBO"), m.Join("UDAN", "bosse")).state
+    assert bot_names(state) == ["Astrid", "Dagge", "Cissi"]
+    # a name shared as a word of a longer name counts, and bot names stay unique
+    state = run(state, m.Leave("UDAN"), m.Join("UEVA", "dagge.astrid_lind")).state
+    names = bot_names(state)
+    assert len(names) == len(set(names)) == 3
+    assert not {"astrid", "dagge"} & {name.casefold() for name in names}, names
 
 
 def test_leaving_frees_a_position_and_the_last_person_leaving_closes_the_table() -> None:
@@ -255,7 +282,9 @@ def test_the_night_ends_when_every_seat_has_confirmed() -> None:
     assert done.state.phase == m.Phase.DAY
     assert done.state.deadline == T0 + timedelta(seconds=3 + LENGTHS.day_seconds)
     assert isinstance(shows(done, m.LOBBY_BOARD)[-1].view, m.NightOverView)
-    assert isinstance(shows(done, m.DAY_BOARD)[0].view, m.DayBoardView)
+    day = shows(done, m.DAY_BOARD)[0].view
+    assert isinstance(day, m.DayBoardView)
+    assert day.seat_count == 3, "the day board shows the table's deck"
 
 
 def skip_or_confirm(state: m.GameState, key: str) -> m.Event:
@@ -338,6 +367,35 @@ def test_the_day_ends_at_its_deadline_whatever_comes_first() -> None:
     assert done.state.phase == m.Phase.VOTE
     assert m.DAY_IS_OVER in answers(done)
     assert shows(done, m.DAY_BOARD)[0].view == m.DayOverView(m.TIME_IS_UP)
+    assert "day is over" not in m.TIME_IS_UP, "the day-over board says that already"
+
+
+def test_the_day_board_names_one_person_to_speak_first_from_the_seed() -> None:
+    chosen = set()
+    for seed in range(40):
+        state = run(seated(["UANNA", "UBO"], seed=seed, bots=True), m.Start("UANNA")).state
+        day = confirm_all(state)
+        (board,) = [
+            show.view
+            for show in shows(m.step(state, m.Deadline(), state.deadline))
+            if isinstance(show.view, m.DayBoardView)
+        ]
+        assert board.first_speaker == m.first_speaker(day)
+        assert board.first_speaker is not None and not board.first_speaker.is_bot
+        assert board.first_speaker.key in ("UANNA", "UBO")
+        chosen.add(board.first_speaker.key)
+    assert chosen == {"UANNA", "UBO"}, "every person may be named"
+
+
+def test_a_second_slash_varulv_is_told_what_fits_the_person_and_the_phase() -> None:
+    lobby = seated(["UANNA", "UBO", "UCIA"])
+    assert "press *Start*" in m.already_running(lobby, "UANNA")
+    assert "press *Join*" not in m.already_running(lobby, "UANNA")
+    assert "press *Join*" in m.already_running(lobby, "USTRANGER")
+    night = started(["UANNA", "UBO", "UCIA"])
+    assert "check your DM" in m.already_running(night, "UBO")
+    stranger = m.already_running(night, "USTRANGER")
+    assert "DM" not in stranger and "not seated" in stranger and "next one" in stranger
 
 
 # -- the vote -------------------------------------------------------------------------------
@@ -395,6 +453,20 @@ def test_the_vote_deadline_counts_what_was_cast_and_a_late_ballot_does_not() -> 
     assert outcome is not None and outcome.ballots == {"UANNA": "UBO"}
 
 
+def test_a_ballot_clicked_before_the_vote_opened_is_not_cast_when_the_vote_catches_up() -> None:
+    # No vote board exists before the vote opens, so such a click is stale or forged: the
+    # catch-up opens the vote, and the click finds it had not been open.
+    day = confirm_all(started(["UANNA", "UBO", "UCIA"]))
+    assert day.phase == m.Phase.DAY
+    late = T0 + timedelta(seconds=LENGTHS.day_seconds)
+    done = m.step(day, m.CastBallot("UANNA", "UBO"), late)
+    assert done.state.phase == m.Phase.VOTE and shows(done, m.VOTE_BOARD)
+    assert all(seat.ballot is None for seat in done.state.seats)
+    assert m.VOTE_NOT_YET_OPEN in answers(done)
+    early = m.step(day, m.CastBallot("UANNA", "UBO"), T0)
+    assert early.state == day and answers(early) == [m.VOTE_NOT_YET_OPEN]
+
+
 def test_named_werewolf_is_the_reason_for_the_extra_point() -> None:
     people = ["UANNA", "UBO", "UCIA", "UDAN"]
     state = started(people, lambda d, c: d["UBO"] is Card.WEREWOLF and d["UANNA"].team == "village")
@@ -417,7 +489,10 @@ def test_stop_by_someone_seated_ends_the_game_and_tells_everyone() -> None:
     done = m.step(state, m.Stop("UBO"), T0)
     assert done.state.phase == m.Phase.STOPPED and done.state.deadline is None
     assert {show.surface for show in shows(done)} == {"lobby", *(f"dm:{p}" for p in people)}
-    assert any(isinstance(e, m.Say) and "<@UBO> stopped" in e.text for e in done.effects)
+    assert not any(isinstance(e, m.Say) for e in done.effects), "the board says it, once"
+    (board,) = [show.view for show in shows(done) if not m.dm_key(show.surface)]
+    assert board == m.ClosedView("<@UBO> stopped this game. No one scores.")
+    assert answers(done) == ["You stopped the game: its board in the channel now says so."]
     assert not any(isinstance(effect, m.Scored) for effect in done.effects)
 
 
@@ -643,3 +718,48 @@ def test_games_decided_only_by_deadlines(seed: int) -> None:
     assert state.phase == m.Phase.OVER
     outcome = state.outcome()
     assert outcome is not None and outcome.ballots == {}
+
+
+# -- play again ------------------------------------------------------------------------------
+
+
+def revealed(people: list[str], bots: bool = False) -> m.GameState:
+    state = run(seated(people, seed=3, bots=bots), m.Start(people[0])).state
+    state = confirm_all(state)
+    state = run(state, *(m.HeardEnough(user) for user in people)).state
+    state = run(state, *(m.CastBallot(user, None) for user in people)).state
+    assert state.phase == m.Phase.OVER
+    return state
+
+
+def test_play_again_seats_the_same_people_with_the_same_settings_and_bots_refilled() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    last = dataclasses.replace(revealed(people, bots=True), lengths=m.Lengths(45, 240, 75))
+    assert m.play_again_refusal(last) is None
+    done = m.play_again(last, 8, 99, "UCIA", "cia")
+    new = done.state
+    assert (new.id, new.seed, new.phase, new.channel) == (8, 99, m.Phase.LOBBY, "CFIKA")
+    assert new.host == "UCIA" and new.lengths == m.Lengths(45, 240, 75) and new.bots_allowed
+    assert [seat.key for seat in new.people] == people
+    assert len(new.seats) == 5 and all(seat.dealt is None for seat in new.seats)
+    assert all(seat.ballot is None and not seat.confirmed for seat in new.seats)
+    (lobby,) = shows(done, m.LOBBY_BOARD)
+    assert isinstance(lobby.view, m.LobbyView) and lobby.view.game_id == 8
+    # each may leave, and the new table plays like any other
+    left = m.step(new, m.Leave("UBO"), T0).state
+    assert [seat.key for seat in left.people] == ["UANNA", "UCIA"]
+
+
+def test_play_again_by_someone_new_seats_them_and_without_bots_adds_none() -> None:
+    last = revealed(["UANNA", "UBO", "UCIA"])
+    new = m.play_again(last, 8, 99, "UDAN", "dan").state
+    assert [seat.key for seat in new.seats] == ["UANNA", "UBO", "UCIA", "UDAN"]
+    assert new.host == "UDAN" and not any(seat.is_bot for seat in new.seats)
+
+
+def test_play_again_only_after_a_reveal() -> None:
+    assert m.play_again_refusal(None) == "That game no longer exists."
+    for state in (seated(["UANNA", "UBO", "UCIA"]), started(["UANNA", "UBO", "UCIA"])):
+        assert "reached its reveal" in (m.play_again_refusal(state) or "")
+    stopped = m.step(started(["UANNA", "UBO", "UCIA"]), m.Stop("UANNA"), T0).state
+    assert "reached its reveal" in (m.play_again_refusal(stopped) or "")

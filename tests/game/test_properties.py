@@ -268,6 +268,20 @@ def test_dawn_is_the_robber_then_the_troublemaker_moving_cards(game: Game) -> No
 
 @ENOUGH
 @given(games())
+def test_the_nights_moves_replayed_on_the_deal_give_the_dawn(game: Game) -> None:
+    night = resolve_night(game.deal, game.choices)
+    cards = {seat: str(card) for seat, card in game.deal.dealt.items()}
+    movers = [seat for seat, choice in game.choices.items() if isinstance(choice, Rob | Swap)]
+    assert sorted(move.by for move in night.moves) == sorted(movers)
+    for move in night.moves:
+        cards[move.first], cards[move.second] = cards[move.second], cards[move.first]
+        assert (cards[move.first], cards[move.second]) == (move.first_card, move.second_card)
+        assert move.changes_sides == (move.first_card.team != move.second_card.team)
+    assert cards == plain_dawn(game)
+
+
+@ENOUGH
+@given(games())
 def test_the_centre_never_changes(game: Game) -> None:
     assert resolve_night(game.deal, game.choices).center == game.deal.center
 

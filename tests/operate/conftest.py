@@ -120,7 +120,7 @@ def install(deployment: Deployment) -> requests.Response:
     found = INSTALL_LINK.search(page.text)
     assert found, page.text
     authorize_url = html.unescape(found.group(1))
-    assert "scope=chat:write,commands,im:write" in authorize_url
+    assert "scope=chat:write,commands,im:write,users:read" in authorize_url
     back_to_app = deployment.fake.approve_install(authorize_url, user_id="UADMIN")
     # The state cookie is "Secure"; a browser sends it to a local http address, requests won't.
     state_cookie = page.headers["Set-Cookie"].split(";")[0]

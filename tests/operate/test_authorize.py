@@ -59,7 +59,7 @@ def test_a_command_is_acknowledged_and_answered_while_auth_test_fails(
         timeout=3,
     )
     assert answer.status_code == 200
-    assert "Varulv" in answer.json()["text"]
+    table.ephemeral(ALVA, "least comfortable arguing out loud")  # help, with this channel's lengths
     table.command(BENGT)  # a step that acts with the workspace's token, after the ack
     table.lobby()
     assert auth_test_broken == [], "no request waited for auth.test"

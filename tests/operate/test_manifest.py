@@ -51,6 +51,7 @@ def test_the_schema_check_is_not_a_formality() -> None:
 
 
 def test_bot_scopes_are_exactly_the_ones_the_app_asks_for() -> None:
+    assert "users:read" in BOT_SCOPES, "people are named as Slack shows them (users.info)"
     for path in (HTTP_MANIFEST, SOCKET_MODE_MANIFEST):
         assert load(path)["oauth_config"]["scopes"] == {"bot": list(BOT_SCOPES)}, path.name
 

@@ -103,8 +103,7 @@ def test_next_game_uses_the_lengths_and_the_bot_switch(single_workspace: Deploym
     # The table already open keeps what it started with.
     assert table.game()["night_seconds"] == 120
     assert offers_bots(fake.message(running.channel, running.ts))
-    table.click(ALVA, running, "Cancel")
-    table.wait_for_phase("cancelled")  # and its lobby shown closed
+    table.cancel(ALVA, running)
 
     table.command(CARIN)
     table.wait(lambda: table.game_id() != running_game or None, "a new game")
@@ -123,8 +122,7 @@ def test_next_game_uses_the_lengths_and_the_bot_switch(single_workspace: Deploym
         BOTS_ACTION: [],
     }
     fake.view_submission(DORIS, {BOTS_ACTION: [BOTS_OFFERED]})
-    table.click(CARIN, lobby, "Cancel")
-    table.wait_for_phase("cancelled")  # and its lobby shown closed
+    table.cancel(CARIN, lobby)
     table.command(CARIN)
     assert offers_bots(table.lobby())
     assert table.game()["bots_allowed"] is True

@@ -56,14 +56,16 @@ def test_a_nul_in_a_name_or_a_command_is_cleaned_before_it_is_stored(
     fake: FakeSlack, app: AppProcess, db: Engine
 ) -> None:
     anna, bo = new_people(fake, 2)
+    fake.add_user(anna, display_name="an\x00na\x1b")  # the name users.info gives
     table = Table(fake, app, db)
     opening = with_form(signed_command(fake, anna, table.channel), user_name="an\x00na\x1b")
     assert fake.send(opening, app.events_url).status_code == 200
     table.lobby()
     assert [seat["display_name"] for seat in table.seats()] == ["anna"]
     help_command = with_form(signed_command(fake, bo, table.channel), text="he\x00lp")
-    answer = fake.send(help_command, app.events_url)
-    assert answer.status_code == 200 and "Varulv" in answer.json()["text"]
+    assert fake.send(help_command, app.events_url).status_code == 200
+    table.ephemeral(bo, "least comfortable arguing out loud")  # help, after the ack
+    fake.fail_next("users.info", "missing_scope")  # so the payload's name is all there is
 
     lobby = table.lobby()
     join = signed(fake, lambda: fake.click(bo, lobby, lobby.button("Join").action_id))

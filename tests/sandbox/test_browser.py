@@ -166,7 +166,7 @@ def vote(chat: ChatPage) -> Locator:
         expect(ballot.get_by_role("button", name=f"Vote for {target}")).to_have_text(target)
         chat.click(ballot, f"Vote for {target}")
         chat.message("Your ballot")
-    return chat.message("Dawn breaks — the reveal")
+    return chat.message("The reveal: what really happened")
 
 
 def play_to_the_reveal(chat: ChatPage) -> Locator:
@@ -241,7 +241,7 @@ def test_three_people_and_two_bots_play_to_the_reveal(page: Page, tmp_path: Path
     expect(chat.messages("Noted: you have heard enough")).to_have_count(1)
 
     reveal = vote(chat)
-    expect(reveal.locator(".bk-header")).to_have_text("Dawn breaks — the reveal")
+    expect(reveal.locator(".bk-header")).to_have_text("The reveal: what really happened")
     for voter, target in VOTES.items():
         expect(reveal).to_contain_text(f"@{voter} → @{target}")
     expect(reveal).to_contain_text("(bot)")
@@ -258,7 +258,9 @@ def test_three_people_and_two_bots_play_to_the_reveal(page: Page, tmp_path: Path
     expect(columns).to_have_count(len(PEOPLE))
     for name in PLAYERS:
         column = columns.filter(has=page.locator(".column-person", has_text=name))
-        expect(column.locator(".msg").filter(has_text="Dawn breaks — the reveal")).to_have_count(1)
+        expect(
+            column.locator(".msg").filter(has_text="The reveal: what really happened")
+        ).to_have_count(1)
         column.locator(".nav-item[data-conversation=dm]").click()
         game_over = column.locator(".msg").filter(has_text="this game")
         expect(game_over).to_contain_text(f"You were dealt the {cards[name]}")
@@ -285,25 +287,26 @@ def test_three_people_and_two_bots_play_to_the_reveal(page: Page, tmp_path: Path
         chat.message("stopped this game")
 
 
-def test_cancel_asks_first_like_slack(page: Page) -> None:
+def test_cancel_asks_only_someone_seated_and_asks_privately(page: Page) -> None:
     chat = ChatPage(page)
     chat.play_as(PLAYERS[1])
     chat.open_channel()
     chat.type("/varulv")
+    chat.play_as(PLAYERS[2])  # not seated: told so at once, never asked to confirm
     chat.click(chat.message("is setting a table"), "Cancel")
-    dialog = page.get_by_role("dialog", name="Cancel this game?")
-    expect(dialog).to_contain_text("everyone has to join again")
-    dialog.get_by_role("button", name="Keep it").click()
-    expect(dialog).to_have_count(0)
-    lobby = chat.message("is setting a table")
-    expect(lobby.get_by_role("button", name="Join")).to_be_visible()
+    chat.message("You are not seated at this table")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(chat.messages("Cancel this table?")).to_have_count(0)
 
-    chat.click(lobby, "Cancel")
-    dialog.get_by_role("button", name="Cancel the game").click()
+    chat.play_as(PLAYERS[1])
+    chat.click(chat.message("is setting a table"), "Cancel")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    chat.click(chat.message("Cancel this table?"), "Yes, cancel")
     # The lobby becomes the note, in place, and has no buttons left.
     closed = chat.message(f"@{PLAYERS[1]} cancelled this table.")
     expect(closed.get_by_role("button")).to_have_count(0)
     expect(chat.messages("is setting a table")).to_have_count(0)
+    chat.message("You cancelled the table.")
 
 
 def test_block_kit_renders_like_slack(page: Page, sandbox: Sandbox) -> None:

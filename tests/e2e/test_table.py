@@ -1,0 +1,219 @@
+"""What a table needs to play well, over HTTP against the stand-in for Slack: the deck is
+public, bots fill only to five and are marked, the day names who speaks first, and the words
+say what is true."""
+
+from __future__ import annotations
+
+import threading
+
+from sqlalchemy import Engine
+
+from slackapp.fakeslack import FakeSlack
+from slackapp.game import Card
+from slackapp.game.cards import describe_deck
+from slackapp.game.night import describe_wake_order
+from tests.e2e.conftest import AppProcess
+from tests.e2e.driver import Table
+from tests.e2e.test_games import PEOPLE, new_table
+
+ANNA, BO, CIA, DAN, EVA = PEOPLE[:5]
+
+
+def day_of(table: Table, people: list[str], bots: bool = False) -> None:
+    table.seat_people(people[0], people[1:], bots=bots)
+    table.start(people[0])
+    table.play_night(people)
+    table.wait_for_phase("day")
+
+
+def set_lengths(fake: FakeSlack, db: Engine, table: Table) -> None:
+    """The channel chose its own lengths: night 45 s, day 4 min, vote 75 s (bots offered)."""
+    with db.begin() as connection:
+        connection.exec_driver_sql(
+            "INSERT INTO channel_settings (team_id, channel_id, night_seconds, day_seconds, "
+            "vote_seconds, bots_allowed, updated_by) VALUES (%s, %s, 45, 240, 75, true, %s)",
+            (fake.identity.team_id, table.channel, ANNA),
+        )
+
+
+def test_bots_fill_only_up_to_five_and_give_their_seats_to_people(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    lobby = table.seat_people(ANNA, [BO], bots=True)
+    assert sum(seat["bot_name"] is not None for seat in table.seats()) == 3
+    for seated, user in enumerate([CIA, DAN, EVA], start=3):
+        table.click(user, lobby, "Join")
+        table.wait(
+            lambda n=seated: sum(s["user_id"] is not None for s in table.seats()) == n or None,
+            f"{seated} people seated",
+        )
+        assert len(table.seats()) == 5, "a bot gave up its seat"
+    assert not any(seat["bot_name"] for seat in table.seats())
+    table.board("Varulv", saying="5 of 10 seats taken")
+
+
+def test_a_bot_never_has_a_seated_persons_name_and_is_marked(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    fake.add_user("U0ASTRID", "astrid")
+    fake.add_user("U0BOSSE", "Bosse.Lind")
+    lobby = table.seat_people("U0ASTRID", ["U0BOSSE"], bots=True)
+    bots = [seat["display_name"] for seat in table.seats() if seat["bot_name"]]
+    assert bots == ["Cissi", "Dagge", "Ebba"]
+    shown = table.board("Varulv", saying="*Cissi* (bot)").rendered_text
+    assert "*Dagge* (bot)" in shown and "*Ebba* (bot)" in shown
+    fake.add_user("U0CISSI", "cissi")
+    table.click("U0CISSI", lobby, "Join")
+    table.wait(lambda: len([s for s in table.seats() if s["user_id"]]) == 3 or None, "cissi")
+    assert [seat["display_name"] for seat in table.seats() if seat["bot_name"]] == [
+        "Dagge",
+        "Ebba",
+    ], "the bot named like the colleague gave up its seat"
+
+
+def test_the_day_board_shows_the_deck_and_names_one_person_to_speak_first(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    day_of(table, [ANNA, BO], bots=True)
+    board = table.board("Heard enough").rendered_text
+    assert describe_deck(5) in board and describe_wake_order(5) in board
+    speakers = [user for user in (ANNA, BO) if f"<@{user}> speaks first" in board]
+    assert len(speakers) == 1, board
+    assert "one round of claims" in board
+    assert "No one has heard enough yet: the vote opens once 2 have." in board
+    table.heard_enough([ANNA])
+    table.board("Heard enough", saying="1 person has heard enough so far")
+
+
+def test_a_second_slash_varulv_is_told_what_is_true_for_that_person(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    table.seat_people(ANNA, [BO, CIA])
+    table.command(ANNA)
+    host = table.ephemeral(ANNA, "You are seated at the table above").rendered_text
+    assert "press *Start*" in host and "press *Join*" not in host
+    table.start(ANNA)
+    table.command(DAN)
+    stranger = table.ephemeral(DAN, "already running").rendered_text
+    assert "not seated" in stranger and "DM" not in stranger
+
+
+def test_a_lobby_the_host_left_no_longer_says_they_set_it(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    lobby = table.seat_people(ANNA, [BO, CIA])
+    assert f"<@{ANNA}> is setting a table" in table.lobby().rendered_text
+    table.click(ANNA, lobby, "Leave")
+    shown = table.board("Varulv", saying="A table is being set").rendered_text
+    assert "is setting a table" not in shown
+
+
+def test_the_lone_werewolf_is_told_it_is_alone_once(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    table.seat_people(ANNA, [BO, CIA])
+    table.arrange_deal(
+        lambda dealt, center: dealt[ANNA] is Card.WEREWOLF and Card.WEREWOLF in center
+    )
+    table.start(ANNA)
+    table.finish_night(ANNA, lambda *_: "Left centre card")
+    dm = table.dm_saying(ANNA, "centre card is").rendered_text
+    assert dm.count("You are the only werewolf.") == 1, dm
+    assert "You are on the werewolf side" in dm
+
+
+def test_help_says_this_channels_lengths_and_who_the_game_is_hard_for(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    set_lengths(fake, db, table)
+    table.command(ANNA, "help")
+    lengths = "In this channel: night 45 seconds, day 4 minutes, vote 1 minute 15 seconds."
+    shown = table.ephemeral(ANNA, lengths).rendered_text  # not the help another channel gave
+    assert "5 minutes" not in shown
+    assert "least comfortable arguing out loud" in shown
+    assert "The card you hold at dawn is your team" in shown
+
+
+def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    set_lengths(fake, db, table)
+    day_of(table, [ANNA, BO], bots=True)
+    table.heard_enough([ANNA, BO])
+    table.vote({ANNA: "Nobody", BO: "Nobody"})
+    table.wait_for_phase("over")
+    first = table.game_id()
+    reveal = table.reveal()
+    assert "Play again" in [button.text for button in reveal.buttons()]
+    # several clicks at once open one table; the others are told it is open
+    clicks = [
+        threading.Thread(target=table.click, args=(user, reveal, "Play again"))
+        for user in (BO, ANNA, BO)
+    ]
+    for click in clicks:
+        click.start()
+    for click in clicks:
+        click.join()
+    table.wait(lambda: table.game_id() != first or None, "the next table")
+    table.wait(
+        lambda: (
+            sum(
+                "seated at the table above" in m.rendered_text
+                for u in (ANNA, BO)
+                for m in fake.ephemerals(u)
+            )
+            == 2
+            or None
+        ),
+        "the two later clicks told a table is open",
+    )
+    game = table.game()
+    assert (game["phase"], game["night_seconds"], game["day_seconds"]) == ("lobby", 45, 240)
+    assert game["vote_seconds"] == 75 and game["bots_allowed"]
+    seats = table.seats()
+    assert [seat["user_id"] for seat in seats if seat["user_id"]] == [ANNA, BO]
+    assert len(seats) == 5, "bots refilled"
+    with db.connect() as connection:
+        opened = connection.exec_driver_sql(
+            "SELECT count(*) FROM games WHERE channel_id = %s AND id > %s", (table.channel, first)
+        ).scalar_one()
+    assert opened == 1
+    lobby = table.board("Varulv", saying="5 of 10 seats taken")
+    table.click(BO, lobby, "Leave")
+    table.wait(lambda: len(table.seats()) == 4 or None, "bo left the new table")
+    table.click(CIA, reveal, "Play again")  # someone not at the new table is told it is open
+    table.ephemeral(CIA, "already running")
+
+
+def test_cancel_asks_only_those_who_may_cancel_and_then_cancels(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    lobby = table.seat_people(ANNA, [BO])
+    assert "confirm" not in lobby.button("Cancel").element, "Slack would ask anyone first"
+    table.click(DAN, lobby, "Cancel")  # not seated: refused at once, never asked
+    table.ephemeral(DAN, "not seated")
+    assert not [m for m in fake.ephemerals(DAN) if "Cancel this table?" in m.rendered_text]
+    assert table.game()["phase"] == "lobby"
+    table.click(BO, lobby, "Cancel")
+    question = table.ephemeral(BO, "Cancel this table?")
+    assert table.game()["phase"] == "lobby", "asking cancels nothing"
+    table.click(DAN, lobby, "Join")  # the question stays with the one who was asked
+    table.wait(lambda: len(table.seats()) == 3 or None, "Dan seated")
+    table.click(BO, question, "Yes, cancel")
+    table.board("Varulv", saying=f"<@{BO}> cancelled this table.")
+    assert table.game()["phase"] == "cancelled" and table.game()["ended_by"] == BO
+    table.wait(
+        lambda: (
+            "You cancelled the table." in fake.message(question.channel, question.ts).text or None
+        ),
+        "the question answered in place",
+    )
