@@ -27,6 +27,9 @@ class Timed:
     kind: str
     seconds: float
     status: int
+    sent_at: float = 0.0
+    """Wall-clock time the request started (``time.time()``), to line it up with what the
+    stand-in for Slack saw."""
 
 
 def fire(url: str, requests: Sequence[Prepared], in_flight: int) -> list[Timed]:
@@ -57,6 +60,7 @@ async def _post(host: str, port: int, path: str, request: Prepared) -> Timed:
     head.append(f"Content-Length: {len(request.body)}")
     raw = ("\r\n".join(head) + "\r\n\r\n").encode() + request.body
     started = time.perf_counter()
+    sent_at = time.time()
     try:
         reader, writer = await asyncio.open_connection(host, port)
         writer.write(raw)
@@ -65,7 +69,7 @@ async def _post(host: str, port: int, path: str, request: Prepared) -> Timed:
         seconds = time.perf_counter() - started
         writer.close()
     except OSError:
-        return Timed(request.kind, time.perf_counter() - started, 0)
+        return Timed(request.kind, time.perf_counter() - started, 0, sent_at)
     status_line = answer.split(b"\r\n", 1)[0].split()
     status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
-    return Timed(request.kind, seconds, status)
+    return Timed(request.kind, seconds, status, sent_at)

@@ -47,11 +47,12 @@ from benchmarks.fire import Prepared, Timed, fire
 from slackapp.blocks.ids import ButtonValue
 from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
 from slackapp.db.migrate import upgrade
-from slackapp.db.models import Game, Phase, Seat
+from slackapp.db.models import Game, Phase, Seat, SlackMessage
 from slackapp.fakeslack import FakeSlack, Message
-from slackapp.flow import control, day, lobby, night, vote
-from slackapp.flow.table import Lengths, Table
 from slackapp.game import deal
+from slackapp.game import machine as m
+from slackapp.steps import Steps
+from slackapp.timers import Deadlines
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "load-signing-secret"
@@ -352,7 +353,8 @@ class Storms:
             rows = connection.execute(
                 text(
                     "SELECT phase, count(*) FROM games WHERE channel_id LIKE :p "
-                    "AND (phase <> 'lobby' OR board_ts IS NOT NULL) GROUP BY phase"
+                    "AND (phase <> 'lobby' OR EXISTS (SELECT 1 FROM messages "
+                    "WHERE messages.game_id = games.id AND surface = 'lobby')) GROUP BY phase"
                 ),
                 {"p": self.prefix + "%"},
             )
@@ -453,11 +455,12 @@ def open_games(
     """``count`` games at night with three people and two bots, their messages in the fake."""
     sessions = make_sessions(db)
     with sessions() as session, session.begin():
-        created = []
+        created: list[tuple[Game, list[tuple[str, str, str]]]] = []
         for index in range(count):
             channel = f"{prefix}{index:05d}"
             fake.add_channel(channel, channel.lower())
             people = [f"U{prefix[1:]}{index:05d}{seat}" for seat in "ABC"]
+            shown: list[tuple[str, str, str]] = []
             game = Game(
                 team_id=TEAM,
                 channel_id=channel,
@@ -481,9 +484,9 @@ def open_games(
                         user_id=user,
                         display_name=user.lower(),
                         dm_channel=dm.channel,
-                        dm_ts=dm.ts,
                     )
                 )
+                shown.append((f"dm:{user}", dm.channel, dm.ts))
             for position in (3, 4):
                 bot = f"bot{position - 2}"
                 game.seats.append(
@@ -493,11 +496,17 @@ def open_games(
             for seat in game.seats:
                 seat.dealt = dealt.dealt[seat.key].value
             game.center = [card.value for card in dealt.center]
-            game.board_ts = fake.add_message(fake.api.bot_message(channel, "Night falls", [])).ts
+            board = fake.add_message(fake.api.bot_message(channel, "Night falls", []))
+            shown.append(("lobby", channel, board.ts))
             session.add(game)
-            created.append(game)
+            created.append((game, shown))
         session.flush()
-        return [game.id for game in created]
+        for game, shown in created:
+            for surface, where, ts in shown:
+                session.add(
+                    SlackMessage(game_id=game.id, surface=surface, channel=where, ts=ts, version=1)
+                )
+        return [game.id for game, _ in created]
 
 
 def close_games(db: Engine, prefix: str) -> None:
@@ -524,7 +533,15 @@ def statements_per_interaction(fake: Slack, database_url: str, game_number: int)
         event.listen(engine, round_trip, lambda *args, kind=round_trip: sent.append(kind))
     event.listen(engine.pool, "checkout", lambda *args: sent.append("ping"))
     client = WebClient(token=TOKEN, base_url=fake.api_url)
-    table = Table(sessions=make_sessions(engine), client=client, lengths=Lengths(3600, 3600, 3600))
+    sessions = make_sessions(engine)
+
+    class NoDelivery:
+        """Steps only: the deliverer's own statements come after the commit, not in a step."""
+
+        def kick(self, game_id: int) -> None:
+            pass
+
+    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), NoDelivery(), Deadlines(sessions))
     channel = f"CSQL{game_number:04d}"
     people = [f"USQL{game_number:04d}{seat}" for seat in "ABC"]
     fake.add_channel(channel, channel.lower())
@@ -540,15 +557,12 @@ def statements_per_interaction(fake: Slack, database_url: str, game_number: int)
         step()
         counts.setdefault(name, tally())
 
-    def phase() -> str:
-        with engine.connect() as connection:
-            return str(
-                connection.execute(
-                    text("SELECT phase FROM games WHERE channel_id = :c"), {"c": channel}
-                ).scalar_one()
-            )
+    def state() -> m.GameState:
+        found = steps._read(game_id)
+        assert found is not None
+        return found
 
-    count("/varulv (open a table)", lambda: lobby.open_lobby(table, TEAM, channel, people[0], "a"))
+    count("/varulv (open a table)", lambda: steps.open_table(TEAM, channel, people[0], "a"))
     with engine.connect() as connection:
         game_id = int(
             connection.execute(
@@ -557,33 +571,36 @@ def statements_per_interaction(fake: Slack, database_url: str, game_number: int)
         )
     with engine.begin() as connection:  # the same deal every time: bots' moves change the SQL
         connection.execute(text("UPDATE games SET seed = 7 WHERE id = :id"), {"id": game_id})
-    count("join", lambda: lobby.join(table, game_id, people[1], "b"))
-    lobby.join(table, game_id, people[2], "c")
-    count("fill with bots", lambda: lobby.fill_with_bots(table, game_id, people[0]))
-    count("start (deal, DMs)", lambda: lobby.start(table, game_id, people[0]))
+    count("join", lambda: steps.act(game_id, m.Join(people[1], "b")))
+    steps.act(game_id, m.Join(people[2], "c"))
+    count("fill with bots", lambda: steps.act(game_id, m.FillWithBots(people[0])))
+    count("start (deal; DMs opened before it)", lambda: steps.start(game_id, people[0], client))
     for user in people:
-        while True:
-            dm = next(m for m in reversed(fake.dm_messages(user)) if "Your card" in m.rendered_text)
-            if not dm.buttons():
-                break
-            button = dm.buttons()[0]
-            action = button.action_id.split(":")[0]
-            target = ButtonValue.unpack(button.value).target
+        while (current := state()).phase == m.Phase.NIGHT and user in current.awaiting():
+            kind = current.choice_kind(user)
+            others = [seat.key for seat in current.seats if seat.key != user]
+            move: m.Event = {
+                None: m.NightConfirm(user),
+                "peek": m.NightPeek(user, 0),
+                "look": m.NightLook(user, None),
+                "rob": m.NightRob(user, others[0]),
+                "swap": m.NightPick(
+                    user,
+                    others[0]
+                    if current.seat(user).pending is None  # type: ignore[union-attr]
+                    else others[1],
+                ),
+            }[kind]
             sent.clear()
-            night.night_action(table, game_id, user, action, target)
-            name = "night choice, the last (dawn)" if phase() == "day" else "night choice"
+            steps.act(game_id, move)
+            name = "night choice, the last (dawn)" if state().phase == "day" else "night choice"
             counts.setdefault(name, tally())
-    count("heard enough", lambda: day.toggle_heard_enough(table, game_id, people[0]))
-    count(
-        "heard enough, the vote opens", lambda: day.toggle_heard_enough(table, game_id, people[1])
-    )
-    count("ballot", lambda: vote.cast(table, game_id, people[0], people[1]))
-    vote.cast(table, game_id, people[1], people[2])
-    count("ballot, the last (reveal)", lambda: vote.cast(table, game_id, people[2], people[0]))
-    count(
-        "deadline sweep (nothing due)",
-        lambda: (control.due_games(table), control.undelivered_games(table)),
-    )
+    count("heard enough", lambda: steps.act(game_id, m.HeardEnough(people[0])))
+    count("heard enough, the vote opens", lambda: steps.act(game_id, m.HeardEnough(people[1])))
+    count("ballot", lambda: steps.act(game_id, m.CastBallot(people[0], people[1])))
+    steps.act(game_id, m.CastBallot(people[1], people[2]))
+    count("ballot, the last (reveal)", lambda: steps.act(game_id, m.CastBallot(people[2], None)))
+    count("deadline sweep (nothing due)", lambda: steps.alarm.due_games())  # type: ignore[attr-defined]
     engine.dispose()
     return counts
 

@@ -27,8 +27,9 @@ from typing import ParamSpec, TypeVar
 PATIENCE_SECONDS = 1.5
 QUIET_SECONDS = 0.02
 """Longer than the gap between two requests of a burst, short next to a person's patience."""
-STEP_THREADS = 5
-"""Bolt's own default for its lazy listeners."""
+STEP_THREADS = 8
+"""As many as gunicorn's threads per worker: a step is a short transaction, its Slack work is
+the deliverer's and its answer an answer thread's."""
 STEPS_WHILE_BUSY = 1
 """Steps that may run at once while requests keep arriving (once they have waited enough)."""
 

@@ -15,20 +15,21 @@ from slack_bolt import App, BoltResponse
 from slack_bolt.authorization.authorize import CallableAuthorize
 from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
 from slack_bolt.oauth.oauth_settings import OAuthSettings
-from slack_sdk import WebClient
-from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
-from slack_sdk.oauth.installation_store import InstallationStore
 from slack_sdk.oauth.token_rotation import TokenRotator
+from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.acks import AckFirst, StepExecutor
 from slackapp.authorize import from_store
 from slackapp.config import BOT_SCOPES, INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
 from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.installations import installation_store, oauth_state_store
-from slackapp.flow.journal import keep_journal
-from slackapp.flow.table import Lengths, NotInstalled, Table
+from slackapp.db.journal import keep_journal
+from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
+from slackapp.game.machine import Event, Lengths
 from slackapp.listeners import register
 from slackapp.logs import log_context
+from slackapp.steps import Steps, commit_step
 from slackapp.timers import Deadlines
 
 log = logging.getLogger(__name__)
@@ -41,34 +42,25 @@ NOT_INSTALLED = (
 
 @dataclass
 class Varulv:
+    """Everything wired together at construction; ``start()`` sets the timers and the
+    deliverer going once the process serves."""
+
     app: App
-    table: Table
+    sessions: sessionmaker[Session]
+    steps: Steps
     deadlines: Deadlines
+    deliverer: Deliverer
     acks: AckFirst = field(default_factory=AckFirst)
     """Requests being acknowledged, which the game steps let go first."""
     signing_secret: str | None = None
 
+    def start(self) -> None:
+        self.deliverer.start()
+        self.deadlines.start(self.steps.deadline)
 
-def web_client(token: str | None, api_url: str) -> WebClient:
-    client = WebClient(token=token, base_url=api_url)
-    # Slack's 429 answers carry Retry-After; slack_sdk waits that long and tries again.
-    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
-    return client
-
-
-class InstalledClients:
-    """Each workspace's bot client, from its installation; looked up afresh for every step, so a
-    reinstall's new token or an uninstall takes effect at once in every process."""
-
-    def __init__(self, store: InstallationStore, api_url: str) -> None:
-        self.store = store
-        self.api_url = api_url
-
-    def __call__(self, team_id: str) -> WebClient:
-        bot = self.store.find_bot(enterprise_id=None, team_id=team_id)
-        if bot is None or not bot.bot_token:
-            raise NotInstalled(team_id)
-        return web_client(bot.bot_token, self.api_url)
+    def stop(self) -> None:
+        self.deadlines.stop()
+        self.deliverer.stop()
 
 
 def installed(args: SuccessArgs) -> BoltResponse:
@@ -84,27 +76,25 @@ def not_installed(args: FailureArgs) -> BoltResponse:
 
 
 def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -> Varulv:
-    """Wire everything; the caller starts the timers (``deadlines.start()``) once serving.
+    """Wire everything; the caller starts the timers and the deliverer once serving.
 
     ``acks``: what the steps wait for (shared by a server's workers); this process's own if None.
+    The server checks every request's signature before Bolt sees it, so Bolt does not again.
     """
     engine = make_engine(database_url)
     sessions = make_sessions(engine)
     keep_journal(sessions)
     lengths = Lengths(settings.night_seconds, settings.day_seconds, settings.vote_seconds)
     acks = acks or AckFirst()
+    # The deliverer schedules its own retries, so its clients never sleep inside a call.
+    delivering: ClientFor
     if settings.multi_workspace:
         assert settings.client_id and settings.client_secret
         store = installation_store(engine, settings.client_id)
         # Tokenless: Bolt gives each request a copy with that workspace's token, and the OAuth
         # flow exchanges codes with it, so every call honours SLACK_API_URL.
         client = web_client(None, settings.api_url)
-        table = Table(
-            sessions=sessions,
-            client=client,
-            lengths=lengths,
-            clients=InstalledClients(store, settings.api_url),
-        )
+        delivering = InstalledClients(store, settings.api_url, wait_out_rate_limits=False)
         oauth = OAuthSettings(
             client_id=settings.client_id,
             client_secret=settings.client_secret,
@@ -130,26 +120,40 @@ def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -
             client=client,
             oauth_settings=oauth,
             user_facing_authorize_error_message=NOT_INSTALLED,
-            # Acknowledge as soon as ack() returns; the work runs in lazy listeners after it.
+            # Acknowledge as soon as ack() returns; the work runs on step threads after it.
             process_before_response=True,
             listener_executor=StepExecutor(acks),
+            request_verification_enabled=False,
         )
     else:
         client = web_client(settings.bot_token, settings.api_url)
-        table = Table(sessions=sessions, client=client, lengths=lengths)
+        bot = web_client(settings.bot_token, settings.api_url, wait_out_rate_limits=False)
+        delivering = lambda team_id: bot  # noqa: E731 - one workspace, one client
         app = App(
             signing_secret=settings.signing_secret,
             client=client,
             process_before_response=True,
             listener_executor=StepExecutor(acks),
+            request_verification_enabled=False,
         )
-    deadlines = Deadlines(table, acks=acks)
-    table.alarm = deadlines
-    register(app, table)
+    deliverer = Deliverer(
+        sessions, delivering, report=lambda game_id, event: _report(sessions, game_id, event)
+    )
+    deadlines = Deadlines(sessions, acks=acks)
+    steps = Steps(sessions, lengths, deliverer, deadlines)
+    register(app, steps)
     return Varulv(
         app=app,
-        table=table,
+        sessions=sessions,
+        steps=steps,
         deadlines=deadlines,
+        deliverer=deliverer,
         acks=acks,
         signing_secret=settings.signing_secret,
     )
+
+
+def _report(sessions: sessionmaker[Session], game_id: int, event: Event) -> None:
+    """Slack refused a game's message for good: the machine decides what follows, and the
+    deliverer, still delivering that game, sends whatever it says next."""
+    commit_step(sessions, game_id, event)

@@ -96,7 +96,7 @@ class Router:
 
     def health(self, start_response: StartResponse) -> Iterable[bytes]:
         try:
-            with self.varulv.table.sessions() as session:
+            with self.varulv.sessions() as session:
                 session.execute(text("SELECT 1"))
         except Exception:
             log.exception("health check: database unreachable")
@@ -139,14 +139,22 @@ class Gunicorn(BaseApplication):  # type: ignore[misc]
         return self.factory()
 
 
+def acks_first(workers: AcrossWorkers) -> AckFirst:
+    """The gate that lets acknowledgements go before steps; ``VARULV_ACKS_FIRST=0`` opens it
+    (steps start at once), to measure what it is worth (BENCHMARKS.md)."""
+    if os.environ.get("VARULV_ACKS_FIRST", "1") == "0":
+        return AckFirst(patience=0.0, steps_while_busy=1 << 20, workers=workers)
+    return AckFirst(workers=workers)
+
+
 def serve_http(settings: Settings, database_url: str) -> None:
     workers = AcrossWorkers()  # before the fork: every worker shares it
 
     threads = int(os.environ.get("VARULV_THREADS", "8"))
 
     def factory() -> Buffered:
-        varulv = build(settings, database_url, AckFirst(workers=workers))
-        varulv.deadlines.start()
+        varulv = build(settings, database_url, acks_first(workers))
+        varulv.start()
         quieter_collector()
         return Buffered(Router(varulv), threads, MAX_BODY_BYTES, settings.request_seconds)
 
@@ -176,5 +184,5 @@ def serve_socket_mode(settings: Settings, database_url: str) -> None:
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
     varulv = build(settings, database_url)
-    varulv.deadlines.start()
+    varulv.start()
     SocketModeHandler(varulv.app, settings.app_token).start()  # type: ignore[no-untyped-call]

@@ -27,7 +27,6 @@ from slackapp.blocks.screen import (
 from slackapp.game.cards import Card, Team
 from slackapp.game.night import LookAtCenter, LookAtSeat, NightStep, Peek, Rob, Swap
 from slackapp.game.outcome import Outcome
-from slackapp.game.vote import WIN_POINTS
 
 Namer = Callable[[str], str]
 
@@ -188,7 +187,7 @@ def _points(outcome: Outcome, name: Namer) -> Iterator[str]:
         why = []
         if seat in winners:
             why.append("won")
-        if points > (WIN_POINTS if seat in winners else 0):
+        if seat in outcome.result.named_werewolf:
             why.append("named a werewolf")
         because = f" ({' and '.join(why)})" if why else ""
         yield f"{name(seat)}: *{plural(points, 'point')}*{because}"

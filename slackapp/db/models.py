@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -19,11 +18,16 @@ from sqlalchemy import (
     MetaData,
     Numeric,
     String,
+    Text,
     UniqueConstraint,
     func,
     text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from slackapp.game.machine import OPEN_PHASES, TIMED_PHASES, Phase
+
+__all__ = ["OPEN_PHASES", "TIMED_PHASES", "Phase"]
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -38,18 +42,6 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
-class Phase(StrEnum):
-    LOBBY = "lobby"
-    NIGHT = "night"
-    DAY = "day"
-    VOTE = "vote"
-    OVER = "over"
-    CANCELLED = "cancelled"
-    STOPPED = "stopped"
-
-
-OPEN_PHASES = (Phase.LOBBY, Phase.NIGHT, Phase.DAY, Phase.VOTE)
-TIMED_PHASES = (Phase.NIGHT, Phase.DAY, Phase.VOTE)
 _OPEN_SQL = "phase IN ('lobby', 'night', 'day', 'vote')"
 
 
@@ -87,8 +79,6 @@ class Game(Base):
     day_seconds: Mapped[int] = mapped_column(Integer)
     vote_seconds: Mapped[int] = mapped_column(Integer)
     bots_allowed: Mapped[bool] = mapped_column(Boolean, default=True)
-    board_ts: Mapped[str | None] = mapped_column(String(32), default=None)
-    """The channel message that shows the current phase (the lobby becomes the night board)."""
     outcome: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     ended_by: Mapped[str | None] = mapped_column(String(32), default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
@@ -121,12 +111,13 @@ class Seat(Base):
     display_name: Mapped[str] = mapped_column(String(80))
     dealt: Mapped[str | None] = mapped_column(String(16), default=None)
     dm_channel: Mapped[str | None] = mapped_column(String(32), default=None)
-    dm_ts: Mapped[str | None] = mapped_column(String(32), default=None)
     night_choice: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     pending_target: Mapped[str | None] = mapped_column(String(32), default=None)
     """The Troublemaker's first pick while it chooses the second."""
     confirmed: Mapped[bool] = mapped_column(Boolean, default=False)
     heard_enough: Mapped[bool] = mapped_column(Boolean, default=False)
+    reachable: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
+    """False once a private message to this person failed for good."""
 
     game: Mapped[Game] = relationship(back_populates="seats")
     ballot: Mapped[Ballot | None] = relationship(
@@ -177,6 +168,67 @@ class Score(Base):
     games: Mapped[int] = mapped_column(Integer, default=0)
     wins: Mapped[int] = mapped_column(Integer, default=0)
     points: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class OutboxEntry(Base):
+    """What one of a game's Slack messages must show, committed with the step that decided it.
+
+    A message is a game's ``surface`` (its lobby, day board, vote board, reveal, a person's
+    night message ``dm:<key>``, a line ``say:<n>``, a private word ``tell:<user>:<n>``); each
+    step's picture of it is the next ``version``. The deliverer sends the newest undelivered
+    version of each message after the commit, and marks every version up to it done.
+    """
+
+    __tablename__ = "outbox"
+    __table_args__ = (
+        UniqueConstraint("game_id", "surface", "version"),
+        CheckConstraint("version >= 1", name="version_positive"),
+        CheckConstraint("channel IS NOT NULL OR user_id IS NOT NULL", name="has_address"),
+        Index("ix_outbox_undelivered", "due_at", postgresql_where=text("done_at IS NULL")),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
+    surface: Mapped[str] = mapped_column(String(64))
+    version: Mapped[int] = mapped_column(Integer)
+    channel: Mapped[str | None] = mapped_column(String(32), default=None)
+    """Where it goes; None for a private word to ``user_id`` whose DM is opened on sending."""
+    user_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    text: Mapped[str] = mapped_column(Text)
+    blocks: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON, default=None)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    """Not to be tried before then: a retry waits out Slack's Retry-After or a backoff."""
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    done_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    failure: Mapped[str | None] = mapped_column(String(64), default=None)
+    """Why it was given up (Slack's error), or ``superseded`` by a newer version."""
+
+
+class SlackMessage(Base):
+    """A game's message as Slack has it: where, its ``ts``, and the version it shows."""
+
+    __tablename__ = "messages"
+
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    surface: Mapped[str] = mapped_column(String(64), primary_key=True)
+    channel: Mapped[str] = mapped_column(String(32))
+    ts: Mapped[str] = mapped_column(String(32))
+    version: Mapped[int] = mapped_column(Integer)
+
+
+class DeliveryLease(Base):
+    """Which process delivers a game's messages now, until when; no lock is held meanwhile."""
+
+    __tablename__ = "delivery_leases"
+
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    holder: Mapped[str] = mapped_column(String(64))
+    until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 NIGHT_SECONDS_BOUNDS = (30, 600)

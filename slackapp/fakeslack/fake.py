@@ -116,6 +116,10 @@ class FakeSlack(Workspace):
         """Answer the next ``times`` calls of ``method`` with HTTP 429 ``ratelimited``."""
         self.faults.rate_limit(method, times, retry_after)
 
+    def slow_down(self, seconds: float, method: str | None = None) -> None:
+        """Answer every Web API call (or every call of ``method``) ``seconds`` later."""
+        self.faults.slow_down(seconds, method)
+
     def fail_next(self, method: str, error: str, times: int = 1) -> None:
         """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
         self.faults.fail(method, error, times)

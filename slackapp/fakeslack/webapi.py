@@ -62,6 +62,17 @@ class Faults:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._queued: dict[str, deque[ApiAnswer]] = {}
+        self._latency: dict[str | None, float] = {}
+
+    def slow_down(self, seconds: float, method: str | None = None) -> None:
+        """Answer every call (or every call of ``method``) ``seconds`` later, as a loaded
+        Slack does; 0 answers at once again."""
+        with self._lock:
+            self._latency[method] = seconds
+
+    def latency(self, method: str) -> float:
+        with self._lock:
+            return self._latency.get(method, self._latency.get(None, 0.0))
 
     def rate_limit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
         """Answer the next ``times`` calls of ``method`` with HTTP 429, as Slack throttles."""
@@ -112,6 +123,8 @@ class WebApi:
 
     def handle(self, request: ApiRequest) -> ApiAnswer:
         """Answer one call like Slack would, and log it."""
+        if delay := self.faults.latency(request.method):
+            time.sleep(delay)
         answer = self._answer(request)
         self.workspace.record(
             Call(
@@ -231,6 +244,8 @@ class WebApi:
 
     def chat_update(self, request: ApiRequest) -> JSON:
         """Edit a bot message in place; text and blocks not given are kept."""
+        if error := self.workspace.unreachable_error(str(request.params.get("channel"))):
+            raise ApiError(error)
         old = self._own_message(request.params, "cant_update_message")
         params = request.params
         blocks = old.blocks if params.get("blocks") is None else self._blocks(params)
@@ -252,11 +267,10 @@ class WebApi:
         if not requested:
             raise ApiError("channel_not_found")
         channel = str(requested)
-        if channel[:1] in ("U", "W"):
-            if self.workspace.user_name(channel) is None:
-                raise ApiError("channel_not_found")
-            if error := self.workspace.unreachable_error(channel):
-                raise ApiError(error)
+        if channel[:1] in ("U", "W") and self.workspace.user_name(channel) is None:
+            raise ApiError("channel_not_found")
+        if error := self.workspace.unreachable_error(channel):
+            raise ApiError(error)  # a person who takes no DM, or a channel the bot left
         channel = self.workspace.conversation(channel)
         if self.workspace.channel_name(channel) is None:
             raise ApiError("channel_not_found")
@@ -406,6 +420,8 @@ class WebApi:
 
     def respond(self, hook_id: str, body: JSON) -> tuple[int, str]:
         """Apply a post to a response_url; the (status, text) Slack would answer."""
+        if delay := self.faults.latency("response_url"):
+            time.sleep(delay)
         try:
             status, answer = 200, self.apply_response(self.grants.use_hook(hook_id), body)
         except HookError as error:

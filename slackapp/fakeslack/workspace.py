@@ -64,7 +64,8 @@ class Workspace:
             return self._users.get(user_id)
 
     def set_unreachable(self, user_id: str, error: str = "cannot_dm_bot") -> None:
-        """Make conversations.open (and posting to the user) fail with ``error``."""
+        """Make conversations.open (and posting to the user) fail with ``error``; given a
+        channel id, posting and updating there fails (``not_in_channel``, ``is_archived``)."""
         with self._lock:
             self._unreachable[user_id] = error
 

@@ -2,7 +2,9 @@
 
 ``cards`` holds the seven cards and the deck, ``night`` the choices and the fixed-order
 resolution, ``vote`` the day's majority, the tally and the winners, ``bots`` how bots play,
-``referee`` the REFEREE.md JSON seam.
+``referee`` the REFEREE.md JSON seam, and ``machine`` the whole game as one phase machine:
+``machine.step(state, event, now)`` returns the next state and what every Slack surface must
+show.
 """
 
 from slackapp.game.bots import BotView, bot_ballot, bot_night_choice

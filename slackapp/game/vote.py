@@ -88,6 +88,9 @@ class Result:
     winning_team: Team | None
     winners: tuple[str, ...]
     points: dict[str, int]
+    named_werewolf: tuple[str, ...] = ()
+    """The voters whose ballot named a seat holding a Werewolf at dawn: the reason for their
+    extra point, kept so that nothing has to guess it from the points."""
 
 
 def decide(
@@ -113,7 +116,7 @@ def decide(
         winning_team = Team.WEREWOLF if winners else None
 
     points = {seat: WIN_POINTS if seat in winners else 0 for seat in seats}
-    for voter, target in ballots.items():
-        if target in wolves:
-            points[voter] += WEREWOLF_BALLOT_POINTS
-    return Result(winning_team=winning_team, winners=winners, points=points)
+    named = tuple(seat for seat in seats if ballots.get(seat) in wolves)
+    for voter in named:
+        points[voter] += WEREWOLF_BALLOT_POINTS
+    return Result(winning_team=winning_team, winners=winners, points=points, named_werewolf=named)

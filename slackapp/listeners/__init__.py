@@ -1,20 +1,21 @@
-"""Bolt listeners, one module per Slack surface, each with ``register(app, table)``.
+"""Bolt listeners, one module per Slack surface, each with ``register(app, steps)``.
 
-Listeners acknowledge at once, then (lazily, after the acknowledgement has gone) parse the
-payload, call one game step and send its private reply. They decide nothing themselves.
+Listeners acknowledge at once (``ack.acknowledge_then``), then parse the payload into one of
+the phase machine's commands, run that step and send its private answer. They decide nothing
+themselves.
 """
 
 from __future__ import annotations
 
 from slack_bolt import App
 
-from slackapp.flow.table import Table
 from slackapp.listeners import actions, commands, events, views
+from slackapp.steps import Steps
 
 
-def register(app: App, table: Table) -> None:
-    commands.register(app, table)
-    actions.register(app, table)
-    events.register(app, table)
-    views.register(app, table)
+def register(app: App, steps: Steps) -> None:
+    commands.register(app, steps)
+    actions.register(app, steps)
+    events.register(app, steps)
+    views.register(app, steps)
     actions.register_unknown(app)

@@ -1,4 +1,8 @@
-"""Button clicks: lobby, night, day and vote. The acting user is always the signed payload's."""
+"""Button clicks: lobby, night, day and vote, each translated into the machine's command.
+
+The acting user is always the signed payload's; what the click means is the machine's to
+decide.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +12,17 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from slack_bolt import Ack, App, BoltContext
+from slack_bolt import App, BoltContext
 from slack_bolt.context.respond import Respond
+from slack_sdk import WebClient
 
 from slackapp.blocks import ids
 from slackapp.blocks.ids import ButtonValue
-from slackapp.flow import day, lobby, night, vote
-from slackapp.flow.table import Reply, Table
-from slackapp.listeners.background import acknowledge_then
-from slackapp.listeners.replies import run_step, send
+from slackapp.game import machine as m
+from slackapp.listeners.ack import Reply, acknowledge_then, run_step, send
 from slackapp.logs import log_context
 from slackapp.shapes import display_name, slack_id
+from slackapp.steps import Steps
 
 
 @dataclass(frozen=True)
@@ -32,8 +36,6 @@ class Click:
     """The action id without its ``:N`` index."""
     action_ts: Decimal | None
 
-
-Step = Callable[[Table, Click], Reply]
 
 STALE = "That button doesn't belong to any game I know."
 
@@ -63,11 +65,48 @@ def _timestamp(raw: object) -> Decimal | None:
     return stamp if stamp.is_finite() and 0 < stamp < 10**11 else None
 
 
-def _listen(app: App, table: Table, action: str, step: Step) -> None:
-    def acknowledge(ack: Ack) -> None:
-        ack()
+def _peek_index(target: str | None) -> int:
+    """A centre card's button value ("0" or "1"); anything else names no card (-1)."""
+    return int(target) if target in ("0", "1") else -1
 
-    def handle(body: dict[str, Any], respond: Respond, context: BoltContext) -> None:
+
+def command_for(click: Click) -> m.Event | None:
+    """The machine's command a click means, or None when the button names nothing it needs."""
+    user, target = click.user_id, click.value.target
+    simple: dict[str, Callable[[str], m.Event]] = {
+        ids.LEAVE: m.Leave,
+        ids.FILL_BOTS: m.FillWithBots,
+        ids.CANCEL: m.Cancel,
+        ids.START: m.Start,
+        ids.NIGHT_SWAP_RESET: m.NightResetPick,
+        ids.NIGHT_SKIP: m.NightSkip,
+        ids.NIGHT_CONFIRM: m.NightConfirm,
+        ids.HEARD_ENOUGH: m.HeardEnough,
+    }
+    if click.action in simple:
+        return simple[click.action](user)
+    if click.action == ids.JOIN:
+        return m.Join(user, click.user_name)
+    if target is None:
+        return None
+    match click.action:
+        case ids.NIGHT_PEEK:
+            return m.NightPeek(user, _peek_index(target))
+        case ids.NIGHT_LOOK:
+            return m.NightLook(user, None if target == ids.CENTER else target)
+        case ids.NIGHT_ROB:
+            return m.NightRob(user, target)
+        case ids.NIGHT_SWAP:
+            return m.NightPick(user, target)
+        case ids.VOTE:
+            return m.CastBallot(user, None if target == ids.NOBODY else target, click.action_ts)
+    return None
+
+
+def register(app: App, steps: Steps) -> None:
+    def handle(
+        body: dict[str, Any], respond: Respond, context: BoltContext, client: WebClient
+    ) -> None:
         user_id, user_name = _user(body)
         clicked = _clicked(body)
         raw = clicked.get("value")
@@ -83,56 +122,19 @@ def _listen(app: App, table: Table, action: str, step: Step) -> None:
             action=str(clicked.get("action_id") or "").split(":")[0],
             action_ts=_timestamp(clicked.get("action_ts")),
         )
+        event = command_for(click)
+        if event is None:
+            send(respond, Reply(STALE))
+            return
         team_id = str(context.team_id or "")
         with log_context(team_id=team_id, game_id=value.game_id, user_id=user_id):
-            here = table.for_workspace(team_id)  # the clicker's workspace, from the signed payload
-            run_step(respond, lambda: step(here, click))
+            if isinstance(event, m.Start):  # the cards' DMs are opened first, as the clicker's app
+                run_step(respond, lambda: steps.start(value.game_id, user_id, client))
+            else:
+                run_step(respond, lambda: steps.act(value.game_id, event))
 
-    app.action(ids.pattern(action))(acknowledge_then(app, acknowledge, handle))
-
-
-def _night(table: Table, click: Click) -> Reply:
-    return night.night_action(
-        table, click.value.game_id, click.user_id, click.action, click.value.target
-    )
-
-
-def _vote(table: Table, click: Click) -> Reply:
-    if click.value.target is None:
-        return Reply(STALE)
-    return vote.cast(table, click.value.game_id, click.user_id, click.value.target, click.action_ts)
-
-
-def _join(table: Table, click: Click) -> Reply:
-    return lobby.join(table, click.value.game_id, click.user_id, click.user_name)
-
-
-def _game_and_user(step: Callable[[Table, int, str], Reply]) -> Step:
-    """Most steps need only the game and who clicked."""
-    return lambda table, click: step(table, click.value.game_id, click.user_id)
-
-
-NIGHT_ACTIONS = (
-    ids.NIGHT_PEEK,
-    ids.NIGHT_LOOK,
-    ids.NIGHT_ROB,
-    ids.NIGHT_SWAP,
-    ids.NIGHT_SWAP_RESET,
-    ids.NIGHT_SKIP,
-    ids.NIGHT_CONFIRM,
-)
-
-
-def register(app: App, table: Table) -> None:
-    _listen(app, table, ids.JOIN, _join)
-    _listen(app, table, ids.LEAVE, _game_and_user(lobby.leave))
-    _listen(app, table, ids.FILL_BOTS, _game_and_user(lobby.fill_with_bots))
-    _listen(app, table, ids.START, _game_and_user(lobby.start))
-    _listen(app, table, ids.CANCEL, _game_and_user(lobby.cancel))
-    for action in NIGHT_ACTIONS:
-        _listen(app, table, action, _night)
-    _listen(app, table, ids.HEARD_ENOUGH, _game_and_user(day.toggle_heard_enough))
-    _listen(app, table, ids.VOTE, _vote)
+    for action in ids.ALL_ACTIONS:
+        app.action(ids.pattern(action))(acknowledge_then(app, handle))
 
 
 def register_unknown(app: App) -> None:
@@ -140,10 +142,7 @@ def register_unknown(app: App) -> None:
     answer instead of Bolt's 404, which Slack would show the person as an error. Registered
     last: Bolt gives a request to the first listener that matches."""
 
-    def acknowledge(ack: Ack) -> None:
-        ack()
-
     def answer(respond: Respond) -> None:
         send(respond, Reply(STALE))
 
-    app.action(re.compile(".*"))(acknowledge_then(app, acknowledge, answer))
+    app.action(re.compile(".*"))(acknowledge_then(app, answer))

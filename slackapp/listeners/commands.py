@@ -13,12 +13,11 @@ from slack_sdk.errors import SlackApiError
 
 import slackapp.blocks.help as help_screen
 import slackapp.blocks.settings as settings_screen
-from slackapp.flow import control, lobby, settings
-from slackapp.flow.table import Reply, Table
-from slackapp.listeners.background import acknowledge_then
-from slackapp.listeners.replies import is_retry, run_step, send
+from slackapp.db import channels, scores
+from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
 from slackapp.logs import log_context
 from slackapp.shapes import display_name, plain_text, slack_id
+from slackapp.steps import Steps
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +35,7 @@ def word_of(command: dict[str, Any]) -> str:
     return plain_text(str(command.get("text") or "")).lower()
 
 
-def register(app: App, table: Table) -> None:
+def register(app: App, steps: Steps) -> None:
     def acknowledge(ack: Ack, command: dict[str, Any]) -> None:
         word = word_of(command)
         if word == "help":
@@ -59,40 +58,37 @@ def register(app: App, table: Table) -> None:
         with log_context(team_id=team, channel_id=channel, user_id=user):
             if word in WORDS:
                 log.info("command", extra={"word": word or "start"})
-            here = table.for_workspace(team)
             if word in ("", "start"):
                 name = display_name(command.get("user_name"), user)
-                run_step(
-                    respond,
-                    lambda: lobby.open_lobby(here, team, channel, user, name, retry=retry),
-                )
+                run_step(respond, lambda: steps.open_table(team, channel, user, name, retry=retry))
             elif word == "settings":
-                _open_settings(here, client, command, respond)
+                _open_settings(steps, client, command, respond)
             elif word == "stop":
-                run_step(respond, lambda: control.stop(here, team, channel, user, retry=retry))
+                run_step(respond, lambda: steps.stop(team, channel, user, retry=retry))
             elif word == "score":
-                run_step(respond, lambda: _score(here, team, channel))
+                run_step(respond, lambda: _score(steps, team, channel))
 
-    app.command("/varulv")(acknowledge_then(app, acknowledge, handle))
+    app.command("/varulv")(acknowledge_then(app, handle, acknowledge))
 
 
-def _score(table: Table, team: str, channel: str) -> Reply:
-    screen = help_screen.leaderboard(channel, control.leaderboard(table, team, channel))
+def _score(steps: Steps, team: str, channel: str) -> Reply:
+    rows = scores.leaderboard(steps.sessions, team, channel)
+    screen = help_screen.leaderboard(channel, rows)
     return Reply(screen.text, screen.as_dicts())
 
 
 def _open_settings(
-    table: Table, client: WebClient, command: dict[str, Any], respond: Respond
+    steps: Steps, client: WebClient, command: dict[str, Any], respond: Respond
 ) -> None:
     """Open the modal with the channel's current settings (Slack allows 3 s from the command)."""
     channel = command["channel_id"]
-    choice = settings.channel_choice(table, command["team_id"], channel)
+    choice = channels.channel_choice(steps.sessions, command["team_id"], channel, steps.lengths)
     lengths = {
         "night_seconds": choice.night_seconds,
         "day_seconds": choice.day_seconds,
         "vote_seconds": choice.vote_seconds,
     }
-    view = settings_screen.settings_modal(channel, lengths, settings.BOUNDS, choice.bots_allowed)
+    view = settings_screen.settings_modal(channel, lengths, channels.BOUNDS, choice.bots_allowed)
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one
         send(respond, Reply(NO_TRIGGER))

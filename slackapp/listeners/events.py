@@ -10,22 +10,21 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 import slackapp.blocks.home as home_screen
-from slackapp.flow.home import record_of
-from slackapp.flow.table import Table
-from slackapp.flow.workspace import stop_open_games
+from slackapp.db.scores import record_of
+from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
 from slackapp.shapes import slack_id
+from slackapp.steps import Steps
 
 log = logging.getLogger(__name__)
 
 
-def register(app: App, table: Table) -> None:
-    @app.event("app_home_opened")
+def register(app: App, steps: Steps) -> None:
     def publish_home(event: dict[str, Any], client: WebClient, context: BoltContext) -> None:
         user_id = slack_id(event.get("user"))
         if event.get("tab", "home") != "home" or not user_id:
             return
-        record, boards = record_of(table, str(context.team_id or ""), user_id)
+        record, boards = record_of(steps.sessions, str(context.team_id or ""), user_id)
         try:
             client.views_publish(
                 user_id=user_id, view=home_screen.home_view(user_id, record, boards)
@@ -33,11 +32,9 @@ def register(app: App, table: Table) -> None:
         except SlackApiError as error:  # the tab shows the last one published; Slack asks again
             log.warning("could not publish the Home tab: %s", error.response.get("error"))
 
-    @app.event("app_uninstalled")
     def uninstalled(context: BoltContext) -> None:
-        _leave(app, table, context, "app uninstalled")
+        _leave(app, steps, context, "app uninstalled")
 
-    @app.event("tokens_revoked")
     def tokens_revoked(event: dict[str, Any], context: BoltContext) -> None:
         store = app.installation_store
         if store is not None:
@@ -47,15 +44,19 @@ def register(app: App, table: Table) -> None:
                 )
         if (event.get("tokens") or {}).get("bot"):
             # Varulv acts only as its bot: without that token the installation is of no use.
-            _leave(app, table, context, "bot token revoked")
+            _leave(app, steps, context, "bot token revoked")
+
+    app.event("app_home_opened")(acknowledge_then(app, publish_home))
+    app.event("app_uninstalled")(acknowledge_then(app, uninstalled))
+    app.event("tokens_revoked")(acknowledge_then(app, tokens_revoked))
 
 
-def _leave(app: App, table: Table, context: BoltContext, why: str) -> None:
+def _leave(app: App, steps: Steps, context: BoltContext, why: str) -> None:
     """Forget the workspace's installation and end its open games; scores and settings stay."""
     team_id = str(context.team_id or "")
     with log_context(team_id=team_id):
         store = app.installation_store
         if store is not None:  # with a single token there is no installation to forget
             store.delete_all(enterprise_id=context.enterprise_id, team_id=context.team_id)
-        stopped = stop_open_games(table, team_id)
+        stopped = steps.workspace_left(team_id)
         log.info("workspace left: %s", why, extra={"count": stopped})

@@ -6,13 +6,16 @@ import logging
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
 from sqlalchemy.exc import SQLAlchemyError
 
 import slackapp.blocks.settings as settings_screen
-from slackapp.flow.settings import ChannelChoice, out_of_bounds, save_choice
-from slackapp.flow.table import Table, say
+from slackapp.db.channels import ChannelChoice, out_of_bounds, save_choice
+from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
 from slackapp.shapes import slack_id
+from slackapp.steps import Steps
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +44,7 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
     return ChannelChoice(bots_allowed=bots, **lengths), {}
 
 
-def register(app: App, table: Table) -> None:
+def register(app: App, steps: Steps) -> None:
     def save(ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
         team, user = str(context.team_id or ""), str(body["user"]["id"])
@@ -56,7 +59,7 @@ def register(app: App, table: Table) -> None:
             return
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
-                save_choice(table, team, channel, user, choice)
+                save_choice(steps.sessions, team, channel, user, choice)
             except SQLAlchemyError:
                 log.exception("could not store the channel's settings")
                 first = next(iter(settings_screen.LENGTH_LABELS))
@@ -68,18 +71,22 @@ def register(app: App, table: Table) -> None:
             log.info("channel settings changed")
         ack()
 
-    def announce(body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
+    def announce(
+        body: dict[str, Any], view: dict[str, Any], context: BoltContext, client: WebClient
+    ) -> None:
         """Tell the channel, since anyone there may change its settings."""
         choice, _ = read_choice(view)
         team, channel = str(context.team_id or ""), slack_id(view.get("private_metadata"))
         if choice is None or not channel:
             return
         with log_context(team_id=team, channel_id=channel):
-            say(
-                table.for_workspace(team),
-                channel,
-                f"<@{body['user']['id']}> changed the Varulv settings for this channel: "
-                f"{choice.summary()}. The next game uses them.",
-            )
+            try:
+                client.chat_postMessage(
+                    channel=channel,
+                    text=f"<@{body['user']['id']}> changed the Varulv settings for this "
+                    f"channel: {choice.summary()}. The next game uses them.",
+                )
+            except SlackApiError as error:
+                log.warning("could not tell the channel: %s", error.response.get("error"))
 
-    app.view(settings_screen.CALLBACK_ID)(ack=save, lazy=[announce])
+    app.view(settings_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))

@@ -61,12 +61,15 @@ class Table:
     def public(self) -> list[Message]:
         return self.fake.messages(self.channel)
 
-    def board(self, containing: str) -> Message:
-        """The newest public message containing ``containing``, once it exists."""
-        return self.wait(
-            lambda: self.fake.find_message(self.channel, containing),
-            f"a channel message containing {containing!r}",
-        )
+    def board(self, containing: str, saying: str = "") -> Message:
+        """The newest public message containing ``containing``, once it exists (and says
+        ``saying``: boards are redrawn after the step that changed them committed)."""
+
+        def found() -> Message | None:
+            message = self.fake.find_message(self.channel, containing)
+            return message if message is not None and saying in message.rendered_text else None
+
+        return self.wait(found, f"a channel message containing {containing!r} {saying!r}")
 
     def lobby(self) -> Message:
         return self.wait(
@@ -86,6 +89,14 @@ class Table:
                 None,
             ),
             f"{user}'s night DM",
+        )
+
+    def dm_saying(self, user: str, containing: str) -> Message:
+        """The person's night message once it says ``containing`` (it is redrawn after the
+        step that changed it committed)."""
+        return self.wait(
+            lambda: ((dm := self.dm(user)) and containing in dm.rendered_text and dm) or None,
+            f"{user}'s night DM to say {containing!r}",
         )
 
     def card(self, user: str) -> Card:
@@ -130,6 +141,15 @@ class Table:
             ).mappings()
             return [dict(row) for row in rows]
 
+    def posted(self) -> dict[str, str]:
+        """The game's messages Slack has taken, as the app recorded them: surface → ts."""
+        with self.db.connect() as connection:
+            rows = connection.execute(
+                text("SELECT surface, ts FROM messages WHERE game_id = :id"),
+                {"id": self.game_id()},
+            )
+            return {surface: ts for surface, ts in rows}
+
     def seat_keys(self) -> list[str]:
         return [seat["user_id"] or seat["bot_name"] for seat in self.seats()]
 
@@ -166,8 +186,9 @@ class Table:
         self.wait(lambda: self.game()["phase"] == "night" or None, "the night")
         # The deal is committed first and the cards go out after: wait for every card, so that
         # nobody's newest night message is still the one from an earlier game.
+        people = [seat["user_id"] for seat in self.seats() if seat["user_id"]]
         self.wait(
-            lambda: all(seat["dm_ts"] for seat in self.seats() if seat["user_id"]) or None,
+            lambda: all(f"dm:{user}" in self.posted() for user in people) or None,
             "every card sent",
         )
 
@@ -199,7 +220,8 @@ class Table:
             self.ephemeral(user, "Your ballot")
 
     def reveal(self) -> Message:
-        return self.board("Dawn breaks")
+        """The reveal, once Slack has it (it is posted after the vote's close is committed)."""
+        return self.board("Dawn breaks — the reveal")
 
     def stored_outcome_matches_referee(self) -> dict[str, Any]:
         """Recompute the game from what the database kept with the referee; return it."""
@@ -228,8 +250,21 @@ class Table:
         assert game["outcome"] == expected
         return expected
 
+    def undelivered(self) -> int:
+        """How many of the game's messages the app has still to show (its outbox)."""
+        with self.db.connect() as connection:
+            return int(
+                connection.execute(
+                    text("SELECT count(*) FROM outbox WHERE game_id = :id AND done_at IS NULL"),
+                    {"id": self.game_id()},
+                ).scalar_one()
+            )
+
     def wait_for_phase(self, phase: str, timeout: float = 15.0) -> None:
+        """Until the game is in ``phase`` and Slack shows everything the app decided so far:
+        a phase is committed first, and shown after."""
         self.wait(lambda: self.game()["phase"] == phase or None, f"phase {phase}", timeout)
+        self.wait(lambda: self.undelivered() == 0 or None, f"phase {phase} shown", timeout)
 
 
 def _has_button(message: Message, label: str) -> bool:

@@ -97,7 +97,7 @@ def test_clicks_out_of_turn(fake: FakeSlack, app: AppProcess, db: Engine) -> Non
     table.click(ANNA, ballot, "bo")
     table.click(ANNA, ballot, "cia")
     table.ephemeral(ANNA, "Your ballot: <@U0CIA>")
-    assert "1 of 3 have voted" in table.board("One sealed ballot each").rendered_text
+    table.board("One sealed ballot each", saying="1 of 3 have voted")
     assert_no_card_is_public(table)
     table.vote({BO: "Nobody", CIA: "Nobody"})
     table.wait_for_phase("over")

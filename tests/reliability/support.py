@@ -85,13 +85,13 @@ class Held:
     def release(self) -> None:
         self.released.set()
 
+    def claims(self, request: ApiRequest) -> bool:
+        """Whether this is the call to hold (asked once per call, under the lock)."""
+        return request.method == self.method and self.matches(request.params)
+
     def _handle(self, request: ApiRequest) -> ApiAnswer:
         with self._lock:
-            mine = (
-                self.request is None
-                and request.method == self.method
-                and self.matches(request.params)
-            )
+            mine = self.request is None and self.claims(request)
             if mine:
                 self.request = request
         if not mine:
@@ -244,3 +244,31 @@ def settled(fake: FakeSlack, quiet: float = 1.0, timeout: float = 60.0) -> None:
             return
         seen = len(fake.calls)
     raise AssertionError(f"the app was still busy after {timeout} s")
+
+
+class HeldNth(Held):
+    """The ``n``-th call (from 0) of ``methods`` to any of ``channels`` waits at the fake
+    Slack, as :class:`Held` does; ``reached`` stays unset if the app never makes that many."""
+
+    def __init__(
+        self,
+        fake: FakeSlack,
+        methods: tuple[str, ...],
+        channels: Callable[[], set[str]],
+        n: int,
+        *,
+        applied: bool,
+    ) -> None:
+        super().__init__(fake, methods[0], applied=applied)
+        self.methods = methods
+        self.channels = channels
+        self.n = n
+        self.seen = 0
+
+    def claims(self, request: ApiRequest) -> bool:
+        if request.method not in self.methods:
+            return False
+        if str(request.params.get("channel")) not in self.channels():
+            return False
+        self.seen += 1
+        return self.seen == self.n + 1

@@ -6,9 +6,14 @@ person saw accepted is lost, and nothing is posted twice.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from sqlalchemy import Engine
+import pytest
+from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import Card
@@ -21,6 +26,7 @@ from tests.reliability.support import (
     REVEAL,
     VOTE,
     Held,
+    HeldNth,
     assert_nothing_posted_twice,
     boards,
     conversations,
@@ -215,8 +221,8 @@ def test_a_crash_before_slack_took_the_day_board_posts_it_once(
             app.kill()
         app = restart(table, app, database_url)
 
+        table.wait_for_phase("day", timeout=30)  # what dawn committed is shown after the restart
         assert_dms_agree_with_the_database(table, people)
-        table.play_night([cia], first_choice)
         play_to_the_end(table, people)
         assert boards(fake, since, table.channel, DAY) == 1
         assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
@@ -224,13 +230,14 @@ def test_a_crash_before_slack_took_the_day_board_posts_it_once(
         app.stop()
 
 
-def test_a_crash_after_slack_took_a_post_but_before_the_commit_repeats_only_that_post(
+def test_a_crash_after_slack_took_a_post_but_before_its_ts_was_kept_repeats_only_that_post(
     fake: FakeSlack, database_url: str, db: Engine
 ) -> None:
     """The one window no restart can close: Slack posted the day board, and the process died
-    before it could record that. Slack's API has no idempotency key, and reading the channel
-    back would need history scopes the app does not ask for, so the board is posted again when
-    the night ends anew. Only that one message repeats, and the game goes on."""
+    before it could record the message's ts. Slack's API has no idempotency key, and reading
+    the channel back would need history scopes the app does not ask for, so the restarted
+    deliverer posts the board again: the very same message, since the night's end was
+    committed before anything showed it. Only that one message repeats, and the game goes on."""
     anna, bo, cia = people = new_people(fake, 3)
     app = start_app(fake, database_url)
     table = Table(fake, app, db)
@@ -246,13 +253,18 @@ def test_a_crash_after_slack_took_a_post_but_before_the_commit_repeats_only_that
             table.click(cia, dm, dm.buttons()[0].text)
             day_board.wait()
             app.kill()
+        assert table.game()["phase"] == "day", "the night's end is committed before it shows"
         app = restart(table, app, database_url)
 
-        assert table.game()["phase"] == "night", "the step that posted it never committed"
+        table.wait_for_phase("day", timeout=30)
         assert_dms_agree_with_the_database(table, people)
-        table.play_night([cia], first_choice)
         play_to_the_end(table, people)
-        assert boards(fake, since, table.channel, DAY) == 2
+        day_posts = [
+            (call.params.get("text"), call.params.get("blocks"))
+            for call in fake.calls[since:]
+            if call.method == "chat.postMessage" and is_day_board(call.params) and call.ok
+        ]
+        assert len(day_posts) == 2 and day_posts[0] == day_posts[1], "a repeat is identical"
         counts = posted(fake, since, conversations(fake, table, people))
         repeated = [(where, said) for (where, said), n in counts.items() if n > 1]
         assert len(repeated) == 1
@@ -265,7 +277,7 @@ def test_a_crash_after_slack_took_a_post_but_before_the_commit_repeats_only_that
         app.stop()
 
 
-def test_a_crash_before_slack_took_the_lobby_is_mended_by_the_next_command(
+def test_a_crash_before_slack_took_the_lobby_posts_it_after_the_restart(
     fake: FakeSlack, database_url: str, db: Engine
 ) -> None:
     anna, bo, cia = people = new_people(fake, 3)
@@ -280,11 +292,10 @@ def test_a_crash_before_slack_took_the_lobby_is_mended_by_the_next_command(
             table.command(anna)
             lobby.wait()
             app.kill()
+        assert "lobby" not in table.posted(), "the table was opened, its lobby never posted"
         app = restart(table, app, database_url)
-        assert table.game()["board_ts"] is None, "the table was opened, its lobby never posted"
 
-        table.command(bo)  # anyone's /varulv in the channel posts the open table's lobby
-        table.click(bo, table.lobby(), "Join")
+        table.click(bo, table.lobby(), "Join")  # the restarted process posts what was kept
         table.click(cia, table.lobby(), "Join")
         table.wait(lambda: len(table.seats()) == 3 or None, "three seated")
         table.start(anna)
@@ -299,8 +310,9 @@ def test_a_crash_before_slack_took_the_lobby_is_mended_by_the_next_command(
 def test_a_crash_while_the_cards_go_out_sends_each_card_once(
     fake: FakeSlack, database_url: str, db: Engine
 ) -> None:
-    """The deal is committed before any card is sent, and each card's message is committed as
-    Slack takes it: after a restart the sweep sends the cards still missing, and only those."""
+    """The deal is committed before any card is sent, and each card's message is recorded as
+    Slack takes it: after a restart the cards still missing are sent, and every card a person
+    sees is of that one deal."""
     anna, bo, cia = people = new_people(fake, 3)
     app = start_app(fake, database_url)
     table = Table(fake, app, db)
@@ -320,16 +332,262 @@ def test_a_crash_while_the_cards_go_out_sends_each_card_once(
         dealt = {user: seat["dealt"] for user, seat in seat_rows(db, table.game_id()).items()}
         app = restart(table, app, database_url)
 
-        table.wait(  # the sweep's turn: the night has gone some seconds without every card
-            lambda: all(seat["dm_ts"] for seat in seat_rows(db, table.game_id()).values()) or None,
+        table.wait(
+            lambda: all(f"dm:{user}" in table.posted() for user in people) or None,
             "the cards still missing",
             timeout=30,
         )
         assert {u: s["dealt"] for u, s in seat_rows(db, table.game_id()).items()} == dealt
+        assert boards(fake, since, fake.dm_channel(bo), NIGHT_DM) == 1, "the card held is sent"
         for user in people:
-            assert boards(fake, since, fake.dm_channel(user), NIGHT_DM) == 1, user
+            # The cards go out side by side: one Slack took just as the app died may repeat,
+            # the very same message.
+            cards = [
+                (call.params.get("text"), call.params.get("blocks"))
+                for call in fake.calls[since:]
+                if call.method == "chat.postMessage"
+                and call.ok
+                and call.params.get("channel") == fake.dm_channel(user)
+            ]
+            assert len(cards) in (1, 2) and all(card == cards[0] for card in cards), user
         table.play_night(people)
         play_to_the_end(table, people)
-        assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
     finally:
         app.stop()
+
+
+@pytest.mark.parametrize("slack_took_it", [False, True], ids=["never-posted", "posted"])
+def test_a_crash_while_the_reveal_is_posted_shows_one_reveal_counting_the_last_ballot(
+    fake: FakeSlack, database_url: str, db: Engine, slack_took_it: bool
+) -> None:
+    """The last ballot closes the vote; the app dies while the reveal is on its way to Slack.
+    The ballot and the close were committed before anything showed them, so the reveal shown
+    after the restart counts that ballot; when Slack had taken the first post, the repeat is
+    the very same message."""
+    anna, bo, cia = people = new_people(fake, 3)
+    app = start_app(fake, database_url)
+    table = Table(fake, app, db)
+    try:
+        since = len(fake.calls)
+        table.seat_people(anna, [bo, cia])
+        table.start(anna)
+        table.play_night(people)
+        table.wait_for_phase("day")
+        table.heard_enough([anna, bo])
+        table.wait_for_phase("vote")
+        table.vote({anna: "Nobody", bo: "Nobody"})
+        ballot = table.board("One sealed ballot each")
+        reveal = Held(
+            fake,
+            "chat.postMessage",
+            lambda p: str(p.get("text")).startswith(REVEAL),
+            applied=slack_took_it,
+        )
+        with reveal:
+            table.click(cia, ballot, fake.user_name(anna) or anna)
+            reveal.wait()
+            app.kill()
+        assert table.game()["phase"] == "over", "the vote's close is committed before it shows"
+        app = restart(table, app, database_url)
+
+        table.wait_for_phase("over", timeout=30)
+        outcome = table.stored_outcome_matches_referee()
+        assert outcome["tally"] == {anna: 1, "nobody": 2}, "the last ballot counts"
+        shown = [m for m in fake.messages(table.channel) if m.text.startswith(REVEAL)]
+        assert len(shown) == (2 if slack_took_it else 1)
+        assert all((m.text, m.blocks) == (shown[0].text, shown[0].blocks) for m in shown)
+        assert f"<@{cia}> → <@{anna}>" in shown[0].rendered_text
+        assert "did not vote" not in shown[0].rendered_text
+        assert boards(fake, since, table.channel, VOTE) == 1
+    finally:
+        app.stop()
+
+
+def test_a_crash_while_the_day_board_is_posted_never_shows_the_insomniac_a_false_card(
+    fake: FakeSlack, database_url: str, db: Engine
+) -> None:
+    """The Troublemaker's swap of the Insomniac is the night's last choice; the app dies while
+    the day board is on its way. Dawn was committed before any message showed it, so whatever
+    the Insomniac was ever shown is the card the outcome gives them."""
+    anna, bo, cia = people = new_people(fake, 3)
+    app = start_app(fake, database_url)
+    table = Table(fake, app, db)
+    try:
+        table.seat_people(anna, [bo, cia], bots=True)
+        table.arrange_deal(
+            lambda dealt, center: dealt[anna] is Card.TROUBLEMAKER and dealt[bo] is Card.INSOMNIAC
+        )
+        table.start(anna)
+        table.play_night([bo, cia])
+        dm = table.dm(anna)
+        table.click(anna, dm, fake.user_name(bo) or bo)
+        dm = table.dm_saying(anna, "Swap ")
+        day_board = Held(fake, "chat.postMessage", is_day_board, applied=False)
+        with day_board:
+            table.click(anna, dm, fake.user_name(cia) or cia)  # bo and cia swap: dawn
+            day_board.wait()
+            app.kill()
+        assert table.game()["phase"] == "day"
+        app = restart(table, app, database_url)
+
+        table.wait_for_phase("day", timeout=30)
+        play_to_the_end(table, people)
+        dawn = table.stored_outcome_matches_referee()["dawn"][bo]
+        swapped = seat_rows(db, table.game_id())[anna]["night_choice"]["swap"]
+        assert sorted(swapped) == sorted([bo, cia]), "the swap was kept"
+        insomniac_dm = fake.dm_channel(bo)
+        said = [
+            str(call.params.get("blocks"))
+            for call in fake.calls
+            if call.method in ("chat.postMessage", "chat.update")
+            and call.params.get("channel") == insomniac_dm
+            and "At the end of the night your card is" in str(call.params.get("blocks"))
+        ]
+        assert said, "the Insomniac was shown their card at dawn"
+        for blocks in said:
+            assert f"At the end of the night your card is *{dawn}*" in blocks
+    finally:
+        app.stop()
+
+
+MESSAGE_CALLS = ("chat.postMessage", "chat.update")
+
+
+def finish_from_anywhere(table: Table, people: list[str]) -> None:
+    """Play whatever is left of a three-person game, from whichever phase it is in."""
+
+    def opened() -> bool:
+        with table.db.connect() as connection:
+            return bool(
+                connection.execute(
+                    text("SELECT count(*) FROM games WHERE channel_id = :c"), {"c": table.channel}
+                ).scalar_one()
+            )
+
+    if not opened():
+        table.command(people[0])
+        table.wait(lambda: opened() or None, "the table opened")
+    phase = table.game()["phase"]
+    if phase == "lobby":
+        for user in people:
+            if user not in table.seat_keys():
+                table.click(user, table.lobby(), "Join")
+        table.wait(lambda: len(table.seats()) == len(people) or None, "everyone seated")
+        table.start(people[0])
+        phase = "night"
+    if phase == "night":
+        table.wait(
+            lambda: all(f"dm:{user}" in table.posted() for user in people) or None,
+            "every card shown",
+            timeout=30,
+        )
+        for user in people:
+            if not seat_rows(table.db, table.game_id())[user]["confirmed"]:
+                table.finish_night(user, first_choice)
+        phase = "day"
+    if phase == "day":
+        table.wait_for_phase("day", timeout=30)
+        board = table.board("Heard enough")
+        for user in people:
+            if table.game()["phase"] == "day":
+                table.click(user, board, "Heard enough")
+        phase = "vote"
+    if phase == "vote":
+        table.wait_for_phase("vote", timeout=30)
+        ballot = table.board("One sealed ballot each")
+        for user in people:
+            if table.game()["phase"] == "vote":
+                table.click(user, ballot, "Nobody")
+    table.wait_for_phase("over", timeout=30)
+
+
+def assert_every_screen_shows_the_committed_game(table: Table, since: int) -> None:
+    """Each message of the game shows the newest picture the app committed for it, and a
+    message posted twice (Slack took it as the app died) was the very same message."""
+    fake, game_id = table.fake, table.game_id()
+    with table.db.connect() as connection:
+        newest = dict(
+            connection.execute(
+                text(
+                    "SELECT DISTINCT ON (surface) surface, text FROM outbox WHERE game_id = :g "
+                    "AND (failure IS NULL OR failure = 'superseded') "
+                    "ORDER BY surface, version DESC"
+                ),
+                {"g": game_id},
+            ).all()
+        )
+        shown = connection.execute(
+            text("SELECT surface, channel, ts FROM messages WHERE game_id = :g"), {"g": game_id}
+        ).all()
+    assert {surface for surface, _, _ in shown} == set(newest)
+    for surface, channel, ts in shown:
+        assert fake.message(channel, ts).text == newest[surface], surface
+    posts: dict[tuple[str, str], list[object]] = {}
+    for call in fake.calls[since:]:
+        if call.method == "chat.postMessage" and call.ok:
+            key = (str(call.params.get("channel")), str(call.params.get("text")))
+            posts.setdefault(key, []).append(call.params.get("blocks"))
+    for key, blocks in posts.items():
+        assert len(blocks) <= 2 and all(b == blocks[0] for b in blocks), key
+
+
+class Interrupted(Exception):
+    """The message the test crashes the app at has reached Slack."""
+
+
+class CrashingTable(Table):
+    """A table whose every wait gives up as soon as ``held`` has caught its message."""
+
+    held: HeldNth | None = None
+
+    def wait(self, predicate: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
+        def unless_held() -> Any:
+            if self.held is not None and self.held.reached.is_set():
+                raise Interrupted
+            return predicate()
+
+        return super().wait(unless_held, what, timeout)
+
+
+def test_a_crash_at_every_message_of_a_whole_game(
+    fake: FakeSlack, database_url: str, db: Engine
+) -> None:
+    """One whole game, again and again: each time the app is killed at the next of its Slack
+    messages (alternately before Slack took it and after), and the process still alive takes
+    the game over. Every game ends in a reveal the referee agrees with, and no screen
+    contradicts what was committed."""
+    survivor = start_app(fake, database_url)
+    crashes = 0
+    starting = ThreadPoolExecutor(1)  # the next victim starts while the survivor plays on
+    upcoming = starting.submit(start_app, fake, database_url)
+    try:
+        for n in range(80):
+            people = new_people(fake, 3)
+            victim = upcoming.result()
+            upcoming = starting.submit(start_app, fake, database_url)
+            table = CrashingTable(fake, victim, db)
+            since = len(fake.calls)
+
+            def channels(table: Table = table, people: list[str] = people) -> set[str]:
+                return conversations(fake, table, people)
+
+            table.held = HeldNth(fake, MESSAGE_CALLS, channels, n, applied=n % 2 == 1)
+            with table.held:
+                with contextlib.suppress(Interrupted):
+                    finish_from_anywhere(table, people)
+                reached = table.held.reached.is_set()
+                victim.kill()
+            table.held = None
+            table.app = survivor
+            if not reached:
+                break  # the game has fewer messages than n: every one was crashed at
+            crashes += 1
+            finish_from_anywhere(table, people)
+            table.stored_outcome_matches_referee()
+            table.reveal()
+            assert_every_screen_shows_the_committed_game(table, since)
+    finally:
+        survivor.stop()
+        upcoming.result().stop()
+        starting.shutdown()
+    assert crashes >= 20, "a whole game makes at least twenty Slack messages"

@@ -15,7 +15,7 @@ from sqlalchemy import Engine, create_engine
 
 from slackapp.db.engine import sqlalchemy_url
 from slackapp.fakeslack import FakeSlack
-from slackapp.listeners.replies import SLACK_UNAVAILABLE, UNAVAILABLE
+from slackapp.listeners.ack import SLACK_UNAVAILABLE, UNAVAILABLE
 from tests.e2e.conftest import start_app
 from tests.e2e.driver import Table
 from tests.reliability.support import (
@@ -148,3 +148,36 @@ def test_postgres_restarting_under_the_app_costs_only_the_requests_in_that_momen
     finally:
         app.stop()
         db.dispose()
+
+
+def test_a_channel_that_stops_taking_posts_ends_its_game_and_the_host_is_told_why(
+    fake: FakeSlack, database_url: str, db: Engine
+) -> None:
+    anna, bo, cia = new_people(fake, 3)
+    with running_app(fake, database_url) as app:
+        table = Table(fake, app, db)
+        table.seat_people(anna, [bo, cia])
+        table.start(anna)
+        fake.set_unreachable(table.channel, "not_in_channel")  # the bot was removed from it
+        dm = table.dm(bo)
+        table.click(bo, dm, dm.buttons()[-1].text)  # the night board's redraw fails for good
+        table.wait_for_phase("stopped")
+        told = table.wait(
+            lambda: next(
+                (m for m in fake.dm_messages(anna) if "no longer post" in m.rendered_text), None
+            ),
+            "the host told privately",
+        )
+        assert "not_in_channel" in told.rendered_text
+        table.wait(  # the others' night messages say so
+            lambda: (
+                any("this game has ended" in m.rendered_text for m in fake.dm_messages(cia)) or None
+            ),
+            "cia's night message to end",
+        )
+        assert table.game()["outcome"] is None, "no one scores"
+
+        fake.set_unreachable(table.channel, "")  # invited back: the channel is free again
+        table.command(anna)
+        table.wait(lambda: table.game()["phase"] == "lobby" or None, "a new table")
+        assert "Join" in str(table.lobby().blocks)

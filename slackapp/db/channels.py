@@ -6,16 +6,17 @@ from dataclasses import dataclass
 
 from sqlalchemy import func
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.blocks.screen import plural
+from slackapp.db.engine import transaction
 from slackapp.db.models import (
     DAY_SECONDS_BOUNDS,
     NIGHT_SECONDS_BOUNDS,
     VOTE_SECONDS_BOUNDS,
     ChannelSettings,
 )
-from slackapp.flow.table import Lengths, Table
+from slackapp.game.machine import Lengths
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,11 @@ def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths
     return ChannelChoice(row.night_seconds, row.day_seconds, row.vote_seconds, row.bots_allowed)
 
 
-def channel_choice(table: Table, team_id: str, channel_id: str) -> ChannelChoice:
-    with table.transaction() as session:
-        return choice_in(session, team_id, channel_id, table.lengths)
+def channel_choice(
+    sessions: sessionmaker[Session], team_id: str, channel_id: str, defaults: Lengths
+) -> ChannelChoice:
+    with transaction(sessions) as session:
+        return choice_in(session, team_id, channel_id, defaults)
 
 
 def out_of_bounds(lengths: dict[str, int]) -> dict[str, str]:
@@ -78,7 +81,11 @@ def out_of_bounds(lengths: dict[str, int]) -> dict[str, str]:
 
 
 def save_choice(
-    table: Table, team_id: str, channel_id: str, user_id: str, choice: ChannelChoice
+    sessions: sessionmaker[Session],
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    choice: ChannelChoice,
 ) -> None:
     """Store the channel's settings; the next game to open there uses them."""
     values = {
@@ -88,7 +95,7 @@ def save_choice(
         "bots_allowed": choice.bots_allowed,
         "updated_by": user_id,
     }
-    with table.transaction() as session:
+    with transaction(sessions) as session:
         session.execute(
             insert(ChannelSettings)
             .values(team_id=team_id, channel_id=channel_id, **values)

@@ -1,0 +1,528 @@
+"""Decide, commit, then show: what the outbox buys, measured side by side in one run.
+
+    python -m benchmarks.outbox               # everything BENCHMARKS.md reports
+    python -m benchmarks.outbox --only lock   # one measurement: reveal, lock, quiet, deadlines,
+                                              # screen
+
+Against the app as deployed (``varulv serve``, one gunicorn worker) and the stand-in for Slack,
+which can answer every Web API call late (``FakeSlack.slow_down``):
+
+- reveal: a ten-seat vote, all ten ballots at once; from the first ballot sent to the reveal's
+  post answered by the stand-in, with Slack answering in 0 ms and in 100 ms;
+- lock: how long each step holds the game row (from its ``SELECT ... FOR UPDATE`` to the
+  connection's return after the commit), p50/p99/max over whole ten-seat games played with the
+  app's own steps and deliverer in this process, Slack at 0 ms and 100 ms;
+- quiet: one *Heard enough* at a quiet table while another table takes a burst of 45 ballot
+  clicks, Slack at 300 ms: from the click to its board's redraw and to its private answer;
+- deadlines: 1,000 nights due at the same moment in one process: until every day board is
+  posted, and the acknowledgement p99 of ``/varulv help`` meanwhile against the same at idle;
+- screen: 50 ``/varulv`` in 50 channels at once, each on a fresh connection: from the request
+  to its lobby's post at the stand-in, p99, against the ack p99 of the bare Bolt floor
+  (``benchmarks/floor.py``, same workers and threads) in the same run, and the app's own ack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from multiprocessing import get_context
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event, text
+
+from benchmarks.fire import Prepared, fire
+from benchmarks.load import (
+    IN_FLIGHT,
+    TOKEN,
+    Server,
+    Slack,
+    close_games,
+    database,
+    open_games,
+    percentile,
+    start_server,
+    warm_up,
+)
+from slackapp.blocks.ids import ButtonValue
+from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
+from slackapp.db.migrate import upgrade
+from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.slack import web_client
+from slackapp.fakeslack import FakeSlack, Message
+from slackapp.game import machine as m
+from slackapp.steps import Steps
+from slackapp.timers import Deadlines
+
+REVEAL = "The Varulv reveal"
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f}"
+
+
+@contextmanager
+def slack_at(fake: FakeSlack, seconds: float) -> Iterator[None]:
+    fake.slow_down(seconds)
+    try:
+        yield
+    finally:
+        fake.slow_down(0)
+
+
+def wait(done: Callable[[], Any], what: str, timeout: float = 120) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (found := done()):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.01)
+    return found
+
+
+def button(fake: FakeSlack, channel: str, label: str) -> tuple[Message, Any] | None:
+    try:
+        return fake.find_button(channel, label)
+    except LookupError:
+        return None
+
+
+def first_call(fake: FakeSlack, since: int, matches: Callable[[Any], bool]) -> Any:
+    """The first Web API call (or response_url post) since call number ``since`` that
+    ``matches``, once the stand-in has answered it."""
+    return wait(
+        lambda: next((call for call in fake.calls[since:] if matches(call)), None), "a call"
+    )
+
+
+_numbers = itertools.count(1)
+"""Every table and channel of a run gets a number of its own, so no two ever meet."""
+
+
+class Games:
+    """Tables played by clicks at one server through the stand-in for Slack."""
+
+    def __init__(self, fake: Slack, db: Engine, server: Server, prefix: str) -> None:
+        self.fake, self.db, self.server, self.prefix = fake, db, server, prefix
+        self.count = 0
+
+    def phase(self, channel: str) -> str | None:
+        with self.db.connect() as connection:
+            found = connection.execute(
+                text("SELECT phase FROM games WHERE channel_id = :c ORDER BY id DESC LIMIT 1"),
+                {"c": channel},
+            ).scalar()
+            return None if found is None else str(found)
+
+    def settled(self, channel: str) -> bool:
+        with self.db.connect() as connection:
+            left = connection.execute(
+                text(
+                    "SELECT count(*) FROM outbox JOIN games ON games.id = outbox.game_id "
+                    "WHERE games.channel_id = :c AND outbox.done_at IS NULL"
+                ),
+                {"c": channel},
+            ).scalar_one()
+            return int(left) == 0
+
+    def table(self, people: int, to: str) -> tuple[str, list[str]]:
+        """A new table of ``people`` people, played on to phase ``to`` ("day" or "vote")."""
+        self.count = next(_numbers)
+        channel = f"C{self.prefix}{self.count:04d}"
+        users = [f"U{self.prefix}{self.count:04d}{n:02d}" for n in range(people)]
+        fake = self.fake
+        fake.app_url = self.server.events_url
+        fake.add_channel(channel, channel.lower())
+        for user in users:
+            fake.add_user(user, user.lower())
+        fake.slash_command(users[0], channel_id=channel)
+        for user in users[1:]:
+            lobby, join = wait(lambda: button(fake, channel, "Join"), "the lobby")
+            fake.click(user, lobby, join.action_id)
+        wait(lambda: self.settled(channel) and self.seated(channel) == people, "seats")
+        wait(lambda: button(fake, channel, "Start"), "the lobby")
+        fake.click_button(users[0], channel, "Start")
+        wait(lambda: self.phase(channel) == "night" and self.settled(channel), "the night")
+        for user in users:
+            while (dm := self.night_dm(user)) is not None and dm.buttons():
+                before = dm.blocks
+                labels = [b for b in dm.buttons() if b.text not in ("Start over",)]
+                fake.click(user, dm, labels[-1].action_id)  # skip, or "Got it"
+                wait(lambda u=user, b=before: self.night_dm(u).blocks != b, "a night DM")  # type: ignore[union-attr]
+        wait(lambda: self.phase(channel) == "day" and self.settled(channel), "the day")
+        if to == "vote":
+            for user in users[: people // 2 + 1]:
+                if self.phase(channel) == "day":
+                    wait(lambda: button(fake, channel, "Heard enough"), "the day board")
+                    fake.click_button(user, channel, "Heard enough")
+                    time.sleep(0.02)
+            wait(lambda: self.phase(channel) == "vote" and self.settled(channel), "the vote")
+        return channel, users
+
+    def seated(self, channel: str) -> int:
+        with self.db.connect() as connection:
+            return int(
+                connection.execute(
+                    text(
+                        "SELECT count(*) FROM seats JOIN games ON games.id = seats.game_id "
+                        "WHERE games.channel_id = :c AND games.phase = 'lobby'"
+                    ),
+                    {"c": channel},
+                ).scalar_one()
+            )
+
+    def night_dm(self, user: str) -> Message | None:
+        return next(
+            (m for m in reversed(self.fake.dm_messages(user)) if "Your card" in m.rendered_text),
+            None,
+        )
+
+    def ballots(self, channel: str, voters: Sequence[str], rounds: int = 1) -> list[Prepared]:
+        """Signed ballot clicks, unsent: each voter names the next seat, ``rounds`` times."""
+        board = self.fake.find_message(channel, "One sealed ballot each")
+        assert board is not None
+        buttons = board.buttons()
+        with self.fake.preparing("ballot") as prepared:
+            for round_number in range(rounds):
+                for index, user in enumerate(voters):
+                    targets = [b for b in buttons if ButtonValue.unpack(b.value).target != user]
+                    chosen = targets[(index + round_number) % len(targets)]
+                    self.fake.click(user, board, chosen.action_id)
+        return prepared
+
+
+# -- reveal ----------------------------------------------------------------------------------
+
+
+def ballot_to_reveal(
+    fake: Slack, db: Engine, pool: ProcessPoolExecutor, app: Server, latency: float, games: int
+) -> list[float]:
+    played = Games(fake, db, app, f"R{int(latency * 1000):03d}")
+    seconds = []
+    for _ in range(games):
+        channel, people = played.table(10, to="vote")
+        ballots = played.ballots(channel, people)
+        with slack_at(fake, latency):
+            before = len(fake.calls)
+            timed = pool.submit(fire, app.events_url, ballots, IN_FLIGHT).result()
+            reveal = first_call(
+                fake,
+                before,
+                lambda call, c=channel: (
+                    call.method == "chat.postMessage"
+                    and call.ok
+                    and call.params.get("channel") == c
+                    and str(call.params.get("text")).startswith(REVEAL)
+                ),
+            )
+            seconds.append(reveal.at - min(each.sent_at for each in timed))
+            wait(lambda c=channel: played.settled(c), "the reveal's last messages")
+    return seconds
+
+
+# -- lock held -------------------------------------------------------------------------------
+
+
+def lock_held(fake: Slack, database_url: str, latency: float, games: int) -> list[float]:
+    """Whole ten-seat games through the app's own steps and deliverer, in this process; each
+    step's time holding the game row."""
+    engine = make_engine(database_url)
+    held: list[float] = []
+
+    @event.listens_for(engine, "after_cursor_execute")
+    def locked(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if "FOR UPDATE" in statement and "FROM games" in statement:
+            conn.info["locked_at"] = time.perf_counter()
+
+    @event.listens_for(engine.pool, "checkin")
+    def released(dbapi_connection: Any, record: Any) -> None:
+        started = record.info.pop("locked_at", None)
+        if started is not None:
+            held.append(time.perf_counter() - started)
+
+    sessions = make_sessions(engine)
+    client = web_client(TOKEN, fake.api_url, wait_out_rate_limits=False)
+    deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None)
+    deadlines = Deadlines(sessions)
+    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), deliverer, deadlines)
+    deliverer.start(sweep_seconds=0.2)
+    clicks = ThreadPoolExecutor(10)
+    try:
+        with slack_at(fake, latency):
+            for number in range(games):
+                channel = f"CL{int(latency * 1000):03d}{number:03d}"
+                people = [f"UL{int(latency * 1000):03d}{number:03d}{n}" for n in range(10)]
+                fake.add_channel(channel, channel.lower())
+                for user in people:
+                    fake.add_user(user, user.lower())
+                steps.open_table("T0001", channel, people[0], "p0")
+                with sessions() as session:
+                    game_id = int(
+                        session.execute(
+                            text("SELECT id FROM games WHERE channel_id = :c"), {"c": channel}
+                        ).scalar_one()
+                    )
+                play_at_once(steps, clicks, game_id, [m.Join(u, u.lower()) for u in people[1:]])
+                steps.start(game_id, people[0], client)
+                state = steps._read(game_id)
+                assert state is not None
+                moves: list[m.Event] = [
+                    m.NightConfirm(u) if state.choice_kind(u) is None else m.NightSkip(u)
+                    for u in people
+                ]
+                play_at_once(steps, clicks, game_id, moves)
+                play_at_once(steps, clicks, game_id, [m.HeardEnough(u) for u in people[:6]])
+                ballots = zip(people, [*people[1:], people[0]], strict=True)
+                play_at_once(steps, clicks, game_id, [m.CastBallot(a, b) for a, b in ballots])
+                state = steps._read(game_id)
+                assert state is not None and state.phase == m.Phase.OVER, state
+    finally:
+        clicks.shutdown()
+        deliverer.stop()
+        engine.dispose()
+    return held
+
+
+def play_at_once(
+    steps: Steps, clicks: ThreadPoolExecutor, game_id: int, events: Sequence[m.Event]
+) -> None:
+    """Each event a step of its own, all at the same time, as a table clicks."""
+    list(clicks.map(lambda each: steps.act(game_id, each), events))
+
+
+# -- a quiet table during a burst ------------------------------------------------------------
+
+
+def quiet_during_burst(
+    fake: Slack, db: Engine, pool: ProcessPoolExecutor, app: Server, rounds: int
+) -> list[tuple[float, float]]:
+    played = Games(fake, db, app, "Q")
+    shown = []
+    for _ in range(rounds):
+        busy, people = played.table(10, to="vote")
+        quiet, quiet_people = played.table(3, to="day")
+        burst = played.ballots(busy, people[:9], rounds=5)  # 45 clicks; the tenth never votes
+        with fake.preparing("heard") as click:
+            fake.click_button(quiet_people[0], quiet, "Heard enough")
+        mixed = [*burst[:20], *click, *burst[20:]]  # amid the burst
+        with slack_at(fake, 0.3):
+            before = len(fake.calls)
+            timed = pool.submit(fire, app.events_url, mixed, IN_FLIGHT).result()
+            sent = next(each.sent_at for each in timed if each.kind == "heard")
+            redraw = first_call(
+                fake,
+                before,
+                lambda c, q=quiet: c.method == "chat.update" and c.params.get("channel") == q,
+            )
+            answer = first_call(
+                fake,
+                before,
+                lambda c: c.method == "response_url" and "heard enough" in str(c.params),
+            )
+            shown.append((redraw.at - sent, answer.at - sent))
+            wait(lambda b=busy, q=quiet: played.settled(b) and played.settled(q), "the burst's end")
+    return shown
+
+
+# -- 1,000 deadlines at once -----------------------------------------------------------------
+
+
+def help_commands(fake: Slack, count: int, kind: str) -> list[Prepared]:
+    fake.add_channel("CHELP", "help")
+    with fake.preparing(kind) as prepared:
+        for _ in range(count):
+            fake.slash_command("UHELP", text="help", channel_id="CHELP")
+    return prepared
+
+
+def deadlines_together(
+    fake: Slack, db: Engine, database_url: str, pool: ProcessPoolExecutor, games: int
+) -> dict[str, float]:
+    lead = 20.0
+    due = datetime.now(UTC) + timedelta(seconds=lead)
+    prefix = "CD"
+    open_games(fake, db, games, prefix, [due] * games)
+    before = len(fake.calls)
+    app = start_server("app", "slackapp.cli", fake, database_url, 1)
+    try:
+        warm_up(fake, pool, [app])
+        idle = pool.submit(fire, app.events_url, help_commands(fake, 300, "idle"), 4).result()
+        time.sleep(max(0.0, due.timestamp() - time.time()))
+        # A steady stream of commands while the deadlines clear.
+        during = pool.submit(fire, app.events_url, help_commands(fake, 1500, "during"), 4)
+        channels = {f"{prefix}{i:05d}" for i in range(games)}
+
+        def boards() -> list[float]:
+            return [
+                c.at
+                for c in fake.calls[before:]
+                if c.method == "chat.postMessage" and c.ok and c.params.get("channel") in channels
+            ]
+
+        wait(lambda: len(boards()) >= games, "every day board", timeout=300)
+        cleared = max(boards()) - due.timestamp()
+        with db.connect() as connection:
+            committed = connection.execute(
+                text(
+                    "SELECT max(updated_at) FROM games WHERE channel_id LIKE :p AND phase = 'day'"
+                ),
+                {"p": prefix + "%"},
+            ).scalar_one()
+        timed = during.result()
+        streamed_until = max(each.sent_at + each.seconds for each in timed)
+        meanwhile = [each.seconds for each in timed if each.sent_at <= due.timestamp() + cleared]
+        return {
+            "games": games,
+            "cleared_s": cleared,
+            "committed_s": committed.timestamp() - due.timestamp(),
+            "idle_p99_ms": percentile([each.seconds for each in idle], 0.99) * 1000,
+            "during_p99_ms": percentile(meanwhile, 0.99) * 1000,
+            "during_n": len(meanwhile),
+            "stream_s": streamed_until - due.timestamp(),
+        }
+    finally:
+        app.stop()
+        close_games(db, prefix)
+
+
+# -- click to screen -------------------------------------------------------------------------
+
+
+def click_to_screen(
+    fake: Slack, pool: ProcessPoolExecutor, app: Server, floor: Server, rounds: int
+) -> dict[str, float]:
+    to_screen: list[float] = []
+    app_acks: list[float] = []
+    floor_acks: list[float] = []
+    for _ in range(rounds):
+        number = next(_numbers)
+        channels = [f"CS{number:04d}{n:03d}" for n in range(50)]
+        with fake.preparing("command") as commands:
+            for n, channel in enumerate(channels):
+                fake.add_channel(channel, channel.lower())
+                user = f"US{number:04d}{n:03d}"
+                fake.add_user(user, user.lower())
+                fake.slash_command(user, channel_id=channel)
+        before = len(fake.calls)
+        timed = pool.submit(fire, app.events_url, commands, IN_FLIGHT).result()
+        app_acks += [each.seconds for each in timed]
+        sent_at = dict(zip(channels, (each.sent_at for each in timed), strict=True))
+
+        def lobbies(since: int = before, sent: dict[str, float] = sent_at) -> dict[str, float]:
+            return {
+                str(c.params.get("channel")): c.at
+                for c in fake.calls[since:]
+                if c.method == "chat.postMessage" and c.ok and c.params.get("channel") in sent
+            }
+
+        wanted = len(channels)
+        wait(lambda n=wanted: len(lobbies()) == n, "every lobby")
+        to_screen += [at - sent_at[channel] for channel, at in lobbies().items()]
+        time.sleep(0.5)  # the app quiet again, as the floor will be
+        floor_timed = pool.submit(fire, floor.events_url, commands, IN_FLIGHT).result()
+        floor_acks += [each.seconds for each in floor_timed]
+        time.sleep(0.3)
+    return {
+        "n": len(to_screen),
+        "screen_p99_ms": percentile(to_screen, 0.99) * 1000,
+        "screen_p50_ms": percentile(to_screen, 0.50) * 1000,
+        "app_ack_p99_ms": percentile(app_acks, 0.99) * 1000,
+        "floor_ack_p99_ms": percentile(floor_acks, 0.99) * 1000,
+    }
+
+
+# -- the run -----------------------------------------------------------------------------------
+
+
+def summary(values: Sequence[float]) -> str:
+    return (
+        f"p50 {ms(percentile(values, 0.5))}, p99 {ms(percentile(values, 0.99))}, "
+        f"max {ms(max(values))} ms (n={len(values)})"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--only", nargs="+", default=["reveal", "lock", "quiet", "deadlines", "screen"]
+    )
+    parser.add_argument("--games", type=int, default=5, help="ten-seat games per measurement")
+    parser.add_argument("--deadlines", type=int, default=1000)
+    parser.add_argument(
+        "--gate", nargs="+", default=["on", "off"], help="acks-first gate settings to run"
+    )
+    args = parser.parse_args(argv)
+    lines: list[str] = []
+
+    def say(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
+    with (
+        database() as url,
+        Slack() as fake,
+        ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool,
+    ):
+        db = create_engine(sqlalchemy_url(url))
+        upgrade(db)
+        pool.submit(fire, "http://127.0.0.1:9/", [], 1).result()  # start the client process
+        for gate in args.gate:
+            os.environ["VARULV_ACKS_FIRST"] = "1" if gate == "on" else "0"
+            label = f"[acks-first gate {gate}]"
+            if {"reveal", "quiet", "screen"} & set(args.only):
+                app = start_server("app", "slackapp.cli", fake, url, 1)
+                floor = start_server("floor", "benchmarks.floor", fake, url, 1)
+                try:
+                    warm_up(fake, pool, [app, floor])
+                    if "reveal" in args.only:
+                        fast = ballot_to_reveal(fake, db, pool, app, 0.0, args.games)
+                        slow = ballot_to_reveal(fake, db, pool, app, 0.1, args.games)
+                        ratio = statistics.median(slow) / statistics.median(fast)
+                        say(f"{label} reveal, Slack at 0 ms: {summary(fast)}")
+                        say(f"{label} reveal, Slack at 100 ms: {summary(slow)}")
+                        say(f"{label} reveal: median 100 ms / median 0 ms = {ratio:.2f}x")
+                    if "quiet" in args.only:
+                        shown = quiet_during_burst(fake, db, pool, app, args.games)
+                        say(f"{label} quiet table, board: {summary([s for s, _ in shown])}")
+                        say(f"{label} quiet table, answer: {summary([a for _, a in shown])}")
+                    if "screen" in args.only:
+                        screen = click_to_screen(fake, pool, app, floor, 4)
+                        say(
+                            f"{label} click to screen: lobby posted p50 "
+                            f"{screen['screen_p50_ms']:.0f} ms, p99 "
+                            f"{screen['screen_p99_ms']:.0f} ms (n={screen['n']:.0f}); app ack "
+                            f"p99 {screen['app_ack_p99_ms']:.1f} ms; floor ack p99 "
+                            f"{screen['floor_ack_p99_ms']:.1f} ms; screen/floor "
+                            f"{screen['screen_p99_ms'] / screen['floor_ack_p99_ms']:.2f}x, "
+                            f"ack/floor "
+                            f"{screen['app_ack_p99_ms'] / screen['floor_ack_p99_ms']:.2f}x"
+                        )
+                finally:
+                    app.stop()
+                    floor.stop()
+            if "deadlines" in args.only:
+                result = deadlines_together(fake, db, url, pool, args.deadlines)
+                say(
+                    f"{label} {result['games']:.0f} deadlines at once: every day board posted "
+                    f"{result['cleared_s']:.1f} s after the deadline (all committed after "
+                    f"{result['committed_s']:.1f} s); ack p99 meanwhile "
+                    f"{result['during_p99_ms']:.1f} ms (n={result['during_n']:.0f}) vs idle "
+                    f"{result['idle_p99_ms']:.1f} ms = "
+                    f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x"
+                )
+        if "lock" in args.only:
+            for latency in (0.0, 0.1):
+                held = lock_held(fake, url, latency, args.games)
+                say(f"lock held, Slack at {ms(latency)} ms: {summary(held)}")
+        db.dispose()
+    print("\n".join(["", "## summary", *lines]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,100 @@
+"""The phase machine's views as Block Kit: each view goes to the screen module that draws it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import slackapp.blocks.ballot as ballot_screen
+import slackapp.blocks.day as day_screen
+import slackapp.blocks.lobby as lobby_screen
+import slackapp.blocks.night as night_screen
+import slackapp.blocks.reveal as reveal_screen
+from slackapp.blocks.labels import SeatLabel
+from slackapp.blocks.screen import Screen
+from slackapp.game import machine as m
+from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_SEATS, Card
+from slackapp.game.night import SawCard, Swap
+
+
+def label(seat: m.SeatName) -> SeatLabel:
+    return SeatLabel(key=seat.key, name=seat.name, user_id=None if seat.is_bot else seat.key)
+
+
+def labels(seats: Sequence[m.SeatName]) -> list[SeatLabel]:
+    return [label(seat) for seat in seats]
+
+
+def render(view: m.View) -> Screen:
+    match view:
+        case m.LobbyView(game_id, host, seats, bots_allowed):
+            return lobby_screen.lobby(
+                game_id,
+                host,
+                labels(seats),
+                bots_allowed,
+                min_seats=MIN_SEATS,
+                max_seats=MAX_SEATS,
+                bot_table=BOT_TABLE,
+            )
+        case m.ClosedView(text):
+            return lobby_screen.lobby_closed(text)
+        case m.NightBoardView(seats, confirmed, people, deadline):
+            return night_screen.night_board(labels(seats), confirmed, people, deadline)
+        case m.NightOverView(seats):
+            return night_screen.night_over(labels(seats))
+        case m.DayBoardView(game_id, deadline, heard, needed, people):
+            return day_screen.day_board(game_id, deadline, heard, needed, people)
+        case m.DayOverView(reason):
+            return day_screen.day_over(reason)
+        case m.BallotBoardView(game_id, seats, voted, total, deadline):
+            return ballot_screen.ballot_board(game_id, labels(seats), voted, total, deadline)
+        case m.BallotClosedView(voted, total):
+            return ballot_screen.ballot_closed(voted, total)
+        case m.RevealView(outcome, seats):
+            return reveal_screen.reveal(outcome, {seat.key: label(seat) for seat in seats})
+        case m.NightDmView():
+            return night_dm(view)
+        case m.GameOverDmView(channel, dealt, dawn, points, won):
+            return reveal_screen.dm_game_over(channel, dealt, dawn, points, won)
+    raise TypeError(f"not a view: {view!r}")
+
+
+def night_dm(view: m.NightDmView) -> Screen:
+    names = {seat.key: label(seat) for seat in view.seats}
+    known = None
+    if view.waking is not None:
+        known = night_screen.knowledge_text(view.waking, names, card=view.card)
+    outcome = None
+    if view.confirmed:
+        outcome = _outcome_text(view, names)
+    elif view.late:
+        outcome = "The night ended before you chose, so you did nothing tonight."
+    if view.dawn_card is not None:
+        dawn = night_screen.knowledge_text(SawCard(view.dawn_card), names, card=view.card)
+        outcome = dawn if outcome is None else f"{outcome}\n{dawn}"
+    me = names[view.me.key]
+    return night_screen.night_dm(
+        game_id=view.game_id,
+        channel_id=view.channel,
+        card=view.card,
+        me=me,
+        others=[names[seat.key] for seat in view.seats if seat.key != me.key],
+        kind=view.kind,
+        known=known,
+        pending_first=names.get(view.pending or ""),
+        outcome_text=outcome,
+    )
+
+
+def _outcome_text(view: m.NightDmView, names: Mapping[str, SeatLabel]) -> str:
+    choice = view.choice
+    if isinstance(choice, Swap):
+        first, second = names[choice.first].mention, names[choice.second].mention
+        return f"You swapped the cards of {first} and {second}. Sleep well."
+    if choice is not None and view.learned is not None:
+        return night_screen.knowledge_text(view.learned, names, card=view.card, choice=choice)
+    if view.kind is not None:
+        return "You chose to do nothing tonight. Sleep well."
+    if view.card is Card.INSOMNIAC:
+        return "Sleep well: you will see your card again at dawn."
+    return "Got it. Sleep well."

@@ -1,0 +1,467 @@
+"""The deliverer: shows in Slack what the outbox holds, after the step that wrote it committed.
+
+One process at a time delivers a game's messages: it takes a lease on the game (a row with an
+expiry, committed at once, so no lock is held while Slack answers), then repeatedly reads the
+game's undelivered entries and sends, for each message, only its newest version: a post the
+first time, an update after. Messages are independent of each other, so a game's messages are
+sent side by side; one message's versions are sent in order, and a version older than the one
+a message shows is never sent. The ``ts`` Slack returns is committed as soon as it answers.
+
+Slack throttling or failing: the entry waits (Retry-After, or a growing backoff) and is tried
+again. Slack refusing for good: the step machine is told (the channel cannot be written, a
+person's DM failed) and decides what follows. A process that dies leaves its lease to expire,
+and whichever process is alive takes the game over; the one window a crash cannot close is a
+post Slack took whose ``ts`` was not committed yet: that post is made again, identical.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from slack_sdk import WebClient
+from sqlalchemy import and_, case, delete, func, or_, select, update
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session, sessionmaker
+
+from slackapp.db.models import DeliveryLease, Game, OutboxEntry, SlackMessage
+from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, classify
+from slackapp.game import machine as m
+from slackapp.logs import log_context
+
+log = logging.getLogger(__name__)
+
+LEASE_SECONDS = 15.0
+"""Longer than a Web API call may take (the client's timeout), renewed before each call."""
+DRAIN_THREADS = 8
+CALL_THREADS = 16
+SWEEP_SECONDS = 0.5
+MAX_ATTEMPTS = 10
+RECORD_ATTEMPTS = 5
+"""Tries to record what Slack took (about six seconds in all) before giving up."""
+BACKOFF_CAP_SECONDS = 60.0
+
+Report = Callable[[int, m.Event], None]
+"""Tell the step machine that Slack refused something for good: (game id, the event)."""
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """One message's undelivered versions, newest last."""
+
+    surface: str
+    entries: tuple[OutboxEntry, ...]
+    shown: SlackMessage | None
+
+    @property
+    def newest(self) -> OutboxEntry:
+        return self.entries[-1]
+
+
+def _undelivered_up_to(game_id: int, surface: str, version: int) -> tuple[Any, ...]:
+    """The undelivered versions of one message, up to ``version``."""
+    return (
+        OutboxEntry.game_id == game_id,
+        OutboxEntry.surface == surface,
+        OutboxEntry.version <= version,
+        OutboxEntry.done_at.is_(None),
+    )
+
+
+def _alive(holder: str) -> bool:
+    """Whether the process named in a lease of this host still runs."""
+    try:
+        pid = int(holder.split(":")[1])
+    except (IndexError, ValueError):
+        return True
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it runs, as another user
+    try:  # a killed process nobody has reaped yet is a zombie: it delivers nothing
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+class Deliverer:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        clients: ClientFor,
+        report: Report,
+        now: Callable[[], datetime] = utc_now,
+        drain_threads: int = DRAIN_THREADS,
+        call_threads: int = CALL_THREADS,
+    ) -> None:
+        self.sessions = sessions
+        self.clients = clients
+        self.report = report
+        self.now = now
+        self.holder = f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._drains = ThreadPoolExecutor(drain_threads, thread_name_prefix="varulv-deliver")
+        self._calls = ThreadPoolExecutor(call_threads, thread_name_prefix="varulv-call")
+        self._lock = threading.Lock()
+        self._queued: set[int] = set()
+        self._again: set[int] = set()
+        self._stopped = threading.Event()
+        self._sweeper: threading.Thread | None = None
+        self._sweep_failing = False
+
+    # -- running --------------------------------------------------------------------------
+
+    def start(self, sweep_seconds: float = SWEEP_SECONDS) -> None:
+        """Deliver what any process left undelivered (after a crash, a backoff), now and then."""
+
+        def sweeping() -> None:
+            while not self._stopped.wait(sweep_seconds):
+                self.sweep()
+
+        self.sweep()
+        self._sweeper = threading.Thread(target=sweeping, name="varulv-sweep", daemon=True)
+        self._sweeper.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._drains.shutdown(wait=False, cancel_futures=True)
+        self._calls.shutdown(wait=False, cancel_futures=True)
+
+    def kick(self, game_id: int) -> None:
+        """Deliver the game's new entries now (a step committed some)."""
+        with self._lock:
+            if game_id in self._queued:
+                self._again.add(game_id)  # draining already: look again once it is done
+                return
+            self._queued.add(game_id)
+        try:
+            self._drains.submit(self._drain_then_again, game_id)
+        except RuntimeError:  # stopping
+            with self._lock:
+                self._queued.discard(game_id)
+
+    def sweep(self) -> None:
+        """Kick every game with entries due and no live lease on it."""
+        try:
+            self._free_leases_of_dead_processes()
+            with self.sessions() as session:
+                now = self.now()
+                due = session.scalars(
+                    select(OutboxEntry.game_id)
+                    .outerjoin(DeliveryLease, DeliveryLease.game_id == OutboxEntry.game_id)
+                    .where(OutboxEntry.done_at.is_(None), OutboxEntry.due_at <= now)
+                    .where(or_(DeliveryLease.until.is_(None), DeliveryLease.until < now))
+                    .distinct()
+                    .limit(1000)
+                ).all()
+        except Exception as error:
+            if not self._sweep_failing:  # once per outage, not every half second
+                log.warning("the delivery sweep cannot read the outbox: %s", type(error).__name__)
+            self._sweep_failing = True
+            return
+        if self._sweep_failing:
+            log.info("the delivery sweep reads the outbox again")
+        self._sweep_failing = False
+        for game_id in due:
+            self.kick(game_id)
+
+    def _drain_then_again(self, game_id: int) -> None:
+        while True:
+            try:
+                with log_context(game_id=game_id):
+                    self.drain(game_id)
+            except Exception:
+                if not self._stopped.is_set():
+                    log.exception("delivering a game's messages failed; the sweep tries again")
+            with self._lock:
+                if game_id not in self._again:
+                    self._queued.discard(game_id)
+                    return
+                self._again.discard(game_id)
+
+    # -- one game ---------------------------------------------------------------------------
+
+    def drain(self, game_id: int) -> None:
+        """Deliver the game's entries until none is due, or the next must wait its retry."""
+        while True:
+            claimed = self._claim_and_read(game_id)
+            if claimed is None:
+                return  # another process delivers this game; it reads what is new too
+            team_id, pending = claimed
+            now = self.now()
+            ready = [each for each in pending if all(e.due_at <= now for e in each.entries)]
+            if not ready:
+                if self._release(game_id) or pending:
+                    return  # nothing due is left, or what is left waits: the sweep comes back
+                continue  # something came in as the lease was let go
+            try:
+                client = self.clients(team_id)
+            except NotInstalled:
+                self._give_up_all(game_id, "not_installed")
+                self.report(game_id, m.WorkspaceLeft())
+                continue
+            if self._stopped.is_set():
+                return
+            futures = [self._calls.submit(self._deliver, game_id, client, each) for each in ready]
+            wait(futures)
+            for future in futures:
+                future.result()
+
+    def _claim_and_read(self, game_id: int) -> tuple[str, list[Pending]] | None:
+        """Take (or renew) the game's lease and read its undelivered entries, in one
+        transaction; None when another live process holds the lease."""
+        now = self.now()
+        until = now + timedelta(seconds=LEASE_SECONDS)
+        with self.sessions() as session, session.begin():
+            claimed = session.scalar(
+                insert(DeliveryLease)
+                .values(game_id=game_id, holder=self.holder, until=until)
+                .on_conflict_do_update(
+                    index_elements=[DeliveryLease.game_id],
+                    set_={"holder": self.holder, "until": until},
+                    where=or_(DeliveryLease.until < now, DeliveryLease.holder == self.holder),
+                )
+                .returning(DeliveryLease.game_id)
+            )
+            if claimed is None:
+                return None
+            return self._read(session, game_id)
+
+    def _read(self, session: Session, game_id: int) -> tuple[str, list[Pending]]:
+        """The game's workspace, and its undelivered messages with what each shows now."""
+        entries = session.scalars(
+            select(OutboxEntry)
+            .where(OutboxEntry.game_id == game_id, OutboxEntry.done_at.is_(None))
+            .order_by(OutboxEntry.id)
+        ).all()
+        team_id = session.scalar(select(Game.team_id).where(Game.id == game_id)) or ""
+        if not entries:
+            return team_id, []
+        surfaces = list(dict.fromkeys(entry.surface for entry in entries))
+        shown = {
+            message.surface: message
+            for message in session.scalars(
+                select(SlackMessage).where(
+                    SlackMessage.game_id == game_id, SlackMessage.surface.in_(surfaces)
+                )
+            )
+        }
+        by_surface: dict[str, list[OutboxEntry]] = {surface: [] for surface in surfaces}
+        for entry in entries:
+            by_surface[entry.surface].append(entry)
+        return team_id, [
+            Pending(surface, tuple(sorted(found, key=lambda e: e.version)), shown.get(surface))
+            for surface, found in by_surface.items()
+        ]
+
+    def _deliver(self, game_id: int, client: WebClient, pending: Pending) -> None:
+        newest, shown = pending.newest, pending.shown
+        if shown is not None and shown.version >= newest.version:
+            self._done(game_id, pending.surface, newest.version)  # already on screen
+            return
+        try:
+            if shown is None:
+                channel = newest.channel
+                if channel is None:  # a private word: open the DM first
+                    opened = client.conversations_open(users=newest.user_id)
+                    channel = str(opened["channel"]["id"])
+                posted = client.chat_postMessage(
+                    channel=channel, text=newest.text, blocks=newest.blocks
+                )
+            else:
+                client.chat_update(
+                    channel=shown.channel, ts=shown.ts, text=newest.text, blocks=newest.blocks
+                )
+        except Exception as error:
+            self._failed(game_id, pending, error)
+            return
+        # Slack has it: keep trying to record that (never post it again for a database blip).
+        if shown is None:
+            where, ts = str(posted["channel"]), str(posted["ts"])
+            self._recording(lambda: self._posted(game_id, pending.surface, where, ts, newest))
+        else:
+            self._recording(lambda: self._shown(game_id, pending.surface, newest.version))
+
+    def _recording(self, record: Callable[[], None]) -> None:
+        for attempt in range(RECORD_ATTEMPTS):
+            try:
+                record()
+                return
+            except Exception:
+                if attempt == RECORD_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.2 * 2**attempt)
+
+    # -- recording ------------------------------------------------------------------------------
+
+    def _posted(
+        self, game_id: int, surface: str, channel: str, ts: str, entry: OutboxEntry
+    ) -> None:
+        with self.sessions() as session, session.begin():
+            session.execute(
+                insert(SlackMessage)
+                .values(
+                    game_id=game_id, surface=surface, channel=channel, ts=ts, version=entry.version
+                )
+                .on_conflict_do_update(
+                    index_elements=[SlackMessage.game_id, SlackMessage.surface],
+                    set_={"channel": channel, "ts": ts, "version": entry.version},
+                )
+            )
+            self._mark_done(session, game_id, surface, entry.version)
+
+    def _shown(self, game_id: int, surface: str, version: int) -> None:
+        with self.sessions() as session, session.begin():
+            session.execute(
+                update(SlackMessage)
+                .where(SlackMessage.game_id == game_id, SlackMessage.surface == surface)
+                .where(SlackMessage.version < version)
+                .values(version=version)
+            )
+            self._mark_done(session, game_id, surface, version)
+
+    def _done(self, game_id: int, surface: str, version: int, failure: str | None = None) -> None:
+        with self.sessions() as session, session.begin():
+            self._mark_done(session, game_id, surface, version, failure)
+
+    def _mark_done(
+        self,
+        session: Session,
+        game_id: int,
+        surface: str,
+        version: int,
+        failure: str | None = None,
+    ) -> None:
+        """Every undelivered version up to ``version`` is done; the older ones superseded."""
+        session.execute(
+            update(OutboxEntry)
+            .where(*_undelivered_up_to(game_id, surface, version))
+            .values(
+                done_at=func.now(),
+                failure=failure
+                if failure is not None
+                else case((OutboxEntry.version < version, "superseded"), else_=None),
+            )
+            .execution_options(synchronize_session=False)
+        )
+
+    def _failed(self, game_id: int, pending: Pending, error: Exception) -> None:
+        failure, code, retry_after = classify(error)
+        newest = pending.newest
+        surface = pending.surface
+        if failure is Failure.TRANSIENT:
+            attempts = max(entry.attempts for entry in pending.entries) + 1
+            if attempts < MAX_ATTEMPTS:
+                delay = (
+                    retry_after
+                    if retry_after is not None
+                    else min(BACKOFF_CAP_SECONDS, 0.5 * 2**attempts)
+                )
+                log.warning("Slack did not take a message (%s); retrying in %.1f s", code, delay)
+                self._retry_later(game_id, surface, newest.version, attempts, delay)
+                return
+            log.error("Slack kept failing (%s); a message of the game is given up", code)
+            self._done(game_id, surface, newest.version, code)
+            return
+        self._done(game_id, surface, newest.version, code)
+        key = m.dm_key(surface)
+        if failure is Failure.UNWRITABLE and key is not None:
+            log.warning("a person's private message failed for good: %s", code)
+            self.report(game_id, m.DmFailed(key, code))
+        elif failure is Failure.UNWRITABLE and surface.startswith("tell:"):
+            log.warning("a private word to a person could not be sent: %s", code)
+        elif failure is Failure.UNWRITABLE:
+            log.warning("the game's channel cannot be written to: %s", code)
+            self._give_up_channel(game_id, newest.channel, code)
+            self.report(game_id, m.ChannelUnwritable(code))
+        elif failure is Failure.GONE:
+            log.info("a message to redraw is gone (%s): left as it is", code)
+        else:
+            log.error("Slack refused a message of the game: %s", code)
+
+    def _retry_later(
+        self, game_id: int, surface: str, version: int, attempts: int, delay: float
+    ) -> None:
+        with self.sessions() as session, session.begin():
+            session.execute(
+                update(OutboxEntry)
+                .where(*_undelivered_up_to(game_id, surface, version))
+                .values(attempts=attempts, due_at=self.now() + timedelta(seconds=delay))
+                .execution_options(synchronize_session=False)
+            )
+
+    def _give_up_channel(self, game_id: int, channel: str | None, code: str) -> None:
+        """Every undelivered message to the game's channel is given up with it."""
+        with self.sessions() as session, session.begin():
+            session.execute(
+                update(OutboxEntry)
+                .where(
+                    OutboxEntry.game_id == game_id,
+                    OutboxEntry.channel == channel,
+                    OutboxEntry.done_at.is_(None),
+                )
+                .values(done_at=func.now(), failure=code)
+                .execution_options(synchronize_session=False)
+            )
+
+    def _give_up_all(self, game_id: int, code: str) -> None:
+        with self.sessions() as session, session.begin():
+            session.execute(
+                update(OutboxEntry)
+                .where(OutboxEntry.game_id == game_id, OutboxEntry.done_at.is_(None))
+                .values(done_at=func.now(), failure=code)
+                .execution_options(synchronize_session=False)
+            )
+
+    # -- the lease ------------------------------------------------------------------------------
+
+    def _release(self, game_id: int) -> bool:
+        """Let the lease go; True when nothing was due as it went (else claim it again)."""
+        with self.sessions() as session, session.begin():
+            session.execute(
+                delete(DeliveryLease).where(
+                    and_(DeliveryLease.game_id == game_id, DeliveryLease.holder == self.holder)
+                )
+            )
+            due = session.scalar(
+                select(OutboxEntry.id)
+                .where(
+                    OutboxEntry.game_id == game_id,
+                    OutboxEntry.done_at.is_(None),
+                    OutboxEntry.due_at <= self.now(),
+                )
+                .limit(1)
+            )
+            return due is None
+
+    def _free_leases_of_dead_processes(self) -> None:
+        """A lease held by a process of this host that no longer runs (killed, crashed) is
+        let go at once rather than at its expiry; other hosts' leases simply expire."""
+        host = self.holder.split(":")[0]
+        with self.sessions() as session, session.begin():
+            held = session.execute(
+                select(DeliveryLease.game_id, DeliveryLease.holder).where(
+                    DeliveryLease.holder.startswith(f"{host}:"),
+                    DeliveryLease.until >= self.now(),
+                )
+            ).all()
+            dead = [holder for _, holder in held if not _alive(holder)]
+            if dead:
+                session.execute(delete(DeliveryLease).where(DeliveryLease.holder.in_(dead)))

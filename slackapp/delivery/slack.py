@@ -1,0 +1,120 @@
+"""The Web API clients: one per workspace, and what Slack's errors mean for a delivery."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import Enum
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+from slack_sdk.oauth.installation_store import InstallationStore
+
+CALL_TIMEOUT_SECONDS = 10
+
+
+class NotInstalled(Exception):
+    """The workspace has no installation (never added, or uninstalled): no token to act with."""
+
+
+ClientFor = Callable[[str], WebClient]
+"""A workspace's team id → a Web API client with that workspace's bot token."""
+
+
+def web_client(token: str | None, api_url: str, wait_out_rate_limits: bool = True) -> WebClient:
+    """``wait_out_rate_limits``: on a 429, sleep Retry-After and try again inside the call (for
+    calls made while a person waits); the deliverer schedules its own retries instead."""
+    client = WebClient(token=token, base_url=api_url, timeout=CALL_TIMEOUT_SECONDS)
+    if wait_out_rate_limits:
+        client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
+    return client
+
+
+class InstalledClients:
+    """Each workspace's bot client, from its installation; looked up afresh for every use, so a
+    reinstall's new token or an uninstall takes effect at once in every process."""
+
+    def __init__(
+        self, store: InstallationStore, api_url: str, wait_out_rate_limits: bool = True
+    ) -> None:
+        self.store = store
+        self.api_url = api_url
+        self.wait_out_rate_limits = wait_out_rate_limits
+
+    def __call__(self, team_id: str) -> WebClient:
+        bot = self.store.find_bot(enterprise_id=None, team_id=team_id)
+        if bot is None or not bot.bot_token:
+            raise NotInstalled(team_id)
+        return web_client(bot.bot_token, self.api_url, self.wait_out_rate_limits)
+
+
+class Failure(Enum):
+    TRANSIENT = "transient"
+    """Slack is throttling or failing just now: try again later."""
+    UNWRITABLE = "unwritable"
+    """The conversation refuses the bot for good (left, archived, deactivated person...)."""
+    GONE = "gone"
+    """The message to redraw no longer exists (someone deleted it)."""
+    BROKEN = "broken"
+    """Slack refused what was sent: retrying the same would fail the same way."""
+
+
+TRANSIENT_ERRORS = frozenset(
+    {
+        "ratelimited",
+        "rate_limited",
+        "fatal_error",
+        "internal_error",
+        "service_unavailable",
+        "request_timeout",
+        "team_added_to_org",
+    }
+)
+UNWRITABLE_ERRORS = frozenset(
+    {
+        "not_in_channel",
+        "channel_not_found",
+        "is_archived",
+        "access_denied",
+        "restricted_action",
+        "restricted_action_read_only_channel",
+        "restricted_action_thread_only_channel",
+        "restricted_action_non_threadable_channel",
+        "team_access_not_granted",
+        "ekm_access_denied",
+        "account_inactive",
+        "user_not_found",
+        "user_disabled",
+        "cannot_dm_bot",
+        "invalid_auth",
+        "not_authed",
+        "token_revoked",
+        "token_expired",
+        "missing_scope",
+    }
+)
+GONE_ERRORS = frozenset({"message_not_found", "cant_update_message", "edit_window_closed"})
+
+
+def classify(error: Exception) -> tuple[Failure, str, float | None]:
+    """What a failed call means, Slack's error code, and Slack's Retry-After if it sent one."""
+    if not isinstance(error, SlackApiError):
+        return Failure.TRANSIENT, type(error).__name__, None  # a timeout, a refused connection
+    code = str(error.response.get("error") or "unknown")
+    status = error.response.status_code
+    if status == 429 or code in TRANSIENT_ERRORS or status >= 500:
+        headers = {key.lower(): value for key, value in (error.response.headers or {}).items()}
+        raw = headers.get("retry-after")
+        retry_after = None
+        if isinstance(raw, list):
+            raw = raw[0] if raw else None
+        try:
+            retry_after = float(raw) if raw is not None else None
+        except ValueError:
+            retry_after = None
+        return Failure.TRANSIENT, code, retry_after
+    if code in UNWRITABLE_ERRORS:
+        return Failure.UNWRITABLE, code, None
+    if code in GONE_ERRORS:
+        return Failure.GONE, code, None
+    return Failure.BROKEN, code, None

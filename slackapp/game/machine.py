@@ -1,0 +1,1190 @@
+"""The game as one phase machine: ``step(state, event, now)`` gives the next state and effects.
+
+A game is a :class:`GameState` (plain, immutable data). Everything that can happen to it is an
+event: a person's command (:class:`Join`, :class:`NightLook`, :class:`CastBallot`, ...), a
+deadline (:class:`Deadline`), or a report that Slack could not show something
+(:class:`ChannelUnwritable`, :class:`DmFailed`). :func:`step` decides: it returns the next
+state, and the effects of the decision: what each Slack surface must now show
+(:class:`Show`), posts (:class:`Say`, :class:`Tell`), the private answer to whoever acted
+(:class:`Answer`), and the scores once the game is decided (:class:`Scored`).
+
+Like python-chess's ``Board``, the state answers questions about itself: whose night is still
+open (:meth:`GameState.awaiting`), which night move a seat's card offers
+(:meth:`GameState.choice_kind`), whether the game is over (:meth:`GameState.is_over`) and
+its :meth:`GameState.outcome`. A refused command changes nothing: the state comes back
+unchanged with only an :class:`Answer` saying why.
+
+Every event first catches up with the clock: a phase whose deadline has passed ends before the
+event is considered, so a click that arrives after the deadline (however late the timer is)
+finds the phase closed, and a phase ended anew after a crash ends exactly as it would have.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from decimal import Decimal
+from enum import StrEnum
+
+from slackapp.game.bots import BotView, bot_ballot, bot_night_choice
+from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_PEOPLE, MIN_SEATS, Card, Deal, deal
+from slackapp.game.night import (
+    IllegalChoice,
+    Knowledge,
+    LookAtCenter,
+    LookAtSeat,
+    Night,
+    NightChoice,
+    Peek,
+    Rob,
+    Swap,
+    check_choice,
+    choice_kind,
+    learned_on_choosing,
+    resolve_night,
+)
+from slackapp.game.outcome import Outcome, play
+from slackapp.game.vote import IllegalBallot, check_ballot, heard_enough_needed, vote_opens_early
+
+# --- the state -------------------------------------------------------------------------------
+
+
+class Phase(StrEnum):
+    LOBBY = "lobby"
+    NIGHT = "night"
+    DAY = "day"
+    VOTE = "vote"
+    OVER = "over"
+    CANCELLED = "cancelled"
+    STOPPED = "stopped"
+
+
+OPEN_PHASES = (Phase.LOBBY, Phase.NIGHT, Phase.DAY, Phase.VOTE)
+TIMED_PHASES = (Phase.NIGHT, Phase.DAY, Phase.VOTE)
+
+BOT_NAMES = ("Astrid", "Bosse", "Cissi", "Dagge", "Ebba", "Frasse", "Greta", "Hasse")
+
+
+@dataclass(frozen=True)
+class Lengths:
+    night_seconds: int
+    day_seconds: int
+    vote_seconds: int
+
+
+@dataclass(frozen=True)
+class Ballot:
+    target: str | None
+    """A seat key, or None for nobody."""
+    clicked_at: Decimal | None = None
+    """Slack's ``action_ts`` of the click: of two quick clicks the later one counts."""
+
+
+@dataclass(frozen=True)
+class SeatState:
+    key: str
+    """The seat's name in the engine: a person's Slack user id, or ``bot1``... for a bot."""
+    name: str
+    is_bot: bool
+    position: int
+    dealt: Card | None = None
+    choice: NightChoice | None = None
+    pending: str | None = None
+    """The Troublemaker's first pick while it chooses the second."""
+    confirmed: bool = False
+    heard_enough: bool = False
+    ballot: Ballot | None = None
+    reachable: bool = True
+    """False once a private message to this person failed for good."""
+
+
+@dataclass(frozen=True)
+class SeatName:
+    """What a public screen may know of a seat: who sits there, never what it holds."""
+
+    key: str
+    name: str
+    is_bot: bool
+
+
+@dataclass(frozen=True)
+class GameState:
+    id: int
+    channel: str
+    host: str
+    seed: int
+    lengths: Lengths
+    bots_allowed: bool = True
+    phase: Phase = Phase.LOBBY
+    seats: tuple[SeatState, ...] = ()
+    """In seat order (by position)."""
+    center: tuple[Card, Card] | None = None
+    deadline: datetime | None = None
+    ended_by: str | None = None
+
+    # -- questions a state answers about itself -------------------------------------------
+
+    def seat(self, key: str) -> SeatState | None:
+        return next((seat for seat in self.seats if seat.key == key), None)
+
+    @property
+    def people(self) -> tuple[SeatState, ...]:
+        return tuple(seat for seat in self.seats if not seat.is_bot)
+
+    @property
+    def names(self) -> tuple[SeatName, ...]:
+        return tuple(SeatName(seat.key, seat.name, seat.is_bot) for seat in self.seats)
+
+    @property
+    def is_open(self) -> bool:
+        return self.phase in OPEN_PHASES
+
+    def is_over(self) -> bool:
+        """True once nothing can change the game any more (revealed, cancelled or stopped)."""
+        return not self.is_open
+
+    def is_due(self, now: datetime) -> bool:
+        """The current phase's deadline has passed, whether or not a timer fired yet."""
+        return self.phase in TIMED_PHASES and self.deadline is not None and self.deadline <= now
+
+    def deal(self) -> Deal:
+        """The deal, once the night has begun."""
+        assert self.center is not None, "only a started game has a deal"
+        dealt = {seat.key: seat.dealt for seat in self.seats if seat.dealt is not None}
+        return Deal(seats=tuple(seat.key for seat in self.seats), dealt=dealt, center=self.center)
+
+    def is_lone_wolf(self, key: str) -> bool:
+        return self.center is not None and self.deal().dealt_werewolves() == (key,)
+
+    def choice_kind(self, key: str) -> str | None:
+        """The night move the seat's dealt card offers ("peek", "look", "rob", "swap"), or
+        None when it only confirms."""
+        seat = self.seat(key)
+        if seat is None or seat.dealt is None:
+            return None
+        return choice_kind(seat.dealt, self.is_lone_wolf(key))
+
+    def awaiting(self) -> tuple[str, ...]:
+        """At night, the seats that have not confirmed yet."""
+        if self.phase != Phase.NIGHT:
+            return ()
+        return tuple(seat.key for seat in self.seats if not seat.confirmed)
+
+    def choices(self) -> dict[str, NightChoice]:
+        return {seat.key: seat.choice for seat in self.seats if seat.choice is not None}
+
+    def night(self) -> Night:
+        return resolve_night(self.deal(), self.choices())
+
+    def ballots(self) -> dict[str, str | None]:
+        return {seat.key: seat.ballot.target for seat in self.seats if seat.ballot is not None}
+
+    def outcome(self) -> Outcome | None:
+        """The whole game's outcome, once the vote has closed."""
+        if self.phase != Phase.OVER:
+            return None
+        return play(self.deal(), self.choices(), self.ballots())
+
+
+# --- events ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Join:
+    user: str
+    name: str
+
+
+@dataclass(frozen=True)
+class Leave:
+    user: str
+
+
+@dataclass(frozen=True)
+class FillWithBots:
+    user: str
+
+
+@dataclass(frozen=True)
+class Cancel:
+    user: str
+
+
+@dataclass(frozen=True)
+class Start:
+    """Deal and begin the night. ``unreachable``: people Slack would not open a private
+    message with (asked before the step, since a card cannot reach them)."""
+
+    user: str
+    unreachable: tuple[str, ...] = ()
+    reachable: tuple[str, ...] | None = None
+    """The people whose private message is open; None when nobody asked Slack (in tests)."""
+
+
+@dataclass(frozen=True)
+class NightPeek:
+    user: str
+    index: int
+
+
+@dataclass(frozen=True)
+class NightLook:
+    """The Seer looks at ``seat``'s card, or at both centre cards when ``seat`` is None."""
+
+    user: str
+    seat: str | None
+
+
+@dataclass(frozen=True)
+class NightRob:
+    user: str
+    seat: str
+
+
+@dataclass(frozen=True)
+class NightPick:
+    """The Troublemaker picks a seat: the first of the two, or the second (which swaps)."""
+
+    user: str
+    seat: str
+
+
+@dataclass(frozen=True)
+class NightResetPick:
+    user: str
+
+
+@dataclass(frozen=True)
+class NightSkip:
+    user: str
+
+
+@dataclass(frozen=True)
+class NightConfirm:
+    user: str
+
+
+@dataclass(frozen=True)
+class HeardEnough:
+    """Mark "heard enough", or take the mark back."""
+
+    user: str
+
+
+@dataclass(frozen=True)
+class CastBallot:
+    user: str
+    target: str | None
+    """A seat key, or None for nobody."""
+    clicked_at: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class Stop:
+    user: str
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A timer woke up: whatever is due ends (the catch-up every event starts with)."""
+
+
+@dataclass(frozen=True)
+class ChannelUnwritable:
+    """Slack refuses for good to post in the game's channel (``not_in_channel``, ...)."""
+
+    error: str
+
+
+@dataclass(frozen=True)
+class DmFailed:
+    """A private message to seat ``key`` failed for good (``account_inactive``, ...)."""
+
+    key: str
+    error: str
+
+
+@dataclass(frozen=True)
+class WorkspaceLeft:
+    """The app was uninstalled or its token revoked: nothing can be posted any more."""
+
+
+NightMove = NightPeek | NightLook | NightRob | NightPick | NightResetPick | NightSkip | NightConfirm
+Event = (
+    Join
+    | Leave
+    | FillWithBots
+    | Cancel
+    | Start
+    | NightMove
+    | HeardEnough
+    | CastBallot
+    | Stop
+    | Deadline
+    | ChannelUnwritable
+    | DmFailed
+    | WorkspaceLeft
+)
+
+# --- what surfaces show ----------------------------------------------------------------------
+#
+# A surface is one Slack message of the game: the channel's "lobby" (which becomes the night
+# board), the "day" board, the "vote" board, the "reveal", and each person's night message
+# "dm:<key>". A Show says what a surface must show now; the first Show of a surface posts it.
+
+LOBBY_BOARD = "lobby"
+DAY_BOARD = "day"
+VOTE_BOARD = "vote"
+REVEAL = "reveal"
+
+
+def dm_surface(key: str) -> str:
+    return f"dm:{key}"
+
+
+def dm_key(surface: str) -> str | None:
+    """The seat a private surface belongs to, or None for a channel surface."""
+    return surface.removeprefix("dm:") if surface.startswith("dm:") else None
+
+
+@dataclass(frozen=True)
+class LobbyView:
+    game_id: int
+    host: str
+    seats: tuple[SeatName, ...]
+    bots_allowed: bool
+
+
+@dataclass(frozen=True)
+class ClosedView:
+    """A message once its game has moved on or ended: a line, no buttons."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class NightBoardView:
+    seats: tuple[SeatName, ...]
+    confirmed: int
+    people: int
+    deadline: datetime
+
+
+@dataclass(frozen=True)
+class NightOverView:
+    seats: tuple[SeatName, ...]
+
+
+@dataclass(frozen=True)
+class DayBoardView:
+    game_id: int
+    deadline: datetime
+    heard: int
+    needed: int
+    people: int
+
+
+@dataclass(frozen=True)
+class DayOverView:
+    reason: str
+
+
+@dataclass(frozen=True)
+class BallotBoardView:
+    game_id: int
+    seats: tuple[SeatName, ...]
+    voted: int
+    total: int
+    deadline: datetime
+
+
+@dataclass(frozen=True)
+class BallotClosedView:
+    voted: int
+    total: int
+
+
+@dataclass(frozen=True)
+class RevealView:
+    outcome: Outcome
+    seats: tuple[SeatName, ...]
+
+
+@dataclass(frozen=True)
+class NightDmView:
+    """A person's private night message: their card, what they know and may still do."""
+
+    game_id: int
+    channel: str
+    me: SeatName
+    seats: tuple[SeatName, ...]
+    card: Card
+    kind: str | None
+    """The move the card offers (:meth:`GameState.choice_kind`), or None: confirm only."""
+    waking: Knowledge | None
+    """What a Werewolf or the Minion sees on waking, before any choice."""
+    pending: str | None
+    confirmed: bool
+    choice: NightChoice | None
+    learned: Knowledge | None
+    """What the seat's own choice showed it."""
+    dawn_card: Card | None = None
+    """The Insomniac's card at dawn, once the night is over."""
+    late: bool = False
+    """The night ended before this person confirmed."""
+
+
+@dataclass(frozen=True)
+class GameOverDmView:
+    channel: str
+    dealt: Card
+    dawn: Card
+    points: int
+    won: bool
+
+
+PublicView = (
+    LobbyView
+    | ClosedView
+    | NightBoardView
+    | NightOverView
+    | DayBoardView
+    | DayOverView
+    | BallotBoardView
+    | BallotClosedView
+    | RevealView
+)
+View = PublicView | NightDmView | GameOverDmView
+
+
+@dataclass(frozen=True)
+class Show:
+    surface: str
+    view: View
+
+
+@dataclass(frozen=True)
+class Say:
+    """A new line in the game's channel."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Tell:
+    """A private message to a person (seated or not), e.g. the host when a game had to end."""
+
+    user: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The private answer to whoever sent the event."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Award:
+    key: str
+    points: int
+    won: bool
+    named_werewolf: bool
+
+
+@dataclass(frozen=True)
+class Scored:
+    """The game is decided: its outcome and each seat's points with their reasons."""
+
+    outcome: Outcome
+    awards: tuple[Award, ...]
+
+
+Effect = Show | Say | Tell | Answer | Scored
+
+
+@dataclass(frozen=True)
+class Step:
+    state: GameState
+    effects: tuple[Effect, ...] = ()
+
+    @property
+    def answer(self) -> str | None:
+        texts = [effect.text for effect in self.effects if isinstance(effect, Answer)]
+        return "\n".join(texts) if texts else None
+
+
+# --- words -----------------------------------------------------------------------------------
+
+NOT_SEATED = "You are not seated at this table. Press *Join* first."
+NIGHT_IS_OVER = "The night is over: your choice can no longer change anything."
+VOTE_IS_CLOSED = "The vote is closed: ballots can no longer change."
+DAY_IS_OVER = "The day is already over."
+TIME_IS_UP = "Time is up: the day is over."
+MOST_HEARD_ENOUGH = "Most of the table has heard enough."
+SOMEONE_SAT_DOWN = "Someone sat down just as you pressed *Start*: press it again."
+
+
+def mention(seat: SeatState | SeatName) -> str:
+    return f"*{seat.name}* (bot)" if seat.is_bot else f"<@{seat.key}>"
+
+
+def closed_lobby(state: GameState | None) -> str:
+    """What a lobby button pressed too late is told."""
+    if state is None:
+        return "That game no longer exists."
+    if state.is_over():
+        return "That game is over. Type `/varulv` to start a new one."
+    return "That game has already started."
+
+
+def already_running(state: GameState) -> str:
+    """What ``/varulv`` is told in a channel whose table is open."""
+    where = {
+        Phase.LOBBY: "Its lobby is open above: press *Join*.",
+        Phase.NIGHT: "It is night: check your DM from Varulv.",
+        Phase.DAY: "It is day: talk it out.",
+        Phase.VOTE: "The vote is open above.",
+    }.get(state.phase, "")
+    return f"A game is already running in this channel. {where} (`/varulv stop` ends it.)"
+
+
+# --- the machine -----------------------------------------------------------------------------
+
+
+def open_table(
+    game_id: int,
+    channel: str,
+    host: str,
+    host_name: str,
+    seed: int,
+    lengths: Lengths,
+    bots_allowed: bool = True,
+) -> Step:
+    """A new table in its lobby with the host seated, and its lobby to post."""
+    state = GameState(
+        id=game_id,
+        channel=channel,
+        host=host,
+        seed=seed,
+        lengths=lengths,
+        bots_allowed=bots_allowed,
+        seats=(SeatState(key=host, name=host_name, is_bot=False, position=0),),
+    )
+    return Step(state, (_show_lobby(state),))
+
+
+def step(state: GameState, event: Event, now: datetime) -> Step:
+    """The state after ``event`` at ``now``, and the effects of getting there.
+
+    A phase already due ends first; then the event is applied to what is open. A command
+    that cannot be applied changes nothing and is answered with the reason.
+    """
+    caught = _catch_up(state, now)
+    state, effects = caught.state, list(caught.effects)
+    after = _apply(state, event, now)
+    return Step(after.state, (*effects, *after.effects))
+
+
+def _catch_up(state: GameState, now: datetime) -> Step:
+    effects: list[Effect] = []
+    while state.is_due(now):
+        if state.phase == Phase.NIGHT:
+            ended = _end_night(state, now)
+        elif state.phase == Phase.DAY:
+            ended = _end_day(state, now, TIME_IS_UP)
+        else:
+            ended = _close_vote(state)
+        state = ended.state
+        effects += ended.effects
+    return Step(state, tuple(effects))
+
+
+def _apply(state: GameState, event: Event, now: datetime) -> Step:
+    match event:
+        case Join(user, name):
+            return _join(state, user, name)
+        case Leave(user):
+            return _leave(state, user)
+        case FillWithBots(user):
+            return _fill_with_bots(state, user)
+        case Cancel(user):
+            return _cancel(state, user)
+        case Start(user, unreachable, reachable):
+            return _start(state, user, unreachable, reachable, now)
+        case (
+            NightPeek()
+            | NightLook()
+            | NightRob()
+            | NightPick()
+            | NightResetPick()
+            | NightSkip()
+            | NightConfirm()
+        ):
+            return _night_move(state, event, now)
+        case HeardEnough(user):
+            return _heard_enough(state, user, now)
+        case CastBallot(user, target, clicked_at):
+            return _cast(state, user, target, clicked_at)
+        case Stop(user):
+            return _stop(state, user)
+        case Deadline():
+            return Step(state)
+        case ChannelUnwritable(error):
+            return _channel_lost(state, error)
+        case DmFailed(key, error):
+            return _dm_lost(state, key, error)
+        case WorkspaceLeft():
+            if not state.is_open:
+                return Step(state)
+            return Step(replace(state, phase=Phase.STOPPED, deadline=None))
+    raise TypeError(f"not an event: {event!r}")
+
+
+def _refuse(state: GameState, text: str) -> Step:
+    return Step(state, (Answer(text),))
+
+
+def _with_seat(state: GameState, seat: SeatState) -> GameState:
+    seats = tuple(seat if each.key == seat.key else each for each in state.seats)
+    return replace(state, seats=seats)
+
+
+def _replace_seats(state: GameState, seats: Iterable[SeatState]) -> GameState:
+    return replace(state, seats=tuple(sorted(seats, key=lambda seat: seat.position)))
+
+
+# -- lobby --
+
+
+def _show_lobby(state: GameState) -> Show:
+    return Show(LOBBY_BOARD, LobbyView(state.id, state.host, state.names, state.bots_allowed))
+
+
+def _lobby_refusal(state: GameState, user: str, seated_only: bool = True) -> Step | None:
+    if state.phase != Phase.LOBBY:
+        return _refuse(state, closed_lobby(state))
+    if seated_only and state.seat(user) is None:
+        return _refuse(state, NOT_SEATED)
+    return None
+
+
+def _free_position(seats: Iterable[SeatState]) -> int:
+    taken = {seat.position for seat in seats}
+    return next(position for position in range(MAX_SEATS) if position not in taken)
+
+
+def _join(state: GameState, user: str, name: str) -> Step:
+    refusal = _lobby_refusal(state, user, seated_only=False)
+    if refusal is not None:
+        return refusal
+    if state.seat(user) is not None:
+        return _refuse(state, "You are already seated.")
+    seats = list(state.seats)
+    if len(seats) >= MAX_SEATS:
+        bot = next((seat for seat in reversed(seats) if seat.is_bot), None)
+        if bot is None:
+            return _refuse(state, f"The table is full ({MAX_SEATS} seats).")
+        seats.remove(bot)  # a person always gets the seat over a bot
+    seats.append(SeatState(key=user, name=name, is_bot=False, position=_free_position(seats)))
+    state = _replace_seats(state, seats)
+    return Step(state, (_show_lobby(state),))
+
+
+def _leave(state: GameState, user: str) -> Step:
+    if state.phase != Phase.LOBBY:
+        return _refuse(state, closed_lobby(state))
+    seat = state.seat(user)
+    if seat is None:
+        return _refuse(state, "You are not seated.")
+    state = _replace_seats(state, (each for each in state.seats if each.key != user))
+    if not state.people:
+        state = replace(state, phase=Phase.CANCELLED, ended_by=user)
+        return Step(
+            state, (Show(LOBBY_BOARD, ClosedView("Everyone left, so the table is closed.")),)
+        )
+    return Step(state, (_show_lobby(state),))
+
+
+def _fill_with_bots(state: GameState, user: str) -> Step:
+    refusal = _lobby_refusal(state, user)
+    if refusal is not None:
+        return refusal
+    if not state.bots_allowed:
+        return _refuse(state, "Bots are switched off in this channel.")
+    if len(state.seats) >= BOT_TABLE:
+        return _refuse(state, f"Bots only fill a table up to {BOT_TABLE} seats.")
+    seats = list(state.seats)
+    taken = {seat.key for seat in seats}
+    spare = (n for n in range(1, MAX_SEATS + 1) if f"bot{n}" not in taken)
+    while len(seats) < BOT_TABLE:
+        number = next(spare)
+        name = BOT_NAMES[(number - 1) % len(BOT_NAMES)]
+        seats.append(SeatState(f"bot{number}", name, is_bot=True, position=_free_position(seats)))
+    state = _replace_seats(state, seats)
+    return Step(state, (_show_lobby(state),))
+
+
+def _cancel(state: GameState, user: str) -> Step:
+    refusal = _lobby_refusal(state, user)
+    if refusal is not None:
+        return refusal
+    state = replace(state, phase=Phase.CANCELLED, ended_by=user)
+    return Step(state, (Show(LOBBY_BOARD, ClosedView(f"<@{user}> cancelled this table.")),))
+
+
+def _start(
+    state: GameState,
+    user: str,
+    unreachable: tuple[str, ...],
+    reachable: tuple[str, ...] | None,
+    now: datetime,
+) -> Step:
+    refusal = _lobby_refusal(state, user)
+    if refusal is not None:
+        return refusal
+    seats, people = len(state.seats), len(state.people)
+    if people < MIN_PEOPLE:
+        return _refuse(
+            state,
+            f"A game needs at least {MIN_PEOPLE} people: a bot cannot argue, "
+            "and the day is the game.",
+        )
+    if not MIN_SEATS <= seats <= MAX_SEATS:
+        hint = " Press *Fill with bots*." if state.bots_allowed else ""
+        return _refuse(
+            state, f"A table has {MIN_SEATS} to {MAX_SEATS} seats; this one has {seats}.{hint}"
+        )
+    if reachable is not None and any(
+        seat.key not in reachable and seat.key not in unreachable for seat in state.people
+    ):
+        return _refuse(state, SOMEONE_SAT_DOWN)
+    cut_off = [seat for seat in state.people if seat.key in unreachable]
+    if cut_off:
+        who = ", ".join(mention(seat) for seat in cut_off)
+        return Step(
+            state,
+            (
+                Say(
+                    f"I can't send a private message to {who}, so the game can't start. "
+                    "The lobby stays open: they can check their Slack settings or press *Leave*."
+                ),
+            ),
+        )
+    dealt = deal([seat.key for seat in state.seats], state.seed)
+    lone = dealt.dealt_werewolves()
+    started: list[SeatState] = []
+    for seat in state.seats:
+        card = dealt.dealt[seat.key]
+        choice = None
+        if seat.is_bot:
+            view = BotView(seat.key, dealt.seats, card, lone_wolf=lone == (seat.key,))
+            choice = bot_night_choice(view, state.seed)
+        started.append(replace(seat, dealt=card, choice=choice, confirmed=seat.is_bot))
+    state = replace(
+        state,
+        phase=Phase.NIGHT,
+        seats=tuple(started),
+        center=dealt.center,
+        deadline=now + timedelta(seconds=state.lengths.night_seconds),
+    )
+    effects: list[Effect] = [_show_night_board(state)]
+    effects += [_show_night_dm(state, seat) for seat in state.people]
+    return Step(state, tuple(effects))
+
+
+# -- night --
+
+
+def _show_night_board(state: GameState) -> Show:
+    assert state.deadline is not None
+    people = state.people
+    confirmed = sum(seat.confirmed for seat in people)
+    return Show(LOBBY_BOARD, NightBoardView(state.names, confirmed, len(people), state.deadline))
+
+
+def _night_dm(state: GameState, seat: SeatState, night: Night | None = None) -> NightDmView:
+    assert seat.dealt is not None
+    dealt = state.deal()
+    waking = None
+    if seat.dealt in (Card.WEREWOLF, Card.MINION):
+        waking = learned_on_choosing(dealt, seat.key, None)
+    learned = learned_on_choosing(dealt, seat.key, seat.choice) if seat.confirmed else None
+    dawn_card = None
+    if night is not None and seat.dealt is Card.INSOMNIAC:
+        dawn_card = night.dawn[seat.key]
+    return NightDmView(
+        game_id=state.id,
+        channel=state.channel,
+        me=SeatName(seat.key, seat.name, seat.is_bot),
+        seats=state.names,
+        card=seat.dealt,
+        kind=state.choice_kind(seat.key),
+        waking=waking,
+        pending=seat.pending,
+        confirmed=seat.confirmed,
+        choice=seat.choice,
+        learned=learned,
+        dawn_card=dawn_card,
+        late=night is not None and not seat.confirmed,
+    )
+
+
+def _show_night_dm(state: GameState, seat: SeatState, night: Night | None = None) -> Show:
+    return Show(dm_surface(seat.key), _night_dm(state, seat, night))
+
+
+def _night_move(state: GameState, move: NightMove, now: datetime) -> Step:
+    if state.phase != Phase.NIGHT:
+        return _refuse(state, NIGHT_IS_OVER)
+    seat = state.seat(move.user)
+    if seat is None:
+        return _refuse(state, "You are not seated at this table.")
+    if seat.confirmed:
+        return _refuse(state, "You have already confirmed your night.")
+    try:
+        changed = _read_move(state, seat, move)
+    except IllegalChoice as error:
+        return _refuse(state, f"That is not a move your card can make ({error}).")
+    state = _with_seat(state, changed)
+    effects: list[Effect] = [_show_night_dm(state, changed)]
+    if changed.confirmed:  # a first pick must not show on the board: only confirmations do
+        if not state.awaiting():
+            ended = _end_night(state, now)
+            return Step(ended.state, (*effects, *ended.effects))
+        effects.append(_show_night_board(state))
+    return Step(state, tuple(effects))
+
+
+def _read_move(state: GameState, seat: SeatState, move: NightMove) -> SeatState:
+    """The seat after ``move``; raises IllegalChoice for a move its card cannot make."""
+    kind = state.choice_kind(seat.key)
+    choice: NightChoice
+    match move:
+        case NightConfirm():
+            if kind is not None:
+                raise IllegalChoice("your card has a choice to make, or skip")
+            return replace(seat, confirmed=True, pending=None)
+        case NightSkip():
+            if kind is None:
+                raise IllegalChoice("there is nothing to skip")
+            return replace(seat, confirmed=True, pending=None)
+        case NightResetPick():
+            if kind != "swap":
+                raise IllegalChoice("there is no pick to take back")
+            return replace(seat, pending=None)
+        case NightPeek(_, index):
+            if isinstance(index, bool) or index not in (0, 1):
+                raise IllegalChoice("peek at the left or the right centre card")
+            choice = Peek(index)
+        case NightLook(_, target):
+            choice = LookAtCenter() if target is None else LookAtSeat(target)
+        case NightRob(_, target):
+            choice = Rob(target)
+        case NightPick(_, target):
+            if seat.pending is None:
+                if kind != "swap":
+                    raise IllegalChoice("only a Troublemaker picks seats to swap")
+                if target == seat.key or state.seat(target) is None:
+                    raise IllegalChoice("swap two other players")
+                return replace(seat, pending=target)
+            choice = Swap(seat.pending, target)
+    check_choice(state.deal(), seat.key, choice)
+    return replace(seat, choice=choice, pending=None, confirmed=True)
+
+
+def _end_night(state: GameState, now: datetime) -> Step:
+    """Dawn: the night resolves in its fixed order, each Insomniac sees its card, and the
+    people who never confirmed are told the night ended; then the day begins."""
+    night = state.night()
+    effects: list[Effect] = [
+        _show_night_dm(state, seat, night)
+        for seat in state.people
+        if seat.reachable and (seat.dealt is Card.INSOMNIAC or not seat.confirmed)
+    ]
+    effects.append(Show(LOBBY_BOARD, NightOverView(state.names)))
+    seats = tuple(replace(seat, heard_enough=False, pending=None) for seat in state.seats)
+    state = replace(
+        state,
+        phase=Phase.DAY,
+        seats=seats,
+        deadline=now + timedelta(seconds=state.lengths.day_seconds),
+    )
+    effects.append(_show_day_board(state))
+    return Step(state, tuple(effects))
+
+
+# -- day --
+
+
+def _show_day_board(state: GameState) -> Show:
+    assert state.deadline is not None
+    people = state.people
+    heard = sum(seat.heard_enough for seat in people)
+    view = DayBoardView(
+        state.id, state.deadline, heard, heard_enough_needed(len(people)), len(people)
+    )
+    return Show(DAY_BOARD, view)
+
+
+def _heard_enough(state: GameState, user: str, now: datetime) -> Step:
+    if state.phase != Phase.DAY:
+        return _refuse(state, DAY_IS_OVER)
+    seat = state.seat(user)
+    if seat is None:
+        return _refuse(state, "You are not seated at this table, so the day is not yours to end.")
+    changed = replace(seat, heard_enough=not seat.heard_enough)
+    state = _with_seat(state, changed)
+    people = state.people
+    if vote_opens_early(len(people), sum(each.heard_enough for each in people)):
+        return _end_day(state, now, MOST_HEARD_ENOUGH)
+    if changed.heard_enough:
+        answer = "Noted: you have heard enough. Press again to take it back."
+    else:
+        answer = "Taken back: you want to hear more."
+    return Step(state, (_show_day_board(state), Answer(answer)))
+
+
+def _end_day(state: GameState, now: datetime, reason: str) -> Step:
+    """The vote opens; bots cast their ballots at once, from what they know."""
+    effects: list[Effect] = [Show(DAY_BOARD, DayOverView(reason))]
+    dealt = state.deal()
+    night = state.night()
+    wolves_in_deck = [*dealt.dealt.values(), *dealt.center].count(Card.WEREWOLF)
+    seats = []
+    for seat in state.seats:
+        ballot = None
+        if seat.is_bot:
+            assert seat.dealt is not None
+            view = BotView(
+                seat=seat.key,
+                seats=dealt.seats,
+                dealt=seat.dealt,
+                lone_wolf=state.is_lone_wolf(seat.key),
+                choice=seat.choice,
+                learned=night.seen.get(seat.key),
+            )
+            ballot = Ballot(bot_ballot(view, state.seed, wolves_in_deck))
+        seats.append(replace(seat, ballot=ballot))
+    state = replace(
+        state,
+        phase=Phase.VOTE,
+        seats=tuple(seats),
+        deadline=now + timedelta(seconds=state.lengths.vote_seconds),
+    )
+    effects.append(_show_ballot_board(state))
+    if all(seat.ballot is not None for seat in state.seats):
+        closed = _close_vote(state)
+        return Step(closed.state, (*effects, *closed.effects))
+    return Step(state, tuple(effects))
+
+
+# -- vote --
+
+
+def _show_ballot_board(state: GameState) -> Show:
+    assert state.deadline is not None
+    voted = sum(seat.ballot is not None for seat in state.seats)
+    view = BallotBoardView(state.id, state.names, voted, len(state.seats), state.deadline)
+    return Show(VOTE_BOARD, view)
+
+
+def _ballot_text(state: GameState, target: str | None) -> str:
+    seat = None if target is None else state.seat(target)
+    return "nobody" if seat is None else mention(seat)
+
+
+def _cast(state: GameState, user: str, target: str | None, clicked_at: Decimal | None) -> Step:
+    if state.phase != Phase.VOTE:
+        return _refuse(state, VOTE_IS_CLOSED)
+    seat = state.seat(user)
+    if seat is None:
+        return _refuse(state, "You are not seated at this table, so you have no ballot.")
+    try:
+        check_ballot(tuple(each.key for each in state.seats), seat.key, target)
+    except IllegalBallot:
+        return _refuse(state, "You cannot vote for yourself. Pick another player, or nobody.")
+    kept = seat.ballot
+    if (
+        kept is not None
+        and clicked_at is not None
+        and kept.clicked_at is not None
+        and clicked_at < kept.clicked_at
+    ):
+        text = _ballot_text(state, kept.target)
+        return _refuse(state, f"Your ballot stays {text}: you changed it after that click.")
+    state = _with_seat(state, replace(seat, ballot=Ballot(target, clicked_at)))
+    choice = _ballot_text(state, target)
+    if all(each.ballot is not None for each in state.seats):
+        closed = _close_vote(state)
+        answer = f"Your ballot: {choice}. That was the last one: the reveal is up."
+        return Step(closed.state, (*closed.effects, Answer(answer)))
+    answer = f"Your ballot: {choice}. You can change it until the vote closes."
+    return Step(state, (_show_ballot_board(state), Answer(answer)))
+
+
+def _close_vote(state: GameState) -> Step:
+    """Count, decide, score, and reveal everything."""
+    state = replace(state, phase=Phase.OVER, deadline=None)
+    outcome = state.outcome()
+    assert outcome is not None
+    result = outcome.result
+    awards = tuple(
+        Award(
+            key=seat.key,
+            points=result.points[seat.key],
+            won=seat.key in result.winners,
+            named_werewolf=seat.key in result.named_werewolf,
+        )
+        for seat in state.seats
+    )
+    voted = sum(seat.ballot is not None for seat in state.seats)
+    effects: list[Effect] = [
+        Scored(outcome, awards),
+        Show(VOTE_BOARD, BallotClosedView(voted, len(state.seats))),
+        Show(REVEAL, RevealView(outcome, state.names)),
+    ]
+    for seat in state.people:
+        assert seat.dealt is not None
+        if not seat.reachable:
+            continue
+        view = GameOverDmView(
+            channel=state.channel,
+            dealt=seat.dealt,
+            dawn=outcome.night.dawn[seat.key],
+            points=result.points[seat.key],
+            won=seat.key in result.winners,
+        )
+        effects.append(Show(dm_surface(seat.key), view))
+    return Step(state, tuple(effects))
+
+
+# -- ending early --
+
+
+def current_board(state: GameState) -> str:
+    """The channel message that shows the phase now."""
+    return {Phase.DAY: DAY_BOARD, Phase.VOTE: VOTE_BOARD}.get(state.phase, LOBBY_BOARD)
+
+
+def _stop(state: GameState, user: str) -> Step:
+    if not state.is_open:
+        return _refuse(state, "No game is running in this channel.")
+    if state.seat(user) is None:
+        return _refuse(state, "Only someone seated at the table can stop the game.")
+    board = current_board(state)
+    started = state.phase != Phase.LOBBY
+    state = replace(state, phase=Phase.STOPPED, deadline=None, ended_by=user)
+    note = ClosedView(f"<@{user}> stopped this game. No one scores.")
+    effects: list[Effect] = [Show(board, note)]
+    if started:
+        effects += [Show(dm_surface(seat.key), note) for seat in state.people if seat.reachable]
+    effects.append(Say(f"<@{user}> stopped the game of Varulv."))
+    return Step(state, tuple(effects))
+
+
+def _channel_lost(state: GameState, error: str) -> Step:
+    """The channel cannot be written to: the game ends, freeing the channel, and the host is
+    told privately why; the people's night messages say it ended."""
+    if not state.is_open:
+        return Step(state)
+    started = state.phase != Phase.LOBBY
+    state = replace(state, phase=Phase.STOPPED if started else Phase.CANCELLED, deadline=None)
+    why = f"Varulv can no longer post in <#{state.channel}> (Slack says `{error}`)"
+    again = "Invite Varulv with `/invite @Varulv`, then type `/varulv` to play again."
+    told = (
+        f"{why}, so the game there has ended and no one scores. {again}"
+        if started
+        else f"Varulv can't post in <#{state.channel}> (Slack says `{error}`), so the table "
+        f"there is closed. {again}"
+    )
+    effects: list[Effect] = [Tell(state.host, told)]
+    if started:
+        note = ClosedView(f"{why}, so this game has ended. No one scores.")
+        effects += [
+            Show(dm_surface(seat.key), note)
+            for seat in state.people
+            if seat.reachable and seat.key != state.host
+        ]
+    return Step(state, tuple(effects))
+
+
+def _dm_lost(state: GameState, key: str, error: str) -> Step:
+    """A person cannot be reached privately: the table is told, and nothing else."""
+    seat = state.seat(key)
+    if not state.is_open or seat is None or seat.is_bot or not seat.reachable:
+        return Step(state)
+    state = _with_seat(state, replace(seat, reachable=False))
+    return Step(
+        state,
+        (
+            Say(
+                f"Varulv can't reach {mention(seat)} by private message any more, so they "
+                "can't see their messages from Varulv. The game goes on."
+            ),
+        ),
+    )
+
+
+__all__ = [
+    "DAY_BOARD",
+    "LOBBY_BOARD",
+    "REVEAL",
+    "SOMEONE_SAT_DOWN",
+    "VOTE_BOARD",
+    "Answer",
+    "Award",
+    "Ballot",
+    "BallotBoardView",
+    "BallotClosedView",
+    "Cancel",
+    "CastBallot",
+    "ChannelUnwritable",
+    "ClosedView",
+    "DayBoardView",
+    "DayOverView",
+    "Deadline",
+    "DmFailed",
+    "Effect",
+    "Event",
+    "FillWithBots",
+    "GameOverDmView",
+    "GameState",
+    "HeardEnough",
+    "Join",
+    "Leave",
+    "Lengths",
+    "LobbyView",
+    "NightBoardView",
+    "NightConfirm",
+    "NightDmView",
+    "NightLook",
+    "NightOverView",
+    "NightPeek",
+    "NightPick",
+    "NightResetPick",
+    "NightRob",
+    "NightSkip",
+    "Phase",
+    "RevealView",
+    "Say",
+    "Scored",
+    "SeatName",
+    "SeatState",
+    "Show",
+    "Start",
+    "Step",
+    "Stop",
+    "Tell",
+    "View",
+    "WorkspaceLeft",
+    "already_running",
+    "closed_lobby",
+    "current_board",
+    "dm_key",
+    "dm_surface",
+    "open_table",
+    "step",
+]

@@ -1,0 +1,136 @@
+"""The one way every listener answers Slack: acknowledge at once, then do the work on a step
+thread, then answer the person privately with what the step said.
+
+Bolt's lazy listeners deep-copy the whole request for every one they start, and that copy was
+the largest part of an acknowledgement; the work needs nothing the listener does not already
+hold, so the listener acknowledges and hands those same objects to the app's listener executor
+itself: the same threads a lazy listener would run on, without the copy. Commands, clicks,
+modal submissions and events all go this way.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt import Ack, App
+from slack_bolt.context.respond import Respond
+from slack_bolt.kwargs_injection.args import Args
+from slack_bolt.request import BoltRequest
+from slack_sdk.errors import SlackApiError, SlackClientError
+from sqlalchemy.exc import SQLAlchemyError
+
+log = logging.getLogger(__name__)
+
+Listener = Callable[..., Any]
+"""A function Bolt calls with the arguments its parameters name (``ack``, ``body``, …)."""
+
+UNAVAILABLE = (
+    "Varulv can't reach its database right now, so nothing changed. Try again in a moment."
+)
+SLACK_UNAVAILABLE = (
+    "Slack didn't take that from Varulv just now, so it may not have gone through. "
+    "Try again in a moment."
+)
+BROKEN = "Something went wrong in Varulv, so that may not have gone through. Try again."
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A private answer to the person who acted (None when the screens say it all)."""
+
+    text: str | None = None
+    blocks: list[dict[str, Any]] | None = None
+
+
+def just_ack(ack: Ack) -> None:
+    ack()
+
+
+def acknowledge_then(
+    app: App, work: Listener, acknowledge: Listener = just_ack
+) -> Callable[[Args], None]:
+    """A listener that runs ``acknowledge`` now and ``work`` on a step thread, each called with
+    the Bolt arguments its parameters name, as if ``work`` were a lazy listener."""
+    executor = app.listener_runner.listener_executor
+    acknowledge_wants = list(inspect.signature(acknowledge).parameters)
+    work_wants = list(inspect.signature(work).parameters)
+
+    def run(given: dict[str, Any]) -> None:
+        try:
+            work(**given)
+        except Exception:  # nobody is waiting on this thread to hear of it
+            log.exception("a listener's work failed")
+
+    def listener(args: Args) -> None:
+        acknowledge(**{name: getattr(args, name) for name in acknowledge_wants})
+        executor.submit(run, {name: getattr(args, name) for name in work_wants})
+
+    return listener
+
+
+ANSWER_THREADS = 32
+"""Private answers wait on Slack, not on the database: they go out on threads of their own, so
+a step thread is free for the next step as soon as its transaction is done."""
+_answers: ThreadPoolExecutor | None = None
+_answers_lock = threading.Lock()
+
+
+def _answering() -> ThreadPoolExecutor:
+    global _answers
+    with _answers_lock:
+        if _answers is None:
+            _answers = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="varulv-answer")
+        return _answers
+
+
+def send(respond: Respond | None, reply: Reply) -> None:
+    """Answer privately, on an answer thread. An answer Slack won't take is logged: the step
+    itself is done."""
+    if not reply.text:
+        return
+    if respond is None:
+        log.warning("no response_url to answer with")
+        return
+    _answering().submit(_answer, respond, reply.text, reply.blocks)
+
+
+def _answer(respond: Respond, text: str, blocks: list[dict[str, Any]] | None) -> None:
+    try:
+        respond(
+            text=text,
+            blocks=blocks,
+            response_type="ephemeral",
+            replace_original=False,
+        )
+    except (SlackClientError, OSError, ValueError) as error:
+        log.warning("could not answer privately: %s", error)
+
+
+def run_step(respond: Respond | None, step: Callable[[], str | Reply | None]) -> None:
+    """Run one game step and answer privately; a failed step has rolled back and says so."""
+    try:
+        said = step()
+        reply = said if isinstance(said, Reply) else Reply(said)
+    except SQLAlchemyError:
+        log.exception("a game step failed in the database")
+        reply = Reply(UNAVAILABLE)
+    except (SlackApiError, SlackClientError, OSError) as error:
+        # Throttled beyond slack_sdk's retries, or Slack failing: the step rolled back.
+        log.warning("a game step failed at Slack: %s", error)
+        reply = Reply(SLACK_UNAVAILABLE)
+    except Exception:
+        log.exception("a game step failed")
+        reply = Reply(BROKEN)
+    send(respond, reply)
+
+
+def is_retry(request: BoltRequest) -> bool:
+    """Slack is delivering this request again (``X-Slack-Retry-Num``): the first delivery may
+    have been handled already, even if its answer never reached Slack."""
+    return bool(request.headers.get("x-slack-retry-num"))

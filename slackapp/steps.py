@@ -1,0 +1,259 @@
+"""Game steps: decide, commit, then show.
+
+A step is one short transaction: lock the game row, apply the phase machine to its state and
+the event, store the new state and the effects to show (the outbox), commit. No Web API call
+is made while the lock is held; the deliverer shows the effects once the commit is done, and
+the person who acted gets the machine's answer.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, selectinload, sessionmaker
+
+from slackapp.db import games
+from slackapp.db.channels import choice_in
+from slackapp.db.engine import transaction
+from slackapp.db.models import Game, Seat
+from slackapp.delivery.outbox import enqueue
+from slackapp.delivery.slack import TRANSIENT_ERRORS
+from slackapp.game import machine as m
+
+log = logging.getLogger(__name__)
+
+GONE = "That game no longer exists."
+START_TRIES = 3
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Alarm(Protocol):
+    def arm(self, game_id: int, at: datetime) -> None: ...
+
+
+class Kick(Protocol):
+    def kick(self, game_id: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class Committed:
+    game_id: int
+    answer: str | None
+    deadline: datetime | None
+    """The game's deadline, when this step set a new one."""
+    shown: int
+    """How many effects went into the outbox."""
+
+
+def commit_step(
+    sessions: sessionmaker[Session],
+    game_id: int,
+    event: m.Event,
+    now: Callable[[], datetime] = utc_now,
+    *,
+    skip_locked: bool = False,
+    dm_channels: dict[str, str] | None = None,
+) -> Committed | None:
+    """Apply ``event`` to the game in one transaction; None if there is no such game (or,
+    with ``skip_locked``, another transaction holds it). ``dm_channels``: the people's private
+    message channels, kept for the deliverer when the event starts the night."""
+    with transaction(sessions) as session:
+        game = games.lock(session, game_id, skip_locked=skip_locked)
+        if game is None:
+            return None
+        return _apply(session, game, event, now(), dm_channels)
+
+
+def _apply(
+    session: Session,
+    game: Game,
+    event: m.Event,
+    at: datetime,
+    dm_channels: dict[str, str] | None = None,
+) -> Committed:
+    before = games.state_of(game)
+    done = m.step(before, event, at)
+    if done.state != before:
+        games.store(session, game, done.state)
+        if dm_channels and before.phase == m.Phase.LOBBY and done.state.phase == m.Phase.NIGHT:
+            for seat in game.seats:
+                seat.dm_channel = dm_channels.get(seat.key, seat.dm_channel)
+    for effect in done.effects:
+        if isinstance(effect, m.Scored):
+            games.record_scores(session, game, effect)
+    shown = enqueue(session, game, done.effects)
+    changed = done.state.deadline if done.state.deadline != before.deadline else None
+    return Committed(game.id, done.answer, changed, shown)
+
+
+class Steps:
+    """Every step the listeners and the timers run, wired to the deliverer and the timers."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        lengths: m.Lengths,
+        deliverer: Kick,
+        alarm: Alarm,
+        now: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.sessions = sessions
+        self.lengths = lengths
+        self.deliverer = deliverer
+        self.alarm = alarm
+        self.now = now
+
+    def _after(self, done: Committed | None) -> str | None:
+        if done is None:
+            return GONE
+        if done.shown:
+            self.deliverer.kick(done.game_id)
+        if done.deadline is not None:
+            self.alarm.arm(done.game_id, done.deadline)
+        return done.answer
+
+    def act(self, game_id: int, event: m.Event) -> str | None:
+        """A person's command on a game; the answer for them, if any."""
+        return self._after(commit_step(self.sessions, game_id, event, self.now))
+
+    def report(self, game_id: int, event: m.Event) -> None:
+        """The deliverer's news that Slack refused something for good."""
+        self._after(commit_step(self.sessions, game_id, event, self.now))
+
+    def deadline(self, game_id: int) -> bool:
+        """A timer woke for the game; True if it moved. A game another transaction holds is
+        left to it (it catches up with the clock too), so no timer thread waits on a lock."""
+        done = commit_step(self.sessions, game_id, m.Deadline(), self.now, skip_locked=True)
+        if done is None:
+            return False
+        self._after(done)
+        return bool(done.shown)
+
+    def open_table(
+        self,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        user_name: str,
+        retry: bool = False,
+    ) -> str | None:
+        """``/varulv``: a table in the channel with the caller seated, unless one is open.
+
+        ``retry``: Slack is sending the command again; if the first delivery opened this
+        person's table, it stays the one table and the person is told nothing twice.
+        """
+        try:
+            with transaction(self.sessions) as session:
+                running = games.open_in(session, team_id, channel_id)
+                if running is not None:
+                    own = running.phase == m.Phase.LOBBY and running.host_user_id == user_id
+                    return None if retry and own else m.already_running(games.state_of(running))
+                chosen = choice_in(session, team_id, channel_id, self.lengths)
+                game = Game(
+                    team_id=team_id,
+                    channel_id=channel_id,
+                    host_user_id=user_id,
+                    phase=m.Phase.LOBBY.value,
+                    seed=secrets.randbits(62),
+                    night_seconds=chosen.night_seconds,
+                    day_seconds=chosen.day_seconds,
+                    vote_seconds=chosen.vote_seconds,
+                    bots_allowed=chosen.bots_allowed,
+                )
+                session.add(game)
+                session.flush()  # its id; the one-open-game index refuses a second one here
+                opened = m.open_table(
+                    game.id,
+                    channel_id,
+                    user_id,
+                    user_name,
+                    game.seed,
+                    m.Lengths(game.night_seconds, game.day_seconds, game.vote_seconds),
+                    game.bots_allowed,
+                )
+                games.store(session, game, opened.state)
+                enqueue(session, game, opened.effects)
+                game_id = game.id
+        except IntegrityError:  # another /varulv in the channel won
+            return None if retry else "A game is already open in this channel."
+        self.deliverer.kick(game_id)
+        return None
+
+    def start(self, game_id: int, user_id: str, client: WebClient) -> str | None:
+        """*Start*: deal and begin the night, once every person's private message is open.
+
+        The DMs are opened before the step, with no lock held; Slack being busy fails the
+        click (nothing changed), and a person Slack will not open a DM with stops the start.
+        Someone who sat down meanwhile has their DM opened too, and the start is tried again.
+        """
+        channels: dict[str, str] = {}
+        unreachable: list[str] = []
+        for _ in range(START_TRIES):
+            state = self._read(game_id)
+            if state is None:
+                return GONE
+            if m.step(state, m.Start(user_id), self.now()).state.phase != m.Phase.NIGHT:
+                return self.act(game_id, m.Start(user_id))  # refused, or due: the machine says
+            for seat in state.people:
+                if seat.key in channels or seat.key in unreachable:
+                    continue
+                try:
+                    opened = client.conversations_open(users=seat.key)
+                    channels[seat.key] = str(opened["channel"]["id"])
+                except SlackApiError as error:
+                    if error.response.get("error") in TRANSIENT_ERRORS:
+                        raise  # not the person's settings: the click fails, Slack is busy
+                    unreachable.append(seat.key)
+            event = m.Start(user_id, tuple(unreachable), tuple(channels))
+            done = commit_step(self.sessions, game_id, event, self.now, dm_channels=channels)
+            if done is None or done.answer != m.SOMEONE_SAT_DOWN:
+                return self._after(done)
+        return m.SOMEONE_SAT_DOWN
+
+    def _read(self, game_id: int) -> m.GameState | None:
+        """The game's state as committed, read without a lock (to prepare a step)."""
+        with self.sessions() as session:
+            game = session.scalars(
+                select(Game)
+                .where(Game.id == game_id)
+                .options(selectinload(Game.seats).selectinload(Seat.ballot))
+            ).one_or_none()
+            return None if game is None else games.state_of(game)
+
+    def stop(self, team_id: str, channel_id: str, user_id: str, retry: bool = False) -> str | None:
+        """``/varulv stop``: anyone seated ends the channel's running game.
+
+        ``retry``: Slack is sending the command again, and the first delivery may have stopped
+        it: then there is nothing to say.
+        """
+        with self.sessions() as session:
+            game = games.open_in(session, team_id, channel_id)
+            game_id = None if game is None else game.id
+        if game_id is None:
+            return None if retry else "No game is running in this channel."
+        return self.act(game_id, m.Stop(user_id))
+
+    def workspace_left(self, team_id: str) -> int:
+        """End the workspace's open games without a word (no token is left to post with)."""
+        with self.sessions() as session:
+            open_games = session.scalars(
+                select(Game.id).where(
+                    Game.team_id == team_id,
+                    Game.phase.in_([phase.value for phase in m.OPEN_PHASES]),
+                )
+            ).all()
+        for game_id in open_games:
+            commit_step(self.sessions, game_id, m.WorkspaceLeft(), self.now)
+        return len(open_games)

@@ -1,0 +1,645 @@
+"""The phase machine in process: every rule and refusal, and random event sequences that keep
+its invariants (phase order, no secret on a public surface before the reveal, ballots only in
+the vote, scores once, refusals change nothing)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any, get_args
+
+import pytest
+from hypothesis import event as hypothesis_event
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slackapp.game import machine as m
+from slackapp.game.cards import Card, deal
+from slackapp.game.night import Knowledge, NightChoice, Peek, Swap
+from slackapp.game.outcome import Outcome, play
+
+T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+LENGTHS = m.Lengths(night_seconds=120, day_seconds=300, vote_seconds=120)
+PEOPLE = ["UANNA", "UBO", "UCIA", "UDAN", "UEVA", "UFIA", "UGUS", "UHED", "UIVO", "UJON", "UKIM"]
+
+
+def new_table(host: str = "UANNA", seed: int = 1, bots_allowed: bool = True) -> m.GameState:
+    return m.open_table(7, "CFIKA", host, host.lower(), seed, LENGTHS, bots_allowed).state
+
+
+def run(state: m.GameState, *events: m.Event, now: datetime = T0) -> m.Step:
+    """Apply events in turn; the last step, with every effect of the whole run."""
+    effects: list[m.Effect] = []
+    for event in events:
+        done = m.step(state, event, now)
+        state = done.state
+        effects += done.effects
+    return m.Step(state, tuple(effects))
+
+
+def seated(people: list[str], seed: int = 1, bots: bool = False) -> m.GameState:
+    state = new_table(people[0], seed)
+    state = run(state, *(m.Join(user, user.lower()) for user in people[1:])).state
+    if bots:
+        state = run(state, m.FillWithBots(people[0])).state
+    return state
+
+
+def seed_where(
+    keys: list[str], wanted: Callable[[dict[str, Card], tuple[Card, Card]], bool]
+) -> int:
+    for seed in range(100_000):
+        dealt = deal(keys, seed)
+        if wanted(dealt.dealt, dealt.center):
+            return seed
+    raise AssertionError("no seed gives the wanted deal")
+
+
+def started(people: list[str], wanted: Callable[..., bool] = lambda d, c: True) -> m.GameState:
+    seed = seed_where(people, wanted)
+    state = run(seated(people, seed), m.Start(people[0])).state
+    assert state.phase == m.Phase.NIGHT
+    return state
+
+
+def answers(step: m.Step) -> list[str]:
+    return [effect.text for effect in step.effects if isinstance(effect, m.Answer)]
+
+
+def shows(step: m.Step, surface: str | None = None) -> list[m.Show]:
+    return [
+        effect
+        for effect in step.effects
+        if isinstance(effect, m.Show) and (surface is None or effect.surface == surface)
+    ]
+
+
+def confirm_all(state: m.GameState, now: datetime = T0) -> m.GameState:
+    """Everyone who has not confirmed skips or confirms, whatever their card."""
+    for key in state.awaiting():
+        move: m.Event = m.NightConfirm(key) if state.choice_kind(key) is None else m.NightSkip(key)
+        state = m.step(state, move, now).state
+    return state
+
+
+# -- the lobby ------------------------------------------------------------------------------
+
+
+def test_a_table_opens_with_its_host_seated_and_its_lobby_shown() -> None:
+    opened = m.open_table(7, "CFIKA", "UANNA", "anna", 1, LENGTHS)
+    assert [seat.key for seat in opened.state.seats] == ["UANNA"]
+    assert opened.state.phase == m.Phase.LOBBY
+    (show,) = opened.effects
+    assert isinstance(show, m.Show) and show.surface == m.LOBBY_BOARD
+    assert isinstance(show.view, m.LobbyView)
+
+
+def test_lobby_refusals_change_nothing() -> None:
+    state = new_table()
+    for event, said in [
+        (m.Join("UANNA", "anna"), "already seated"),
+        (m.Leave("UBO"), "not seated"),
+        (m.FillWithBots("UBO"), "not seated"),
+        (m.Start("UBO"), "not seated"),
+        (m.Cancel("UBO"), "not seated"),
+        (m.Start("UANNA"), "at least 2 people"),
+    ]:
+        done = m.step(state, event, T0)
+        assert done.state == state
+        assert any(said in text for text in answers(done)), (event, answers(done))
+
+
+def test_two_people_need_a_third_seat_and_bots_fill_to_five() -> None:
+    state = seated(["UANNA", "UBO"])
+    refused = m.step(state, m.Start("UANNA"), T0)
+    assert "3 to 10 seats" in answers(refused)[0] and "Fill with bots" in answers(refused)[0]
+    filled = m.step(state, m.FillWithBots("UBO"), T0).state
+    assert [seat.key for seat in filled.seats] == ["UANNA", "UBO", "bot1", "bot2", "bot3"]
+    assert "up to 5 seats" in answers(m.step(filled, m.FillWithBots("UANNA"), T0))[0]
+
+
+def test_bots_switched_off_are_refused() -> None:
+    state = new_table(bots_allowed=False)
+    state = run(state, m.Join("UBO", "bo")).state
+    assert "switched off" in answers(m.step(state, m.FillWithBots("UANNA"), T0))[0]
+    assert "Fill with bots" not in answers(m.step(state, m.Start("UANNA"), T0))[0]
+
+
+def test_a_person_takes_a_bots_seat_at_a_full_table_and_a_full_table_of_people_refuses() -> None:
+    state = seated(PEOPLE[:3], bots=True)
+    state = run(state, *(m.Join(user, user.lower()) for user in PEOPLE[3:8])).state
+    assert len(state.seats) == 10 and sum(seat.is_bot for seat in state.seats) == 2
+    state = run(state, m.Join(PEOPLE[8], "ivo"), m.Join(PEOPLE[9], "jon")).state
+    assert len(state.seats) == 10 and not any(seat.is_bot for seat in state.seats)
+    full = m.step(state, m.Join(PEOPLE[10], "kim"), T0)
+    assert full.state == state and "full (10 seats)" in answers(full)[0]
+
+
+def test_leaving_frees_a_position_and_the_last_person_leaving_closes_the_table() -> None:
+    state = seated(["UANNA", "UBO", "UCIA"])
+    state = m.step(state, m.Leave("UBO"), T0).state
+    state = m.step(state, m.Join("UDAN", "dan"), T0).state
+    assert [(seat.key, seat.position) for seat in state.seats] == [
+        ("UANNA", 0),
+        ("UDAN", 1),
+        ("UCIA", 2),
+    ]
+    state = run(state, m.Leave("UANNA"), m.Leave("UDAN")).state
+    done = m.step(state, m.Leave("UCIA"), T0)
+    assert done.state.phase == m.Phase.CANCELLED and done.state.ended_by == "UCIA"
+    assert isinstance(shows(done, m.LOBBY_BOARD)[0].view, m.ClosedView)
+
+
+def test_a_lobby_with_only_bots_left_is_closed() -> None:
+    state = seated(["UANNA", "UBO"], bots=True)
+    state = run(state, m.Leave("UBO"), m.Leave("UANNA")).state
+    assert state.phase == m.Phase.CANCELLED
+
+
+def test_cancel_closes_the_lobby_and_later_clicks_are_told() -> None:
+    state = m.step(seated(["UANNA", "UBO"]), m.Cancel("UBO"), T0).state
+    assert state.phase == m.Phase.CANCELLED
+    assert "is over" in answers(m.step(state, m.Join("UCIA", "cia"), T0))[0]
+
+
+def test_an_unreachable_person_blocks_the_start_and_is_named_in_the_channel() -> None:
+    state = seated(["UANNA", "UBO", "UCIA"])
+    done = m.step(state, m.Start("UANNA", unreachable=("UCIA",)), T0)
+    assert done.state == state
+    (said,) = [effect for effect in done.effects if isinstance(effect, m.Say)]
+    assert "<@UCIA>" in said.text and "can't start" in said.text
+
+
+def test_start_deals_by_the_seed_bots_choose_and_each_person_gets_a_card() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    state = seated(people, seed=5, bots=True)
+    done = m.step(state, m.Start("UBO"), T0)
+    night = done.state
+    expected = deal([seat.key for seat in state.seats], 5)
+    assert {seat.key: seat.dealt for seat in night.seats} == expected.dealt
+    assert night.center == expected.center
+    assert night.deadline == T0 + timedelta(seconds=LENGTHS.night_seconds)
+    assert night.awaiting() == tuple(people), "bots confirm at once"
+    assert {show.surface for show in shows(done)} == {"lobby", *(f"dm:{p}" for p in people)}
+    assert "already started" in answers(m.step(night, m.Start("UANNA"), T0))[0]
+
+
+# -- the night ------------------------------------------------------------------------------
+
+
+def test_night_moves_only_the_dealt_card_allows() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    state = started(people, lambda d, c: d["UANNA"] is Card.SEER)
+    for event, said in [
+        (m.NightRob("UANNA", "UBO"), "cannot make that choice"),
+        (m.NightLook("UANNA", "UANNA"), "cannot act on itself"),
+        (m.NightLook("UANNA", "UNOBODY"), "unknown seat"),
+        (m.NightPeek("UANNA", 0), "cannot make that choice"),
+        (m.NightConfirm("UANNA"), "choice to make"),
+        (m.NightPick("UANNA", "UBO"), "only a Troublemaker"),
+        (m.NightResetPick("UANNA"), "no pick"),
+        (m.NightConfirm("USTRANGER"), "not seated"),
+    ]:
+        done = m.step(state, event, T0)
+        assert done.state == state, event
+        assert any(said in text for text in answers(done)), (event, answers(done))
+
+
+def test_a_card_that_does_not_wake_only_confirms() -> None:
+    people = ["UANNA", "UBO", "UCIA", "UDAN"]
+    state = started(people, lambda d, c: d["UDAN"] is Card.VILLAGER)
+    assert state.choice_kind("UDAN") is None
+    assert "nothing to skip" in answers(m.step(state, m.NightSkip("UDAN"), T0))[0]
+    done = m.step(state, m.NightConfirm("UDAN"), T0)
+    assert done.state.seat("UDAN").confirmed  # type: ignore[union-attr]
+    assert "already confirmed" in answers(m.step(done.state, m.NightConfirm("UDAN"), T0))[0]
+
+
+def test_the_lone_wolf_may_peek_at_a_centre_card_and_a_pack_may_not() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    lone = started(people, lambda d, c: d["UANNA"] is Card.WEREWOLF and c.count(Card.WEREWOLF) == 1)
+    assert lone.choice_kind("UANNA") == "peek"
+    assert "left or the right" in answers(m.step(lone, m.NightPeek("UANNA", 2), T0))[0]
+    peeked = m.step(lone, m.NightPeek("UANNA", 1), T0)
+    assert peeked.state.seat("UANNA").choice == Peek(1)  # type: ignore[union-attr]
+    pack = started(people, lambda d, c: d["UANNA"] is Card.WEREWOLF and d["UBO"] is Card.WEREWOLF)
+    assert pack.choice_kind("UANNA") is None
+    assert "cannot make that choice" in answers(m.step(pack, m.NightPeek("UANNA", 0), T0))[0]
+
+
+def test_the_troublemaker_picks_twice_can_start_over_and_the_first_pick_is_not_public() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    state = started(people, lambda d, c: d["UANNA"] is Card.TROUBLEMAKER)
+    assert "swap two other players" in answers(m.step(state, m.NightPick("UANNA", "UANNA"), T0))[0]
+    first = m.step(state, m.NightPick("UANNA", "UBO"), T0)
+    assert first.state.seat("UANNA").pending == "UBO"  # type: ignore[union-attr]
+    assert [show.surface for show in shows(first)] == ["dm:UANNA"], "the board is not redrawn"
+    reset = m.step(first.state, m.NightResetPick("UANNA"), T0).state
+    assert reset.seat("UANNA").pending is None  # type: ignore[union-attr]
+    again = run(first.state, m.NightPick("UANNA", "UBO")).state
+    assert "different seats" in answers(m.step(again, m.NightPick("UANNA", "UBO"), T0))[0]
+    swapped = m.step(again, m.NightPick("UANNA", "UCIA"), T0).state
+    assert swapped.seat("UANNA").choice == Swap("UBO", "UCIA")  # type: ignore[union-attr]
+
+
+def test_the_night_ends_when_every_seat_has_confirmed() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    state = started(people)
+    for key in people[:-1]:
+        state = confirm_all_one(state, key)
+        assert state.phase == m.Phase.NIGHT
+    last = people[-1]
+    done = m.step(state, skip_or_confirm(state, last), T0 + timedelta(seconds=3))
+    assert done.state.phase == m.Phase.DAY
+    assert done.state.deadline == T0 + timedelta(seconds=3 + LENGTHS.day_seconds)
+    assert isinstance(shows(done, m.LOBBY_BOARD)[-1].view, m.NightOverView)
+    assert isinstance(shows(done, m.DAY_BOARD)[0].view, m.DayBoardView)
+
+
+def skip_or_confirm(state: m.GameState, key: str) -> m.Event:
+    return m.NightConfirm(key) if state.choice_kind(key) is None else m.NightSkip(key)
+
+
+def confirm_all_one(state: m.GameState, key: str) -> m.GameState:
+    return m.step(state, skip_or_confirm(state, key), T0).state
+
+
+def test_a_late_night_move_finds_dawn_already_come() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    state = started(people, lambda d, c: d["UANNA"] is Card.SEER)
+    late = T0 + timedelta(seconds=LENGTHS.night_seconds)
+    done = m.step(state, m.NightLook("UANNA", "UBO"), late)
+    assert done.state.phase == m.Phase.DAY
+    assert done.state.seat("UANNA").choice is None  # type: ignore[union-attr]
+    assert m.NIGHT_IS_OVER in answers(done)
+    told = {show.surface: show.view for show in shows(done) if show.surface.startswith("dm:")}
+    assert set(told) == {f"dm:{p}" for p in people}, "each who never confirmed is told"
+    assert all(isinstance(view, m.NightDmView) and view.late for view in told.values())
+
+
+def test_the_insomniac_sees_its_dawn_card_only_when_the_night_is_over() -> None:
+    people = ["UANNA", "UBO", "UCIA", "UDAN", "UEVA"]
+    state = started(
+        people, lambda d, c: d["UANNA"] is Card.TROUBLEMAKER and d["UBO"] is Card.INSOMNIAC
+    )
+    state = run(state, m.NightConfirm("UBO")).state
+    insomniac_dm = [s for s in shows(m.step(state, m.Deadline(), T0)) if s.surface == "dm:UBO"]
+    assert not insomniac_dm
+    for key in ("UCIA", "UDAN", "UEVA"):
+        state = confirm_all_one(state, key)
+    state = m.step(state, m.NightPick("UANNA", "UBO"), T0).state
+    done = m.step(state, m.NightPick("UANNA", "UCIA"), T0)
+    (dawn,) = [show.view for show in shows(done, "dm:UBO")]
+    assert isinstance(dawn, m.NightDmView)
+    assert dawn.dawn_card == done.state.night().dawn["UBO"] == state.seat("UCIA").dealt  # type: ignore[union-attr]
+
+
+# -- the day --------------------------------------------------------------------------------
+
+
+def day_of(people: list[str]) -> m.GameState:
+    state = confirm_all(started(people))
+    assert state.phase == m.Phase.DAY
+    return state
+
+
+def test_heard_enough_toggles_and_more_than_half_of_the_people_open_the_vote() -> None:
+    people = ["UANNA", "UBO", "UCIA", "UDAN"]
+    state = day_of(people)
+    marked = m.step(state, m.HeardEnough("UANNA"), T0)
+    assert "Noted" in answers(marked)[0]
+    back = m.step(marked.state, m.HeardEnough("UANNA"), T0)
+    assert "Taken back" in answers(back)[0]
+    state = run(marked.state, m.HeardEnough("UBO")).state
+    assert state.phase == m.Phase.DAY, "two of four is not more than half"
+    done = m.step(state, m.HeardEnough("UCIA"), T0)
+    assert done.state.phase == m.Phase.VOTE
+    (over,) = [show.view for show in shows(done, m.DAY_BOARD)]
+    assert over == m.DayOverView(m.MOST_HEARD_ENOUGH)
+    assert "not seated" in answers(m.step(day_of(people), m.HeardEnough("USTRANGER"), T0))[0]
+
+
+def test_bots_count_on_neither_side_of_heard_enough() -> None:
+    state = seated(["UANNA", "UBO"], bots=True)
+    state = confirm_all(m.step(state, m.Start("UANNA"), T0).state)
+    state = m.step(state, m.HeardEnough("UANNA"), T0).state
+    assert state.phase == m.Phase.DAY, "one of two people"
+    state = m.step(state, m.HeardEnough("UBO"), T0).state
+    assert state.phase == m.Phase.VOTE
+    assert all(seat.ballot is not None for seat in state.seats if seat.is_bot)
+
+
+def test_the_day_ends_at_its_deadline_whatever_comes_first() -> None:
+    state = day_of(["UANNA", "UBO", "UCIA"])
+    late = T0 + timedelta(seconds=LENGTHS.day_seconds)
+    done = m.step(state, m.HeardEnough("UANNA"), late)
+    assert done.state.phase == m.Phase.VOTE
+    assert m.DAY_IS_OVER in answers(done)
+    assert shows(done, m.DAY_BOARD)[0].view == m.DayOverView(m.TIME_IS_UP)
+
+
+# -- the vote -------------------------------------------------------------------------------
+
+
+def vote_of(people: list[str]) -> m.GameState:
+    state = day_of(people)
+    state = run(state, *(m.HeardEnough(user) for user in people[: len(people) // 2 + 1])).state
+    assert state.phase == m.Phase.VOTE
+    return state
+
+
+def test_ballots_refused_and_changed() -> None:
+    state = vote_of(["UANNA", "UBO", "UCIA"])
+    for event, said in [
+        (m.CastBallot("UANNA", "UANNA"), "cannot vote for yourself"),
+        (m.CastBallot("UANNA", "UNOBODY"), "cannot vote for yourself"),
+        (m.CastBallot("USTRANGER", "UBO"), "no ballot"),
+    ]:
+        done = m.step(state, event, T0)
+        assert done.state == state and said in answers(done)[0]
+    state = m.step(state, m.CastBallot("UANNA", "UBO", Decimal("10.5")), T0).state
+    kept = m.step(state, m.CastBallot("UANNA", None, Decimal("10.4")), T0)
+    assert kept.state == state and "stays <@UBO>" in answers(kept)[0]
+    changed = m.step(state, m.CastBallot("UANNA", None, Decimal("10.6")), T0)
+    assert changed.state.seat("UANNA").ballot == m.Ballot(None, Decimal("10.6"))  # type: ignore[union-attr]
+    assert "Your ballot: nobody" in answers(changed)[0]
+
+
+def test_the_last_ballot_closes_the_vote_scores_once_and_reveals() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    state = vote_of(people)
+    state = run(state, m.CastBallot("UANNA", "UBO"), m.CastBallot("UBO", None)).state
+    done = m.step(state, m.CastBallot("UCIA", "UBO"), T0)
+    assert done.state.phase == m.Phase.OVER and done.state.deadline is None
+    assert "reveal is up" in answers(done)[0]
+    (scored,) = [effect for effect in done.effects if isinstance(effect, m.Scored)]
+    outcome = play(state.deal(), state.choices(), {"UANNA": "UBO", "UBO": None, "UCIA": "UBO"})
+    assert scored.outcome == outcome == done.state.outcome()
+    (reveal,) = [show.view for show in shows(done, m.REVEAL)]
+    assert isinstance(reveal, m.RevealView) and reveal.outcome == outcome
+    for award in scored.awards:
+        assert award.points == outcome.result.points[award.key]
+        assert award.named_werewolf == (award.key in outcome.result.named_werewolf)
+    assert m.VOTE_IS_CLOSED in answers(m.step(done.state, m.CastBallot("UANNA", None), T0))
+
+
+def test_the_vote_deadline_counts_what_was_cast_and_a_late_ballot_does_not() -> None:
+    state = vote_of(["UANNA", "UBO", "UCIA"])
+    state = m.step(state, m.CastBallot("UANNA", "UBO"), T0).state
+    late = T0 + timedelta(seconds=LENGTHS.vote_seconds)
+    done = m.step(state, m.CastBallot("UBO", "UANNA"), late)
+    assert m.VOTE_IS_CLOSED in answers(done)
+    outcome = done.state.outcome()
+    assert outcome is not None and outcome.ballots == {"UANNA": "UBO"}
+
+
+def test_named_werewolf_is_the_reason_for_the_extra_point() -> None:
+    people = ["UANNA", "UBO", "UCIA", "UDAN"]
+    state = started(people, lambda d, c: d["UBO"] is Card.WEREWOLF and d["UANNA"].team == "village")
+    state = confirm_all(state)  # everyone skips: the cards stay where they were dealt
+    state = run(state, *(m.HeardEnough(user) for user in people[:3])).state
+    ballots = [m.CastBallot("UANNA", "UBO"), *(m.CastBallot(u, None) for u in people[1:])]
+    done = run(state, *ballots)
+    (scored,) = [effect for effect in done.effects if isinstance(effect, m.Scored)]
+    anna = next(award for award in scored.awards if award.key == "UANNA")
+    assert anna == m.Award("UANNA", points=1, won=False, named_werewolf=True)
+
+
+# -- ending early ---------------------------------------------------------------------------
+
+
+def test_stop_by_someone_seated_ends_the_game_and_tells_everyone() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    state = started(people)
+    assert "Only someone seated" in answers(m.step(state, m.Stop("USTRANGER"), T0))[0]
+    done = m.step(state, m.Stop("UBO"), T0)
+    assert done.state.phase == m.Phase.STOPPED and done.state.deadline is None
+    assert {show.surface for show in shows(done)} == {"lobby", *(f"dm:{p}" for p in people)}
+    assert any(isinstance(e, m.Say) and "<@UBO> stopped" in e.text for e in done.effects)
+    assert not any(isinstance(effect, m.Scored) for effect in done.effects)
+
+
+def test_a_channel_that_cannot_be_written_ends_the_game_and_tells_the_host_privately() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    done = m.step(started(people), m.ChannelUnwritable("not_in_channel"), T0)
+    assert done.state.phase == m.Phase.STOPPED and not done.state.is_open
+    (told,) = [effect for effect in done.effects if isinstance(effect, m.Tell)]
+    assert told.user == "UANNA" and "not_in_channel" in told.text
+    assert not [effect for effect in done.effects if isinstance(effect, m.Say)]
+    assert all(show.surface.startswith("dm:") for show in shows(done))
+    lobby = m.step(new_table(), m.ChannelUnwritable("channel_not_found"), T0)
+    assert lobby.state.phase == m.Phase.CANCELLED
+
+
+def test_a_person_whose_dm_fails_is_named_once_without_a_secret() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    state = started(people)
+    done = m.step(state, m.DmFailed("UBO", "account_inactive"), T0)
+    (said,) = [effect for effect in done.effects if isinstance(effect, m.Say)]
+    assert "<@UBO>" in said.text
+    assert not any(card.value in said.text for card in Card)
+    assert not done.state.seat("UBO").reachable  # type: ignore[union-attr]
+    assert m.step(done.state, m.DmFailed("UBO", "account_inactive"), T0).effects == ()
+
+
+def test_a_workspace_leaving_stops_its_game_without_a_word() -> None:
+    done = m.step(started(["UANNA", "UBO", "UCIA"]), m.WorkspaceLeft(), T0)
+    assert done.state.phase == m.Phase.STOPPED and done.effects == ()
+
+
+# -- random event sequences -----------------------------------------------------------------
+
+SECRET_TYPES = (Card, Outcome, m.Ballot, *get_args(Knowledge), *get_args(NightChoice))
+ORDER = [m.Phase.LOBBY, m.Phase.NIGHT, m.Phase.DAY, m.Phase.VOTE, m.Phase.OVER]
+
+
+def values_in(value: Any) -> Iterator[Any]:
+    yield value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for item in dataclasses.fields(value):
+            yield from values_in(getattr(value, item.name))
+    elif isinstance(value, tuple | list):
+        for item in value:
+            yield from values_in(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from values_in(key)
+            yield from values_in(item)
+
+
+def is_secret(value: Any) -> bool:
+    return isinstance(value, SECRET_TYPES)
+
+
+users = st.sampled_from([*PEOPLE[:7], "USTRANGER"])
+targets = st.sampled_from([*PEOPLE[:7], "bot1", "bot2", "UNOBODY"])
+events = st.one_of(
+    st.builds(m.Join, users, st.just("someone")),
+    st.builds(m.Leave, users),
+    st.builds(m.FillWithBots, users),
+    st.builds(m.Start, users),
+    st.builds(m.Start, users, st.tuples(users)),
+    st.builds(m.NightPeek, users, st.integers(-1, 2)),
+    st.builds(m.NightLook, users, st.one_of(st.none(), targets)),
+    st.builds(m.NightRob, users, targets),
+    st.builds(m.NightPick, users, targets),
+    st.builds(m.NightResetPick, users),
+    st.builds(m.NightSkip, users),
+    st.builds(m.NightConfirm, users),
+    st.builds(m.HeardEnough, users),
+    st.builds(
+        m.CastBallot,
+        users,
+        st.one_of(st.none(), targets),
+        st.one_of(st.none(), st.decimals(1, 100, places=2)),
+    ),
+    st.builds(m.Deadline),
+    st.builds(m.DmFailed, users, st.just("account_inactive")),
+)
+rare = st.one_of(
+    st.builds(m.Cancel, users),
+    st.builds(m.Stop, users),
+    st.builds(m.ChannelUnwritable, st.just("not_in_channel")),
+    st.builds(m.WorkspaceLeft),
+)
+
+
+def likely(state: m.GameState) -> st.SearchStrategy[m.Event]:
+    """Events that the state would accept, mostly: they carry a game to its end."""
+    seats = [seat.key for seat in state.seats]
+    people = st.sampled_from([seat.key for seat in state.people] or ["UANNA"])
+    anyone = st.sampled_from([*seats, "UNOBODY"])
+    if state.phase == m.Phase.LOBBY:
+        newcomer = st.sampled_from([p for p in PEOPLE[:7] if p not in seats] or ["UANNA"])
+        return st.one_of(
+            st.builds(m.Join, newcomer, st.just("someone")),
+            st.builds(m.FillWithBots, people),
+            st.builds(m.Start, people),
+        )
+    if state.phase == m.Phase.NIGHT:
+        waiting = st.sampled_from([key for key in state.awaiting() if key in PEOPLE] or ["UANNA"])
+        return st.one_of(
+            st.builds(m.NightConfirm, waiting),
+            st.builds(m.NightSkip, waiting),
+            st.builds(m.NightPeek, waiting, st.integers(0, 1)),
+            st.builds(m.NightLook, waiting, st.one_of(st.none(), anyone)),
+            st.builds(m.NightRob, waiting, anyone),
+            st.builds(m.NightPick, waiting, anyone),
+        )
+    if state.phase == m.Phase.DAY:
+        return st.builds(m.HeardEnough, people)
+    return st.builds(
+        m.CastBallot,
+        people,
+        st.one_of(st.none(), anyone),
+        st.one_of(st.none(), st.decimals(1, 100, places=2)),
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32), st.data())
+def test_random_sequences_keep_the_invariants(seed: int, data: st.DataObject) -> None:
+    state = m.open_table(7, "CFIKA", "UANNA", "anna", seed, LENGTHS).state
+    now = T0
+    scored = 0
+    phases = [state.phase]
+    for _ in range(data.draw(st.integers(0, 90), label="length")):
+        kind = data.draw(st.sampled_from(["likely"] * 6 + ["any"] * 3 + ["rare"]))
+        pool = {"likely": likely(state), "any": events, "rare": rare}[kind]
+        event = data.draw(pool, label="event")
+        now += timedelta(seconds=data.draw(st.sampled_from([0, 0, 0, 1, 30, 130, 400])))
+        before = state
+        done = m.step(state, event, now)
+        state = done.state
+
+        # phases only go forward, and end in one of the three ends
+        if state.phase != phases[-1]:
+            phases.append(state.phase)
+        open_order = [phase for phase in phases if phase in ORDER]
+        assert open_order == sorted(open_order, key=ORDER.index)
+        assert all(phase in ORDER for phase in phases[:-1])
+
+        # a refusal (an answer and nothing else) changes nothing; an ended game never changes
+        if done.effects and all(isinstance(effect, m.Answer) for effect in done.effects):
+            assert state == before
+        if before.is_over():
+            assert state == before and not any(
+                not isinstance(effect, m.Answer) for effect in done.effects
+            )
+
+        # seats: unique keys and positions, 1..10, people in an open lobby
+        assert len({seat.key for seat in state.seats}) == len(state.seats) <= 10
+        assert len({seat.position for seat in state.seats}) == len(state.seats)
+        if state.phase == m.Phase.LOBBY:
+            assert state.people
+        if state.phase in m.TIMED_PHASES:
+            assert state.deadline is not None
+        else:
+            assert state.deadline is None
+        if state.phase == m.Phase.NIGHT:
+            assert state.awaiting(), "the night ends when every seat has confirmed"
+
+        # ballots only in the vote
+        if state.phase in (m.Phase.LOBBY, m.Phase.NIGHT, m.Phase.DAY):
+            assert all(seat.ballot is None for seat in state.seats)
+        if before.phase != m.Phase.VOTE and state.phase == m.Phase.VOTE:
+            assert all(seat.ballot is None for seat in state.seats if not seat.is_bot), (
+                "a ballot before the vote opened"
+            )
+
+        # scores once, as the vote closes, with the ballots the reveal shows
+        scores = [effect for effect in done.effects if isinstance(effect, m.Scored)]
+        scored += len(scores)
+        assert scored <= 1
+        if scores:
+            assert state.phase == m.Phase.OVER
+            assert scores[0].outcome.ballots == state.ballots()
+            (reveal,) = [s.view for s in shows(done, m.REVEAL)]
+            assert isinstance(reveal, m.RevealView) and reveal.outcome == scores[0].outcome
+
+        # no secret on a public surface before the reveal; a DM shows only its own seat
+        revealed = False
+        for effect in done.effects:
+            if isinstance(effect, m.Show) and isinstance(effect.view, m.RevealView):
+                revealed = True
+            if isinstance(effect, m.Show) and m.dm_key(effect.surface) is not None:
+                key = m.dm_key(effect.surface)
+                seat = state.seat(key or "")
+                assert seat is not None and not seat.is_bot
+                if isinstance(effect.view, m.NightDmView):
+                    assert effect.view.me.key == key and effect.view.card is seat.dealt
+                continue
+            if isinstance(effect, m.Show) and not revealed:
+                assert not isinstance(effect.view, m.NightDmView | m.GameOverDmView)
+                secrets = [value for value in values_in(effect.view) if is_secret(value)]
+                assert not secrets, (effect, secrets)
+            if isinstance(effect, m.Say):
+                assert not any(card.value in effect.text for card in Card)
+    assert scored == (1 if state.phase == m.Phase.OVER else 0)
+    hypothesis_event(f"ended in {state.phase}")
+
+
+def test_a_whole_game_with_bots_from_lobby_to_reveal() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    state = seated(people, seed=11, bots=True)
+    state = confirm_all(m.step(state, m.Start("UANNA"), T0).state)
+    state = run(state, m.HeardEnough("UANNA"), m.HeardEnough("UBO")).state
+    done = run(state, *(m.CastBallot(user, None) for user in people))
+    assert done.state.phase == m.Phase.OVER
+    outcome = done.state.outcome()
+    assert outcome is not None and len(outcome.ballots) == 5
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_games_decided_only_by_deadlines(seed: int) -> None:
+    state = run(seated(["UANNA", "UBO", "UCIA"], seed=seed), m.Start("UANNA")).state
+    now = T0
+    for _ in range(3):
+        assert state.deadline is not None
+        now = state.deadline
+        state = m.step(state, m.Deadline(), now).state
+    assert state.phase == m.Phase.OVER
+    outcome = state.outcome()
+    assert outcome is not None and outcome.ballots == {}

@@ -1,0 +1,249 @@
+"""The deliverer in process, on PostgreSQL and the fake Slack: newest version per message, no
+lock held while Slack answers, retries, failures reported to the machine, one deliverer per
+game, and what a dead process left undelivered picked up by another."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import Engine, select, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from slackapp.db.engine import make_sessions, transaction
+from slackapp.db.migrate import upgrade
+from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat, SlackMessage
+from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.outbox import enqueue
+from slackapp.delivery.slack import web_client
+from slackapp.fakeslack import FakeSlack
+from slackapp.game import machine as m
+from tests.e2e.conftest import BOT_TOKEN
+
+_channels = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def sessions(db: Engine) -> sessionmaker[Session]:
+    upgrade(db)
+    return make_sessions(db)
+
+
+class Reports:
+    def __init__(self) -> None:
+        self.events: list[tuple[int, m.Event]] = []
+
+    def __call__(self, game_id: int, event: m.Event) -> None:
+        self.events.append((game_id, event))
+
+
+@pytest.fixture
+def reports() -> Reports:
+    return Reports()
+
+
+@pytest.fixture
+def deliverer(
+    fake: FakeSlack, sessions: sessionmaker[Session], reports: Reports
+) -> Iterator[Deliverer]:
+    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
+    deliverer = Deliverer(sessions, lambda team: client, reports)
+    yield deliverer
+    deliverer.stop()
+    fake.slow_down(0)
+
+
+def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, str]:
+    channel = f"C{next(_channels):04d}DLV"
+    fake.add_channel(channel, channel.lower())
+    with transaction(sessions) as session:
+        game = Game(
+            team_id="T0001",
+            channel_id=channel,
+            host_user_id="U0HOST",
+            phase="lobby",
+            seed=1,
+            night_seconds=120,
+            day_seconds=300,
+            vote_seconds=120,
+            bots_allowed=True,
+        )
+        game.seats.append(Seat(position=0, user_id="U0HOST", display_name="host"))
+        session.add(game)
+        session.flush()
+        return game.id, channel
+
+
+def show(sessions: sessionmaker[Session], game_id: int, *effects: m.Effect) -> None:
+    with transaction(sessions) as session:
+        game = session.get(Game, game_id)
+        assert game is not None
+        enqueue(session, game, effects)
+
+
+def closed(text: str) -> m.Show:
+    return m.Show(m.LOBBY_BOARD, m.ClosedView(text))
+
+
+def delivered(sessions: sessionmaker[Session], game_id: int) -> bool:
+    with sessions() as session:
+        left = session.scalar(
+            select(OutboxEntry.id).where(
+                OutboxEntry.game_id == game_id, OutboxEntry.done_at.is_(None)
+            )
+        )
+        return left is None
+
+
+def drained(sessions: sessionmaker[Session], game_id: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not delivered(sessions, game_id):
+        assert time.monotonic() < deadline, "the outbox was not delivered"
+        time.sleep(0.02)
+
+
+def texts(fake: FakeSlack, channel: str) -> list[str]:
+    return [message.text for message in fake.messages(channel)]
+
+
+def test_only_the_newest_version_is_shown_and_a_message_is_posted_once(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
+) -> None:
+    game_id, channel = new_game(fake, sessions)
+    show(sessions, game_id, closed("one"), closed("two"), closed("three"))
+    deliverer.drain(game_id)
+    assert texts(fake, channel) == ["three"], "superseded redraws are never sent"
+    show(sessions, game_id, closed("four"), m.Say("a line"))
+    deliverer.drain(game_id)
+    assert texts(fake, channel) == ["four", "a line"], "the same message, redrawn in place"
+    with sessions() as session:
+        failures = session.scalars(
+            select(OutboxEntry.failure)
+            .where(OutboxEntry.game_id == game_id, OutboxEntry.surface == m.LOBBY_BOARD)
+            .order_by(OutboxEntry.version)
+        ).all()
+        assert failures == ["superseded", "superseded", None, None]
+        shown = session.get(SlackMessage, (game_id, m.LOBBY_BOARD))
+        assert shown is not None and shown.version == 4
+
+
+def test_an_older_version_never_paints_over_a_newer_one(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
+) -> None:
+    game_id, channel = new_game(fake, sessions)
+    show(sessions, game_id, closed("new"))
+    deliverer.drain(game_id)
+    with transaction(sessions) as session:  # as if a newer picture were on screen already
+        session.execute(text("UPDATE messages SET version = 9 WHERE game_id = :g"), {"g": game_id})
+    show(sessions, game_id, closed("stale"))  # version 2 < 9 shown
+    deliverer.drain(game_id)
+    assert texts(fake, channel) == ["new"]
+    assert delivered(sessions, game_id)
+
+
+def test_no_lock_is_held_while_slack_answers(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
+) -> None:
+    game_id, _ = new_game(fake, sessions)
+    show(sessions, game_id, closed("slow"))
+    fake.slow_down(1.0)
+    worker = threading.Thread(target=deliverer.drain, args=(game_id,))
+    worker.start()
+    time.sleep(0.3)  # the post is with Slack now
+    with transaction(sessions) as session:
+        session.execute(text("SET LOCAL lock_timeout = '100ms'"))
+        locked = session.execute(
+            text("SELECT id FROM games WHERE id = :g FOR UPDATE"), {"g": game_id}
+        ).scalar_one()
+        assert locked == game_id, "a step can lock the game while its message is with Slack"
+        session.execute(text("SELECT * FROM outbox WHERE game_id = :g FOR UPDATE"), {"g": game_id})
+    worker.join(10)
+    assert delivered(sessions, game_id)
+
+
+def test_throttling_is_retried_after_retry_after(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
+) -> None:
+    game_id, channel = new_game(fake, sessions)
+    fake.rate_limit("chat.postMessage", times=1, retry_after=1)
+    show(sessions, game_id, closed("later"))
+    deliverer.drain(game_id)
+    assert texts(fake, channel) == []
+    with sessions() as session:
+        entry = session.scalars(select(OutboxEntry).where(OutboxEntry.game_id == game_id)).one()
+        assert entry.attempts == 1 and entry.done_at is None
+        assert entry.due_at > datetime.now(UTC) + timedelta(seconds=0.5)
+    deliverer.start(sweep_seconds=0.1)
+    drained(sessions, game_id)
+    assert texts(fake, channel) == ["later"]
+
+
+def test_a_channel_that_refuses_the_bot_is_reported_and_its_messages_given_up(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer, reports: Reports
+) -> None:
+    game_id, channel = new_game(fake, sessions)
+    fake.set_unreachable(channel, "not_in_channel")
+    show(sessions, game_id, closed("lobby"), m.Say("a line"))
+    deliverer.drain(game_id)
+    assert (game_id, m.ChannelUnwritable("not_in_channel")) in reports.events
+    assert delivered(sessions, game_id), "nothing to that channel is tried again"
+
+
+def test_a_person_whose_dm_fails_is_reported(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer, reports: Reports
+) -> None:
+    game_id, _ = new_game(fake, sessions)
+    fake.add_user("U0GONE", "gone")
+    with transaction(sessions) as session:
+        game = session.get(Game, game_id)
+        assert game is not None
+        game.seats.append(
+            Seat(position=1, user_id="U0GONE", display_name="gone", dm_channel="D0GONE")
+        )
+    fake.set_unreachable("D0GONE", "account_inactive")
+    show(sessions, game_id, m.Show("dm:U0GONE", m.ClosedView("your card")))
+    deliverer.drain(game_id)
+    assert reports.events == [(game_id, m.DmFailed("U0GONE", "account_inactive"))]
+
+
+def test_one_deliverer_at_a_time_and_a_dead_ones_lease_is_taken_over(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer, reports: Reports
+) -> None:
+    game_id, channel = new_game(fake, sessions)
+    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
+    other = Deliverer(sessions, lambda team: client, reports)
+    try:
+        show(sessions, game_id, closed("once"))
+        fake.slow_down(0.3)
+        together = [threading.Thread(target=d.drain, args=(game_id,)) for d in (deliverer, other)]
+        for thread in together:
+            thread.start()
+        for thread in together:
+            thread.join(10)
+        assert texts(fake, channel) == ["once"]
+        assert (
+            len([c for c in fake.calls_to("chat.postMessage") if c.params["channel"] == channel])
+            == 1
+        )
+
+        # A process of this host that died holding a lease: its work is taken over at once.
+        show(sessions, game_id, closed("after a crash"))
+        with transaction(sessions) as session:
+            session.add(
+                DeliveryLease(
+                    game_id=game_id,
+                    holder=f"{deliverer.holder.split(':')[0]}:999999:dead",
+                    until=datetime.now(UTC) + timedelta(minutes=5),
+                )
+            )
+        other.drain(game_id)
+        assert texts(fake, channel) == ["once"], "a live lease is respected"
+        other.sweep()
+        drained(sessions, game_id)
+        assert texts(fake, channel) == ["after a crash"]
+    finally:
+        other.stop()
