@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 
 SLACK_DEFAULT_API_URL = "https://slack.com/api/"
-BOT_SCOPES = ("chat:write", "commands", "im:write")
+BOT_SCOPES = ("chat:write", "commands", "im:write", "users:read")
 """Every bot scope Varulv asks for; manifest.yml lists exactly these (a test checks)."""
 INSTALL_PATH = "/slack/install"
 OAUTH_REDIRECT_PATH = "/slack/oauth_redirect"

@@ -53,6 +53,16 @@ def lobby(
         section(_seated(seats)),
         ActionsBlock(elements=buttons),
         context(_readiness(seats, bots_allowed, min_seats, max_seats, bot_table)),
+        ActionsBlock(
+            elements=[
+                button(
+                    "I usually play",
+                    ids.USUALLY_PLAY,
+                    value,
+                    label="I usually play: mention me when this channel's standing table opens",
+                )
+            ]
+        ),
     ]
     return Screen(
         text=f"A table for Varulv is being set: {plural(len(seats), 'seat')} taken. Join in!",
