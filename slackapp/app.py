@@ -29,7 +29,7 @@ from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.listeners import register
 from slackapp.logs import log_context
-from slackapp.standing import StandingTables, pause_for_channel_of
+from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
 from slackapp.steps import Steps, commit_step
 from slackapp.timers import Deadlines
 
@@ -52,13 +52,14 @@ class Varulv:
     deadlines: Deadlines
     deliverer: Deliverer
     standing: StandingTables
+    wrap_ups: SeasonWrapUps
     acks: AckFirst = field(default_factory=AckFirst)
     """Requests being acknowledged, which the game steps let go first."""
     signing_secret: str | None = None
 
     def start(self) -> None:
         self.deliverer.start()
-        self.deadlines.start(self.steps.deadline, also=(self.standing.sweep,))
+        self.deadlines.start(self.steps.deadline, also=(self.standing.sweep, self.wrap_ups.sweep))
 
     def stop(self) -> None:
         self.deadlines.stop()
@@ -151,6 +152,7 @@ def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -
         deadlines=deadlines,
         deliverer=deliverer,
         standing=StandingTables(steps),
+        wrap_ups=SeasonWrapUps(sessions),
         acks=acks,
         signing_secret=settings.signing_secret,
     )

@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.db import games, standing
+from slackapp.blocks.wrapup import wrap_up_text
+from slackapp.db import games, history, standing
 from slackapp.db.engine import transaction
-from slackapp.db.models import Game, StandingTable
+from slackapp.db.models import Game, SeasonWrapUp, StandingTable
 from slackapp.delivery.outbox import enqueue
 from slackapp.game import machine as m
 from slackapp.game.schedule import Schedule, wake
+from slackapp.game.seasons import season_to_wrap_up, wrap_up
 from slackapp.logs import log_context
 from slackapp.steps import Steps, new_table, utc_now
 
@@ -103,6 +107,76 @@ class StandingTables:
         for game_id in due:
             self.steps.act(game_id, m.CloseLobby())
         return due
+
+
+WRAP_UP_SECONDS = 60.0
+"""How often a process looks for seasons that ended: a wrap-up may wait that long."""
+RECENT_DAYS = 100
+"""Channels with a game decided this recently may have a season (up to a quarter) to wrap up."""
+
+
+class SeasonWrapUps:
+    """When a channel's season ends, its wrap-up is posted once, by whichever process first
+    writes the season's row (the post goes out with the row, through the outbox)."""
+
+    def __init__(self, sessions: sessionmaker[Session], now: Callable[[], datetime] = utc_now):
+        self.sessions = sessions
+        self.now = now
+        self._last_look: datetime | None = None
+
+    def sweep(self) -> list[int]:
+        now = self.now()
+        if (
+            self._last_look is not None
+            and (now - self._last_look).total_seconds() < WRAP_UP_SECONDS
+        ):
+            return []
+        self._last_look = now
+        return self.post_due(now)
+
+    def post_due(self, now: datetime) -> list[int]:
+        """Post every wrap-up due at ``now``; the games whose messages carry them."""
+        with self.sessions() as session:
+            channels = session.execute(
+                select(Game.team_id, Game.channel_id)
+                .where(
+                    Game.phase == m.Phase.OVER.value,
+                    Game.finished_at >= now - timedelta(days=RECENT_DAYS),
+                )
+                .distinct()
+            ).all()
+        posted = []
+        for team_id, channel_id in channels:
+            with log_context(team_id=team_id, channel_id=channel_id):
+                game_id = self._post(team_id, channel_id, now)
+            if game_id is not None:
+                posted.append(game_id)
+        return posted
+
+    def _post(self, team_id: str, channel_id: str, now: datetime) -> int | None:
+        with transaction(self.sessions) as session:
+            length, zone = history.season_rules(session, team_id, channel_id)
+            season = season_to_wrap_up(now, length, zone)
+            if session.get(SeasonWrapUp, (team_id, channel_id, season.key)) is not None:
+                return None
+            records = history.season_records(session, team_id, channel_id, season, zone)
+            wrap = wrap_up(season, records)
+            last = history.last_finished_in(session, team_id, channel_id, season, zone)
+            if wrap is None or last is None:
+                return None
+            claimed = session.execute(
+                insert(SeasonWrapUp)
+                .values(team_id=team_id, channel_id=channel_id, season=season.key, game_id=last)
+                .on_conflict_do_nothing()
+                .returning(SeasonWrapUp.season)
+            ).first()
+            if claimed is None:  # another process posted it
+                return None
+            game = games.lock(session, last)
+            assert game is not None
+            enqueue(session, game, (m.Say(wrap_up_text(wrap)),))
+            log.info("season wrapped up", extra={"game_id": last})
+        return last
 
 
 def pause_for_channel_of(sessions: sessionmaker[Session], game_id: int, error: str) -> None:

@@ -317,6 +317,7 @@ def test_lobby_buttons_and_cancel_confirmation() -> None:
         (ids.FILL_BOTS, None),
         (ids.START, None),
         (ids.CANCEL, None),
+        (ids.USUALLY_PLAY, None),
     ]
     by_id = {element["action_id"]: element for element in buttons(screen)}
     assert by_id[ids.JOIN]["style"] == "primary"

@@ -1,4 +1,4 @@
-"""standing tables, regulars, and when each game was decided
+"""standing tables, regulars, seasons, and when each game was decided
 
 Revision ID: 0004
 Revises: 0003
@@ -69,6 +69,37 @@ def upgrade() -> None:
         unique=False,
         postgresql_where=sa.text("paused IS NULL"),
     )
+    op.add_column(
+        "channel_settings",
+        sa.Column("season", sa.String(length=8), server_default="month", nullable=False),
+    )
+    op.create_check_constraint(
+        op.f("ck_channel_settings_season_known"),
+        "channel_settings",
+        "season IN ('month', 'quarter')",
+    )
+    op.create_table(
+        "season_wrap_ups",
+        sa.Column("team_id", sa.String(length=32), nullable=False),
+        sa.Column("channel_id", sa.String(length=32), nullable=False),
+        sa.Column("season", sa.String(length=16), nullable=False),
+        sa.Column("game_id", sa.Integer(), nullable=True),
+        sa.Column(
+            "posted_at",
+            sa.DateTime(timezone=True),
+            server_default=sa.text("now()"),
+            nullable=False,
+        ),
+        sa.ForeignKeyConstraint(
+            ["game_id"],
+            ["games.id"],
+            name=op.f("fk_season_wrap_ups_game_id_games"),
+            ondelete="SET NULL",
+        ),
+        sa.PrimaryKeyConstraint(
+            "team_id", "channel_id", "season", name=op.f("pk_season_wrap_ups")
+        ),
+    )
     op.create_table(
         "regulars",
         sa.Column("team_id", sa.String(length=32), nullable=False),
@@ -84,6 +115,11 @@ def upgrade() -> None:
 def downgrade() -> None:
     """Downgrade schema."""
     op.drop_table("regulars")
+    op.drop_table("season_wrap_ups")
+    op.drop_constraint(
+        op.f("ck_channel_settings_season_known"), "channel_settings", type_="check"
+    )
+    op.drop_column("channel_settings", "season")
     op.drop_index(
         "ix_standing_tables_next_at",
         table_name="standing_tables",

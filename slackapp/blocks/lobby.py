@@ -43,6 +43,12 @@ def lobby(
                 style="danger",
             ),
         ),
+        button(
+            "I usually play",
+            ids.USUALLY_PLAY,
+            value,
+            label="I usually play: mention me when this channel's standing table opens",
+        ),
     ]
     blocks: list[Block] = [
         HeaderBlock(text="Varulv"),
@@ -53,16 +59,6 @@ def lobby(
         section(_seated(seats)),
         ActionsBlock(elements=buttons),
         context(_readiness(seats, bots_allowed, min_seats, max_seats, bot_table)),
-        ActionsBlock(
-            elements=[
-                button(
-                    "I usually play",
-                    ids.USUALLY_PLAY,
-                    value,
-                    label="I usually play: mention me when this channel's standing table opens",
-                )
-            ]
-        ),
     ]
     return Screen(
         text=f"A table for Varulv is being set: {plural(len(seats), 'seat')} taken. Join in!",

@@ -17,6 +17,7 @@ from slackapp.db.models import (
     ChannelSettings,
 )
 from slackapp.game.machine import Lengths
+from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
 
 
 @dataclass(frozen=True)
@@ -27,12 +28,13 @@ class ChannelChoice:
     day_seconds: int
     vote_seconds: int
     bots_allowed: bool
+    season: SeasonLength = DEFAULT_SEASON
 
     def summary(self) -> str:
         bots = "offered" if self.bots_allowed else "off"
         return (
             f"night {duration(self.night_seconds)}, day {duration(self.day_seconds)}, "
-            f"vote {duration(self.vote_seconds)}, bots {bots}"
+            f"vote {duration(self.vote_seconds)}, bots {bots}, seasons by {self.season.value}"
         )
 
 
@@ -59,7 +61,13 @@ def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths
         return ChannelChoice(
             defaults.night_seconds, defaults.day_seconds, defaults.vote_seconds, bots_allowed=True
         )
-    return ChannelChoice(row.night_seconds, row.day_seconds, row.vote_seconds, row.bots_allowed)
+    return ChannelChoice(
+        row.night_seconds,
+        row.day_seconds,
+        row.vote_seconds,
+        row.bots_allowed,
+        SeasonLength(row.season),
+    )
 
 
 def channel_choice(
@@ -93,6 +101,7 @@ def save_choice(
         "day_seconds": choice.day_seconds,
         "vote_seconds": choice.vote_seconds,
         "bots_allowed": choice.bots_allowed,
+        "season": choice.season.value,
         "updated_by": user_id,
     }
     with transaction(sessions) as session:

@@ -6,16 +6,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from slackapp.db import games
-from slackapp.db.models import Game, Seat
+from slackapp.db.models import ChannelSettings, Game, Seat, StandingTable
 from slackapp.game import machine as m
 from slackapp.game.outcome import Outcome
 from slackapp.game.referee import game_input
-from slackapp.game.seasons import GameRecord, game_record
+from slackapp.game.seasons import (
+    DEFAULT_SEASON,
+    GameRecord,
+    Season,
+    SeasonLength,
+    game_record,
+    season_of,
+    season_zone,
+)
 
 
 @dataclass(frozen=True)
@@ -64,11 +73,46 @@ def finished(session: Session, team_id: str, game_id: int) -> Finished | None:
     return None if game is None else _finished(game)
 
 
-def records(
-    session: Session, team_id: str, channel_id: str, since: datetime | None = None
+def season_rules(session: Session, team_id: str, channel_id: str) -> tuple[SeasonLength, ZoneInfo]:
+    """How the channel's seasons run: their length (its settings) and the zone they turn in
+    (its standing table's, or UTC)."""
+    settings = session.get(ChannelSettings, (team_id, channel_id))
+    length = SeasonLength(settings.season) if settings is not None else DEFAULT_SEASON
+    table = session.get(StandingTable, (team_id, channel_id))
+    return length, season_zone(None if table is None else table.zone)
+
+
+def current_season(
+    session: Session, team_id: str, channel_id: str, now: datetime
+) -> tuple[Season, list[GameRecord]]:
+    """The channel's season at ``now`` and the games decided in it so far."""
+    length, zone = season_rules(session, team_id, channel_id)
+    season = season_of(now, length, zone)
+    return season, season_records(session, team_id, channel_id, season, zone)
+
+
+def season_records(
+    session: Session, team_id: str, channel_id: str, season: Season, zone: ZoneInfo
 ) -> list[GameRecord]:
-    """The channel's decided games as its seasons count them, optionally from ``since``."""
-    query = _over(team_id, channel_id)
-    if since is not None:
-        query = query.where(Game.finished_at >= since)
+    query = _over(team_id, channel_id).where(
+        Game.finished_at >= season.starts(zone), Game.finished_at < season.ends(zone)
+    )
     return [_finished(game).record() for game in session.scalars(query.order_by(Game.id))]
+
+
+def last_finished_in(
+    session: Session, team_id: str, channel_id: str, season: Season, zone: ZoneInfo
+) -> int | None:
+    """The id of the channel's last game decided in ``season``."""
+    return session.scalar(
+        select(Game.id)
+        .where(
+            Game.team_id == team_id,
+            Game.channel_id == channel_id,
+            Game.phase == m.Phase.OVER.value,
+            Game.finished_at >= season.starts(zone),
+            Game.finished_at < season.ends(zone),
+        )
+        .order_by(Game.finished_at.desc(), Game.id.desc())
+        .limit(1)
+    )

@@ -255,6 +255,7 @@ class ChannelSettings(Base):
         _between("night_seconds", NIGHT_SECONDS_BOUNDS),
         _between("day_seconds", DAY_SECONDS_BOUNDS),
         _between("vote_seconds", VOTE_SECONDS_BOUNDS),
+        CheckConstraint("season IN ('month', 'quarter')", name="season_known"),
     )
 
     team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -264,6 +265,8 @@ class ChannelSettings(Base):
     vote_seconds: Mapped[int] = mapped_column(Integer)
     bots_allowed: Mapped[bool] = mapped_column(Boolean)
     """Whether the lobby offers "Fill with bots"."""
+    season: Mapped[str] = mapped_column(String(8), server_default="month")
+    """How long the leaderboard's seasons run: ``month`` or ``quarter``."""
     updated_by: Mapped[str] = mapped_column(String(32))
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
@@ -318,3 +321,19 @@ class Regular(Base):
     channel_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     user_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     since: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class SeasonWrapUp(Base):
+    """A season's wrap-up, posted once: the row is written with the post in one transaction."""
+
+    __tablename__ = "season_wrap_ups"
+
+    team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    channel_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    season: Mapped[str] = mapped_column(String(16), primary_key=True)
+    """The season's key: ``2026-12`` or ``2026-Q4``."""
+    game_id: Mapped[int | None] = mapped_column(
+        ForeignKey("games.id", ondelete="SET NULL"), default=None
+    )
+    """The season's last game, whose messages carry the wrap-up."""
+    posted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -188,7 +188,7 @@ def standings(games: Iterable[GameRecord]) -> list[Standing]:
 class SeasonAward:
     title: str
     deed: str
-    """What it is for, completed by the count: "named a werewolf on {count} ballots"."""
+    """What it is for, completed by the count: "named a werewolf on {ballots}"."""
     holders: tuple[str, ...]
     """Everyone with the top count (people only), in key order."""
     count: int
@@ -206,13 +206,13 @@ class WrapUp:
 
 
 AWARDS: tuple[tuple[str, str, Callable[[SeatRecord], bool]], ...] = (
-    ("Wolf hunter", "named a werewolf on {count} ballots", lambda s: s.named_werewolf),
+    ("Wolf hunter", "named a werewolf on {ballots}", lambda s: s.named_werewolf),
     (
         "Changeling",
-        "won {count} games after their card moved in the night",
+        "won {games} after their card moved in the night",
         lambda s: s.won and s.card_moved,
     ),
-    ("Pack leader", "won {count} games for the werewolves", lambda s: s.won and s.werewolf_team),
+    ("Pack leader", "won {games} for the werewolves", lambda s: s.won and s.werewolf_team),
 )
 """Each award's title, what it is for, and which seats of a game count towards it."""
 
@@ -222,7 +222,10 @@ def _award(title: str, deed: str, counts: dict[str, int]) -> SeasonAward | None:
     if top == 0:
         return None
     holders = tuple(sorted(key for key, count in counts.items() if count == top))
-    return SeasonAward(title, deed.format(count=top), holders, top)
+    many = "" if top == 1 else "s"
+    return SeasonAward(
+        title, deed.format(ballots=f"{top} ballot{many}", games=f"{top} game{many}"), holders, top
+    )
 
 
 def wrap_up(season: Season, games: Collection[GameRecord]) -> WrapUp | None:

@@ -19,6 +19,7 @@ from slackapp.blocks.render import labels
 from slackapp.db import channels, history, scores, standing
 from slackapp.db.engine import transaction
 from slackapp.game.schedule import known_zones
+from slackapp.game.seasons import standings
 from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
 from slackapp.logs import log_context
 from slackapp.shapes import display_name, plain_text, slack_id
@@ -82,7 +83,9 @@ def register(app: App, steps: Steps) -> None:
 
 def _score(steps: Steps, team: str, channel: str) -> Reply:
     rows = scores.leaderboard(steps.sessions, team, channel)
-    screen = help_screen.leaderboard(channel, rows)
+    with transaction(steps.sessions) as session:
+        season, played = history.current_season(session, team, channel, steps.now())
+    screen = help_screen.leaderboard(channel, rows, (season.name, standings(played)))
     return Reply(screen.text, screen.as_dicts())
 
 
@@ -97,7 +100,9 @@ def _open_settings(
         "day_seconds": choice.day_seconds,
         "vote_seconds": choice.vote_seconds,
     }
-    view = settings_screen.settings_modal(channel, lengths, channels.BOUNDS, choice.bots_allowed)
+    view = settings_screen.settings_modal(
+        channel, lengths, channels.BOUNDS, choice.bots_allowed, choice.season.value
+    )
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one
         send(respond, Reply(NO_TRIGGER))

@@ -17,6 +17,7 @@ from slackapp.db import standing
 from slackapp.db.channels import ChannelChoice, out_of_bounds, save_choice
 from slackapp.db.engine import transaction
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones, next_opening
+from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
 from slackapp.shapes import slack_id
@@ -46,7 +47,11 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
         option.get("value") == settings_screen.BOTS_OFFERED
         for option in picked.get("selected_options") or []
     )
-    return ChannelChoice(bots_allowed=bots, **lengths), {}
+    season = (values.get(settings_screen.SEASON) or {}).get(settings_screen.SEASON) or {}
+    length = str((season.get("selected_option") or {}).get("value") or DEFAULT_SEASON.value)
+    if length not in settings_screen.SEASON_LABELS:
+        return None, {settings_screen.SEASON: "Pick a month or a quarter."}
+    return ChannelChoice(bots_allowed=bots, season=SeasonLength(length), **lengths), {}
 
 
 def register(app: App, steps: Steps) -> None:

@@ -243,6 +243,7 @@ def test_ties_share_the_win_and_the_awards() -> None:
     assert result is not None
     assert result.winners == ("ann", "bo")
     assert [award.holders for award in result.awards] == [("ann", "bo")]
+    assert result.awards[0].deed == "named a werewolf on 1 ballot"
 
 
 def test_an_award_nobody_earned_is_left_out_and_a_season_without_points_has_no_winner() -> None:

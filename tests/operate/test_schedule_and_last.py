@@ -9,11 +9,13 @@ import json
 import re
 import subprocess
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import text
 
 from slackapp.blocks import schedule as schedule_screen
+from slackapp.game.seasons import Season, SeasonLength
 from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, Deployment
 
@@ -155,6 +157,11 @@ def test_last_shows_the_reveal_again_and_the_game_the_referee_resolves(
     table.wait_for_phase("over")
     table.reveal()
     outcome = table.stored_outcome_matches_referee()
+
+    table.command(DORIS, "score")
+    board = table.ephemeral(DORIS, "All time in")
+    this_month = Season(datetime.now(UTC).year, datetime.now(UTC).month, SeasonLength.MONTH)
+    assert f"This season: {this_month.name}" in board.rendered_text
 
     table.command(DORIS, "last")
     again = table.ephemeral(DORIS, "Anyone can check it")
