@@ -24,6 +24,7 @@ from slackapp.db.engine import transaction
 from slackapp.db.models import Game
 from slackapp.game import machine as m
 from slackapp.listeners.ack import Reply, acknowledge_then, run_step, send
+from slackapp.listeners.events import publish_home_tab
 from slackapp.logs import log_context
 from slackapp.shapes import display_name, slack_id
 from slackapp.steps import Steps
@@ -160,13 +161,17 @@ def register_other(app: App, steps: Steps) -> None:
             return None
         return user_id, value
 
-    def usually_play(body: dict[str, Any], respond: Respond, context: BoltContext) -> None:
+    def usually_play(
+        body: dict[str, Any], respond: Respond, context: BoltContext, client: WebClient
+    ) -> None:
         got = clicked(body, respond)
         if got is None:
             return
         user_id, value = got
         team_id = str(context.team_id or "")
         run_step(respond, lambda: _toggle_regular(steps, team_id, user_id, value))
+        if not value.game_id:  # pressed on the Home tab: show it with the change
+            publish_home_tab(steps, client, team_id, user_id)
 
     def game_json(body: dict[str, Any], respond: Respond, context: BoltContext) -> None:
         got = clicked(body, respond)

@@ -15,9 +15,11 @@ from typing import Any
 from sqlalchemy import text
 
 from slackapp.blocks import schedule as schedule_screen
+from slackapp.fakeslack.blocks import readable_text
 from slackapp.game.seasons import Season, SeasonLength
 from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, Deployment
+from tests.operate.test_home import open_home
 
 ALVA, BENGT, CARIN, DORIS = PEOPLE
 
@@ -143,7 +145,7 @@ def code_block(message_text: str) -> dict[str, Any]:
 def test_last_shows_the_reveal_again_and_the_game_the_referee_resolves(
     single_workspace: Deployment, tmp_path: Any
 ) -> None:
-    table = single_workspace.table()
+    fake, table = single_workspace.fake, single_workspace.table()
     table.command(DORIS, "last")
     table.ephemeral(DORIS, "No game has been played to the end")
 
@@ -162,6 +164,22 @@ def test_last_shows_the_reveal_again_and_the_game_the_referee_resolves(
     board = table.ephemeral(DORIS, "All time in")
     this_month = Season(datetime.now(UTC).year, datetime.now(UTC).month, SeasonLength.MONTH)
     assert f"This season: {this_month.name}" in board.rendered_text
+
+    # On the Home tab: this season, and the toggle for the channel.
+    home = open_home(single_workspace, ALVA)
+    assert f"This season ({this_month.name}): you, place" in readable_text(home["blocks"])
+    fake.click_home_button(ALVA, "I usually play here")
+    table.wait(
+        lambda: (
+            "I usually play here ✓" in json.dumps(fake.home_view(ALVA), ensure_ascii=False) or None
+        ),
+        "the Home tab with the toggle on",
+    )
+    with single_workspace.db.connect() as connection:
+        marked = connection.execute(
+            text("SELECT user_id FROM regulars WHERE channel_id = :c"), {"c": table.channel}
+        ).scalars()
+        assert list(marked) == [ALVA]
 
     table.command(DORIS, "last")
     again = table.ephemeral(DORIS, "Anyone can check it")
