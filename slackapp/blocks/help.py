@@ -17,9 +17,11 @@ LEADERBOARD_ROWS = 20
 COMMANDS = (
     "`/varulv` set a table in this channel",
     "`/varulv help` this screen",
-    "`/varulv settings` this channel's phase lengths, and whether bots may fill seats",
+    "`/varulv settings` this channel's phase lengths, whether bots may fill seats, its seasons",
+    "`/varulv schedule` a standing table: the lobby opens by itself on the days you choose",
     "`/varulv stop` end the game in this channel",
-    "`/varulv score` this channel's leaderboard",
+    "`/varulv score` this channel's leaderboard, this season and all time",
+    "`/varulv last` the last game here again, with everything for anyone to check",
 )
 
 ScoreRow = tuple[str, int, int, int]
