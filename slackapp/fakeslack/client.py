@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import urlencode
 
 import requests
@@ -39,6 +40,22 @@ class SignedRequest:
 
     body: str
     headers: dict[str, str]
+
+
+class Delivery(Protocol):
+    """How what people do reaches the app: signed HTTP requests (AppClient), or Socket Mode."""
+
+    def post_form(
+        self, fields: Mapping[str, str], headers: Mapping[str, str] | None = None
+    ) -> requests.Response:
+        """A slash command (its form fields) or an interaction (``payload``); the app's ack."""
+        ...
+
+    def post_json(
+        self, payload: JSON, headers: Mapping[str, str] | None = None
+    ) -> requests.Response:
+        """An Events API callback; the app's ack."""
+        ...
 
 
 class AppClient:

@@ -14,7 +14,7 @@ import requests
 
 from slackapp.fakeslack import blocks as block_kit
 from slackapp.fakeslack import payloads
-from slackapp.fakeslack.client import AppClient, SignedRequest
+from slackapp.fakeslack.client import AppClient, Delivery, SignedRequest
 from slackapp.fakeslack.grants import Grants
 from slackapp.fakeslack.models import JSON, Identity, Message, find_button
 from slackapp.fakeslack.server import SlackHttpServer
@@ -67,6 +67,7 @@ class FakeSlack(Workspace):
         self.api = WebApi(self, self.grants, self.faults)
         self._http = SlackHttpServer(self.api, host, port)
         self._app = AppClient(signing_secret, app_url, ack_timeout)
+        self._delivery: Delivery = self._app
         self._event_serial = itertools.count(1)
 
     # -- lifecycle -----------------------------------------------------------------
@@ -109,6 +110,12 @@ class FakeSlack(Workspace):
     def ack_latencies(self) -> list[float]:
         """Seconds the app took to answer each request, oldest first."""
         return self._app.ack_latencies
+
+    def deliver_over(self, delivery: Delivery | None) -> None:
+        """Send people's commands, clicks and events over ``delivery`` (Socket Mode's link)
+        instead of signed HTTP requests to the request URL; None goes back to HTTP.
+        keeping_requests(), send() and post_to_app() stay HTTP's."""
+        self._delivery = delivery or self._app
 
     # -- faults and credentials ----------------------------------------------------
 
@@ -173,7 +180,7 @@ class FakeSlack(Workspace):
             response_url=self._response_url(hook_id),
             trigger_id=self.grants.issue_trigger(user_id),
         )
-        response = self._app.post_form(form, headers)
+        response = self._delivery.post_form(form, headers)
         self._show_command_ack(command, hook_id, response)
         return response
 
@@ -329,7 +336,7 @@ class FakeSlack(Workspace):
             event=event,
             event_id=f"Ev{next(self._event_serial):08d}",
         )
-        return self._app.post_json(envelope, headers)
+        return self._delivery.post_json(envelope, headers)
 
     def app_home_opened(self, user_id: str) -> requests.Response:
         """``user_id`` opens the app's Home tab."""
@@ -373,7 +380,7 @@ class FakeSlack(Workspace):
         return f"{self._http.base_url}/response/{hook_id}"
 
     def _send_interaction(self, payload: JSON, headers: Headers) -> requests.Response:
-        return self._app.post_form({"payload": json.dumps(payload)}, headers)
+        return self._delivery.post_form({"payload": json.dumps(payload)}, headers)
 
     def _show_command_ack(self, command: str, hook_id: str, response: requests.Response) -> None:
         # Slack shows a slash command's ack body as if posted to its response_url,

@@ -120,6 +120,14 @@ class WebApi:
             "users.info": self.users_info,
             "oauth.v2.access": self.oauth_v2_access,
         }
+        self._own_token_check: set[str] = set(NO_TOKEN_METHODS)
+
+    def add_method(self, method: str, handler: Handler, *, checks_own_token: bool = False) -> None:
+        """Serve one more method, e.g. Socket Mode's ``apps.connections.open`` from its own
+        module; ``checks_own_token`` when it takes a token other than a bot's (an app token)."""
+        self._methods[method] = handler
+        if checks_own_token:
+            self._own_token_check.add(method)
 
     def handle(self, request: ApiRequest) -> ApiAnswer:
         """Answer one call like Slack would, and log it."""
@@ -145,7 +153,7 @@ class WebApi:
         fault = self.faults.take(request.method)
         if fault is not None:
             return fault
-        if request.method not in NO_TOKEN_METHODS:
+        if request.method not in self._own_token_check:
             token_error = self.grants.token_error(request.token)
             if token_error:
                 return ApiAnswer({"ok": False, "error": token_error})

@@ -4,9 +4,9 @@ A game is a :class:`GameState` (plain, immutable data). Everything that can happ
 event: a person's command (:class:`Join`, :class:`NightLook`, :class:`CastBallot`, ...), a
 deadline (:class:`Deadline`), or a report that Slack could not show something
 (:class:`ChannelUnwritable`, :class:`DmFailed`). :func:`step` decides: it returns the next
-state, and the effects of the decision: what each Slack surface must now show
-(:class:`Show`), posts (:class:`Say`, :class:`Tell`), the private answer to whoever acted
-(:class:`Answer`), and the scores once the game is decided (:class:`Scored`).
+state, and the effects of the decision (``slackapp.game.effects``): what each Slack surface
+must now show (:class:`Show`), posts (:class:`Say`, :class:`Tell`), the private answer to
+whoever acted (:class:`Answer`), and the scores once the game is decided (:class:`Scored`).
 
 Like python-chess's ``Board``, the state answers questions about itself: whose night is still
 open (:meth:`GameState.awaiting`), which night move a seat's card offers
@@ -29,9 +29,36 @@ from enum import StrEnum
 
 from slackapp.game.bots import BotView, bot_ballot, bot_night_choice
 from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_PEOPLE, MIN_SEATS, Card, Deal, deal
+from slackapp.game.effects import (
+    DAY_BOARD,
+    LOBBY_BOARD,
+    REVEAL,
+    VOTE_BOARD,
+    Answer,
+    Award,
+    BallotBoardView,
+    BallotClosedView,
+    ClosedView,
+    DayBoardView,
+    DayOverView,
+    Effect,
+    GameOverDmView,
+    LobbyView,
+    NightBoardView,
+    NightDmView,
+    NightOverView,
+    RevealView,
+    Say,
+    Scored,
+    SeatName,
+    Show,
+    Tell,
+    View,
+    dm_key,
+    dm_surface,
+)
 from slackapp.game.night import (
     IllegalChoice,
-    Knowledge,
     LookAtCenter,
     LookAtSeat,
     Night,
@@ -97,15 +124,6 @@ class SeatState:
     ballot: Ballot | None = None
     reachable: bool = True
     """False once a private message to this person failed for good."""
-
-
-@dataclass(frozen=True)
-class SeatName:
-    """What a public screen may know of a seat: who sits there, never what it holds."""
-
-    key: str
-    name: str
-    is_bot: bool
 
 
 @dataclass(frozen=True)
@@ -334,186 +352,11 @@ Event = (
     | WorkspaceLeft
 )
 
-# --- what surfaces show ----------------------------------------------------------------------
-#
-# A surface is one Slack message of the game: the channel's "lobby" (which becomes the night
-# board), the "day" board, the "vote" board, the "reveal", and each person's night message
-# "dm:<key>". A Show says what a surface must show now; the first Show of a surface posts it.
-
-LOBBY_BOARD = "lobby"
-DAY_BOARD = "day"
-VOTE_BOARD = "vote"
-REVEAL = "reveal"
-
-
-def dm_surface(key: str) -> str:
-    return f"dm:{key}"
-
-
-def dm_key(surface: str) -> str | None:
-    """The seat a private surface belongs to, or None for a channel surface."""
-    return surface.removeprefix("dm:") if surface.startswith("dm:") else None
-
-
-@dataclass(frozen=True)
-class LobbyView:
-    game_id: int
-    host: str
-    seats: tuple[SeatName, ...]
-    bots_allowed: bool
-
-
-@dataclass(frozen=True)
-class ClosedView:
-    """A message once its game has moved on or ended: a line, no buttons."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class NightBoardView:
-    seats: tuple[SeatName, ...]
-    confirmed: int
-    people: int
-    deadline: datetime
-
-
-@dataclass(frozen=True)
-class NightOverView:
-    seats: tuple[SeatName, ...]
-
-
-@dataclass(frozen=True)
-class DayBoardView:
-    game_id: int
-    deadline: datetime
-    heard: int
-    needed: int
-    people: int
-
-
-@dataclass(frozen=True)
-class DayOverView:
-    reason: str
-
-
-@dataclass(frozen=True)
-class BallotBoardView:
-    game_id: int
-    seats: tuple[SeatName, ...]
-    voted: int
-    total: int
-    deadline: datetime
-
-
-@dataclass(frozen=True)
-class BallotClosedView:
-    voted: int
-    total: int
-
-
-@dataclass(frozen=True)
-class RevealView:
-    outcome: Outcome
-    seats: tuple[SeatName, ...]
-
-
-@dataclass(frozen=True)
-class NightDmView:
-    """A person's private night message: their card, what they know and may still do."""
-
-    game_id: int
-    channel: str
-    me: SeatName
-    seats: tuple[SeatName, ...]
-    card: Card
-    kind: str | None
-    """The move the card offers (:meth:`GameState.choice_kind`), or None: confirm only."""
-    waking: Knowledge | None
-    """What a Werewolf or the Minion sees on waking, before any choice."""
-    pending: str | None
-    confirmed: bool
-    choice: NightChoice | None
-    learned: Knowledge | None
-    """What the seat's own choice showed it."""
-    dawn_card: Card | None = None
-    """The Insomniac's card at dawn, once the night is over."""
-    late: bool = False
-    """The night ended before this person confirmed."""
-
-
-@dataclass(frozen=True)
-class GameOverDmView:
-    channel: str
-    dealt: Card
-    dawn: Card
-    points: int
-    won: bool
-
-
-PublicView = (
-    LobbyView
-    | ClosedView
-    | NightBoardView
-    | NightOverView
-    | DayBoardView
-    | DayOverView
-    | BallotBoardView
-    | BallotClosedView
-    | RevealView
-)
-View = PublicView | NightDmView | GameOverDmView
-
-
-@dataclass(frozen=True)
-class Show:
-    surface: str
-    view: View
-
-
-@dataclass(frozen=True)
-class Say:
-    """A new line in the game's channel."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Tell:
-    """A private message to a person (seated or not), e.g. the host when a game had to end."""
-
-    user: str
-    text: str
-
-
-@dataclass(frozen=True)
-class Answer:
-    """The private answer to whoever sent the event."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Award:
-    key: str
-    points: int
-    won: bool
-    named_werewolf: bool
-
-
-@dataclass(frozen=True)
-class Scored:
-    """The game is decided: its outcome and each seat's points with their reasons."""
-
-    outcome: Outcome
-    awards: tuple[Award, ...]
-
-
-Effect = Show | Say | Tell | Answer | Scored
-
 
 @dataclass(frozen=True)
 class Step:
+    """What :func:`step` decided: the next state, and the effects of getting there."""
+
     state: GameState
     effects: tuple[Effect, ...] = ()
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,12 +98,14 @@ def start_app(
     database_url: str,
     env: dict[str, str] | None = None,
     port: int | None = None,
+    ready: Callable[[AppProcess], bool] | None = None,
     **lengths: int,
 ) -> AppProcess:
     """``varulv serve`` as a real process, talking to the fake Slack and the test database.
 
     ``env`` adds or overrides variables (e.g. ``WEB_CONCURRENCY``). The server gets its own
-    process group, so that :meth:`AppProcess.kill` takes its workers down with it.
+    process group, so that :meth:`AppProcess.kill` takes its workers down with it. It is
+    up once ``ready`` says so: by default, once ``/healthz`` answers.
     """
     port = port or free_port()  # chosen by the caller when a URL must name it in advance
     log = Path(tempfile.mkstemp(prefix="varulv-app-", suffix=".log")[1])
@@ -136,14 +138,18 @@ def start_app(
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"the app exited at start:\n{app.log_tail()}")
-        try:
-            if requests.get(f"{app.url}/healthz", timeout=1).status_code == 200:
-                return app
-        except requests.ConnectionError:
-            pass
+        if (ready or healthy)(app):
+            return app
         time.sleep(0.1)
     app.stop()
-    raise RuntimeError(f"the app did not become healthy:\n{app.log_tail()}")
+    raise RuntimeError(f"the app did not become ready:\n{app.log_tail()}")
+
+
+def healthy(app: AppProcess) -> bool:
+    try:
+        return requests.get(f"{app.url}/healthz", timeout=1).status_code == 200
+    except requests.ConnectionError:
+        return False
 
 
 @pytest.fixture(scope="session")

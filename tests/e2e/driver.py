@@ -6,7 +6,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import requests
 from sqlalchemy import Engine, text
@@ -14,7 +14,6 @@ from sqlalchemy import Engine, text
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import Card, deal
 from slackapp.game.referee import referee
-from tests.e2e.conftest import AppProcess
 
 _channels = itertools.count(1)
 Picker = Callable[[str, Card, Message], str]
@@ -22,28 +21,43 @@ Picker = Callable[[str, Card, Message], str]
 CARD_IN_DM = re.compile(r"Your card: \*(\w+)\*")
 
 
+class ServedApp(Protocol):
+    """The app as the driver sees it: where Slack posts to it, and its log for failures."""
+
+    @property
+    def events_url(self) -> str | None:
+        """Its request URL; None over Socket Mode, where the fake sends on the app's socket."""
+        ...
+
+    def log_tail(self, lines: int = 60) -> str: ...
+
+
 class Table:
     """One channel's game, seen through the fake Slack."""
 
-    def __init__(self, fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    def __init__(self, fake: FakeSlack, app: ServedApp, db: Engine) -> None:
         self.fake = fake
         self.app = app
         self.db = db
         self.channel = f"C{next(_channels):04d}E2E"
         fake.add_channel(self.channel, f"fika-{self.channel.lower()}")
-        fake.app_url = app.events_url
+        _aim(fake, app)
+
+    def aim(self) -> None:
+        """Send what people do to this table's app (tests may run several, or alternate)."""
+        _aim(self.fake, self.app)
 
     # -- typing and clicking -------------------------------------------------------
 
     def command(self, user: str, words: str = "") -> requests.Response:
-        self.fake.app_url = self.app.events_url
+        self.aim()
         response = self.fake.slash_command(user, text=words, channel_id=self.channel)
         assert response.status_code == 200, response.text
         return response
 
     def click(self, user: str, message: Message, label: str) -> requests.Response:
         """Click the button labelled ``label`` (text or action id) in the newest ``message``."""
-        self.fake.app_url = self.app.events_url
+        self.aim()
         current = self.fake.message(message.channel, message.ts)
         button = current.button(label)
         response = self.fake.click(user, current, button.action_id)
@@ -265,6 +279,12 @@ class Table:
         a phase is committed first, and shown after."""
         self.wait(lambda: self.game()["phase"] == phase or None, f"phase {phase}", timeout)
         self.wait(lambda: self.undelivered() == 0 or None, f"phase {phase} shown", timeout)
+
+
+def _aim(fake: FakeSlack, app: ServedApp) -> None:
+    url = app.events_url  # read once: a subclass may hand out the next process each time
+    if url is not None:  # over Socket Mode the fake sends on the app's socket instead
+        fake.app_url = url
 
 
 def _has_button(message: Message, label: str) -> bool:

@@ -9,6 +9,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,7 +43,8 @@ def postgres() -> Iterator[str]:
     os.chmod(folder, 0o755)  # the server runs as its own user when we are root
     server = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
     yield sqlalchemy_url(str(server.get_uri()))
-    server.cleanup()
+    server.cleanup()  # deletes the data folder, not the one made for it
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def fresh_database(server_url: str, purpose: str) -> str:

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 import requests
+from sqlalchemy import text
 
 from slackapp.fakeslack.webapi import ApiAnswer, ApiRequest
 from tests.operate.conftest import PEOPLE, Deployment, install, oauth_deployment
@@ -72,7 +73,14 @@ def test_a_command_is_acknowledged_and_answered_while_auth_test_fails(
 def test_a_workspace_that_uninstalled_varulv_is_told_so(
     installed: Deployment, auth_test_broken: list[float]
 ) -> None:
-    assert installed.fake.app_uninstalled().status_code == 200
+    assert installed.fake.app_uninstalled().status_code == 200  # acknowledged, then handled
     table = installed.table()
+
+    def forgotten() -> bool:
+        with installed.db.connect() as connection:
+            left = connection.execute(text("SELECT count(*) FROM slack_bots")).scalar_one()
+        return left == 0
+
+    table.wait(lambda: forgotten() or None, "the installation forgotten")
     table.command(ALVA)
     table.ephemeral(ALVA, "isn't installed in this workspace")

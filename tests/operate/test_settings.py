@@ -104,7 +104,7 @@ def test_next_game_uses_the_lengths_and_the_bot_switch(single_workspace: Deploym
     assert table.game()["night_seconds"] == 120
     assert offers_bots(fake.message(running.channel, running.ts))
     table.click(ALVA, running, "Cancel")
-    table.wait(lambda: table.game()["phase"] == "cancelled" or None, "the cancel")
+    table.wait_for_phase("cancelled")  # and its lobby shown closed
 
     table.command(CARIN)
     table.wait(lambda: table.game_id() != running_game or None, "a new game")
@@ -124,7 +124,7 @@ def test_next_game_uses_the_lengths_and_the_bot_switch(single_workspace: Deploym
     }
     fake.view_submission(DORIS, {BOTS_ACTION: [BOTS_OFFERED]})
     table.click(CARIN, lobby, "Cancel")
-    table.wait(lambda: table.game()["phase"] == "cancelled" or None, "the cancel")
+    table.wait_for_phase("cancelled")  # and its lobby shown closed
     table.command(CARIN)
     assert offers_bots(table.lobby())
     assert table.game()["bots_allowed"] is True

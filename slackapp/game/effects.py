@@ -1,0 +1,200 @@
+"""What a decision shows: the machine's effects, and the views of each Slack surface.
+
+A surface is one Slack message of a game: the channel's "lobby" (which becomes the night
+board), the "day" board, the "vote" board, the "reveal", and each person's night message
+"dm:<key>". A :class:`Show` says what a surface must show now (its first Show posts it);
+:class:`Say` and :class:`Tell` are new posts; :class:`Answer` is the private answer to whoever
+acted; :class:`Scored` carries the decided game and the reasons for each seat's points. Views
+are plain data: ``slackapp.blocks.render`` draws them as Block Kit. Public views hold names,
+counts and times only, never a card, a night choice or a ballot.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from slackapp.game.cards import Card
+from slackapp.game.night import Knowledge, NightChoice
+from slackapp.game.outcome import Outcome
+
+
+@dataclass(frozen=True)
+class SeatName:
+    """What a public screen may know of a seat: who sits there, never what it holds."""
+
+    key: str
+    name: str
+    is_bot: bool
+
+
+LOBBY_BOARD = "lobby"
+DAY_BOARD = "day"
+VOTE_BOARD = "vote"
+REVEAL = "reveal"
+
+
+def dm_surface(key: str) -> str:
+    return f"dm:{key}"
+
+
+def dm_key(surface: str) -> str | None:
+    """The seat a private surface belongs to, or None for a channel surface."""
+    return surface.removeprefix("dm:") if surface.startswith("dm:") else None
+
+
+@dataclass(frozen=True)
+class LobbyView:
+    game_id: int
+    host: str
+    seats: tuple[SeatName, ...]
+    bots_allowed: bool
+
+
+@dataclass(frozen=True)
+class ClosedView:
+    """A message once its game has moved on or ended: a line, no buttons."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class NightBoardView:
+    seats: tuple[SeatName, ...]
+    confirmed: int
+    people: int
+    deadline: datetime
+
+
+@dataclass(frozen=True)
+class NightOverView:
+    seats: tuple[SeatName, ...]
+
+
+@dataclass(frozen=True)
+class DayBoardView:
+    game_id: int
+    deadline: datetime
+    heard: int
+    needed: int
+    people: int
+
+
+@dataclass(frozen=True)
+class DayOverView:
+    reason: str
+
+
+@dataclass(frozen=True)
+class BallotBoardView:
+    game_id: int
+    seats: tuple[SeatName, ...]
+    voted: int
+    total: int
+    deadline: datetime
+
+
+@dataclass(frozen=True)
+class BallotClosedView:
+    voted: int
+    total: int
+
+
+@dataclass(frozen=True)
+class RevealView:
+    outcome: Outcome
+    seats: tuple[SeatName, ...]
+
+
+@dataclass(frozen=True)
+class NightDmView:
+    """A person's private night message: their card, what they know and may still do."""
+
+    game_id: int
+    channel: str
+    me: SeatName
+    seats: tuple[SeatName, ...]
+    card: Card
+    kind: str | None
+    """The move the card offers (:meth:`GameState.choice_kind`), or None: confirm only."""
+    waking: Knowledge | None
+    """What a Werewolf or the Minion sees on waking, before any choice."""
+    pending: str | None
+    confirmed: bool
+    choice: NightChoice | None
+    learned: Knowledge | None
+    """What the seat's own choice showed it."""
+    dawn_card: Card | None = None
+    """The Insomniac's card at dawn, once the night is over."""
+    late: bool = False
+    """The night ended before this person confirmed."""
+
+
+@dataclass(frozen=True)
+class GameOverDmView:
+    channel: str
+    dealt: Card
+    dawn: Card
+    points: int
+    won: bool
+
+
+PublicView = (
+    LobbyView
+    | ClosedView
+    | NightBoardView
+    | NightOverView
+    | DayBoardView
+    | DayOverView
+    | BallotBoardView
+    | BallotClosedView
+    | RevealView
+)
+View = PublicView | NightDmView | GameOverDmView
+
+
+@dataclass(frozen=True)
+class Show:
+    surface: str
+    view: View
+
+
+@dataclass(frozen=True)
+class Say:
+    """A new line in the game's channel."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Tell:
+    """A private message to a person (seated or not), e.g. the host when a game had to end."""
+
+    user: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The private answer to whoever sent the event."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Award:
+    key: str
+    points: int
+    won: bool
+    named_werewolf: bool
+
+
+@dataclass(frozen=True)
+class Scored:
+    """The game is decided: its outcome and each seat's points with their reasons."""
+
+    outcome: Outcome
+    awards: tuple[Award, ...]
+
+
+Effect = Show | Say | Tell | Answer | Scored

@@ -1,0 +1,233 @@
+"""Socket Mode, as the README runs Varulv on one's own machine: ``varulv serve`` with an
+app-level token and no signing secret connects out to Slack (the stand-in), and a whole game
+plays over the WebSocket, across Slack asking for a new connection and across the socket
+going away. Then the stand-in's Socket Mode itself, against slack_sdk's own client: hello,
+tickets, acks with and without answers, and retries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import pytest
+import websockets.sync.client
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+from slack_sdk.socket_mode.builtin import SocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
+from slack_sdk.socket_mode.response import SocketModeResponse
+from sqlalchemy import Engine, create_engine
+from websockets.exceptions import InvalidStatus
+
+from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack.socket_mode import APP_TOKEN, SocketMode
+from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
+from tests.e2e.driver import Table
+from tests.operate.conftest import PEOPLE, fresh_database
+
+ALVA, BENGT, CARIN, _ = PEOPLE
+
+
+@dataclass
+class OverSocket:
+    """The app process as the driver sees it in Socket Mode: it has no request URL."""
+
+    process: AppProcess
+    events_url: None = None
+
+    def log_tail(self, lines: int = 60) -> str:
+        return self.process.log_tail(lines)
+
+
+@dataclass
+class SocketDeployment:
+    fake: FakeSlack
+    link: SocketMode
+    app: OverSocket
+    db: Engine
+
+    def table(self) -> Table:
+        for user_id, name in PEOPLE.items():
+            self.fake.add_user(user_id, name)
+        return Table(self.fake, self.app, self.db)
+
+
+@pytest.fixture(scope="module")
+def over_socket(postgres: str) -> Iterator[SocketDeployment]:
+    """``varulv serve`` with SLACK_APP_TOKEN and SLACK_BOT_TOKEN only; it has no HTTP port to
+    poll, so it is up once the stand-in has greeted its WebSocket connection."""
+    url = fresh_database(postgres, "socket")
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake, SocketMode(fake) as link:
+        env = {"SLACK_APP_TOKEN": APP_TOKEN, "SLACK_SIGNING_SECRET": ""}
+        process = start_app(fake, url, env=env, ready=lambda _: link.hellos >= 1)
+        engine = create_engine(url)
+        try:
+            yield SocketDeployment(fake, link, OverSocket(process), engine)
+        finally:
+            process.stop()
+            process.kill()  # anything left in its process group
+            process.log.unlink(missing_ok=True)
+            engine.dispose()
+
+
+def test_a_whole_game_over_socket_mode_across_reconnects(over_socket: SocketDeployment) -> None:
+    fake, link = over_socket.fake, over_socket.link
+    assert link.open_connections == 1
+    table = over_socket.table()
+    people = [ALVA, BENGT, CARIN]
+
+    table.seat_people(ALVA, [BENGT, CARIN], bots=True)
+    table.start(ALVA)
+
+    # Slack refreshes the connection: the app must open a new one and let the old one go.
+    link.disconnect("refresh_requested")
+    link.wait_for_connection(2)
+    table.play_night(people)
+    table.wait_for_phase("day")
+
+    # Slack's end goes away without a word: the app notices and connects again by itself.
+    link.drop()
+    link.wait_for_connection(3)
+    table.heard_enough([ALVA, BENGT])
+    table.wait_for_phase("vote")
+
+    table.vote({ALVA: "bengt", BENGT: "carin", CARIN: "bengt"})
+    table.wait_for_phase("over")
+    reveal = table.reveal()
+    assert reveal.channel == table.channel and not reveal.is_ephemeral
+    assert all(f"<@{person}>" in reveal.rendered_text for person in people)
+    table.stored_outcome_matches_referee()
+
+    kinds = {
+        (e["type"], e["payload"].get("type") or e["payload"].get("command")) for e in link.sent
+    }
+    assert kinds == {("slash_commands", "/varulv"), ("interactive", "block_actions")}
+    assert len(link.ack_latencies) == len(link.sent), "every envelope was acknowledged once"
+    # Three connections in all, each opened with its own apps.connections.open.
+    assert len(fake.calls_to("apps.connections.open")) == 3
+
+
+def test_an_event_is_acknowledged_and_home_is_drawn(over_socket: SocketDeployment) -> None:
+    fake, link = over_socket.fake, over_socket.link
+    fake.add_user(ALVA, "alva")
+    sent_before = len(link.sent)
+    answer = fake.app_home_opened(ALVA)
+    assert answer.status_code == 200
+    envelope = link.sent[sent_before]
+    assert envelope["type"] == "events_api"
+    assert (envelope["retry_attempt"], envelope["retry_reason"]) == (0, "")
+    assert envelope["accepts_response_payload"] is False
+    fake.wait_for(lambda: fake.home_view(ALVA), what="the Home tab")
+
+
+def test_only_the_app_level_token_opens_a_connection(over_socket: SocketDeployment) -> None:
+    fake = over_socket.fake
+    errors = {}
+    for name, token in (("bot", BOT_TOKEN), ("unknown", "xapp-1-A0001-1-forged")):
+        with pytest.raises(SlackApiError) as refused:
+            WebClient(base_url=fake.api_url).apps_connections_open(app_token=token)
+        errors[name] = refused.value.response["error"]
+    assert errors == {"bot": "not_allowed_token_type", "unknown": "invalid_auth"}
+    opened = WebClient(base_url=fake.api_url).apps_connections_open(app_token=APP_TOKEN)
+    assert str(opened["url"]).startswith(f"{over_socket.link.url}/link/?ticket=")
+
+
+# -- the stand-in's Socket Mode, with slack_sdk's client in this process ----------------------
+
+Handler = Callable[[SocketModeClient, SocketModeRequest], None]
+
+
+@pytest.fixture
+def stand_in() -> Iterator[tuple[FakeSlack, SocketMode]]:
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
+        fake.add_user(ALVA, "alva")
+        with SocketMode(fake, ack_timeout=0.5) as link:
+            yield fake, link
+
+
+@pytest.fixture
+def connect(stand_in: tuple[FakeSlack, SocketMode]) -> Iterator[Callable[[Handler], None]]:
+    """Connect slack_sdk's built-in client (what Bolt's SocketModeHandler runs), answering
+    each envelope with the handler given."""
+    fake, link = stand_in
+    clients: list[SocketModeClient] = []
+
+    def connected(handler: Handler) -> None:
+        web = WebClient(token=BOT_TOKEN, base_url=fake.api_url)
+        client = SocketModeClient(app_token=APP_TOKEN, web_client=web, ping_interval=1)
+        clients.append(client)
+        client.socket_mode_request_listeners.append(handler)
+        client.connect()
+        link.wait_for_connection(1, timeout=10)
+
+    yield connected
+    for client in clients:
+        client.auto_reconnect_enabled = False
+    link.drop()  # else the client's close waits out its read timeout
+    for client in clients:
+        client.close()
+
+
+def test_hello_comes_first_and_a_ticket_opens_one_connection(
+    stand_in: tuple[FakeSlack, SocketMode],
+) -> None:
+    fake, link = stand_in
+    url = str(WebClient(base_url=fake.api_url).apps_connections_open(app_token=APP_TOKEN)["url"])
+    with websockets.sync.client.connect(url) as connection:
+        hello = json.loads(connection.recv(timeout=5))
+        assert hello["type"] == "hello"
+        assert hello["num_connections"] == 1
+        assert hello["connection_info"] == {"app_id": fake.identity.app_id}
+        assert set(hello["debug_info"]) >= {"host", "approximate_connection_time"}
+        with pytest.raises(InvalidStatus) as refused:
+            websockets.sync.client.connect(url)
+        assert refused.value.response.status_code == 401
+    assert link.hellos == 1
+
+
+def test_a_command_acknowledged_with_a_message_shows_it(
+    stand_in: tuple[FakeSlack, SocketMode], connect: Callable[[Handler], None]
+) -> None:
+    fake, link = stand_in
+
+    def answer(client: SocketModeClient, request: SocketModeRequest) -> None:
+        reply = SocketModeResponse(request.envelope_id, {"text": f"seen {request.type}"})
+        client.send_socket_mode_response(reply)
+
+    connect(answer)
+    assert fake.slash_command(ALVA, text="help").status_code == 200
+    shown = fake.wait_for(lambda: fake.ephemerals(ALVA), what="the command's answer")
+    assert [m.rendered_text for m in shown] == ["seen slash_commands"]
+    assert link.sent[0]["payload"]["text"] == "help"
+    assert len(link.ack_latencies) == 1
+
+
+def test_an_event_not_acknowledged_in_time_comes_again(
+    stand_in: tuple[FakeSlack, SocketMode], connect: Callable[[Handler], None]
+) -> None:
+    fake, link = stand_in
+    seen: list[tuple[str, int | None, str | None]] = []
+
+    def late_the_first_time(client: SocketModeClient, request: SocketModeRequest) -> None:
+        seen.append((request.envelope_id, request.retry_attempt, request.retry_reason))
+        if request.retry_attempt:
+            client.send_socket_mode_response(SocketModeResponse(request.envelope_id))
+
+    connect(late_the_first_time)
+    assert fake.app_home_opened(ALVA).status_code == 200
+    assert [(attempt, reason) for _, attempt, reason in seen] == [(0, ""), (1, "timeout")]
+    assert len({envelope_id for envelope_id, _, _ in seen}) == 1, "the same envelope again"
+    assert len(link.ack_latencies) == 1
+    assert link.ack_latencies[0] >= link.ack_timeout
+
+
+def test_without_a_connection_a_command_fails_as_slack_shows_it(
+    stand_in: tuple[FakeSlack, SocketMode],
+) -> None:
+    fake, link = stand_in
+    answer = fake.slash_command(ALVA)
+    assert answer.status_code == 503
+    (failure,) = fake.ephemerals(ALVA)
+    assert failure.rendered_text == '/varulv failed with the error "dispatch_failed"'
+    assert link.sent == []
