@@ -20,7 +20,8 @@ player it is. Who wins goes by the cards at dawn (RULES.md). For each row and si
 the village's win rate, the werewolf team's win rate, and the share of the village bots'
 ballots that name a seat holding a Werewolf at dawn; for the new bots also the most that share
 could be from what each bot knows (the mean, over those ballots, of the highest chance the bot
-gives any seat). Then the time a bot's decision takes at ten seats.
+gives any seat). Then the time a bot's decision takes at ten seats, and at four (the largest
+table where a village bot foresees the whole vote).
 """
 
 from __future__ import annotations
@@ -189,16 +190,18 @@ def print_results(results: dict[int, dict[str, Count]], deals: int) -> None:
         print(f"| {size} | {ratio:.2f}x | {100 * wins:+.1f} points | {100 * wolves:+.1f} points |")
 
 
-def time_decisions(deals: int) -> None:
-    """Time every bot decision of ``deals`` ten-seat games, each with the caches emptied first
-    (cold: worked out from nothing) and again as the game plays (warm)."""
-    seats = NAMES
+def time_decisions(deals: int, size: int) -> None:
+    """Time every bot decision of ``deals`` games at ``size`` seats, each with the caches
+    emptied first (cold: worked out from nothing) and again as the game plays (warm)."""
+    seats = NAMES[:size]
     cold: list[float] = []
     warm: list[float] = []
 
     def timed(decide: Callable[[], object]) -> object:
         worlds._believe_canonical.cache_clear()
         new_bots.night_plan.cache_clear()
+        new_bots.foreseen_ballot.cache_clear()
+        new_bots._plain_ballot.cache_clear()
         start = time.perf_counter()
         decide()
         cold.append(time.perf_counter() - start)
@@ -227,7 +230,8 @@ def time_decisions(deals: int) -> None:
         return f"p50 {1000 * p50:5.2f} ms, p99 {1000 * p99:5.2f} ms, max {1000 * times[-1]:5.1f} ms"
 
     print(
-        f"\nA bot's decision at ten seats, {len(cold)} decisions ({deals} games, night and ballot):"
+        f"\nA bot's decision at {size} seats, {len(cold)} decisions ({deals} games,"
+        " night and ballot):"
     )
     print(f"  cold (nothing worked out before): {quantiles(cold)}")
     print(f"  warm (as a running app has it):   {quantiles(warm)}")
@@ -242,7 +246,8 @@ def main(argv: list[str]) -> None:
     start = time.perf_counter()
     results = measure(deals)
     print_results(results, deals)
-    time_decisions(50 if args.quick else 200)
+    for size in (10, new_bots.FORESEEN_VOTE_SEATS):
+        time_decisions(50 if args.quick else 200, size)
     print(f"\n(whole run {time.perf_counter() - start:.0f} s)")
 
 

@@ -45,9 +45,17 @@ from sqlalchemy import Engine, create_engine, event, text
 
 from benchmarks.fire import Prepared, Timed, fire
 from slackapp.blocks.ids import ButtonValue
-from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
+from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url, temporary_postgres
 from slackapp.db.migrate import upgrade
-from slackapp.db.models import Game, Phase, Seat, SlackMessage
+from slackapp.db.models import (
+    DAY_SECONDS_BOUNDS,
+    NIGHT_SECONDS_BOUNDS,
+    VOTE_SECONDS_BOUNDS,
+    Game,
+    Phase,
+    Seat,
+    SlackMessage,
+)
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import deal
 from slackapp.game import machine as m
@@ -59,8 +67,12 @@ SECRET = "load-signing-secret"
 TOKEN = "xoxb-load"
 TEAM = "T0001"
 IN_FLIGHT = 50
-LONG = {"night": 3600, "day": 3600, "vote": 3600}
-"""Phase lengths for the storms: every phase ends by clicks, never by a timer."""
+LONG = {
+    "night": NIGHT_SECONDS_BOUNDS[1],
+    "day": DAY_SECONDS_BOUNDS[1],
+    "vote": VOTE_SECONDS_BOUNDS[1],
+}
+"""Phase lengths for the storms, the longest allowed: every phase ends by clicks, not a timer."""
 
 
 # -- the stand-in for Slack ----------------------------------------------------------------
@@ -127,13 +139,16 @@ class Server:
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+        self.log.unlink(missing_ok=True)
 
 
 def start_server(
     name: str, module: str, fake: FakeSlack, database_url: str, workers: int, root: Path = ROOT
 ) -> Server:
     port = free_port()
-    log = Path(tempfile.mkstemp(prefix=f"varulv-{name}-", suffix=".log")[1])
+    descriptor, log_name = tempfile.mkstemp(prefix=f"varulv-{name}-", suffix=".log")
+    os.close(descriptor)
+    log = Path(log_name)
     env = {
         **os.environ,
         "SLACK_BOT_TOKEN": TOKEN,
@@ -157,16 +172,19 @@ def start_server(
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"{name} exited at start:\n{log.read_text()[-3000:]}")
+            tail = log.read_text()[-3000:]
+            server.stop()
+            raise RuntimeError(f"{name} exited at start:\n{tail}")
         # Refused, or held in the socket's backlog by a worker still starting.
-        with contextlib.suppress(requests.ConnectionError, requests.Timeout):
+        with contextlib.suppress(requests.RequestException):
             healthy = requests.get(f"{server.url}/healthz", timeout=1).status_code == 200
             # The master answers once a worker is up; wait until every worker has forked.
             if healthy and len(server.processes()) > workers:
                 return server
         time.sleep(0.1)
+    tail = log.read_text()[-3000:]
     server.stop()
-    raise RuntimeError(f"{name} did not become healthy:\n{log.read_text()[-3000:]}")
+    raise RuntimeError(f"{name} did not become healthy:\n{tail}")
 
 
 # -- statistics ------------------------------------------------------------------------------
@@ -756,15 +774,8 @@ def database() -> Iterator[str]:
     if given:
         yield given
         return
-    import pgserver
-
-    folder = tempfile.mkdtemp(prefix="varulv-load-pg-")
-    os.chmod(folder, 0o755)
-    server = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
-    try:
+    with temporary_postgres("varulv-load-pg-") as server:
         yield str(server.get_uri())
-    finally:
-        server.cleanup()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,14 +1,35 @@
-"""varulv: one night of werewolf in a Slack channel. ``serve`` runs the app; ``sandbox`` runs
-it with a local stand-in for Slack and a web page; ``referee`` resolves one whole deal by the
-rules. Plain ``varulv`` serves Slack when SLACK_BOT_TOKEN or SLACK_CLIENT_ID is set, else starts
-the sandbox."""
+"""varulv: one night of werewolf in a Slack channel.
+
+varulv            serve Slack when SLACK_BOT_TOKEN or SLACK_CLIENT_ID is set,
+                  otherwise start the sandbox
+varulv serve      serve Slack (HTTP on PORT, or Socket Mode with SLACK_APP_TOKEN)
+varulv sandbox    play without Slack: the app, a local Slack and a web page
+varulv referee    resolve one whole deal by the rules and print the outcome
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import socket
 import sys
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from slackapp.config import Settings
+
+
+class Parser(argparse.ArgumentParser):
+    """A mistake on the command line is one line on standard error, and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _refuse(command: str, reason: object) -> int:
+    print(f"varulv {command}: {reason}", file=sys.stderr)
+    return 2
 
 
 def _referee(path: str) -> int:
@@ -36,20 +57,37 @@ def _referee(path: str) -> int:
 
 
 def _serve() -> int:
-    from slackapp.config import Settings
-    from slackapp.db.engine import database_url, make_engine
-    from slackapp.db.migrate import upgrade
+    from slackapp.config import Settings, SettingsError
     from slackapp.logs import configure_logging
-    from slackapp.server import serve_http, serve_socket_mode
 
-    configure_logging()  # one JSON object a line, from here on
-    settings = Settings.from_env()
+    try:
+        configure_logging()  # one JSON object a line, from here on
+        settings = Settings.from_env()
+    except SettingsError as error:
+        return _refuse("serve", error)
     problems = settings.problems()
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 2
-    url = database_url(settings.database_url, settings.data_dir)
-    engine = make_engine(url)
+    return serve(settings)
+
+
+def serve(settings: Settings) -> int:
+    """Reach the database, bring its schema up to date, then serve Slack until stopped."""
+    from slackapp.db.engine import DatabaseUnavailable, database_url, make_engine, wait_for_database
+    from slackapp.db.migrate import upgrade
+    from slackapp.server import serve_http, serve_socket_mode
+
+    if not settings.app_token:
+        problem = _cannot_listen(os.environ.get("HOST", "0.0.0.0"), settings.port)
+        if problem:
+            return _refuse("serve", problem)
+    try:
+        url = database_url(settings.database_url, settings.data_dir)
+        engine = make_engine(url)
+        wait_for_database(engine, settings.database_wait_seconds)
+    except DatabaseUnavailable as error:
+        return _refuse("serve", error)
     upgrade(engine)
     engine.dispose()  # workers fork after this; each opens its own connections
     if settings.app_token:
@@ -59,25 +97,55 @@ def _serve() -> int:
     return 0
 
 
-def _sandbox(port: int, open_browser: bool) -> int:
+def _cannot_listen(host: str, port: int) -> str | None:
+    """Why the server could not listen on host:port, found before anything starts."""
+    try:
+        with socket.create_server((host, port)):
+            return None
+    except OSError as error:
+        return f"cannot listen on {host}:{port} ({error.strerror or error}); set PORT to another"
+
+
+def _sandbox(port: int | None, open_browser: bool) -> int:
+    from slackapp.config import Settings, SettingsError, port_from_env
+    from slackapp.logs import logging_config
     from slackapp.sandbox.run import main as run_sandbox
 
-    return run_sandbox(port, open_browser)
+    try:
+        Settings.from_env()  # what the app would refuse, said before anything starts
+        logging_config()
+        chosen = port_from_env() if port is None else port
+    except SettingsError as error:
+        return _refuse("sandbox", error)
+    return run_sandbox(chosen, open_browser)
+
+
+def _port(raw: str) -> int:
+    from slackapp.config import SettingsError, port_number
+
+    try:
+        return port_number(raw, lowest=0)
+    except SettingsError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="varulv", description=__doc__)
-    commands = parser.add_subparsers(dest="command")
-    referee = commands.add_parser("referee", help="resolve one whole deal (REFEREE.md)")
-    referee.add_argument("file", help="the deal as JSON, or - for standard input")
+    parser = Parser(
+        prog="varulv", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    commands = parser.add_subparsers(dest="command", metavar="{serve,sandbox,referee}")
     commands.add_parser("serve", help="serve Slack (HTTP on PORT, or Socket Mode)")
     sandbox = commands.add_parser(
         "sandbox", help="play without Slack: the app, a local Slack and a web page"
     )
     sandbox.add_argument(
-        "--port", type=int, default=3000, help="the page's port on 127.0.0.1 (default 3000)"
+        "--port",
+        type=_port,
+        help="the page's port on 127.0.0.1 (default: PORT, else 3000; 0: any free port)",
     )
     sandbox.add_argument("--open", action="store_true", help="open the page in a web browser")
+    referee = commands.add_parser("referee", help="resolve one whole deal (docs/referee.md)")
+    referee.add_argument("file", help="the deal as JSON, or - for standard input")
     args = parser.parse_args(argv)
     if args.command == "referee":
         return _referee(args.file)
@@ -88,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     # No subcommand: with Slack credentials serve Slack, without them show the sandbox.
     if os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_CLIENT_ID"):
         return _serve()
-    return _sandbox(3000, open_browser=False)
+    return _sandbox(None, open_browser=False)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from slackapp.db.models import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
+
 SLACK_DEFAULT_API_URL = "https://slack.com/api/"
 BOT_SCOPES = ("chat:write", "commands", "im:write", "users:read")
 """Every bot scope Varulv asks for; manifest.yml lists exactly these (a test checks)."""
@@ -12,14 +14,57 @@ INSTALL_PATH = "/slack/install"
 OAUTH_REDIRECT_PATH = "/slack/oauth_redirect"
 
 
-def _seconds(name: str, default: int) -> int:
-    raw = os.environ.get(name)
-    if raw is None or raw == "":
+DEFAULT_PORT = 3000
+DATABASE_WAIT_SECONDS = 30
+"""How long ``varulv serve`` keeps trying to reach the database at start before it gives up."""
+
+
+class SettingsError(ValueError):
+    """A setting Varulv cannot start with; the message is one line that names it."""
+
+
+def _whole_number(name: str, default: int, low: int, high: int, unit: str) -> int:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
         return default
-    value = int(raw)
-    if value < 1:
-        raise ValueError(f"{name} must be a positive number of seconds, not {raw!r}")
+    try:
+        value = int(raw)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= high:
+        raise SettingsError(f"{name} must be {unit} from {low} to {high}, not {raw!r}")
     return value
+
+
+def _seconds(name: str, default: int, bounds: tuple[int, int]) -> int:
+    """A phase length: the same bounds as a channel's settings form."""
+    return _whole_number(name, default, *bounds, "a whole number of seconds")
+
+
+def port_number(raw: str, name: str = "the port", lowest: int = 1) -> int:
+    """A TCP port to listen on, from text a person typed (0, where allowed, is any free one)."""
+    try:
+        port = int(raw)
+    except ValueError:
+        port = -1
+    if not lowest <= port <= 65535:
+        raise SettingsError(f"{name} must be a number from {lowest} to 65535, not {raw!r}")
+    return port
+
+
+def port_from_env() -> int:
+    """``PORT`` as the platform gives it, else 3000."""
+    raw = os.environ.get("PORT", "").strip()
+    return port_number(raw, "PORT") if raw else DEFAULT_PORT
+
+
+def phase_lengths_from_env() -> tuple[int, int, int]:
+    """The night, day and vote lengths of channels that chose none, in seconds."""
+    return (
+        _seconds("VARULV_NIGHT_SECONDS", 120, NIGHT_SECONDS_BOUNDS),
+        _seconds("VARULV_DAY_SECONDS", 300, DAY_SECONDS_BOUNDS),
+        _seconds("VARULV_VOTE_SECONDS", 120, VOTE_SECONDS_BOUNDS),
+    )
 
 
 @dataclass(frozen=True)
@@ -38,6 +83,9 @@ class Settings:
     client_secret: str | None = None
     redirect_uri: str | None = None
     """Where Slack sends an admin back after "Allow"; unset, the app's configured one."""
+    workers: int = 1
+    threads: int = 8
+    database_wait_seconds: int = DATABASE_WAIT_SECONDS
     request_seconds: int = 10
     """How long a request's head, and then its body, may take to arrive."""
 
@@ -77,20 +125,33 @@ class Settings:
 
     @classmethod
     def from_env(cls) -> Settings:
+        """The settings in the environment; ``SettingsError`` names the first one unusable."""
         env = os.environ
+        night_seconds, day_seconds, vote_seconds = phase_lengths_from_env()
         return cls(
             bot_token=env.get("SLACK_BOT_TOKEN") or None,
             signing_secret=env.get("SLACK_SIGNING_SECRET") or None,
             app_token=env.get("SLACK_APP_TOKEN") or None,
             database_url=env.get("DATABASE_URL") or None,
             api_url=env.get("SLACK_API_URL") or SLACK_DEFAULT_API_URL,
-            port=int(env.get("PORT") or 3000),
-            night_seconds=_seconds("VARULV_NIGHT_SECONDS", 120),
-            day_seconds=_seconds("VARULV_DAY_SECONDS", 300),
-            vote_seconds=_seconds("VARULV_VOTE_SECONDS", 120),
+            port=port_from_env(),
+            night_seconds=night_seconds,
+            day_seconds=day_seconds,
+            vote_seconds=vote_seconds,
             data_dir=env.get("VARULV_DATA_DIR") or os.path.join(os.getcwd(), ".pgdata"),
             client_id=env.get("SLACK_CLIENT_ID") or None,
             client_secret=env.get("SLACK_CLIENT_SECRET") or None,
             redirect_uri=env.get("SLACK_REDIRECT_URI") or None,
-            request_seconds=_seconds("VARULV_REQUEST_SECONDS", 10),
+            workers=_whole_number("WEB_CONCURRENCY", 1, 1, 64, "a number of processes"),
+            threads=_whole_number("VARULV_THREADS", 8, 1, 256, "a number of threads"),
+            database_wait_seconds=_whole_number(
+                "VARULV_DATABASE_WAIT_SECONDS",
+                DATABASE_WAIT_SECONDS,
+                0,
+                3600,
+                "a number of seconds",
+            ),
+            request_seconds=_whole_number(
+                "VARULV_REQUEST_SECONDS", 10, 1, 300, "a number of seconds"
+            ),
         )

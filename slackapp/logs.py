@@ -17,6 +17,9 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
+from slackapp.config import SettingsError
+
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 ID_FIELDS = ("team_id", "channel_id", "game_id", "user_id")
 """The ids a line may carry, from the context or from ``extra=``."""
 EXTRA_FIELDS = ("phase", "previous_phase", "word", "event", "count")
@@ -63,7 +66,9 @@ class JsonFormatter(logging.Formatter):
 
 def logging_config(level: str | None = None) -> dict[str, Any]:
     """The ``dictConfig`` for the app and for gunicorn (``logconfig_dict``): JSON on stderr."""
-    chosen = (level or os.environ.get("VARULV_LOG_LEVEL") or "INFO").upper()
+    chosen = (level or os.environ.get("VARULV_LOG_LEVEL") or "INFO").strip().upper()
+    if chosen not in LEVELS:
+        raise SettingsError(f"VARULV_LOG_LEVEL must be one of {', '.join(LEVELS)}, not {chosen!r}")
     return {
         "version": 1,
         "disable_existing_loggers": False,

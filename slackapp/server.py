@@ -150,7 +150,7 @@ def acks_first(workers: AcrossWorkers) -> AckFirst:
 def serve_http(settings: Settings, database_url: str) -> None:
     workers = AcrossWorkers()  # before the fork: every worker shares it
 
-    threads = int(os.environ.get("VARULV_THREADS", "8"))
+    threads = settings.threads
 
     def factory() -> Buffered:
         varulv = build(settings, database_url, acks_first(workers))
@@ -163,7 +163,7 @@ def serve_http(settings: Settings, database_url: str) -> None:
 
     options = {
         "bind": f"{os.environ.get('HOST', '0.0.0.0')}:{settings.port}",
-        "workers": int(os.environ.get("WEB_CONCURRENCY", "1")),
+        "workers": settings.workers,
         "worker_class": SlackWorker,
         "worker_connections": MAX_CONNECTIONS,
         "asgi_lifespan": "off",  # the app starts its timers when gunicorn loads it

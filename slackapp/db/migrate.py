@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib.resources import files
 
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Engine, text
 
-ALEMBIC_INI = Path(__file__).resolve().parents[2] / "alembic.ini"
+MIGRATIONS = files("slackapp.migrations")
+"""The repository's ``migrations/``, installed as ``slackapp.migrations``: found from the package
+whatever the working directory, so a non-editable install migrates as well as a clone."""
 MIGRATION_LOCK = 7_264_001  # any fixed number: the advisory lock that serialises upgrades
 
 
-def upgrade(engine: Engine) -> None:
-    config = Config(str(ALEMBIC_INI))
+def alembic_config() -> Config:
+    """Alembic's configuration, built here rather than read from the clone's ``alembic.ini``."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.set_main_option("path_separator", "os")
     config.attributes["configure_logger"] = False
+    return config
+
+
+def upgrade(engine: Engine) -> None:
+    config = alembic_config()
     with engine.connect() as connection:
         connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
         try:

@@ -30,10 +30,28 @@ for naming a seat that holds a Werewolf at dawn. What falls out:
 - a Minion that saw no Werewolf (both in the centre) names a seat, because it then wins only
   if someone else dies, unless its card has more likely than not been moved.
 
+**The vote foreseen.** At a table of up to four seats (:data:`FORESEEN_VOTE_SEATS`) a bot
+dealt a village card does not pretend to settle the vote alone: a handful of ballots decide
+it, and the Werewolves' ballots for nobody are most of them. In every world it cannot rule
+out it works out what each other seat would know there and the ballot that seat would weigh
+alone, then counts the real tally and the real win (RULES.md) for each ballot of its own, and
+takes the one worth the most points; where that changes nothing it keeps its ballot weighed
+alone, which is what the others expect of it. A Robber that took a Werewolf at three seats,
+say, sees that the Troublemaker may have swapped it back and that the wolves' ballots for
+nobody save them without its own, so it names a seat, most often its victim. A bot dealt a
+Werewolf or the Minion keeps the ballot weighed alone: its ballot for nobody is the shield
+its team's win rests on, and wolves that foresaw a vote of bots they no longer faced (the
+village foreseeing too) were found to give that shield up and lose. Up to four seats the
+worlds are few enough to go through exactly, in milliseconds; above, they are too many.
+
 Bots that cannot tell the best seats apart (a Villager knows nothing of anyone) pick among them
 by one order of the seats drawn from the game's seed alone, the same for every bot at the table.
 Scattered over equal suspects their ballots would hardly ever outnumber the Werewolves' ballots
-for nobody; agreed on one, they kill a Werewolf whenever that seat holds one.
+for nobody; agreed on one, they kill a Werewolf whenever that seat holds one. At a small table
+each bot has an order of its own instead (:func:`seat_order`, from the seed and its seat), which
+a bot foreseeing the vote reads for every seat: there a village that agreed by rote killed an
+innocent whenever both Werewolves lay in the centre, and foreseeing the vote already brings the
+village's ballots together where that pays.
 
 **The night.** At night a bot knows only its own card, and every other seat looks the same to
 it, so a target is drawn at random; what the bot decides is what kind of move to make
@@ -60,15 +78,18 @@ when it plays other bots (``tests/game/test_bots.py`` checks them against many g
 from __future__ import annotations
 
 import random
-from collections import Counter
+from collections import Counter, defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from slackapp.game.cards import Card, Team, deck_for
+from slackapp.game.cards import Card, Deal, Team, deck_for
 from slackapp.game.night import (
+    IllegalChoice,
     Knowledge,
     LookAtCenter,
     LookAtSeat,
+    Night,
     NightChoice,
     Peek,
     Rob,
@@ -77,7 +98,10 @@ from slackapp.game.night import (
     SawSeat,
     SawWerewolves,
     Swap,
+    check_choice,
+    resolve_night,
 )
+from slackapp.game.vote import decide, tally
 from slackapp.game.worlds import (
     Beliefs,
     Move,
@@ -116,6 +140,13 @@ class BotView:
 
 def _rng(seed: int | str, seat: str, decision: str) -> random.Random:
     return random.Random(f"{seed}/{seat}/{decision}")
+
+
+def seat_order(seats: tuple[str, ...], seed: int | str, voter: str) -> list[str]:
+    """The order in which one bot breaks ties at a small table: from the seed and its seat."""
+    order = list(seats)
+    random.Random(f"{seed}/{voter}/ties").shuffle(order)
+    return order
 
 
 def table_order(seats: tuple[str, ...], seed: int | str) -> list[str]:
@@ -246,16 +277,33 @@ def bot_ballot(view: BotView, seed: int | str, deck_werewolves: int) -> str | No
     ``deck_werewolves`` is public: how many Werewolf cards the table's deck holds.
     """
     index = {seat: position for position, seat in enumerate(view.seats)}
-    order = [index[seat] for seat in table_order(view.seats, seed)]
+    if len(view.seats) > FORESEEN_VOTE_SEATS:
+        order = tuple(index[seat] for seat in table_order(view.seats, seed))
+        return _plain_ballot(view, order, deck_werewolves)
+    orders = tuple(
+        tuple(index[seat] for seat in seat_order(view.seats, seed, voter)) for voter in view.seats
+    )
+    if view.dealt.team is Team.VILLAGE:
+        target = foreseen_ballot(_by_position(view), orders, deck_werewolves)
+        return None if target is None else view.seats[target]
+    return _plain_ballot(view, orders[index[view.seat]], deck_werewolves)
+
+
+@lru_cache(maxsize=8192)
+def _plain_ballot(view: BotView, order: tuple[int, ...], deck_werewolves: int) -> str | None:
+    """The ballot worth the most as if it alone settled the vote."""
+    index = {seat: position for position, seat in enumerate(view.seats)}
     believed = bot_beliefs(view, deck_werewolves)
     if believed is None:
         return _ballot_without_worlds(view, deck_werewolves, order)
     tie = EXACT_TIE if believed.exact else SAMPLED_TIE
-    _, target = best_ballot(believed, index[view.seat], order, tie)
+    _, target = best_ballot(believed, index[view.seat], list(order), tie)
     return None if target is None else view.seats[target]
 
 
-def _ballot_without_worlds(view: BotView, deck_werewolves: int, order: list[int]) -> str | None:
+def _ballot_without_worlds(
+    view: BotView, deck_werewolves: int, order: tuple[int, ...]
+) -> str | None:
     """When what the bot saw cannot come from any deck it can imagine: go by what it saw."""
     learned = view.learned
     if isinstance(learned, SawSeat) and learned.card is Card.WEREWOLF:
@@ -269,6 +317,152 @@ def _ballot_without_worlds(view: BotView, deck_werewolves: int, order: list[int]
     cleared = {view.choice.seat} if isinstance(view.choice, Rob) else set()
     suspects = [view.seats[seat] for seat in order if view.seats[seat] != view.seat]
     return next((seat for seat in suspects if seat not in cleared), None)
+
+
+# --- the vote foreseen at a small table ----------------------------------------------------
+
+FORESEEN_VOTE_SEATS = 4
+"""Up to this many seats a bot weighs its ballot with everyone else's, world by world."""
+
+
+def _by_position(view: BotView) -> BotView:
+    """The same view with the seats named by position: what the foreseen vote depends on.
+
+    A seat the view names that is not at the table keeps a name no position has, so that it is
+    ignored as :func:`sight_of` ignores it."""
+    names = {seat: str(position) for position, seat in enumerate(view.seats)}
+
+    def name(seat: str) -> str:
+        return names.get(seat, f"not seated: {seat}")
+
+    choice, learned = view.choice, view.learned
+    if isinstance(choice, LookAtSeat):
+        choice = LookAtSeat(name(choice.seat))
+    elif isinstance(choice, Rob):
+        choice = Rob(name(choice.seat))
+    elif isinstance(choice, Swap):
+        choice = Swap(name(choice.first), name(choice.second))
+    if isinstance(learned, SawWerewolves):
+        learned = replace(learned, werewolves=tuple(name(w) for w in learned.werewolves))
+    elif isinstance(learned, SawSeat):
+        learned = replace(learned, seat=name(learned.seat))
+    return replace(
+        view, seat=name(view.seat), seats=tuple(names.values()), choice=choice, learned=learned
+    )
+
+
+def _nights_of_others(
+    view: BotView, deal: Deal, choices: dict[str, NightChoice]
+) -> Iterator[tuple[float, dict[str, NightChoice]]]:
+    """The looks the other seats may take in one world (the moves are the world's own), with
+    their chances: a Seer by its plan at a random seat, a lone wolf at a random centre card."""
+    branches: list[tuple[float, dict[str, NightChoice]]] = [(1.0, choices)]
+    lone = deal.dealt_werewolves()
+    for seat in view.others:
+        card = deal.dealt[seat]
+        options: list[NightChoice] = []
+        if card is Card.SEER:
+            if night_plan(Card.SEER, len(view.seats)) == "center":
+                options = [LookAtCenter()]
+            else:
+                options = [LookAtSeat(other) for other in deal.seats if other != seat]
+        elif card is Card.WEREWOLF and lone == (seat,):
+            options = [Peek(0), Peek(1)]
+        if options:
+            branches = [
+                (chance / len(options), {**made, seat: option})
+                for chance, made in branches
+                for option in options
+            ]
+    yield from branches
+
+
+@lru_cache(maxsize=8192)
+def foreseen_ballot(
+    view: BotView, orders: tuple[tuple[int, ...], ...], deck_werewolves: int
+) -> int | None:
+    """The ballot worth the most points when every other seat votes as a bot that weighs its
+    ballot alone would: world by world, the real tally and the real win. Where that makes no
+    difference the bot keeps the ballot it weighs alone, the one the others expect of it.
+
+    ``view`` names the seats by position (:func:`_by_position`), so one answer serves every
+    game in the same situation; the answer is a position.
+    """
+    order = orders[int(view.seat)]
+    plain = _plain_ballot(view, order, deck_werewolves)
+    mine = None if plain is None else int(plain)
+    sight = sight_of(view)
+    seen = tuple(card for _, card in sight.known)
+    sight = replace(sight, deck=assumed_deck(len(view.seats), deck_werewolves, seen))
+    worlds, exact = possible_worlds(sight, random.Random(repr(sight)))
+    if not worlds:
+        return mine
+    seats = view.seats
+    # Worlds that leave the same cards at dawn and the same ballots around the bot count alike.
+    outcomes: defaultdict[tuple[tuple[Card, ...], tuple[str | None, ...]], float] = defaultdict(
+        float
+    )
+    for world in worlds:
+        deal, moves = _world_night(view, sight, world)
+        for chance, choices in _nights_of_others(view, deal, moves):
+            night = resolve_night(deal, choices)
+            around = tuple(
+                None
+                if seat == view.seat
+                else _plain_ballot(
+                    _seat_view(deal, seat, choices, night), orders[int(seat)], deck_werewolves
+                )
+                for seat in seats
+            )
+            outcomes[tuple(night.dawn[seat] for seat in seats), around] += world.weight * chance
+    candidates: list[int | None] = [*(seat for seat in order if seat != sight.me), None]
+    worth = dict.fromkeys(candidates, 0.0)
+    for (cards, others), weight in outcomes.items():
+        dawn = dict(zip(seats, cards, strict=True))
+        ballots: dict[str, str | None] = dict(zip(seats, others, strict=True))
+        for candidate in candidates:
+            ballots[view.seat] = None if candidate is None else seats[candidate]
+            dead = tally(seats, ballots).dead
+            worth[candidate] += weight * decide(seats, dawn, ballots, dead).points[view.seat]
+    tie = (EXACT_TIE if exact else SAMPLED_TIE) * sum(worth_of.weight for worth_of in worlds)
+    best = max(worth.values())
+    if worth[mine] >= best - tie:
+        return mine
+    return next(candidate for candidate in candidates if worth[candidate] >= best - tie)
+
+
+def _world_night(view: BotView, sight: Sight, world: World) -> tuple[Deal, dict[str, NightChoice]]:
+    """One world as a deal, with the bot's own choice and the world's robbery and swap."""
+    seats, n = view.seats, len(view.seats)
+    dealt = {seat: world.layout[position] for position, seat in enumerate(seats)}
+    deal = Deal(seats, dealt, (world.layout[n], world.layout[n + 1]))
+    moves: dict[str, NightChoice] = {}
+    if view.choice is not None and _allowed(deal, view.seat, view.choice):
+        moves[view.seat] = view.choice
+    if world.robbery is not None and world.robbery[0] != sight.me:
+        moves[seats[world.robbery[0]]] = Rob(seats[world.robbery[1]])
+    troublemaker = deal.seat_dealt(Card.TROUBLEMAKER)
+    if world.swap is not None and troublemaker not in (None, view.seat):
+        assert troublemaker is not None
+        moves[troublemaker] = Swap(seats[world.swap[0]], seats[world.swap[1]])
+    return deal, moves
+
+
+def _allowed(deal: Deal, seat: str, choice: NightChoice) -> bool:
+    """Whether the night allows ``choice``: a view may carry one that no night made."""
+    try:
+        check_choice(deal, seat, choice)
+    except IllegalChoice:
+        return False
+    return True
+
+
+def _seat_view(deal: Deal, seat: str, choices: dict[str, NightChoice], night: Night) -> BotView:
+    """What ``seat`` would know in that world."""
+    lone_wolf = deal.dealt_werewolves() == (seat,)
+    return BotView(
+        seat, deal.seats, deal.dealt[seat], lone_wolf, choices.get(seat), night.seen.get(seat)
+    )
 
 
 # --- the night ---------------------------------------------------------------------------------

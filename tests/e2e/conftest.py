@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import socket
@@ -18,8 +17,9 @@ import pytest
 import requests
 from sqlalchemy import Engine, create_engine
 
-from slackapp.db.engine import sqlalchemy_url
+from slackapp.db.engine import sqlalchemy_url, temporary_postgres
 from slackapp.fakeslack import FakeSlack
+from tests import processes
 
 SIGNING_SECRET = "e2e-signing-secret"
 BOT_TOKEN = "xoxb-test"
@@ -35,14 +35,8 @@ def database_url() -> Iterator[str]:
     if given:
         yield given
         return
-    import pgserver
-
-    # The server runs as its own user when we are root, so its folder must be reachable.
-    folder = tempfile.mkdtemp(prefix="varulv-e2e-pg-")
-    os.chmod(folder, 0o755)
-    server = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
-    yield str(server.get_uri())
-    server.cleanup()
+    with temporary_postgres("varulv-e2e-pg-") as server:
+        yield str(server.get_uri())
 
 
 @pytest.fixture(scope="session")
@@ -80,17 +74,12 @@ class AppProcess:
 
     def kill(self) -> None:
         """``kill -9`` the server and its workers at once, as a crashed host would."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait()
+        processes.signal_group(self.process, signal.SIGKILL)
+        processes.end(self.process)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        """Stop the server as a platform does (SIGTERM), and any worker that lingers."""
+        processes.end(self.process)
 
 
 def start_app(
@@ -103,12 +92,16 @@ def start_app(
 ) -> AppProcess:
     """``varulv serve`` as a real process, talking to the fake Slack and the test database.
 
-    ``env`` adds or overrides variables (e.g. ``WEB_CONCURRENCY``). The server gets its own
-    process group, so that :meth:`AppProcess.kill` takes its workers down with it. It is
-    up once ``ready`` says so: by default, once ``/healthz`` answers.
+    ``env`` adds or overrides variables (e.g. ``WEB_CONCURRENCY``). ``night``, ``day`` and
+    ``vote`` give phases shorter than a channel may choose, for tests that wait for deadlines.
+    The server gets its own process group, so that stopping or killing it takes its workers
+    down with it; the test run ends it in any case (``tests.processes``). It is up once
+    ``ready`` says so: by default, once ``/healthz`` answers.
     """
     port = port or free_port()  # chosen by the caller when a URL must name it in advance
-    log = Path(tempfile.mkstemp(prefix="varulv-app-", suffix=".log")[1])
+    descriptor, name = tempfile.mkstemp(prefix="varulv-app-", suffix=".log")
+    os.close(descriptor)
+    log = Path(name)
     extra_env = env
     env = {
         **os.environ,
@@ -118,37 +111,50 @@ def start_app(
         "DATABASE_URL": database_url,
         "PORT": str(port),
         "HOST": "127.0.0.1",
-        "VARULV_NIGHT_SECONDS": str(lengths.get("night", 120)),
-        "VARULV_DAY_SECONDS": str(lengths.get("day", 300)),
-        "VARULV_VOTE_SECONDS": str(lengths.get("vote", 120)),
     }
     env.pop("SLACK_APP_TOKEN", None)
     env.update(extra_env or {})
+    command = ["-m", "slackapp.cli", "serve"]
+    if lengths:
+        seconds = (lengths.get("night", 120), lengths.get("day", 300), lengths.get("vote", 120))
+        command = ["-m", "tests.e2e.short_phases", *map(str, seconds)]
     with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "slackapp.cli", "serve"],
+        process = processes.start(
+            [sys.executable, *command],
             cwd=ROOT,
             env=env,
+            stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
         )
     app = AppProcess(url=f"http://127.0.0.1:{port}", process=process, log=log)
-    deadline = time.monotonic() + 90
+    try:
+        wait_until_ready(app, ready)
+    except BaseException:
+        app.stop()
+        raise
+    return app
+
+
+def wait_until_ready(
+    app: AppProcess, ready: Callable[[AppProcess], bool] | None = None, patience: float = 120
+) -> None:
+    """Until ``ready`` (by default :func:`healthy`) says the app is up."""
+    deadline = time.monotonic() + patience
     while time.monotonic() < deadline:
-        if process.poll() is not None:
+        if app.process.poll() is not None:
             raise RuntimeError(f"the app exited at start:\n{app.log_tail()}")
         if (ready or healthy)(app):
-            return app
+            return
         time.sleep(0.1)
-    app.stop()
-    raise RuntimeError(f"the app did not become ready:\n{app.log_tail()}")
+    raise RuntimeError(f"the app did not become ready in {patience:g} s:\n{app.log_tail()}")
 
 
 def healthy(app: AppProcess) -> bool:
+    """/healthz answers 200; a slow answer on a busy machine is only a reason to ask again."""
     try:
-        return requests.get(f"{app.url}/healthz", timeout=1).status_code == 200
-    except requests.ConnectionError:
+        return requests.get(f"{app.url}/healthz", timeout=5).status_code == 200
+    except requests.RequestException:
         return False
 
 
@@ -156,16 +162,20 @@ def healthy(app: AppProcess) -> bool:
 def app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
     """The app with the default (long) phase lengths: games are played by clicks."""
     process = start_app(fake, database_url)
-    yield process
-    process.stop()
+    try:
+        yield process
+    finally:
+        process.stop()
 
 
 @pytest.fixture(scope="session")
 def quick_app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
     """The app with two-second phases, for games that end on their deadlines."""
     process = start_app(fake, database_url, night=2, day=2, vote=2)
-    yield process
-    process.stop()
+    try:
+        yield process
+    finally:
+        process.stop()
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -21,6 +21,7 @@ from slackapp.game.bots import (
     bot_beliefs,
     bot_night_choice,
     night_plan,
+    seat_order,
     sight_of,
     table_order,
 )
@@ -249,6 +250,47 @@ def test_a_robber_who_took_a_werewolf_shields_the_wolves() -> None:
     believed = bot_beliefs(view, 2)
     assert believed is not None and believed.likely_team is Team.WEREWOLF
     assert bot_ballot(view, "robber", 2) is None
+
+
+def test_at_three_seats_a_robber_who_took_a_werewolf_foresees_the_vote_and_names_a_seat() -> None:
+    # Alone it would shield the wolves; but the Troublemaker may have swapped it back, and the
+    # wolves' own ballots for nobody already save them if it is one: a seat is worth more.
+    game = Deal(NAMES[:3], {"anna": R, "bo": W, "cia": T}, (W, S))
+    view = view_after(game, "anna", {"anna": Rob("bo")})
+    assert view.learned == SawCard(W)
+    believed = bot_beliefs(view, 2)
+    assert believed is not None and believed.likely_team is Team.WEREWOLF
+    ballots = [bot_ballot(view, seed, 2) for seed in range(30)]
+    assert None not in ballots
+    assert ballots.count("bo") > ballots.count("cia")
+
+
+def test_at_a_small_table_knowledge_of_a_seat_not_at_the_table_is_ignored() -> None:
+    three = NAMES[:3]
+    for view in (
+        BotView("anna", three, S, choice=LookAtSeat("zed"), learned=SawSeat("zed", W)),
+        BotView("anna", three, R, choice=Rob("zed"), learned=SawCard(V)),
+        BotView("anna", three, T, choice=Swap("bo", "zed")),
+    ):
+        for seed in range(5):
+            check_ballot(three, "anna", bot_ballot(view, seed, 2))
+
+
+def test_at_a_small_table_the_werewolves_still_vote_nobody() -> None:
+    game = Deal(NAMES[:3], {"anna": W, "bo": W, "cia": R}, (S, T))
+    for seat in ("anna", "bo"):
+        view = view_after(game, seat, {})
+        assert all(bot_ballot(view, seed, 2) is None for seed in range(20))
+
+
+def test_at_a_small_table_each_bot_breaks_ties_by_an_order_of_its_own() -> None:
+    four = NAMES[:4]
+    assert seat_order(four, 7, "anna") == seat_order(four, 7, "anna")
+    assert sorted(seat_order(four, 7, "anna")) == sorted(four)
+    differ = sum(
+        seat_order(four, seed, "anna") != seat_order(four, seed, "bo") for seed in range(30)
+    )
+    assert differ > 20
 
 
 def test_a_robber_who_took_the_minion_shields_the_wolves() -> None:

@@ -1,15 +1,13 @@
-"""Every worked example in the shared ``scenarios/`` folder is reproduced exactly.
+"""Every worked example in ``tests/scenarios/`` is reproduced exactly.
 
-Each ``NAME.json`` there has its expected outcome in ``NAME.out.json``. The folder is the
-repository's sibling ``shared/scenarios``, or ``$VARULV_SHARED/scenarios`` when that variable is
-set. The examples are found by globbing, so a new one is checked as soon as it is added; a
+Each ``NAME.json`` there has its expected outcome in ``NAME.out.json``. The examples are found
+by globbing, so a new one is checked as soon as it is added; a
 missing or empty folder fails loudly instead of passing with nothing checked.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,22 +18,11 @@ import pytest
 
 from slackapp.game.referee import referee
 
-
-def shared_dir() -> Path:
-    override = os.environ.get("VARULV_SHARED")
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[2].parent / "shared"
-
-
-SCENARIO_DIR = shared_dir() / "scenarios"
+SCENARIO_DIR = Path(__file__).resolve().parents[1] / "scenarios"
 SCENARIO_INPUTS = sorted(
     path for path in SCENARIO_DIR.glob("*.json") if not path.name.endswith(".out.json")
 )
-MISSING = (
-    f"no worked examples found: expected NAME.json files in {SCENARIO_DIR} "
-    "(set VARULV_SHARED to the folder that holds scenarios/)"
-)
+MISSING = f"no worked examples found: expected NAME.json files in {SCENARIO_DIR}"
 
 # With no examples the parametrised tests would be silently skipped; one failing case instead.
 CASES = [pytest.param(path, id=path.stem) for path in SCENARIO_INPUTS] or [
@@ -64,7 +51,7 @@ def varulv_command() -> str:
     return found
 
 
-def test_the_shared_scenarios_folder_holds_examples() -> None:
+def test_the_scenarios_folder_holds_examples() -> None:
     assert SCENARIO_DIR.is_dir(), MISSING
     assert SCENARIO_INPUTS, MISSING
 

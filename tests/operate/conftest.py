@@ -9,18 +9,15 @@ import itertools
 import json
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 from sqlalchemy import Engine, create_engine, make_url, text
 
-from slackapp.db.engine import sqlalchemy_url
+from slackapp.db.engine import sqlalchemy_url, temporary_postgres
 from slackapp.fakeslack import FakeSlack
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, free_port, start_app
 from tests.e2e.driver import Table
@@ -37,14 +34,8 @@ def postgres() -> Iterator[str]:
     if given:
         yield sqlalchemy_url(given)
         return
-    import pgserver
-
-    folder = tempfile.mkdtemp(prefix="varulv-operate-pg-")
-    os.chmod(folder, 0o755)  # the server runs as its own user when we are root
-    server = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
-    yield sqlalchemy_url(str(server.get_uri()))
-    server.cleanup()  # deletes the data folder, not the one made for it
-    shutil.rmtree(folder, ignore_errors=True)
+    with temporary_postgres("varulv-operate-pg-") as server:
+        yield sqlalchemy_url(str(server.get_uri()))
 
 
 def fresh_database(server_url: str, purpose: str) -> str:

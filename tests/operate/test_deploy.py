@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine
 
 from slackapp.app import build
 from slackapp.config import Settings
-from slackapp.db.migrate import upgrade
+from slackapp.db.migrate import MIGRATIONS, alembic_config, upgrade
 from slackapp.fakeslack import FakeSlack
 from slackapp.server import Router
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
@@ -151,3 +153,31 @@ def test_install_pages_exist_only_for_many_workspaces(fake: FakeSlack, postgres:
     many = dataclasses.replace(single, bot_token=None, client_id="1.2", client_secret="s")
     status, page = call(Router(build(many, url)), "/slack/install")
     assert status.startswith("200") and b"https://slack.com/oauth/v2/authorize" in page
+
+
+def test_every_package_ships_with_the_migrations_inside() -> None:
+    """pyproject.toml lists the packages by hand (the migrations live outside ``slackapp/``):
+    a package missing from the list would be absent from a non-editable install."""
+    tool = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    on_disk = {
+        ".".join(folder.relative_to(ROOT).parts)
+        for folder in (ROOT / "slackapp").rglob("*")
+        if folder.is_dir() and folder.name != "__pycache__"
+    } | {"slackapp"}
+    migrations = {
+        "slackapp.migrations" + ".".join(("", *folder.relative_to(ROOT / "migrations").parts))
+        for folder in [ROOT / "migrations", *(ROOT / "migrations").iterdir()]
+        if folder.is_dir() and folder.name != "__pycache__"
+    }
+    assert set(tool["packages"]) == on_disk | migrations
+    assert tool["package-dir"] == {"slackapp.migrations": "migrations"}
+    assert "script.py.mako" in tool["package-data"]["slackapp.migrations"]
+
+
+def test_the_release_phase_and_the_app_use_the_same_migrations() -> None:
+    """``alembic upgrade head`` in a clone reads alembic.ini; the app builds its configuration
+    from the package: both find the one ``migrations/`` and the same head."""
+    from_ini = ScriptDirectory.from_config(Config(str(ROOT / "alembic.ini")))
+    from_package = ScriptDirectory.from_config(alembic_config())
+    assert Path(from_ini.dir).resolve() == Path(str(MIGRATIONS)).resolve() == ROOT / "migrations"
+    assert from_ini.get_heads() == from_package.get_heads() != []

@@ -18,7 +18,7 @@ from slackapp.listeners.commands import WORDS
 from slackapp.server import EVENTS_PATH
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMA = ROOT.parent / "shared" / "slack-manifest-schema" / "manifest.schema.1.0.0.json"
+SCHEMA = Path(__file__).with_name("slack-manifest-schema") / "manifest.schema.1.0.0.json"
 HTTP_MANIFEST = ROOT / "manifest.yml"
 SOCKET_MODE_MANIFEST = ROOT / "manifest.socket-mode.yml"
 README = ROOT / "README.md"
@@ -119,9 +119,10 @@ def test_readme_justifies_every_scope_and_no_other() -> None:
 
 def test_readme_documents_every_variable() -> None:
     config = (ROOT / "slackapp" / "config.py").read_text()
-    read = set(re.findall(r'env\.get\("([A-Z_]+)"\)', config))
-    read |= set(re.findall(r'_seconds\("([A-Z_]+)"', config))
-    read |= {"HOST", "WEB_CONCURRENCY", "VARULV_THREADS", "VARULV_LOG_LEVEL"}
+    read = set(re.findall(r'(?:env|environ)\.get\("([A-Z_]+)"', config))
+    read |= set(re.findall(r'_(?:seconds|whole_number)\(\s*"([A-Z_]+)"', config))
+    read |= {"HOST", "VARULV_LOG_LEVEL"}
+    assert {"PORT", "WEB_CONCURRENCY", "VARULV_DATABASE_WAIT_SECONDS"} <= read
     assert "SLACK_CLIENT_ID" in read and "SLACK_REDIRECT_URI" in read
     readme = README.read_text()
     assert [name for name in sorted(read) if f"`{name}`" not in readme] == []

@@ -3,17 +3,14 @@ are told clearly when something could not be done, and the app recovers on its o
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 from sqlalchemy import Engine, create_engine
 
-from slackapp.db.engine import sqlalchemy_url
+from slackapp.db.engine import sqlalchemy_url, temporary_postgres
 from slackapp.fakeslack import FakeSlack
 from slackapp.listeners.ack import SLACK_UNAVAILABLE, UNAVAILABLE
 from tests.e2e.conftest import start_app
@@ -83,33 +80,21 @@ def test_throttling_beyond_the_retries_fails_the_step_clearly_and_harms_nothing(
 class Postgres:
     """A PostgreSQL server of this test's own, to stop and start under a running app."""
 
-    def __init__(self) -> None:
-        import pgserver
-
-        folder = tempfile.mkdtemp(prefix="varulv-restart-pg-")
-        os.chmod(folder, 0o755)  # the server runs as its own user when we are root
-        self.server: Any = pgserver.get_server(Path(folder) / "data", cleanup_mode="delete")
-        self.url = str(self.server.get_uri())
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.url = str(server.get_uri())
 
     def stop(self) -> None:
-        from pgserver._commands import pg_ctl
-
-        pg_ctl(
-            ["-w", "-m", "fast", "stop"], pgdata=self.server.pgdata, user=self.server.system_user
-        )
+        self.server.stop()  # pg_ctl stop -w, fast mode: open connections are cut
 
     def start(self) -> None:
         self.server.ensure_postgres_running()  # same folder, same socket: the same URL
 
-    def cleanup(self) -> None:
-        self.server.cleanup()
-
 
 @pytest.fixture
 def own_postgres() -> Iterator[Postgres]:
-    postgres = Postgres()
-    yield postgres
-    postgres.cleanup()
+    with temporary_postgres("varulv-restart-pg-") as server:
+        yield Postgres(server)
 
 
 def test_postgres_restarting_under_the_app_costs_only_the_requests_in_that_moment(

@@ -35,6 +35,7 @@ from slackapp import cli
 from slackapp.fakeslack import FakeSlack
 from slackapp.sandbox import CHANNEL_ID, PEOPLE, SandboxPage
 from slackapp.sandbox.run import Sandbox
+from tests import processes
 
 ROOT = Path(__file__).resolve().parents[2]
 LINNEA, NILS, SAGA, MANS = (person.id for person in PEOPLE[:4])
@@ -360,16 +361,18 @@ def test_plain_varulv_starts_the_sandbox_without_a_bot_token(
     assert started == ["sandbox", "serve", "sandbox"]
 
 
-def test_ctrl_c_stops_everything() -> None:
+def test_plain_varulv_serves_the_page_on_port_and_ctrl_c_stops_everything() -> None:
     # A short temporary folder: PostgreSQL's socket path must stay under 108 bytes.
     folder = Path(tempfile.mkdtemp(prefix="vs-"))
     folder.chmod(0o755)  # the embedded PostgreSQL drops root and must reach its folder
-    env = {**os.environ, "TMPDIR": str(folder)}
-    env.pop("SLACK_BOT_TOKEN", None)
-    env.pop("DATABASE_URL", None)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "slackapp.cli", "sandbox", "--port", "0"],
+    port = free_port()
+    env = {**os.environ, "TMPDIR": str(folder), "PORT": str(port)}
+    for name in ("SLACK_BOT_TOKEN", "SLACK_CLIENT_ID", "DATABASE_URL"):
+        env.pop(name, None)
+    process = processes.start(
+        [sys.executable, "-m", "slackapp.cli"],
         env=env,
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -381,25 +384,29 @@ def test_ctrl_c_stops_everything() -> None:
             if "Varulv sandbox: http://" in line:
                 address = line.split("Varulv sandbox: ")[1].strip()
                 break
-        assert address, "the sandbox never printed its address"
+        assert address == f"http://127.0.0.1:{port}", "the sandbox listens on PORT"
+        assert "<!doctype html>" in requests.get(address, timeout=5).text.lower()
         assert requests.get(f"{address}/api/workspace", timeout=5).status_code == 200
         children = psutil.Process(process.pid).children(recursive=True)
         assert children, "the app runs as its own process"
         process.send_signal(signal.SIGINT)
         assert process.wait(timeout=30) == 0
+        still_running = [
+            c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE
+        ]
+        assert not still_running
+        leftovers = [
+            p.info["pid"]
+            for p in psutil.process_iter(["pid", "cmdline"])
+            if any(str(folder) in part for part in (p.info["cmdline"] or []))
+        ]
+        assert not leftovers, f"still running in {folder}: {leftovers}"
+        assert not list(folder.glob("varulv-sandbox-*")), "the sandbox left its folder behind"
     finally:
-        if process.poll() is None:
-            process.kill()
-    still_running = [c for c in children if c.is_running() and c.status() != psutil.STATUS_ZOMBIE]
-    assert not still_running
-    leftovers = [
-        p.info["pid"]
-        for p in psutil.process_iter(["pid", "cmdline"])
-        if any(str(folder) in part for part in (p.info["cmdline"] or []))
-    ]
-    assert not leftovers, f"still running in {folder}: {leftovers}"
-    assert not list(folder.glob("varulv-sandbox-*")), "the sandbox left its folder behind"
-    shutil.rmtree(folder)
+        processes.end(process)
+        if process.stdout is not None:
+            process.stdout.close()
+        shutil.rmtree(folder, ignore_errors=True)
     with pytest.raises(requests.ConnectionError):
         requests.get(f"{address}/api/workspace", timeout=2)
 
@@ -694,3 +701,9 @@ def test_the_page_brings_its_own_emoji_font_with_its_licence(client: Client) -> 
     assert used, "the app writes no emoji shortcodes any more?"
     assert used <= set(names), f"shortcodes the page cannot draw: {used - set(names)}"
     assert all(ord(names[name][0]) in drawn for name in used)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

@@ -1,0 +1,173 @@
+"""Start-up problems: one clear line on standard error and exit status 2, with nothing left
+behind; and a Slack that fails ``auth.test`` at boot does not keep the app down."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from sqlalchemy import create_engine
+
+from slackapp.fakeslack import FakeSlack
+from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, start_app
+from tests.e2e.driver import Table
+from tests.operate.conftest import PEOPLE, fresh_database
+
+ROOT = Path(__file__).resolve().parents[2]
+UNREACHABLE_DATABASE = "postgresql://nobody@127.0.0.1:9/nothing"
+CREDENTIALS = {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET}
+
+
+def varulv(
+    args: list[str], env: dict[str, str], tmp_path: Path, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    """``varulv ARGS`` with a temporary folder of its own, which must stay empty."""
+    folder = tmp_path / "tmp"
+    folder.mkdir(parents=True)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "VARULV_"))}
+    clean.pop("DATABASE_URL", None)
+    result = subprocess.run(
+        [sys.executable, "-m", "slackapp.cli", *args],
+        cwd=tmp_path,
+        env={**clean, "TMPDIR": str(folder), **env},
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert not list(folder.iterdir()), "it left files behind"
+    return result
+
+
+def plain_lines(stderr: str) -> list[str]:
+    """What standard error says to a person: every line that is not a JSON log line."""
+    said = []
+    for line in stderr.splitlines():
+        try:
+            json.loads(line)
+        except json.JSONDecodeError:
+            said.append(line)
+    return said
+
+
+def assert_refused(result: subprocess.CompletedProcess[str], *words: str) -> str:
+    said = plain_lines(result.stderr)
+    assert (result.returncode, len(said)) == (2, 1), result.stderr
+    assert "Traceback" not in result.stderr
+    for word in words:
+        assert word in said[0]
+    return said[0]
+
+
+BAD_SETTINGS = {
+    "VARULV_NIGHT_SECONDS": ("abc", "from 30 to 600"),
+    "VARULV_DAY_SECONDS": ("999999", "from 60 to 1800"),
+    "VARULV_VOTE_SECONDS": ("10", "from 30 to 600"),
+    "PORT": ("abc", "from 1 to 65535"),
+    "VARULV_LOG_LEVEL": ("loud", "DEBUG"),
+    "WEB_CONCURRENCY": ("0", "from 1"),
+    "VARULV_THREADS": ("many", "from 1 to 256"),
+    "VARULV_REQUEST_SECONDS": ("0", "from 1 to 300"),
+    "VARULV_DATABASE_WAIT_SECONDS": ("soon", "seconds"),
+}
+
+
+@pytest.mark.parametrize("command", [["serve"], ["sandbox"], []], ids=["serve", "sandbox", "plain"])
+@pytest.mark.parametrize("name", list(BAD_SETTINGS))
+def test_a_bad_setting_is_one_line_and_status_2(
+    name: str, command: list[str], tmp_path: Path
+) -> None:
+    value, bounds = BAD_SETTINGS[name]
+    credentials = CREDENTIALS if command == ["serve"] else {}
+    result = varulv(command, {**credentials, name: value}, tmp_path)
+    assert_refused(result, name, bounds, repr(value.upper() if name.endswith("LEVEL") else value))
+
+
+@pytest.mark.parametrize("port", ["99999", "-1", "abc"])
+def test_a_bad_sandbox_port_is_one_line_and_status_2(port: str, tmp_path: Path) -> None:
+    assert_refused(varulv(["sandbox", "--port", port], {}, tmp_path), "--port", "65535")
+
+
+def test_a_port_in_use_is_one_line_and_status_2(tmp_path: Path) -> None:
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        serve = varulv(["serve"], {**CREDENTIALS, "HOST": "127.0.0.1", "PORT": port}, tmp_path)
+        assert_refused(serve, "cannot listen", port)
+        sandbox = varulv(["sandbox", "--port", port], {}, tmp_path / "sandbox")
+        assert_refused(sandbox, "cannot listen", port)
+
+
+def test_an_unreachable_database_is_retried_then_one_line_and_status_2(tmp_path: Path) -> None:
+    env = {
+        **CREDENTIALS,
+        "DATABASE_URL": UNREACHABLE_DATABASE,
+        "VARULV_DATABASE_WAIT_SECONDS": "3",
+        "PORT": str(free_port()),
+    }
+    started = time.monotonic()
+    result = varulv(["serve"], env, tmp_path)
+    assert time.monotonic() - started >= 2, "it kept trying, a second between tries"
+    assert_refused(result, "cannot reach the database", "Connection refused")
+    retries = [
+        json.loads(line)["message"]
+        for line in result.stderr.splitlines()
+        if line.startswith("{") and "trying again" in line
+    ]
+    assert retries, f"each failed try is logged: {result.stderr}"
+
+
+def test_the_sandbox_says_the_same_of_an_unreachable_database(tmp_path: Path) -> None:
+    env = {"DATABASE_URL": UNREACHABLE_DATABASE, "VARULV_DATABASE_WAIT_SECONDS": "2"}
+    result = varulv(["sandbox", "--port", "0"], env, tmp_path)
+    assert_refused(result, "varulv sandbox: cannot reach the database")
+
+
+def test_help_is_plain_text() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "slackapp.cli", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "``" not in result.stdout
+    assert "\nvarulv sandbox    play without Slack" in result.stdout, "its lines kept as written"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_auth_test_failing_at_boot_does_not_keep_the_app_down(postgres: str) -> None:
+    """Slack fails the first ``auth.test``: the app starts anyway, and checks its token again
+    on the next request, so only that request is lost."""
+    url = fresh_database(postgres, "boot")
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
+        fake.fail_next("auth.test", "internal_error")
+        app = start_app(fake, url)
+        db = create_engine(url)
+        try:
+            assert requests.get(f"{app.url}/healthz", timeout=10).status_code == 200
+            assert fake.calls_to("auth.test") == [], "nothing asked Slack at boot"
+            alva, bengt = list(PEOPLE)[:2]
+            for user_id, name in PEOPLE.items():
+                fake.add_user(user_id, name)
+            table = Table(fake, app, db)
+            table.command(alva)  # Bolt checks the token now; Slack fails it once
+            assert [call.ok for call in fake.calls_to("auth.test")] == [False]
+            table.command(bengt)  # and checks it again: this time it holds
+            table.lobby()
+            assert [call.ok for call in fake.calls_to("auth.test")] == [False, True]
+        finally:
+            app.stop()
+            db.dispose()
