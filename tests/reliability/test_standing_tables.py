@@ -257,15 +257,11 @@ def test_a_started_game_is_not_closed_with_the_lobby(
     steps = tables.steps
     for user in ("U0ALVA", "U0BENGT", "U0CARIN"):
         assert steps.act(game_id, m.Join(user, user.lower())) is None
-    with transaction(sessions) as session:  # the night began (DMs are the deliverer's)
-        game = session.get(Game, game_id)
-        assert game is not None
-        game.phase = "night"
-        game.deadline = TUESDAY_FIKA + timedelta(hours=1)
+    assert steps.act(game_id, m.Start("U0ALVA")) is None  # the night begins
     clock.at = TUESDAY_FIKA + timedelta(minutes=15)
     assert game_id in tables.close_due()
     (game,) = games_in(sessions, channel)
-    assert game.phase == "night"
+    assert game.phase == "day", "the game goes on (its night's deadline passed meanwhile)"
 
 
 def test_a_channel_that_refuses_the_bot_pauses_its_schedule(
