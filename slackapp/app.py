@@ -26,9 +26,10 @@ from slackapp.db.installations import installation_store, oauth_state_store
 from slackapp.db.journal import keep_journal
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
-from slackapp.game.machine import Event, Lengths
+from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.listeners import register
 from slackapp.logs import log_context
+from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
 from slackapp.steps import Steps, commit_step
 from slackapp.timers import Deadlines
 
@@ -50,13 +51,15 @@ class Varulv:
     steps: Steps
     deadlines: Deadlines
     deliverer: Deliverer
+    standing: StandingTables
+    wrap_ups: SeasonWrapUps
     acks: AckFirst = field(default_factory=AckFirst)
     """Requests being acknowledged, which the game steps let go first."""
     signing_secret: str | None = None
 
     def start(self) -> None:
         self.deliverer.start()
-        self.deadlines.start(self.steps.deadline)
+        self.deadlines.start(self.steps.deadline, also=(self.standing.sweep, self.wrap_ups.sweep))
 
     def stop(self) -> None:
         self.deadlines.stop()
@@ -151,6 +154,8 @@ def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -
         steps=steps,
         deadlines=deadlines,
         deliverer=deliverer,
+        standing=StandingTables(steps),
+        wrap_ups=SeasonWrapUps(sessions),
         acks=acks,
         signing_secret=settings.signing_secret,
     )
@@ -158,5 +163,8 @@ def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -
 
 def _report(sessions: sessionmaker[Session], game_id: int, event: Event) -> None:
     """Slack refused a game's message for good: the machine decides what follows, and the
-    deliverer, still delivering that game, sends whatever it says next."""
+    deliverer, still delivering that game, sends whatever it says next. A channel that
+    refuses the bot also stops its standing table."""
     commit_step(sessions, game_id, event)
+    if isinstance(event, ChannelUnwritable):
+        pause_for_channel_of(sessions, game_id, event.error)

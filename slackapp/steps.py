@@ -124,10 +124,38 @@ def _apply(
                 seat.dm_channel = dm_channels.get(seat.key, seat.dm_channel)
     for effect in done.effects:
         if isinstance(effect, m.Scored):
-            games.record_scores(session, game, effect)
+            games.record_scores(session, game, effect, at)
     shown = enqueue(session, game, done.effects)
     changed = done.state.deadline if done.state.deadline != before.deadline else None
     return Committed(game.id, done.answer, changed, shown)
+
+
+def new_table(
+    session: Session,
+    team_id: str,
+    channel_id: str,
+    defaults: m.Lengths,
+    host: str,
+    host_name: str,
+    seat_host: bool = True,
+) -> tuple[Game, m.Step]:
+    """A table in the channel with its settings, stored (the one-open-game index refuses a
+    second one on flush); the caller enqueues the step's effects."""
+    chosen = choice_in(session, team_id, channel_id, defaults)
+    lengths = m.Lengths(chosen.night_seconds, chosen.day_seconds, chosen.vote_seconds)
+    game = _new_game(session, team_id, channel_id, host, lengths, chosen.bots_allowed)
+    opened = m.open_table(
+        game.id,
+        channel_id,
+        host,
+        host_name,
+        game.seed,
+        m.Lengths(game.night_seconds, game.day_seconds, game.vote_seconds),
+        game.bots_allowed,
+        seat_host=seat_host,
+    )
+    games.store(session, game, opened.state)
+    return game, opened
 
 
 class Steps:
@@ -219,21 +247,9 @@ class Steps:
                     if retry and own:
                         return None
                     return m.already_running(games.state_of(running), user_id)
-                chosen = choice_in(session, team_id, channel_id, self.lengths)
-                lengths = m.Lengths(chosen.night_seconds, chosen.day_seconds, chosen.vote_seconds)
-                game = _new_game(
-                    session, team_id, channel_id, user_id, lengths, chosen.bots_allowed
+                game, opened = new_table(
+                    session, team_id, channel_id, self.lengths, user_id, user_name
                 )
-                opened = m.open_table(
-                    game.id,
-                    channel_id,
-                    user_id,
-                    user_name,
-                    game.seed,
-                    m.Lengths(game.night_seconds, game.day_seconds, game.vote_seconds),
-                    game.bots_allowed,
-                )
-                games.store(session, game, opened.state)
                 enqueue(session, game, opened.effects)
                 game_id = game.id
         except IntegrityError:  # another /varulv in the channel won

@@ -50,10 +50,16 @@ class Deadlines:
         self.sweep_seconds = sweep_seconds
         self._steps = ThreadPoolExecutor(STEP_THREADS, thread_name_prefix="varulv-deadline")
         self._wake: Wake | None = None
+        self._also: tuple[Callable[[], object], ...] = ()
 
-    def start(self, wake: Wake) -> None:
-        """Start waking ``wake`` at deadlines, and re-arm the deadline of every open game."""
+    def start(self, wake: Wake, also: tuple[Callable[[], object], ...] = ()) -> None:
+        """Start waking ``wake`` at deadlines, and re-arm the deadline of every open game.
+
+        ``also``: steps each sweep runs too, that find their own due rows in the database
+        (the standing tables).
+        """
         self._wake = wake
+        self._also = also
         self.scheduler.add_job(
             self.sweep,
             "interval",
@@ -101,6 +107,12 @@ class Deadlines:
             return
         for _ in self._steps.map(self.wake, due):
             pass
+        for also in self._also:
+            with self._turn():
+                try:
+                    also()
+                except Exception:
+                    log.exception("a sweep step failed; the next sweep tries again")
 
     def due_games(self) -> list[int]:
         """Open games whose deadline has passed, oldest first."""

@@ -329,6 +329,7 @@ def test_lobby_buttons_and_a_cancel_that_asks_nobody_before_it_may_refuse() -> N
         (ids.FILL_BOTS, None),
         (ids.START, None),
         (ids.CANCEL, None),
+        (ids.USUALLY_PLAY, None),
     ]
     by_id = {element["action_id"]: element for element in buttons(screen)}
     assert by_id[ids.JOIN]["style"] == "primary"

@@ -8,6 +8,7 @@ from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
 
 from slackapp.blocks.screen import Screen, context, plural, section, sections
 from slackapp.game.cards import Card
+from slackapp.game.seasons import Standing
 from slackapp.game.vote import WEREWOLF_BALLOT_POINTS, WIN_POINTS
 
 LEADERBOARD_ROWS = 20
@@ -16,9 +17,11 @@ LEADERBOARD_ROWS = 20
 COMMANDS = (
     "`/varulv` set a table in this channel",
     "`/varulv help` this screen",
-    "`/varulv settings` this channel's phase lengths, and whether bots may fill seats",
+    "`/varulv settings` this channel's phase lengths, whether bots may fill seats, its seasons",
+    "`/varulv schedule` a standing table: the lobby opens by itself on the days you choose",
     "`/varulv stop` end the game in this channel",
-    "`/varulv score` this channel's leaderboard",
+    "`/varulv score` this channel's leaderboard, this season and all time",
+    "`/varulv last` the last game here again, with everything for anyone to check",
 )
 
 ScoreRow = tuple[str, int, int, int]
@@ -76,17 +79,35 @@ def help_screen(lengths: str | None = None) -> Screen:
     return Screen(text="How to play Varulv", blocks=blocks)
 
 
-def leaderboard(channel_id: str, rows: Sequence[ScoreRow]) -> Screen:
+def leaderboard(
+    channel_id: str,
+    rows: Sequence[ScoreRow],
+    season: tuple[str, Sequence[Standing]] | None = None,
+) -> Screen:
+    """The channel's board: this season's (its name and standings), then all time."""
     blocks: list[Block] = [HeaderBlock(text="Varulv leaderboard")]
     if not rows:
         blocks.append(
             section(f"No games finished in <#{channel_id}> yet. Type `/varulv` to set a table!")
         )
-    else:
-        blocks += sections([f"*<#{channel_id}>*", *ranking(rows, LEADERBOARD_ROWS)])
-        if len(rows) > LEADERBOARD_ROWS:
-            blocks.append(context(f"Top {LEADERBOARD_ROWS} of {len(rows)} players."))
+        return Screen(text="The Varulv leaderboard", blocks=blocks)
+    if season is not None:
+        name, standings = season
+        lines = list(season_ranking(standings, LEADERBOARD_ROWS)) or ["_No games yet._"]
+        blocks += sections([f"*This season: {name}*", *lines])
+    blocks += sections([f"*All time in <#{channel_id}>*", *ranking(rows, LEADERBOARD_ROWS)])
+    if len(rows) > LEADERBOARD_ROWS:
+        blocks.append(context(f"Top {LEADERBOARD_ROWS} of {len(rows)} players."))
     return Screen(text="The Varulv leaderboard", blocks=blocks)
+
+
+def season_ranking(standings: Sequence[Standing], limit: int) -> Iterator[str]:
+    """Rows by rank; people level on points and wins share their place."""
+    for standing in standings[:limit]:
+        yield (
+            f"{standing.rank}. <@{standing.key}>: *{plural(standing.points, 'point')}*, "
+            f"{plural(standing.wins, 'win')} in {plural(standing.games, 'game')}"
+        )
 
 
 def ranking(rows: Sequence[ScoreRow], limit: int, you: str | None = None) -> Iterator[str]:

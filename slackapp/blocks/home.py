@@ -1,18 +1,22 @@
-"""The App Home tab: the cards, how a game goes, your record and your channels' leaderboards."""
+"""The App Home tab: the cards, how a game goes, your record and your channels' boards."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
+from slack_sdk.models.blocks import ActionsBlock, Block, DividerBlock, HeaderBlock
 from slack_sdk.models.views import View
 
+from slackapp.blocks import ids
 from slackapp.blocks.help import DAWN_CARD, HARD_FOR, ScoreRow, card_lines, ranking
-from slackapp.blocks.screen import context, plural, section, sections
+from slackapp.blocks.screen import button, context, plural, section, sections
+from slackapp.game.seasons import Standing
 
 HOME_BOARD_ROWS = 10
 HOME_BOARDS = 15
-"""Slack allows 100 blocks in a view; each board takes two or three."""
+"""Slack allows 100 blocks in a view; each board takes up to five (its season, its rows and
+*I usually play*)."""
 
 
 def how_a_game_goes() -> list[str]:
@@ -28,12 +32,23 @@ def how_a_game_goes() -> list[str]:
     ]
 
 
+@dataclass(frozen=True)
+class ChannelSeason:
+    name: str
+    standings: Sequence[Standing]
+    regular: bool
+    """The viewer marked *I usually play* there."""
+
+
 def home_view(
     user_id: str,
     record: tuple[int, int, int],
     boards: Sequence[tuple[str, Sequence[ScoreRow]]],
+    seasons: Mapping[str, ChannelSeason] | None = None,
 ) -> View:
-    """``record`` is the viewer's (games, wins, points); ``boards`` (channel id, rows) pairs."""
+    """``record`` is the viewer's (games, wins, points); ``boards`` (channel id, rows) pairs,
+    all time; ``seasons`` each board channel's season now, and whether the viewer usually
+    plays there."""
     games, wins, points = record
     blocks: list[Block] = [
         HeaderBlock(text="Varulv"),
@@ -56,7 +71,23 @@ def home_view(
         blocks += [DividerBlock(), HeaderBlock(text="Leaderboards")]
     for channel_id, rows in boards[:HOME_BOARDS]:
         lines = list(ranking(rows, HOME_BOARD_ROWS, you=user_id)) or ["_No games finished yet._"]
-        blocks += sections([f"*<#{channel_id}>*", *lines])
+        blocks += sections([f"*<#{channel_id}>*, all time", *lines])
+        season = (seasons or {}).get(channel_id)
+        if season is not None:
+            blocks += _season_blocks(user_id, channel_id, season)
     if len(boards) > HOME_BOARDS:
         blocks.append(context(f"And {plural(len(boards) - HOME_BOARDS, 'more channel')}."))
     return View(type="home", blocks=blocks)
+
+
+def _season_blocks(user_id: str, channel_id: str, season: ChannelSeason) -> list[Block]:
+    """The viewer's place this season, and their *I usually play* toggle for the channel."""
+    mine = next((row for row in season.standings if row.key == user_id), None)
+    where = f"place {mine.rank} with {plural(mine.points, 'point')}" if mine else "no games yet"
+    words = "I usually play here ✓" if season.regular else "I usually play here"
+    label = f"I usually play in this channel: its standing table mentions me ({words})"
+    toggle = button(words, ids.USUALLY_PLAY, ids.ButtonValue(0, channel_id).pack(), label=label)
+    return [
+        context(f"This season ({season.name}): you, {where}."),
+        ActionsBlock(elements=[toggle]),
+    ]

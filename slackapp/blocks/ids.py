@@ -31,6 +31,13 @@ NIGHT_CONFIRM = "night_confirm"
 NIGHT_SWAP_RESET = "night_swap_reset"
 VOTE = "vote"
 
+USUALLY_PLAY = "usually_play"
+"""On a lobby (the value names the game) and on the App Home (the value is ``0:<channel>``)."""
+GAME_JSON = "game_json"
+"""On ``/varulv last``: the whole game as the referee's input."""
+OTHER_ACTIONS = (USUALLY_PLAY, GAME_JSON)
+"""Buttons that are not a move in a game, each with a listener of its own."""
+
 ALL_ACTIONS = (
     JOIN,
     LEAVE,

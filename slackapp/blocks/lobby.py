@@ -33,6 +33,12 @@ def lobby(
         # No confirm dialog here: Slack would ask anyone, seated or not, before Varulv could
         # refuse them. Those who may cancel are asked privately instead (cancel_question).
         button("Cancel", ids.CANCEL, value, style="danger"),
+        button(
+            "I usually play",
+            ids.USUALLY_PLAY,
+            value,
+            label="I usually play: mention me when this channel's standing table opens",
+        ),
     ]
     blocks: list[Block] = [
         HeaderBlock(text="Varulv"),

@@ -11,6 +11,7 @@ from slack_sdk.models.blocks import (
     NumberInputElement,
     Option,
     PlainTextObject,
+    RadioButtonsElement,
 )
 from slack_sdk.models.views import View
 
@@ -20,6 +21,8 @@ CALLBACK_ID = "varulv_settings"
 BOTS_BLOCK = "bots_allowed"
 BOTS_ACTION = "bots_allowed"
 BOTS_OFFERED = "offered"
+SEASON = "season"
+SEASON_LABELS = {"month": "A calendar month", "quarter": "A quarter (three months)"}
 LENGTH_LABELS = {
     "night_seconds": "Night, in seconds",
     "day_seconds": "Day, in seconds",
@@ -28,11 +31,16 @@ LENGTH_LABELS = {
 """Each length's block id and action id (the same name), with its label."""
 
 
+def _season(value: str) -> Option:
+    return Option(value=value, text=PlainTextObject(text=SEASON_LABELS[value]))
+
+
 def settings_modal(
     channel_id: str,
     lengths: Mapping[str, int],
     bounds: Mapping[str, tuple[int, int]],
     bots_allowed: bool,
+    season: str = "month",
 ) -> View:
     """The modal; ``private_metadata`` carries the channel, which Slack signs back to us."""
     blocks: list[Block] = [
@@ -73,6 +81,16 @@ def settings_modal(
                 action_id=BOTS_ACTION,
                 options=[offer],
                 initial_options=[offer] if bots_allowed else None,
+            ),
+        ),
+        InputBlock(
+            block_id=SEASON,
+            label="Leaderboard seasons",
+            hint="Each season ends with a wrap-up in the channel: its winner and awards.",
+            element=RadioButtonsElement(
+                action_id=SEASON,
+                options=[_season(value) for value in SEASON_LABELS],
+                initial_option=_season(season if season in SEASON_LABELS else "month"),
             ),
         ),
         context("Anyone in the channel can change these; the channel is told who did."),

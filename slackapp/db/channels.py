@@ -17,6 +17,7 @@ from slackapp.db.models import (
     ChannelSettings,
 )
 from slackapp.game.machine import Lengths
+from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,7 @@ class ChannelChoice:
     day_seconds: int
     vote_seconds: int
     bots_allowed: bool
+    season: SeasonLength = DEFAULT_SEASON
 
     def lengths(self) -> str:
         return (
@@ -36,7 +38,7 @@ class ChannelChoice:
 
     def summary(self) -> str:
         bots = "offered" if self.bots_allowed else "off"
-        return f"{self.lengths()}, bots {bots}"
+        return f"{self.lengths()}, bots {bots}, seasons by {self.season.value}"
 
 
 BOUNDS = {
@@ -62,7 +64,13 @@ def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths
         return ChannelChoice(
             defaults.night_seconds, defaults.day_seconds, defaults.vote_seconds, bots_allowed=True
         )
-    return ChannelChoice(row.night_seconds, row.day_seconds, row.vote_seconds, row.bots_allowed)
+    return ChannelChoice(
+        row.night_seconds,
+        row.day_seconds,
+        row.vote_seconds,
+        row.bots_allowed,
+        SeasonLength(row.season),
+    )
 
 
 def channel_choice(
@@ -96,6 +104,7 @@ def save_choice(
         "day_seconds": choice.day_seconds,
         "vote_seconds": choice.vote_seconds,
         "bots_allowed": choice.bots_allowed,
+        "season": choice.season.value,
         "updated_by": user_id,
     }
     with transaction(sessions) as session:

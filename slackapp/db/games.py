@@ -4,6 +4,8 @@ written back to them. Seats, ballots and scores stay rows of their own, so the i
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, selectinload
@@ -135,10 +137,11 @@ def _store_seat(game: Game, row: Seat, seat: m.SeatState) -> None:
         row.ballot.clicked_at = seat.ballot.clicked_at
 
 
-def record_scores(session: Session, game: Game, scored: m.Scored) -> None:
+def record_scores(session: Session, game: Game, scored: m.Scored, at: datetime) -> None:
     """Keep the decided game's outcome, and add it to each person's record in the channel
     (bots keep no record)."""
     game.outcome = outcome_to_json(scored.outcome)
+    game.finished_at = at
     people = {seat.key for seat in game.seats if not seat.is_bot}
     for award in scored.awards:
         if award.key not in people:

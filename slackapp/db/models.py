@@ -80,6 +80,8 @@ class Game(Base):
     vote_seconds: Mapped[int] = mapped_column(Integer)
     bots_allowed: Mapped[bool] = mapped_column(Boolean, default=True)
     outcome: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    """When the game was decided: the instant its season counts it at."""
     ended_by: Mapped[str | None] = mapped_column(String(32), default=None)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     updated_at: Mapped[datetime] = mapped_column(
@@ -265,6 +267,7 @@ class ChannelSettings(Base):
         _between("night_seconds", NIGHT_SECONDS_BOUNDS),
         _between("day_seconds", DAY_SECONDS_BOUNDS),
         _between("vote_seconds", VOTE_SECONDS_BOUNDS),
+        CheckConstraint("season IN ('month', 'quarter')", name="season_known"),
     )
 
     team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -274,7 +277,75 @@ class ChannelSettings(Base):
     vote_seconds: Mapped[int] = mapped_column(Integer)
     bots_allowed: Mapped[bool] = mapped_column(Boolean)
     """Whether the lobby offers "Fill with bots"."""
+    season: Mapped[str] = mapped_column(String(8), server_default="month")
+    """How long the leaderboard's seasons run: ``month`` or ``quarter``."""
     updated_by: Mapped[str] = mapped_column(String(32))
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
     )
+
+
+class StandingTable(Base):
+    """A channel's schedule (``/varulv schedule``): the lobby opens by itself on its days.
+
+    ``next_at`` is the one opening it is armed for, in UTC; whichever process wakes first at
+    or after it locks the row, opens the lobby and arms the next one, so each opening fires
+    once. A paused schedule (Varulv could not post in the channel) keeps its row, unarmed.
+    """
+
+    __tablename__ = "standing_tables"
+    __table_args__ = (
+        CheckConstraint("weekdays > 0 AND weekdays < 128", name="weekdays_chosen"),
+        CheckConstraint("minute_of_day BETWEEN 0 AND 1439", name="minute_of_day_in_day"),
+        CheckConstraint("lobby_minutes BETWEEN 2 AND 60", name="lobby_minutes_in_bounds"),
+        Index("ix_standing_tables_next_at", "next_at", postgresql_where=text("paused IS NULL")),
+    )
+
+    team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    channel_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    weekdays: Mapped[int] = mapped_column(Integer)
+    """A bit per weekday: 1 is Monday, 64 Sunday."""
+    minute_of_day: Mapped[int] = mapped_column(Integer)
+    """The local opening time, as minutes after midnight."""
+    zone: Mapped[str] = mapped_column(String(64))
+    lobby_minutes: Mapped[int] = mapped_column(Integer)
+    next_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    owner_user_id: Mapped[str] = mapped_column(String(32))
+    """Who set it: the tables open in their name (they are not seated)."""
+    paused: Mapped[str | None] = mapped_column(String(64), default=None)
+    """Why it stopped opening tables (Slack's error), or None while it runs."""
+    lobby_game_id: Mapped[int | None] = mapped_column(
+        ForeignKey("games.id", ondelete="SET NULL"), default=None
+    )
+    """The lobby it opened last, closed at ``lobby_closes_at`` unless started."""
+    lobby_closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+
+class Regular(Base):
+    """A person who marked "I usually play" in a channel: its standing table mentions them."""
+
+    __tablename__ = "regulars"
+
+    team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    channel_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class SeasonWrapUp(Base):
+    """A season's wrap-up, posted once: the row is written with the post in one transaction."""
+
+    __tablename__ = "season_wrap_ups"
+
+    team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    channel_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    season: Mapped[str] = mapped_column(String(16), primary_key=True)
+    """The season's key: ``2026-12`` or ``2026-Q4``."""
+    game_id: Mapped[int | None] = mapped_column(
+        ForeignKey("games.id", ondelete="SET NULL"), default=None
+    )
+    """The season's last game, whose messages carry the wrap-up."""
+    posted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

@@ -30,6 +30,7 @@ _EMPTY_STATE: dict[str, tuple[str, str, Any]] = {
     "plain_text_input": ("value", "initial_value", None),
     "number_input": ("value", "initial_value", None),
     "datepicker": ("selected_date", "initial_date", None),
+    "timepicker": ("selected_time", "initial_time", None),
 }
 
 

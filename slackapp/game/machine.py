@@ -313,6 +313,12 @@ class Deadline:
 
 
 @dataclass(frozen=True)
+class CloseLobby:
+    """A standing table's lobby has been open as long as the channel chose: it closes unless
+    it has started."""
+
+
+@dataclass(frozen=True)
 class ChannelUnwritable:
     """Slack refuses for good to post in the game's channel (``not_in_channel``, ...)."""
 
@@ -344,6 +350,7 @@ Event = (
     | CastBallot
     | Stop
     | Deadline
+    | CloseLobby
     | ChannelUnwritable
     | DmFailed
     | WorkspaceLeft
@@ -415,8 +422,14 @@ def open_table(
     seed: int,
     lengths: Lengths,
     bots_allowed: bool = True,
+    seat_host: bool = True,
 ) -> Step:
-    """A new table in its lobby with the host seated, and its lobby to post."""
+    """A new table in its lobby with the host seated, and its lobby to post.
+
+    ``seat_host=False``: a standing table, opened on its schedule in the name of whoever set
+    it, with every seat free.
+    """
+    host_seat = SeatState(key=host, name=host_name, is_bot=False, position=0)
     state = GameState(
         id=game_id,
         channel=channel,
@@ -424,7 +437,7 @@ def open_table(
         seed=seed,
         lengths=lengths,
         bots_allowed=bots_allowed,
-        seats=(SeatState(key=host, name=host_name, is_bot=False, position=0),),
+        seats=(host_seat,) if seat_host else (),
     )
     return Step(state, (_show_lobby(state),))
 
@@ -521,6 +534,11 @@ def _apply(state: GameState, event: Event, now: datetime) -> Step:
             return _stop(state, user)
         case Deadline():
             return Step(state)
+        case CloseLobby():
+            if state.phase != Phase.LOBBY:
+                return Step(state)
+            note = ClosedView("Nobody started this table in time, so it is closed.")
+            return Step(replace(state, phase=Phase.CANCELLED), (Show(LOBBY_BOARD, note),))
         case ChannelUnwritable(error):
             return _channel_lost(state, error)
         case DmFailed(key, error):
@@ -1090,6 +1108,7 @@ __all__ = [
     "Cancel",
     "CastBallot",
     "ChannelUnwritable",
+    "CloseLobby",
     "ClosedView",
     "DayBoardView",
     "DayOverView",

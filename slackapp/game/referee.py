@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from slackapp.game.cards import MAX_SEATS, MIN_SEATS, REPEATABLE_CARDS, Card, Deal
-from slackapp.game.codec import MalformedChoice, choice_from_json, knowledge_to_json
-from slackapp.game.night import IllegalChoice, NightChoice
+from slackapp.game.codec import (
+    MalformedChoice,
+    choice_from_json,
+    choice_to_json,
+    knowledge_to_json,
+)
+from slackapp.game.night import IllegalChoice, LookAtSeat, NightChoice, Rob, Swap
 from slackapp.game.outcome import Outcome, play
 from slackapp.game.vote import NOBODY, IllegalBallot
 
@@ -114,4 +120,62 @@ def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
         "winning_team": None if result.winning_team is None else str(result.winning_team),
         "winners": list(result.winners),
         "points": result.points,
+    }
+
+
+# --- a finished game, out ---------------------------------------------------------------------
+
+RESERVED_NAMES = frozenset({NOBODY, "center"})
+"""Names no seat may carry in the input: ``nobody`` is a ballot, ``center`` the Seer's look."""
+
+
+def seat_names(seats: tuple[str, ...], names: Mapping[str, str]) -> dict[str, str]:
+    """The name each seat goes by in a game's input: the names people know (``names``) when
+    they tell every seat apart, else the seats' own keys.
+
+    A name that is blank, reserved or shared with another seat would make the input mean
+    something else, so then every seat keeps its key rather than some seats only.
+    """
+    chosen = [names.get(seat, "").strip() for seat in seats]
+    if all(chosen) and len(set(chosen)) == len(seats) and RESERVED_NAMES.isdisjoint(chosen):
+        return dict(zip(seats, chosen, strict=True))
+    return {seat: seat for seat in seats}
+
+
+def _renamed(choice: NightChoice, name: Mapping[str, str]) -> NightChoice:
+    match choice:
+        case LookAtSeat(seat):
+            return LookAtSeat(name[seat])
+        case Rob(seat):
+            return Rob(name[seat])
+        case Swap(first, second):
+            return Swap(name[first], name[second])
+    return choice
+
+
+def game_input(
+    deal: Deal,
+    choices: Mapping[str, NightChoice],
+    ballots: Mapping[str, str | None],
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A whole game as REFEREE.md's input, for ``varulv referee`` to resolve again.
+
+    Seats go by :func:`seat_names`; ``names`` maps a seat's key to the name people know.
+    """
+    name = seat_names(deal.seats, names or {})
+    return {
+        "seats": [name[seat] for seat in deal.seats],
+        "dealt": {name[seat]: str(deal.dealt[seat]) for seat in deal.seats},
+        "center": [str(card) for card in deal.center],
+        "night": {
+            name[seat]: choice_to_json(_renamed(choices[seat], name))
+            for seat in deal.seats
+            if seat in choices
+        },
+        "ballots": {
+            name[seat]: None if ballots[seat] is None else name[str(ballots[seat])]
+            for seat in deal.seats
+            if seat in ballots
+        },
     }

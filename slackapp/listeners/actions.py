@@ -16,10 +16,15 @@ from slack_bolt import App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_sdk import WebClient
 
+import slackapp.blocks.last as last_screen
 from slackapp.blocks import ids, lobby
 from slackapp.blocks.ids import ButtonValue
+from slackapp.db import history, standing
+from slackapp.db.engine import transaction
+from slackapp.db.models import Game
 from slackapp.game import machine as m
 from slackapp.listeners.ack import Reply, acknowledge_then, run_step, send
+from slackapp.listeners.events import publish_home_tab
 from slackapp.logs import log_context
 from slackapp.shapes import display_name, slack_id
 from slackapp.steps import Steps
@@ -151,6 +156,79 @@ def register(app: App, steps: Steps) -> None:
 
     for action in ids.ALL_ACTIONS:
         app.action(ids.pattern(action))(acknowledge_then(app, handle))
+    register_other(app, steps)
+
+
+NOT_OVER = "That game is not over, or was not played in this channel: nothing to check."
+
+
+def register_other(app: App, steps: Steps) -> None:
+    """Buttons that are not a move: "I usually play" and the game for the referee."""
+
+    def clicked(body: dict[str, Any], respond: Respond) -> tuple[str, ButtonValue] | None:
+        user_id, _ = _user(body)
+        raw = _clicked(body).get("value")
+        try:
+            value = ButtonValue.unpack(raw if isinstance(raw, str) else None)
+        except ValueError:
+            value = None
+        if value is None or not user_id:
+            send(respond, Reply(STALE))
+            return None
+        return user_id, value
+
+    def usually_play(
+        body: dict[str, Any], respond: Respond, context: BoltContext, client: WebClient
+    ) -> None:
+        got = clicked(body, respond)
+        if got is None:
+            return
+        user_id, value = got
+        team_id = str(context.team_id or "")
+        run_step(respond, lambda: _toggle_regular(steps, team_id, user_id, value))
+        if not value.game_id:  # pressed on the Home tab: show it with the change
+            publish_home_tab(steps, client, team_id, user_id)
+
+    def game_json(body: dict[str, Any], respond: Respond, context: BoltContext) -> None:
+        got = clicked(body, respond)
+        if got is None:
+            return
+        team_id, game_id = str(context.team_id or ""), got[1].game_id
+        # Only where the game was played: a channel's games are for those who can read it.
+        where = body.get("channel")
+        channel = slack_id(where.get("id")) if isinstance(where, dict) else ""
+        with log_context(team_id=team_id, game_id=game_id, user_id=got[0]):
+            run_step(respond, lambda: _game_json(steps, team_id, channel, game_id))
+
+    app.action(ids.pattern(ids.USUALLY_PLAY))(acknowledge_then(app, usually_play))
+    app.action(ids.pattern(ids.GAME_JSON))(acknowledge_then(app, game_json))
+
+
+def _toggle_regular(steps: Steps, team_id: str, user_id: str, value: ButtonValue) -> str:
+    """On a lobby the value names its game; on the App Home, ``0:<channel>``."""
+    with transaction(steps.sessions) as session:
+        if value.game_id:
+            game = session.get(Game, value.game_id)
+            channel = game.channel_id if game is not None and game.team_id == team_id else ""
+        else:
+            channel = slack_id(value.target)
+        if not channel:
+            return STALE
+        marked = standing.toggle_regular(session, team_id, channel, user_id)
+    if marked:
+        return (
+            f"Marked: you usually play in <#{channel}>, so its standing table mentions you "
+            "when it opens. Press again to take it back."
+        )
+    return f"Taken back: the standing table in <#{channel}> no longer mentions you."
+
+
+def _game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:
+    with transaction(steps.sessions) as session:
+        game = history.finished(session, team_id, game_id)
+    if game is None or game.state.channel != channel:
+        return NOT_OVER
+    return last_screen.game_json(game.referee_input())
 
 
 def _ask_to_cancel(steps: Steps, game_id: int, user_id: str) -> Reply:

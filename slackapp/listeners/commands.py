@@ -1,4 +1,4 @@
-"""``/varulv`` and its words: (start), help, settings, stop, score."""
+"""``/varulv`` and its words: (start), help, settings, schedule, stop, score, last."""
 
 from __future__ import annotations
 
@@ -12,8 +12,14 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 import slackapp.blocks.help as help_screen
+import slackapp.blocks.last as last_screen
+import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
-from slackapp.db import channels, scores
+from slackapp.blocks.render import labels
+from slackapp.db import channels, history, scores, standing
+from slackapp.db.engine import transaction
+from slackapp.game.schedule import known_zones
+from slackapp.game.seasons import standings
 from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
 from slackapp.logs import log_context
 from slackapp.shapes import display_name, plain_text, slack_id
@@ -22,10 +28,10 @@ from slackapp.steps import Steps
 log = logging.getLogger(__name__)
 
 USAGE = (
-    "Try `/varulv` to open a table, or `/varulv help`, `/varulv settings`, `/varulv stop`, "
-    "`/varulv score`."
+    "Try `/varulv` to open a table, or `/varulv help`, `/varulv settings`, `/varulv schedule`, "
+    "`/varulv stop`, `/varulv score`, `/varulv last`."
 )
-WORDS = ("", "start", "help", "settings", "stop", "score")
+WORDS = ("", "start", "help", "settings", "schedule", "stop", "score", "last")
 NO_TRIGGER = "Slack didn't send what it takes to open the settings. Try `/varulv settings` again."
 COMMAND_SOURCE = ("team_id", "channel_id", "user_id")
 """Where a command was typed and by whom: the signed payload's fields, never the text."""
@@ -72,6 +78,10 @@ def register(app: App, steps: Steps) -> None:
                 run_step(respond, lambda: _help(steps, team, channel))
             elif word == "settings":
                 _open_settings(steps, client, command, respond)
+            elif word == "schedule":
+                _open_schedule(steps, client, team, channel, user, command, respond)
+            elif word == "last":
+                run_step(respond, lambda: _last(steps, team, channel))
             elif word == "stop":
                 run_step(respond, lambda: steps.stop(team, channel, user, retry=retry))
             elif word == "score":
@@ -90,7 +100,9 @@ def _help(steps: Steps, team: str, channel: str) -> Reply:
 
 def _score(steps: Steps, team: str, channel: str) -> Reply:
     rows = scores.leaderboard(steps.sessions, team, channel)
-    screen = help_screen.leaderboard(channel, rows)
+    with transaction(steps.sessions) as session:
+        season, played = history.current_season(session, team, channel, steps.now())
+    screen = help_screen.leaderboard(channel, rows, (season.name, standings(played)))
     return Reply(screen.text, screen.as_dicts())
 
 
@@ -105,7 +117,9 @@ def _open_settings(
         "day_seconds": choice.day_seconds,
         "vote_seconds": choice.vote_seconds,
     }
-    view = settings_screen.settings_modal(channel, lengths, channels.BOUNDS, choice.bots_allowed)
+    view = settings_screen.settings_modal(
+        channel, lengths, channels.BOUNDS, choice.bots_allowed, choice.season.value
+    )
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one
         send(respond, Reply(NO_TRIGGER))
@@ -115,3 +129,51 @@ def _open_settings(
     except SlackApiError as error:
         log.warning("could not open the settings: %s", error.response.get("error"))
         send(respond, Reply("Slack did not open the settings. Try `/varulv settings` again."))
+
+
+def person_zone(client: WebClient, user: str) -> str:
+    """The person's own time zone from their Slack profile, or UTC when Slack won't say."""
+    try:
+        zone = client.users_info(user=user)["user"].get("tz")
+    except (SlackApiError, KeyError, TypeError) as error:
+        log.info("no time zone from users.info: %s", error)
+        return "UTC"
+    return zone if isinstance(zone, str) and zone in known_zones() else "UTC"
+
+
+def _open_schedule(
+    steps: Steps,
+    client: WebClient,
+    team: str,
+    channel: str,
+    user: str,
+    command: dict[str, Any],
+    respond: Respond,
+) -> None:
+    """Open the standing table's form, filled with the channel's schedule if it has one."""
+    trigger = command.get("trigger_id")
+    if not isinstance(trigger, str) or not trigger:
+        send(respond, Reply(NO_TRIGGER.replace("settings", "schedule")))
+        return
+    with transaction(steps.sessions) as session:
+        row = standing.get(session, team, channel)
+        current = None if row is None else standing.schedule_of(row)
+        next_at = None if row is None else row.next_at
+        paused = None if row is None else row.paused
+    zone = current.zone if current else person_zone(client, user)
+    view = schedule_screen.schedule_modal(channel, current, next_at, paused, zone)
+    try:
+        client.views_open(trigger_id=trigger, view=view)
+    except SlackApiError as error:
+        log.warning("could not open the schedule: %s", error.response.get("error"))
+        send(respond, Reply("Slack did not open the form. Try `/varulv schedule` again."))
+
+
+def _last(steps: Steps, team: str, channel: str) -> Reply:
+    with transaction(steps.sessions) as session:
+        game = history.last_finished(session, team, channel)
+    if game is None:
+        return Reply(last_screen.NONE_YET)
+    by_key = {label.key: label for label in labels(game.state.names)}
+    screen = last_screen.last_reveal(game.game_id, game.outcome, by_key)
+    return Reply(screen.text, screen.as_dicts())

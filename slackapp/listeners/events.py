@@ -10,7 +10,10 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 import slackapp.blocks.home as home_screen
+from slackapp.db import history, standing
+from slackapp.db.engine import transaction
 from slackapp.db.scores import record_of
+from slackapp.game.seasons import standings
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
 from slackapp.shapes import slack_id
@@ -24,13 +27,7 @@ def register(app: App, steps: Steps) -> None:
         user_id = slack_id(event.get("user"))
         if event.get("tab", "home") != "home" or not user_id:
             return
-        record, boards = record_of(steps.sessions, str(context.team_id or ""), user_id)
-        try:
-            client.views_publish(
-                user_id=user_id, view=home_screen.home_view(user_id, record, boards)
-            )
-        except SlackApiError as error:  # the tab shows the last one published; Slack asks again
-            log.warning("could not publish the Home tab: %s", error.response.get("error"))
+        publish_home_tab(steps, client, str(context.team_id or ""), user_id)
 
     def uninstalled(context: BoltContext) -> None:
         _leave(app, steps, context, "app uninstalled")
@@ -60,3 +57,28 @@ def _leave(app: App, steps: Steps, context: BoltContext, why: str) -> None:
             store.delete_all(enterprise_id=context.enterprise_id, team_id=context.team_id)
         stopped = steps.workspace_left(team_id)
         log.info("workspace left: %s", why, extra={"count": stopped})
+
+
+def publish_home_tab(steps: Steps, client: WebClient, team_id: str, user_id: str) -> None:
+    record, boards = record_of(steps.sessions, team_id, user_id)
+    seasons = channel_seasons(steps, team_id, user_id, [channel for channel, _ in boards])
+    view = home_screen.home_view(user_id, record, boards, seasons=seasons)
+    try:
+        client.views_publish(user_id=user_id, view=view)
+    except SlackApiError as error:  # the tab shows the last one published; Slack asks again
+        log.warning("could not publish the Home tab: %s", error.response.get("error"))
+
+
+def channel_seasons(
+    steps: Steps, team_id: str, user_id: str, channels: list[str]
+) -> dict[str, home_screen.ChannelSeason]:
+    """Each channel's season now, and whether the person usually plays there."""
+    shown = {}
+    with transaction(steps.sessions) as session:
+        regular_in = set(standing.channels_of_regular(session, team_id, user_id))
+        for channel in channels[: home_screen.HOME_BOARDS]:
+            season, played = history.current_season(session, team_id, channel, steps.now())
+            shown[channel] = home_screen.ChannelSeason(
+                season.name, standings(played), channel in regular_in
+            )
+    return shown

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import time
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
@@ -10,8 +11,13 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from sqlalchemy.exc import SQLAlchemyError
 
+import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
+from slackapp.db import standing
 from slackapp.db.channels import ChannelChoice, out_of_bounds, save_choice
+from slackapp.db.engine import transaction
+from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones, next_opening
+from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
 from slackapp.shapes import slack_id
@@ -41,7 +47,11 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
         option.get("value") == settings_screen.BOTS_OFFERED
         for option in picked.get("selected_options") or []
     )
-    return ChannelChoice(bots_allowed=bots, **lengths), {}
+    season = (values.get(settings_screen.SEASON) or {}).get(settings_screen.SEASON) or {}
+    length = str((season.get("selected_option") or {}).get("value") or DEFAULT_SEASON.value)
+    if length not in settings_screen.SEASON_LABELS:
+        return None, {settings_screen.SEASON: "Pick a month or a quarter."}
+    return ChannelChoice(bots_allowed=bots, season=SeasonLength(length), **lengths), {}
 
 
 def register(app: App, steps: Steps) -> None:
@@ -90,3 +100,108 @@ def register(app: App, steps: Steps) -> None:
                 log.warning("could not tell the channel: %s", error.response.get("error"))
 
     app.view(settings_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))
+    register_schedule(app, steps)
+
+
+def _value(values: dict[str, Any], block: str) -> dict[str, Any]:
+    found = (values.get(block) or {}).get(block)
+    return found if isinstance(found, dict) else {}
+
+
+def _picked(values: dict[str, Any], block: str) -> list[str]:
+    options = _value(values, block).get("selected_options") or []
+    return [str(option.get("value")) for option in options if isinstance(option, dict)]
+
+
+def _user_of(body: dict[str, Any]) -> str:
+    user = body.get("user")
+    return slack_id(user.get("id")) if isinstance(user, dict) else ""
+
+
+DAY_VALUES = frozenset(str(day) for day in range(7))
+
+
+def read_schedule(view: dict[str, Any]) -> tuple[Schedule | None, bool, dict[str, str]]:
+    """The standing table entered in the modal, whether to remove it instead, and what to say
+    next to each field that is wrong."""
+    values = (view.get("state") or {}).get("values") or {}
+    if schedule_screen.REMOVE_IT in _picked(values, schedule_screen.REMOVE):
+        return None, True, {}
+    errors: dict[str, str] = {}
+    days = frozenset(int(day) for day in _picked(values, schedule_screen.DAYS) if day in DAY_VALUES)
+    if not days:
+        errors[schedule_screen.DAYS] = "Pick at least one day."
+    try:
+        hour, minute = str(_value(values, schedule_screen.AT).get("selected_time")).split(":")
+        at = time(int(hour), int(minute))
+    except ValueError:
+        errors[schedule_screen.AT] = "Pick a time."
+    zone = str(_value(values, schedule_screen.ZONE).get("value") or "").strip()
+    if zone not in known_zones():
+        errors[schedule_screen.ZONE] = "Type a time zone's name, such as Europe/Stockholm."
+    try:
+        lobby = int(str(_value(values, schedule_screen.LOBBY).get("value")).strip())
+    except ValueError:
+        lobby = 0
+    low, high = LOBBY_MINUTES_BOUNDS
+    if not low <= lobby <= high:
+        errors[schedule_screen.LOBBY] = f"Type a whole number of minutes, {low} to {high}."
+    if errors:
+        return None, False, errors
+    return Schedule(days, at, zone, lobby), False, {}
+
+
+def register_schedule(app: App, steps: Steps) -> None:
+    def save(ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
+        """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
+        team, user = str(context.team_id or ""), _user_of(body)
+        channel = slack_id(view.get("private_metadata"))
+        schedule, remove, errors = read_schedule(view)
+        if not channel or not user:
+            errors = {schedule_screen.DAYS: NO_CHANNEL.replace("settings", "schedule")}
+        if errors:
+            ack(response_action="errors", errors=errors)
+            return
+        with log_context(team_id=team, channel_id=channel, user_id=user):
+            try:
+                with transaction(steps.sessions) as session:
+                    if schedule is not None:
+                        standing.save(session, team, channel, user, schedule, steps.now())
+                    elif remove:
+                        standing.remove(session, team, channel)
+            except SQLAlchemyError:
+                log.exception("could not store the standing table")
+                ack(
+                    response_action="errors",
+                    errors={schedule_screen.DAYS: "Varulv can't reach its database. Try again."},
+                )
+                return
+            log.info("standing table removed" if remove else "standing table set")
+        ack()
+
+    def announce(
+        body: dict[str, Any], view: dict[str, Any], context: BoltContext, client: WebClient
+    ) -> None:
+        schedule, remove, errors = read_schedule(view)
+        team, channel = str(context.team_id or ""), slack_id(view.get("private_metadata"))
+        user = _user_of(body)
+        if errors or not channel or not user:
+            return
+        if schedule is not None:
+            upcoming = schedule_screen.when(next_opening(schedule, steps.now()))
+            text = (
+                f"<@{user}> set a standing table here: {schedule.describe()}, the lobby open "
+                f"{schedule.lobby_minutes} minutes. The first one opens {upcoming}. Press "
+                "*I usually play* on a lobby to be mentioned."
+            )
+        elif remove:
+            text = f"<@{user}> removed this channel's standing table."
+        else:
+            return
+        with log_context(team_id=team, channel_id=channel):
+            try:
+                client.chat_postMessage(channel=channel, text=text)
+            except SlackApiError as error:
+                log.warning("could not tell the channel: %s", error.response.get("error"))
+
+    app.view(schedule_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))

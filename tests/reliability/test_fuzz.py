@@ -44,7 +44,7 @@ EACH_KIND = settings(FUZZ, max_examples=60)
 SLACK_SECONDS = 3
 """Slack counts a request not acknowledged within this as failed."""
 STATE = ("games", "seats", "ballots", "scores", "channel_settings")
-ACTION_PREFIXES = list(ids.ALL_ACTIONS)
+ACTION_PREFIXES = [*ids.ALL_ACTIONS, *ids.OTHER_ACTIONS]
 
 junk = st.one_of(
     st.none(),

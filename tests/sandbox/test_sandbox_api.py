@@ -557,6 +557,8 @@ def entered(modal: JSON, **changes: Any) -> JSON:
         element = block["element"]
         if element["type"] == "checkboxes":
             value: Any = [option["value"] for option in element.get("initial_options", [])]
+        elif element["type"] == "radio_buttons":
+            value = (element.get("initial_option") or {}).get("value")
         else:
             value = element.get("initial_value")
         values[block["block_id"]] = {element["action_id"]: changes.get(block["block_id"], value)}
@@ -573,6 +575,7 @@ def test_settings_open_as_a_modal_for_the_one_who_asked_and_save(client: Client)
         "day_seconds": "number_input",
         "vote_seconds": "number_input",
         "bots_allowed": "checkboxes",
+        "season": "radio_buttons",
     }
     for other in (LINNEA, NILS, MANS):
         assert client.state(other)["modal"] is None

@@ -610,6 +610,11 @@
           "aria-describedby": described });
         read = () => control.value || null;
         break;
+      case "timepicker":
+        control = el("input", { id, type: "time", class: "modal-control", value: item.initial_time || "",
+          "aria-describedby": described });
+        read = () => control.value || null;
+        break;
       default:
         control = el("span", { class: "bk-unsupported" }, `[${item.type}]`);
         read = () => undefined;

@@ -1,0 +1,46 @@
+"""``/varulv last``: the channel's last reveal again, privately, with the whole game to check."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from slack_sdk.models.blocks import ActionsBlock
+
+from slackapp.blocks import ids
+from slackapp.blocks.labels import SeatLabel
+from slackapp.blocks.reveal import reveal
+from slackapp.blocks.screen import Screen, button, context
+from slackapp.game.outcome import Outcome
+
+NONE_YET = "No game has been played to the end in this channel yet."
+
+
+def last_reveal(game_id: int, outcome: Outcome, labels: Mapping[str, SeatLabel]) -> Screen:
+    shown = reveal(outcome, labels)
+    value = ids.ButtonValue(game_id).pack()
+    blocks = [
+        *shown.blocks,
+        ActionsBlock(
+            elements=[
+                button(
+                    "The whole game, for the referee",
+                    ids.GAME_JSON,
+                    value,
+                    label="The whole game as the referee's JSON input",
+                )
+            ]
+        ),
+        context("Anyone can check it: save it as a file and run `varulv referee FILE`."),
+    ]
+    return Screen(text=f"The last game here. {shown.text}", blocks=blocks)
+
+
+def game_json(data: Mapping[str, Any]) -> str:
+    """The referee's input as a message: plain text holds far more than a block may."""
+    written = json.dumps(data, indent=1, ensure_ascii=False)
+    return (
+        "The whole game, as `varulv referee` reads it (save it as `game.json`, then run "
+        f"`varulv referee game.json`):\n```\n{written}\n```"
+    )

@@ -1,0 +1,138 @@
+"""Standing tables and regulars: the rows, read as the engine's :class:`Schedule` and back."""
+
+from __future__ import annotations
+
+from datetime import datetime, time
+
+from sqlalchemy import delete, select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.orm import Session
+
+from slackapp.db.models import Regular, StandingTable
+from slackapp.game.schedule import Schedule, next_opening
+
+
+def schedule_of(row: StandingTable) -> Schedule:
+    weekdays = frozenset(day for day in range(7) if row.weekdays & (1 << day))
+    at = time(row.minute_of_day // 60, row.minute_of_day % 60)
+    return Schedule(weekdays=weekdays, at=at, zone=row.zone, lobby_minutes=row.lobby_minutes)
+
+
+def get(session: Session, team_id: str, channel_id: str) -> StandingTable | None:
+    return session.get(StandingTable, (team_id, channel_id))
+
+
+def save(
+    session: Session,
+    team_id: str,
+    channel_id: str,
+    owner: str,
+    schedule: Schedule,
+    now: datetime,
+) -> StandingTable:
+    """Keep the channel's schedule (replacing any), armed for its first opening after ``now``."""
+    values = {
+        "weekdays": sum(1 << day for day in schedule.weekdays),
+        "minute_of_day": schedule.at.hour * 60 + schedule.at.minute,
+        "zone": schedule.zone,
+        "lobby_minutes": schedule.lobby_minutes,
+        "next_at": next_opening(schedule, now),
+        "owner_user_id": owner,
+        "paused": None,
+    }
+    session.execute(
+        insert(StandingTable)
+        .values(team_id=team_id, channel_id=channel_id, **values)
+        .on_conflict_do_update(index_elements=["team_id", "channel_id"], set_=values)
+    )
+    row = session.get(StandingTable, (team_id, channel_id), populate_existing=True)
+    assert row is not None
+    return row
+
+
+def remove(session: Session, team_id: str, channel_id: str) -> bool:
+    done = session.execute(
+        delete(StandingTable).where(
+            StandingTable.team_id == team_id, StandingTable.channel_id == channel_id
+        )
+    )
+    return bool(done.rowcount)  # type: ignore[attr-defined]
+
+
+def due(session: Session, now: datetime) -> list[StandingTable]:
+    """Running schedules armed at or before ``now``, locked; rows another process holds are
+    skipped (it is firing them)."""
+    return list(
+        session.scalars(
+            select(StandingTable)
+            .where(StandingTable.paused.is_(None), StandingTable.next_at <= now)
+            .order_by(StandingTable.next_at)
+            .with_for_update(skip_locked=True)
+        )
+    )
+
+
+def lobbies_to_close(session: Session, now: datetime) -> list[int]:
+    """Games a standing table opened whose lobby time is up; the rows are released at once."""
+    rows = session.execute(
+        select(StandingTable.team_id, StandingTable.channel_id, StandingTable.lobby_game_id)
+        .where(StandingTable.lobby_game_id.is_not(None), StandingTable.lobby_closes_at <= now)
+        .with_for_update(skip_locked=True)
+    ).all()
+    for team_id, channel_id, _ in rows:
+        row = session.get(StandingTable, (team_id, channel_id))
+        assert row is not None
+        row.lobby_game_id = None
+        row.lobby_closes_at = None
+    return [game_id for _, _, game_id in rows if game_id is not None]
+
+
+def pause(session: Session, team_id: str, channel_id: str, why: str) -> bool:
+    row = session.get(StandingTable, (team_id, channel_id), with_for_update=True)
+    if row is None or row.paused is not None:
+        return False
+    row.paused = why[:64]
+    return True
+
+
+def regulars(session: Session, team_id: str, channel_id: str) -> list[str]:
+    return list(
+        session.scalars(
+            select(Regular.user_id)
+            .where(Regular.team_id == team_id, Regular.channel_id == channel_id)
+            .order_by(Regular.since, Regular.user_id)
+        )
+    )
+
+
+def is_regular(session: Session, team_id: str, channel_id: str, user_id: str) -> bool:
+    return session.get(Regular, (team_id, channel_id, user_id)) is not None
+
+
+def toggle_regular(session: Session, team_id: str, channel_id: str, user_id: str) -> bool:
+    """Mark or unmark "I usually play"; True when the person is now marked."""
+    gone = session.execute(
+        delete(Regular).where(
+            Regular.team_id == team_id,
+            Regular.channel_id == channel_id,
+            Regular.user_id == user_id,
+        )
+    )
+    if gone.rowcount:  # type: ignore[attr-defined]
+        return False
+    session.execute(
+        insert(Regular)
+        .values(team_id=team_id, channel_id=channel_id, user_id=user_id)
+        .on_conflict_do_nothing()
+    )
+    return True
+
+
+def channels_of_regular(session: Session, team_id: str, user_id: str) -> list[str]:
+    return list(
+        session.scalars(
+            select(Regular.channel_id)
+            .where(Regular.team_id == team_id, Regular.user_id == user_id)
+            .order_by(Regular.channel_id)
+        )
+    )

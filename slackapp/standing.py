@@ -1,0 +1,189 @@
+"""Standing tables: each channel's schedule opens its lobby by itself, once per opening.
+
+The timers' sweep calls :meth:`StandingTables.sweep` every few seconds in every process. It
+locks the due schedules (skipping rows another process holds), lets the engine's
+:func:`~slackapp.game.schedule.wake` decide, opens at most one lobby per opening and arms the
+next opening, all in one transaction: so an opening fires once however many processes wake,
+and a restart between arming and firing loses nothing, since the armed instant is a row.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from slackapp.blocks.wrapup import wrap_up_text
+from slackapp.db import games, history, standing
+from slackapp.db.engine import transaction
+from slackapp.db.models import Game, SeasonWrapUp, StandingTable
+from slackapp.delivery.outbox import enqueue
+from slackapp.game import machine as m
+from slackapp.game.schedule import Schedule, wake
+from slackapp.game.seasons import season_to_wrap_up, wrap_up
+from slackapp.logs import log_context
+from slackapp.steps import Steps, new_table, utc_now
+
+log = logging.getLogger(__name__)
+
+
+def invitation(schedule: Schedule, regulars: list[str]) -> str:
+    """The line that goes with a standing table's lobby: the regulars, mentioned."""
+    line = (
+        f"Fika time: the standing table is open for {schedule.lobby_minutes} minutes. "
+        "Press *Join* to play."
+    )
+    if regulars:
+        line += " " + " ".join(f"<@{user}>" for user in regulars)
+    return line
+
+
+class StandingTables:
+    def __init__(self, steps: Steps, now: Callable[[], datetime] = utc_now) -> None:
+        self.steps = steps
+        self.sessions: sessionmaker[Session] = steps.sessions
+        self.now = now
+
+    def sweep(self) -> list[int]:
+        """Open the lobbies that are due and close those whose time is up; the games opened."""
+        opened = self.open_due()
+        self.close_due()
+        return opened
+
+    def open_due(self) -> list[int]:
+        now = self.now()
+        opened: list[int] = []
+        with transaction(self.sessions) as session:
+            for row in standing.due(session, now):
+                with log_context(team_id=row.team_id, channel_id=row.channel_id):
+                    game_id = self._fire(session, row, now)
+                if game_id is not None:
+                    opened.append(game_id)
+        for game_id in opened:
+            self.steps.deliverer.kick(game_id)
+        return opened
+
+    def _fire(self, session: Session, row: StandingTable, now: datetime) -> int | None:
+        schedule = standing.schedule_of(row)
+        woke = wake(schedule, row.next_at, now)
+        row.next_at = woke.rearm
+        if woke.opening is None:
+            log.info("standing table missed its opening")
+            return None
+        if games.open_in(session, row.team_id, row.channel_id) is not None:
+            log.info("standing table skipped: a game is running")
+            return None
+        try:
+            with session.begin_nested():  # a /varulv racing in keeps the channel's one table
+                game, opened = new_table(
+                    session,
+                    row.team_id,
+                    row.channel_id,
+                    self.steps.lengths,
+                    row.owner_user_id,
+                    "",
+                    seat_host=False,
+                )
+                regulars = standing.regulars(session, row.team_id, row.channel_id)
+                say = m.Say(invitation(schedule, regulars))
+                enqueue(session, game, (*opened.effects, say))
+        except IntegrityError:
+            log.info("standing table skipped: a table was just opened")
+            return None
+        row.lobby_game_id = game.id
+        row.lobby_closes_at = woke.opening + schedule.lobby_length
+        log.info("standing table opened", extra={"game_id": game.id})
+        return game.id
+
+    def close_due(self) -> list[int]:
+        """Close each standing table's lobby whose time is up (a started game goes on)."""
+        with transaction(self.sessions) as session:
+            due = standing.lobbies_to_close(session, self.now())
+        for game_id in due:
+            self.steps.act(game_id, m.CloseLobby())
+        return due
+
+
+WRAP_UP_SECONDS = 60.0
+"""How often a process looks for seasons that ended: a wrap-up may wait that long."""
+RECENT_DAYS = 100
+"""Channels with a game decided this recently may have a season (up to a quarter) to wrap up."""
+
+
+class SeasonWrapUps:
+    """When a channel's season ends, its wrap-up is posted once, by whichever process first
+    writes the season's row (the post goes out with the row, through the outbox)."""
+
+    def __init__(self, sessions: sessionmaker[Session], now: Callable[[], datetime] = utc_now):
+        self.sessions = sessions
+        self.now = now
+        self._last_look: datetime | None = None
+
+    def sweep(self) -> list[int]:
+        now = self.now()
+        if (
+            self._last_look is not None
+            and (now - self._last_look).total_seconds() < WRAP_UP_SECONDS
+        ):
+            return []
+        self._last_look = now
+        return self.post_due(now)
+
+    def post_due(self, now: datetime) -> list[int]:
+        """Post every wrap-up due at ``now``; the games whose messages carry them."""
+        with self.sessions() as session:
+            channels = session.execute(
+                select(Game.team_id, Game.channel_id)
+                .where(
+                    Game.phase == m.Phase.OVER.value,
+                    Game.finished_at >= now - timedelta(days=RECENT_DAYS),
+                )
+                .distinct()
+            ).all()
+        posted = []
+        for team_id, channel_id in channels:
+            with log_context(team_id=team_id, channel_id=channel_id):
+                game_id = self._post(team_id, channel_id, now)
+            if game_id is not None:
+                posted.append(game_id)
+        return posted
+
+    def _post(self, team_id: str, channel_id: str, now: datetime) -> int | None:
+        with transaction(self.sessions) as session:
+            length, zone = history.season_rules(session, team_id, channel_id)
+            season = season_to_wrap_up(now, length, zone)
+            if session.get(SeasonWrapUp, (team_id, channel_id, season.key)) is not None:
+                return None
+            records = history.season_records(session, team_id, channel_id, season, zone)
+            wrap = wrap_up(season, records)
+            last = history.last_finished_in(session, team_id, channel_id, season, zone)
+            if wrap is None or last is None:
+                return None
+            claimed = session.execute(
+                insert(SeasonWrapUp)
+                .values(team_id=team_id, channel_id=channel_id, season=season.key, game_id=last)
+                .on_conflict_do_nothing()
+                .returning(SeasonWrapUp.season)
+            ).first()
+            if claimed is None:  # another process posted it
+                return None
+            game = games.lock(session, last)
+            assert game is not None
+            enqueue(session, game, (m.Say(wrap_up_text(wrap)),))
+            log.info("season wrapped up", extra={"game_id": last})
+        return last
+
+
+def pause_for_channel_of(sessions: sessionmaker[Session], game_id: int, error: str) -> None:
+    """Slack refuses to post in a game's channel for good: the channel's standing table stops
+    opening tables there until someone sets it again."""
+    with transaction(sessions) as session:
+        game = session.get(Game, game_id)
+        if game is not None and standing.pause(session, game.team_id, game.channel_id, error):
+            with log_context(team_id=game.team_id, channel_id=game.channel_id):
+                log.info("standing table paused", extra={"error": error})

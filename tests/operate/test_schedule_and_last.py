@@ -1,0 +1,206 @@
+"""``/varulv schedule``, *I usually play* and ``/varulv last`` through the app and the fake Slack:
+the form in the person's own zone, its checks, the stored schedule, removing it; the lobby's
+toggle; the last reveal again with the whole game, which ``varulv referee`` resolves to the
+outcome the game had."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import text
+
+from slackapp.blocks import schedule as schedule_screen
+from slackapp.fakeslack.blocks import readable_text
+from slackapp.game.seasons import Season, SeasonLength
+from tests.e2e.driver import Table
+from tests.operate.conftest import PEOPLE, Deployment
+from tests.operate.test_home import open_home
+
+ALVA, BENGT, CARIN, DORIS = PEOPLE
+
+
+def open_schedule(deployment: Deployment, table: Table, user: str) -> dict[str, Any]:
+    before = {modal["id"] for modal in deployment.fake.modals(user)}
+    table.command(user, "schedule")
+    return table.wait(
+        lambda: next((v for v in deployment.fake.modals(user) if v["id"] not in before), None),
+        "the schedule modal",
+    )
+
+
+def element(modal: dict[str, Any], action_id: str) -> dict[str, Any]:
+    for block in modal["blocks"]:
+        found = block.get("element") or {}
+        if found.get("action_id") == action_id:
+            return dict(found)
+    raise LookupError(action_id)
+
+
+def stored(deployment: Deployment, channel: str) -> dict[str, Any] | None:
+    with deployment.db.connect() as connection:
+        row = (
+            connection.execute(
+                text("SELECT * FROM standing_tables WHERE channel_id = :c"), {"c": channel}
+            )
+            .mappings()
+            .one_or_none()
+        )
+        return None if row is None else dict(row)
+
+
+def test_the_schedule_form_sets_shows_and_removes_a_standing_table(
+    single_workspace: Deployment,
+) -> None:
+    fake, table = single_workspace.fake, single_workspace.table()
+    modal = open_schedule(single_workspace, table, ALVA)
+    # The person's own zone, from users.info; weekdays at 15:00 to start from.
+    assert element(modal, schedule_screen.ZONE)["initial_value"] == "Europe/Stockholm"
+    assert element(modal, schedule_screen.AT)["initial_time"] == "15:00"
+    days = element(modal, schedule_screen.DAYS)["initial_options"]
+    assert [option["value"] for option in days] == ["0", "1", "2", "3", "4"]
+    assert "No standing table yet" in json.dumps(modal)
+
+    answer = fake.view_submission(
+        ALVA,
+        {
+            schedule_screen.DAYS: [],
+            schedule_screen.ZONE: "Mars/Olympus",
+            schedule_screen.LOBBY: "500",
+        },
+    ).json()
+    assert answer["response_action"] == "errors"
+    assert set(answer["errors"]) == {
+        schedule_screen.DAYS,
+        schedule_screen.ZONE,
+        schedule_screen.LOBBY,
+    }
+    assert stored(single_workspace, table.channel) is None, "bad input changes nothing"
+
+    fake.view_submission(
+        ALVA,
+        {
+            schedule_screen.DAYS: ["1", "3"],
+            schedule_screen.AT: "10:30",
+            schedule_screen.ZONE: "America/New_York",
+            schedule_screen.LOBBY: "20",
+        },
+    )
+    row = stored(single_workspace, table.channel)
+    assert row is not None
+    assert (row["weekdays"], row["minute_of_day"], row["zone"], row["lobby_minutes"]) == (
+        0b1010,
+        10 * 60 + 30,
+        "America/New_York",
+        20,
+    )
+    assert row["owner_user_id"] == ALVA
+    announcement = table.board("set a standing table")
+    assert "Tuesday and Thursday at 10:30 (America/New_York)" in announcement.text
+
+    # Open again, it shows what is stored and offers to remove it.
+    modal = open_schedule(single_workspace, table, BENGT)
+    assert element(modal, schedule_screen.ZONE)["initial_value"] == "America/New_York"
+    assert "Now: Tuesday and Thursday at 10:30" in json.dumps(modal)
+    fake.view_submission(BENGT, {schedule_screen.REMOVE: [schedule_screen.REMOVE_IT]})
+    assert stored(single_workspace, table.channel) is None
+    assert f"<@{BENGT}> removed" in table.board("removed this channel's standing table").text
+
+
+def test_i_usually_play_is_a_toggle_on_the_lobby(single_workspace: Deployment) -> None:
+    table = single_workspace.table()
+    table.command(ALVA)
+    lobby = table.lobby()
+
+    def regulars() -> list[str]:
+        with single_workspace.db.connect() as connection:
+            return list(
+                connection.execute(
+                    text("SELECT user_id FROM regulars WHERE channel_id = :c"),
+                    {"c": table.channel},
+                ).scalars()
+            )
+
+    table.click(CARIN, lobby, "I usually play")
+    table.ephemeral(CARIN, "Marked: you usually play")
+    assert regulars() == [CARIN]
+    table.click(CARIN, lobby, "I usually play")
+    table.ephemeral(CARIN, "Taken back")
+    assert regulars() == []
+    table.click(ALVA, lobby, "Cancel")
+
+
+def code_block(message_text: str) -> dict[str, Any]:
+    found = re.search(r"```\n(.*)\n```", message_text, re.S)
+    assert found, message_text
+    data = json.loads(found.group(1))
+    assert isinstance(data, dict)
+    return data
+
+
+def test_last_shows_the_reveal_again_and_the_game_the_referee_resolves(
+    single_workspace: Deployment, tmp_path: Any
+) -> None:
+    fake, table = single_workspace.fake, single_workspace.table()
+    table.command(DORIS, "last")
+    table.ephemeral(DORIS, "No game has been played to the end")
+
+    table.seat_people(ALVA, [BENGT, CARIN], bots=True)
+    table.start(ALVA)
+    table.play_night([ALVA, BENGT, CARIN])
+    table.wait_for_phase("day")
+    table.heard_enough([ALVA, BENGT])
+    table.wait_for_phase("vote")
+    table.vote({ALVA: "bengt", BENGT: "carin", CARIN: "alva"})
+    table.wait_for_phase("over")
+    table.reveal()
+    outcome = table.stored_outcome_matches_referee()
+
+    table.command(DORIS, "score")
+    board = table.ephemeral(DORIS, "All time in")
+    this_month = Season(datetime.now(UTC).year, datetime.now(UTC).month, SeasonLength.MONTH)
+    assert f"This season: {this_month.name}" in board.rendered_text
+
+    # On the Home tab: this season, and the toggle for the channel.
+    home = open_home(single_workspace, ALVA)
+    assert f"This season ({this_month.name}): you, place" in readable_text(home["blocks"])
+    fake.click_home_button(ALVA, "I usually play here")
+    table.wait(
+        lambda: (
+            "I usually play here ✓" in json.dumps(fake.home_view(ALVA), ensure_ascii=False) or None
+        ),
+        "the Home tab with the toggle on",
+    )
+    with single_workspace.db.connect() as connection:
+        # The first board's toggle: Alva may have boards from other tests' channels too.
+        marked = connection.execute(
+            text("SELECT channel_id FROM regulars WHERE user_id = :u"), {"u": ALVA}
+        ).scalars()
+        assert len(list(marked)) == 1
+
+    table.command(DORIS, "last")
+    again = table.ephemeral(DORIS, "Anyone can check it")
+    assert "Dawn breaks" in json.dumps(again.blocks)
+    table.click(DORIS, again, "The whole game, for the referee")
+    exported = code_block(table.ephemeral(DORIS, "as `varulv referee` reads it").text)
+
+    names = {seat["user_id"] or seat["bot_name"]: seat["display_name"] for seat in table.seats()}
+    assert exported["seats"] == [names[key] for key in outcome["points"]]
+    path = tmp_path / "game.json"
+    path.write_text(json.dumps(exported))
+    printed = subprocess.run(
+        [sys.executable, "-m", "slackapp.cli", "referee", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    resolved = json.loads(printed.stdout)
+    assert resolved["points"] == {names[key]: points for key, points in outcome["points"].items()}
+    assert resolved["winners"] == [names[key] for key in outcome["winners"]]
+    assert resolved["dead"] == [names[key] for key in outcome["dead"]]
+    assert resolved["dawn"] == {names[key]: card for key, card in outcome["dawn"].items()}
+    assert resolved["winning_team"] == outcome["winning_team"]

@@ -1,0 +1,300 @@
+"""Standing tables on PostgreSQL with the clock driven by the test: each opening fires once
+with two app instances sweeping at the same minute, is skipped while a game runs, survives a
+restart between arming and firing, follows the zone across a clock change, closes its lobby
+on time, and stops in a channel that refuses the bot."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, time, timedelta
+
+import pytest
+from sqlalchemy import Engine, create_engine, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from slackapp.db import standing
+from slackapp.db.engine import make_sessions, transaction
+from slackapp.db.migrate import upgrade
+from slackapp.db.models import Game, OutboxEntry
+from slackapp.game import machine as m
+from slackapp.game.schedule import Schedule
+from slackapp.standing import StandingTables, invitation, pause_for_channel_of
+from slackapp.steps import Steps
+
+TEAM = "T0STAND"
+_channels = itertools.count(1)
+LENGTHS = m.Lengths(120, 300, 120)
+FIKA = Schedule(frozenset(range(5)), time(15, 0), "Europe/Stockholm", 15)
+TUESDAY_MORNING = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+TUESDAY_FIKA = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)  # 15:00 in Stockholm
+
+
+class Clock:
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+class Nothing:
+    """The deliverer and the timers, which these tests leave out: the outbox is checked."""
+
+    def kick(self, game_id: int) -> None:
+        pass
+
+    def arm(self, game_id: int, at: datetime) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def sessions(db: Engine) -> sessionmaker[Session]:
+    upgrade(db)
+    return make_sessions(db)
+
+
+def instance(sessions: sessionmaker[Session], clock: Clock) -> StandingTables:
+    """One app process's standing tables, with an engine of its own."""
+    url = sessions.kw["bind"].url.render_as_string(hide_password=False)
+    own = make_sessions(create_engine(url))
+    return StandingTables(Steps(own, LENGTHS, Nothing(), Nothing(), clock), clock)
+
+
+def new_channel(
+    sessions: sessionmaker[Session], schedule: Schedule = FIKA, now: datetime = TUESDAY_MORNING
+) -> str:
+    channel = f"C{next(_channels):04d}STD"
+    with transaction(sessions) as session:
+        standing.save(session, TEAM, channel, "U0OWNER", schedule, now)
+    return channel
+
+
+def games_in(sessions: sessionmaker[Session], channel: str) -> list[Game]:
+    with sessions() as session:
+        return list(
+            session.scalars(select(Game).where(Game.channel_id == channel).order_by(Game.id))
+        )
+
+
+def sweep_in(tables: StandingTables, channel: str) -> list[int]:
+    """Sweep, and the games opened in ``channel`` (other tests' channels may be due too)."""
+    opened = tables.sweep()
+    return [game.id for game in games_in(tables.sessions, channel) if game.id in opened]
+
+
+def armed(sessions: sessionmaker[Session], channel: str) -> datetime:
+    with sessions() as session:
+        row = standing.get(session, TEAM, channel)
+        assert row is not None
+        return row.next_at
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock(TUESDAY_MORNING)
+
+
+@pytest.fixture
+def two(sessions: sessionmaker[Session], clock: Clock) -> Iterator[list[StandingTables]]:
+    yield [instance(sessions, clock), instance(sessions, clock)]
+
+
+def test_saving_arms_the_next_opening(sessions: sessionmaker[Session]) -> None:
+    channel = new_channel(sessions)
+    assert armed(sessions, channel) == TUESDAY_FIKA
+    with sessions() as session:
+        row = standing.get(session, TEAM, channel)
+        assert row is not None
+        assert standing.schedule_of(row) == FIKA
+
+
+def test_nothing_opens_before_the_minute(
+    sessions: sessionmaker[Session], two: list[StandingTables], clock: Clock
+) -> None:
+    channel = new_channel(sessions)
+    clock.at = TUESDAY_FIKA - timedelta(seconds=1)
+    for tables in two:
+        tables.sweep()
+    assert games_in(sessions, channel) == []
+
+
+def test_two_processes_at_the_same_minute_open_one_table(
+    sessions: sessionmaker[Session], two: list[StandingTables], clock: Clock
+) -> None:
+    channel = new_channel(sessions)
+    clock.at = TUESDAY_FIKA + timedelta(seconds=1)
+    go = threading.Barrier(2)
+    opened: list[list[int]] = []
+
+    def sweep(tables: StandingTables) -> None:
+        go.wait()
+        opened.append(tables.open_due())
+
+    threads = [threading.Thread(target=sweep, args=(tables,)) for tables in two]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for tables in two:  # and each again, a little later
+        clock.at += timedelta(seconds=2)
+        tables.sweep()
+
+    (game,) = games_in(sessions, channel)
+    assert game.phase == "lobby"
+    # Other tests' channels may be due too: count this one's.
+    assert sorted(ids.count(game.id) for ids in opened) == [0, 1]
+    assert armed(sessions, channel) == TUESDAY_FIKA + timedelta(days=1)
+
+
+def test_the_lobby_is_posted_with_every_seat_free_and_the_regulars_mentioned(
+    sessions: sessionmaker[Session], two: list[StandingTables], clock: Clock
+) -> None:
+    channel = new_channel(sessions)
+    with transaction(sessions) as session:
+        assert standing.toggle_regular(session, TEAM, channel, "U0REG1")
+        assert standing.toggle_regular(session, TEAM, channel, "U0REG2")
+        assert standing.toggle_regular(session, TEAM, channel, "U0GONE")
+        assert not standing.toggle_regular(session, TEAM, channel, "U0GONE")  # unmarked again
+    clock.at = TUESDAY_FIKA
+    (game_id,) = sweep_in(two[0], channel)
+    with sessions() as session:
+        game = session.get(Game, game_id)
+        assert game is not None
+        assert game.seats == []
+        assert game.host_user_id == "U0OWNER"
+        texts = session.scalars(
+            select(OutboxEntry.text).where(OutboxEntry.game_id == game_id)
+        ).all()
+    assert invitation(FIKA, ["U0REG1", "U0REG2"]) in texts
+    assert "<@U0REG1> <@U0REG2>" in invitation(FIKA, ["U0REG1", "U0REG2"])
+    assert "U0GONE" not in " ".join(texts)
+
+
+def test_an_opening_is_skipped_while_a_game_runs(
+    sessions: sessionmaker[Session], two: list[StandingTables], clock: Clock
+) -> None:
+    channel = new_channel(sessions)
+    steps = two[0].steps
+    assert steps.open_table(TEAM, channel, "U0ALVA", "alva") is None
+    clock.at = TUESDAY_FIKA
+    two[0].sweep()
+    (game,) = games_in(sessions, channel)
+    assert game.host_user_id == "U0ALVA"
+    assert armed(sessions, channel) == TUESDAY_FIKA + timedelta(days=1), "the day is skipped"
+
+
+def test_an_opening_survives_a_restart_between_arming_and_firing(
+    sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    channel = new_channel(sessions)
+    before = instance(sessions, clock)
+    before.sweep()  # armed, nothing due
+    del before  # the process goes away; the next one starts after the minute
+    clock.at = TUESDAY_FIKA + timedelta(minutes=3)
+    after = instance(sessions, clock)
+    after.sweep()
+    assert len(games_in(sessions, channel)) == 1
+
+
+def test_a_process_down_past_the_lobby_opens_no_stale_table(
+    sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    channel = new_channel(sessions)
+    clock.at = TUESDAY_FIKA + timedelta(minutes=15)
+    instance(sessions, clock).sweep()
+    assert games_in(sessions, channel) == []
+    assert armed(sessions, channel) == TUESDAY_FIKA + timedelta(days=1)
+
+
+def test_the_opening_follows_the_zone_across_a_clock_change(
+    sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    # 15:00 in Stockholm is 14:00 UTC on Friday 27 March 2026 and 13:00 UTC on Monday the 30th,
+    # after summer time began on the Sunday.
+    friday = datetime(2026, 3, 27, 14, 0, tzinfo=UTC)
+    monday = datetime(2026, 3, 30, 13, 0, tzinfo=UTC)
+    channel = new_channel(sessions, now=friday - timedelta(hours=5))
+    assert armed(sessions, channel) == friday
+    tables = instance(sessions, clock)
+    clock.at = friday
+    assert len(sweep_in(tables, channel)) == 1
+    assert armed(sessions, channel) == monday
+    with transaction(sessions) as session:  # the Friday lobby closes; nothing else is open
+        (game,) = session.scalars(select(Game).where(Game.channel_id == channel)).all()
+        game.phase = "cancelled"
+    clock.at = monday - timedelta(minutes=1)
+    assert sweep_in(tables, channel) == []
+    clock.at = monday
+    assert len(sweep_in(tables, channel)) == 1
+    assert len(games_in(sessions, channel)) == 2
+
+
+def test_the_lobby_closes_when_its_time_is_up(
+    sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    channel = new_channel(sessions)
+    tables = instance(sessions, clock)
+    clock.at = TUESDAY_FIKA
+    (game_id,) = sweep_in(tables, channel)
+    clock.at = TUESDAY_FIKA + timedelta(minutes=14, seconds=59)
+    assert game_id not in tables.close_due()
+    clock.at = TUESDAY_FIKA + timedelta(minutes=15)
+    assert game_id in tables.close_due()
+    assert game_id not in tables.close_due()
+    (game,) = games_in(sessions, channel)
+    assert game.phase == "cancelled"
+
+
+def test_a_started_game_is_not_closed_with_the_lobby(
+    sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    channel = new_channel(sessions)
+    tables = instance(sessions, clock)
+    clock.at = TUESDAY_FIKA
+    (game_id,) = sweep_in(tables, channel)
+    steps = tables.steps
+    for user in ("U0ALVA", "U0BENGT", "U0CARIN"):
+        assert steps.act(game_id, m.Join(user, user.lower())) is None
+    assert steps.act(game_id, m.Start("U0ALVA")) is None  # the night begins
+    clock.at = TUESDAY_FIKA + timedelta(minutes=15)
+    assert game_id in tables.close_due()
+    (game,) = games_in(sessions, channel)
+    assert game.phase == "day", "the game goes on (its night's deadline passed meanwhile)"
+
+
+def test_a_channel_that_refuses_the_bot_pauses_its_schedule(
+    sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    channel = new_channel(sessions)
+    tables = instance(sessions, clock)
+    clock.at = TUESDAY_FIKA
+    (game_id,) = sweep_in(tables, channel)
+    pause_for_channel_of(sessions, game_id, "not_in_channel")
+    tables.steps.act(game_id, m.ChannelUnwritable("not_in_channel"))
+    clock.at = TUESDAY_FIKA + timedelta(days=1)
+    assert sweep_in(tables, channel) == []
+    assert len(games_in(sessions, channel)) == 1
+    with sessions() as session:
+        row = standing.get(session, TEAM, channel)
+        assert row is not None
+        assert row.paused == "not_in_channel"
+    # Set again (after /invite), it runs again.
+    with transaction(sessions) as session:
+        standing.save(session, TEAM, channel, "U0OWNER", FIKA, clock.at - timedelta(minutes=1))
+    assert len(sweep_in(tables, channel)) == 1
+
+
+def test_removing_a_schedule_stops_it(sessions: sessionmaker[Session], clock: Clock) -> None:
+    channel = new_channel(sessions)
+    with transaction(sessions) as session:
+        assert standing.remove(session, TEAM, channel)
+        assert not standing.remove(session, TEAM, channel)
+    clock.at = TUESDAY_FIKA
+    assert sweep_in(instance(sessions, clock), channel) == []
+    with sessions() as session:
+        assert (
+            session.scalar(select(func.count()).select_from(Game).where(Game.channel_id == channel))
+            == 0
+        )
