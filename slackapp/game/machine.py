@@ -21,6 +21,7 @@ finds the phase closed, and a phase ended anew after a crash ends exactly as it 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import random
 import re
@@ -207,6 +208,13 @@ class GameState:
         if self.phase != Phase.OVER:
             return None
         return play(self.deal(), self.choices(), self.ballots())
+
+
+def bots_seed(seed: int) -> str:
+    """The seed bots decide from: drawn from the game's, so a game replays exactly, but through
+    a one-way hash, since the game's own seed deals the cards and a bot must not be able to
+    deal them again."""
+    return hashlib.sha256(f"{seed}/bots".encode()).hexdigest()
 
 
 # --- events ----------------------------------------------------------------------------------
@@ -730,7 +738,7 @@ def _start(
         choice = None
         if seat.is_bot:
             view = BotView(seat.key, dealt.seats, card, lone_wolf=lone == (seat.key,))
-            choice = bot_night_choice(view, state.seed)
+            choice = bot_night_choice(view, bots_seed(state.seed))
         started.append(replace(seat, dealt=card, choice=choice, confirmed=seat.is_bot))
     state = replace(
         state,
@@ -931,7 +939,7 @@ def _end_day(state: GameState, now: datetime, reason: str) -> Step:
                 choice=seat.choice,
                 learned=night.seen.get(seat.key),
             )
-            ballot = Ballot(bot_ballot(view, state.seed, wolves_in_deck))
+            ballot = Ballot(bot_ballot(view, bots_seed(state.seed), wolves_in_deck))
         seats.append(replace(seat, ballot=ballot))
     state = replace(
         state,

@@ -213,6 +213,22 @@ def test_start_deals_by_the_seed_bots_choose_and_each_person_gets_a_card() -> No
     assert "already started" in answers(m.step(night, m.Start("UANNA"), T0))[0]
 
 
+def test_bots_decide_from_a_seed_that_cannot_deal_the_cards_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    given: list[object] = []
+
+    def recording(view: object, seed: object) -> None:
+        given.append(seed)
+
+    monkeypatch.setattr(m, "bot_night_choice", recording)
+    state = seated(["UANNA", "UBO", "UCIA"], seed=5, bots=True)
+    m.step(state, m.Start("UBO"), T0)
+    assert given, "the bots were asked for their night"
+    assert set(given) == {m.bots_seed(5)}
+    assert m.bots_seed(5) != str(5) and m.bots_seed(5) == m.bots_seed(5)
+
+
 # -- the night ------------------------------------------------------------------------------
 
 
