@@ -184,6 +184,14 @@ class Steps:
             self.alarm.arm(done.game_id, done.deadline)
         return done.answer
 
+    def in_workspace(self, game_id: int, team_id: str) -> bool:
+        """Whether the game belongs to the workspace Slack signed the request for: a click
+        from another workspace never acts on it. Read unlocked, since a game's workspace
+        never changes."""
+        with transaction(self.sessions) as session:
+            found = session.scalar(select(Game.team_id).where(Game.id == game_id))
+        return found is None or found == team_id
+
     def act(self, game_id: int, event: m.Event) -> str | None:
         """A person's command on a game; the answer for them, if any."""
         return self._after(commit_step(self.sessions, game_id, event, self.now))

@@ -129,6 +129,9 @@ def register(app: App, steps: Steps) -> None:
             action_ts=_timestamp(clicked.get("action_ts")),
         )
         team_id = str(context.team_id or "")
+        if not steps.in_workspace(value.game_id, team_id):
+            send(respond, Reply(ANOTHER_WORKSPACE))
+            return
 
         def named() -> str:  # who sits down is named as Slack shows them, looked up unlocked
             return steps.name_of(client, team_id, user_id, user_name)
@@ -159,6 +162,10 @@ def register(app: App, steps: Steps) -> None:
     register_other(app, steps)
 
 
+ANOTHER_WORKSPACE = (
+    "That table belongs to another workspace, so you cannot play at it from yours. "
+    "Ask someone there to start a table in a channel of your own workspace."
+)
 NOT_OVER = "That game is not over, or was not played in this channel: nothing to check."
 
 

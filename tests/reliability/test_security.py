@@ -147,3 +147,23 @@ def test_a_payload_acts_only_for_the_user_slack_signed_it_for(
     assert fake.send(renamed, app.events_url).status_code == 200
     table.ephemeral(stranger, "Only someone seated")
     assert table.game()["phase"] == "night"
+
+
+def test_a_click_signed_for_another_workspace_never_acts_on_this_ones_table(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    anna, bo, cia = new_people(fake, 3)
+    stranger = new_people(fake, 1)[0]
+    table = Table(fake, app, db)
+    lobby = table.seat_people(anna, [bo, cia])
+    join = next(b for b in lobby.buttons() if b.text == "Join")
+    other = {"id": "T0OTHERTEAM", "domain": "elsewhere"}
+    from_elsewhere = with_payload(
+        signed_click(fake, stranger, lobby, join.action_id),
+        {"team": other, "user": {"id": stranger, "name": "stranger", "team_id": other["id"]}},
+    )
+    assert fake.send(from_elsewhere, app.events_url).status_code == 200
+    table.ephemeral(stranger, "belongs to another workspace")
+    assert stranger not in seat_rows(db, table.game_id()), "no seat for the other workspace"
+    table.start(anna)  # the table's own workspace is not held up by it
+    assert table.game()["phase"] == "night"
