@@ -205,9 +205,20 @@ class Table:
         )
 
     def cancel(self, user: str, lobby: Message) -> None:
-        """*Cancel*, then *Yes, cancel* in the private question it brings."""
+        """*Cancel*, then *Yes, cancel* in the private question it brings (the new one: the
+        same person may have been asked about an earlier table in the channel)."""
+
+        def questions() -> list[Message]:
+            shown = self.fake.ephemerals(user, lobby.channel)
+            return [m for m in shown if "Cancel this table?" in m.rendered_text]
+
+        before = len(questions())
         self.click(user, lobby, "Cancel")
-        self.click(user, self.ephemeral(user, "Cancel this table?"), "Yes, cancel")
+        question = self.wait(
+            lambda: questions()[before] if len(questions()) > before else None,
+            f"the question to {user}: Cancel this table?",
+        )
+        self.click(user, question, "Yes, cancel")
         self.lobby_shows(lobby, "cancelled this table")
 
     def start(self, host: str) -> None:

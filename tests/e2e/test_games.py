@@ -102,7 +102,7 @@ def test_three_people_from_command_to_reveal(fake: FakeSlack, app: AppProcess, d
     assert scores == {user: outcome["points"][user] for user in (anna, bo, cia)}
 
     table.command(anna, "score")
-    board = table.ephemeral(anna, "leaderboard")
+    board = table.ephemeral(anna, "Varulv leaderboard")
     for user in (anna, bo, cia):
         assert f"<@{user}>" in str(board.blocks)
 

@@ -184,7 +184,7 @@ def test_last_shows_the_reveal_again_and_the_game_the_referee_resolves(
 
     table.command(DORIS, "last")
     again = table.ephemeral(DORIS, "Anyone can check it")
-    assert "Dawn breaks" in json.dumps(again.blocks)
+    assert "The reveal: what really happened" in json.dumps(again.blocks)
     table.click(DORIS, again, "The whole game, for the referee")
     exported = code_block(table.ephemeral(DORIS, "as `varulv referee` reads it").text)
 
