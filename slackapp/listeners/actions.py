@@ -129,8 +129,16 @@ def register(app: App, steps: Steps) -> None:
             action_ts=_timestamp(clicked.get("action_ts")),
         )
         team_id = str(context.team_id or "")
-        if not steps.in_workspace(value.game_id, team_id):
-            send(respond, Reply(ANOTHER_WORKSPACE))
+        ours: list[bool] = []  # checked as a step, so a database outage is answered as one
+
+        def check_workspace() -> str | None:
+            if not steps.in_workspace(value.game_id, team_id):
+                return ANOTHER_WORKSPACE
+            ours.append(True)
+            return None
+
+        run_step(respond, check_workspace)
+        if not ours:
             return
 
         def named() -> str:  # who sits down is named as Slack shows them, looked up unlocked
