@@ -30,6 +30,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.webhook import WebhookClient
 
 from slackapp.fakeslack import FakeSlack, Message
+from tests import faults
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 TOKEN = "xoxb-test"
@@ -204,7 +205,7 @@ def test_missing_unknown_and_revoked_tokens_are_refused(fake: FakeSlack) -> None
     assert slack_error(WebClient(base_url=fake.api_url, token="xoxb-nope").auth_test) == (
         "invalid_auth"
     )
-    fake.revoke_tokens(TOKEN)
+    faults.revoke_tokens(fake, TOKEN)
     assert slack_error(WebClient(base_url=fake.api_url, token=TOKEN).auth_test) == "token_revoked"
 
 
@@ -284,7 +285,7 @@ def test_dm_channel_is_stable_per_user_and_user_ids_post_into_it(
 
 
 def test_unreachable_and_unknown_users_cannot_be_messaged(fake: FakeSlack, web: WebClient) -> None:
-    fake.set_unreachable("U3")
+    faults.set_unreachable(fake, "U3")
     assert slack_error(web.conversations_open, users="U3") == "cannot_dm_bot"
     assert slack_error(web.chat_postMessage, channel="U3", text="hi") == "cannot_dm_bot"
     assert slack_error(web.conversations_open, users="U404") == "user_not_found"
@@ -461,7 +462,7 @@ def test_oauth_install_gives_a_working_bot_token(fake: FakeSlack) -> None:
 
 
 def test_rate_limited_call_answers_429_with_retry_after(fake: FakeSlack, web: WebClient) -> None:
-    fake.rate_limit("chat.postMessage")
+    faults.rate_limit(fake, "chat.postMessage")
     with pytest.raises(SlackApiError) as failure:
         web.chat_postMessage(channel=CHANNEL, text="hi")
     assert failure.value.response.status_code == 429
@@ -476,7 +477,7 @@ def test_rate_limit_retry_handler_gets_through(fake: FakeSlack) -> None:
         token=TOKEN,
         retry_handlers=[RateLimitErrorRetryHandler(max_retry_count=1)],
     )
-    fake.rate_limit("chat.postMessage", times=1, retry_after=1)
+    faults.rate_limit(fake, "chat.postMessage", times=1, retry_after=1)
     started = time.monotonic()
     assert retrying.chat_postMessage(channel=CHANNEL, text="eventually")["ok"] is True
     assert time.monotonic() - started >= 1.0
@@ -485,7 +486,7 @@ def test_rate_limit_retry_handler_gets_through(fake: FakeSlack) -> None:
 
 
 def test_forced_errors_answer_once(fake: FakeSlack, web: WebClient) -> None:
-    fake.fail_next("conversations.open", "internal_error")
+    faults.fail_next(fake, "conversations.open", "internal_error")
     assert slack_error(web.conversations_open, users="U1") == "internal_error"
     assert web.conversations_open(users="U1")["ok"] is True
 

@@ -18,7 +18,7 @@ from slackapp.fakeslack.client import AppClient, Delivery, SignedRequest
 from slackapp.fakeslack.grants import Grants
 from slackapp.fakeslack.models import JSON, Identity, Message, find_button
 from slackapp.fakeslack.server import SlackHttpServer
-from slackapp.fakeslack.webapi import ApiError, Faults, WebApi
+from slackapp.fakeslack.webapi import ApiError, WebApi
 from slackapp.fakeslack.workspace import Workspace
 
 DEFAULT_APP_URL = "http://127.0.0.1:3000/slack/events"
@@ -45,7 +45,6 @@ class FakeSlack(Workspace):
         app_url: str = DEFAULT_APP_URL,
         channels: Mapping[str, str] | None = None,
         users: Mapping[str, str] | None = None,
-        unreachable_users: Iterable[str] = (),
         client_id: str = "1000000000.2000000000",
         client_secret: str = "fake-client-secret",
         verification_token: str = "fake-verification-token",
@@ -57,14 +56,11 @@ class FakeSlack(Workspace):
         super().__init__(
             Identity(team_id=team_id, bot_user_id=bot_user_id), channels=channels, users=users
         )
-        for user_id in unreachable_users:
-            self.set_unreachable(user_id)
         self.verification_token = verification_token
         self.grants = Grants(
             tokens, client_id=client_id, client_secret=client_secret, trigger_ttl=trigger_ttl
         )
-        self.faults = Faults()
-        self.api = WebApi(self, self.grants, self.faults)
+        self.api = WebApi(self, self.grants)
         self._http = SlackHttpServer(self.api, host, port)
         self._app = AppClient(signing_secret, app_url, ack_timeout)
         self._delivery: Delivery = self._app
@@ -117,23 +113,7 @@ class FakeSlack(Workspace):
         keeping_requests(), send() and post_to_app() stay HTTP's."""
         self._delivery = delivery or self._app
 
-    # -- faults and credentials ----------------------------------------------------
-
-    def rate_limit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with HTTP 429 ``ratelimited``."""
-        self.faults.rate_limit(method, times, retry_after)
-
-    def slow_down(self, seconds: float, method: str | None = None) -> None:
-        """Answer every Web API call (or every call of ``method``) ``seconds`` later."""
-        self.faults.slow_down(seconds, method)
-
-    def fail_next(self, method: str, error: str, times: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
-        self.faults.fail(method, error, times)
-
-    def revoke_tokens(self, token: str | None = None) -> None:
-        """Revoke one token, or all of them; later calls get ``token_revoked``."""
-        self.grants.revoke(token)
+    # -- installing the app ------------------------------------------------------
 
     def approve_install(self, authorize_url: str, user_id: str = "UADMIN") -> str:
         """Press "Allow" on the app's install page: the redirect URL with a fresh code.
@@ -353,12 +333,12 @@ class FakeSlack(Workspace):
 
     def app_uninstalled(self) -> requests.Response:
         """Uninstall the app: its tokens stop working, then Slack tells the app."""
-        self.revoke_tokens()
+        self.grants.revoke()
         return self.event({"type": "app_uninstalled", "event_ts": payloads.now_ts()})
 
     def tokens_revoked(self) -> requests.Response:
         """Revoke the bot's tokens and tell the app with a ``tokens_revoked`` event."""
-        self.revoke_tokens()
+        self.grants.revoke()
         event = {
             "type": "tokens_revoked",
             "tokens": {"oauth": [], "bot": [self.identity.bot_user_id]},

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,56 +54,20 @@ class ApiAnswer:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class Faults:
-    """Answers queued to replace a method's next real answers (429s, forced errors)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._queued: dict[str, deque[ApiAnswer]] = {}
-        self._latency: dict[str | None, float] = {}
-
-    def slow_down(self, seconds: float, method: str | None = None) -> None:
-        """Answer every call (or every call of ``method``) ``seconds`` later, as a loaded
-        Slack does; 0 answers at once again."""
-        with self._lock:
-            self._latency[method] = seconds
-
-    def latency(self, method: str) -> float:
-        with self._lock:
-            return self._latency.get(method, self._latency.get(None, 0.0))
-
-    def rate_limit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with HTTP 429, as Slack throttles."""
-        answer = ApiAnswer(
-            {"ok": False, "error": "ratelimited"}, 429, {"Retry-After": str(retry_after)}
-        )
-        self._queue(method, answer, times)
-
-    def fail(self, method: str, error: str, times: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
-        self._queue(method, ApiAnswer({"ok": False, "error": error}), times)
-
-    def take(self, method: str) -> ApiAnswer | None:
-        """The queued answer for this call of ``method``, if any."""
-        with self._lock:
-            queued = self._queued.get(method)
-            return queued.popleft() if queued else None
-
-    def _queue(self, method: str, answer: ApiAnswer, times: int) -> None:
-        with self._lock:
-            self._queued.setdefault(method, deque()).extend([answer] * times)
-
-
 Handler = Callable[[ApiRequest], JSON]
+Answerer = Callable[[ApiRequest], ApiAnswer]
+Hook = Callable[[ApiRequest, Answerer], ApiAnswer]
+"""Wraps every call: given the request and what answers it, the answer to send (tests' faults)."""
 
 
 class WebApi:
     """Slack's Web API over a Workspace; every call is recorded there."""
 
-    def __init__(self, workspace: Workspace, grants: Grants, faults: Faults) -> None:
+    def __init__(self, workspace: Workspace, grants: Grants) -> None:
         self.workspace = workspace
         self.grants = grants
-        self.faults = faults
+        self.hooks: list[Hook] = []
+        """Run around every call, response_urls included, the first outermost."""
         self._methods: dict[str, Handler] = {
             "auth.test": self.auth_test,
             "conversations.open": self.conversations_open,
@@ -131,9 +93,7 @@ class WebApi:
 
     def handle(self, request: ApiRequest) -> ApiAnswer:
         """Answer one call like Slack would, and log it."""
-        if delay := self.faults.latency(request.method):
-            time.sleep(delay)
-        answer = self._answer(request)
+        answer = self._hooked(request, self._answer)
         self.workspace.record(
             Call(
                 method=request.method,
@@ -150,9 +110,6 @@ class WebApi:
         handler = self._methods.get(request.method)
         if handler is None:
             return ApiAnswer({"ok": False, "error": "unknown_method", "req_method": request.method})
-        fault = self.faults.take(request.method)
-        if fault is not None:
-            return fault
         if request.method not in self._own_token_check:
             token_error = self.grants.token_error(request.token)
             if token_error:
@@ -161,6 +118,11 @@ class WebApi:
             return ApiAnswer({"ok": True, **handler(request)})
         except ApiError as error:
             return ApiAnswer(error.body())
+
+    def _hooked(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        for hook in reversed(self.hooks):
+            answer = _around(hook, answer)
+        return answer(request)
 
     # -- auth and people -----------------------------------------------------------
 
@@ -228,8 +190,6 @@ class WebApi:
             raise ApiError("cannot_dm_bot")
         if self.workspace.user_name(user_id) is None:
             raise ApiError("user_not_found")
-        if error := self.workspace.unreachable_error(user_id):
-            raise ApiError(error)
         return {"channel": {"id": self.workspace.dm_channel(user_id)}}
 
     # -- messages ------------------------------------------------------------------
@@ -254,8 +214,6 @@ class WebApi:
 
     def chat_update(self, request: ApiRequest) -> JSON:
         """Edit a bot message in place; text and blocks not given are kept."""
-        if error := self.workspace.unreachable_error(str(request.params.get("channel"))):
-            raise ApiError(error)
         old = self._own_message(request.params, "cant_update_message")
         params = request.params
         blocks = old.blocks if params.get("blocks") is None else self._blocks(params)
@@ -279,8 +237,6 @@ class WebApi:
         channel = str(requested)
         if channel[:1] in ("U", "W") and self.workspace.user_name(channel) is None:
             raise ApiError("channel_not_found")
-        if error := self.workspace.unreachable_error(channel):
-            raise ApiError(error)  # a person who takes no DM, or a channel the bot left
         channel = self.workspace.conversation(channel)
         if self.workspace.channel_name(channel) is None:
             raise ApiError("channel_not_found")
@@ -430,18 +386,19 @@ class WebApi:
 
     def respond(self, hook_id: str, body: JSON) -> tuple[int, str]:
         """Apply a post to a response_url; the (status, text) Slack would answer."""
-        if delay := self.faults.latency("response_url"):
-            time.sleep(delay)
+        answer = self._hooked(ApiRequest("response_url", body, hook_id), self._respond)
+        self.workspace.record(Call("response_url", body, answer.body, time.time(), answer.status))
+        return answer.status, str(answer.body.get("answer", answer.body.get("error", "")))
+
+    def _respond(self, request: ApiRequest) -> ApiAnswer:
         try:
-            status, answer = 200, self.apply_response(self.grants.use_hook(hook_id), body)
+            hook = self.grants.use_hook(request.token or "")
+            status, text = 200, self.apply_response(hook, request.params)
         except HookError as error:
-            status, answer = 404, str(error)
+            status, text = 404, str(error)
         except ApiError as error:
-            status, answer = 400, error.error
-        self.workspace.record(
-            Call("response_url", body, {"ok": status == 200, "answer": answer}, time.time(), status)
-        )
-        return status, answer
+            status, text = 400, error.error
+        return ApiAnswer({"ok": status == 200, "answer": text}, status)
 
     def apply_response(self, hook: ResponseHook, body: JSON) -> str:
         """Show a response (response_url post or command ack) the way Slack would."""
@@ -499,6 +456,10 @@ class WebApi:
             "authed_user": {"id": installer},
             "is_enterprise_install": False,
         }
+
+
+def _around(hook: Hook, inner: Answerer) -> Answerer:
+    return lambda request: hook(request, inner)
 
 
 def checked_blocks(raw: Any, max_blocks: int) -> list[JSON]:

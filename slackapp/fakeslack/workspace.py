@@ -39,7 +39,6 @@ class Workspace:
         self._last_ts_micros = 0
         self._users: dict[str, str] = {identity.bot_user_id: identity.bot_name}
         self._profiles: dict[str, tuple[str | None, str | None]] = {}
-        self._unreachable: dict[str, str] = {}
         self._channels: dict[str, str] = dict(channels or {"C0001": "general"})
         self._dms: dict[str, str] = {}
         self._messages: dict[str, list[Message]] = {}
@@ -90,17 +89,6 @@ class Workspace:
         """The member's handle, or None for someone not in the workspace."""
         with self._lock:
             return self._users.get(user_id)
-
-    def set_unreachable(self, user_id: str, error: str = "cannot_dm_bot") -> None:
-        """Make conversations.open (and posting to the user) fail with ``error``; given a
-        channel id, posting and updating there fails (``not_in_channel``, ``is_archived``)."""
-        with self._lock:
-            self._unreachable[user_id] = error
-
-    def unreachable_error(self, user_id: str) -> str | None:
-        """The error opening a DM with ``user_id`` gives, if any."""
-        with self._lock:
-            return self._unreachable.get(user_id)
 
     def add_channel(self, channel_id: str, name: str) -> None:
         """Create a channel the bot is a member of."""

@@ -16,6 +16,7 @@ import requests
 from sqlalchemy import create_engine
 
 from slackapp.fakeslack import FakeSlack
+from tests import faults
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, start_app
 from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, fresh_database
@@ -153,7 +154,7 @@ def test_auth_test_failing_at_boot_does_not_keep_the_app_down(postgres: str) -> 
     on the next request, so only that request is lost."""
     url = fresh_database(postgres, "boot")
     with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
-        fake.fail_next("auth.test", "internal_error")
+        faults.fail_next(fake, "auth.test", "internal_error")
         app = start_app(fake, url)
         db = create_engine(url)
         try:
