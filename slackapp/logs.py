@@ -39,10 +39,6 @@ def log_context(**ids: str | int | None) -> Iterator[None]:
         _context.reset(token)
 
 
-def current_context() -> dict[str, str | int]:
-    return dict(_context.get({}))
-
-
 class JsonFormatter(logging.Formatter):
     """``{"time", "level", "logger", "message", ids…, "error"?}`` on one line."""
 

@@ -356,14 +356,6 @@ class Workspace:
             what=f"a message containing {containing!r} in {channel}",
         )
 
-    def wait_for_calls(self, method: str, count: int = 1, timeout: float = 10.0) -> list[Call]:
-        """The calls to ``method`` once there are at least ``count`` of them."""
-        return self.wait_for(
-            lambda: calls if len(calls := self.calls_to(method)) >= count else None,
-            timeout,
-            what=f"{count} call(s) to {method}",
-        )
-
     def _touch(self) -> None:
         # Called with the lock held: wakes everyone in wait_for.
         self._version += 1
