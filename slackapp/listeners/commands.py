@@ -18,6 +18,7 @@ import slackapp.blocks.settings as settings_screen
 from slackapp.blocks.render import labels
 from slackapp.db import channels, history, scores, standing
 from slackapp.db.engine import transaction
+from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.schedule import known_zones
 from slackapp.game.seasons import standings
 from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
@@ -118,7 +119,7 @@ def _open_settings(
         "vote_seconds": choice.vote_seconds,
     }
     view = settings_screen.settings_modal(
-        channel, lengths, channels.BOUNDS, choice.bots_allowed, choice.season.value
+        channel, lengths, LENGTH_BOUNDS, choice.bots_allowed, choice.season.value
     )
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one

@@ -25,6 +25,7 @@ from typing import Any
 
 import requests
 
+from slackapp.config import child_environment, database_url_from_env
 from slackapp.db.engine import first_line
 from slackapp.fakeslack import FakeSlack
 from slackapp.sandbox.server import (
@@ -78,7 +79,7 @@ class Sandbox:
         # The embedded server drops root and runs as its own user: it must reach the folder.
         os.chmod(self.folder, 0o755)
         self.app_log = self.folder / "app.log"
-        self._database_url = database_url or os.environ.get("DATABASE_URL") or None
+        self._database_url = database_url or database_url_from_env()
         self._signing_secret = secrets.token_hex(16)
         self._bot_token = f"xoxb-sandbox-{secrets.token_hex(8)}"
         # A fresh team per run: a shared DATABASE_URL never mixes in an earlier run's games.
@@ -173,18 +174,20 @@ class Sandbox:
 
     def _start_app(self, database_url: str) -> str:
         port = free_port()
-        env = {
-            **os.environ,
-            "SLACK_BOT_TOKEN": self._bot_token,
-            "SLACK_SIGNING_SECRET": self._signing_secret,
-            "SLACK_API_URL": self.fake.api_url,
-            "DATABASE_URL": database_url,
-            "PORT": str(port),
-            "HOST": "127.0.0.1",
-        }
-        # One workspace over HTTP: never Socket Mode, never "Add to Slack" installations.
-        for name in ("SLACK_APP_TOKEN", "SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"):
-            env.pop(name, None)
+        env = child_environment(
+            {
+                "SLACK_BOT_TOKEN": self._bot_token,
+                "SLACK_SIGNING_SECRET": self._signing_secret,
+                "SLACK_API_URL": self.fake.api_url,
+                "DATABASE_URL": database_url,
+                "PORT": str(port),
+                "HOST": "127.0.0.1",
+                # One workspace over HTTP: never Socket Mode, never "Add to Slack" installations.
+                "SLACK_APP_TOKEN": None,
+                "SLACK_CLIENT_ID": None,
+                "SLACK_CLIENT_SECRET": None,
+            }
+        )
         with self.app_log.open("wb") as log:
             # Its own process group: Ctrl-C reaches the sandbox, which then stops the app in order.
             self._app = subprocess.Popen(
