@@ -16,6 +16,7 @@ import requests
 from sqlalchemy import create_engine
 
 from slackapp.fakeslack import FakeSlack
+from slackapp.serving import free_port
 from tests import faults
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, start_app
 from tests.e2e.driver import Table
@@ -141,12 +142,6 @@ def test_help_is_plain_text() -> None:
     )
     assert "``" not in result.stdout
     assert "\nvarulv sandbox    play without Slack" in result.stdout, "its lines kept as written"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_auth_test_failing_at_boot_does_not_keep_the_app_down(postgres: str) -> None:
