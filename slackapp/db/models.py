@@ -47,18 +47,22 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
-_OPEN_SQL = "phase IN ('lobby', 'night', 'day', 'vote')"
+def _quoted(values: Iterable[StrEnum]) -> str:
+    return ", ".join(f"'{value.value}'" for value in values)
+
+
+_OPEN_SQL = f"phase IN ({_quoted(OPEN_PHASES)})"
 
 
 class Game(Base):
     __tablename__ = "games"
     __table_args__ = (
         CheckConstraint(
-            "phase IN ('lobby', 'night', 'day', 'vote', 'over', 'cancelled', 'stopped')",
+            f"phase IN ({_quoted(Phase)})",
             name="phase_known",
         ),
         CheckConstraint(
-            "deadline IS NOT NULL OR phase NOT IN ('night', 'day', 'vote')",
+            f"deadline IS NOT NULL OR phase NOT IN ({_quoted(TIMED_PHASES)})",
             name="timed_phase_has_deadline",
         ),
         # One open game per channel: a second /varulv cannot race a first into existence.
@@ -248,10 +252,6 @@ class DeliveryLease(Base):
     )
     holder: Mapped[str] = mapped_column(String(64))
     until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-
-
-def _quoted(values: Iterable[StrEnum]) -> str:
-    return ", ".join(f"'{value.value}'" for value in values)
 
 
 def _between(column: str, bounds: tuple[int, int]) -> CheckConstraint:
