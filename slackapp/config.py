@@ -11,6 +11,11 @@ from slackapp.game.machine import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE
 SLACK_DEFAULT_API_URL = "https://slack.com/api/"
 BOT_SCOPES = ("chat:write", "commands", "im:write", "users:read")
 """Every bot scope Varulv asks for; manifest.yml lists exactly these (a test checks)."""
+COMMAND = "/varulv"
+COMMAND_WORDS = ("help", "settings", "schedule", "stop", "score", "last")
+"""What may follow the command, besides nothing (or ``start``) to open a table; the manifests'
+usage hint lists them in this order (a test checks)."""
+USAGE_HINT = f"[{' | '.join(COMMAND_WORDS)}]"
 INSTALL_PATH = "/slack/install"
 OAUTH_REDIRECT_PATH = "/slack/oauth_redirect"
 

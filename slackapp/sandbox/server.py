@@ -37,6 +37,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 
+from slackapp.config import COMMAND, USAGE_HINT
 from slackapp.fakeslack import JSON, FakeSlack, Message
 from slackapp.fakeslack import blocks as block_kit
 from slackapp.serving import ServerThread
@@ -62,8 +63,6 @@ CHANNEL_ID = "C0FIKA"
 CHANNEL_NAME = "fika"
 APP_NAME = "Varulv"
 SLACKBOT = "USLACKBOT"
-COMMAND = "/varulv"
-COMMAND_HINT = "[help | settings | schedule | stop | score | last]"
 COMMAND_DESCRIPTION = "Open a table for one night of werewolf"
 LONGEST_WAIT = 30.0
 """Seconds a long-poll may hang: under typical proxy and browser idle limits."""
@@ -130,7 +129,7 @@ class SandboxApi:
             "names": names,
             "command": {
                 "command": COMMAND,
-                "hint": COMMAND_HINT,
+                "hint": USAGE_HINT,
                 "description": COMMAND_DESCRIPTION,
             },
             "version": self.fake.version,
