@@ -72,13 +72,9 @@ class WebApi:
             "auth.test": self.auth_test,
             "conversations.open": self.conversations_open,
             "chat.postMessage": self.chat_post_message,
-            "chat.postEphemeral": self.chat_post_ephemeral,
             "chat.update": self.chat_update,
-            "chat.delete": self.chat_delete,
             "views.publish": self.views_publish,
             "views.open": self.views_open,
-            "views.push": self.views_push,
-            "views.update": self.views_update,
             "users.info": self.users_info,
             "oauth.v2.access": self.oauth_v2_access,
         }
@@ -200,18 +196,6 @@ class WebApi:
         message = self.workspace.add_message(self._compose(request.params, channel))
         return {"channel": channel, "ts": message.ts, "message": message.as_payload()}
 
-    def chat_post_ephemeral(self, request: ApiRequest) -> JSON:
-        """Post a message only ``user`` sees in ``channel``."""
-        user_id = _required(request.params, "user")
-        if self.workspace.user_name(user_id) is None:
-            raise ApiError("user_not_found")
-        channel = self._postable_channel(request.params.get("channel"))
-        if self.workspace.dm_user(channel) not in (None, user_id):
-            raise ApiError("user_not_in_channel")
-        message = self._compose(request.params, channel, ephemeral_to=user_id)
-        self.workspace.add_message(message)
-        return {"message_ts": message.ts}
-
     def chat_update(self, request: ApiRequest) -> JSON:
         """Edit a bot message in place; text and blocks not given are kept."""
         old = self._own_message(request.params, "cant_update_message")
@@ -225,12 +209,6 @@ class WebApi:
         )
         return {"channel": new.channel, "ts": new.ts, "text": new.text, "message": new.as_payload()}
 
-    def chat_delete(self, request: ApiRequest) -> JSON:
-        """Delete a bot message."""
-        message = self._own_message(request.params, "cant_delete_message")
-        self.workspace.remove_message(message.channel, message.ts)
-        return {"channel": message.channel, "ts": message.ts}
-
     def _postable_channel(self, requested: Any) -> str:
         if not requested:
             raise ApiError("channel_not_found")
@@ -243,7 +221,7 @@ class WebApi:
         return channel
 
     def _own_message(self, params: JSON, not_yours: str) -> Message:
-        # chat.update and chat.delete cannot reach ephemeral messages, like in Slack.
+        # chat.update cannot reach ephemeral messages, like in Slack.
         channel = self._postable_channel(params.get("channel"))
         message = self.workspace.get_message(channel, _required(params, "ts"))
         if message is None or message.is_ephemeral:
@@ -255,8 +233,7 @@ class WebApi:
     def _compose(self, params: JSON, channel: str, *, ephemeral_to: str | None = None) -> Message:
         text = str(params.get("text") or "")
         blocks = self._blocks(params)
-        attachments = _json_param(params, "attachments") or []
-        if not text and not blocks and not attachments:
+        if not text and not blocks:
             raise ApiError("no_text")
         if len(text) > 40_000:
             raise ApiError("msg_too_long")
@@ -265,8 +242,6 @@ class WebApi:
             text,
             blocks,
             ephemeral_to=ephemeral_to,
-            thread_ts=params.get("thread_ts") or None,
-            attachments=attachments,
         )
 
     def bot_message(self, channel: str, text: str, blocks: list[JSON], **extra: Any) -> Message:
@@ -297,67 +272,25 @@ class WebApi:
             raise ApiError("user_not_found")
         view = _view_param(request.params, "home")
         view_id = self.workspace.home_view_id(user_id)
-        if view_id:
-            _check_hash(request.params, self.workspace.view(view_id))
         stored = self.stored_view(view, view_id or self.workspace.new_view_id())
         self.workspace.set_home(user_id, stored)
         return {"view": stored}
 
     def views_open(self, request: ApiRequest) -> JSON:
         """Open a modal in reply to an interaction's trigger_id."""
-        return self._open_modal(request)
-
-    def views_push(self, request: ApiRequest) -> JSON:
-        """Push a modal on top of the user's open one."""
-        return self._open_modal(request, push=True)
-
-    def _open_modal(self, request: ApiRequest, push: bool = False) -> JSON:
         trigger_id = _required(request.params, "trigger_id")
         view = _view_param(request.params, "modal")  # a refused view leaves the trigger unused
         try:
             user_id = self.grants.redeem_trigger(trigger_id)
         except ValueError as error:
             raise ApiError(str(error)) from None
-        stack = self.workspace.modals(user_id)
-        if push and not stack:
-            raise ApiError("not_found")
-        if not push and stack:
+        if self.workspace.modals(user_id):
             raise ApiError("view_already_open")
-        root = stack[0]["id"] if stack else None
-        previous = stack[-1]["id"] if stack else None
-        stored = self.stored_view(
-            view, self.workspace.new_view_id(), root_view_id=root, previous=previous
-        )
+        stored = self.stored_view(view, self.workspace.new_view_id())
         self.workspace.push_modal(user_id, stored)
         return {"view": stored}
 
-    def views_update(self, request: ApiRequest) -> JSON:
-        """Replace an open modal or Home tab, found by view_id or external_id."""
-        params = request.params
-        if params.get("view_id"):
-            old = self.workspace.view(str(params["view_id"]))
-        elif params.get("external_id"):
-            old = self.workspace.view_by_external_id(str(params["external_id"]))
-        else:
-            raise ApiError("invalid_arguments")
-        if old is None:
-            raise ApiError("not_found")
-        _check_hash(params, old)
-        view = _view_param(params, old["type"])
-        stored = self.stored_view(
-            view, old["id"], root_view_id=old["root_view_id"], previous=old["previous_view_id"]
-        )
-        self.workspace.store_view(stored)
-        return {"view": stored}
-
-    def stored_view(
-        self,
-        view: JSON,
-        view_id: str,
-        *,
-        root_view_id: str | None = None,
-        previous: str | None = None,
-    ) -> JSON:
+    def stored_view(self, view: JSON, view_id: str) -> JSON:
         """The full view object Slack keeps and returns for an app's view payload."""
         me = self.workspace.identity
         return {
@@ -375,8 +308,8 @@ class WebApi:
             "clear_on_close": bool(view.get("clear_on_close", False)),
             "notify_on_close": bool(view.get("notify_on_close", False)),
             "external_id": view.get("external_id", ""),
-            "previous_view_id": previous,
-            "root_view_id": root_view_id or view_id,
+            "previous_view_id": None,
+            "root_view_id": view_id,
             "app_id": me.app_id,
             "app_installed_team_id": me.team_id,
             "bot_id": me.bot_id,
@@ -405,11 +338,6 @@ class WebApi:
         original = (
             self.workspace.get_message(hook.channel, hook.message_ts) if hook.message_ts else None
         )
-        if body.get("delete_original"):
-            if original is None:
-                raise HookError("message_not_found")
-            self.workspace.remove_message(original.channel, original.ts)
-            return "ok"
         text = str(body.get("text") or "")
         blocks = checked_blocks(body.get("blocks") or [], block_kit.MAX_MESSAGE_BLOCKS)
         if not text and not blocks:
@@ -423,7 +351,6 @@ class WebApi:
             text,
             blocks,
             ephemeral_to=None if public else hook.user_id,
-            thread_ts=body.get("thread_ts"),
         )
         self.workspace.add_message(message)
         self.grants.attach_message(hook.hook_id, message.ts)
@@ -509,10 +436,3 @@ def _view_param(params: JSON, expected_type: str) -> JSON:
     checked = dict(view)
     checked["blocks"] = checked_blocks(view.get("blocks", []), block_kit.MAX_VIEW_BLOCKS)
     return checked
-
-
-def _check_hash(params: JSON, current: JSON | None) -> None:
-    # A stale hash means someone else updated the view since the app read it.
-    wanted = params.get("hash")
-    if wanted and current is not None and wanted != current.get("hash"):
-        raise ApiError("hash_conflict")

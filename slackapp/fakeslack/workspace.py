@@ -125,11 +125,6 @@ class Workspace:
         with self._lock:
             return dict(self._dms)
 
-    def dm_user(self, channel_id: str) -> str | None:
-        """Whose DM ``channel_id`` is, or None for other conversations."""
-        with self._lock:
-            return next((u for u, c in self._dms.items() if c == channel_id), None)
-
     def conversation(self, channel_or_user: str) -> str:
         """A channel id, with a user id turned into that user's DM (as chat.postMessage does)."""
         if channel_or_user[:1] in ("U", "W"):
@@ -175,16 +170,6 @@ class Workspace:
                     self._touch()
                     return stored[index]
             raise KeyError(f"no message {ts} in {channel}")
-
-    def remove_message(self, channel: str, ts: str) -> Message:
-        """Delete a message; KeyError if absent."""
-        with self._lock:
-            message = self.get_message(channel, ts)
-            if message is None:
-                raise KeyError(f"no message {ts} in {channel}")
-            self._messages[message.channel].remove(message)
-            self._touch()
-            return message
 
     def messages(self, channel: str, *, viewer: str | None = None) -> list[Message]:
         """The channel (or a user id's DM) as ``viewer`` sees it: ephemerals only their own."""
@@ -246,12 +231,6 @@ class Workspace:
         with self._lock:
             return copy.deepcopy(self._views.get(view_id))
 
-    def view_by_external_id(self, external_id: str) -> JSON | None:
-        """A view by the app's own external_id (a copy)."""
-        with self._lock:
-            found = (v for v in self._views.values() if v.get("external_id") == external_id)
-            return copy.deepcopy(next(found, None))
-
     def store_view(self, view: JSON) -> None:
         """Save a new version of a view under its id."""
         with self._lock:
@@ -281,11 +260,11 @@ class Workspace:
             self._modals.setdefault(user_id, []).append(view["id"])
             self.store_view(view)
 
-    def close_modal(self, user_id: str, *, all_of_them: bool = False) -> None:
-        """Close the top modal (or the whole stack) the user has open."""
+    def close_modal(self, user_id: str) -> None:
+        """Close the top modal the user has open."""
         with self._lock:
             stack = self._modals.get(user_id, [])
-            del stack[0 if all_of_them else -1 :]
+            del stack[-1:]
             self._touch()
 
     def modals(self, user_id: str) -> list[JSON]:
