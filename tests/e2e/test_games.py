@@ -152,6 +152,13 @@ def test_ten_people(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
     lobby = table.seat_people(host, others)
     assert "Fill with bots" not in [b.text for b in fake.message(lobby.channel, lobby.ts).buttons()]
     table.start(host)
+    dealt = {user: table.card(user) for user in PEOPLE}
+    assert {Card.MINION, Card.INSOMNIAC, Card.VILLAGER} & set(dealt.values())
+    for user, card in dealt.items():  # a beginner's line: what the card plays for by day
+        side = "werewolf" if card in (Card.WEREWOLF, Card.MINION) else "village"
+        shown = table.dm(user).rendered_text
+        assert f"You are on the {side} side" in shown, shown
+        assert "Your card may have moved in the night" in shown, shown
     table.play_night(PEOPLE)
     table.wait_for_phase("day")
     table.heard_enough(PEOPLE[:6])
