@@ -169,13 +169,6 @@ def vote(chat: ChatPage) -> Locator:
     return chat.message("The reveal: what really happened")
 
 
-def play_to_the_reveal(chat: ChatPage) -> Locator:
-    seat_the_table(chat)
-    play_the_night(chat)
-    end_the_day(chat)
-    return vote(chat)
-
-
 # -- the tests ------------------------------------------------------------------------------
 
 
