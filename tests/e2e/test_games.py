@@ -256,3 +256,24 @@ def test_the_reveal_tells_what_the_night_did_to_the_teams(
     )
     assert told in reveal
     assert reveal.index(told) < reveal.index("The cards")
+
+
+def test_the_reveal_says_when_the_night_moved_cards_but_no_one_changed_sides(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    anna, bo, cia = PEOPLE[:3]
+    table.seat_people(anna, [bo, cia])
+    table.arrange_deal(lambda dealt, center: dealt[anna] is Card.ROBBER and dealt[bo] is Card.SEER)
+    table.start(anna)
+    table.finish_night(anna, lambda *_: "bo")  # the Robber takes the Seer: both stay village
+    table.play_night([bo, cia], lambda user, card, dm: dm.buttons()[-1].text)  # Skip, Got it
+    table.wait_for_phase("day")
+    table.heard_enough([anna, bo])
+    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
+    table.wait_for_phase("over")
+    table.stored_outcome_matches_referee()
+    reveal = table.reveal().rendered_text
+    assert "No one changed sides in the night" in reveal, reveal
+    assert "went over" not in reveal
+    assert reveal.index("No one changed sides") < reveal.index("The cards")
