@@ -365,3 +365,6 @@ def test_tied_players_share_a_place_on_the_leaderboard_and_the_home_tab(
     assert "The card you hold at dawn is your team" in home
     assert "For example: Tove is dealt the Robber" in home
     assert not re.search(r"\d+ minute", home), home
+    for tied_first in (seer, other):  # the season's place, shared too
+        points = outcome["points"][tied_first]
+        assert f"you, place 1 with {points} points." in open_home(table, tied_first)
