@@ -198,10 +198,7 @@ def test_both_wolves_in_the_centre_and_nobody_dies(
     table.start(anna)
     table.play_night([anna, bo, cia])
     table.wait_for_phase("day")
-    table.heard_enough([anna, bo])
-    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
-    table.wait_for_phase("over")
-    outcome = table.stored_outcome_matches_referee()
+    outcome = table.nobody_dies_tonight([anna, bo, cia])
     assert outcome["center"] == ["Werewolf", "Werewolf"]
     assert outcome["dead"] == []
     assert outcome["winning_team"] == "village"
@@ -245,10 +242,7 @@ def test_the_reveal_tells_what_the_night_did_to_the_teams(
         lambda user, card, dm: "Skip" if card.value != "Werewolf" else dm.buttons()[0].text,
     )
     table.wait_for_phase("day")
-    table.heard_enough([anna, bo])
-    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
-    table.wait_for_phase("over")
-    table.stored_outcome_matches_referee()
+    table.nobody_dies_tonight([anna, bo, cia])
     reveal = table.reveal().rendered_text
     told = (
         f"<@{anna}> took the Werewolf from <@{bo}>, so <@{anna}> went over to the werewolf "
@@ -269,10 +263,7 @@ def test_the_reveal_says_when_the_night_moved_cards_but_no_one_changed_sides(
     table.finish_night(anna, lambda *_: "bo")  # the Robber takes the Seer: both stay village
     table.play_night([bo, cia], lambda user, card, dm: dm.buttons()[-1].text)  # Skip, Got it
     table.wait_for_phase("day")
-    table.heard_enough([anna, bo])
-    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
-    table.wait_for_phase("over")
-    table.stored_outcome_matches_referee()
+    table.nobody_dies_tonight([anna, bo, cia])
     reveal = table.reveal().rendered_text
     assert "No one changed sides in the night" in reveal, reveal
     assert "went over" not in reveal

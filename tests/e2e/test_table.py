@@ -152,9 +152,7 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
     table = new_table(fake, app, db)
     set_lengths(fake, db, table)
     day_of(table, [ANNA, BO], bots=True)
-    table.heard_enough([ANNA, BO])
-    table.vote({ANNA: "Nobody", BO: "Nobody"})
-    table.wait_for_phase("over")
+    table.nobody_dies_tonight([ANNA, BO])
     first = table.game_id()
     reveal = table.reveal()
     assert "Play again" in [button.text for button in reveal.buttons()]
@@ -281,9 +279,7 @@ def test_bots_are_marked_on_every_button_and_list_of_a_whole_game(
 def test_the_reveal_has_a_header_of_its_own(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
     table = new_table(fake, app, db)
     day_of(table, [ANNA, BO, CIA])
-    table.heard_enough([ANNA, BO])
-    table.vote({ANNA: "Nobody", BO: "Nobody", CIA: "Nobody"})
-    table.wait_for_phase("over")
+    table.nobody_dies_tonight([ANNA, BO, CIA])
     table.reveal()
     headers = [
         block["text"]["text"]
