@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Regenerate docs/sandbox.png, the README's picture of a game in the sandbox.
 
-Starts the sandbox, plays a whole game in it (three people and two bots, clicking in the page
-with Playwright and Debian's Chromium, exactly as tests/sandbox/test_browser.py does) and
-photographs the reveal in #fika. From the repository root:
+Starts the sandbox, plays a game in it (three people and two bots, clicking in the page with
+Playwright and Debian's Chromium, exactly as tests/sandbox/test_browser.py does) and
+photographs #fika at dawn: the table by display names with its bots marked, and the day board
+with who speaks first and the deck in play. From the repository root:
 
     python scripts/sandbox_screenshot.py [--output docs/sandbox.png]
 
@@ -27,10 +28,11 @@ from tests.sandbox.test_browser import (  # noqa: E402
     ChatPage,
     find_chromium,
     launch,
-    play_to_the_reveal,
+    play_the_night,
+    seat_the_table,
 )
 
-VIEWPORT = {"width": 1280, "height": 800}
+VIEWPORT = {"width": 1280, "height": 680}
 
 
 def main() -> int:
@@ -47,11 +49,12 @@ def main() -> int:
         page = browser.new_page(viewport=VIEWPORT)
         page.goto(sandbox.url)
         chat = ChatPage(page)
-        play_to_the_reveal(chat)
+        seat_the_table(chat)
+        play_the_night(chat)
         chat.play_as(PLAYERS[0])
         chat.open_channel()
-        reveal = chat.message("The reveal: what really happened")
-        reveal.evaluate("message => message.scrollIntoView({block: 'start'})")
+        day = chat.message("talk it out")
+        day.evaluate("message => message.scrollIntoView({block: 'end'})")
         page.mouse.move(0, VIEWPORT["height"] - 1)  # no hover highlight in the picture
         args.output.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(args.output))

@@ -12,6 +12,7 @@ from slackapp.blocks import ids
 from slackapp.blocks.help import DAWN_CARD, HARD_FOR, ScoreRow, card_lines, ranking
 from slackapp.blocks.screen import button, context, plural, section, sections
 from slackapp.game.seasons import Standing
+from slackapp.game.vote import WEREWOLF_BALLOT_POINTS, WIN_POINTS
 
 HOME_BOARD_ROWS = 10
 HOME_BOARDS = 15
@@ -27,8 +28,8 @@ def how_a_game_goes() -> list[str]:
         "3. *Day*: talk, out loud, until the day's time is up. Varulv names who speaks first; "
         "press “Heard enough” when you're done.",
         "4. *Vote*: one sealed ballot each, for another player or for nobody.",
-        "5. *Reveal*: the card you hold at dawn decides your team. Winners get 2 points, "
-        "a ballot on a werewolf 1.",
+        "5. *Reveal*: the card you hold at dawn decides your team. Winners get "
+        f"{WIN_POINTS} points, a ballot on a werewolf {WEREWOLF_BALLOT_POINTS}.",
     ]
 
 

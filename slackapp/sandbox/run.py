@@ -88,8 +88,11 @@ class Sandbox:
             team_id=f"T{secrets.token_hex(4).upper()}",
             tokens=[self._bot_token],
             channels={CHANNEL_ID: CHANNEL_NAME},
-            users={person.id: person.name for person in self.people},
         )
+        for person in self.people:  # users.info answers with each person's profile
+            self.fake.add_user(
+                person.id, person.handle, display_name=person.name, real_name=person.real_name
+            )
         self.api = SandboxApi(self.fake, self.people, CHANNEL_ID)
         try:
             self.page = SandboxPage(self.api, host, port)

@@ -80,15 +80,19 @@ class Person:
 
     id: str
     name: str
+    """The display name, as Slack shows the person (``users.info``: ``profile.display_name``)."""
+    real_name: str
+    handle: str
+    """The legacy username Slack's payloads still carry as ``user_name``; never shown."""
 
 
 PEOPLE: tuple[Person, ...] = (
-    Person("U0LINNEA", "Linnea"),
-    Person("U0NILS", "Nils"),
-    Person("U0SAGA", "Saga"),
-    Person("U0MANS", "Måns"),
-    Person("U0TOVE", "Tove"),
-    Person("U0VIGGO", "Viggo"),
+    Person("U0LINNEA", "Linnea", "Linnea Holm", "lholm"),
+    Person("U0NILS", "Nils", "Nils Ekberg", "nekberg"),
+    Person("U0SAGA", "Saga", "Saga Lind", "slind"),
+    Person("U0MANS", "Måns", "Måns Öberg", "moberg"),
+    Person("U0TOVE", "Tove", "Tove Sandell", "tsandell"),
+    Person("U0VIGGO", "Viggo", "Viggo Strand", "vstrand"),
 )
 """Six people; none shares a name with the app's bots (Astrid, Bosse, Cissi…)."""
 
@@ -187,7 +191,7 @@ class SandboxApi:
             )
             return {"ok": False, "error": "unknown_command"}
         response = self.fake.slash_command(
-            person.id, COMMAND, words.strip(), channel_id=channel, user_name=person.name
+            person.id, COMMAND, words.strip(), channel_id=channel, user_name=person.handle
         )
         return _answer(response.status_code)
 

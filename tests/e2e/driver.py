@@ -259,6 +259,14 @@ class Table:
             self.click(user, ballot, label)
             self.ephemeral(user, "Your ballot")
 
+    def nobody_dies_tonight(self, people: list[str]) -> dict[str, Any]:
+        """From the day to the reveal: most of ``people`` have heard enough, every one of them
+        votes for nobody; returns the outcome, checked against the referee."""
+        self.heard_enough(people[: len(people) // 2 + 1])
+        self.vote(dict.fromkeys(people, "Nobody"))
+        self.wait_for_phase("over")
+        return self.stored_outcome_matches_referee()
+
     def reveal(self) -> Message:
         """The reveal, once Slack has it (it is posted after the vote's close is committed)."""
         return self.board("what really happened")

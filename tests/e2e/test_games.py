@@ -152,6 +152,13 @@ def test_ten_people(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
     lobby = table.seat_people(host, others)
     assert "Fill with bots" not in [b.text for b in fake.message(lobby.channel, lobby.ts).buttons()]
     table.start(host)
+    dealt = {user: table.card(user) for user in PEOPLE}
+    assert {Card.MINION, Card.INSOMNIAC, Card.VILLAGER} & set(dealt.values())
+    for user, card in dealt.items():  # a beginner's line: what the card plays for by day
+        side = "werewolf" if card in (Card.WEREWOLF, Card.MINION) else "village"
+        shown = table.dm(user).rendered_text
+        assert f"You are on the {side} side" in shown, shown
+        assert "Your card may have moved in the night" in shown, shown
     table.play_night(PEOPLE)
     table.wait_for_phase("day")
     table.heard_enough(PEOPLE[:6])
@@ -191,10 +198,7 @@ def test_both_wolves_in_the_centre_and_nobody_dies(
     table.start(anna)
     table.play_night([anna, bo, cia])
     table.wait_for_phase("day")
-    table.heard_enough([anna, bo])
-    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
-    table.wait_for_phase("over")
-    outcome = table.stored_outcome_matches_referee()
+    outcome = table.nobody_dies_tonight([anna, bo, cia])
     assert outcome["center"] == ["Werewolf", "Werewolf"]
     assert outcome["dead"] == []
     assert outcome["winning_team"] == "village"
@@ -238,10 +242,7 @@ def test_the_reveal_tells_what_the_night_did_to_the_teams(
         lambda user, card, dm: "Skip" if card.value != "Werewolf" else dm.buttons()[0].text,
     )
     table.wait_for_phase("day")
-    table.heard_enough([anna, bo])
-    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
-    table.wait_for_phase("over")
-    table.stored_outcome_matches_referee()
+    table.nobody_dies_tonight([anna, bo, cia])
     reveal = table.reveal().rendered_text
     told = (
         f"<@{anna}> took the Werewolf from <@{bo}>, so <@{anna}> went over to the werewolf "
@@ -249,3 +250,21 @@ def test_the_reveal_tells_what_the_night_did_to_the_teams(
     )
     assert told in reveal
     assert reveal.index(told) < reveal.index("The cards")
+
+
+def test_the_reveal_says_when_the_night_moved_cards_but_no_one_changed_sides(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    anna, bo, cia = PEOPLE[:3]
+    table.seat_people(anna, [bo, cia])
+    table.arrange_deal(lambda dealt, center: dealt[anna] is Card.ROBBER and dealt[bo] is Card.SEER)
+    table.start(anna)
+    table.finish_night(anna, lambda *_: "bo")  # the Robber takes the Seer: both stay village
+    table.play_night([bo, cia], lambda user, card, dm: dm.buttons()[-1].text)  # Skip, Got it
+    table.wait_for_phase("day")
+    table.nobody_dies_tonight([anna, bo, cia])
+    reveal = table.reveal().rendered_text
+    assert "No one changed sides in the night" in reveal, reveal
+    assert "went over" not in reveal
+    assert reveal.index("No one changed sides") < reveal.index("The cards")

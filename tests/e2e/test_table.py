@@ -4,11 +4,14 @@ say what is true."""
 
 from __future__ import annotations
 
+import re
 import threading
+from typing import Any
 
 from sqlalchemy import Engine
 
-from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack import FakeSlack, Message
+from slackapp.fakeslack.blocks import readable_text
 from slackapp.game import Card
 from slackapp.game.cards import describe_deck
 from slackapp.game.night import describe_wake_order
@@ -138,7 +141,9 @@ def test_help_says_this_channels_lengths_and_who_the_game_is_hard_for(
     shown = table.ephemeral(ANNA, lengths).rendered_text  # not the help another channel gave
     assert "5 minutes" not in shown
     assert "least comfortable arguing out loud" in shown
+    assert "speak first" in shown and "one round of claims" in shown
     assert "The card you hold at dawn is your team" in shown
+    assert "For example: Tove is dealt the Robber and takes Nils's card" in shown
 
 
 def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
@@ -147,9 +152,7 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
     table = new_table(fake, app, db)
     set_lengths(fake, db, table)
     day_of(table, [ANNA, BO], bots=True)
-    table.heard_enough([ANNA, BO])
-    table.vote({ANNA: "Nobody", BO: "Nobody"})
-    table.wait_for_phase("over")
+    table.nobody_dies_tonight([ANNA, BO])
     first = table.game_id()
     reveal = table.reveal()
     assert "Play again" in [button.text for button in reveal.buttons()]
@@ -217,3 +220,147 @@ def test_cancel_asks_only_those_who_may_cancel_and_then_cancels(
         ),
         "the question answered in place",
     )
+
+
+def everything_said(message: Message) -> str:
+    """What a reader sees of ``message`` and what a screen reader says of its buttons."""
+    labels = [str(button.element.get("accessibility_label", "")) for button in message.buttons()]
+    return "\n".join([message.rendered_text, *labels])
+
+
+def test_bots_are_marked_on_every_button_and_list_of_a_whole_game(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    table.seat_people(ANNA, [BO], bots=True)
+    bots = [seat["display_name"] for seat in table.seats() if seat["bot_name"]]
+    assert len(bots) == 3
+    table.arrange_deal(
+        lambda dealt, center: dealt[ANNA] is Card.SEER and dealt[BO] is Card.TROUBLEMAKER
+    )
+    table.start(ANNA)
+    night = table.board("Night falls").rendered_text
+    assert all(f"*{bot}* (bot)" in night for bot in bots), night
+    first, second = (f"{bot} (bot)" for bot in bots[:2])
+
+    seer = {b.text: b.element["accessibility_label"] for b in table.dm(ANNA).buttons()}
+    assert all(seer[f"{bot} (bot)"] == f"Look at {bot} (bot)'s card" for bot in bots), seer
+    table.finish_night(ANNA, lambda *_: first)
+    table.dm_saying(ANNA, f"*{bots[0]}* (bot)'s card is")
+
+    swap = table.dm(BO)
+    assert swap.button(first).element["accessibility_label"] == f"Swap {first}'s card first"
+    table.click(BO, swap, first)
+    swap = table.dm_saying(BO, f"Swap *{bots[0]}* (bot) with")
+    assert swap.button(second).element["accessibility_label"] == (
+        f"Swap {first}'s card with {second}'s"
+    )
+    table.click(BO, swap, second)
+    table.wait_for_phase("day")
+    table.heard_enough([ANNA, BO])
+    ballot = table.board("One sealed ballot each")
+    assert [ballot.button(f"{bot} (bot)").element["accessibility_label"] for bot in bots] == [
+        f"Vote for {bot} (bot)" for bot in bots
+    ]
+    table.vote({ANNA: "Nobody", BO: "Nobody"})
+    table.wait_for_phase("over")
+    reveal = table.reveal().rendered_text
+    assert all(f"*{bot}* (bot)" in reveal for bot in bots), reveal
+
+    shown = [*table.public(), *fake.dm_messages(ANNA), *fake.dm_messages(BO)]
+    shown += fake.ephemerals(ANNA, table.channel) + fake.ephemerals(BO, table.channel)
+    for message in shown:
+        said = everything_said(message)
+        for bot in bots:
+            bare = said.replace(f"*{bot}* (bot)", "").replace(f"{bot} (bot)", "")
+            assert not re.search(rf"\b{bot}\b", bare), f"{bot} unmarked in: {said}"
+
+
+def test_the_reveal_has_a_header_of_its_own(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+    table = new_table(fake, app, db)
+    day_of(table, [ANNA, BO, CIA])
+    table.nobody_dies_tonight([ANNA, BO, CIA])
+    table.reveal()
+    headers = [
+        block["text"]["text"]
+        for message in table.public()
+        for block in message.blocks
+        if block["type"] == "header"
+    ]
+    assert headers.count("Dawn breaks") == 1, headers  # the night board, once the night is over
+    assert "The reveal: what really happened" in headers
+
+
+def open_home(table: Table, user: str) -> str:
+    """``user`` opens the App Home tab; what it shows once the app has published it."""
+    fake = table.fake
+    before = (fake.home_view(user) or {}).get("hash")
+    table.aim()
+    assert fake.app_home_opened(user).status_code == 200
+    view: dict[str, Any] = table.wait(
+        lambda: (shown := fake.home_view(user)) and shown.get("hash") != before and shown,
+        f"{user}'s Home tab",
+    )
+    return readable_text(view["blocks"])
+
+
+def places(lines: str) -> set[tuple[int, str]]:
+    """The ``N. <@U>`` rows of a ranking: (place, user)."""
+    return {(int(n), user) for n, user in re.findall(r"^(\d+)\. <@(\w+)>", lines, re.M)}
+
+
+def test_tied_players_share_a_place_on_the_leaderboard_and_the_home_tab(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    # People of their own: the Home tab shows each person's channels, and these have one.
+    wolf, vera, olle = "U0TIEULF", "U0TIEVERA", "U0TIEOLLE"
+    for user in (wolf, vera, olle):
+        fake.add_user(user, user[5:].lower())
+    table = Table(fake, app, db)
+    set_lengths(fake, db, table)
+    table.seat_people(wolf, [vera, olle])
+    table.arrange_deal(
+        lambda dealt, center: dealt[wolf] is Card.WEREWOLF and Card.WEREWOLF in center
+    )
+    table.start(wolf)
+    table.finish_night(wolf, lambda *_: "Left centre card")
+    table.play_night([vera, olle], lambda *_: "Skip")
+    table.wait_for_phase("day")
+    table.heard_enough([vera, olle])
+    table.vote({wolf: "vera", vera: "ulf", olle: "ulf"})
+    table.wait_for_phase("over")
+    outcome = table.stored_outcome_matches_referee()
+    assert outcome["dead"] == [wolf]
+    assert outcome["points"][vera] == outcome["points"][olle] > outcome["points"][wolf]
+    tied = {(1, vera), (1, olle), (3, wolf)}
+
+    table.command(olle, "score")
+    board = table.wait(
+        lambda: next(
+            (
+                m.rendered_text
+                for m in fake.ephemerals(olle, table.channel)
+                if "Varulv leaderboard" in m.rendered_text
+            ),
+            None,
+        ),
+        "the leaderboard",
+    )
+    rankings = re.split(r"^\*(?:This season|All time)", board, flags=re.M)[1:]
+    assert len(rankings) == 2, board  # this season's, and all time
+    for ranking in rankings:
+        assert places(ranking) == tied, board
+
+    home = open_home(table, wolf)
+    here = home.split(f"<#{table.channel}>")[1]
+    assert places(here.split("<#")[0]) == tied, home
+    assert f"3. <@{wolf}>" in here and "← you" in here
+    # The Home tab's wording, whatever this channel set (its day is 4 minutes).
+    assert "least comfortable arguing out loud" in home
+    assert "speak first" in home and "one round of claims" in home
+    assert "The card you hold at dawn is your team" in home
+    assert "For example: Tove is dealt the Robber" in home
+    assert not re.search(r"\d+ minute", home), home
+    for tied_first in (vera, olle):  # the season's place, shared too
+        points = outcome["points"][tied_first]
+        assert f"you, place 1 with {points} points." in open_home(table, tied_first)

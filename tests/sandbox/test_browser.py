@@ -169,13 +169,6 @@ def vote(chat: ChatPage) -> Locator:
     return chat.message("The reveal: what really happened")
 
 
-def play_to_the_reveal(chat: ChatPage) -> Locator:
-    seat_the_table(chat)
-    play_the_night(chat)
-    end_the_day(chat)
-    return vote(chat)
-
-
 # -- the tests ------------------------------------------------------------------------------
 
 
@@ -245,6 +238,8 @@ def test_three_people_and_two_bots_play_to_the_reveal(page: Page, tmp_path: Path
     for voter, target in VOTES.items():
         expect(reveal).to_contain_text(f"@{voter} → @{target}")
     expect(reveal).to_contain_text("(bot)")
+    for person in PEOPLE:  # display names, as Slack shows people; the legacy handle never
+        expect(page.locator("body")).not_to_contain_text(person.handle)
     ballot = chat.message("Your ballot")
     expect(ballot).to_contain_text("Only visible to you")
     expect(chat.messages("Your ballot")).to_have_count(1)

@@ -232,6 +232,36 @@ def test_a_game_by_api_keeps_each_dm_to_its_person(client: Client) -> None:
     client.wait_for(LINNEA, "channel", "stopped this game")
 
 
+def test_people_are_shown_by_their_display_names_never_by_their_handles(client: Client) -> None:
+    seated = (LINNEA, NILS, SAGA)
+    client.command(LINNEA, "/varulv")
+    for joiner, count in ((NILS, 2), (SAGA, 3)):
+        client.act(
+            joiner, CHANNEL_ID, client.wait_for(joiner, "channel", "setting a table"), "Join"
+        )
+        client.wait_for(LINNEA, "channel", f"Seated ({count})")
+    client.act(LINNEA, CHANNEL_ID, client.wait_for(LINNEA, "channel", "Seated (3)"), "Start")
+    # Three of the five cards are the Seer, the Robber and the Troublemaker: someone seated
+    # holds one of them, and its buttons name the others as Slack shows them.
+    names = {person.id: person.name for person in PEOPLE}
+    named = {
+        label: person
+        for person in seated
+        for label in buttons(client.wait_for(person, "dm", "Your card"))
+        if label not in {"Skip", "Got it", "Both centre cards"} and "centre" not in label
+    }
+    assert named, "no seat is named on a button"
+    for label, viewer in named.items():
+        assert label in {names[other] for other in seated if other != viewer}, label
+    workspace = client.get("/api/workspace")
+    assert {workspace["names"][person.id] for person in PEOPLE} == set(names.values())
+    for person in PEOPLE:
+        shown = json.dumps(client.state(person.id), ensure_ascii=False)
+        assert not [p.handle for p in PEOPLE if p.handle in shown], person.name
+    client.command(LINNEA, "/varulv stop")
+    client.wait_for(LINNEA, "channel", "stopped this game")
+
+
 class AppStandIn:
     """Takes the app's place at the fake's request URL for a while, keeping what it is sent."""
 
