@@ -63,6 +63,9 @@ def register(app: App, steps: Steps) -> None:
             log.warning("a /varulv without a readable team, channel or user was ignored")
             return
         retry = is_retry(request)
+        trigger = command.get("trigger_id")
+        trigger = trigger if isinstance(trigger, str) else ""
+        enterprise = slack_id(command.get("enterprise_id")) or None
         with log_context(team_id=team, channel_id=channel, user_id=user):
             if word in WORDS:
                 log.info("command", extra={"word": word or "start"})
@@ -71,7 +74,13 @@ def register(app: App, steps: Steps) -> None:
                 run_step(
                     respond,
                     lambda: steps.open_table(
-                        team, channel, user, steps.name_of(client, team, user, handle), retry
+                        team,
+                        channel,
+                        user,
+                        steps.name_of(client, team, user, handle),
+                        retry,
+                        trigger[:255],
+                        enterprise,
                     ),
                 )
             elif word == "help":
