@@ -22,6 +22,7 @@ COMMANDS = (
     "`/varulv stop` end the game in this channel",
     "`/varulv score` this channel's leaderboard, this season and all time",
     "`/varulv last` the last game here again, with everything for anyone to check",
+    "`/varulv forget me` erase your scores and name; your past games keep you anonymously",
 )
 
 ScoreRow = tuple[str, int, int, int]

@@ -97,6 +97,19 @@ BEFORE_THE_VOTE = (Phase.LOBBY, Phase.NIGHT, Phase.DAY)
 
 BOT_NAMES = ("Astrid", "Bosse", "Cissi", "Dagge", "Ebba", "Frasse", "Greta", "Hasse")
 
+ERASED_PREFIX = "erased-"
+ERASED_NAME = "a former player"
+"""A person who had Varulv forget them is, in the games they played, a seat of this name whose
+key is ``erased-<seat number>``: lower case with a hyphen, so it never equals a Slack id."""
+
+
+def erased_key(position: int) -> str:
+    return f"{ERASED_PREFIX}{position + 1}"
+
+
+def is_erased(key: str) -> bool:
+    return key.startswith(ERASED_PREFIX)
+
 
 @dataclass(frozen=True)
 class Lengths:
@@ -1117,6 +1130,7 @@ def _dm_lost(state: GameState, key: str, error: str) -> Step:
 
 __all__ = [
     "DAY_BOARD",
+    "ERASED_NAME",
     "LOBBY_BOARD",
     "REVEAL",
     "SOMEONE_SAT_DOWN",
@@ -1174,7 +1188,9 @@ __all__ = [
     "current_board",
     "dm_key",
     "dm_surface",
+    "erased_key",
     "first_speaker",
+    "is_erased",
     "open_table",
     "play_again",
     "play_again_refusal",

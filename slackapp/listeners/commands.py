@@ -1,4 +1,4 @@
-"""``/varulv`` and its words: (start), help, settings, schedule, stop, score, last."""
+"""``/varulv`` and its words: (start), help, settings, schedule, stop, score, last, forget me."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import slackapp.blocks.last as last_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp.blocks.render import labels
-from slackapp.db import channels, history, scores, standing
+from slackapp.db import channels, erasure, history, scores, standing
 from slackapp.db.engine import transaction
 from slackapp.game.schedule import known_zones
 from slackapp.game.seasons import standings
@@ -29,9 +29,9 @@ log = logging.getLogger(__name__)
 
 USAGE = (
     "Try `/varulv` to open a table, or `/varulv help`, `/varulv settings`, `/varulv schedule`, "
-    "`/varulv stop`, `/varulv score`, `/varulv last`."
+    "`/varulv stop`, `/varulv score`, `/varulv last`, `/varulv forget me`."
 )
-WORDS = ("", "start", "help", "settings", "schedule", "stop", "score", "last")
+WORDS = ("", "start", "help", "settings", "schedule", "stop", "score", "last", "forget me")
 NO_TRIGGER = "Slack didn't send what it takes to open the settings. Try `/varulv settings` again."
 COMMAND_SOURCE = ("team_id", "channel_id", "user_id")
 """Where a command was typed and by whom: the signed payload's fields, never the text."""
@@ -95,8 +95,15 @@ def register(app: App, steps: Steps) -> None:
                 run_step(respond, lambda: steps.stop(team, channel, user, retry=retry))
             elif word == "score":
                 run_step(respond, lambda: _score(steps, team, channel))
+            elif word == "forget me":
+                run_step(respond, lambda: _forget_me(steps, team, user))
 
     app.command("/varulv")(acknowledge_then(app, handle, acknowledge))
+
+
+def _forget_me(steps: Steps, team: str, user: str) -> str:
+    with transaction(steps.sessions) as session:
+        return erasure.forget_me(session, team, user)
 
 
 def _help(steps: Steps, team: str, channel: str) -> Reply:
