@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Executable, Table, delete, func, select, update
+from sqlalchemy import CursorResult, Executable, Select, Table, delete, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from slackapp.db.installations import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
@@ -73,35 +73,30 @@ def _count_of(n: int, thing: str) -> str:
     return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
 
 
+def _games_seating(team_id: str, user_id: str, running: bool) -> Select[Game]:
+    """The workspace's running (or ended) games that seat the person, to be locked."""
+    open_phases = [phase.value for phase in m.OPEN_PHASES]
+    phase = Game.phase.in_(open_phases) if running else Game.phase.not_in(open_phases)
+    return (
+        select(Game)
+        .join(Seat)
+        .where(Game.team_id == team_id, phase, Seat.user_id == user_id)
+        .with_for_update(of=Game)
+    )
+
+
 def running_games(session: Session, team_id: str, user_id: str) -> list[str]:
     """The channels whose running game seats the person (locked until the transaction ends)."""
-    return list(
-        session.scalars(
-            select(Game.channel_id)
-            .join(Seat)
-            .where(
-                Game.team_id == team_id,
-                Game.phase.in_([phase.value for phase in m.OPEN_PHASES]),
-                Seat.user_id == user_id,
-            )
-            .with_for_update(of=Game)
-        )
-    )
+    return [game.channel_id for game in session.scalars(_games_seating(team_id, user_id, True))]
 
 
 def forget(session: Session, team_id: str, user_id: str) -> Forgotten:
     """Erase the person's scores, names and marks in the workspace, and make them an anonymous
     seat in every game that ended; the games' outcomes stay as they were decided."""
     ended = session.scalars(
-        select(Game)
-        .join(Seat)
-        .where(
-            Game.team_id == team_id,
-            Game.phase.not_in([phase.value for phase in m.OPEN_PHASES]),
-            Seat.user_id == user_id,
+        _games_seating(team_id, user_id, False).options(
+            selectinload(Game.seats).selectinload(Seat.ballot)
         )
-        .with_for_update(of=Game)
-        .options(selectinload(Game.seats).selectinload(Seat.ballot))
     ).all()
     for game in ended:
         _anonymise(session, game, user_id)
