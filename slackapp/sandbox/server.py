@@ -62,7 +62,7 @@ CHANNEL_NAME = "fika"
 APP_NAME = "Varulv"
 SLACKBOT = "USLACKBOT"
 COMMAND = "/varulv"
-COMMAND_HINT = "[help | settings | schedule | stop | score | last]"
+COMMAND_HINT = "[help | settings | schedule | stop | score | last | forget me]"
 COMMAND_DESCRIPTION = "Open a table for one night of werewolf"
 LONGEST_WAIT = 30.0
 """Seconds a long-poll may hang: under typical proxy and browser idle limits."""
