@@ -5,6 +5,8 @@ varulv            serve Slack when SLACK_BOT_TOKEN or SLACK_CLIENT_ID is set,
 varulv serve      serve Slack (HTTP on PORT, or Socket Mode with SLACK_APP_TOKEN)
 varulv sandbox    play without Slack: the app, a local Slack and a web page
 varulv referee    resolve one whole deal by the rules and print the outcome
+varulv erase-workspace TEAM_ID
+                  delete everything Varulv keeps about a workspace that removed it
 """
 
 from __future__ import annotations
@@ -96,6 +98,48 @@ def serve(settings: Settings) -> int:
     return 0
 
 
+def _erase_workspace(team_id: str, force: bool) -> int:
+    """Delete every row about the workspace, in one transaction; refused while the
+    installation store still holds it, unless ``force``."""
+    from sqlalchemy.orm import sessionmaker
+
+    from slackapp.config import Settings, SettingsError
+    from slackapp.db.engine import (
+        DatabaseUnavailable,
+        database_url,
+        make_engine,
+        transaction,
+        wait_for_database,
+    )
+    from slackapp.db.erasure import erase_workspace, installed
+    from slackapp.db.migrate import upgrade
+    from slackapp.shapes import slack_id
+
+    if not slack_id(team_id):
+        return _refuse("erase-workspace", f"{team_id!r} is not a Slack team id (like T0123ABCD)")
+    try:
+        settings = Settings.from_env()
+        engine = make_engine(database_url(settings.database_url, settings.data_dir))
+        wait_for_database(engine, settings.database_wait_seconds)
+    except (SettingsError, DatabaseUnavailable) as error:
+        return _refuse("erase-workspace", error)
+    try:
+        upgrade(engine)  # the tables it deletes from, as serve would have made them
+        with transaction(sessionmaker(engine)) as session:
+            if installed(session, team_id) and not force:
+                return _refuse(
+                    "erase-workspace",
+                    f"{team_id} still has Varulv installed: remove Varulv from the workspace "
+                    "first (that deletes its tokens), or pass --force to erase it anyway",
+                )
+            erased = erase_workspace(session, team_id)
+    finally:
+        engine.dispose()
+    rows = ", ".join(f"{table} {count}" for table, count in erased.items())
+    print(f"erased {team_id}: {sum(erased.values())} rows ({rows})")
+    return 0
+
+
 def _cannot_listen(host: str, port: int) -> str | None:
     """Why the server could not listen on host:port, found before anything starts."""
     try:
@@ -132,7 +176,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = Parser(
         prog="varulv", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    commands = parser.add_subparsers(dest="command", metavar="{serve,sandbox,referee}")
+    commands = parser.add_subparsers(
+        dest="command", metavar="{serve,sandbox,referee,erase-workspace}"
+    )
     commands.add_parser("serve", help="serve Slack (HTTP on PORT, or Socket Mode)")
     sandbox = commands.add_parser(
         "sandbox", help="play without Slack: the app, a local Slack and a web page"
@@ -145,7 +191,17 @@ def main(argv: list[str] | None = None) -> int:
     sandbox.add_argument("--open", action="store_true", help="open the page in a web browser")
     referee = commands.add_parser("referee", help="resolve one whole deal (docs/referee.md)")
     referee.add_argument("file", help="the deal as JSON, or - for standard input")
+    erase = commands.add_parser(
+        "erase-workspace",
+        help="delete every game, score, setting, name and installation of one workspace",
+    )
+    erase.add_argument("team_id", help="the workspace's Slack team id (T…)")
+    erase.add_argument(
+        "--force", action="store_true", help="erase it even though Varulv is still installed there"
+    )
     args = parser.parse_args(argv)
+    if args.command == "erase-workspace":
+        return _erase_workspace(args.team_id, args.force)
     if args.command == "referee":
         return _referee(args.file)
     if args.command == "serve":

@@ -12,7 +12,7 @@ SLACK_DEFAULT_API_URL = "https://slack.com/api/"
 BOT_SCOPES = ("chat:write", "commands", "im:write", "users:read")
 """Every bot scope Varulv asks for; manifest.yml lists exactly these (a test checks)."""
 COMMAND = "/varulv"
-COMMAND_WORDS = ("help", "settings", "schedule", "stop", "score", "last")
+COMMAND_WORDS = ("help", "settings", "schedule", "stop", "score", "last", "forget me")
 """What may follow the command, besides nothing (or ``start``) to open a table; the manifests'
 usage hint lists them in this order (a test checks)."""
 USAGE_HINT = f"[{' | '.join(COMMAND_WORDS)}]"

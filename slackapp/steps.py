@@ -33,6 +33,10 @@ from slackapp.shapes import profile_name
 log = logging.getLogger(__name__)
 
 GONE = "That game no longer exists."
+ANOTHER_WORKSPACE = (
+    "That table belongs to another workspace, so you cannot play at it from yours. "
+    "Ask someone there to start a table in a channel of your own workspace."
+)
 START_TRIES = 3
 NAME_REFRESH = timedelta(days=1)
 """A person's cached name is asked of Slack again once it is this old."""
@@ -61,6 +65,30 @@ class Committed:
     """The game's deadline, when this step set a new one."""
     shown: int
     """How many effects went into the outbox."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Where Slack signed a request from."""
+
+    team_id: str
+    enterprise_id: str | None = None
+    """The Enterprise Grid organisation, when the workspace belongs to one."""
+    org_wide: bool = False
+    """Varulv is installed on the whole organisation (Slack's ``is_enterprise_install``)."""
+
+    def owns(self, game: Game) -> bool:
+        """Whether a request from here may act on ``game``: one from the game's own workspace
+        (of the same organisation, when both name one), or, where Varulv is installed on the
+        whole organisation, from any workspace of that organisation, since one installation
+        serves them all and a channel may be shared between them. A person from another
+        organisation in a Slack Connect channel may watch, but not play."""
+        if game.enterprise_id and self.enterprise_id and game.enterprise_id != self.enterprise_id:
+            return False
+        if game.team_id == self.team_id:
+            return True
+        same_org = bool(game.enterprise_id) and game.enterprise_id == self.enterprise_id
+        return self.org_wide and same_org
 
 
 def _new_game(
@@ -97,14 +125,18 @@ def commit_step(
     *,
     skip_locked: bool = False,
     dm_channels: dict[str, str] | None = None,
+    asking: Workspace | None = None,
 ) -> Committed | None:
     """Apply ``event`` to the game in one transaction; None if there is no such game (or,
     with ``skip_locked``, another transaction holds it). ``dm_channels``: the people's private
-    message channels, kept for the deliverer when the event starts the night."""
+    message channels, kept for the deliverer when the event starts the night. ``asking``: the
+    workspace of the signed request, refused (nothing changes) unless it owns the game."""
     with transaction(sessions) as session:
         game = games.lock(session, game_id, skip_locked=skip_locked)
         if game is None:
             return None
+        if asking is not None and not asking.owns(game):
+            return Committed(game.id, ANOTHER_WORKSPACE, None, 0)
         return _apply(session, game, event, now(), dm_channels)
 
 
@@ -184,17 +216,9 @@ class Steps:
             self.alarm.arm(done.game_id, done.deadline)
         return done.answer
 
-    def in_workspace(self, game_id: int, team_id: str) -> bool:
-        """Whether the game belongs to the workspace Slack signed the request for: a click
-        from another workspace never acts on it. Read unlocked, since a game's workspace
-        never changes."""
-        with transaction(self.sessions) as session:
-            found = session.scalar(select(Game.team_id).where(Game.id == game_id))
-        return found is None or found == team_id
-
-    def act(self, game_id: int, event: m.Event) -> str | None:
-        """A person's command on a game; the answer for them, if any."""
-        return self._after(commit_step(self.sessions, game_id, event, self.now))
+    def act(self, game_id: int, event: m.Event, asking: Workspace | None = None) -> str | None:
+        """A person's command on a game, from the workspace ``asking``; the answer for them."""
+        return self._after(commit_step(self.sessions, game_id, event, self.now, asking=asking))
 
     def report(self, game_id: int, event: m.Event) -> None:
         """The deliverer's news that Slack refused something for good."""
@@ -241,31 +265,47 @@ class Steps:
         user_id: str,
         user_name: str,
         retry: bool = False,
+        trigger: str = "",
+        enterprise_id: str | None = None,
     ) -> str | None:
         """``/varulv``: a table in the channel with the caller seated, unless one is open.
 
-        ``retry``: Slack is sending the command again; if the first delivery opened this
-        person's table, it stays the one table and the person is told nothing twice.
+        ``retry``: Slack is sending the command again. ``trigger``: the command's
+        ``trigger_id``, which Slack's retry repeats. If the table open in the channel is this
+        person's lobby and was opened by this very command (or this is a retry), it is the one
+        table and the person is told nothing twice, whichever delivery came first.
         """
+
+        def same_command(running: Game) -> bool:
+            own = running.phase == m.Phase.LOBBY and running.host_user_id == user_id
+            return own and (retry or (bool(trigger) and running.opened_by_trigger == trigger))
+
         try:
             with transaction(self.sessions) as session:
                 running = games.open_in(session, team_id, channel_id)
                 if running is not None:
-                    own = running.phase == m.Phase.LOBBY and running.host_user_id == user_id
-                    if retry and own:
+                    if same_command(running):
                         return None
                     return m.already_running(games.state_of(running), user_id)
                 game, opened = new_table(
                     session, team_id, channel_id, self.lengths, user_id, user_name
                 )
+                game.opened_by_trigger = trigger or None
+                game.enterprise_id = enterprise_id
                 enqueue(session, game, opened.effects)
                 game_id = game.id
-        except IntegrityError:  # another /varulv in the channel won
-            return None if retry else "A game is already open in this channel."
+        except IntegrityError:  # another /varulv in the channel won: perhaps this same one
+            with self.sessions() as session:
+                running = games.open_in(session, team_id, channel_id)
+                if running is not None and same_command(running):
+                    return None
+            return "A game is already open in this channel."
         self.deliverer.kick(game_id)
         return None
 
-    def play_again(self, game_id: int, user_id: str, user_name: str) -> str | None:
+    def play_again(
+        self, game_id: int, user_id: str, user_name: str, asking: Workspace | None = None
+    ) -> str | None:
         """*Play again* on a reveal: the next table in its channel, its people seated again.
 
         The revealed game's row is locked first, so of several clicks at once one opens the
@@ -274,6 +314,8 @@ class Steps:
         try:
             with transaction(self.sessions) as session:
                 previous = games.lock(session, game_id)
+                if previous is not None and asking is not None and not asking.owns(previous):
+                    return ANOTHER_WORKSPACE
                 last = None if previous is None else games.state_of(previous)
                 refusal = m.play_again_refusal(last)
                 if refusal is not None or previous is None or last is None:
@@ -289,6 +331,7 @@ class Steps:
                     last.lengths,
                     last.bots_allowed,
                 )
+                game.enterprise_id = previous.enterprise_id
                 opened = m.play_again(last, game.id, game.seed, user_id, user_name)
                 game.host_user_id = opened.state.host
                 games.store(session, game, opened.state)
@@ -299,7 +342,9 @@ class Steps:
         self.deliverer.kick(new_id)
         return None
 
-    def start(self, game_id: int, user_id: str, client: WebClient) -> str | None:
+    def start(
+        self, game_id: int, user_id: str, client: WebClient, asking: Workspace | None = None
+    ) -> str | None:
         """*Start*: deal and begin the night, once every person's private message is open.
 
         The DMs are opened before the step, with no lock held; Slack being busy fails the
@@ -309,11 +354,12 @@ class Steps:
         channels: dict[str, str] = {}
         unreachable: list[str] = []
         for _ in range(START_TRIES):
-            state = self._read(game_id)
-            if state is None:
-                return GONE
+            state = self._read(game_id, asking)
+            if isinstance(state, str):
+                return state  # before any DM is opened with another workspace's token
             if m.step(state, m.Start(user_id), self.now()).state.phase != m.Phase.NIGHT:
-                return self.act(game_id, m.Start(user_id))  # refused, or due: the machine says
+                # refused, or due: the machine says
+                return self.act(game_id, m.Start(user_id), asking)
             for seat in state.people:
                 if seat.key in channels or seat.key in unreachable:
                     continue
@@ -325,26 +371,35 @@ class Steps:
                         raise  # not the person's settings: the click fails, Slack is busy
                     unreachable.append(seat.key)
             event = m.Start(user_id, tuple(unreachable), tuple(channels))
-            done = commit_step(self.sessions, game_id, event, self.now, dm_channels=channels)
+            done = commit_step(
+                self.sessions, game_id, event, self.now, dm_channels=channels, asking=asking
+            )
             if done is None or done.answer != m.SOMEONE_SAT_DOWN:
                 return self._after(done)
         return m.SOMEONE_SAT_DOWN
 
-    def cancel_refusal(self, game_id: int, user_id: str) -> str | None:
+    def cancel_refusal(
+        self, game_id: int, user_id: str, asking: Workspace | None = None
+    ) -> str | None:
         """Why the person may not cancel the table, read before they are asked to confirm
         (the cancel itself checks again under the lock)."""
-        state = self._read(game_id)
-        return GONE if state is None else m.cancel_refusal(state, user_id)
+        state = self._read(game_id, asking)
+        return state if isinstance(state, str) else m.cancel_refusal(state, user_id)
 
-    def _read(self, game_id: int) -> m.GameState | None:
-        """The game's state as committed, read without a lock (to prepare a step)."""
+    def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | str:
+        """The game's state as committed, read without a lock (to prepare a step), or why
+        there is none for ``asking``: GONE, or ANOTHER_WORKSPACE."""
         with self.sessions() as session:
             game = session.scalars(
                 select(Game)
                 .where(Game.id == game_id)
                 .options(selectinload(Game.seats).selectinload(Seat.ballot))
             ).one_or_none()
-            return None if game is None else games.state_of(game)
+            if game is None:
+                return GONE
+            if asking is not None and not asking.owns(game):
+                return ANOTHER_WORKSPACE
+            return games.state_of(game)
 
     def stop(self, team_id: str, channel_id: str, user_id: str, retry: bool = False) -> str | None:
         """``/varulv stop``: anyone seated ends the channel's running game.

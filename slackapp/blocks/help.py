@@ -22,6 +22,7 @@ WHAT_EACH_WORD_DOES = {
     "stop": "end the game in this channel",
     "score": "this channel's leaderboard, this season and all time",
     "last": "the last game here again, with everything for anyone to check",
+    "forget me": "erase your scores and name; your past games keep you anonymously",
 }
 COMMANDS = (
     f"`{COMMAND}` set a table in this channel",

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from slackapp.game.machine import is_erased
+
 BOT_MARK = "(bot)"
 
 
@@ -29,4 +31,6 @@ class SeatLabel:
     @property
     def mention(self) -> str:
         """mrkdwn that names the seat: a real mention for a person, the bot's name in bold."""
+        if self.user_id and is_erased(self.user_id):  # no one to mention: the seat's name
+            return f"_{self.name}_"
         return f"<@{self.user_id}>" if self.user_id else f"*{self.name}* {BOT_MARK}"

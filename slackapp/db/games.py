@@ -78,6 +78,7 @@ def _seat_state(seat: Seat) -> m.SeatState:
         pending=seat.pending_target,
         confirmed=seat.confirmed,
         heard_enough=seat.heard_enough,
+        heard_enough_at=seat.heard_enough_at,
         ballot=ballot,
         reachable=seat.reachable,
     )
@@ -123,6 +124,7 @@ def _store_seat(game: Game, row: Seat, seat: m.SeatState) -> None:
     row.pending_target = seat.pending
     row.confirmed = seat.confirmed
     row.heard_enough = seat.heard_enough
+    row.heard_enough_at = seat.heard_enough_at
     row.reachable = seat.reachable
     if seat.ballot is None:
         row.ballot = None

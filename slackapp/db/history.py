@@ -41,8 +41,9 @@ class Finished:
         return game_input(outcome.deal, self.state.choices(), outcome.ballots, names)
 
     def record(self) -> GameRecord:
-        bots = {seat.key for seat in self.state.seats if seat.is_bot}
-        return game_record(self.outcome, bots, self.finished_at)
+        # Bots, and people Varulv was asked to forget, rank in no season.
+        unranked = {seat.key for seat in self.state.seats if seat.is_bot or m.is_erased(seat.key)}
+        return game_record(self.outcome, unranked, self.finished_at)
 
 
 def _finished(game: Game) -> Finished:

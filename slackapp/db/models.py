@@ -78,8 +78,13 @@ class Game(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     team_id: Mapped[str] = mapped_column(String(32))
+    enterprise_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    """The Enterprise Grid organisation of the workspace, when Slack named one."""
     channel_id: Mapped[str] = mapped_column(String(32))
     host_user_id: Mapped[str] = mapped_column(String(32))
+    opened_by_trigger: Mapped[str | None] = mapped_column(String(255), default=None)
+    """The ``trigger_id`` of the ``/varulv`` that opened it: Slack's retry of that same
+    command carries the same one, and finds its own table rather than "a game is open"."""
     phase: Mapped[str] = mapped_column(String(16), default=Phase.LOBBY)
     seed: Mapped[int] = mapped_column(BigInteger)
     center: Mapped[list[str] | None] = mapped_column(JSON, default=None)
@@ -127,6 +132,8 @@ class Seat(Base):
     """The Troublemaker's first pick while it chooses the second."""
     confirmed: Mapped[bool] = mapped_column(Boolean, default=False)
     heard_enough: Mapped[bool] = mapped_column(Boolean, default=False)
+    heard_enough_at: Mapped[Decimal | None] = mapped_column(Numeric(17, 6), default=None)
+    """Slack's ``action_ts`` of the *Heard enough* click the mark last came from."""
     reachable: Mapped[bool] = mapped_column(Boolean, default=True, server_default=text("true"))
     """False once a private message to this person failed for good."""
 

@@ -97,6 +97,19 @@ BEFORE_THE_VOTE = (Phase.LOBBY, Phase.NIGHT, Phase.DAY)
 
 BOT_NAMES = ("Astrid", "Bosse", "Cissi", "Dagge", "Ebba", "Frasse", "Greta", "Hasse")
 
+ERASED_PREFIX = "erased-"
+ERASED_NAME = "a former player"
+"""A person who had Varulv forget them is, in the games they played, a seat of this name whose
+key is ``erased-<seat number>``: lower case with a hyphen, so it never equals a Slack id."""
+
+
+def erased_key(position: int) -> str:
+    return f"{ERASED_PREFIX}{position + 1}"
+
+
+def is_erased(key: str) -> bool:
+    return key.startswith(ERASED_PREFIX)
+
 
 @dataclass(frozen=True)
 class Lengths:
@@ -138,6 +151,9 @@ class SeatState:
     """The Troublemaker's first pick while it chooses the second."""
     confirmed: bool = False
     heard_enough: bool = False
+    heard_enough_at: Decimal | None = None
+    """Slack's ``action_ts`` of the click the mark last came from: a click redelivered, or
+    older than that one, changes nothing."""
     ballot: Ballot | None = None
     reachable: bool = True
     """False once a private message to this person failed for good."""
@@ -312,6 +328,8 @@ class HeardEnough:
     """Mark "heard enough", or take the mark back."""
 
     user: str
+    clicked_at: Decimal | None = None
+    """Slack's ``action_ts`` of the click, when known."""
 
 
 @dataclass(frozen=True)
@@ -546,8 +564,8 @@ def _apply(state: GameState, event: Event, now: datetime) -> Step:
             | NightConfirm()
         ):
             return _night_move(state, event, now)
-        case HeardEnough(user):
-            return _heard_enough(state, user, now)
+        case HeardEnough(user, clicked_at):
+            return _heard_enough(state, user, clicked_at, now)
         case CastBallot(user, target, clicked_at):
             return _cast(state, user, target, clicked_at)
         case Stop(user):
@@ -914,22 +932,30 @@ def first_speaker(state: GameState) -> SeatName | None:
     return SeatName(seat.key, seat.name, seat.is_bot)
 
 
-def _heard_enough(state: GameState, user: str, now: datetime) -> Step:
+def _heard_enough(state: GameState, user: str, clicked_at: Decimal | None, now: datetime) -> Step:
     if state.phase != Phase.DAY:
         return _refuse(state, DAY_IS_OVER)
     seat = state.seat(user)
     if seat is None:
         return _refuse(state, "You are not seated at this table, so the day is not yours to end.")
-    changed = replace(seat, heard_enough=not seat.heard_enough)
+    last = seat.heard_enough_at
+    if clicked_at is not None and last is not None and clicked_at <= last:
+        # Slack delivering the same click again (or an older one): it toggles nothing.
+        return Step(state, (Answer(_heard_enough_answer(seat.heard_enough)),))
+    at = clicked_at if clicked_at is not None else last
+    changed = replace(seat, heard_enough=not seat.heard_enough, heard_enough_at=at)
     state = _with_seat(state, changed)
     people = state.people
     if vote_opens_early(len(people), sum(each.heard_enough for each in people)):
         return _end_day(state, now, MOST_HEARD_ENOUGH)
-    if changed.heard_enough:
-        answer = "Noted: you have heard enough. Press again to take it back."
-    else:
-        answer = "Taken back: you want to hear more."
+    answer = _heard_enough_answer(changed.heard_enough)
     return Step(state, (_show_day_board(state), Answer(answer)))
+
+
+def _heard_enough_answer(marked: bool) -> str:
+    if marked:
+        return "Noted: you have heard enough. Press again to take it back."
+    return "Taken back: you want to hear more."
 
 
 def _end_day(state: GameState, now: datetime, reason: str) -> Step:
@@ -1116,6 +1142,7 @@ def _dm_lost(state: GameState, key: str, error: str) -> Step:
 
 __all__ = [
     "DAY_BOARD",
+    "ERASED_NAME",
     "LOBBY_BOARD",
     "REVEAL",
     "SOMEONE_SAT_DOWN",
@@ -1173,7 +1200,9 @@ __all__ = [
     "current_board",
     "dm_key",
     "dm_surface",
+    "erased_key",
     "first_speaker",
+    "is_erased",
     "open_table",
     "play_again",
     "play_again_refusal",

@@ -132,7 +132,15 @@ def run_step(respond: Respond | None, step: Callable[[], str | Reply | None]) ->
     send(respond, reply)
 
 
+def header(request: BoltRequest, name: str) -> str:
+    """The request's first ``name`` header ("" when absent); Bolt keeps each as a list."""
+    values = request.headers.get(name.lower()) or [""]
+    return str(values[0]).strip()
+
+
 def is_retry(request: BoltRequest) -> bool:
-    """Slack is delivering this request again (``X-Slack-Retry-Num``): the first delivery may
-    have been handled already, even if its answer never reached Slack."""
-    return bool(request.headers.get("x-slack-retry-num"))
+    """Slack is delivering this request again (``X-Slack-Retry-Num`` of 1 or more): the first
+    delivery may have been handled already, even if its answer never reached Slack. Socket
+    Mode's first delivery says ``retry_attempt: 0``, which Bolt passes on as "0": not a retry."""
+    number = header(request, "x-slack-retry-num")
+    return number.isdigit() and int(number) > 0

@@ -7,6 +7,7 @@ decide.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -14,6 +15,7 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 from slack_bolt.context.respond import Respond
+from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 
 import slackapp.blocks.last as last_screen
@@ -23,11 +25,11 @@ from slackapp.db import history, standing
 from slackapp.db.engine import transaction
 from slackapp.db.models import Game
 from slackapp.game import machine as m
-from slackapp.listeners.ack import Reply, acknowledge_then, run_step, send
+from slackapp.listeners.ack import Reply, acknowledge_then, header, run_step, send
 from slackapp.listeners.events import publish_home_tab
 from slackapp.logs import log_context
 from slackapp.shapes import display_name, slack_id
-from slackapp.steps import Steps
+from slackapp.steps import Steps, Workspace
 
 
 @dataclass(frozen=True)
@@ -63,12 +65,32 @@ def _clicked(body: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
-def _timestamp(raw: object) -> Decimal | None:
+ACTION_TS_ALLOWANCE = Decimal(1)
+"""How far a click's ``action_ts`` may lie past the request's own (whole-second) timestamp."""
+
+
+def sent_at(request: BoltRequest, now: Callable[[], float] = time.time) -> Decimal:
+    """When Slack sent the request: its signed ``X-Slack-Request-Timestamp`` (the server has
+    checked it is within five minutes of now), or now where there is none (Socket Mode)."""
+    stamp = header(request, "x-slack-request-timestamp")
+    return Decimal(stamp) if stamp.isdigit() else Decimal(int(now()))
+
+
+def _timestamp(raw: object, sent: Decimal) -> Decimal | None:
+    """The click's ``action_ts``, no later than the request that carries it.
+
+    The later click wins (a ballot, a *Heard enough* mark), so an ``action_ts`` forged in the
+    year 2100 would win against every click after it. Slack stamps a click before it sends the
+    request, so a stamp past the request's timestamp (plus the second that timestamp rounds
+    away) is clamped to that bound rather than refused: the click still counts, in its place.
+    """
     try:
         stamp = Decimal(str(raw))
     except ArithmeticError:
         return None
-    return stamp if stamp.is_finite() and 0 < stamp < 10**11 else None
+    if not stamp.is_finite() or stamp <= 0:
+        return None
+    return min(stamp, sent + ACTION_TS_ALLOWANCE)
 
 
 def _peek_index(target: str | None) -> int:
@@ -87,8 +109,9 @@ def command_for(click: Click) -> m.Event | None:
         ids.NIGHT_SWAP_RESET: m.NightResetPick,
         ids.NIGHT_SKIP: m.NightSkip,
         ids.NIGHT_CONFIRM: m.NightConfirm,
-        ids.HEARD_ENOUGH: m.HeardEnough,
     }
+    if click.action == ids.HEARD_ENOUGH:
+        return m.HeardEnough(user, click.action_ts)
     if click.action in simple:
         return simple[click.action](user)
     if click.action == ids.JOIN:
@@ -111,7 +134,11 @@ def command_for(click: Click) -> m.Event | None:
 
 def register(app: App, steps: Steps) -> None:
     def handle(
-        body: dict[str, Any], respond: Respond, context: BoltContext, client: WebClient
+        body: dict[str, Any],
+        respond: Respond,
+        context: BoltContext,
+        client: WebClient,
+        request: BoltRequest,
     ) -> None:
         user_id, user_name = _user(body)
         clicked = _clicked(body)
@@ -126,54 +153,43 @@ def register(app: App, steps: Steps) -> None:
             user_id=user_id,
             user_name=user_name,
             action=str(clicked.get("action_id") or "").split(":")[0],
-            action_ts=_timestamp(clicked.get("action_ts")),
+            action_ts=_timestamp(clicked.get("action_ts"), sent_at(request)),
         )
         team_id = str(context.team_id or "")
-        ours: list[bool] = []  # checked as a step, so a database outage is answered as one
-
-        def check_workspace() -> str | None:
-            if not steps.in_workspace(value.game_id, team_id):
-                return ANOTHER_WORKSPACE
-            ours.append(True)
-            return None
-
-        run_step(respond, check_workspace)
-        if not ours:
-            return
+        asking = Workspace(
+            team_id, context.enterprise_id, bool(context.is_enterprise_install)
+        )  # each step checks it owns the game, under the game's lock
 
         def named() -> str:  # who sits down is named as Slack shows them, looked up unlocked
             return steps.name_of(client, team_id, user_id, user_name)
 
+        game_id = value.game_id
         if click.action == ids.PLAY_AGAIN:  # opens a new game rather than changing this one
-            with log_context(game_id=value.game_id, user_id=user_id):
-                run_step(respond, lambda: steps.play_again(value.game_id, user_id, named()))
+            with log_context(game_id=game_id, user_id=user_id):
+                run_step(respond, lambda: steps.play_again(game_id, user_id, named(), asking))
             return
         if click.action == ids.CANCEL:  # asked first, privately, only if they may cancel
-            run_step(respond, lambda: _ask_to_cancel(steps, value.game_id, user_id))
+            run_step(respond, lambda: _ask_to_cancel(steps, game_id, user_id, asking))
             return
         event = command_for(click)
         if event is None:
             send(respond, Reply(STALE))
             return
-        with log_context(team_id=team_id, game_id=value.game_id, user_id=user_id):
+        with log_context(team_id=team_id, game_id=game_id, user_id=user_id):
             if isinstance(event, m.Start):  # the cards' DMs are opened first, as the clicker's app
-                run_step(respond, lambda: steps.start(value.game_id, user_id, client))
+                run_step(respond, lambda: steps.start(game_id, user_id, client, asking))
             elif isinstance(event, m.Join):
-                run_step(respond, lambda: steps.act(value.game_id, m.Join(user_id, named())))
+                run_step(respond, lambda: steps.act(game_id, m.Join(user_id, named()), asking))
             elif isinstance(event, m.Cancel):  # the answer takes the question's place
-                run_step(respond, lambda: _cancelled(steps, value.game_id, event))
+                run_step(respond, lambda: _cancelled(steps, game_id, event, asking))
             else:
-                run_step(respond, lambda: steps.act(value.game_id, event))
+                run_step(respond, lambda: steps.act(game_id, event, asking))
 
     for action in ids.ALL_ACTIONS:
         app.action(ids.pattern(action))(acknowledge_then(app, handle))
     register_other(app, steps)
 
 
-ANOTHER_WORKSPACE = (
-    "That table belongs to another workspace, so you cannot play at it from yours. "
-    "Ask someone there to start a table in a channel of your own workspace."
-)
 NOT_OVER = "That game is not over, or was not played in this channel: nothing to check."
 
 
@@ -246,16 +262,16 @@ def _game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:
     return last_screen.game_json(game.referee_input())
 
 
-def _ask_to_cancel(steps: Steps, game_id: int, user_id: str) -> Reply:
-    refusal = steps.cancel_refusal(game_id, user_id)
+def _ask_to_cancel(steps: Steps, game_id: int, user_id: str, asking: Workspace) -> Reply:
+    refusal = steps.cancel_refusal(game_id, user_id, asking)
     if refusal is not None:
         return Reply(refusal)
     question = lobby.cancel_question(game_id)
     return Reply(question.text, question.as_dicts())
 
 
-def _cancelled(steps: Steps, game_id: int, event: m.Event) -> Reply:
-    answer = steps.act(game_id, event)
+def _cancelled(steps: Steps, game_id: int, event: m.Event, asking: Workspace) -> Reply:
+    answer = steps.act(game_id, event, asking)
     return Reply(answer or CANCELLED, replace_original=True)
 
 

@@ -1,4 +1,4 @@
-"""``/varulv`` and its words: (start), help, settings, schedule, stop, score, last."""
+"""``/varulv`` and its words: (start), help, settings, schedule, stop, score, last, forget me."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp.blocks.render import labels
 from slackapp.config import COMMAND, COMMAND_WORDS
-from slackapp.db import channels, history, scores, standing
+from slackapp.db import channels, erasure, history, scores, standing
 from slackapp.db.engine import transaction
 from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.schedule import known_zones
@@ -66,6 +66,9 @@ def register(app: App, steps: Steps) -> None:
             log.warning("a /varulv without a readable team, channel or user was ignored")
             return
         retry = is_retry(request)
+        trigger = command.get("trigger_id")
+        trigger = trigger if isinstance(trigger, str) else ""
+        enterprise = slack_id(command.get("enterprise_id")) or None
         with log_context(team_id=team, channel_id=channel, user_id=user):
             if word in WORDS:
                 log.info("command", extra={"word": word or "start"})
@@ -74,7 +77,13 @@ def register(app: App, steps: Steps) -> None:
                 run_step(
                     respond,
                     lambda: steps.open_table(
-                        team, channel, user, steps.name_of(client, team, user, handle), retry
+                        team,
+                        channel,
+                        user,
+                        steps.name_of(client, team, user, handle),
+                        retry,
+                        trigger[:255],
+                        enterprise,
                     ),
                 )
             elif word == "help":
@@ -89,8 +98,15 @@ def register(app: App, steps: Steps) -> None:
                 run_step(respond, lambda: steps.stop(team, channel, user, retry=retry))
             elif word == "score":
                 run_step(respond, lambda: _score(steps, team, channel))
+            elif word == "forget me":
+                run_step(respond, lambda: _forget_me(steps, team, user))
 
     app.command(COMMAND)(acknowledge_then(app, handle, acknowledge))
+
+
+def _forget_me(steps: Steps, team: str, user: str) -> str:
+    with transaction(steps.sessions) as session:
+        return erasure.forget_me(session, team, user)
 
 
 def _help(steps: Steps, team: str, channel: str) -> Reply:

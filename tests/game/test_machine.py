@@ -366,6 +366,25 @@ def test_heard_enough_toggles_and_more_than_half_of_the_people_open_the_vote() -
     assert "not seated" in answers(m.step(day_of(people), m.HeardEnough("USTRANGER"), T0))[0]
 
 
+def test_a_heard_enough_click_delivered_again_or_older_toggles_nothing() -> None:
+    people = ["UANNA", "UBO", "UCIA", "UDAN"]
+    first, second = Decimal("1764590000.100000"), Decimal("1764590003.250000")
+    marked = m.step(day_of(people), m.HeardEnough("UANNA", first), T0).state
+    assert marked.seat("UANNA").heard_enough  # type: ignore[union-attr]
+    again = m.step(marked, m.HeardEnough("UANNA", first), T0)
+    assert again.state == marked, "the same click, redelivered, changes nothing"
+    assert answers(again) == ["Noted: you have heard enough. Press again to take it back."]
+    assert not shows(again, m.DAY_BOARD)
+    older = m.step(marked, m.HeardEnough("UANNA", first - 1), T0)
+    assert older.state == marked
+    back = m.step(marked, m.HeardEnough("UANNA", second), T0).state
+    assert not back.seat("UANNA").heard_enough, "a later click takes it back"  # type: ignore[union-attr]
+    assert back.seat("UANNA").heard_enough_at == second  # type: ignore[union-attr]
+    unknown = m.step(back, m.HeardEnough("UANNA"), T0).state
+    assert unknown.seat("UANNA").heard_enough, "a click with no time still toggles"  # type: ignore[union-attr]
+    assert unknown.seat("UANNA").heard_enough_at == second  # type: ignore[union-attr]
+
+
 def test_bots_count_on_neither_side_of_heard_enough() -> None:
     state = seated(["UANNA", "UBO"], bots=True)
     state = confirm_all(m.step(state, m.Start("UANNA"), T0).state)

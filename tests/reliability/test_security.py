@@ -149,6 +149,29 @@ def test_a_payload_acts_only_for_the_user_slack_signed_it_for(
     assert table.game()["phase"] == "night"
 
 
+def from_workspace(
+    request: SignedRequest,
+    user: str,
+    team: str,
+    enterprise: str | None = None,
+    org_wide: bool = False,
+) -> SignedRequest:
+    """A click as Slack signs it for ``user`` of workspace ``team`` (of an Enterprise Grid
+    organisation, when ``enterprise``; ``org_wide``: Varulv is installed on all of it)."""
+    change: dict[str, object] = {
+        "team": {"id": team, "domain": team.lower()},
+        "user": {"id": user, "name": user.lower(), "team_id": team},
+        "is_enterprise_install": org_wide,
+    }
+    if enterprise is not None:
+        change["enterprise"] = {"id": enterprise, "name": "The Org"}
+    return with_payload(request, change)
+
+
+OTHER_TEAM = "T0OTHERTEAM"
+ELSEWHERE = "belongs to another workspace"
+
+
 def test_a_click_signed_for_another_workspace_never_acts_on_this_ones_table(
     fake: FakeSlack, app: AppProcess, db: Engine
 ) -> None:
@@ -156,14 +179,67 @@ def test_a_click_signed_for_another_workspace_never_acts_on_this_ones_table(
     stranger = new_people(fake, 1)[0]
     table = Table(fake, app, db)
     lobby = table.seat_people(anna, [bo, cia])
-    join = next(b for b in lobby.buttons() if b.text == "Join")
-    other = {"id": "T0OTHERTEAM", "domain": "elsewhere"}
-    from_elsewhere = with_payload(
-        signed_click(fake, stranger, lobby, join.action_id),
-        {"team": other, "user": {"id": stranger, "name": "stranger", "team_id": other["id"]}},
-    )
-    assert fake.send(from_elsewhere, app.events_url).status_code == 200
-    table.ephemeral(stranger, "belongs to another workspace")
+    for label in ("Join", "Start", "Cancel"):
+        button = next(b for b in lobby.buttons() if b.text == label)
+        from_elsewhere = from_workspace(
+            signed_click(fake, stranger, lobby, button.action_id), stranger, OTHER_TEAM
+        )
+        before = len(fake.ephemerals(stranger))
+        assert fake.send(from_elsewhere, app.events_url).status_code == 200
+        table.wait(lambda before=before: len(fake.ephemerals(stranger)) > before or None, label)
+        assert ELSEWHERE in fake.ephemerals(stranger)[-1].rendered_text, label
     assert stranger not in seat_rows(db, table.game_id()), "no seat for the other workspace"
+    assert not [
+        call
+        for call in fake.calls
+        if call.method == "conversations.open" and call.params.get("users") == stranger
+    ]
+    assert table.game()["phase"] == "lobby", "nobody from elsewhere started or cancelled it"
     table.start(anna)  # the table's own workspace is not held up by it
-    assert table.game()["phase"] == "night"
+    table.play_night([anna, bo, cia])
+    table.heard_enough([anna, bo])
+    table.wait_for_phase("vote")
+    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
+    reveal = table.reveal()
+    again = reveal.button("Play again")
+    from_elsewhere = from_workspace(
+        signed_click(fake, stranger, reveal, again.action_id), stranger, OTHER_TEAM
+    )
+    before = len(fake.ephemerals(stranger))
+    assert fake.send(from_elsewhere, app.events_url).status_code == 200
+    table.wait(lambda: len(fake.ephemerals(stranger)) > before or None, "the answer")
+    assert ELSEWHERE in fake.ephemerals(stranger)[-1].rendered_text
+    with db.connect() as connection:
+        games = connection.scalar(
+            text("SELECT count(*) FROM games WHERE channel_id = :c"), {"c": table.channel}
+        )
+    assert games == 1, "no new table from another workspace's Play again"
+
+
+def test_an_organisation_wide_install_lets_its_workspaces_play_together_and_no_one_else(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    anna, sister, per_workspace, other_org = new_people(fake, 4)
+    table = Table(fake, app, db)
+    opening = signed_command(fake, anna, table.channel)
+    form = dict(parse_qsl(opening.body))
+    in_the_org = {"enterprise_id": "E0ORG", "is_enterprise_install": "true"}
+    opened = resigned(opening, urlencode({**form, **in_the_org}))
+    assert fake.send(opened, app.events_url).status_code == 200
+    lobby = table.lobby()
+    assert table.game()["enterprise_id"] == "E0ORG"
+    team = table.game()["team_id"]
+    join = next(b for b in lobby.buttons() if b.text == "Join").action_id
+
+    def click(user: str, team: str, enterprise: str, org_wide: bool) -> None:
+        request = signed_click(fake, user, lobby, join)
+        sent = from_workspace(request, user, team, enterprise, org_wide)
+        assert fake.send(sent, app.events_url).status_code == 200
+
+    click(sister, "T0SISTER", "E0ORG", True)  # another workspace of the org: one install
+    table.wait(lambda: sister in seat_rows(db, table.game_id()) or None, "the sister seated")
+    click(per_workspace, "T0SISTER", "E0ORG", False)  # installed per workspace: not this one
+    table.ephemeral(per_workspace, ELSEWHERE)
+    click(other_org, team, "E0OTHERORG", True)  # the same team id, signed for another org
+    table.ephemeral(other_org, ELSEWHERE)
+    assert set(seat_rows(db, table.game_id())) == {anna, sister}

@@ -1,0 +1,228 @@
+"""Erasing data: a person who asks Varulv to forget them (``/varulv forget me``), and a whole
+workspace after it removed Varulv (``varulv erase-workspace``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from sqlalchemy import CursorResult, Executable, Select, Table, delete, func, select, update
+from sqlalchemy.orm import Session, selectinload
+
+from slackapp.db.installations import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
+from slackapp.db.models import (
+    Base,
+    ChannelSettings,
+    Game,
+    OutboxEntry,
+    Person,
+    Regular,
+    Score,
+    SeasonWrapUp,
+    Seat,
+    SlackMessage,
+    StandingTable,
+)
+from slackapp.game import machine as m
+
+ERASED = "erased"
+"""Who did something (hosted, stopped, changed a setting) once that person is forgotten."""
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    """What ``/varulv forget me`` erased."""
+
+    score_channels: int
+    games: int
+    """Finished games in which the person is now an anonymous seat."""
+    regular_channels: int
+    name: bool
+
+
+STILL_SEATED = (
+    "You are seated at a game that is still running in {where}, and it needs your seat until "
+    "it ends: nothing was erased. Ask again once it is over (anyone seated can end it with "
+    "`/varulv stop`)."
+)
+
+
+def forget_me(session: Session, team_id: str, user_id: str) -> str:
+    """``/varulv forget me``: erase the person, or say why not; what to tell them."""
+    running = running_games(session, team_id, user_id)
+    if running:
+        return STILL_SEATED.format(where=", ".join(f"<#{c}>" for c in sorted(set(running))))
+    done = forget(session, team_id, user_id)
+    scores, marks = (
+        _count_of(done.score_channels, "channel"),
+        _count_of(done.regular_channels, "channel"),
+    )
+    return (
+        f"Varulv has forgotten you in this workspace. Erased: your points and wins in {scores}, "
+        f"your name as Varulv knew it{'' if done.name else ' (none was kept)'}, and your "
+        f"*I usually play* marks in {marks}. In {_count_of(done.games, 'finished game')} "
+        f"you are now “{m.ERASED_NAME}”: their outcomes stay, with no name or id of yours. "
+        "Messages Slack already shows stay as Slack keeps them. A game you join from now on is "
+        "remembered again."
+    )
+
+
+def _count_of(n: int, thing: str) -> str:
+    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
+
+
+def _games_seating(team_id: str, user_id: str, running: bool) -> Select[Game]:
+    """The workspace's running (or ended) games that seat the person, to be locked."""
+    open_phases = [phase.value for phase in m.OPEN_PHASES]
+    phase = Game.phase.in_(open_phases) if running else Game.phase.not_in(open_phases)
+    return (
+        select(Game)
+        .join(Seat)
+        .where(Game.team_id == team_id, phase, Seat.user_id == user_id)
+        .with_for_update(of=Game)
+    )
+
+
+def running_games(session: Session, team_id: str, user_id: str) -> list[str]:
+    """The channels whose running game seats the person (locked until the transaction ends)."""
+    return [game.channel_id for game in session.scalars(_games_seating(team_id, user_id, True))]
+
+
+def forget(session: Session, team_id: str, user_id: str) -> Forgotten:
+    """Erase the person's scores, names and marks in the workspace, and make them an anonymous
+    seat in every game that ended; the games' outcomes stay as they were decided."""
+    ended = session.scalars(
+        _games_seating(team_id, user_id, False).options(
+            selectinload(Game.seats).selectinload(Seat.ballot)
+        )
+    ).all()
+    for game in ended:
+        _anonymise(session, game, user_id)
+    for column in (Game.host_user_id, Game.ended_by):  # a running lobby keeps its host
+        session.execute(
+            update(Game)
+            .where(
+                Game.team_id == team_id,
+                Game.phase.not_in([phase.value for phase in m.OPEN_PHASES]),
+                column == user_id,
+            )
+            .values({column.key: ERASED})
+        )
+    session.execute(
+        update(ChannelSettings)
+        .where(ChannelSettings.team_id == team_id, ChannelSettings.updated_by == user_id)
+        .values(updated_by=ERASED)
+    )
+    scores = _count(
+        session, delete(Score).where(Score.team_id == team_id, Score.user_id == user_id)
+    )
+    regulars = _count(
+        session, delete(Regular).where(Regular.team_id == team_id, Regular.user_id == user_id)
+    )
+    name = _count(
+        session, delete(Person).where(Person.team_id == team_id, Person.user_id == user_id)
+    )
+    return Forgotten(scores, len(ended), regulars, bool(name))
+
+
+def _anonymise(session: Session, game: Game, user_id: str) -> None:
+    """In one ended game: the person's seat key becomes ``erased-<seat number>`` wherever the
+    game names it (seats, night choices, ballots, outcome, what was shown), and their name."""
+    seat = next(seat for seat in game.seats if seat.user_id == user_id)
+    key = m.erased_key(seat.position)
+    name = seat.display_name
+
+    def swap(value: Any) -> Any:  # the seat's key, wherever the game's JSON names it
+        return _walk(value, lambda s: key if s == user_id else s, keys=True)
+
+    for each in game.seats:
+        each.night_choice = swap(each.night_choice)
+        if each.pending_target == user_id:
+            each.pending_target = key
+        if each.ballot is not None:
+            each.ballot.voter_key = swap(each.ballot.voter_key)
+            each.ballot.target = swap(each.ballot.target)
+    seat.user_id, seat.display_name, seat.dm_channel = key, m.ERASED_NAME, None
+    game.outcome = swap(game.outcome)
+    named = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)") if name else None
+
+    def shown(text: str) -> str:  # what was shown: mentions, button values, labels
+        text = text.replace(f"<@{user_id}>", m.ERASED_NAME).replace(user_id, key)
+        return named.sub(m.ERASED_NAME, text) if named else text
+
+    entries = session.scalars(select(OutboxEntry).where(OutboxEntry.game_id == game.id))
+    for entry in entries:
+        entry.text = shown(entry.text)
+        if entry.blocks is not None:
+            entry.blocks = _walk(entry.blocks, shown)
+        if entry.user_id == user_id:
+            entry.user_id = key
+        if entry.surface.startswith(f"tell:{user_id}:") or entry.surface == f"dm:{user_id}":
+            entry.surface = entry.surface.replace(user_id, key, 1)
+            entry.channel = None
+            entry.user_id = key
+    session.execute(
+        delete(SlackMessage).where(
+            SlackMessage.game_id == game.id, SlackMessage.surface == f"dm:{user_id}"
+        )
+    )
+
+
+def _count(session: Session, statement: Executable) -> int:
+    """How many rows an UPDATE or DELETE changed."""
+    result = session.execute(statement)
+    return int(cast(CursorResult[Any], result).rowcount)
+
+
+def _walk(value: Any, change: Callable[[str], str], keys: bool = False) -> Any:
+    """``value`` (JSON) with ``change`` applied to every string in it (and to its objects'
+    keys, with ``keys``)."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, list):
+        return [_walk(item, change, keys) for item in value]
+    if isinstance(value, dict):
+        return {(change(k) if keys else k): _walk(item, change, keys) for k, item in value.items()}
+    return value
+
+
+# --- a whole workspace ------------------------------------------------------------------------
+
+TEAM_TABLES: tuple[type[Base], ...] = (
+    Score,
+    ChannelSettings,
+    Person,
+    Regular,
+    SeasonWrapUp,
+    StandingTable,
+)
+"""Every table of ours keyed by the workspace; a game's seats, ballots, outbox, messages and
+lease go with it (their foreign keys cascade)."""
+
+
+def installed(session: Session, team_id: str) -> bool:
+    """Whether the installation store still holds the workspace (many-workspace mode)."""
+    return any(
+        session.scalar(select(func.count()).select_from(table).where(table.c.team_id == team_id))
+        for table in _installation_tables()
+    )
+
+
+def erase_workspace(session: Session, team_id: str) -> dict[str, int]:
+    """Delete every row about the workspace; how many from each table."""
+    erased: dict[str, int] = {}
+    for model in TEAM_TABLES:
+        table = model.__table__
+        assert isinstance(table, Table)
+        erased[table.name] = _count(session, delete(table).where(table.c.team_id == team_id))
+    erased[Game.__tablename__] = _count(session, delete(Game).where(Game.team_id == team_id))
+    for table in _installation_tables():
+        erased[table.name] = _count(session, delete(table).where(table.c.team_id == team_id))
+    return erased
+
+
+def _installation_tables() -> list[Table]:
+    tables = slack_metadata().tables
+    return [tables[INSTALLATIONS_TABLE], tables[BOTS_TABLE]]

@@ -1,0 +1,224 @@
+"""Erasure: ``/varulv forget me`` through the app as Slack sends it, and ``varulv
+erase-workspace`` as a real process on a real database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from slack_sdk.oauth.installation_store import Installation
+from sqlalchemy import Engine, inspect, text
+from sqlalchemy.orm import Session
+
+from slackapp.db.installations import installation_store
+from slackapp.db.migrate import upgrade
+from slackapp.db.models import (
+    Ballot,
+    ChannelSettings,
+    DeliveryLease,
+    Game,
+    OutboxEntry,
+    Person,
+    Regular,
+    Score,
+    SeasonWrapUp,
+    Seat,
+    SlackMessage,
+    StandingTable,
+)
+from slackapp.fakeslack import FakeSlack
+from slackapp.game import machine as m
+from tests.e2e.conftest import AppProcess
+from tests.e2e.driver import Table
+from tests.reliability.support import new_people, running_app, settled
+
+
+@pytest.fixture(scope="module")
+def app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
+    with running_app(fake, database_url) as process:
+        yield process
+
+
+def rows_naming(db: Engine, needle: str) -> dict[str, int]:
+    """How many rows of each table hold ``needle`` anywhere in them."""
+    found = {}
+    with db.connect() as connection:
+        for table in inspect(connection).get_table_names():
+            count = connection.scalar(
+                text(f'SELECT count(*) FROM "{table}" AS t WHERE t::text LIKE :needle'),
+                {"needle": f"%{needle}%"},
+            )
+            if count:
+                found[table] = int(count)
+    return found
+
+
+def outcome_of(db: Engine, game_id: int) -> dict[str, Any]:
+    with db.connect() as connection:
+        stored = connection.scalar(
+            text("SELECT outcome FROM games WHERE id = :id"), {"id": game_id}
+        )
+    assert isinstance(stored, dict)
+    return stored
+
+
+def test_forget_me_erases_a_person_and_keeps_their_games_outcomes_anonymous(
+    fake: FakeSlack, app: AppProcess, db: Engine
+) -> None:
+    anna, bo, cia = new_people(fake, 3)
+    table = Table(fake, app, db)
+    lobby = table.seat_people(anna, [bo, cia])
+    table.click(anna, lobby, "I usually play")
+    table.ephemeral(anna, "Marked")
+    table.start(anna)
+    table.play_night([anna, bo, cia])
+    table.heard_enough([anna, bo])
+    table.wait_for_phase("vote")
+    anna_name = next(s["display_name"] for s in table.seats() if s["user_id"] == anna)
+    table.vote({anna: "Nobody", bo: anna_name, cia: "Nobody"})
+    table.wait_for_phase("over")
+    table.reveal()
+    finished = table.game_id()
+    before = json.dumps(outcome_of(db, finished))
+    position = next(seat["position"] for seat in table.seats() if seat["user_id"] == anna)
+
+    table.command(anna)  # seated at a running table: refused, and nothing erased
+    table.lobby_shows(table.lobby(), "Seated (1)")
+    table.command(anna, "forget me")
+    table.ephemeral(anna, "still running in")
+    assert "scores" in rows_naming(db, anna)
+
+    table.cancel(anna, table.lobby())
+    table.command(anna, "forget me")
+    said = table.ephemeral(anna, "Varulv has forgotten you").rendered_text
+    assert "points and wins in 1 channel" in said and "In 2 finished games" in said, said
+    settled(fake)
+    assert rows_naming(db, anna) == {}, "no row anywhere names the person"
+    erased = m.erased_key(position)
+    assert json.dumps(outcome_of(db, finished)) == before.replace(anna, erased)
+    seat = next(seat for seat in seat_rows_of(db, finished) if seat["position"] == position)
+    assert (seat["user_id"], seat["display_name"]) == (erased, m.ERASED_NAME)
+    assert "scores" in rows_naming(db, bo), "the others keep theirs"
+
+    table.command(bo, "last")  # the reveal told again: the game, without the person
+    again = table.ephemeral(bo, "Anyone can check it")
+    assert m.ERASED_NAME in again.rendered_text and anna not in json.dumps(again.blocks)
+    table.command(bo, "help")
+    table.ephemeral(bo, "/varulv forget me")
+    table.command(bo, "score")
+    board = table.ephemeral(bo, "leaderboard")
+    assert anna not in json.dumps(board.blocks)
+
+
+def seat_rows_of(db: Engine, game_id: int) -> list[dict[str, Any]]:
+    with db.connect() as connection:
+        rows = connection.execute(
+            text("SELECT * FROM seats WHERE game_id = :id"), {"id": game_id}
+        ).mappings()
+        return [dict(row) for row in rows]
+
+
+ERASED_TEAM, KEPT_TEAM = "T0ERASEME", "T0KEEPME"
+
+
+def a_workspace(db: Engine, team: str, installed: bool) -> None:
+    """A row for the workspace in every table Varulv keeps."""
+    now = datetime.now(UTC)
+    with Session(db) as session, session.begin():
+        game = Game(
+            team_id=team, channel_id="C0ERASE", host_user_id="U0HOST", phase="over", seed=1,
+            night_seconds=60, day_seconds=60, vote_seconds=60, bots_allowed=True,
+        )  # fmt: skip
+        session.add(game)
+        session.flush()
+        seat = Seat(game_id=game.id, position=0, user_id="U0HOST", display_name="host")
+        session.add(seat)
+        session.flush()
+        session.add_all(
+            [
+                Ballot(seat_id=seat.id, game_id=game.id, voter_key="U0HOST", target="nobody"),
+                OutboxEntry(game_id=game.id, surface="reveal", version=1, channel="C0ERASE",
+                            text="the reveal"),
+                SlackMessage(game_id=game.id, surface="reveal", channel="C0ERASE", ts="1.0",
+                             version=1),
+                Score(team_id=team, channel_id="C0ERASE", user_id="U0HOST", games=1, wins=1,
+                      points=1),
+                ChannelSettings(team_id=team, channel_id="C0ERASE", night_seconds=60,
+                                day_seconds=60, vote_seconds=60, bots_allowed=True,
+                                updated_by="U0HOST"),
+                Person(team_id=team, user_id="U0HOST", name="host", fetched_at=now),
+                Regular(team_id=team, channel_id="C0ERASE", user_id="U0HOST"),
+                StandingTable(team_id=team, channel_id="C0ERASE", weekdays=1, minute_of_day=0,
+                              zone="UTC", lobby_minutes=5, next_at=now, owner_user_id="U0HOST",
+                              lobby_game_id=game.id),
+                DeliveryLease(game_id=game.id, holder="a process", until=now + timedelta(hours=1)),
+                SeasonWrapUp(team_id=team, channel_id="C0ERASE", season="2026-12",
+                             game_id=game.id),
+            ]
+        )  # fmt: skip
+    if installed:
+        installation_store(db, "client").save(
+            Installation(
+                app_id="A0APP", team_id=team, user_id="U0ADMIN", bot_token="xoxb-erase",
+                bot_id="B0BOT", bot_user_id="U0BOT", installed_at=now.timestamp(),
+            )
+        )  # fmt: skip
+
+
+def erase(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    return subprocess.run(
+        [sys.executable, "-m", "slackapp.cli", "erase-workspace", *args],
+        capture_output=True,
+        text=True,
+        env={**env, "DATABASE_URL": database_url},
+        timeout=120,
+    )
+
+
+def rows_of(db: Engine, team: str) -> dict[str, int]:
+    """Each table's rows for the workspace: by its team id, or through its game."""
+    counted = {}
+    with db.connect() as connection:
+        for table in inspect(connection).get_table_names():
+            columns = {c["name"] for c in inspect(connection).get_columns(table)}
+            if "team_id" in columns:
+                where = "team_id = :team"
+            elif "game_id" in columns:
+                where = "game_id IN (SELECT id FROM games WHERE team_id = :team)"
+            else:
+                continue
+            sql = f'SELECT count(*) FROM "{table}" WHERE {where}'
+            counted[table] = int(connection.scalar(text(sql), {"team": team}) or 0)
+    return counted
+
+
+def test_erase_workspace_deletes_every_row_of_one_workspace_once_it_is_uninstalled(
+    db: Engine, database_url: str
+) -> None:
+    upgrade(db)
+    a_workspace(db, ERASED_TEAM, installed=True)
+    a_workspace(db, KEPT_TEAM, installed=True)
+    kept = rows_of(db, KEPT_TEAM)
+    held = rows_of(db, ERASED_TEAM)
+    assert all(held.values()), f"a row in every table: {held}"
+
+    refused = erase(database_url, ERASED_TEAM)
+    assert refused.returncode == 2, refused.stderr
+    assert "still has Varulv installed" in refused.stderr and "--force" in refused.stderr
+    assert rows_of(db, ERASED_TEAM) == held, "a refusal erases nothing"
+    assert erase(database_url, "not a team").returncode == 2
+
+    done = erase(database_url, ERASED_TEAM, "--force")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"erased {ERASED_TEAM}: ")
+    assert set(rows_of(db, ERASED_TEAM).values()) == {0}, rows_of(db, ERASED_TEAM)
+    assert rows_of(db, KEPT_TEAM) == kept, "the other workspace keeps everything"
+    again = erase(database_url, ERASED_TEAM)
+    assert again.returncode == 0 and "0 rows" in again.stdout, "uninstalled now: nothing left"
