@@ -1016,7 +1016,11 @@ def _cast(state: GameState, user: str, target: str | None, clicked_at: Decimal |
     try:
         check_ballot(tuple(each.key for each in state.seats), seat.key, target)
     except IllegalBallot:
-        return _refuse(state, "You cannot vote for yourself. Pick another player, or nobody.")
+        if target == seat.key:
+            return _refuse(state, "You cannot vote for yourself. Pick another player, or nobody.")
+        return _refuse(
+            state, "That ballot names nobody seated at this table. Pick a player, or nobody."
+        )
     kept = seat.ballot
     if (
         kept is not None

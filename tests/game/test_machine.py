@@ -447,7 +447,7 @@ def test_ballots_refused_and_changed() -> None:
     state = vote_of(["UANNA", "UBO", "UCIA"])
     for event, said in [
         (m.CastBallot("UANNA", "UANNA"), "cannot vote for yourself"),
-        (m.CastBallot("UANNA", "UNOBODY"), "cannot vote for yourself"),
+        (m.CastBallot("UANNA", "UNOBODY"), "names nobody seated at this table"),
         (m.CastBallot("USTRANGER", "UBO"), "no ballot"),
     ]:
         done = m.step(state, event, T0)
