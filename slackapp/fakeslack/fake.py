@@ -50,6 +50,7 @@ class FakeSlack(Workspace):
         client_secret: str = "fake-client-secret",
         verification_token: str = "fake-verification-token",
         trigger_ttl: float = 3.0,
+        token_lifetime: int | None = None,
         ack_timeout: float = 10.0,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -61,7 +62,11 @@ class FakeSlack(Workspace):
             self.set_unreachable(user_id)
         self.verification_token = verification_token
         self.grants = Grants(
-            tokens, client_id=client_id, client_secret=client_secret, trigger_ttl=trigger_ttl
+            tokens,
+            client_id=client_id,
+            client_secret=client_secret,
+            trigger_ttl=trigger_ttl,
+            token_lifetime=token_lifetime,
         )
         self.faults = Faults()
         self.api = WebApi(self, self.grants, self.faults)
