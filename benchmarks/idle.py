@@ -46,22 +46,24 @@ COLLECTOR = "VARULV_IDLE_COLLECTOR"
 
 
 def serve_logging_gc(log_prefix: str, collector: str) -> int:
-    """``varulv serve``, each process appending ``wall-clock end, generation, milliseconds`` to
-    ``log_prefix.PID`` for every collection (the hook is inherited by the forked workers).
+    """``varulv serve``, each process appending ``wall-clock end, generation, milliseconds,
+    CPU milliseconds`` to ``log_prefix.PID`` for every collection (the hook is inherited by the
+    forked workers).
     ``collector``: "quiet" as the app runs; "python", the full passes left to Python's own
     trigger after the start-up freeze (the app before it ran them in the quiet)."""
-    began = [0.0]
+    began = [0.0, 0.0]
     files: dict[int, Any] = {}
 
     def pause(phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            began[0] = time.perf_counter()
+            began[:] = time.perf_counter(), time.thread_time()
             return
         took = (time.perf_counter() - began[0]) * 1000
+        cpu = (time.thread_time() - began[1]) * 1000  # the pass's own work, whatever the load
         pid = os.getpid()
         if pid not in files:
             files[pid] = open(f"{log_prefix}.{pid}", "a", buffering=1)  # noqa: SIM115
-        files[pid].write(f"{time.time():.6f} {info['generation']} {took:.3f}\n")
+        files[pid].write(f"{time.time():.6f} {info['generation']} {took:.3f} {cpu:.3f}\n")
 
     gc.callbacks.append(pause)
     from slackapp import server
@@ -79,8 +81,8 @@ def serve_logging_gc(log_prefix: str, collector: str) -> int:
     return varulv(["serve"])
 
 
-Pause = tuple[float, int, float]
-"""A collection: wall-clock end, generation, milliseconds."""
+Pause = tuple[float, int, float, float]
+"""A collection: wall-clock end, generation, milliseconds, CPU milliseconds."""
 
 
 def pauses_logged(log_prefix: str, pids: list[int]) -> list[Pause]:
@@ -88,8 +90,8 @@ def pauses_logged(log_prefix: str, pids: list[int]) -> list[Pause]:
     for pid in pids:
         path = Path(f"{log_prefix}.{pid}")
         for line in path.read_text().splitlines() if path.exists() else []:
-            end, generation, took = line.split()
-            found.append((float(end), int(generation), float(took)))
+            end, generation, took, cpu = line.split()
+            found.append((float(end), int(generation), float(took), float(cpu)))
     return sorted(found)
 
 
@@ -359,7 +361,7 @@ def report_gc(
                 for each in slowest
                 if any(
                     each.sent_at <= end and end - took / 1000 <= each.sent_at + each.seconds
-                    for end, _, took in long_pauses
+                    for end, _, took, _ in long_pauses
                 )
             )
             row = (
@@ -372,6 +374,38 @@ def report_gc(
                 f"{hit} of {len(slowest)}",
             )
             print("| " + " | ".join(str(cell) for cell in row) + " |")
+    print(
+        "\n| full passes | from the first round on | median CPU ms | longest CPU ms "
+        "| median wall ms | in rounds with idle connections / without |"
+    )
+    print("|---|---|---|---|---|---|")
+    for kind in kinds:
+        began = min(a for (k, _, _), ws in windows.items() if k == kind for a, _ in ws)
+        full = [p for p in pauses[kind] if p[1] == 2 and p[0] >= began]  # after start-up's
+        cpu = [p[3] for p in full]
+        wall = [p[2] for p in full]
+        during = [
+            sum(
+                1
+                for p in full
+                if any(
+                    a <= p[0] <= b
+                    for (k, _, idle), ws in windows.items()
+                    if (k, idle) == (kind, with_idle)
+                    for a, b in ws
+                )
+            )
+            for with_idle in (True, False)
+        ]
+        row = (
+            kind,
+            len(full),
+            f"{percentile(cpu, 0.5):.1f}",
+            f"{max(cpu, default=0.0):.1f}",
+            f"{percentile(wall, 0.5):.1f}",
+            f"{during[0]} / {during[1]}",
+        )
+        print("| " + " | ".join(str(cell) for cell in row) + " |")
 
 
 if __name__ == "__main__":
