@@ -10,6 +10,10 @@ without ``--idle`` half-open connections held by a process of their own: half st
 request's head, half send a body shorter than their ``Content-Length``. The app drops each one
 when ``VARULV_REQUEST_SECONDS`` have passed; the holder opens it again at once, as an attacker
 would. Every loop is bounded: the holder stops by itself after ``--hold-seconds``.
+
+The app runs with a ``gc.callbacks`` hook in each of its processes that logs every pause of
+Python's cycle collector, so that the report says how much of each kind of round the collector
+took, and how many of the slowest acknowledgements waited for one.
 """
 
 from __future__ import annotations
@@ -17,8 +21,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import multiprocessing
+import os
 import resource
+import statistics
+import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -33,6 +41,59 @@ from benchmarks.load import Server, Slack, database, percentile, start_server
 
 IN_FLIGHT = 10
 CHANNEL = "C0IDLE"
+GC_LOG = "VARULV_IDLE_GC_LOG"
+"""Set for the app's processes: where they log the collector's pauses (one file a process)."""
+COLLECTOR = "VARULV_IDLE_COLLECTOR"
+
+
+def serve_logging_gc(log_prefix: str, collector: str) -> int:
+    """``varulv serve``, each process appending ``wall-clock end, generation, milliseconds,
+    CPU milliseconds`` to ``log_prefix.PID`` for every collection (the hook is inherited by the
+    forked workers).
+    ``collector``: "quiet" as the app runs; "python", the full passes left to Python's own
+    trigger after the start-up freeze (the app before it ran them in the quiet)."""
+    began = [0.0, 0.0]
+    files: dict[int, Any] = {}
+
+    def pause(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began[:] = time.perf_counter(), time.thread_time()
+            return
+        took = (time.perf_counter() - began[0]) * 1000
+        cpu = (time.thread_time() - began[1]) * 1000  # the pass's own work, whatever the load
+        pid = os.getpid()
+        if pid not in files:
+            files[pid] = open(f"{log_prefix}.{pid}", "a", buffering=1)  # noqa: SIM115
+        files[pid].write(f"{time.time():.6f} {info['generation']} {took:.3f} {cpu:.3f}\n")
+
+    gc.callbacks.append(pause)
+    from slackapp import server
+    from slackapp.acks import QuietCollector
+    from slackapp.cli import main as varulv
+
+    if collector == "python":
+
+        class FrozenOnly(QuietCollector):
+            def start(self) -> None:
+                gc.collect()
+                gc.freeze()
+
+        server.QuietCollector = FrozenOnly  # type: ignore[misc]
+    return varulv(["serve"])
+
+
+Pause = tuple[float, int, float, float]
+"""A collection: wall-clock end, generation, milliseconds, CPU milliseconds."""
+
+
+def pauses_logged(log_prefix: str, pids: list[int]) -> list[Pause]:
+    found: list[Pause] = []
+    for pid in pids:
+        path = Path(f"{log_prefix}.{pid}")
+        for line in path.read_text().splitlines() if path.exists() else []:
+            end, generation, took, cpu = line.split()
+            found.append((float(end), int(generation), float(took), float(cpu)))
+    return sorted(found)
 
 
 def half_request(index: int) -> bytes:
@@ -130,13 +191,25 @@ def idle_connections(url: str, count: int, seconds: float, server: Server) -> It
             holder.kill()
 
 
+Key = tuple[str, int, bool]
+"""A kind of round: the collector, the repetition, with idle connections or without."""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--idle", type=int, default=1000)
-    parser.add_argument("--requests", type=int, default=300, help="per round")
-    parser.add_argument("--rounds", type=int, default=3, help="with, and as many without")
+    parser.add_argument("--requests", type=int, default=200, help="per round")
+    parser.add_argument("--rounds", type=int, default=5, help="pairs of rounds per repetition")
+    parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument(
+        "--collector",
+        choices=("quiet", "python", "both"),
+        default="both",
+        help="full passes in the quiet (the app), by Python's trigger (before), or each",
+    )
     parser.add_argument("--hold-seconds", type=float, default=300)
     options = parser.parse_args(argv)
+    kinds = ["quiet", "python"] if options.collector == "both" else [options.collector]
 
     # Each idle connection is one file in the holder and one in the app (which inherits this).
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -144,71 +217,219 @@ def main(argv: list[str] | None = None) -> int:
     if soft < wanted and (hard == resource.RLIM_INFINITY or hard >= wanted):
         resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
 
-    latencies: dict[bool, list[float]] = {False: [], True: []}
-    failures: dict[bool, int] = {False: 0, True: 0}
+    acks: dict[Key, list[Timed]] = {}
+    round_p99s: dict[Key, list[float]] = {}
+    windows: dict[Key, list[tuple[float, float]]] = {}
     held: list[list[int]] = []
+    pauses: dict[str, list[Pause]] = {}
+    errors: dict[str, int] = {}
+    gc_logs = Path(tempfile.mkdtemp(prefix="varulv-idle-gc-"))
     with (
         database() as url,
         Slack() as fake,
         ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool,
     ):
-        server = start_server("app", "slackapp.cli", fake, url, workers=1)
+        servers: dict[str, Server] = {}
         try:
-            fire(server.events_url, commands(fake, 10), 1)  # the first request checks the token
-            for _ in range(options.rounds):
-                for with_idle in (False, True):
-                    prepared = commands(fake, options.requests)
-                    if with_idle:
-                        with idle_connections(
-                            server.url, options.idle, options.hold_seconds, server
-                        ) as state:
-                            timed = pool.submit(
-                                fire, server.events_url, prepared, IN_FLIGHT
-                            ).result()
-                            held.append(state)
-                    else:
-                        timed = pool.submit(fire, server.events_url, prepared, IN_FLIGHT).result()
-                    record(timed, latencies[with_idle], failures, with_idle)
-            errors = server.errors_logged()
+            for kind in kinds:
+                os.environ[GC_LOG] = str(gc_logs / kind)  # the app's processes inherit these
+                os.environ[COLLECTOR] = kind
+                servers[kind] = start_server(kind, "benchmarks.idle", fake, url, workers=1)
+                fire(servers[kind].events_url, commands(fake, 10), 1)  # checks the token
+            for repetition in range(options.repetitions):
+                for _ in range(options.rounds):
+                    for kind, server in servers.items():
+                        for with_idle in (False, True):
+                            prepared = commands(fake, options.requests)
+                            if with_idle:
+                                with idle_connections(
+                                    server.url, options.idle, options.hold_seconds, server
+                                ) as state:
+                                    timed = pool.submit(
+                                        fire, server.events_url, prepared, IN_FLIGHT
+                                    ).result()
+                                    held.append(state)
+                            else:
+                                timed = pool.submit(
+                                    fire, server.events_url, prepared, IN_FLIGHT
+                                ).result()
+                            key = (kind, repetition, with_idle)
+                            acks.setdefault(key, []).extend(timed)
+                            round_p99s.setdefault(key, []).append(
+                                percentile(answered_ms(timed), 0.99)
+                            )
+                            windows.setdefault(key, []).append(
+                                (
+                                    min(t.sent_at for t in timed),
+                                    max(t.sent_at + t.seconds for t in timed),
+                                )
+                            )
+            for kind, server in servers.items():
+                errors[kind] = server.errors_logged()
+                pauses[kind] = pauses_logged(str(gc_logs / kind), server.processes()[1:])
         finally:
-            server.stop()
-    report(options, latencies, failures, held, errors)
+            for server in servers.values():
+                server.stop()
+            for path in gc_logs.iterdir():
+                path.unlink()
+            gc_logs.rmdir()
+    report(options, kinds, acks, round_p99s, held, errors)
+    report_gc(options, kinds, acks, windows, pauses)
     return 0
 
 
-def record(timed: list[Timed], into: list[float], failures: dict[bool, int], key: bool) -> None:
-    for each in timed:
-        if each.status == 200:
-            into.append(each.seconds * 1000)
-        else:
-            failures[key] += 1
+def answered_ms(timed: list[Timed]) -> list[float]:
+    return [each.seconds * 1000 for each in timed if each.status == 200]
 
 
 def report(
     options: argparse.Namespace,
-    latencies: dict[bool, list[float]],
-    failures: dict[bool, int],
+    kinds: list[str],
+    acks: dict[Key, list[Timed]],
+    round_p99s: dict[Key, list[float]],
     held: list[list[int]],
-    errors: int,
+    errors: dict[str, int],
 ) -> None:
-    print("| idle connections | n | not 200 | p50 ms | p99 ms | p99 ratio |")
-    print("|---|---|---|---|---|---|")
-    base_p99 = percentile(latencies[False], 0.99)
-    for with_idle in (False, True):
-        values = latencies[with_idle]
-        p50, p99 = percentile(values, 0.5), percentile(values, 0.99)
-        label = str(options.idle) if with_idle else "0"
-        ratio = p99 / base_p99
-        row = (label, len(values), failures[with_idle], f"{p50:.1f}", f"{p99:.1f}", f"{ratio:.2f}x")
-        print("| " + " | ".join(str(cell) for cell in row) + " |")
-    sockets = ", ".join(str(count) for count, _ in held)
-    print(f"\nsockets open in the app's worker during each round with them: {sockets}")
+    """Each repetition's acknowledgements pooled, and the median of its pairs' p99 ratios (a
+    pair is a round without idle connections and the round with them that follows it), which
+    one round slowed by the machine's other work moves less."""
     print(
-        f"half-open connections opened in all (re-opened after the app dropped them): "
-        f"{sum(opened for _, opened in held)}"
+        f"| full passes | repetition | n | not 200 | p50 ms, 0 / {options.idle} idle "
+        f"| p99 ms, 0 / {options.idle} idle | p99 ratio | median of the pairs' p99 ratios |"
     )
-    print(f"ERROR lines in the app's log: {errors}")
+    print("|---|---|---|---|---|---|---|---|")
+    for kind in kinds:
+        for repetition in [*range(options.repetitions), None]:
+            sides = [
+                [
+                    each
+                    for (k, r, idle), timed in acks.items()
+                    if k == kind and idle == with_idle and repetition in (None, r)
+                    for each in timed
+                ]
+                for with_idle in (False, True)
+            ]
+            values = [answered_ms(side) for side in sides]
+            p50s = [percentile(side, 0.5) for side in values]
+            p99s = [percentile(side, 0.99) for side in values]
+            failed = sum(len(side) - len(ms) for side, ms in zip(sides, values, strict=True))
+            row = (
+                kind,
+                "all" if repetition is None else repetition + 1,
+                "/".join(str(len(ms)) for ms in values),
+                failed,
+                " / ".join(f"{p:.1f}" for p in p50s),
+                " / ".join(f"{p:.1f}" for p in p99s),
+                f"{p99s[1] / p99s[0]:.2f}x",
+                f"**{statistics.median(pair_ratios(round_p99s, kind, repetition)):.2f}x**",
+            )
+            print("| " + " | ".join(str(cell) for cell in row) + " |")
+    sockets = sorted(count for count, _ in held)
+    print(
+        f"\nsockets open in the app's worker during the rounds with idle connections: "
+        f"{sockets[0]} to {sockets[-1]}; half-open connections opened in all (again after the "
+        f"app dropped them): {sum(opened for _, opened in held)}"
+    )
+    print(f"ERROR lines in the apps' logs: {errors}")
+
+
+def pair_ratios(
+    round_p99s: dict[Key, list[float]], kind: str, repetition: int | None
+) -> list[float]:
+    return [
+        with_idle / without
+        for (k, r, idle), p99s in round_p99s.items()
+        if k == kind and not idle and repetition in (None, r)
+        for without, with_idle in zip(p99s, round_p99s[(k, r, True)], strict=True)
+    ]
+
+
+def report_gc(
+    options: argparse.Namespace,
+    kinds: list[str],
+    acks: dict[Key, list[Timed]],
+    windows: dict[Key, list[tuple[float, float]]],
+    pauses: dict[str, list[Pause]],
+) -> None:
+    """The collector's pauses in the app's worker within each kind of round, and how many of
+    the slowest acknowledgements (the slowest 1 %) overlapped a pause of 5 ms or more."""
+    print(
+        "\n| full passes | idle connections | rounds' s | collections gen 0/1/2 | paused ms "
+        "| longest ms gen 0/1/2 | slowest 1 % overlapping a pause ≥ 5 ms |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for kind in kinds:
+        for with_idle in (False, True):
+            spans = [
+                w
+                for (k, _, idle), ws in windows.items()
+                if (k, idle) == (kind, with_idle)
+                for w in ws
+            ]
+            timed = [
+                t for (k, _, idle), ts in acks.items() if (k, idle) == (kind, with_idle) for t in ts
+            ]
+            inside = [p for p in pauses[kind] if any(a <= p[0] <= b for a, b in spans)]
+            counts = "/".join(str(sum(1 for p in inside if p[1] == g)) for g in range(3))
+            longest = "/".join(
+                f"{max((p[2] for p in inside if p[1] == g), default=0.0):.1f}" for g in range(3)
+            )
+            done = sorted((t for t in timed if t.status == 200), key=lambda t: t.seconds)
+            slowest = done[-max(1, len(done) // 100) :]
+            long_pauses = [p for p in inside if p[2] >= 5]
+            hit = sum(
+                1
+                for each in slowest
+                if any(
+                    each.sent_at <= end and end - took / 1000 <= each.sent_at + each.seconds
+                    for end, _, took, _ in long_pauses
+                )
+            )
+            row = (
+                kind,
+                options.idle if with_idle else 0,
+                f"{sum(b - a for a, b in spans):.1f}",
+                counts,
+                f"{sum(p[2] for p in inside):.1f}",
+                longest,
+                f"{hit} of {len(slowest)}",
+            )
+            print("| " + " | ".join(str(cell) for cell in row) + " |")
+    print(
+        "\n| full passes | from the first round on | median CPU ms | longest CPU ms "
+        "| median wall ms | in rounds with idle connections / without |"
+    )
+    print("|---|---|---|---|---|---|")
+    for kind in kinds:
+        began = min(a for (k, _, _), ws in windows.items() if k == kind for a, _ in ws)
+        full = [p for p in pauses[kind] if p[1] == 2 and p[0] >= began]  # after start-up's
+        cpu = [p[3] for p in full]
+        wall = [p[2] for p in full]
+        during = [
+            sum(
+                1
+                for p in full
+                if any(
+                    a <= p[0] <= b
+                    for (k, _, idle), ws in windows.items()
+                    if (k, idle) == (kind, with_idle)
+                    for a, b in ws
+                )
+            )
+            for with_idle in (True, False)
+        ]
+        row = (
+            kind,
+            len(full),
+            f"{percentile(cpu, 0.5):.1f}",
+            f"{max(cpu, default=0.0):.1f}",
+            f"{percentile(wall, 0.5):.1f}",
+            f"{during[0]} / {during[1]}",
+        )
+        print("| " + " | ".join(str(cell) for cell in row) + " |")
 
 
 if __name__ == "__main__":
+    if os.environ.get(GC_LOG):
+        raise SystemExit(serve_logging_gc(os.environ[GC_LOG], os.environ[COLLECTOR]))
     raise SystemExit(main())

@@ -97,12 +97,13 @@ class AckFirst:
                     self._changed.notify_all()
 
     @contextmanager
-    def turn(self, queued_at: float) -> Iterator[None]:
+    def turn(self, queued_at: float, patience: float | None = None) -> Iterator[None]:
         """Around one step queued at ``queued_at`` (a ``time.monotonic()``): it starts once no
-        request has been in hand for ``quiet`` seconds; or, ``patience`` seconds after it was
-        queued, as one of at most ``steps_while_busy`` steps running while requests come in."""
+        request has been in hand for ``quiet`` seconds; or, ``patience`` seconds (this gate's
+        unless given) after it was queued, as one of at most ``steps_while_busy`` steps running
+        while requests come in."""
         with self._changed:
-            while (delay := self._until_start(queued_at)) > 0:
+            while (delay := self._until_start(queued_at, patience)) > 0:
                 self._changed.wait(delay)  # woken sooner when a request or a step ends
             self._steps += 1
         try:
@@ -112,7 +113,7 @@ class AckFirst:
                 self._steps -= 1
                 self._changed.notify_all()
 
-    def _until_start(self, queued_at: float) -> float:
+    def _until_start(self, queued_at: float, patience: float | None) -> float:
         """Seconds before a step queued at ``queued_at`` may start; 0 when it may now."""
         now = time.monotonic()
         acknowledging, last_answered = self._acknowledging, self._last_answered
@@ -121,7 +122,7 @@ class AckFirst:
         quiet_from = last_answered + self.quiet
         if not acknowledging and now >= quiet_from:
             return 0.0
-        patient_from = queued_at + self.patience
+        patient_from = queued_at + (self.patience if patience is None else patience)
         if now >= patient_from:
             # Waited enough: start if a busy-time slot is free, else when a step ends.
             return 0.0 if self._steps < self.steps_while_busy else self.quiet
@@ -147,10 +148,64 @@ class StepExecutor(ThreadPoolExecutor):
         return super().submit(in_turn)
 
 
-def quieter_collector() -> None:
-    """Shorter pauses of Python's cycle collector, which stops every thread (and so every
-    acknowledgement) while it runs. What start-up built lives as long as the process: frozen,
-    the collector's full passes stop walking it. (Raising the young generation's threshold
-    was measured too: it trades many short pauses for pauses of 30 to 120 ms, which is worse.)"""
-    gc.collect()
-    gc.freeze()
+LOOK_SECONDS = 5.0
+"""How often the collector's thread looks whether a full pass is due: at most one pass that
+often (looking each second had one every second while idle connections churned)."""
+COLLECTOR_PATIENCE_SECONDS = 30.0
+"""How long a full pass waits for a quiet moment: garbage can wait, a person cannot."""
+NEVER = 1 << 30
+"""A full-pass threshold never reached: Python's own trigger is off."""
+
+
+class QuietCollector:
+    """Python's cycle collector stops every thread (and so every acknowledgement) while it
+    runs. What start-up built lives as long as the process: frozen, the full passes stop
+    walking it. What they still walk grows with the connections held open (a thousand idle
+    ones are some 50,000 objects, a pass of 30 to 90 ms, and their churn had Python start one
+    every few seconds, whatever the requests in hand). So Python no longer starts full passes
+    itself. This one does, on Python's own rule (the oldest generation has grown by a quarter
+    since the last full pass), looked at every ``every`` seconds, and it takes its turn like a
+    game step: once no request has been in hand for a moment, or once it has waited
+    ``patience`` seconds (garbage can wait longer than a step). The young generations' passes,
+    a millisecond or two, stay Python's. (Raising the young generation's threshold was
+    measured too: it trades many short pauses for pauses of 30 to 120 ms, which is worse.)"""
+
+    def __init__(
+        self,
+        acks: AckFirst,
+        every: float = LOOK_SECONDS,
+        patience: float = COLLECTOR_PATIENCE_SECONDS,
+    ) -> None:
+        self.acks = acks
+        self.every = every
+        self.patience = patience
+        self.full_passes = 0
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(
+            target=self._full_passes, name="varulv-collector", daemon=True
+        )
+        self._thresholds = gc.get_threshold()
+        self._oldest_after_pass = 0
+
+    def start(self) -> None:
+        """Once start-up is done: freeze what it built, and take over the full passes."""
+        gc.collect()
+        gc.freeze()
+        young, middle, _ = self._thresholds
+        gc.set_threshold(young, middle, NEVER)
+        self._oldest_after_pass = len(gc.get_objects(2))
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Give the full passes back to Python (what start-up froze stays frozen)."""
+        self._stopped.set()
+        self._thread.join()
+        gc.set_threshold(*self._thresholds)
+
+    def _full_passes(self) -> None:
+        while not self._stopped.wait(self.every):
+            with self.acks.turn(time.monotonic(), self.patience):
+                if len(gc.get_objects(2)) > self._oldest_after_pass * 5 // 4:
+                    gc.collect()
+                    self.full_passes += 1
+                    self._oldest_after_pass = len(gc.get_objects(2))

@@ -97,7 +97,14 @@ def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -
         # Tokenless: Bolt gives each request a copy with that workspace's token, and the OAuth
         # flow exchanges codes with it, so every call honours SLACK_API_URL.
         client = web_client(None, settings.api_url)
-        delivering = InstalledClients(store, settings.api_url, wait_out_rate_limits=False)
+        # Tokens that expire (token rotation on) are refreshed before use, by the requests'
+        # authorize and by the deliverer alike, and the new ones saved in the store.
+        rotator = TokenRotator(
+            client_id=settings.client_id, client_secret=settings.client_secret, client=client
+        )
+        delivering = InstalledClients(
+            store, settings.api_url, wait_out_rate_limits=False, rotator=rotator
+        )
         oauth = OAuthSettings(
             client_id=settings.client_id,
             client_secret=settings.client_secret,

@@ -54,7 +54,8 @@ class Buffered:
             await _respond(send, 413, b"too large\n")
             return
         try:
-            body = await asyncio.wait_for(self._body(receive), self.seconds)
+            async with asyncio.timeout(self.seconds):  # no task of its own, unlike wait_for
+                body = await self._body(receive)
         except TooLarge:
             await _respond(send, 413, b"too large\n")
             return

@@ -9,6 +9,8 @@ Varulv: the bot's token, user id and bot id.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
 
 from slack_bolt import BoltContext
@@ -44,8 +46,8 @@ def from_store(store: InstallationStore, rotator: TokenRotator | None = None) ->
             return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id)
         if bot is None or not bot.bot_token:
             return None
-        if rotator is not None and bot.bot_refresh_token:
-            bot = _rotated(store, rotator, bot)
+        if rotator is not None:
+            bot = fresh_bot(store, rotator, bot)
         return AuthorizeResult(
             enterprise_id=bot.enterprise_id,
             team_id=bot.team_id,
@@ -58,17 +60,54 @@ def from_store(store: InstallationStore, rotator: TokenRotator | None = None) ->
     return authorize
 
 
-def _rotated(store: InstallationStore, rotator: TokenRotator, bot: Bot) -> Bot:
-    """The bot with a fresh token if its token expires soon; as it was if Slack would not
-    refresh it now (the stored token may well still work)."""
+def fresh_bot(store: InstallationStore, rotator: TokenRotator, bot: Bot) -> Bot:
+    """The bot with a token good for a while yet: refreshed (and the refresh saved) when a
+    rotating token expires soon; as stored otherwise, or when Slack would not refresh it now
+    (the stored token may well still work).
+
+    A refresh token is good for one refresh, so this process refreshes one at a time, each from
+    the newest stored bot; another process that refreshed first leaves its token in the store.
+    """
+    if not _expires_soon(bot):
+        return bot
+    with _refreshing:
+        newest = _newest(store, bot)
+        if not _expires_soon(newest):
+            return newest  # refreshed while this one waited its turn
+        try:
+            refreshed = rotator.perform_bot_token_rotation(
+                bot=newest, minutes_before_expiration=ROTATE_MINUTES_BEFORE_EXPIRY
+            )
+        except (SlackClientError, OSError) as error:
+            log.warning("could not refresh the bot token: %s", error)
+            return _newest(store, newest)  # another process may have refreshed it
+        if refreshed is None:
+            return newest
+        try:
+            store.save_bot(refreshed)
+        except Exception as error:  # the database: the new token still works in this call
+            log.error("could not save the refreshed bot token: %s", error)
+        return refreshed
+
+
+_refreshing = threading.Lock()
+
+
+def _expires_soon(bot: Bot) -> bool:
+    expires_at = bot.bot_token_expires_at
+    soon = time.time() + ROTATE_MINUTES_BEFORE_EXPIRY * 60
+    return bool(bot.bot_refresh_token) and expires_at is not None and expires_at <= soon
+
+
+def _newest(store: InstallationStore, bot: Bot) -> Bot:
+    """The workspace's bot as stored now; ``bot`` itself if the store does not answer."""
     try:
-        refreshed = rotator.perform_bot_token_rotation(
-            bot=bot, minutes_before_expiration=ROTATE_MINUTES_BEFORE_EXPIRY
+        stored = store.find_bot(
+            enterprise_id=bot.enterprise_id,
+            team_id=bot.team_id,
+            is_enterprise_install=bot.is_enterprise_install,
         )
-    except (SlackClientError, OSError) as error:
-        log.warning("could not refresh the bot token: %s", error)
+    except Exception as error:  # the database, most likely
+        log.warning("the installation store did not answer: %s", error)
         return bot
-    if refreshed is None:
-        return bot
-    store.save_bot(refreshed)
-    return refreshed
+    return stored if stored is not None and stored.bot_token else bot

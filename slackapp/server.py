@@ -18,7 +18,7 @@ from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_bolt.adapter.wsgi.http_response import WsgiHttpResponse
 from sqlalchemy import text
 
-from slackapp.acks import AckFirst, AcrossWorkers, quieter_collector
+from slackapp.acks import AckFirst, AcrossWorkers, QuietCollector
 from slackapp.app import Varulv, build
 from slackapp.asgi import Buffered, Worker
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
@@ -154,7 +154,7 @@ def serve_http(settings: Settings, database_url: str) -> None:
     def factory() -> Buffered:
         varulv = build(settings, database_url, acks_first(workers, settings.acks_first))
         varulv.start()
-        quieter_collector()
+        QuietCollector(varulv.acks).start()
         return Buffered(Router(varulv), threads, MAX_BODY_BYTES, settings.request_seconds)
 
     class SlackWorker(Worker):

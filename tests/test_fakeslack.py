@@ -442,6 +442,45 @@ def test_oauth_install_gives_a_working_bot_token(fake: FakeSlack) -> None:
     assert slack_error(anonymous.oauth_v2_access, code="x", **wrong) == ("bad_client_secret")
 
 
+def test_with_token_rotation_tokens_expire_and_a_refresh_token_renews_them_once() -> None:
+    with FakeSlack(SECRET, tokens=(), token_lifetime=1) as fake:
+        anonymous = WebClient(base_url=fake.api_url)
+        install = (
+            "https://slack.com/oauth/v2/authorize?client_id=1000000000.2000000000"
+            "&scope=commands&state=s&redirect_uri=https://varulv.example/slack/oauth"
+        )
+        code = parse_qs(urlsplit(fake.approve_install(install)).query)["code"][0]
+        credentials = {"client_id": "1000000000.2000000000", "client_secret": "fake-client-secret"}
+        first = anonymous.oauth_v2_access(code=code, **credentials)
+        assert first["expires_in"] == 1
+        assert first["access_token"].startswith("xoxe.xoxb-")
+        assert first["refresh_token"].startswith("xoxe-1-")
+        first_bot = WebClient(base_url=fake.api_url, token=first["access_token"])
+        assert first_bot.auth_test()["ok"] is True
+
+        refresh = {**credentials, "grant_type": "refresh_token"}
+        second = anonymous.oauth_v2_access(refresh_token=first["refresh_token"], **refresh)
+        assert second["token_type"] == "bot"
+        assert second["refresh_token"] != first["refresh_token"]
+        assert second["access_token"] != first["access_token"]
+        used = {**refresh, "refresh_token": first["refresh_token"]}
+        assert slack_error(anonymous.oauth_v2_access, **used) == "invalid_refresh_token"
+
+        time.sleep(1.05)
+        assert slack_error(first_bot.auth_test) == "token_expired"
+        second_bot = WebClient(base_url=fake.api_url, token=second["access_token"])
+        assert slack_error(second_bot.auth_test) == "token_expired"
+        third = anonymous.oauth_v2_access(refresh_token=second["refresh_token"], **refresh)
+        assert WebClient(base_url=fake.api_url, token=third["access_token"]).auth_test()["ok"]
+
+
+def test_without_token_rotation_there_is_nothing_to_refresh(fake: FakeSlack) -> None:
+    anonymous = WebClient(base_url=fake.api_url)
+    credentials = {"client_id": "1000000000.2000000000", "client_secret": "fake-client-secret"}
+    refresh = {**credentials, "grant_type": "refresh_token", "refresh_token": "xoxe-1-x"}
+    assert slack_error(anonymous.oauth_v2_access, **refresh) == "token_rotation_not_enabled"
+
+
 def test_rate_limited_call_answers_429_with_retry_after(fake: FakeSlack, web: WebClient) -> None:
     faults.rate_limit(fake, "chat.postMessage")
     with pytest.raises(SlackApiError) as failure:

@@ -9,6 +9,9 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.oauth.installation_store import InstallationStore
+from slack_sdk.oauth.token_rotation import TokenRotator
+
+from slackapp.authorize import fresh_bot
 
 CALL_TIMEOUT_SECONDS = 10
 
@@ -32,19 +35,27 @@ def web_client(token: str | None, api_url: str, wait_out_rate_limits: bool = Tru
 
 class InstalledClients:
     """Each workspace's bot client, from its installation; looked up afresh for every use, so a
-    reinstall's new token or an uninstall takes effect at once in every process."""
+    reinstall's new token or an uninstall takes effect at once in every process. With
+    ``rotator`` (token rotation on), a token that expires soon is refreshed first."""
 
     def __init__(
-        self, store: InstallationStore, api_url: str, wait_out_rate_limits: bool = True
+        self,
+        store: InstallationStore,
+        api_url: str,
+        wait_out_rate_limits: bool = True,
+        rotator: TokenRotator | None = None,
     ) -> None:
         self.store = store
         self.api_url = api_url
         self.wait_out_rate_limits = wait_out_rate_limits
+        self.rotator = rotator
 
     def __call__(self, team_id: str) -> WebClient:
         bot = self.store.find_bot(enterprise_id=None, team_id=team_id)
         if bot is None or not bot.bot_token:
             raise NotInstalled(team_id)
+        if self.rotator is not None:
+            bot = fresh_bot(self.store, self.rotator, bot)
         return web_client(bot.bot_token, self.api_url, self.wait_out_rate_limits)
 
 
@@ -68,6 +79,7 @@ TRANSIENT_ERRORS = frozenset(
         "service_unavailable",
         "request_timeout",
         "team_added_to_org",
+        "token_expired",  # refreshed before the next try
     }
 )
 UNWRITABLE_ERRORS = frozenset(
@@ -89,7 +101,6 @@ UNWRITABLE_ERRORS = frozenset(
         "invalid_auth",
         "not_authed",
         "token_revoked",
-        "token_expired",
         "missing_scope",
     }
 )

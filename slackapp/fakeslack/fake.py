@@ -45,6 +45,7 @@ class FakeSlack:
         client_secret: str = "fake-client-secret",
         verification_token: str = "fake-verification-token",
         trigger_ttl: float = 3.0,
+        token_lifetime: int | None = None,
         ack_timeout: float = 10.0,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -52,7 +53,11 @@ class FakeSlack:
         self.identity = Identity(team_id=team_id, bot_user_id=bot_user_id)
         self.workspace = Workspace(self.identity, channels=channels, users=users)
         self.grants = Grants(
-            tokens, client_id=client_id, client_secret=client_secret, trigger_ttl=trigger_ttl
+            tokens,
+            client_id=client_id,
+            client_secret=client_secret,
+            trigger_ttl=trigger_ttl,
+            token_lifetime=token_lifetime,
         )
         self.api = WebApi(self.workspace, self.grants)
         self._http = SlackHttpServer(self.api, host, port)

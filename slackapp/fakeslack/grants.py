@@ -8,6 +8,7 @@ so the app meets the same failures it would in production.
 from __future__ import annotations
 
 import itertools
+import math
 import secrets
 import threading
 import time
@@ -44,10 +45,14 @@ class Grants:
         client_id: str,
         client_secret: str,
         trigger_ttl: float = 3.0,
+        token_lifetime: int | None = None,
     ) -> None:
         self.client_id = client_id
         self.client_secret = client_secret
         self.trigger_ttl = trigger_ttl
+        self.token_lifetime = token_lifetime
+        """Seconds a minted bot token lives when the app has token rotation on (Slack's are
+        12 hours); None: forever, rotation off."""
         self._lock = threading.Lock()
         self._serial = itertools.count(1)
         self._tokens = set(tokens)
@@ -56,6 +61,9 @@ class Grants:
         self._exchanged: set[str] = set()
         self._hooks: dict[str, ResponseHook] = {}
         self._codes: dict[str, str] = {}
+        self._expiry: dict[str, float] = {}
+        self._refresh_tokens: dict[str, str] = {}
+        """Each unused refresh token's team id."""
 
     # -- tokens ------------------------------------------------------------------
 
@@ -66,7 +74,9 @@ class Grants:
                 return "not_authed"
             if token in self._revoked:
                 return "token_revoked"
-            return None if token in self._tokens else "invalid_auth"
+            if token not in self._tokens:
+                return "invalid_auth"
+            return "token_expired" if time.time() >= self._expiry.get(token, math.inf) else None
 
     def add_token(self, token: str) -> None:
         """Accept ``token`` from now on."""
@@ -79,12 +89,33 @@ class Grants:
             gone = {token} if token else set(self._tokens)
             self._revoked |= gone
             self._tokens -= gone
+            if token is None:
+                self._refresh_tokens.clear()
 
     def mint_bot_token(self, team_id: str) -> str:
-        """A new, accepted bot token shaped like Slack's."""
+        """A new, accepted bot token shaped like Slack's (an expiring one with rotation on)."""
         token = f"xoxb-{team_id}-{next(self._serial)}-{secrets.token_hex(12)}"
-        self.add_token(token)
+        if self.token_lifetime is None:
+            self.add_token(token)
+            return token
+        token = f"xoxe.{token}"
+        with self._lock:
+            self._tokens.add(token)
+            self._expiry[token] = time.time() + self.token_lifetime
         return token
+
+    def mint_refresh_token(self, team_id: str) -> str:
+        """A new refresh token for ``team_id``'s bot, good for one refresh."""
+        token = f"xoxe-1-{next(self._serial)}-{secrets.token_hex(16)}"
+        with self._lock:
+            self._refresh_tokens[token] = team_id
+        return token
+
+    def redeem_refresh_token(self, token: str) -> str | None:
+        """The team a refresh token was issued for, once: Slack revokes a refresh token when it
+        is used, and the answer carries the next one. None for unknown or used tokens."""
+        with self._lock:
+            return self._refresh_tokens.pop(token, None)
 
     # -- trigger ids ---------------------------------------------------------------
 

@@ -359,7 +359,9 @@ class WebApi:
     # -- oauth ---------------------------------------------------------------------
 
     def oauth_v2_access(self, request: ApiRequest) -> JSON:
-        """Exchange an OAuth code for a new bot token, as after "Allow" on the install page."""
+        """Exchange an OAuth code for a new bot token, as after "Allow" on the install page;
+        with token rotation on, also a refresh token for a new pair
+        (``grant_type=refresh_token``)."""
         params = request.params
         client_id, client_secret = request.client_auth or (
             params.get("client_id"),
@@ -367,12 +369,26 @@ class WebApi:
         )
         if error := self.grants.client_error(client_id, client_secret):
             raise ApiError(error)
+        me = self.workspace.identity
+        grant_type = params.get("grant_type", "authorization_code")
+        if grant_type == "refresh_token":
+            if self.grants.token_lifetime is None:
+                raise ApiError("token_rotation_not_enabled")
+            team_id = self.grants.redeem_refresh_token(str(params.get("refresh_token", "")))
+            if team_id != me.team_id:
+                raise ApiError("invalid_refresh_token")
+            return self._bot_token_grant()
+        if grant_type != "authorization_code":
+            raise ApiError("invalid_grant_type")
         installer = self.grants.redeem_code(str(params.get("code", "")))
         if installer is None:
             raise ApiError("invalid_code")
-        me = self.workspace.identity
         self.workspace.add_user(installer)
-        return {
+        return {**self._bot_token_grant(), "authed_user": {"id": installer}}
+
+    def _bot_token_grant(self) -> JSON:
+        me = self.workspace.identity
+        grant: JSON = {
             "access_token": self.grants.mint_bot_token(me.team_id),
             "token_type": "bot",
             "scope": me.bot_scopes,
@@ -380,9 +396,12 @@ class WebApi:
             "app_id": me.app_id,
             "team": {"name": me.team_name, "id": me.team_id},
             "enterprise": None,
-            "authed_user": {"id": installer},
             "is_enterprise_install": False,
         }
+        if self.grants.token_lifetime is not None:
+            grant["refresh_token"] = self.grants.mint_refresh_token(me.team_id)
+            grant["expires_in"] = self.grants.token_lifetime
+        return grant
 
 
 def _around(hook: Hook, inner: Answerer) -> Answerer:

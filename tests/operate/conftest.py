@@ -91,12 +91,13 @@ def single_workspace(postgres: str) -> Iterator[Deployment]:
 
 @contextlib.contextmanager
 def oauth_deployment(
-    postgres: str, purpose: str, team: str, **lengths: int
+    postgres: str, purpose: str, team: str, token_lifetime: int | None = None, **lengths: int
 ) -> Iterator[Deployment]:
     """The app with OAuth credentials and no bot token, for the fake workspace ``team``, which
-    starts with no valid token at all."""
+    starts with no valid token at all; ``token_lifetime``: the app has token rotation on, and
+    its bot tokens expire that many seconds after Slack issues them."""
     url = fresh_database(postgres, purpose)
-    with FakeSlack(SIGNING_SECRET, team_id=team, tokens=()) as fake:
+    with FakeSlack(SIGNING_SECRET, team_id=team, tokens=(), token_lifetime=token_lifetime) as fake:
         port = free_port()
         env = {
             "SLACK_BOT_TOKEN": "",

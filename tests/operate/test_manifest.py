@@ -111,6 +111,17 @@ def test_socket_mode_manifest_is_the_same_app_without_addresses() -> None:
     assert load(SOCKET_MODE_MANIFEST) == expected
 
 
+def test_token_rotation_is_off_and_the_readme_says_how_to_turn_it_on() -> None:
+    for path in (HTTP_MANIFEST, SOCKET_MODE_MANIFEST):
+        assert load(path)["settings"]["token_rotation_enabled"] is False, path.name
+    rotating = load(HTTP_MANIFEST)
+    rotating["settings"]["token_rotation_enabled"] = True
+    assert list(validator().iter_errors(rotating)) == []
+    rotating["settings"]["token_rotation_enabled"] = "yes"
+    assert list(validator().iter_errors(rotating)) != [], "the schema checks the setting"
+    assert "`token_rotation_enabled: true`" in README.read_text()
+
+
 def test_readme_justifies_every_scope_and_no_other() -> None:
     rows = re.findall(r"^\| `([a-z:._]+)` \| (.+?) \|$", README.read_text(), flags=re.MULTILINE)
     scopes = {scope: why for scope, why in rows if ":" in scope or scope == "commands"}
