@@ -30,7 +30,7 @@ from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.listeners import register
 from slackapp.logs import log_context
 from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
-from slackapp.steps import Steps, commit_step
+from slackapp.steps import DEADLINE_BATCH, Steps, commit_step
 from slackapp.timers import Deadlines
 
 log = logging.getLogger(__name__)
@@ -59,7 +59,11 @@ class Varulv:
 
     def start(self) -> None:
         self.deliverer.start()
-        self.deadlines.start(self.steps.deadline, also=(self.standing.sweep, self.wrap_ups.sweep))
+        self.deadlines.start(
+            self.steps.deadlines_due,
+            DEADLINE_BATCH,
+            also=(self.standing.sweep, self.wrap_ups.sweep),
+        )
 
     def stop(self) -> None:
         self.deadlines.stop()
@@ -143,7 +147,9 @@ def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -
             request_verification_enabled=False,
         )
     deliverer = Deliverer(
-        sessions, delivering, report=lambda game_id, event: _report(sessions, game_id, event)
+        sessions,
+        delivering,
+        report=lambda game_id, event: _report(sessions, game_id, event),
     )
     deadlines = Deadlines(sessions, acks=acks)
     steps = Steps(sessions, lengths, deliverer, deadlines)

@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 GONE = "That game no longer exists."
 START_TRIES = 3
+DEADLINE_BATCH = 50
+"""Due games stepped in one transaction: one commit for many, each lock held only that long."""
 NAME_REFRESH = timedelta(days=1)
 """A person's cached name is asked of Slack again once it is this old."""
 NAME_LOOKUP_SECONDS = 3
@@ -106,6 +108,28 @@ def commit_step(
         if game is None:
             return None
         return _apply(session, game, event, now(), dm_channels)
+
+
+def commit_due(
+    sessions: sessionmaker[Session],
+    now: Callable[[], datetime] = utc_now,
+    limit: int = DEADLINE_BATCH,
+) -> list[Committed]:
+    """Up to ``limit`` games whose deadline has passed, each stepped by the machine, in one
+    transaction. A game another transaction holds is skipped: that step catches up with the
+    clock itself, and a later batch finds the game if it is still due."""
+    with transaction(sessions) as session:
+        at = now()
+        due = session.scalars(
+            select(Game)
+            .where(Game.phase.in_([phase.value for phase in m.TIMED_PHASES]))
+            .where(Game.deadline <= at)
+            .order_by(Game.deadline)
+            .limit(limit)
+            .with_for_update(skip_locked=True)
+            .options(selectinload(Game.seats).joinedload(Seat.ballot))
+        ).all()
+        return [_apply(session, game, m.Deadline(), at) for game in due]
 
 
 def _apply(
@@ -208,6 +232,34 @@ class Steps:
             return False
         self._after(done)
         return bool(done.shown)
+
+    def deadlines_due(self, limit: int = DEADLINE_BATCH) -> int:
+        """Step a batch of the games whose deadline has passed; how many were found (fewer
+        than ``limit``: none is left that no other transaction holds).
+
+        Should one game's step fail, the batch is rolled back and its games are stepped one
+        by one, so that one game never holds the others' deadlines back."""
+        try:
+            done = commit_due(self.sessions, self.now, limit)
+        except Exception:
+            log.exception("a batch of deadlines failed; its games are stepped one by one")
+            with self.sessions() as session:
+                due = session.scalars(
+                    select(Game.id)
+                    .where(Game.phase.in_([phase.value for phase in m.TIMED_PHASES]))
+                    .where(Game.deadline <= self.now())
+                    .order_by(Game.deadline)
+                    .limit(limit)
+                ).all()
+            for game_id in due:
+                try:
+                    self.deadline(game_id)
+                except Exception:
+                    log.exception("the deadline of game %s failed; the sweep tries again", game_id)
+            return 0  # what failed stays due: the sweep comes back, not this loop
+        for each in done:
+            self._after(each)
+        return len(done)
 
     def name_of(self, client: WebClient, team_id: str, user_id: str, handle: str) -> str:
         """The name a person sits down under: their profile's display name, else real name,
