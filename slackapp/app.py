@@ -25,6 +25,7 @@ from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.installations import installation_store, oauth_state_store
 from slackapp.db.journal import keep_journal
 from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.pacing import UPDATE_BURST, Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.listeners import register
@@ -146,10 +147,12 @@ def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -
             listener_executor=StepExecutor(acks),
             request_verification_enabled=False,
         )
+    pacer = Pacer(updates=Limit(settings.updates_per_minute / 60, UPDATE_BURST))
     deliverer = Deliverer(
         sessions,
         delivering,
         report=lambda game_id, event: _report(sessions, game_id, event),
+        pacer=pacer,
     )
     deadlines = Deadlines(sessions, acks=acks)
     steps = Steps(sessions, lengths, deliverer, deadlines)

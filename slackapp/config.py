@@ -87,6 +87,8 @@ class Settings:
     threads: int = 8
     database_wait_seconds: int = DATABASE_WAIT_SECONDS
     request_seconds: int = 10
+    updates_per_minute: int = 50
+    """chat.update calls a minute per workspace the deliverer paces itself to (Tier 3)."""
     """How long a request's head, and then its body, may take to arrive."""
 
     @property
@@ -153,5 +155,8 @@ class Settings:
             ),
             request_seconds=_whole_number(
                 "VARULV_REQUEST_SECONDS", 10, 1, 300, "a number of seconds"
+            ),
+            updates_per_minute=_whole_number(
+                "VARULV_UPDATES_PER_MINUTE", 50, 1, 1_000_000, "a number of calls a minute"
             ),
         )

@@ -34,6 +34,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, SlackMessage
+from slackapp.delivery.pacing import Pacer
 from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, classify
 from slackapp.game import machine as m
 from slackapp.logs import log_context
@@ -49,6 +50,9 @@ MAX_ATTEMPTS = 10
 RECORD_ATTEMPTS = 5
 """Tries to record what Slack took (about six seconds in all) before giving up."""
 BACKOFF_CAP_SECONDS = 60.0
+SLEEP_AT_MOST_SECONDS = 1.0
+"""A call whose turn (see slackapp.delivery.pacing) is nearer waits for it; a later one is put
+off in the outbox with its turn kept, so no call thread sleeps long."""
 
 Report = Callable[[int, m.Event], None]
 """Tell the step machine that Slack refused something for good: (game id, the event)."""
@@ -111,11 +115,15 @@ class Deliverer:
         now: Callable[[], datetime] = utc_now,
         drain_threads: int = DRAIN_THREADS,
         call_threads: int = CALL_THREADS,
+        pacer: Pacer | None = None,
     ) -> None:
         self.sessions = sessions
         self.clients = clients
         self.report = report
         self.now = now
+        self.pacer = pacer or Pacer()
+        self._turns: dict[tuple[int, str], float] = {}
+        """Messages put off until their turn: the ``time.monotonic()`` it comes."""
         self.holder = f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._drains = ThreadPoolExecutor(drain_threads, thread_name_prefix="varulv-deliver")
         self._calls = ThreadPoolExecutor(call_threads, thread_name_prefix="varulv-call")
@@ -205,6 +213,7 @@ class Deliverer:
             if claimed is None:
                 return  # another process delivers this game; it reads what is new too
             team_id, pending = claimed
+            team_id = team_id or ""
             now = self.now()
             ready = [each for each in pending if all(e.due_at <= now for e in each.entries)]
             if not ready:
@@ -219,7 +228,9 @@ class Deliverer:
                 continue
             if self._stopped.is_set():
                 return
-            futures = [self._calls.submit(self._deliver, game_id, client, each) for each in ready]
+            futures = [
+                self._calls.submit(self._deliver, game_id, team_id, client, each) for each in ready
+            ]
             wait(futures)
             for future in futures:
                 future.result()
@@ -271,7 +282,7 @@ class Deliverer:
             for surface, found in by_surface.items()
         ]
 
-    def _deliver(self, game_id: int, client: WebClient, pending: Pending) -> None:
+    def _deliver(self, game_id: int, team_id: str, client: WebClient, pending: Pending) -> None:
         newest, shown = pending.newest, pending.shown
         if shown is not None and shown.version >= newest.version:
             self._done(game_id, pending.surface, newest.version)  # already on screen
@@ -282,10 +293,14 @@ class Deliverer:
                 if channel is None:  # a private word: open the DM first
                     opened = client.conversations_open(users=newest.user_id)
                     channel = str(opened["channel"]["id"])
+                if self._put_off(game_id, pending, lambda: self.pacer.post(str(channel))):
+                    return
                 posted = client.chat_postMessage(
                     channel=channel, text=newest.text, blocks=newest.blocks
                 )
             else:
+                if self._put_off(game_id, pending, lambda: self.pacer.update(team_id)):
+                    return
                 client.chat_update(
                     channel=shown.channel, ts=shown.ts, text=newest.text, blocks=newest.blocks
                 )
@@ -298,6 +313,27 @@ class Deliverer:
             self._recording(lambda: self._posted(game_id, pending.surface, where, ts, newest))
         else:
             self._recording(lambda: self._shown(game_id, pending.surface, newest.version))
+
+    def _put_off(self, game_id: int, pending: Pending, turn: Callable[[], float]) -> bool:
+        """Wait for the message's turn at Slack's rate limit, or, when it is further off, put
+        the message off until then (True)."""
+        key = (game_id, pending.surface)
+        with self._lock:
+            kept = self._turns.pop(key, None)
+        now = time.monotonic()
+        wait = turn() if kept is None else kept - now
+        if wait <= SLEEP_AT_MOST_SECONDS:
+            if wait > 0:
+                time.sleep(wait)
+            return False
+        with self._lock:
+            if len(self._turns) > 10_000:  # those superseded or given up meanwhile
+                self._turns = {k: at for k, at in self._turns.items() if at > now}
+            self._turns[key] = now + wait
+        newest = pending.newest
+        attempts = max(entry.attempts for entry in pending.entries)
+        self._retry_later(game_id, pending.surface, newest.version, attempts, wait)
+        return True
 
     def _recording(self, record: Callable[[], None]) -> None:
         for attempt in range(RECORD_ATTEMPTS):
