@@ -25,7 +25,7 @@ from slackapp.db import games, people
 from slackapp.db.channels import choice_in
 from slackapp.db.engine import transaction
 from slackapp.db.models import Game, Seat
-from slackapp.delivery.outbox import enqueue
+from slackapp.delivery.outbox import Row, enqueue, latest_versions, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
 from slackapp.shapes import profile_name
@@ -129,7 +129,16 @@ def commit_due(
             .with_for_update(skip_locked=True)
             .options(selectinload(Game.seats).joinedload(Seat.ballot))
         ).all()
-        return [_apply(session, game, m.Deadline(), at) for game in due]
+        stepped = [(game, *_decide(session, game, m.Deadline(), at)) for game in due]
+        latest = latest_versions(session, [game.id for game in due])
+        done = []
+        rows: list[Row] = []
+        for game, before, after in stepped:
+            shown = outbox_rows(game, after.effects, latest[game.id])
+            rows += shown
+            done.append(_committed(game, before, after, len(shown)))
+        write(session, rows)  # every game's messages in one statement
+        return done
 
 
 def _apply(
@@ -139,6 +148,18 @@ def _apply(
     at: datetime,
     dm_channels: dict[str, str] | None = None,
 ) -> Committed:
+    before, done = _decide(session, game, event, at, dm_channels)
+    return _committed(game, before, done, enqueue(session, game, done.effects))
+
+
+def _decide(
+    session: Session,
+    game: Game,
+    event: m.Event,
+    at: datetime,
+    dm_channels: dict[str, str] | None = None,
+) -> tuple[m.GameState, m.Step]:
+    """The machine's step for the game, its new state and scores stored; the state before."""
     before = games.state_of(game)
     done = m.step(before, event, at)
     if done.state != before:
@@ -149,7 +170,10 @@ def _apply(
     for effect in done.effects:
         if isinstance(effect, m.Scored):
             games.record_scores(session, game, effect, at)
-    shown = enqueue(session, game, done.effects)
+    return before, done
+
+
+def _committed(game: Game, before: m.GameState, done: m.Step, shown: int) -> Committed:
     changed = done.state.deadline if done.state.deadline != before.deadline else None
     return Committed(game.id, done.answer, changed, shown)
 

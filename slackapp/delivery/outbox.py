@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections import Counter
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, cast, func, insert, literal, null, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from slackapp.blocks.render import render
@@ -19,6 +19,8 @@ log = logging.getLogger(__name__)
 SAY = "say:"
 TELL = "tell:"
 
+Row = dict[str, Any]
+
 
 def say_surface(number: int) -> str:
     return f"{SAY}{number}"
@@ -28,46 +30,28 @@ def tell_surface(user: str, number: int) -> str:
     return f"{TELL}{user}:{number}"
 
 
-def _latest_version(game_id: int, surface: str) -> ColumnElement[int]:
-    return (
-        select(func.coalesce(func.max(OutboxEntry.version), 0))
-        .where(OutboxEntry.game_id == game_id, OutboxEntry.surface == surface)
-        .scalar_subquery()
-    )
+def latest_versions(session: Session, game_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    """Each game's messages and the newest version of each, in one query."""
+    latest: dict[int, dict[str, int]] = defaultdict(dict)
+    if game_ids:
+        for game_id, surface, version in session.execute(
+            select(OutboxEntry.game_id, OutboxEntry.surface, func.max(OutboxEntry.version))
+            .where(OutboxEntry.game_id.in_(game_ids))
+            .group_by(OutboxEntry.game_id, OutboxEntry.surface)
+        ):
+            latest[game_id][surface] = version
+    return latest
 
 
-def _lines_so_far(game_id: int, prefix: str) -> ColumnElement[int]:
-    """How many one-off messages (lines, private words) the game already has."""
-    return (
-        select(func.count(func.distinct(OutboxEntry.surface)))
-        .where(OutboxEntry.game_id == game_id, OutboxEntry.surface.startswith(prefix))
-        .scalar_subquery()
-    )
-
-
-def _numbered(prefix: str, number: ColumnElement[int]) -> ColumnElement[str]:
-    return literal(prefix, String) + cast(number, String)
-
-
-def enqueue(session: Session, game: Game, effects: Iterable[m.Effect]) -> int:
-    """Add each Show, Say and Tell as the next version of its message; how many were added.
-
-    Called with the game row locked, so versions of one game's messages never race. Everything
-    is rendered first and written in one statement: each row's version (and a line's number)
-    is worked out by the database in that statement, so the lock waits on one round trip.
-    """
+def outbox_rows(game: Game, effects: Iterable[m.Effect], latest: dict[str, int]) -> list[Row]:
+    """Each Show, Say and Tell as the next version of its message, rendered; ``latest`` (the
+    game's messages and their newest versions) is brought up to date with them."""
+    said = sum(1 for surface in latest if surface.startswith(SAY))
+    told = sum(1 for surface in latest if surface.startswith(TELL))
     dm_channels = {seat.key: seat.dm_channel for seat in game.seats}
-    repeats: Counter[str] = Counter()
-    said = told = 0
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     for effect in effects:
-        row: dict[str, Any] = {
-            "game_id": game.id,
-            "attempts": 0,
-            "channel": None,
-            "user_id": None,
-            "blocks": null(),
-        }
+        row: Row = {"game_id": game.id, "attempts": 0, "channel": None, "user_id": None}
         match effect:
             case m.Show(surface, view):
                 key = m.dm_key(surface)
@@ -76,33 +60,38 @@ def enqueue(session: Session, game: Game, effects: Iterable[m.Effect]) -> int:
                     log.warning("no private message channel for a seat: not shown")
                     continue
                 screen = render(view)
-                repeats[surface] += 1
-                row |= {
-                    "surface": surface,
-                    "version": _latest_version(game.id, surface) + repeats[surface],
-                    "channel": channel,
-                    "text": screen.text,
-                    "blocks": screen.as_dicts(),
-                }
+                row |= {"surface": surface, "channel": channel, "text": screen.text}
+                row["blocks"] = screen.as_dicts()
             case m.Say(text):
                 said += 1
-                row |= {
-                    "surface": _numbered(SAY, _lines_so_far(game.id, SAY) + said),
-                    "version": 1,
-                    "channel": game.channel_id,
-                    "text": text,
-                }
+                row |= {"surface": say_surface(said), "channel": game.channel_id, "text": text}
+                row["blocks"] = None
             case m.Tell(user, text):
                 told += 1
-                row |= {
-                    "surface": _numbered(f"{TELL}{user}:", _lines_so_far(game.id, TELL) + told),
-                    "version": 1,
-                    "user_id": user,
-                    "text": text,
-                }
+                row |= {"surface": tell_surface(user, told), "user_id": user, "text": text}
+                row["blocks"] = None
             case _:
                 continue
+        row["version"] = latest.get(row["surface"], 0) + 1
+        latest[row["surface"]] = row["version"]
         rows.append(row)
+    return rows
+
+
+def write(session: Session, rows: list[Row]) -> None:
+    """The rows in one statement (of any number of games)."""
     if rows:
-        session.execute(insert(OutboxEntry).values(rows))
+        session.execute(insert(OutboxEntry), rows)
+
+
+def enqueue(session: Session, game: Game, effects: Iterable[m.Effect]) -> int:
+    """Add each Show, Say and Tell as the next version of its message; how many were added.
+
+    Called with the game row locked, so versions of one game's messages never race.
+    """
+    effects = [e for e in effects if isinstance(e, m.Show | m.Say | m.Tell)]
+    if not effects:
+        return 0
+    rows = outbox_rows(game, effects, latest_versions(session, [game.id])[game.id])
+    write(session, rows)
     return len(rows)
