@@ -105,8 +105,9 @@ class Deadlines:
                 return
             self._running += 1
             self._again = False
+        queued_at = time.monotonic()  # every batch of this run has been due since then
         while True:
-            while self._step_batch() >= self._batch > 0:
+            while self._step_batch(queued_at) >= self._batch > 0:
                 pass
             with self._lock:
                 if not self._again:
@@ -114,10 +115,10 @@ class Deadlines:
                     return
                 self._again = False
 
-    def _step_batch(self) -> int:
+    def _step_batch(self, queued_at: float) -> int:
         if self._step_due is None:
             return 0
-        with self._turn():
+        with self._turn(queued_at):
             try:
                 return self._step_due()
             except Exception:
@@ -127,7 +128,7 @@ class Deadlines:
     def sweep(self) -> None:
         self.wake()
         for also in self._also:
-            with self._turn():
+            with self._turn(time.monotonic()):
                 try:
                     also()
                 except Exception:
@@ -156,6 +157,6 @@ class Deadlines:
             return [(game_id, deadline) for game_id, deadline in rows if deadline is not None]
 
     @contextmanager
-    def _turn(self) -> Iterator[None]:
-        with self.acks.turn(time.monotonic()) if self.acks else nullcontext():
+    def _turn(self, queued_at: float) -> Iterator[None]:
+        with self.acks.turn(queued_at) if self.acks else nullcontext():
             yield
