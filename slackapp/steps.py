@@ -13,11 +13,11 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
@@ -31,6 +31,7 @@ from slackapp.game import machine as m
 from slackapp.shapes import profile_name
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 GONE = "That game no longer exists."
 START_TRIES = 3
@@ -110,6 +111,16 @@ def commit_step(
         return _apply(session, game, event, now(), dm_channels)
 
 
+def _due(query: Select[T], at: datetime, limit: int) -> Select[T]:
+    """The oldest ``limit`` open games whose deadline has passed at ``at``."""
+    return (
+        query.where(Game.phase.in_([phase.value for phase in m.TIMED_PHASES]))
+        .where(Game.deadline <= at)
+        .order_by(Game.deadline)
+        .limit(limit)
+    )
+
+
 def commit_due(
     sessions: sessionmaker[Session],
     now: Callable[[], datetime] = utc_now,
@@ -121,11 +132,7 @@ def commit_due(
     with transaction(sessions) as session:
         at = now()
         due = session.scalars(
-            select(Game)
-            .where(Game.phase.in_([phase.value for phase in m.TIMED_PHASES]))
-            .where(Game.deadline <= at)
-            .order_by(Game.deadline)
-            .limit(limit)
+            _due(select(Game), at, limit)
             .with_for_update(skip_locked=True)
             .options(selectinload(Game.seats).joinedload(Seat.ballot))
         ).all()
@@ -268,13 +275,7 @@ class Steps:
         except Exception:
             log.exception("a batch of deadlines failed; its games are stepped one by one")
             with self.sessions() as session:
-                due = session.scalars(
-                    select(Game.id)
-                    .where(Game.phase.in_([phase.value for phase in m.TIMED_PHASES]))
-                    .where(Game.deadline <= self.now())
-                    .order_by(Game.deadline)
-                    .limit(limit)
-                ).all()
+                due = session.scalars(_due(select(Game.id), self.now(), limit)).all()
             for game_id in due:
                 try:
                     self.deadline(game_id)
