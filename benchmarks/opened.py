@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import Engine, text
 
@@ -15,6 +15,7 @@ from benchmarks.processes import (
 from slackapp.db.engine import make_sessions
 from slackapp.db.models import (
     Game,
+    OutboxEntry,
     Phase,
     Seat,
     SlackMessage,
@@ -79,6 +80,20 @@ def open_games(
             for surface, where, ts in shown:
                 session.add(
                     SlackMessage(game_id=game.id, surface=surface, channel=where, ts=ts, version=1)
+                )
+                # What they show, delivered, as a step would have written it: the night's end
+                # then redraws them as version 2 (else the deliverer takes the redraw for one
+                # already on screen and makes no call).
+                session.add(
+                    OutboxEntry(
+                        game_id=game.id,
+                        surface=surface,
+                        version=1,
+                        channel=where,
+                        text="",
+                        attempts=1,
+                        done_at=datetime.now(UTC),
+                    )
                 )
         return [game.id for game, _ in created]
 
