@@ -37,7 +37,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from benchmarks.fire import Prepared, Timed, fire
-from benchmarks.load import Server, Slack, database, percentile, start_server
+from benchmarks.processes import Server, Slack, database, start_server
+from benchmarks.stats import percentile
 
 IN_FLIGHT = 10
 CHANNEL = "C0IDLE"

@@ -38,18 +38,9 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event, text
 
 from benchmarks.fire import Prepared, fire
-from benchmarks.load import (
-    IN_FLIGHT,
-    TOKEN,
-    Server,
-    Slack,
-    close_games,
-    database,
-    open_games,
-    percentile,
-    start_server,
-    warm_up,
-)
+from benchmarks.opened import close_games, open_games
+from benchmarks.processes import IN_FLIGHT, TOKEN, Server, Slack, database, start_server, warm_up
+from benchmarks.stats import percentile
 from slackapp.blocks.ids import ButtonValue
 from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
 from slackapp.db.migrate import upgrade

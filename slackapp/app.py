@@ -25,12 +25,13 @@ from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.installations import installation_store, oauth_state_store
 from slackapp.db.journal import keep_journal
 from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.pacing import UPDATE_BURST, Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.listeners import register
 from slackapp.logs import log_context
 from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
-from slackapp.steps import Steps, commit_step
+from slackapp.steps import DEADLINE_BATCH, Steps, commit_step
 from slackapp.timers import Deadlines
 
 log = logging.getLogger(__name__)
@@ -59,7 +60,11 @@ class Varulv:
 
     def start(self) -> None:
         self.deliverer.start()
-        self.deadlines.start(self.steps.deadline, also=(self.standing.sweep, self.wrap_ups.sweep))
+        self.deadlines.start(
+            self.steps.deadlines_due,
+            DEADLINE_BATCH,
+            also=(self.standing.sweep, self.wrap_ups.sweep),
+        )
 
     def stop(self) -> None:
         self.deadlines.stop()
@@ -149,8 +154,12 @@ def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -
             listener_executor=StepExecutor(acks),
             request_verification_enabled=False,
         )
+    pacer = Pacer(updates=Limit(settings.updates_per_minute / 60, UPDATE_BURST))
     deliverer = Deliverer(
-        sessions, delivering, report=lambda game_id, event: _report(sessions, game_id, event)
+        sessions,
+        delivering,
+        report=lambda game_id, event: _report(sessions, game_id, event),
+        pacer=pacer,
     )
     deadlines = Deadlines(sessions, acks=acks)
     steps = Steps(sessions, lengths, deliverer, deadlines)

@@ -118,6 +118,8 @@ class Settings:
     database_wait_seconds: int = DATABASE_WAIT_SECONDS
     request_seconds: int = 10
     """How long a request's head, and then its body, may take to arrive."""
+    updates_per_minute: int = 50
+    """chat.update calls a minute per workspace the deliverer paces itself to (Tier 3)."""
     host: str = DEFAULT_HOST
     acks_first: bool = True
     """Whether steps wait while Slack's requests are being answered; ``VARULV_ACKS_FIRST=0``
@@ -190,4 +192,7 @@ class Settings:
             ),
             host=env.get("HOST") or DEFAULT_HOST,
             acks_first=env.get("VARULV_ACKS_FIRST", "1") != "0",
+            updates_per_minute=_whole_number(
+                "VARULV_UPDATES_PER_MINUTE", 50, 1, 1_000_000, "a number of calls a minute"
+            ),
         )

@@ -13,11 +13,11 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
-from sqlalchemy import select
+from sqlalchemy import Select, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
@@ -25,12 +25,13 @@ from slackapp.db import games, people
 from slackapp.db.channels import choice_in
 from slackapp.db.engine import transaction
 from slackapp.db.models import Game, Seat
-from slackapp.delivery.outbox import enqueue
+from slackapp.delivery.outbox import Row, enqueue, latest_versions, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
 from slackapp.shapes import profile_name
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 GONE = "That game no longer exists."
 ANOTHER_WORKSPACE = (
@@ -38,6 +39,8 @@ ANOTHER_WORKSPACE = (
     "Ask someone there to start a table in a channel of your own workspace."
 )
 START_TRIES = 3
+DEADLINE_BATCH = 50
+"""Due games stepped in one transaction: one commit for many, each lock held only that long."""
 NAME_REFRESH = timedelta(days=1)
 """A person's cached name is asked of Slack again once it is this old."""
 NAME_LOOKUP_SECONDS = 3
@@ -140,6 +143,43 @@ def commit_step(
         return _apply(session, game, event, now(), dm_channels)
 
 
+def _due(query: Select[T], at: datetime, limit: int) -> Select[T]:
+    """The oldest ``limit`` open games whose deadline has passed at ``at``."""
+    return (
+        query.where(Game.phase.in_([phase.value for phase in m.TIMED_PHASES]))
+        .where(Game.deadline <= at)
+        .order_by(Game.deadline)
+        .limit(limit)
+    )
+
+
+def commit_due(
+    sessions: sessionmaker[Session],
+    now: Callable[[], datetime] = utc_now,
+    limit: int = DEADLINE_BATCH,
+) -> list[Committed]:
+    """Up to ``limit`` games whose deadline has passed, each stepped by the machine, in one
+    transaction. A game another transaction holds is skipped: that step catches up with the
+    clock itself, and a later batch finds the game if it is still due."""
+    with transaction(sessions) as session:
+        at = now()
+        due = session.scalars(
+            _due(select(Game), at, limit)
+            .with_for_update(skip_locked=True)
+            .options(selectinload(Game.seats).joinedload(Seat.ballot))
+        ).all()
+        stepped = [(game, *_decide(session, game, m.Deadline(), at)) for game in due]
+        latest = latest_versions(session, [game.id for game in due])
+        done = []
+        rows: list[Row] = []
+        for game, before, after in stepped:
+            shown = outbox_rows(game, after.effects, latest[game.id])
+            rows += shown
+            done.append(_committed(game, before, after, len(shown)))
+        write(session, rows)  # every game's messages in one statement
+        return done
+
+
 def _apply(
     session: Session,
     game: Game,
@@ -147,6 +187,18 @@ def _apply(
     at: datetime,
     dm_channels: dict[str, str] | None = None,
 ) -> Committed:
+    before, done = _decide(session, game, event, at, dm_channels)
+    return _committed(game, before, done, enqueue(session, game, done.effects))
+
+
+def _decide(
+    session: Session,
+    game: Game,
+    event: m.Event,
+    at: datetime,
+    dm_channels: dict[str, str] | None = None,
+) -> tuple[m.GameState, m.Step]:
+    """The machine's step for the game, its new state and scores stored; the state before."""
     before = games.state_of(game)
     done = m.step(before, event, at)
     if done.state != before:
@@ -157,7 +209,10 @@ def _apply(
     for effect in done.effects:
         if isinstance(effect, m.Scored):
             games.record_scores(session, game, effect, at)
-    shown = enqueue(session, game, done.effects)
+    return before, done
+
+
+def _committed(game: Game, before: m.GameState, done: m.Step, shown: int) -> Committed:
     changed = done.state.deadline if done.state.deadline != before.deadline else None
     return Committed(game.id, done.answer, changed, shown)
 
@@ -232,6 +287,28 @@ class Steps:
             return False
         self._after(done)
         return bool(done.shown)
+
+    def deadlines_due(self, limit: int = DEADLINE_BATCH) -> int:
+        """Step a batch of the games whose deadline has passed; how many were found (fewer
+        than ``limit``: none is left that no other transaction holds).
+
+        Should one game's step fail, the batch is rolled back and its games are stepped one
+        by one, so that one game never holds the others' deadlines back."""
+        try:
+            done = commit_due(self.sessions, self.now, limit)
+        except Exception:
+            log.exception("a batch of deadlines failed; its games are stepped one by one")
+            with self.sessions() as session:
+                due = session.scalars(_due(select(Game.id), self.now(), limit)).all()
+            for game_id in due:
+                try:
+                    self.deadline(game_id)
+                except Exception:
+                    log.exception("the deadline of game %s failed; the sweep tries again", game_id)
+            return 0  # what failed stays due: the sweep comes back, not this loop
+        for each in done:
+            self._after(each)
+        return len(done)
 
     def name_of(self, client: WebClient, team_id: str, user_id: str, handle: str) -> str:
         """The name a person sits down under: their profile's display name, else real name,

@@ -2,17 +2,18 @@
 
 Each deadline gets a one-shot job at its exact time, and a sweep every few seconds catches
 whatever a job could not (a deadline armed by another process, a job lost in a restart).
-Both run the same step, which locks the game and lets the phase machine catch up with the
-clock, so a late, double or concurrent wake-up is harmless. Games due together are stepped
-side by side (each step is a short transaction), and their messages go out together.
+Both only wake the same loop, which takes the due games in batches (``SELECT ... FOR UPDATE
+SKIP LOCKED LIMIT``), lets the phase machine catch up with the clock for each, and commits each
+batch once, so a late, double or concurrent wake-up is harmless, and games due together are
+stepped together: their messages go out together too.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
 from datetime import UTC, datetime
 
@@ -22,16 +23,15 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.acks import AckFirst
 from slackapp.db.models import TIMED_PHASES, Game
-from slackapp.logs import log_context
 
 log = logging.getLogger(__name__)
 
 SWEEP_SECONDS = 2.0
-STEP_THREADS = 4
-"""Deadline steps at once: each is a short transaction, so a few keep the database busy."""
+RUNNERS = 2
+"""Batches of deadlines stepped at once: one computes while the other waits on the database."""
 
-Wake = Callable[[int], object]
-"""The step that ends a game's due phase."""
+StepDue = Callable[[], int]
+"""Step one batch of the games whose deadline has passed; how many were found."""
 
 
 class Deadlines:
@@ -48,17 +48,24 @@ class Deadlines:
             timezone="UTC", executors={"default": {"type": "threadpool", "max_workers": 10}}
         )
         self.sweep_seconds = sweep_seconds
-        self._steps = ThreadPoolExecutor(STEP_THREADS, thread_name_prefix="varulv-deadline")
-        self._wake: Wake | None = None
+        self._step_due: StepDue | None = None
+        self._batch = 0
         self._also: tuple[Callable[[], object], ...] = ()
+        self._lock = threading.Lock()
+        self._running = 0
+        self._again = False
 
-    def start(self, wake: Wake, also: tuple[Callable[[], object], ...] = ()) -> None:
-        """Start waking ``wake`` at deadlines, and re-arm the deadline of every open game.
+    def start(
+        self, step_due: StepDue, batch: int, also: tuple[Callable[[], object], ...] = ()
+    ) -> None:
+        """Start stepping due games at deadlines, ``batch`` at a time (what ``step_due``
+        takes), and re-arm the deadline of every open game.
 
         ``also``: steps each sweep runs too, that find their own due rows in the database
         (the standing tables).
         """
-        self._wake = wake
+        self._step_due = step_due
+        self._batch = batch
         self._also = also
         self.scheduler.add_job(
             self.sweep,
@@ -75,7 +82,6 @@ class Deadlines:
     def stop(self) -> None:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
-        self._steps.shutdown(wait=False, cancel_futures=True)
 
     def arm(self, game_id: int, at: datetime) -> None:
         if not self.scheduler.running:
@@ -84,31 +90,45 @@ class Deadlines:
             self.wake,
             "date",
             run_date=at,
-            args=[game_id],
             id=f"deadline-{game_id}",
             replace_existing=True,
             misfire_grace_time=None,
         )
 
-    def wake(self, game_id: int) -> None:
-        if self._wake is None:
-            return
-        with log_context(game_id=game_id), self._turn():
+    def wake(self) -> None:
+        """Step every due game, a batch at a time. A thousand deadlines due at once wake this
+        a thousand times: at most RUNNERS of the wake-ups step batches, the others only ask
+        them to look once more before they stop."""
+        with self._lock:
+            if self._running >= RUNNERS:
+                self._again = True
+                return
+            self._running += 1
+            self._again = False
+        queued_at = time.monotonic()  # every batch of this run has been due since then
+        while True:
+            while self._step_batch(queued_at) >= self._batch > 0:
+                pass
+            with self._lock:
+                if not self._again:
+                    self._running -= 1
+                    return
+                self._again = False
+
+    def _step_batch(self, queued_at: float) -> int:
+        if self._step_due is None:
+            return 0
+        with self._turn(queued_at):
             try:
-                self._wake(game_id)
+                return self._step_due()
             except Exception:
-                log.exception("deadline of game %s failed; the sweep will try again", game_id)
+                log.exception("stepping due deadlines failed; the sweep will try again")
+                return 0
 
     def sweep(self) -> None:
-        try:
-            due = self.due_games()
-        except Exception:
-            log.exception("deadline sweep could not read the database")
-            return
-        for _ in self._steps.map(self.wake, due):
-            pass
+        self.wake()
         for also in self._also:
-            with self._turn():
+            with self._turn(time.monotonic()):
                 try:
                     also()
                 except Exception:
@@ -137,6 +157,6 @@ class Deadlines:
             return [(game_id, deadline) for game_id, deadline in rows if deadline is not None]
 
     @contextmanager
-    def _turn(self) -> Iterator[None]:
-        with self.acks.turn(time.monotonic()) if self.acks else nullcontext():
+    def _turn(self, queued_at: float) -> Iterator[None]:
+        with self.acks.turn(queued_at) if self.acks else nullcontext():
             yield

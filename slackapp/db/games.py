@@ -20,13 +20,17 @@ from slackapp.game.referee import outcome_to_json
 def lock(session: Session, game_id: int, skip_locked: bool = False) -> Game | None:
     """The game row, locked until the transaction ends, with its seats and ballots loaded.
 
+    Two statements: the lock, then the seats with their ballots joined. The seats must be read
+    by a statement begun after the lock was granted, or a step that waited for it would see
+    them as they were before the step it waited for.
+
     ``skip_locked``: None at once if another transaction holds the lock, instead of waiting.
     """
     return session.scalars(
         select(Game)
         .where(Game.id == game_id)
         .with_for_update(skip_locked=skip_locked)
-        .options(selectinload(Game.seats).selectinload(Seat.ballot))
+        .options(selectinload(Game.seats).joinedload(Seat.ballot))
     ).one_or_none()
 
 
@@ -145,26 +149,28 @@ def record_scores(session: Session, game: Game, scored: m.Scored, at: datetime) 
     game.outcome = outcome_to_json(scored.outcome)
     game.finished_at = at
     people = {seat.key for seat in game.seats if not seat.is_bot}
-    for award in scored.awards:
-        if award.key not in people:
-            continue
-        won = int(award.won)
-        session.execute(
-            insert(Score)
-            .values(
-                team_id=game.team_id,
-                channel_id=game.channel_id,
-                user_id=award.key,
-                games=1,
-                wins=won,
-                points=award.points,
-            )
-            .on_conflict_do_update(
-                index_elements=[Score.team_id, Score.channel_id, Score.user_id],
-                set_={
-                    "games": Score.games + 1,
-                    "wins": Score.wins + won,
-                    "points": Score.points + award.points,
-                },
-            )
+    rows = [
+        {
+            "team_id": game.team_id,
+            "channel_id": game.channel_id,
+            "user_id": award.key,
+            "games": 1,
+            "wins": int(award.won),
+            "points": award.points,
+        }
+        for award in scored.awards
+        if award.key in people
+    ]
+    if not rows:
+        return
+    added = insert(Score).values(rows)  # one statement for the whole table, under the lock
+    session.execute(
+        added.on_conflict_do_update(
+            index_elements=[Score.team_id, Score.channel_id, Score.user_id],
+            set_={
+                "games": Score.games + added.excluded.games,
+                "wins": Score.wins + added.excluded.wins,
+                "points": Score.points + added.excluded.points,
+            },
         )
+    )

@@ -16,6 +16,7 @@ post Slack took whose ``ts`` was not committed yet: that post is made again, ide
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -23,7 +24,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -34,6 +35,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, SlackMessage
+from slackapp.delivery.pacing import Pacer
 from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, classify
 from slackapp.game import machine as m
 from slackapp.logs import log_context
@@ -43,12 +45,17 @@ log = logging.getLogger(__name__)
 LEASE_SECONDS = 15.0
 """Longer than a Web API call may take (the client's timeout), renewed before each call."""
 DRAIN_THREADS = 8
+DRAIN_BATCH = 50
+"""Games a drain thread claims, reads and lets go together."""
 CALL_THREADS = 16
 SWEEP_SECONDS = 0.5
 MAX_ATTEMPTS = 10
 RECORD_ATTEMPTS = 5
 """Tries to record what Slack took (about six seconds in all) before giving up."""
 BACKOFF_CAP_SECONDS = 60.0
+SLEEP_AT_MOST_SECONDS = 1.0
+"""A call whose turn (see slackapp.delivery.pacing) is nearer waits for it; a later one is put
+off in the outbox with its turn kept, so no call thread sleeps long."""
 
 Report = Callable[[int, m.Event], None]
 """Tell the step machine that Slack refused something for good: (game id, the event)."""
@@ -111,16 +118,21 @@ class Deliverer:
         now: Callable[[], datetime] = utc_now,
         drain_threads: int = DRAIN_THREADS,
         call_threads: int = CALL_THREADS,
+        pacer: Pacer | None = None,
     ) -> None:
         self.sessions = sessions
         self.clients = clients
         self.report = report
         self.now = now
+        self.pacer = pacer or Pacer()
+        self._turns: dict[tuple[int, str], float] = {}
+        """Messages put off until their turn: the ``time.monotonic()`` it comes."""
         self.holder = f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._drains = ThreadPoolExecutor(drain_threads, thread_name_prefix="varulv-deliver")
         self._calls = ThreadPoolExecutor(call_threads, thread_name_prefix="varulv-call")
         self._lock = threading.Lock()
         self._queued: set[int] = set()
+        self._waiting: list[int] = []
         self._again: set[int] = set()
         self._stopped = threading.Event()
         self._sweeper: threading.Thread | None = None
@@ -145,14 +157,17 @@ class Deliverer:
         self._calls.shutdown(wait=False, cancel_futures=True)
 
     def kick(self, game_id: int) -> None:
-        """Deliver the game's new entries now (a step committed some)."""
+        """Deliver the game's new entries now (a step committed some). Games kicked while
+        the drain threads are busy wait together, and the next free thread takes them as one
+        batch: one transaction claims them all and reads their outbox, one lets them go."""
         with self._lock:
             if game_id in self._queued:
                 self._again.add(game_id)  # draining already: look again once it is done
                 return
             self._queued.add(game_id)
+            self._waiting.append(game_id)
         try:
-            self._drains.submit(self._drain_then_again, game_id)
+            self._drains.submit(self._drain_waiting)
         except RuntimeError:  # stopping
             with self._lock:
                 self._queued.discard(game_id)
@@ -182,96 +197,141 @@ class Deliverer:
         for game_id in due:
             self.kick(game_id)
 
-    def _drain_then_again(self, game_id: int) -> None:
-        while True:
-            try:
-                with log_context(game_id=game_id):
-                    self.drain(game_id)
-            except Exception:
-                if not self._stopped.is_set():
-                    log.exception("delivering a game's messages failed; the sweep tries again")
-            with self._lock:
-                if game_id not in self._again:
-                    self._queued.discard(game_id)
-                    return
-                self._again.discard(game_id)
+    def _drain_waiting(self) -> None:
+        with self._lock:
+            batch, self._waiting = self._waiting[:DRAIN_BATCH], self._waiting[DRAIN_BATCH:]
+        if not batch:
+            return  # an earlier batch took them
+        try:
+            self.drain_many(batch)
+        except Exception:
+            if not self._stopped.is_set():
+                log.exception("delivering games' messages failed; the sweep tries again")
+        with self._lock:
+            again = [game_id for game_id in batch if game_id in self._again]
+            self._again.difference_update(again)
+            self._queued.difference_update(set(batch) - set(again))
+            self._waiting += again
+        for _ in again:
+            with contextlib.suppress(RuntimeError):  # stopping
+                self._drains.submit(self._drain_waiting)
 
-    # -- one game ---------------------------------------------------------------------------
+    # -- delivering ---------------------------------------------------------------------------
 
     def drain(self, game_id: int) -> None:
         """Deliver the game's entries until none is due, or the next must wait its retry."""
-        while True:
-            claimed = self._claim_and_read(game_id)
-            if claimed is None:
-                return  # another process delivers this game; it reads what is new too
-            team_id, pending = claimed
+        self.drain_many([game_id])
+
+    def drain_many(self, game_ids: list[int]) -> None:
+        """Deliver the games' entries until none is due, or the next must wait its retry.
+
+        A game whose lease another live process holds is left to it (it reads what is new
+        too). Each round is one transaction to claim the games and read what they have to
+        show, every message of every game sent side by side, and one transaction to let the
+        games go, which finds those that got something new meanwhile: they go round again.
+        """
+        todo = game_ids
+        while todo and not self._stopped.is_set():
+            claimed = self._claim_and_read(todo)
             now = self.now()
-            ready = [each for each in pending if all(e.due_at <= now for e in each.entries)]
-            if not ready:
-                if self._release(game_id) or pending:
-                    return  # nothing due is left, or what is left waits: the sweep comes back
-                continue  # something came in as the lease was let go
-            try:
-                client = self.clients(team_id)
-            except NotInstalled:
-                self._give_up_all(game_id, "not_installed")
-                self.report(game_id, m.WorkspaceLeft())
-                continue
-            if self._stopped.is_set():
-                return
-            futures = [self._calls.submit(self._deliver, game_id, client, each) for each in ready]
+            futures = []
+            for game_id, (team_id, pending) in claimed.items():
+                ready = [each for each in pending if all(e.due_at <= now for e in each.entries)]
+                if ready:
+                    futures += self._send(game_id, team_id, ready)
             wait(futures)
             for future in futures:
-                future.result()
+                if future.exception() is not None and not self._stopped.is_set():
+                    log.error("a message could not be delivered", exc_info=future.exception())
+            todo = self._release(list(claimed))
 
-    def _claim_and_read(self, game_id: int) -> tuple[str, list[Pending]] | None:
-        """Take (or renew) the game's lease and read its undelivered entries, in one
-        transaction; None when another live process holds the lease."""
+    def _send(self, game_id: int, team_id: str, ready: list[Pending]) -> list[Future[None]]:
+        """Send each message's newest version (on the call threads), recording what Slack
+        took."""
+        try:
+            client = self.clients(team_id)
+        except NotInstalled:
+            self._give_up_all(game_id, "not_installed")
+            self.report(game_id, m.WorkspaceLeft())
+            return []
+        try:
+            return [
+                self._calls.submit(self._deliver_logged, game_id, team_id, client, each)
+                for each in ready
+            ]
+        except RuntimeError:  # stopping
+            return []
+
+    def _claim_and_read(self, game_ids: list[int]) -> dict[int, tuple[str, list[Pending]]]:
+        """Take (or renew) the games' leases and read their undelivered entries, in one
+        transaction; a game another live process holds is left out."""
         now = self.now()
         until = now + timedelta(seconds=LEASE_SECONDS)
         with self.sessions() as session, session.begin():
-            claimed = session.scalar(
-                insert(DeliveryLease)
-                .values(game_id=game_id, holder=self.holder, until=until)
-                .on_conflict_do_update(
+            # In order, so two processes claiming the same games never wait on each other.
+            leases = insert(DeliveryLease).values(
+                [
+                    {"game_id": game_id, "holder": self.holder, "until": until}
+                    for game_id in sorted(set(game_ids))
+                ]
+            )
+            claimed = session.scalars(
+                leases.on_conflict_do_update(
                     index_elements=[DeliveryLease.game_id],
                     set_={"holder": self.holder, "until": until},
                     where=or_(DeliveryLease.until < now, DeliveryLease.holder == self.holder),
-                )
-                .returning(DeliveryLease.game_id)
-            )
-            if claimed is None:
-                return None
-            return self._read(session, game_id)
+                ).returning(DeliveryLease.game_id)
+            ).all()
+            return self._read(session, list(claimed)) if claimed else {}
 
-    def _read(self, session: Session, game_id: int) -> tuple[str, list[Pending]]:
-        """The game's workspace, and its undelivered messages with what each shows now."""
+    def _read(self, session: Session, game_ids: list[int]) -> dict[int, tuple[str, list[Pending]]]:
+        """Each game's workspace, and its undelivered messages with what each shows now."""
         entries = session.scalars(
             select(OutboxEntry)
-            .where(OutboxEntry.game_id == game_id, OutboxEntry.done_at.is_(None))
+            .where(OutboxEntry.game_id.in_(game_ids), OutboxEntry.done_at.is_(None))
             .order_by(OutboxEntry.id)
         ).all()
-        team_id = session.scalar(select(Game.team_id).where(Game.id == game_id)) or ""
-        if not entries:
-            return team_id, []
-        surfaces = list(dict.fromkeys(entry.surface for entry in entries))
-        shown = {
-            message.surface: message
-            for message in session.scalars(
-                select(SlackMessage).where(
-                    SlackMessage.game_id == game_id, SlackMessage.surface.in_(surfaces)
-                )
+        teams: dict[int, str] = {
+            game_id: team_id
+            for game_id, team_id in session.execute(
+                select(Game.id, Game.team_id).where(Game.id.in_(game_ids))
             )
         }
-        by_surface: dict[str, list[OutboxEntry]] = {surface: [] for surface in surfaces}
+        shown = (
+            {
+                (message.game_id, message.surface): message
+                for message in session.scalars(
+                    select(SlackMessage).where(
+                        SlackMessage.game_id.in_({entry.game_id for entry in entries})
+                    )
+                )
+            }
+            if entries
+            else {}
+        )
+        by_surface: dict[tuple[int, str], list[OutboxEntry]] = {}
         for entry in entries:
-            by_surface[entry.surface].append(entry)
-        return team_id, [
-            Pending(surface, tuple(sorted(found, key=lambda e: e.version)), shown.get(surface))
-            for surface, found in by_surface.items()
-        ]
+            by_surface.setdefault((entry.game_id, entry.surface), []).append(entry)
+        found: dict[int, tuple[str, list[Pending]]] = {
+            game_id: (teams.get(game_id) or "", []) for game_id in game_ids
+        }
+        for (game_id, surface), versions in by_surface.items():
+            found[game_id][1].append(
+                Pending(
+                    surface,
+                    tuple(sorted(versions, key=lambda e: e.version)),
+                    shown.get((game_id, surface)),
+                )
+            )
+        return found
 
-    def _deliver(self, game_id: int, client: WebClient, pending: Pending) -> None:
+    def _deliver_logged(
+        self, game_id: int, team_id: str, client: WebClient, pending: Pending
+    ) -> None:
+        with log_context(game_id=game_id):
+            self._deliver(game_id, team_id, client, pending)
+
+    def _deliver(self, game_id: int, team_id: str, client: WebClient, pending: Pending) -> None:
         newest, shown = pending.newest, pending.shown
         if shown is not None and shown.version >= newest.version:
             self._done(game_id, pending.surface, newest.version)  # already on screen
@@ -282,10 +342,14 @@ class Deliverer:
                 if channel is None:  # a private word: open the DM first
                     opened = client.conversations_open(users=newest.user_id)
                     channel = str(opened["channel"]["id"])
+                if self._put_off(game_id, pending, lambda: self.pacer.post(str(channel))):
+                    return
                 posted = client.chat_postMessage(
                     channel=channel, text=newest.text, blocks=newest.blocks
                 )
             else:
+                if self._put_off(game_id, pending, lambda: self.pacer.update(team_id)):
+                    return
                 client.chat_update(
                     channel=shown.channel, ts=shown.ts, text=newest.text, blocks=newest.blocks
                 )
@@ -298,6 +362,27 @@ class Deliverer:
             self._recording(lambda: self._posted(game_id, pending.surface, where, ts, newest))
         else:
             self._recording(lambda: self._shown(game_id, pending.surface, newest.version))
+
+    def _put_off(self, game_id: int, pending: Pending, turn: Callable[[], float]) -> bool:
+        """Wait for the message's turn at Slack's rate limit, or, when it is further off, put
+        the message off until then (True)."""
+        key = (game_id, pending.surface)
+        with self._lock:
+            kept = self._turns.pop(key, None)
+        now = time.monotonic()
+        wait = turn() if kept is None else kept - now
+        if wait <= SLEEP_AT_MOST_SECONDS:
+            if wait > 0:
+                time.sleep(wait)
+            return False
+        with self._lock:
+            if len(self._turns) > 10_000:  # those superseded or given up meanwhile
+                self._turns = {k: at for k, at in self._turns.items() if at > now}
+            self._turns[key] = now + wait
+        newest = pending.newest
+        attempts = max(entry.attempts for entry in pending.entries)
+        self._retry_later(game_id, pending.surface, newest.version, attempts, wait)
+        return True
 
     def _recording(self, record: Callable[[], None]) -> None:
         for attempt in range(RECORD_ATTEMPTS):
@@ -315,27 +400,39 @@ class Deliverer:
         self, game_id: int, surface: str, channel: str, ts: str, entry: OutboxEntry
     ) -> None:
         with self.sessions() as session, session.begin():
-            session.execute(
-                insert(SlackMessage)
-                .values(
-                    game_id=game_id, surface=surface, channel=channel, ts=ts, version=entry.version
-                )
-                .on_conflict_do_update(
-                    index_elements=[SlackMessage.game_id, SlackMessage.surface],
-                    set_={"channel": channel, "ts": ts, "version": entry.version},
-                )
+            self._record_post(session, game_id, surface, channel, ts, entry)
+
+    def _record_post(
+        self,
+        session: Session,
+        game_id: int,
+        surface: str,
+        channel: str,
+        ts: str,
+        entry: OutboxEntry,
+    ) -> None:
+        session.execute(
+            insert(SlackMessage)
+            .values(game_id=game_id, surface=surface, channel=channel, ts=ts, version=entry.version)
+            .on_conflict_do_update(
+                index_elements=[SlackMessage.game_id, SlackMessage.surface],
+                set_={"channel": channel, "ts": ts, "version": entry.version},
             )
-            self._mark_done(session, game_id, surface, entry.version)
+        )
+        self._mark_done(session, game_id, surface, entry.version)
 
     def _shown(self, game_id: int, surface: str, version: int) -> None:
         with self.sessions() as session, session.begin():
-            session.execute(
-                update(SlackMessage)
-                .where(SlackMessage.game_id == game_id, SlackMessage.surface == surface)
-                .where(SlackMessage.version < version)
-                .values(version=version)
-            )
-            self._mark_done(session, game_id, surface, version)
+            self._record_update(session, game_id, surface, version)
+
+    def _record_update(self, session: Session, game_id: int, surface: str, version: int) -> None:
+        session.execute(
+            update(SlackMessage)
+            .where(SlackMessage.game_id == game_id, SlackMessage.surface == surface)
+            .where(SlackMessage.version < version)
+            .values(version=version)
+        )
+        self._mark_done(session, game_id, surface, version)
 
     def _done(self, game_id: int, surface: str, version: int, failure: str | None = None) -> None:
         with self.sessions() as session, session.begin():
@@ -432,24 +529,27 @@ class Deliverer:
 
     # -- the lease ------------------------------------------------------------------------------
 
-    def _release(self, game_id: int) -> bool:
-        """Let the lease go; True when nothing was due as it went (else claim it again)."""
+    def _release(self, game_ids: list[int]) -> list[int]:
+        """Let the games' leases go; those with something due as they went (to claim again)."""
+        if not game_ids:
+            return []
         with self.sessions() as session, session.begin():
             session.execute(
                 delete(DeliveryLease).where(
-                    and_(DeliveryLease.game_id == game_id, DeliveryLease.holder == self.holder)
+                    and_(DeliveryLease.game_id.in_(game_ids), DeliveryLease.holder == self.holder)
                 )
             )
-            due = session.scalar(
-                select(OutboxEntry.id)
-                .where(
-                    OutboxEntry.game_id == game_id,
-                    OutboxEntry.done_at.is_(None),
-                    OutboxEntry.due_at <= self.now(),
+            return list(
+                session.scalars(
+                    select(OutboxEntry.game_id)
+                    .where(
+                        OutboxEntry.game_id.in_(game_ids),
+                        OutboxEntry.done_at.is_(None),
+                        OutboxEntry.due_at <= self.now(),
+                    )
+                    .distinct()
                 )
-                .limit(1)
             )
-            return due is None
 
     def _free_leases_of_dead_processes(self) -> None:
         """A lease held by a process of this host that no longer runs (killed, crashed) is

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from slackapp.blocks.render import render
@@ -14,13 +16,72 @@ from slackapp.game import machine as m
 
 log = logging.getLogger(__name__)
 
+SAY = "say:"
+TELL = "tell:"
+
+Row = dict[str, Any]
+
 
 def say_surface(number: int) -> str:
-    return f"say:{number}"
+    return f"{SAY}{number}"
 
 
 def tell_surface(user: str, number: int) -> str:
-    return f"tell:{user}:{number}"
+    return f"{TELL}{user}:{number}"
+
+
+def latest_versions(session: Session, game_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    """Each game's messages and the newest version of each, in one query."""
+    latest: dict[int, dict[str, int]] = defaultdict(dict)
+    if game_ids:
+        for game_id, surface, version in session.execute(
+            select(OutboxEntry.game_id, OutboxEntry.surface, func.max(OutboxEntry.version))
+            .where(OutboxEntry.game_id.in_(game_ids))
+            .group_by(OutboxEntry.game_id, OutboxEntry.surface)
+        ):
+            latest[game_id][surface] = version
+    return latest
+
+
+def outbox_rows(game: Game, effects: Iterable[m.Effect], latest: dict[str, int]) -> list[Row]:
+    """Each Show, Say and Tell as the next version of its message, rendered; ``latest`` (the
+    game's messages and their newest versions) is brought up to date with them."""
+    said = sum(1 for surface in latest if surface.startswith(SAY))
+    told = sum(1 for surface in latest if surface.startswith(TELL))
+    dm_channels = {seat.key: seat.dm_channel for seat in game.seats}
+    rows: list[Row] = []
+    for effect in effects:
+        row: Row = {"game_id": game.id, "attempts": 0, "channel": None, "user_id": None}
+        match effect:
+            case m.Show(surface, view):
+                key = m.dm_key(surface)
+                channel = game.channel_id if key is None else dm_channels.get(key)
+                if channel is None:
+                    log.warning("no private message channel for a seat: not shown")
+                    continue
+                screen = render(view)
+                row |= {"surface": surface, "channel": channel, "text": screen.text}
+                row["blocks"] = screen.as_dicts()
+            case m.Say(text):
+                said += 1
+                row |= {"surface": say_surface(said), "channel": game.channel_id, "text": text}
+                row["blocks"] = None
+            case m.Tell(user, text):
+                told += 1
+                row |= {"surface": tell_surface(user, told), "user_id": user, "text": text}
+                row["blocks"] = None
+            case _:
+                continue
+        row["version"] = latest.get(row["surface"], 0) + 1
+        latest[row["surface"]] = row["version"]
+        rows.append(row)
+    return rows
+
+
+def write(session: Session, rows: list[Row]) -> None:
+    """The rows in one statement (of any number of games)."""
+    if rows:
+        session.execute(insert(OutboxEntry), rows)
 
 
 def enqueue(session: Session, game: Game, effects: Iterable[m.Effect]) -> int:
@@ -28,40 +89,9 @@ def enqueue(session: Session, game: Game, effects: Iterable[m.Effect]) -> int:
 
     Called with the game row locked, so versions of one game's messages never race.
     """
-    shown = [effect for effect in effects if isinstance(effect, m.Show | m.Say | m.Tell)]
-    if not shown:
+    effects = [e for e in effects if isinstance(e, m.Show | m.Say | m.Tell)]
+    if not effects:
         return 0
-    latest = dict(
-        session.execute(
-            select(OutboxEntry.surface, func.max(OutboxEntry.version))
-            .where(OutboxEntry.game_id == game.id)
-            .group_by(OutboxEntry.surface)
-        ).all()
-    )
-    said = sum(1 for surface in latest if surface.startswith("say:"))
-    told = sum(1 for surface in latest if surface.startswith("tell:"))
-    dm_channels = {seat.key: seat.dm_channel for seat in game.seats}
-    added = 0
-    for effect in shown:
-        entry = OutboxEntry(game_id=game.id, attempts=0)
-        match effect:
-            case m.Show(surface, view):
-                screen = render(view)
-                key = m.dm_key(surface)
-                channel = game.channel_id if key is None else dm_channels.get(key)
-                if channel is None:
-                    log.warning("no private message channel for a seat: not shown")
-                    continue
-                entry.surface, entry.channel = surface, channel
-                entry.text, entry.blocks = screen.text, screen.as_dicts()
-            case m.Say(text):
-                said += 1
-                entry.surface, entry.channel, entry.text = say_surface(said), game.channel_id, text
-            case m.Tell(user, text):
-                told += 1
-                entry.surface, entry.user_id, entry.text = tell_surface(user, told), user, text
-        entry.version = latest.get(entry.surface, 0) + 1
-        latest[entry.surface] = entry.version
-        session.add(entry)
-        added += 1
-    return added
+    rows = outbox_rows(game, effects, latest_versions(session, [game.id])[game.id])
+    write(session, rows)
+    return len(rows)

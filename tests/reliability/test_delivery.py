@@ -19,6 +19,7 @@ from slackapp.db.migrate import upgrade
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat, SlackMessage
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.outbox import enqueue
+from slackapp.delivery.pacing import POST_BURST, Limit, Pacer
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
@@ -250,3 +251,39 @@ def test_one_deliverer_at_a_time_and_a_dead_ones_lease_is_taken_over(
         assert texts(fake, channel) == ["after a crash"]
     finally:
         other.stop()
+
+
+def test_posts_to_a_channel_are_paced_to_about_one_a_second_after_a_short_burst(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
+) -> None:
+    game_id, channel = new_game(fake, sessions)
+    other_id, other = new_game(fake, sessions)
+    before = len(fake.calls)
+    lines = 7
+    show(sessions, game_id, *(m.Say(f"line {n}") for n in range(lines)))
+    show(sessions, other_id, *(m.Say(f"other {n}") for n in range(POST_BURST)))
+    deliverer.start(sweep_seconds=0.1)  # what is put off comes back with the sweep
+    deliverer.kick(game_id)
+    deliverer.kick(other_id)
+    drained(sessions, game_id, timeout=30)
+    drained(sessions, other_id)
+    posts = [c for c in fake.calls[before:] if c.method == "chat.postMessage" and c.ok]
+    at = sorted(c.at for c in posts if c.params.get("channel") == channel)
+    assert sorted(texts(fake, channel)) == sorted(f"line {n}" for n in range(lines))
+    for index, moment in enumerate(at):
+        in_the_second_before = sum(1 for other_at in at[: index + 1] if other_at > moment - 0.9)
+        assert in_the_second_before <= POST_BURST, f"posts per second: {at}"
+    assert at[-1] - at[0] >= 0.9 * (lines - POST_BURST), f"not paced: {at}"
+    other_at = sorted(c.at for c in posts if c.params.get("channel") == other)
+    assert other_at[-1] - other_at[0] < 0.9, "another channel's burst waits for no one"
+
+
+def test_updates_are_paced_per_workspace_after_a_burst() -> None:
+    clock = [0.0]
+    pacer = Pacer(updates=Limit(50 / 60, 50), clock=lambda: clock[0])
+    waits = [pacer.update("T1") for _ in range(52)]
+    assert waits[:50] == [0.0] * 50, "a burst of a minute's worth goes at once"
+    assert waits[50] == pytest.approx(1.2) and waits[51] == pytest.approx(2.4)
+    assert pacer.update("T2") == 0.0, "each workspace has its own limit"
+    clock[0] = 120.0
+    assert pacer.update("T1") == 0.0, "the bucket fills again"

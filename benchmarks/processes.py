@@ -1,0 +1,166 @@
+"""The processes a benchmark runs: the stand-in for Slack, the app and the floor as
+``varulv serve`` would run them, and the database."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import requests
+
+from benchmarks.fire import Prepared, fire
+from slackapp.db.engine import temporary_postgres
+from slackapp.fakeslack import FakeSlack
+from slackapp.game.machine import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
+from slackapp.serving import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "load-signing-secret"
+TOKEN = "xoxb-load"
+TEAM = "T0001"
+IN_FLIGHT = 50
+LONG = {
+    "night": NIGHT_SECONDS_BOUNDS[1],
+    "day": DAY_SECONDS_BOUNDS[1],
+    "vote": VOTE_SECONDS_BOUNDS[1],
+}
+"""Phase lengths for the storms, the longest allowed: every phase ends by clicks, not a timer."""
+
+
+# -- the stand-in for Slack ----------------------------------------------------------------
+
+
+class Slack(FakeSlack):
+    def __init__(self) -> None:
+        super().__init__(SECRET, tokens=[TOKEN])
+
+    @contextlib.contextmanager
+    def preparing(self, kind: str) -> Iterator[list[Prepared]]:
+        """Commands and clicks inside the block are signed and kept for a storm, not sent."""
+        prepared: list[Prepared] = []
+        with self.keeping_requests() as kept:
+            yield prepared
+        prepared += [Prepared(kind, r.body.encode(), tuple(r.headers.items())) for r in kept]
+
+
+# -- processes -------------------------------------------------------------------------------
+
+
+@dataclass
+class Server:
+    name: str
+    process: subprocess.Popen[bytes]
+    url: str
+    log: Path
+
+    @property
+    def events_url(self) -> str:
+        return f"{self.url}/slack/events"
+
+    def processes(self) -> list[int]:
+        """The gunicorn master and its workers."""
+        children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        found = children.read_text().split() if children.exists() else []
+        return [self.process.pid, *(int(pid) for pid in found)]
+
+    def peak_memory_mb(self) -> dict[int, float]:
+        """VmHWM (peak resident set) of every process, in MB."""
+        peaks = {}
+        for pid in self.processes():
+            with contextlib.suppress(OSError):
+                for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                    if line.startswith("VmHWM:"):
+                        peaks[pid] = int(line.split()[1]) / 1024
+        return peaks
+
+    def errors_logged(self) -> int:
+        lines = self.log.read_text(errors="replace").splitlines()
+        return sum(" ERROR " in line or line.startswith("Traceback") for line in lines)
+
+    def stop(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+        self.log.unlink(missing_ok=True)
+
+
+def start_server(
+    name: str, module: str, fake: FakeSlack, database_url: str, workers: int, root: Path = ROOT
+) -> Server:
+    port = free_port()
+    descriptor, log_name = tempfile.mkstemp(prefix=f"varulv-{name}-", suffix=".log")
+    os.close(descriptor)
+    log = Path(log_name)
+    env = {
+        **os.environ,
+        "SLACK_BOT_TOKEN": TOKEN,
+        "SLACK_SIGNING_SECRET": SECRET,
+        "SLACK_API_URL": fake.api_url,
+        "DATABASE_URL": database_url,
+        "PORT": str(port),
+        "HOST": "127.0.0.1",
+        "WEB_CONCURRENCY": str(workers),
+        "VARULV_NIGHT_SECONDS": str(LONG["night"]),
+        "VARULV_DAY_SECONDS": str(LONG["day"]),
+        "VARULV_VOTE_SECONDS": str(LONG["vote"]),
+        # The stand-in has no Tier 3 limit, and a run plays thousands of games in one
+        # workspace: pacing chat.update to Slack's 50 a minute would measure only the pacing.
+        "VARULV_UPDATES_PER_MINUTE": os.environ.get("VARULV_UPDATES_PER_MINUTE", "100000"),
+    }
+    env.pop("SLACK_APP_TOKEN", None)
+    argv = [sys.executable, "-m", module, *(["serve"] if module == "slackapp.cli" else [])]
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            argv, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    server = Server(name, process, f"http://127.0.0.1:{port}", log)
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            tail = log.read_text()[-3000:]
+            server.stop()
+            raise RuntimeError(f"{name} exited at start:\n{tail}")
+        # Refused, or held in the socket's backlog by a worker still starting.
+        with contextlib.suppress(requests.RequestException):
+            healthy = requests.get(f"{server.url}/healthz", timeout=1).status_code == 200
+            # The master answers once a worker is up; wait until every worker has forked.
+            if healthy and len(server.processes()) > workers:
+                return server
+        time.sleep(0.1)
+    tail = log.read_text()[-3000:]
+    server.stop()
+    raise RuntimeError(f"{name} did not become healthy:\n{tail}")
+
+
+def warm_up(fake: Slack, pool: ProcessPoolExecutor, servers: list[Server]) -> None:
+    """A few ``/varulv help`` first, one at a time: each server's first request makes Bolt
+    check the token with Slack (the floor did at start-up) and fills Python's caches."""
+    fake.add_channel("CWARMUP", "warm-up")
+    with fake.preparing("warm-up") as prepared:
+        for _ in range(10):
+            fake.slash_command("UWARMUP", text="help", channel_id="CWARMUP")
+    for server in servers:
+        pool.submit(fire, server.events_url, prepared, 1).result()
+
+
+@contextlib.contextmanager
+def database() -> Iterator[str]:
+    given = os.environ.get("DATABASE_URL")
+    if given:
+        yield given
+        return
+    with temporary_postgres("varulv-load-pg-") as server:
+        yield str(server.get_uri())

@@ -1,0 +1,95 @@
+"""Deadlines due together, stepped in batches in process: a batch takes only the games no other
+transaction holds, a held game is stepped by a later batch, and a late or double wake-up
+changes nothing."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine, select, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from slackapp.db.engine import make_sessions
+from slackapp.db.migrate import upgrade
+from slackapp.db.models import Game
+from slackapp.game import machine as m
+from slackapp.steps import Steps
+
+TEAM = "T0BATCH"
+_numbers = itertools.count(1)
+
+
+class Clock:
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+class Nothing:
+    """The deliverer and the timers, left out: the database is checked."""
+
+    def kick(self, game_id: int) -> None:
+        pass
+
+    def arm(self, game_id: int, at: datetime) -> None:
+        pass
+
+
+class DirectMessages:
+    """Opens every person's private message, as Slack would."""
+
+    def conversations_open(self, users: str) -> dict[str, Any]:
+        return {"channel": {"id": f"D{users}"}}
+
+
+def night_game(steps: Steps, sessions: sessionmaker[Session]) -> int:
+    number = next(_numbers)
+    channel = f"C{number:04d}BAT"
+    people = [f"U{number:04d}BAT{seat}" for seat in "ABC"]
+    assert steps.open_table(TEAM, channel, people[0], "a") is None
+    with sessions() as session:
+        game_id = session.scalar(select(Game.id).where(Game.channel_id == channel))
+    assert game_id is not None
+    for user in people[1:]:
+        steps.act(game_id, m.Join(user, user.lower()))
+    steps.start(game_id, people[0], DirectMessages())  # type: ignore[arg-type]
+    return game_id
+
+
+def phases(sessions: sessionmaker[Session], ids: list[int]) -> list[str]:
+    with sessions() as session:
+        found = dict(session.execute(select(Game.id, Game.phase).where(Game.id.in_(ids))).all())
+    return [found[game_id] for game_id in ids]
+
+
+def test_a_batch_skips_a_held_game_and_a_later_one_steps_it(db: Engine) -> None:
+    upgrade(db)
+    sessions = make_sessions(db)
+    # Long ago, so no other test's open game is ever due by this clock.
+    clock = Clock(datetime(2001, 12, 1, 12, 0, tzinfo=UTC))
+    steps = Steps(sessions, m.Lengths(60, 300, 120), Nothing(), Nothing(), clock)
+    ids = [night_game(steps, sessions) for _ in range(3)]
+    assert phases(sessions, ids) == ["night"] * 3
+    assert steps.deadlines_due() == 0, "nothing is due before the night ends"
+    clock.at += timedelta(seconds=61)
+    with db.connect() as holder, holder.begin():  # another step holds the first game
+        holder.execute(text("SELECT id FROM games WHERE id = :id FOR UPDATE"), {"id": ids[0]})
+        assert steps.deadlines_due(limit=1) == 1, "a batch takes no more than its limit"
+        assert steps.deadlines_due(limit=5) == 1, "the held game is skipped, not waited for"
+        assert phases(sessions, ids) == ["night", "day", "day"]
+    assert steps.deadlines_due() == 1, "once let go, the next batch steps it"
+    assert phases(sessions, ids) == ["day"] * 3
+    with sessions() as session:
+        before = session.scalar(
+            text("SELECT count(*) FROM outbox WHERE game_id = ANY(:i)"), {"i": ids}
+        )
+    assert steps.deadlines_due() == 0, "a late or double wake-up finds nothing due"
+    with sessions() as session:
+        after = session.scalar(
+            text("SELECT count(*) FROM outbox WHERE game_id = ANY(:i)"), {"i": ids}
+        )
+    assert after == before, "and shows nothing twice"
