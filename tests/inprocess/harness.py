@@ -151,6 +151,7 @@ class InProcessApp:
         self.router = Router(self.varulv)
         self.log = RecentLog()
         self._lock = threading.Lock()
+        self._draining = threading.Lock()
 
     # -- the fake's Delivery ----------------------------------------------------------
 
@@ -203,11 +204,12 @@ class InProcessApp:
             self.step_threads.wait_idle("steps")
             assert isinstance(answers, TrackedPool)
             answers.wait_idle("private answers")
-            due = self.due_deliveries()
+            with self._draining:  # one drain of a game at a time, as the deliverer's queue keeps
+                due = self.due_deliveries()
+                for game_id in due:
+                    self.varulv.deliverer.drain(game_id)
             if not due:
                 return
-            for game_id in due:
-                self.varulv.deliverer.drain(game_id)
 
     def due_deliveries(self) -> list[int]:
         """Games with outbox entries due now."""

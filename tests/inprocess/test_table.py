@@ -12,9 +12,9 @@ from slackapp.fakeslack import FakeSlack
 from slackapp.game import Card
 from slackapp.game.cards import describe_deck
 from slackapp.game.night import describe_wake_order
-from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table
-from tests.e2e.test_games import PEOPLE, new_table
+from tests.inprocess.harness import InProcessApp
+from tests.inprocess.test_games import PEOPLE, new_table
 
 ANNA, BO, CIA, DAN, EVA = PEOPLE[:5]
 
@@ -37,7 +37,7 @@ def set_lengths(fake: FakeSlack, db: Engine, table: Table) -> None:
 
 
 def test_bots_fill_only_up_to_five_and_give_their_seats_to_people(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     lobby = table.seat_people(ANNA, [BO], bots=True)
@@ -54,7 +54,7 @@ def test_bots_fill_only_up_to_five_and_give_their_seats_to_people(
 
 
 def test_a_bot_never_has_a_seated_persons_name_and_is_marked(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     fake.add_user("U0ASTRID", "astrid")
@@ -74,7 +74,7 @@ def test_a_bot_never_has_a_seated_persons_name_and_is_marked(
 
 
 def test_the_day_board_shows_the_deck_and_names_one_person_to_speak_first(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     day_of(table, [ANNA, BO], bots=True)
@@ -89,7 +89,7 @@ def test_the_day_board_shows_the_deck_and_names_one_person_to_speak_first(
 
 
 def test_a_second_slash_varulv_is_told_what_is_true_for_that_person(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     table.seat_people(ANNA, [BO, CIA])
@@ -103,7 +103,7 @@ def test_a_second_slash_varulv_is_told_what_is_true_for_that_person(
 
 
 def test_a_lobby_the_host_left_no_longer_says_they_set_it(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     lobby = table.seat_people(ANNA, [BO, CIA])
@@ -114,7 +114,7 @@ def test_a_lobby_the_host_left_no_longer_says_they_set_it(
 
 
 def test_the_lone_werewolf_is_told_it_is_alone_once(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     table.seat_people(ANNA, [BO, CIA])
@@ -129,7 +129,7 @@ def test_the_lone_werewolf_is_told_it_is_alone_once(
 
 
 def test_help_says_this_channels_lengths_and_who_the_game_is_hard_for(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     set_lengths(fake, db, table)
@@ -142,7 +142,7 @@ def test_help_says_this_channels_lengths_and_who_the_game_is_hard_for(
 
 
 def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     set_lengths(fake, db, table)
@@ -168,7 +168,7 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
             sum(
                 "seated at the table above" in m.rendered_text
                 for u in (ANNA, BO)
-                for m in fake.ephemerals(u)
+                for m in fake.ephemerals(u, table.channel)
             )
             == 2
             or None
@@ -194,7 +194,7 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
 
 
 def test_cancel_asks_only_those_who_may_cancel_and_then_cancels(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     lobby = table.seat_people(ANNA, [BO])
