@@ -301,10 +301,12 @@ class FakeSlack(Workspace):
         :meth:`send`, many at once, twice, or to another process of the app."""
         kept: list[SignedRequest] = []
         self._app.kept = kept
+        delivery, self._delivery = self._delivery, self._app  # kept whatever the delivery
         try:
             yield kept
         finally:
             self._app.kept = None
+            self._delivery = delivery
 
     def send(
         self, request: SignedRequest, url: str | None = None, *, headers: Headers = None

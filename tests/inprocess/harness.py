@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -30,7 +31,7 @@ from slackapp.app import Varulv, build
 from slackapp.asgi import environ
 from slackapp.config import Settings
 from slackapp.db.models import OutboxEntry
-from slackapp.fakeslack import FakeSlack, signed_headers
+from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
 from slackapp.fakeslack.client import SLACK_USER_AGENT
 from slackapp.fakeslack.models import JSON
 from slackapp.listeners import ack
@@ -106,10 +107,14 @@ class RecentLog(logging.Handler):
     def __init__(self, lines: int = 200) -> None:
         super().__init__(logging.INFO)
         self.lines: deque[str] = deque(maxlen=lines)
+        self.errors: list[str] = []
         self.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(self.format(record))
+        line = self.format(record)
+        self.lines.append(line)
+        if record.levelno >= logging.ERROR:
+            self.errors.append(line)
 
 
 class InProcessApp:
@@ -168,31 +173,49 @@ class InProcessApp:
     def request(
         self, body: str, content_type: str, headers: Mapping[str, str] | None = None
     ) -> requests.Response:
-        """A signed request to ``/slack/events``, answered by the router as over HTTP; it
-        returns once everything the request started is done and shown."""
+        """``body`` signed as Slack signs it, sent to ``/slack/events``."""
         sent = {
             "Content-Type": content_type,
             "User-Agent": SLACK_USER_AGENT,
             **signed_headers(self.signing_secret, body),
             **(headers or {}),
         }
+        return self.send_raw(body.encode(), sent)
+
+    def send(
+        self, request: SignedRequest, headers: Mapping[str, str] | None = None
+    ) -> requests.Response:
+        """A request signed earlier (``FakeSlack.keeping_requests``), as it is or with
+        ``headers`` added."""
+        return self.send_raw(request.body.encode(), {**request.headers, **(headers or {})})
+
+    def send_raw(self, body: bytes, headers: Mapping[str, str]) -> requests.Response:
+        """Any bytes to ``/slack/events``, answered by the router as over HTTP; it returns once
+        everything the request started is done and shown. ``elapsed`` is the time to the
+        acknowledgement."""
         scope = {
             "method": "POST",
             "path": EVENTS_PATH,
-            "headers": [(k.lower().encode(), v.encode()) for k, v in sent.items()],
+            "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
         }
         started: list[Any] = []
 
         def start_response(status: str, response_headers: list[tuple[str, str]]) -> None:
             started[:] = [status, response_headers]
 
-        answer = b"".join(self.router(environ(scope, body.encode()), start_response))
+        sent_at = time.perf_counter()
+        answer = b"".join(self.router(environ(scope, body), start_response))
         response = requests.Response()
+        response.elapsed = timedelta(seconds=time.perf_counter() - sent_at)
         response.status_code = int(started[0].split()[0])
         response.headers.update(dict(started[1]))
         response._content = answer
         self.settle()
         return response
+
+    def errors_logged(self) -> list[str]:
+        """Every error the app logged, oldest first."""
+        return list(self.log.errors)
 
     # -- the test is the clock ----------------------------------------------------------
 
