@@ -12,6 +12,7 @@ from slackapp.fakeslack import FakeSlack
 from tests.databases import migrated_database
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
 from tests.inprocess.harness import InProcessApp, tracked_answers
+from tests.operate.conftest import Deployment
 
 
 @pytest.fixture(scope="session")
@@ -39,3 +40,9 @@ def app(fake: FakeSlack, database_url: str) -> Iterator[InProcessApp]:
         InProcessApp(fake, database_url, SIGNING_SECRET, BOT_TOKEN).serving() as served,
     ):
         yield served
+
+
+@pytest.fixture(scope="session")
+def single_workspace(fake: FakeSlack, app: InProcessApp, db: Engine) -> Deployment:
+    """The in-process app as the one-workspace deployment the operating tests play against."""
+    return Deployment(fake, app, db)  # type: ignore[arg-type]  # an app in process, no log file
