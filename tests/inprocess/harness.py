@@ -37,7 +37,7 @@ from slackapp.fakeslack.models import JSON
 from slackapp.listeners import ack
 from slackapp.server import EVENTS_PATH, Router
 
-SETTLE_SECONDS = 30.0
+SETTLE_SECONDS = 60.0
 """How long the app's threads may take to finish what one request started, before a test
 fails saying so (never a wait that a passing test sits through)."""
 
@@ -59,10 +59,12 @@ class Clock:
 class Tracking:
     """An executor that knows when all it was given has finished."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._idle = threading.Condition()
+        self._busy = 0
+
     def _track(self, fn: Callable[..., Any]) -> Callable[[], Any]:
-        if not hasattr(self, "_idle"):
-            self._idle = threading.Condition()
-            self._busy = 0
         with self._idle:
             self._busy += 1
 
@@ -77,8 +79,6 @@ class Tracking:
         return counted
 
     def wait_idle(self, what: str) -> None:
-        if not hasattr(self, "_idle"):
-            return
         with self._idle:
             if not self._idle.wait_for(lambda: self._busy == 0, SETTLE_SECONDS):
                 raise AssertionError(f"the app's {what} did not finish in {SETTLE_SECONDS:g} s")
