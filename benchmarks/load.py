@@ -47,18 +47,11 @@ from benchmarks.fire import Prepared, Timed, fire
 from slackapp.blocks.ids import ButtonValue
 from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url, temporary_postgres
 from slackapp.db.migrate import upgrade
-from slackapp.db.models import (
-    DAY_SECONDS_BOUNDS,
-    NIGHT_SECONDS_BOUNDS,
-    VOTE_SECONDS_BOUNDS,
-    Game,
-    Phase,
-    Seat,
-    SlackMessage,
-)
+from slackapp.db.models import Game, Phase, Seat, SlackMessage
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import deal
 from slackapp.game import machine as m
+from slackapp.game.machine import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
 from slackapp.steps import Steps
 from slackapp.timers import Deadlines
 

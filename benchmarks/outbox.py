@@ -5,7 +5,7 @@
                                               # screen
 
 Against the app as deployed (``varulv serve``, one gunicorn worker) and the stand-in for Slack,
-which can answer every Web API call late (``FakeSlack.slow_down``):
+which can answer every Web API call late (``tests.faults.slow_down``):
 
 - reveal: a ten-seat vote, all ten ballots at once; from the first ballot sent to the reveal's
   post answered by the stand-in, with Slack answering in 0 ms and in 100 ms;
@@ -59,6 +59,7 @@ from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import machine as m
 from slackapp.steps import Steps
 from slackapp.timers import Deadlines
+from tests import faults
 
 REVEAL = "The Varulv reveal"
 
@@ -69,11 +70,11 @@ def ms(seconds: float) -> str:
 
 @contextmanager
 def slack_at(fake: FakeSlack, seconds: float) -> Iterator[None]:
-    fake.slow_down(seconds)
+    faults.slow_down(fake, seconds)
     try:
         yield
     finally:
-        fake.slow_down(0)
+        faults.slow_down(fake, 0)
 
 
 def wait(done: Callable[[], Any], what: str, timeout: float = 120) -> Any:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import socket
 import sys
 from typing import TYPE_CHECKING, NoReturn
@@ -79,7 +78,7 @@ def serve(settings: Settings) -> int:
     from slackapp.server import serve_http, serve_socket_mode
 
     if not settings.app_token:
-        problem = _cannot_listen(os.environ.get("HOST", "0.0.0.0"), settings.port)
+        problem = _cannot_listen(settings.host, settings.port)
         if problem:
             return _refuse("serve", problem)
     try:
@@ -154,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "sandbox":
         return _sandbox(args.port, args.open)
     # No subcommand: with Slack credentials serve Slack, without them show the sandbox.
-    if os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_CLIENT_ID"):
+    from slackapp.config import slack_credentials_in_env
+
+    if slack_credentials_in_env():
         return _serve()
     return _sandbox(None, open_browser=False)
 

@@ -1,20 +1,27 @@
-"""Configuration, read once from the environment."""
+"""Configuration: the one module that reads the environment."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from slackapp.db.models import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
+from slackapp.game.machine import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
 
 SLACK_DEFAULT_API_URL = "https://slack.com/api/"
 BOT_SCOPES = ("chat:write", "commands", "im:write", "users:read")
 """Every bot scope Varulv asks for; manifest.yml lists exactly these (a test checks)."""
+COMMAND = "/varulv"
+COMMAND_WORDS = ("help", "settings", "schedule", "stop", "score", "last")
+"""What may follow the command, besides nothing (or ``start``) to open a table; the manifests'
+usage hint lists them in this order (a test checks)."""
+USAGE_HINT = f"[{' | '.join(COMMAND_WORDS)}]"
 INSTALL_PATH = "/slack/install"
 OAUTH_REDIRECT_PATH = "/slack/oauth_redirect"
 
 
 DEFAULT_PORT = 3000
+DEFAULT_HOST = "0.0.0.0"
 DATABASE_WAIT_SECONDS = 30
 """How long ``varulv serve`` keeps trying to reach the database at start before it gives up."""
 
@@ -67,6 +74,29 @@ def phase_lengths_from_env() -> tuple[int, int, int]:
     )
 
 
+def log_level_from_env() -> str:
+    """``VARULV_LOG_LEVEL`` as given (upper case), else ``INFO``."""
+    return (os.environ.get("VARULV_LOG_LEVEL") or "INFO").strip().upper()
+
+
+def slack_credentials_in_env() -> bool:
+    """Whether Slack credentials are set, so that ``varulv`` alone serves Slack."""
+    return bool(os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_CLIENT_ID"))
+
+
+def database_url_from_env() -> str | None:
+    return os.environ.get("DATABASE_URL") or None
+
+
+def child_environment(changes: Mapping[str, str | None]) -> dict[str, str]:
+    """This process's environment with ``changes`` made (None unsets), for a process it starts."""
+    env = {**os.environ, **{name: value for name, value in changes.items() if value is not None}}
+    for name, value in changes.items():
+        if value is None:
+            env.pop(name, None)
+    return env
+
+
 @dataclass(frozen=True)
 class Settings:
     bot_token: str | None
@@ -88,6 +118,10 @@ class Settings:
     database_wait_seconds: int = DATABASE_WAIT_SECONDS
     request_seconds: int = 10
     """How long a request's head, and then its body, may take to arrive."""
+    host: str = DEFAULT_HOST
+    acks_first: bool = True
+    """Whether steps wait while Slack's requests are being answered; ``VARULV_ACKS_FIRST=0``
+    lets them start at once, to measure what the wait is worth (BENCHMARKS.md)."""
 
     @property
     def multi_workspace(self) -> bool:
@@ -132,7 +166,7 @@ class Settings:
             bot_token=env.get("SLACK_BOT_TOKEN") or None,
             signing_secret=env.get("SLACK_SIGNING_SECRET") or None,
             app_token=env.get("SLACK_APP_TOKEN") or None,
-            database_url=env.get("DATABASE_URL") or None,
+            database_url=database_url_from_env(),
             api_url=env.get("SLACK_API_URL") or SLACK_DEFAULT_API_URL,
             port=port_from_env(),
             night_seconds=night_seconds,
@@ -154,4 +188,6 @@ class Settings:
             request_seconds=_whole_number(
                 "VARULV_REQUEST_SECONDS", 10, 1, 300, "a number of seconds"
             ),
+            host=env.get("HOST") or DEFAULT_HOST,
+            acks_first=env.get("VARULV_ACKS_FIRST", "1") != "0",
         )

@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import logging
 import logging.config
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import Any
 
-from slackapp.config import SettingsError
+from slackapp.config import SettingsError, log_level_from_env
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 ID_FIELDS = ("team_id", "channel_id", "game_id", "user_id")
@@ -37,10 +36,6 @@ def log_context(**ids: str | int | None) -> Iterator[None]:
         yield
     finally:
         _context.reset(token)
-
-
-def current_context() -> dict[str, str | int]:
-    return dict(_context.get({}))
 
 
 class JsonFormatter(logging.Formatter):
@@ -66,7 +61,7 @@ class JsonFormatter(logging.Formatter):
 
 def logging_config(level: str | None = None) -> dict[str, Any]:
     """The ``dictConfig`` for the app and for gunicorn (``logconfig_dict``): JSON on stderr."""
-    chosen = (level or os.environ.get("VARULV_LOG_LEVEL") or "INFO").strip().upper()
+    chosen = (level or log_level_from_env()).strip().upper()
     if chosen not in LEVELS:
         raise SettingsError(f"VARULV_LOG_LEVEL must be one of {', '.join(LEVELS)}, not {chosen!r}")
     return {

@@ -7,7 +7,6 @@ import hashlib
 import hmac
 import io
 import logging
-import os
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -139,10 +138,10 @@ class Gunicorn(BaseApplication):  # type: ignore[misc]
         return self.factory()
 
 
-def acks_first(workers: AcrossWorkers) -> AckFirst:
-    """The gate that lets acknowledgements go before steps; ``VARULV_ACKS_FIRST=0`` opens it
-    (steps start at once), to measure what it is worth (BENCHMARKS.md)."""
-    if os.environ.get("VARULV_ACKS_FIRST", "1") == "0":
+def acks_first(workers: AcrossWorkers, enabled: bool) -> AckFirst:
+    """The gate that lets acknowledgements go before steps; not ``enabled``, it stands open
+    (steps start at once)."""
+    if not enabled:
         return AckFirst(patience=0.0, steps_while_busy=1 << 20, workers=workers)
     return AckFirst(workers=workers)
 
@@ -153,7 +152,7 @@ def serve_http(settings: Settings, database_url: str) -> None:
     threads = settings.threads
 
     def factory() -> Buffered:
-        varulv = build(settings, database_url, acks_first(workers))
+        varulv = build(settings, database_url, acks_first(workers, settings.acks_first))
         varulv.start()
         quieter_collector()
         return Buffered(Router(varulv), threads, MAX_BODY_BYTES, settings.request_seconds)
@@ -162,7 +161,7 @@ def serve_http(settings: Settings, database_url: str) -> None:
         request_seconds = settings.request_seconds
 
     options = {
-        "bind": f"{os.environ.get('HOST', '0.0.0.0')}:{settings.port}",
+        "bind": f"{settings.host}:{settings.port}",
         "workers": settings.workers,
         "worker_class": SlackWorker,
         "worker_connections": MAX_CONNECTIONS,

@@ -18,7 +18,7 @@ from slackapp.blocks.help import help_screen, leaderboard
 from slackapp.blocks.home import home_view
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.lobby import cancel_question, lobby, lobby_closed
-from slackapp.blocks.night import dawn_dm_text, knowledge_text, night_board, night_dm, night_over
+from slackapp.blocks.night import knowledge_text, night_board, night_dm, night_over
 from slackapp.blocks.reveal import dm_game_over, reveal
 from slackapp.blocks.screen import Screen, sections, slack_time
 from slackapp.game import (
@@ -566,12 +566,6 @@ LABELS = by_key(table(5, people=3))
 )
 def test_knowledge_text(knowledge: Any, card: Card, choice: Any, expected: str) -> None:
     assert knowledge_text(knowledge, LABELS, card=card, choice=choice) == expected
-
-
-def test_dawn_dm_text_points_to_the_table() -> None:
-    assert dawn_dm_text(CHANNEL) == f"Dawn breaks. Head to <#{CHANNEL}> and talk it out, out loud."
-    insomniac = knowledge_text(SawCard(Card.SEER), LABELS, card=Card.INSOMNIAC)
-    assert insomniac in dawn_dm_text(CHANNEL, insomniac)
 
 
 # --- day and vote --------------------------------------------------------------------------

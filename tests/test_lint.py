@@ -1,4 +1,4 @@
-"""The code stays ruff- and mypy-clean: both run as part of the test command."""
+"""The code stays ruff- and mypy-clean and ruff-formatted: all run as part of the test command."""
 
 from __future__ import annotations
 
@@ -13,14 +13,16 @@ def run(*command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
 
 
+SOURCES = ("slackapp", "tests", "migrations", "benchmarks", "scripts", ".ci")
+
+
 def test_ruff_finds_nothing() -> None:
-    result = run(
-        sys.executable,
-        "-m",
-        "ruff",
-        "check",
-        *("slackapp", "tests", "migrations", "benchmarks", "scripts", ".ci"),
-    )
+    result = run(sys.executable, "-m", "ruff", "check", *SOURCES)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_would_change_nothing() -> None:
+    result = run(sys.executable, "-m", "ruff", "format", "--check", *SOURCES)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

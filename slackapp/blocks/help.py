@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
 
 from slackapp.blocks.screen import Screen, context, plural, section, sections
+from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.cards import Card
 from slackapp.game.seasons import Standing
 from slackapp.game.vote import WEREWOLF_BALLOT_POINTS, WIN_POINTS
@@ -14,14 +15,17 @@ from slackapp.game.vote import WEREWOLF_BALLOT_POINTS, WIN_POINTS
 LEADERBOARD_ROWS = 20
 """A channel message stays readable; the App Home shows fewer."""
 
+WHAT_EACH_WORD_DOES = {
+    "help": "this screen",
+    "settings": "this channel's phase lengths, whether bots may fill seats, its seasons",
+    "schedule": "a standing table: the lobby opens by itself on the days you choose",
+    "stop": "end the game in this channel",
+    "score": "this channel's leaderboard, this season and all time",
+    "last": "the last game here again, with everything for anyone to check",
+}
 COMMANDS = (
-    "`/varulv` set a table in this channel",
-    "`/varulv help` this screen",
-    "`/varulv settings` this channel's phase lengths, whether bots may fill seats, its seasons",
-    "`/varulv schedule` a standing table: the lobby opens by itself on the days you choose",
-    "`/varulv stop` end the game in this channel",
-    "`/varulv score` this channel's leaderboard, this season and all time",
-    "`/varulv last` the last game here again, with everything for anyone to check",
+    f"`{COMMAND}` set a table in this channel",
+    *(f"`{COMMAND} {word}` {WHAT_EACH_WORD_DOES[word]}" for word in COMMAND_WORDS),
 )
 
 ScoreRow = tuple[str, int, int, int]

@@ -224,12 +224,3 @@ def knowledge_text(
         case SawCard(held):
             return f"Your card is now *{held}*."
     raise TypeError(f"not a night's knowledge: {knowledge!r}")
-
-
-def dawn_dm_text(channel_id: str, learned: str | None = None) -> str:
-    """The ``outcome_text`` of a night message once dawn breaks.
-
-    ``learned`` is what only dawn tells: the Insomniac's :func:`knowledge_text`.
-    """
-    woke = f"{learned} " if learned else ""
-    return f"Dawn breaks. {woke}Head to <#{channel_id}> and talk it out, out loud."

@@ -10,13 +10,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.blocks.screen import plural
 from slackapp.db.engine import transaction
-from slackapp.db.models import (
-    DAY_SECONDS_BOUNDS,
-    NIGHT_SECONDS_BOUNDS,
-    VOTE_SECONDS_BOUNDS,
-    ChannelSettings,
-)
-from slackapp.game.machine import Lengths
+from slackapp.db.models import ChannelSettings
+from slackapp.game.machine import LENGTH_BOUNDS, Lengths
 from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
 
 
@@ -39,14 +34,6 @@ class ChannelChoice:
     def summary(self) -> str:
         bots = "offered" if self.bots_allowed else "off"
         return f"{self.lengths()}, bots {bots}, seasons by {self.season.value}"
-
-
-BOUNDS = {
-    "night_seconds": NIGHT_SECONDS_BOUNDS,
-    "day_seconds": DAY_SECONDS_BOUNDS,
-    "vote_seconds": VOTE_SECONDS_BOUNDS,
-}
-"""Each length a channel may set, with its inclusive (lowest, highest) number of seconds."""
 
 
 def duration(seconds: int) -> str:
@@ -84,7 +71,7 @@ def out_of_bounds(lengths: dict[str, int]) -> dict[str, str]:
     """For each length outside its bounds, what to tell the person who typed it."""
     problems = {}
     for name, seconds in lengths.items():
-        low, high = BOUNDS[name]
+        low, high = LENGTH_BOUNDS[name]
         if not low <= seconds <= high:
             span = f"{duration(low)} to {duration(high)}"
             problems[name] = f"Choose {low} to {high} seconds ({span})."

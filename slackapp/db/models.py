@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -25,7 +27,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from slackapp.game.machine import OPEN_PHASES, TIMED_PHASES, Phase
+from slackapp.game.cards import MAX_SEATS
+from slackapp.game.machine import LENGTH_BOUNDS, OPEN_PHASES, TIMED_PHASES, Phase
+from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS
+from slackapp.game.seasons import SeasonLength
 
 __all__ = ["OPEN_PHASES", "TIMED_PHASES", "Phase"]
 
@@ -42,18 +47,22 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
 
 
-_OPEN_SQL = "phase IN ('lobby', 'night', 'day', 'vote')"
+def _quoted(values: Iterable[StrEnum]) -> str:
+    return ", ".join(f"'{value.value}'" for value in values)
+
+
+_OPEN_SQL = f"phase IN ({_quoted(OPEN_PHASES)})"
 
 
 class Game(Base):
     __tablename__ = "games"
     __table_args__ = (
         CheckConstraint(
-            "phase IN ('lobby', 'night', 'day', 'vote', 'over', 'cancelled', 'stopped')",
+            f"phase IN ({_quoted(Phase)})",
             name="phase_known",
         ),
         CheckConstraint(
-            "deadline IS NOT NULL OR phase NOT IN ('night', 'day', 'vote')",
+            f"deadline IS NOT NULL OR phase NOT IN ({_quoted(TIMED_PHASES)})",
             name="timed_phase_has_deadline",
         ),
         # One open game per channel: a second /varulv cannot race a first into existence.
@@ -101,7 +110,7 @@ class Seat(Base):
         UniqueConstraint("game_id", "user_id"),
         UniqueConstraint("game_id", "bot_name"),
         CheckConstraint("(user_id IS NULL) <> (bot_name IS NULL)", name="person_or_bot"),
-        CheckConstraint("position >= 0 AND position < 10", name="position_in_table"),
+        CheckConstraint(f"position >= 0 AND position < {MAX_SEATS}", name="position_in_table"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -245,12 +254,6 @@ class DeliveryLease(Base):
     until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-NIGHT_SECONDS_BOUNDS = (30, 600)
-DAY_SECONDS_BOUNDS = (60, 1800)
-VOTE_SECONDS_BOUNDS = (30, 600)
-"""What a channel may choose (inclusive): long enough to act or talk, short enough for a break."""
-
-
 def _between(column: str, bounds: tuple[int, int]) -> CheckConstraint:
     low, high = bounds
     return CheckConstraint(f"{column} BETWEEN {low} AND {high}", name=f"{column}_in_bounds")
@@ -264,10 +267,8 @@ class ChannelSettings(Base):
 
     __tablename__ = "channel_settings"
     __table_args__ = (
-        _between("night_seconds", NIGHT_SECONDS_BOUNDS),
-        _between("day_seconds", DAY_SECONDS_BOUNDS),
-        _between("vote_seconds", VOTE_SECONDS_BOUNDS),
-        CheckConstraint("season IN ('month', 'quarter')", name="season_known"),
+        *(_between(column, bounds) for column, bounds in LENGTH_BOUNDS.items()),
+        CheckConstraint(f"season IN ({_quoted(SeasonLength)})", name="season_known"),
     )
 
     team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -297,7 +298,7 @@ class StandingTable(Base):
     __table_args__ = (
         CheckConstraint("weekdays > 0 AND weekdays < 128", name="weekdays_chosen"),
         CheckConstraint("minute_of_day BETWEEN 0 AND 1439", name="minute_of_day_in_day"),
-        CheckConstraint("lobby_minutes BETWEEN 2 AND 60", name="lobby_minutes_in_bounds"),
+        _between("lobby_minutes", LOBBY_MINUTES_BOUNDS),
         Index("ix_standing_tables_next_at", "next_at", postgresql_where=text("paused IS NULL")),
     )
 

@@ -14,12 +14,18 @@ Row = tuple[str, int, int, int]
 
 def leaderboard(sessions: sessionmaker[Session], team_id: str, channel_id: str) -> list[Row]:
     with transaction(sessions) as session:
-        rows = session.execute(
-            select(Score.user_id, Score.games, Score.wins, Score.points)
-            .where(Score.team_id == team_id, Score.channel_id == channel_id)
-            .order_by(Score.points.desc(), Score.wins.desc(), Score.user_id)
-        )
-        return [(user, games, wins, points) for user, games, wins, points in rows]
+        return _board(session, team_id, channel_id)
+
+
+def _board(session: Session, team_id: str, channel_id: str, limit: int | None = None) -> list[Row]:
+    """A channel's leaderboard, best first: most points, then most wins."""
+    rows = session.execute(
+        select(Score.user_id, Score.games, Score.wins, Score.points)
+        .where(Score.team_id == team_id, Score.channel_id == channel_id)
+        .order_by(Score.points.desc(), Score.wins.desc(), Score.user_id)
+        .limit(limit)
+    )
+    return [(user, games, wins, points) for user, games, wins, points in rows]
 
 
 def record_of(
@@ -43,13 +49,5 @@ def record_of(
             .order_by(Score.points.desc())
             .limit(boards_shown)
         ).all()
-        boards: list[tuple[str, list[Row]]] = []
-        for channel in channels:
-            rows = session.execute(
-                select(Score.user_id, Score.games, Score.wins, Score.points)
-                .where(Score.team_id == team_id, Score.channel_id == channel)
-                .order_by(Score.points.desc(), Score.wins.desc(), Score.user_id)
-                .limit(rows_shown)
-            )
-            boards.append((channel, [(u, g, w, p) for u, g, w, p in rows]))
+        boards = [(channel, _board(session, team_id, channel, rows_shown)) for channel in channels]
         return (int(games), int(wins), int(points)), boards

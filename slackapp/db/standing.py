@@ -105,10 +105,6 @@ def regulars(session: Session, team_id: str, channel_id: str) -> list[str]:
     )
 
 
-def is_regular(session: Session, team_id: str, channel_id: str, user_id: str) -> bool:
-    return session.get(Regular, (team_id, channel_id, user_id)) is not None
-
-
 def toggle_regular(session: Session, team_id: str, channel_id: str, user_id: str) -> bool:
     """Mark or unmark "I usually play"; True when the person is now marked."""
     gone = session.execute(

@@ -1,38 +1,34 @@
-"""FakeSlack: a workspace, its Web API server, and the people who click in it."""
+"""FakeSlack: a local Slack composed of its parts, each in a module of its own.
+
+The workspace's state (:class:`Workspace`), the credentials Slack hands out and checks
+(:class:`Grants`), the Web API over both (:class:`WebApi`), the HTTP server in front of it
+(:class:`SlackHttpServer`), and the people who act in the workspace (:class:`People`).
+"""
 
 from __future__ import annotations
 
-import contextlib
-import itertools
-import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-import requests
-
-from slackapp.fakeslack import blocks as block_kit
-from slackapp.fakeslack import payloads
-from slackapp.fakeslack.client import AppClient, Delivery, SignedRequest
+from slackapp.fakeslack.client import AppClient
 from slackapp.fakeslack.grants import Grants
-from slackapp.fakeslack.models import JSON, Identity, Message, find_button
+from slackapp.fakeslack.models import Call, Identity
+from slackapp.fakeslack.people import People
 from slackapp.fakeslack.server import SlackHttpServer
-from slackapp.fakeslack.webapi import ApiError, Faults, WebApi
+from slackapp.fakeslack.webapi import WebApi
 from slackapp.fakeslack.workspace import Workspace
 
 DEFAULT_APP_URL = "http://127.0.0.1:3000/slack/events"
-SLACKBOT = "USLACKBOT"
-"""Slack's own user, who reports failed slash commands."""
-Headers = Mapping[str, str] | None
 
 
-class FakeSlack(Workspace):
+class FakeSlack:
     """A local Slack: serves the Web API the app calls, and sends the app signed requests.
 
-    Use as a context manager (or start()/stop()). Query the workspace with the
-    methods inherited from Workspace; act as a user with slash_command(),
-    click(), click_button(), select(), view_submission() and event().
+    Use as a context manager (or start()/stop()). What the workspace holds and what the
+    people do are its parts' own methods, named here too: messages(), dm_messages(),
+    modals(), wait_for()... from :class:`Workspace`; slash_command(), click(),
+    click_button(), select(), view_submission(), event()... from :class:`People`.
     """
 
     def __init__(
@@ -45,7 +41,6 @@ class FakeSlack(Workspace):
         app_url: str = DEFAULT_APP_URL,
         channels: Mapping[str, str] | None = None,
         users: Mapping[str, str] | None = None,
-        unreachable_users: Iterable[str] = (),
         client_id: str = "1000000000.2000000000",
         client_secret: str = "fake-client-secret",
         verification_token: str = "fake-verification-token",
@@ -54,21 +49,62 @@ class FakeSlack(Workspace):
         host: str = "127.0.0.1",
         port: int = 0,
     ) -> None:
-        super().__init__(
-            Identity(team_id=team_id, bot_user_id=bot_user_id), channels=channels, users=users
-        )
-        for user_id in unreachable_users:
-            self.set_unreachable(user_id)
-        self.verification_token = verification_token
+        self.identity = Identity(team_id=team_id, bot_user_id=bot_user_id)
+        self.workspace = Workspace(self.identity, channels=channels, users=users)
         self.grants = Grants(
             tokens, client_id=client_id, client_secret=client_secret, trigger_ttl=trigger_ttl
         )
-        self.faults = Faults()
-        self.api = WebApi(self, self.grants, self.faults)
+        self.api = WebApi(self.workspace, self.grants)
         self._http = SlackHttpServer(self.api, host, port)
         self._app = AppClient(signing_secret, app_url, ack_timeout)
-        self._delivery: Delivery = self._app
-        self._event_serial = itertools.count(1)
+        self.people = People(
+            self.workspace,
+            self.grants,
+            self.api,
+            self._app,
+            response_base_url=self._http.base_url,
+            verification_token=verification_token,
+        )
+        workspace, people = self.workspace, self.people
+        # What tests and the sandbox page read and set up in the workspace.
+        self.add_user = workspace.add_user
+        self.user_name = workspace.user_name
+        self.add_channel = workspace.add_channel
+        self.channel_name = workspace.channel_name
+        self.channels = workspace.channels
+        self.dm_channel = workspace.dm_channel
+        self.dm_channels = workspace.dm_channels
+        self.next_ts = workspace.next_ts
+        self.add_message = workspace.add_message
+        self.get_message = workspace.get_message
+        self.message = workspace.message
+        self.messages = workspace.messages
+        self.dm_messages = workspace.dm_messages
+        self.ephemerals = workspace.ephemerals
+        self.latest = workspace.latest
+        self.find_message = workspace.find_message
+        self.find_button = workspace.find_button
+        self.home_view = workspace.home_view
+        self.modals = workspace.modals
+        self.close_modal = workspace.close_modal
+        self.calls_to = workspace.calls_to
+        self.wait_for = workspace.wait_for
+        self.wait_for_message = workspace.wait_for_message
+        # What the people do.
+        self.slash_command = people.slash_command
+        self.click = people.click
+        self.click_button = people.click_button
+        self.select = people.select
+        self.click_home_button = people.click_home_button
+        self.view_submission = people.view_submission
+        self.event = people.event
+        self.app_home_opened = people.app_home_opened
+        self.app_uninstalled = people.app_uninstalled
+        self.tokens_revoked = people.tokens_revoked
+        self.keeping_requests = people.keeping_requests
+        self.send = people.send
+        self.post_to_app = people.post_to_app
+        self.deliver_over = people.deliver_over
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -111,29 +147,17 @@ class FakeSlack(Workspace):
         """Seconds the app took to answer each request, oldest first."""
         return self._app.ack_latencies
 
-    def deliver_over(self, delivery: Delivery | None) -> None:
-        """Send people's commands, clicks and events over ``delivery`` (Socket Mode's link)
-        instead of signed HTTP requests to the request URL; None goes back to HTTP.
-        keeping_requests(), send() and post_to_app() stay HTTP's."""
-        self._delivery = delivery or self._app
+    @property
+    def calls(self) -> list[Call]:
+        """Every request the app made, oldest first."""
+        return self.workspace.calls
 
-    # -- faults and credentials ----------------------------------------------------
+    @property
+    def version(self) -> int:
+        """A counter bumped by every change in the workspace, for cheap "anything new?" checks."""
+        return self.workspace.version
 
-    def rate_limit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with HTTP 429 ``ratelimited``."""
-        self.faults.rate_limit(method, times, retry_after)
-
-    def slow_down(self, seconds: float, method: str | None = None) -> None:
-        """Answer every Web API call (or every call of ``method``) ``seconds`` later."""
-        self.faults.slow_down(seconds, method)
-
-    def fail_next(self, method: str, error: str, times: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
-        self.faults.fail(method, error, times)
-
-    def revoke_tokens(self, token: str | None = None) -> None:
-        """Revoke one token, or all of them; later calls get ``token_revoked``."""
-        self.grants.revoke(token)
+    # -- installing the app ----------------------------------------------------------
 
     def approve_install(self, authorize_url: str, user_id: str = "UADMIN") -> str:
         """Press "Allow" on the app's install page: the redirect URL with a fresh code.
@@ -146,317 +170,6 @@ class FakeSlack(Workspace):
             raise ValueError(f"unknown client_id {query.get('client_id')!r}")
         if "redirect_uri" not in query:
             raise ValueError("the install link has no redirect_uri")
-        self.add_user(user_id)
+        self.workspace.add_user(user_id)
         answer = {"code": self.grants.issue_code(user_id), "state": query.get("state", "")}
         return f"{query['redirect_uri']}?{urlencode(answer)}"
-
-    # -- acting as a user ----------------------------------------------------------
-
-    def slash_command(
-        self,
-        user_id: str,
-        command: str = "/varulv",
-        text: str = "",
-        *,
-        channel_id: str | None = None,
-        user_name: str | None = None,
-        headers: Headers = None,
-    ) -> requests.Response:
-        """Type ``command text`` in a channel; an ack with a body is shown like Slack shows it."""
-        channel = channel_id or self.default_channel
-        name = self._member(user_id, user_name)
-        if self.channel_name(channel) is None:
-            self.add_channel(channel, channel.lower())
-        hook_id = self.grants.issue_hook(user_id, channel, None)
-        form = payloads.slash_command(
-            self.identity,
-            token=self.verification_token,
-            user_id=user_id,
-            user_name=name,
-            channel_id=channel,
-            channel_name=self.channel_name(channel) or "",
-            command=command,
-            text=text,
-            response_url=self._response_url(hook_id),
-            trigger_id=self.grants.issue_trigger(user_id),
-        )
-        response = self._delivery.post_form(form, headers)
-        self._show_command_ack(command, hook_id, response)
-        return response
-
-    def click(
-        self,
-        user_id: str,
-        message: Message,
-        action_id: str,
-        value: Any = None,
-        block_id: str | None = None,
-        *,
-        headers: Headers = None,
-        stale: bool = False,
-    ) -> requests.Response:
-        """Act on the element ``action_id`` in the current version of ``message``.
-
-        ``value`` overrides a button's value or is the choice for a select. With ``stale``,
-        act on ``message`` as given: a client that had not redrawn it yet when clicked.
-        """
-        current = message if stale else self.get_message(message.channel, message.ts)
-        if current is None or current.ephemeral_to not in (None, user_id):
-            raise LookupError(f"{user_id} cannot see message {message.ts} in {message.channel}")
-        found_block_id, element = current.element(action_id)
-        acted = payloads.action(block_id or found_block_id, element, value)
-        hook_id = self.grants.issue_hook(user_id, current.channel, current.ts)
-        payload = payloads.message_actions(
-            self.identity,
-            token=self.verification_token,
-            user=self._user_ref(user_id),
-            message=current,
-            channel_name=self.channel_name(current.channel) or "",
-            acted=acted,
-            trigger_id=self.grants.issue_trigger(user_id),
-            response_url=self._response_url(hook_id),
-        )
-        return self._send_interaction(payload, headers)
-
-    def click_button(
-        self, user_id: str, where: str | Message, label: str, *, headers: Headers = None
-    ) -> requests.Response:
-        """Press the button labelled ``label`` (text or action_id).
-
-        ``where`` is a message, or a channel / user id whose newest message with
-        such a button (as ``user_id`` sees it) is used.
-        """
-        message, button = self.find_button(where, label, viewer=user_id)
-        return self.click(
-            user_id, message, button.action_id, block_id=button.block_id, headers=headers
-        )
-
-    def select(
-        self,
-        user_id: str,
-        message: Message,
-        action_id: str,
-        choice: Any,
-        *,
-        headers: Headers = None,
-    ) -> requests.Response:
-        """Pick ``choice`` in a select, radio or overflow element.
-
-        ``choice`` is an option value, a user/channel id, or a list for multi-selects.
-        """
-        return self.click(user_id, message, action_id, choice, headers=headers)
-
-    def click_home_button(
-        self, user_id: str, label: str, *, headers: Headers = None
-    ) -> requests.Response:
-        """Press a button on ``user_id``'s Home tab."""
-        view = self.home_view(user_id)
-        if view is None:
-            raise LookupError(f"{user_id} has no Home tab published")
-        button = find_button(view["blocks"], label, where=f"{user_id}'s Home tab")
-        payload = payloads.view_actions(
-            self.identity,
-            token=self.verification_token,
-            user=self._user_ref(user_id),
-            view=view,
-            acted=payloads.action(button.block_id, button.element),
-            trigger_id=self.grants.issue_trigger(user_id),
-        )
-        return self._send_interaction(payload, headers)
-
-    def view_submission(
-        self,
-        user_id: str,
-        values: Mapping[str | tuple[str, str], Any] | None = None,
-        *,
-        view_id: str | None = None,
-        headers: Headers = None,
-    ) -> requests.Response:
-        """Submit ``user_id``'s open modal (the top one unless ``view_id``).
-
-        ``values`` maps action_id (or (block_id, action_id)) to what the user entered or
-        picked; the app's ``response_action`` (errors, update, push, clear) is applied.
-        """
-        stack = self.modals(user_id)
-        view = next((v for v in stack if v["id"] == view_id), None) if view_id else None
-        view = view or (stack[-1] if stack else None)
-        if view is None:
-            raise LookupError(f"{user_id} has no modal open")
-        payload = payloads.view_submission(
-            self.identity,
-            token=self.verification_token,
-            user=self._user_ref(user_id),
-            view=view,
-            state={"values": _entered_state(view["blocks"], values or {})},
-            trigger_id=self.grants.issue_trigger(user_id),
-        )
-        response = self._send_interaction(payload, headers)
-        self._apply_response_action(user_id, response)
-        return response
-
-    @contextlib.contextmanager
-    def keeping_requests(self) -> Iterator[list[SignedRequest]]:
-        """Inside the block, commands, clicks and events are signed and kept in the list, not
-        sent (each acts as if acknowledged with an empty body): send them later with
-        :meth:`send`, many at once, twice, or to another process of the app."""
-        kept: list[SignedRequest] = []
-        self._app.kept = kept
-        delivery, self._delivery = self._delivery, self._app  # kept whatever the delivery
-        try:
-            yield kept
-        finally:
-            self._app.kept = None
-            self._delivery = delivery
-
-    def send(
-        self, request: SignedRequest, url: str | None = None, *, headers: Headers = None
-    ) -> requests.Response:
-        """Send a kept request (to ``url``, or the app's request URL); ``headers`` are added,
-        e.g. ``X-Slack-Retry-Num`` for Slack's redelivery of a request it saw no answer to."""
-        return self._app.send(request, url, headers)
-
-    def post_to_app(
-        self,
-        body: str,
-        content_type: str = "application/x-www-form-urlencoded",
-        *,
-        headers: Headers = None,
-        timestamp: int | None = None,
-    ) -> requests.Response:
-        """Send any signed body, e.g. one with a stale ``timestamp`` the app must refuse."""
-        return self._app.post(body, content_type, headers, timestamp)
-
-    # -- events --------------------------------------------------------------------
-
-    def event(self, event: JSON, *, headers: Headers = None) -> requests.Response:
-        """Deliver one Events API callback wrapping ``event``."""
-        if isinstance(event.get("user"), str):
-            self.add_user(event["user"])
-        envelope = payloads.event_callback(
-            self.identity,
-            token=self.verification_token,
-            event=event,
-            event_id=f"Ev{next(self._event_serial):08d}",
-        )
-        return self._delivery.post_json(envelope, headers)
-
-    def app_home_opened(self, user_id: str) -> requests.Response:
-        """``user_id`` opens the app's Home tab."""
-        event: JSON = {
-            "type": "app_home_opened",
-            "user": user_id,
-            "channel": self.dm_channel(user_id),
-            "tab": "home",
-            "event_ts": payloads.now_ts(),
-        }
-        if view := self.home_view(user_id):
-            event["view"] = view
-        return self.event(event)
-
-    def app_uninstalled(self) -> requests.Response:
-        """Uninstall the app: its tokens stop working, then Slack tells the app."""
-        self.revoke_tokens()
-        return self.event({"type": "app_uninstalled", "event_ts": payloads.now_ts()})
-
-    def tokens_revoked(self) -> requests.Response:
-        """Revoke the bot's tokens and tell the app with a ``tokens_revoked`` event."""
-        self.revoke_tokens()
-        event = {
-            "type": "tokens_revoked",
-            "tokens": {"oauth": [], "bot": [self.identity.bot_user_id]},
-            "event_ts": payloads.now_ts(),
-        }
-        return self.event(event)
-
-    # -- plumbing ------------------------------------------------------------------
-
-    def _member(self, user_id: str, user_name: str | None) -> str:
-        # Anyone who acts is in the workspace; users.info must know them.
-        self.add_user(user_id, user_name)
-        return self.user_name(user_id) or user_id.lower()
-
-    def _user_ref(self, user_id: str) -> JSON:
-        return payloads.user_ref(self.identity, user_id, self._member(user_id, None))
-
-    def _response_url(self, hook_id: str) -> str:
-        return f"{self._http.base_url}/response/{hook_id}"
-
-    def _send_interaction(self, payload: JSON, headers: Headers) -> requests.Response:
-        return self._delivery.post_form({"payload": json.dumps(payload)}, headers)
-
-    def _show_command_ack(self, command: str, hook_id: str, response: requests.Response) -> None:
-        # Slack shows a slash command's ack body as if posted to its response_url,
-        # and tells the user in an ephemeral from Slackbot when the app failed.
-        hook = self.grants.hook(hook_id)
-        body = _ack_body(response)
-        try:
-            if response.status_code != 200:
-                raise ApiError("dispatch_failed")
-            if body and (body.get("text") or body.get("blocks")):
-                self.api.apply_response(hook, body)
-        except ApiError as error:
-            failure = f'{command} failed with the error "{error.error}"'
-            self.add_message(
-                Message(self.next_ts(), hook.channel, SLACKBOT, failure, ephemeral_to=hook.user_id)
-            )
-
-    def _apply_response_action(self, user_id: str, response: requests.Response) -> None:
-        if response.status_code != 200:
-            return  # Slack keeps the modal open and shows an error.
-        body = _ack_body(response) or {}
-        action = body.get("response_action")
-        if action == "errors":
-            return
-        if action == "clear":
-            self.close_modal(user_id, all_of_them=True)
-        elif action == "update":
-            top = self.modals(user_id)[-1]
-            self.store_view(
-                self.api.stored_view(
-                    body["view"],
-                    top["id"],
-                    root_view_id=top["root_view_id"],
-                    previous=top["previous_view_id"],
-                )
-            )
-        elif action == "push":
-            top = self.modals(user_id)[-1]
-            new_id = self.new_view_id()
-            self.push_modal(
-                user_id,
-                self.api.stored_view(
-                    body["view"], new_id, root_view_id=top["root_view_id"], previous=top["id"]
-                ),
-            )
-        else:
-            self.close_modal(user_id)
-
-
-def _ack_body(response: requests.Response) -> JSON | None:
-    """The message in an ack: a JSON object, plain text as ``{"text": ...}``, or None."""
-    if response.status_code != 200 or not response.content.strip():
-        return None
-    try:
-        decoded = response.json()
-    except ValueError:
-        return {"text": response.text}
-    return decoded if isinstance(decoded, dict) else None
-
-
-def _entered_state(view_blocks: list[JSON], values: Mapping[str | tuple[str, str], Any]) -> JSON:
-    """``state.values`` of a modal after the user entered ``values``.
-
-    A key is an action_id, or (block_id, action_id) where action ids repeat across blocks.
-    """
-    block_of = {
-        str(element.get("action_id")): block_id
-        for block_id, element in block_kit.interactive_elements(view_blocks)
-    }
-    entered: dict[tuple[str, str], Any] = {}
-    for key, value in values.items():
-        if isinstance(key, str):
-            if key not in block_of:
-                raise LookupError(f"no input with action_id {key!r} in the modal")
-            key = (block_of[key], key)
-        entered[key] = value
-    return block_kit.entered_state(view_blocks, entered)

@@ -50,11 +50,9 @@ class Message:
     text: str
     blocks: list[JSON] = field(default_factory=list)
     ephemeral_to: str | None = None
-    thread_ts: str | None = None
     bot_id: str | None = None
     app_id: str | None = None
     team: str | None = None
-    attachments: list[JSON] = field(default_factory=list)
     edited_ts: str | None = None
 
     @property
@@ -95,10 +93,6 @@ class Message:
         if self.bot_id:
             payload["bot_id"] = self.bot_id
             payload["app_id"] = self.app_id
-        if self.thread_ts:
-            payload["thread_ts"] = self.thread_ts
-        if self.attachments:
-            payload["attachments"] = self.attachments
         if self.edited_ts:
             payload["edited"] = {"user": self.user, "ts": self.edited_ts}
         return payload

@@ -122,8 +122,6 @@ def message_actions(
         "channel_id": message.channel,
         "is_ephemeral": message.is_ephemeral,
     }
-    if message.thread_ts:
-        container["thread_ts"] = message.thread_ts
     payload: JSON = {
         "type": "block_actions",
         "user": user,

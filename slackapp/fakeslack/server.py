@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
-import threading
 from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from slackapp.fakeslack.models import JSON
 from slackapp.fakeslack.webapi import ApiAnswer, ApiRequest, WebApi
+from slackapp.serving import ServerThread
 
 
 class SlackHttpServer:
@@ -25,7 +26,11 @@ class SlackHttpServer:
 
     def __init__(self, api: WebApi, host: str = "127.0.0.1", port: int = 0) -> None:
         self._httpd = _Server((host, port), _Handler, api)
-        self._thread: threading.Thread | None = None
+        self._thread = ServerThread(
+            functools.partial(self._httpd.serve_forever, poll_interval=0.05),
+            self._httpd.shutdown,
+            "fakeslack-http",
+        )
 
     @property
     def base_url(self) -> str:
@@ -40,21 +45,11 @@ class SlackHttpServer:
 
     def start(self) -> None:
         """Serve in a daemon thread until stop()."""
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever,
-                kwargs={"poll_interval": 0.05},
-                name="fakeslack-http",
-                daemon=True,
-            )
-            self._thread.start()
+        self._thread.start()
 
     def stop(self) -> None:
         """Stop serving and free the port."""
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join()
-            self._thread = None
+        self._thread.stop()
         self._httpd.server_close()
 
 

@@ -34,6 +34,7 @@ from websockets.sync.server import Server, ServerConnection, serve
 
 from slackapp.fakeslack.models import JSON
 from slackapp.fakeslack.webapi import ApiError, ApiRequest
+from slackapp.serving import ServerThread
 
 if TYPE_CHECKING:
     from slackapp.fakeslack.fake import FakeSlack
@@ -103,18 +104,16 @@ class SocketMode:
         self._awaited: dict[str, _Awaited] = {}
         self._latencies: list[float] = []
         self._server: Server = serve(self._serve, host, port, process_request=self._check_ticket)
-        self._thread: threading.Thread | None = None
+        self._thread = ServerThread(
+            self._server.serve_forever, self._server.shutdown, "fakeslack-socket-mode"
+        )
         fake.api.add_method("apps.connections.open", self.connections_open, checks_own_token=True)
 
     # -- lifecycle -----------------------------------------------------------------
 
     def start(self) -> SocketMode:
         """Serve WebSocket connections, and deliver over them from now on."""
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._server.serve_forever, name="fakeslack-socket-mode", daemon=True
-            )
-            self._thread.start()
+        self._thread.start()
         self.fake.deliver_over(self)
         return self
 
@@ -125,10 +124,7 @@ class SocketMode:
             for link in self._links:
                 if link.closing is not None:
                     link.closing.cancel()
-        self._server.shutdown()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        self._thread.stop()
 
     def __enter__(self) -> SocketMode:
         return self.start()

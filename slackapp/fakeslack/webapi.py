@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import secrets
-import threading
 import time
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,67 +54,27 @@ class ApiAnswer:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-class Faults:
-    """Answers queued to replace a method's next real answers (429s, forced errors)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._queued: dict[str, deque[ApiAnswer]] = {}
-        self._latency: dict[str | None, float] = {}
-
-    def slow_down(self, seconds: float, method: str | None = None) -> None:
-        """Answer every call (or every call of ``method``) ``seconds`` later, as a loaded
-        Slack does; 0 answers at once again."""
-        with self._lock:
-            self._latency[method] = seconds
-
-    def latency(self, method: str) -> float:
-        with self._lock:
-            return self._latency.get(method, self._latency.get(None, 0.0))
-
-    def rate_limit(self, method: str, times: int = 1, retry_after: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with HTTP 429, as Slack throttles."""
-        answer = ApiAnswer(
-            {"ok": False, "error": "ratelimited"}, 429, {"Retry-After": str(retry_after)}
-        )
-        self._queue(method, answer, times)
-
-    def fail(self, method: str, error: str, times: int = 1) -> None:
-        """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
-        self._queue(method, ApiAnswer({"ok": False, "error": error}), times)
-
-    def take(self, method: str) -> ApiAnswer | None:
-        """The queued answer for this call of ``method``, if any."""
-        with self._lock:
-            queued = self._queued.get(method)
-            return queued.popleft() if queued else None
-
-    def _queue(self, method: str, answer: ApiAnswer, times: int) -> None:
-        with self._lock:
-            self._queued.setdefault(method, deque()).extend([answer] * times)
-
-
 Handler = Callable[[ApiRequest], JSON]
+Answerer = Callable[[ApiRequest], ApiAnswer]
+Hook = Callable[[ApiRequest, Answerer], ApiAnswer]
+"""Wraps every call: given the request and what answers it, the answer to send (tests' faults)."""
 
 
 class WebApi:
     """Slack's Web API over a Workspace; every call is recorded there."""
 
-    def __init__(self, workspace: Workspace, grants: Grants, faults: Faults) -> None:
+    def __init__(self, workspace: Workspace, grants: Grants) -> None:
         self.workspace = workspace
         self.grants = grants
-        self.faults = faults
+        self.hooks: list[Hook] = []
+        """Run around every call, response_urls included, the first outermost."""
         self._methods: dict[str, Handler] = {
             "auth.test": self.auth_test,
             "conversations.open": self.conversations_open,
             "chat.postMessage": self.chat_post_message,
-            "chat.postEphemeral": self.chat_post_ephemeral,
             "chat.update": self.chat_update,
-            "chat.delete": self.chat_delete,
             "views.publish": self.views_publish,
             "views.open": self.views_open,
-            "views.push": self.views_push,
-            "views.update": self.views_update,
             "users.info": self.users_info,
             "oauth.v2.access": self.oauth_v2_access,
         }
@@ -131,9 +89,7 @@ class WebApi:
 
     def handle(self, request: ApiRequest) -> ApiAnswer:
         """Answer one call like Slack would, and log it."""
-        if delay := self.faults.latency(request.method):
-            time.sleep(delay)
-        answer = self._answer(request)
+        answer = self._hooked(request, self._answer)
         self.workspace.record(
             Call(
                 method=request.method,
@@ -150,9 +106,6 @@ class WebApi:
         handler = self._methods.get(request.method)
         if handler is None:
             return ApiAnswer({"ok": False, "error": "unknown_method", "req_method": request.method})
-        fault = self.faults.take(request.method)
-        if fault is not None:
-            return fault
         if request.method not in self._own_token_check:
             token_error = self.grants.token_error(request.token)
             if token_error:
@@ -161,6 +114,11 @@ class WebApi:
             return ApiAnswer({"ok": True, **handler(request)})
         except ApiError as error:
             return ApiAnswer(error.body())
+
+    def _hooked(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        for hook in reversed(self.hooks):
+            answer = _around(hook, answer)
+        return answer(request)
 
     # -- auth and people -----------------------------------------------------------
 
@@ -228,8 +186,6 @@ class WebApi:
             raise ApiError("cannot_dm_bot")
         if self.workspace.user_name(user_id) is None:
             raise ApiError("user_not_found")
-        if error := self.workspace.unreachable_error(user_id):
-            raise ApiError(error)
         return {"channel": {"id": self.workspace.dm_channel(user_id)}}
 
     # -- messages ------------------------------------------------------------------
@@ -240,22 +196,8 @@ class WebApi:
         message = self.workspace.add_message(self._compose(request.params, channel))
         return {"channel": channel, "ts": message.ts, "message": message.as_payload()}
 
-    def chat_post_ephemeral(self, request: ApiRequest) -> JSON:
-        """Post a message only ``user`` sees in ``channel``."""
-        user_id = _required(request.params, "user")
-        if self.workspace.user_name(user_id) is None:
-            raise ApiError("user_not_found")
-        channel = self._postable_channel(request.params.get("channel"))
-        if self.workspace.dm_user(channel) not in (None, user_id):
-            raise ApiError("user_not_in_channel")
-        message = self._compose(request.params, channel, ephemeral_to=user_id)
-        self.workspace.add_message(message)
-        return {"message_ts": message.ts}
-
     def chat_update(self, request: ApiRequest) -> JSON:
         """Edit a bot message in place; text and blocks not given are kept."""
-        if error := self.workspace.unreachable_error(str(request.params.get("channel"))):
-            raise ApiError(error)
         old = self._own_message(request.params, "cant_update_message")
         params = request.params
         blocks = old.blocks if params.get("blocks") is None else self._blocks(params)
@@ -267,27 +209,19 @@ class WebApi:
         )
         return {"channel": new.channel, "ts": new.ts, "text": new.text, "message": new.as_payload()}
 
-    def chat_delete(self, request: ApiRequest) -> JSON:
-        """Delete a bot message."""
-        message = self._own_message(request.params, "cant_delete_message")
-        self.workspace.remove_message(message.channel, message.ts)
-        return {"channel": message.channel, "ts": message.ts}
-
     def _postable_channel(self, requested: Any) -> str:
         if not requested:
             raise ApiError("channel_not_found")
         channel = str(requested)
         if channel[:1] in ("U", "W") and self.workspace.user_name(channel) is None:
             raise ApiError("channel_not_found")
-        if error := self.workspace.unreachable_error(channel):
-            raise ApiError(error)  # a person who takes no DM, or a channel the bot left
         channel = self.workspace.conversation(channel)
         if self.workspace.channel_name(channel) is None:
             raise ApiError("channel_not_found")
         return channel
 
     def _own_message(self, params: JSON, not_yours: str) -> Message:
-        # chat.update and chat.delete cannot reach ephemeral messages, like in Slack.
+        # chat.update cannot reach ephemeral messages, like in Slack.
         channel = self._postable_channel(params.get("channel"))
         message = self.workspace.get_message(channel, _required(params, "ts"))
         if message is None or message.is_ephemeral:
@@ -299,8 +233,7 @@ class WebApi:
     def _compose(self, params: JSON, channel: str, *, ephemeral_to: str | None = None) -> Message:
         text = str(params.get("text") or "")
         blocks = self._blocks(params)
-        attachments = _json_param(params, "attachments") or []
-        if not text and not blocks and not attachments:
+        if not text and not blocks:
             raise ApiError("no_text")
         if len(text) > 40_000:
             raise ApiError("msg_too_long")
@@ -309,8 +242,6 @@ class WebApi:
             text,
             blocks,
             ephemeral_to=ephemeral_to,
-            thread_ts=params.get("thread_ts") or None,
-            attachments=attachments,
         )
 
     def bot_message(self, channel: str, text: str, blocks: list[JSON], **extra: Any) -> Message:
@@ -341,67 +272,25 @@ class WebApi:
             raise ApiError("user_not_found")
         view = _view_param(request.params, "home")
         view_id = self.workspace.home_view_id(user_id)
-        if view_id:
-            _check_hash(request.params, self.workspace.view(view_id))
         stored = self.stored_view(view, view_id or self.workspace.new_view_id())
         self.workspace.set_home(user_id, stored)
         return {"view": stored}
 
     def views_open(self, request: ApiRequest) -> JSON:
         """Open a modal in reply to an interaction's trigger_id."""
-        return self._open_modal(request)
-
-    def views_push(self, request: ApiRequest) -> JSON:
-        """Push a modal on top of the user's open one."""
-        return self._open_modal(request, push=True)
-
-    def _open_modal(self, request: ApiRequest, push: bool = False) -> JSON:
         trigger_id = _required(request.params, "trigger_id")
         view = _view_param(request.params, "modal")  # a refused view leaves the trigger unused
         try:
             user_id = self.grants.redeem_trigger(trigger_id)
         except ValueError as error:
             raise ApiError(str(error)) from None
-        stack = self.workspace.modals(user_id)
-        if push and not stack:
-            raise ApiError("not_found")
-        if not push and stack:
+        if self.workspace.modals(user_id):
             raise ApiError("view_already_open")
-        root = stack[0]["id"] if stack else None
-        previous = stack[-1]["id"] if stack else None
-        stored = self.stored_view(
-            view, self.workspace.new_view_id(), root_view_id=root, previous=previous
-        )
+        stored = self.stored_view(view, self.workspace.new_view_id())
         self.workspace.push_modal(user_id, stored)
         return {"view": stored}
 
-    def views_update(self, request: ApiRequest) -> JSON:
-        """Replace an open modal or Home tab, found by view_id or external_id."""
-        params = request.params
-        if params.get("view_id"):
-            old = self.workspace.view(str(params["view_id"]))
-        elif params.get("external_id"):
-            old = self.workspace.view_by_external_id(str(params["external_id"]))
-        else:
-            raise ApiError("invalid_arguments")
-        if old is None:
-            raise ApiError("not_found")
-        _check_hash(params, old)
-        view = _view_param(params, old["type"])
-        stored = self.stored_view(
-            view, old["id"], root_view_id=old["root_view_id"], previous=old["previous_view_id"]
-        )
-        self.workspace.store_view(stored)
-        return {"view": stored}
-
-    def stored_view(
-        self,
-        view: JSON,
-        view_id: str,
-        *,
-        root_view_id: str | None = None,
-        previous: str | None = None,
-    ) -> JSON:
+    def stored_view(self, view: JSON, view_id: str) -> JSON:
         """The full view object Slack keeps and returns for an app's view payload."""
         me = self.workspace.identity
         return {
@@ -419,8 +308,8 @@ class WebApi:
             "clear_on_close": bool(view.get("clear_on_close", False)),
             "notify_on_close": bool(view.get("notify_on_close", False)),
             "external_id": view.get("external_id", ""),
-            "previous_view_id": previous,
-            "root_view_id": root_view_id or view_id,
+            "previous_view_id": None,
+            "root_view_id": view_id,
             "app_id": me.app_id,
             "app_installed_team_id": me.team_id,
             "bot_id": me.bot_id,
@@ -430,29 +319,25 @@ class WebApi:
 
     def respond(self, hook_id: str, body: JSON) -> tuple[int, str]:
         """Apply a post to a response_url; the (status, text) Slack would answer."""
-        if delay := self.faults.latency("response_url"):
-            time.sleep(delay)
+        answer = self._hooked(ApiRequest("response_url", body, hook_id), self._respond)
+        self.workspace.record(Call("response_url", body, answer.body, time.time(), answer.status))
+        return answer.status, str(answer.body.get("answer", answer.body.get("error", "")))
+
+    def _respond(self, request: ApiRequest) -> ApiAnswer:
         try:
-            status, answer = 200, self.apply_response(self.grants.use_hook(hook_id), body)
+            hook = self.grants.use_hook(request.token or "")
+            status, text = 200, self.apply_response(hook, request.params)
         except HookError as error:
-            status, answer = 404, str(error)
+            status, text = 404, str(error)
         except ApiError as error:
-            status, answer = 400, error.error
-        self.workspace.record(
-            Call("response_url", body, {"ok": status == 200, "answer": answer}, time.time(), status)
-        )
-        return status, answer
+            status, text = 400, error.error
+        return ApiAnswer({"ok": status == 200, "answer": text}, status)
 
     def apply_response(self, hook: ResponseHook, body: JSON) -> str:
         """Show a response (response_url post or command ack) the way Slack would."""
         original = (
             self.workspace.get_message(hook.channel, hook.message_ts) if hook.message_ts else None
         )
-        if body.get("delete_original"):
-            if original is None:
-                raise HookError("message_not_found")
-            self.workspace.remove_message(original.channel, original.ts)
-            return "ok"
         text = str(body.get("text") or "")
         blocks = checked_blocks(body.get("blocks") or [], block_kit.MAX_MESSAGE_BLOCKS)
         if not text and not blocks:
@@ -466,7 +351,6 @@ class WebApi:
             text,
             blocks,
             ephemeral_to=None if public else hook.user_id,
-            thread_ts=body.get("thread_ts"),
         )
         self.workspace.add_message(message)
         self.grants.attach_message(hook.hook_id, message.ts)
@@ -499,6 +383,10 @@ class WebApi:
             "authed_user": {"id": installer},
             "is_enterprise_install": False,
         }
+
+
+def _around(hook: Hook, inner: Answerer) -> Answerer:
+    return lambda request: hook(request, inner)
 
 
 def checked_blocks(raw: Any, max_blocks: int) -> list[JSON]:
@@ -548,10 +436,3 @@ def _view_param(params: JSON, expected_type: str) -> JSON:
     checked = dict(view)
     checked["blocks"] = checked_blocks(view.get("blocks", []), block_kit.MAX_VIEW_BLOCKS)
     return checked
-
-
-def _check_hash(params: JSON, current: JSON | None) -> None:
-    # A stale hash means someone else updated the view since the app read it.
-    wanted = params.get("hash")
-    if wanted and current is not None and wanted != current.get("hash"):
-        raise ApiError("hash_conflict")

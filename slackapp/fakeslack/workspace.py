@@ -39,7 +39,6 @@ class Workspace:
         self._last_ts_micros = 0
         self._users: dict[str, str] = {identity.bot_user_id: identity.bot_name}
         self._profiles: dict[str, tuple[str | None, str | None]] = {}
-        self._unreachable: dict[str, str] = {}
         self._channels: dict[str, str] = dict(channels or {"C0001": "general"})
         self._dms: dict[str, str] = {}
         self._messages: dict[str, list[Message]] = {}
@@ -91,17 +90,6 @@ class Workspace:
         with self._lock:
             return self._users.get(user_id)
 
-    def set_unreachable(self, user_id: str, error: str = "cannot_dm_bot") -> None:
-        """Make conversations.open (and posting to the user) fail with ``error``; given a
-        channel id, posting and updating there fails (``not_in_channel``, ``is_archived``)."""
-        with self._lock:
-            self._unreachable[user_id] = error
-
-    def unreachable_error(self, user_id: str) -> str | None:
-        """The error opening a DM with ``user_id`` gives, if any."""
-        with self._lock:
-            return self._unreachable.get(user_id)
-
     def add_channel(self, channel_id: str, name: str) -> None:
         """Create a channel the bot is a member of."""
         with self._lock:
@@ -136,11 +124,6 @@ class Workspace:
         """Every DM with the bot so far, user id to channel id."""
         with self._lock:
             return dict(self._dms)
-
-    def dm_user(self, channel_id: str) -> str | None:
-        """Whose DM ``channel_id`` is, or None for other conversations."""
-        with self._lock:
-            return next((u for u, c in self._dms.items() if c == channel_id), None)
 
     def conversation(self, channel_or_user: str) -> str:
         """A channel id, with a user id turned into that user's DM (as chat.postMessage does)."""
@@ -187,16 +170,6 @@ class Workspace:
                     self._touch()
                     return stored[index]
             raise KeyError(f"no message {ts} in {channel}")
-
-    def remove_message(self, channel: str, ts: str) -> Message:
-        """Delete a message; KeyError if absent."""
-        with self._lock:
-            message = self.get_message(channel, ts)
-            if message is None:
-                raise KeyError(f"no message {ts} in {channel}")
-            self._messages[message.channel].remove(message)
-            self._touch()
-            return message
 
     def messages(self, channel: str, *, viewer: str | None = None) -> list[Message]:
         """The channel (or a user id's DM) as ``viewer`` sees it: ephemerals only their own."""
@@ -258,12 +231,6 @@ class Workspace:
         with self._lock:
             return copy.deepcopy(self._views.get(view_id))
 
-    def view_by_external_id(self, external_id: str) -> JSON | None:
-        """A view by the app's own external_id (a copy)."""
-        with self._lock:
-            found = (v for v in self._views.values() if v.get("external_id") == external_id)
-            return copy.deepcopy(next(found, None))
-
     def store_view(self, view: JSON) -> None:
         """Save a new version of a view under its id."""
         with self._lock:
@@ -293,11 +260,11 @@ class Workspace:
             self._modals.setdefault(user_id, []).append(view["id"])
             self.store_view(view)
 
-    def close_modal(self, user_id: str, *, all_of_them: bool = False) -> None:
-        """Close the top modal (or the whole stack) the user has open."""
+    def close_modal(self, user_id: str) -> None:
+        """Close the top modal the user has open."""
         with self._lock:
             stack = self._modals.get(user_id, [])
-            del stack[0 if all_of_them else -1 :]
+            del stack[-1:]
             self._touch()
 
     def modals(self, user_id: str) -> list[JSON]:
@@ -366,14 +333,6 @@ class Workspace:
             lambda: self.find_message(channel, containing, viewer=viewer),
             timeout,
             what=f"a message containing {containing!r} in {channel}",
-        )
-
-    def wait_for_calls(self, method: str, count: int = 1, timeout: float = 10.0) -> list[Call]:
-        """The calls to ``method`` once there are at least ``count`` of them."""
-        return self.wait_for(
-            lambda: calls if len(calls := self.calls_to(method)) >= count else None,
-            timeout,
-            what=f"{count} call(s) to {method}",
         )
 
     def _touch(self) -> None:

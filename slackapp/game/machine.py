@@ -105,6 +105,18 @@ class Lengths:
     vote_seconds: int
 
 
+NIGHT_SECONDS_BOUNDS = (30, 600)
+DAY_SECONDS_BOUNDS = (60, 1800)
+VOTE_SECONDS_BOUNDS = (30, 600)
+"""What a channel may choose (inclusive): long enough to act or talk, short enough for a break."""
+LENGTH_BOUNDS = {
+    "night_seconds": NIGHT_SECONDS_BOUNDS,
+    "day_seconds": DAY_SECONDS_BOUNDS,
+    "vote_seconds": VOTE_SECONDS_BOUNDS,
+}
+"""Each of a game's :class:`Lengths`, with its inclusive (lowest, highest) number of seconds."""
+
+
 @dataclass(frozen=True)
 class Ballot:
     target: str | None

@@ -87,9 +87,6 @@ class Season:
         """The first instant after the season (the next one's start), in UTC."""
         return self.next().starts(zone)
 
-    def holds(self, instant: datetime, zone: ZoneInfo) -> bool:
-        return self.starts(zone) <= instant < self.ends(zone)
-
 
 def season_of(instant: datetime, length: SeasonLength, zone: ZoneInfo) -> Season:
     """The season that ``instant`` (timezone-aware) falls in, in ``zone``."""
@@ -258,8 +255,3 @@ def wrap_up(season: Season, games: Collection[GameRecord]) -> WrapUp | None:
 def season_to_wrap_up(now: datetime, length: SeasonLength, zone: ZoneInfo) -> Season:
     """The season that ended most recently before ``now``: the one whose wrap-up is due."""
     return season_of(now, length, zone).previous()
-
-
-def in_season(games: Iterable[GameRecord], season: Season, zone: ZoneInfo) -> list[GameRecord]:
-    start, end = season.starts(zone), season.ends(zone)
-    return [game for game in games if start <= game.finished_at < end]

@@ -270,8 +270,6 @@ class Stakes:
     seat_count: int
     total: float = 0.0
     village: float = 0.0
-    village_no_wolf: float = 0.0
-    team_with_wolves: float = 0.0
     minion_no_wolf: float = 0.0
     no_wolf: float = 0.0
     village_wolf: list[float] = field(default_factory=list)
@@ -291,10 +289,8 @@ class Stakes:
                 for seat in wolves:
                     self.village_wolf[seat] += weight
             else:
-                self.village_no_wolf += weight
                 self.no_wolf += weight
         elif wolves:
-            self.team_with_wolves += weight
             for seat in wolves:
                 self.team_wolf[seat] += weight
         else:  # the Minion, with both Werewolves in the centre

@@ -16,8 +16,10 @@ import slackapp.blocks.last as last_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp.blocks.render import labels
+from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.db import channels, history, scores, standing
 from slackapp.db.engine import transaction
+from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.schedule import known_zones
 from slackapp.game.seasons import standings
 from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
@@ -28,10 +30,11 @@ from slackapp.steps import Steps
 log = logging.getLogger(__name__)
 
 USAGE = (
-    "Try `/varulv` to open a table, or `/varulv help`, `/varulv settings`, `/varulv schedule`, "
-    "`/varulv stop`, `/varulv score`, `/varulv last`."
+    f"Try `{COMMAND}` to open a table, or "
+    + ", ".join(f"`{COMMAND} {word}`" for word in COMMAND_WORDS)
+    + "."
 )
-WORDS = ("", "start", "help", "settings", "schedule", "stop", "score", "last")
+WORDS = ("", "start", *COMMAND_WORDS)
 NO_TRIGGER = "Slack didn't send what it takes to open the settings. Try `/varulv settings` again."
 COMMAND_SOURCE = ("team_id", "channel_id", "user_id")
 """Where a command was typed and by whom: the signed payload's fields, never the text."""
@@ -87,7 +90,7 @@ def register(app: App, steps: Steps) -> None:
             elif word == "score":
                 run_step(respond, lambda: _score(steps, team, channel))
 
-    app.command("/varulv")(acknowledge_then(app, handle, acknowledge))
+    app.command(COMMAND)(acknowledge_then(app, handle, acknowledge))
 
 
 def _help(steps: Steps, team: str, channel: str) -> Reply:
@@ -118,7 +121,7 @@ def _open_settings(
         "vote_seconds": choice.vote_seconds,
     }
     view = settings_screen.settings_modal(
-        channel, lengths, channels.BOUNDS, choice.bots_allowed, choice.season.value
+        channel, lengths, LENGTH_BOUNDS, choice.bots_allowed, choice.season.value
     )
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one

@@ -11,20 +11,17 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
-import time
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import Any
 
-import requests
-
+from slackapp.config import database_url_from_env
 from slackapp.db.engine import first_line
 from slackapp.fakeslack import FakeSlack
 from slackapp.sandbox.server import (
@@ -34,6 +31,16 @@ from slackapp.sandbox.server import (
     Person,
     SandboxApi,
     SandboxPage,
+)
+from slackapp.serving import (
+    LOCALHOST,
+    SERVE,
+    ExitedAtStart,
+    app_environment,
+    free_port,
+    healthy,
+    start_process,
+    wait_until_ready,
 )
 
 DEFAULT_PORT = 3000
@@ -48,12 +55,6 @@ class SandboxError(RuntimeError):
         super().__init__(message)
         self.status = status
         """The exit status for the command line: 2 when the app refused what it was given."""
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as probe:
-        probe.bind((host, 0))
-        return int(probe.getsockname()[1])
 
 
 class Sandbox:
@@ -78,7 +79,7 @@ class Sandbox:
         # The embedded server drops root and runs as its own user: it must reach the folder.
         os.chmod(self.folder, 0o755)
         self.app_log = self.folder / "app.log"
-        self._database_url = database_url or os.environ.get("DATABASE_URL") or None
+        self._database_url = database_url or database_url_from_env()
         self._signing_secret = secrets.token_hex(16)
         self._bot_token = f"xoxb-sandbox-{secrets.token_hex(8)}"
         # A fresh team per run: a shared DATABASE_URL never mixes in an earlier run's games.
@@ -173,44 +174,31 @@ class Sandbox:
 
     def _start_app(self, database_url: str) -> str:
         port = free_port()
-        env = {
-            **os.environ,
-            "SLACK_BOT_TOKEN": self._bot_token,
-            "SLACK_SIGNING_SECRET": self._signing_secret,
-            "SLACK_API_URL": self.fake.api_url,
-            "DATABASE_URL": database_url,
-            "PORT": str(port),
-            "HOST": "127.0.0.1",
-        }
-        # One workspace over HTTP: never Socket Mode, never "Add to Slack" installations.
-        for name in ("SLACK_APP_TOKEN", "SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET"):
-            env.pop(name, None)
-        with self.app_log.open("wb") as log:
-            # Its own process group: Ctrl-C reaches the sandbox, which then stops the app in order.
-            self._app = subprocess.Popen(
-                [sys.executable, "-m", "slackapp.cli", "serve"],
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
+        env = app_environment(
+            bot_token=self._bot_token,
+            signing_secret=self._signing_secret,
+            api_url=self.fake.api_url,
+            database_url=database_url,
+            port=port,
+        )
+        # Its own process group: Ctrl-C reaches the sandbox, which then stops the app in order.
+        self._app = start_process(SERVE, env, self.app_log)
+        url = f"http://{LOCALHOST}:{port}"
+        try:
+            up = wait_until_ready(
+                self._app,
+                lambda: healthy(url, timeout=1),
+                STARTUP_SECONDS,
+                cancelled=self._cancelled.is_set,
             )
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while time.monotonic() < deadline:
-            if self._cancelled.is_set():
-                raise SandboxError("stopped while starting")
-            code = self._app.poll()
-            if code == 2:  # it refused a setting or found no database, and said why last
-                raise SandboxError(self.app_log_tail(1).removeprefix("varulv serve: "), status=2)
-            if code is not None:
-                raise SandboxError(f"the app stopped while starting:\n{self.app_log_tail()}")
-            try:
-                if requests.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    return url
-            except requests.RequestException:
-                pass
-            time.sleep(0.1)
+        except ExitedAtStart as exited:
+            if exited.code == 2:  # it refused a setting or found no database, and said why last
+                raise SandboxError(self.app_log_tail(1).removeprefix("varulv serve: "), 2) from None
+            raise SandboxError(f"the app stopped while starting:\n{self.app_log_tail()}") from None
+        if up:
+            return url
+        if self._cancelled.is_set():
+            raise SandboxError("stopped while starting")
         raise SandboxError(f"the app did not answer /healthz in time:\n{self.app_log_tail()}")
 
 

@@ -23,10 +23,10 @@ action_id: the text typed, the option value picked, a list of them for checkboxe
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import math
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -37,8 +37,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import requests
 
+from slackapp.config import COMMAND, USAGE_HINT
 from slackapp.fakeslack import JSON, FakeSlack, Message
 from slackapp.fakeslack import blocks as block_kit
+from slackapp.serving import ServerThread
 
 STATIC = Path(__file__).with_name("static")
 STATIC_TYPES = {
@@ -61,8 +63,6 @@ CHANNEL_ID = "C0FIKA"
 CHANNEL_NAME = "fika"
 APP_NAME = "Varulv"
 SLACKBOT = "USLACKBOT"
-COMMAND = "/varulv"
-COMMAND_HINT = "[help | settings | schedule | stop | score | last]"
 COMMAND_DESCRIPTION = "Open a table for one night of werewolf"
 LONGEST_WAIT = 30.0
 """Seconds a long-poll may hang: under typical proxy and browser idle limits."""
@@ -129,7 +129,7 @@ class SandboxApi:
             "names": names,
             "command": {
                 "command": COMMAND,
-                "hint": COMMAND_HINT,
+                "hint": USAGE_HINT,
                 "description": COMMAND_DESCRIPTION,
             },
             "version": self.fake.version,
@@ -367,7 +367,11 @@ class SandboxPage:
         # Binding here, not in start(), reports a taken port before anything else starts.
         self._httpd = _Server((host, port), _Handler, api)
         self._httpd.read_timeout = read_timeout
-        self._thread: threading.Thread | None = None
+        self._thread = ServerThread(
+            functools.partial(self._httpd.serve_forever, poll_interval=0.1),
+            self._httpd.shutdown,
+            "sandbox-page",
+        )
 
     @property
     def url(self) -> str:
@@ -375,21 +379,11 @@ class SandboxPage:
         return f"http://{host!s}:{port}"
 
     def start(self) -> SandboxPage:
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._httpd.serve_forever,
-                kwargs={"poll_interval": 0.1},
-                name="sandbox-page",
-                daemon=True,
-            )
-            self._thread.start()
+        self._thread.start()
         return self
 
     def stop(self) -> None:
-        if self._thread is not None:
-            self._httpd.shutdown()
-            self._thread.join()
-            self._thread = None
+        self._thread.stop()
         self._httpd.server_close()
 
 

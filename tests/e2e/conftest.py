@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import requests
 from sqlalchemy import Engine, create_engine
 
+from slackapp import serving
 from slackapp.db.engine import sqlalchemy_url
 from slackapp.fakeslack import FakeSlack
+from slackapp.serving import (
+    SERVE,
+    ExitedAtStart,
+    app_environment,
+    free_port,
+    healthy,
+    start_process,
+)
 from tests import processes
 
 SIGNING_SECRET = "e2e-signing-secret"
@@ -46,12 +51,6 @@ def fake() -> Iterator[FakeSlack]:
     with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as slack:
         yield slack
         ACK_LATENCIES.extend(slack.ack_latencies)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass
@@ -97,31 +96,19 @@ def start_app(
     descriptor, name = tempfile.mkstemp(prefix="varulv-app-", suffix=".log")
     os.close(descriptor)
     log = Path(name)
-    extra_env = env
-    env = {
-        **os.environ,
-        "SLACK_BOT_TOKEN": BOT_TOKEN,
-        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        "SLACK_API_URL": fake.api_url,
-        "DATABASE_URL": database_url,
-        "PORT": str(port),
-        "HOST": "127.0.0.1",
-    }
-    env.pop("SLACK_APP_TOKEN", None)
-    env.update(extra_env or {})
-    command = ["-m", "slackapp.cli", "serve"]
+    app_env = app_environment(
+        bot_token=BOT_TOKEN,
+        signing_secret=SIGNING_SECRET,
+        api_url=fake.api_url,
+        database_url=database_url,
+        port=port,
+        extra=env,
+    )
+    command = SERVE
     if lengths:
         seconds = (lengths.get("night", 120), lengths.get("day", 300), lengths.get("vote", 120))
-        command = ["-m", "tests.e2e.short_phases", *map(str, seconds)]
-    with log.open("wb") as out:
-        process = processes.start(
-            [sys.executable, *command],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        command = ("-m", "tests.e2e.short_phases", *map(str, seconds))
+    process = start_process(command, app_env, log, cwd=ROOT, start=processes.start)
     app = AppProcess(url=f"http://127.0.0.1:{port}", process=process, log=log)
     try:
         wait_until_ready(app, ready)
@@ -134,23 +121,14 @@ def start_app(
 def wait_until_ready(
     app: AppProcess, ready: Callable[[AppProcess], bool] | None = None, patience: float = 120
 ) -> None:
-    """Until ``ready`` (by default :func:`healthy`) says the app is up."""
-    deadline = time.monotonic() + patience
-    while time.monotonic() < deadline:
-        if app.process.poll() is not None:
-            raise RuntimeError(f"the app exited at start:\n{app.log_tail()}")
-        if (ready or healthy)(app):
-            return
-        time.sleep(0.1)
-    raise RuntimeError(f"the app did not become ready in {patience:g} s:\n{app.log_tail()}")
-
-
-def healthy(app: AppProcess) -> bool:
-    """/healthz answers 200; a slow answer on a busy machine is only a reason to ask again."""
+    """Until ``ready`` (by default: ``/healthz`` answers) says the app is up."""
+    check = (lambda: ready(app)) if ready else (lambda: healthy(app.url))
     try:
-        return requests.get(f"{app.url}/healthz", timeout=5).status_code == 200
-    except requests.RequestException:
-        return False
+        up = serving.wait_until_ready(app.process, check, patience)
+    except ExitedAtStart:
+        raise RuntimeError(f"the app exited at start:\n{app.log_tail()}") from None
+    if not up:
+        raise RuntimeError(f"the app did not become ready in {patience:g} s:\n{app.log_tail()}")
 
 
 @pytest.fixture(scope="session")

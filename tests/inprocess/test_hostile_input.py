@@ -12,6 +12,7 @@ from sqlalchemy import Engine, text
 
 from slackapp.blocks import ids
 from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
+from tests import faults
 from tests.e2e.conftest import SIGNING_SECRET
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
@@ -59,7 +60,7 @@ def test_a_nul_in_a_name_or_a_command_is_cleaned_before_it_is_stored(
     help_command = with_form(signed_command(fake, bo, table.channel), text="he\x00lp")
     assert app.send(help_command).status_code == 200
     table.ephemeral(bo, "least comfortable arguing out loud")  # help, after the ack
-    fake.fail_next("users.info", "missing_scope")  # so the payload's name is all there is
+    faults.fail_next(fake, "users.info", "missing_scope")  # so the payload's name is all there is
 
     lobby = table.lobby()
     join = signed(fake, lambda: fake.click(bo, lobby, lobby.button("Join").action_id))

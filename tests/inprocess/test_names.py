@@ -9,6 +9,7 @@ import json
 from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack
+from tests import faults
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
 
@@ -56,18 +57,18 @@ def test_slack_refusing_the_name_still_seats_the_person_under_their_handle(
     fake.add_user(late, "kalle", display_name="Karl", real_name="Karl Ek")
     fake.add_user(slow, "snigel", display_name="Snail", real_name="Sven Snigel")
     table = Table(fake, app, db)
-    fake.fail_next("users.info", "missing_scope")  # an install from before users:read
+    faults.fail_next(fake, "users.info", "missing_scope")  # an install from before users:read
     table.command(host)
     lobby = table.lobby()
-    fake.rate_limit("users.info", retry_after=30)  # throttled: no waiting it out
+    faults.rate_limit(fake, "users.info", retry_after=30)  # throttled: no waiting it out
     table.click(late, lobby, "Join")
     table.wait(lambda: len(table.seats()) == 2 or None, "Karl seated")
-    fake.slow_down(5, "users.info")  # Slack too slow to answer: the join goes on without it
+    faults.slow_down(fake, 5, "users.info")  # Slack too slow to answer: the join goes on without it
     try:
         table.click(slow, lobby, "Join")
         table.wait(lambda: len(table.seats()) == 3 or None, "Sven seated")
     finally:
-        fake.slow_down(0, "users.info")
+        faults.slow_down(fake, 0, "users.info")
     assert seated_names(table) == {host: "hosty", late: "kalle", slow: "snigel"}
     with db.connect() as connection:
         kept = connection.execute(
@@ -113,7 +114,7 @@ def test_a_name_is_looked_up_once_a_day_and_a_failed_refresh_keeps_the_cached_on
     assert join_a_new_table()[regular] == "Reggie", "a day-old name is looked up again"
     assert users_info_calls(fake, regular) == 2
     age_the_cache()
-    fake.fail_next("users.info", "internal_error")
+    faults.fail_next(fake, "users.info", "internal_error")
     table.command(host)  # the host's name is cached: only the regular's lookup fails
     lobby = table.lobby()
     table.click(regular, lobby, "Join")

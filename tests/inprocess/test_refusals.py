@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import Engine
 
 from slackapp.fakeslack import FakeSlack
+from tests import faults
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
 from tests.inprocess.test_games import PEOPLE, assert_no_card_is_public, new_table
@@ -68,7 +69,7 @@ def test_a_person_who_cannot_get_a_dm_blocks_the_start(
 ) -> None:
     table = new_table(fake, app, db)
     hidden = "U0HIDDEN"
-    fake.set_unreachable(hidden)
+    faults.set_unreachable(fake, hidden)
     table.seat_people(ANNA, [BO, hidden])
     table.click(ANNA, table.lobby(), "Start")
     notice = table.board("can't send a private message")

@@ -8,8 +8,8 @@ import pytest
 from sqlalchemy import text
 
 from slackapp.blocks.settings import BOTS_ACTION, BOTS_OFFERED
-from slackapp.db.models import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
 from slackapp.fakeslack import Message
+from slackapp.game.machine import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
 from slackapp.listeners.views import read_choice
 from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, Deployment

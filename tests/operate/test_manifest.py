@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 import yaml
 
-from slackapp.config import BOT_SCOPES, OAUTH_REDIRECT_PATH
-from slackapp.listeners.commands import WORDS
+from slackapp.blocks.help import WHAT_EACH_WORD_DOES
+from slackapp.config import BOT_SCOPES, COMMAND, COMMAND_WORDS, OAUTH_REDIRECT_PATH, USAGE_HINT
 from slackapp.server import EVENTS_PATH
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,12 +74,12 @@ def test_bot_events_are_exactly_the_ones_the_app_handles() -> None:
 
 
 def test_the_command_and_its_usage_hint() -> None:
+    for path in (HTTP_MANIFEST, SOCKET_MODE_MANIFEST):
+        (command,) = load(path)["features"]["slash_commands"]
+        assert command["command"] == COMMAND, path.name
+        assert command["usage_hint"] == USAGE_HINT, path.name
     manifest = load(HTTP_MANIFEST)
-    (command,) = manifest["features"]["slash_commands"]
-    assert command["command"] == "/varulv"
-    for word in WORDS:
-        if word not in ("", "start"):
-            assert word in command["usage_hint"], word
+    assert set(WHAT_EACH_WORD_DOES) == set(COMMAND_WORDS), "help says what every word does"
     assert manifest["settings"]["interactivity"]["is_enabled"] is True
     assert manifest["features"]["app_home"]["home_tab_enabled"] is True
 
@@ -122,7 +122,6 @@ def test_readme_documents_every_variable() -> None:
     config = (ROOT / "slackapp" / "config.py").read_text()
     read = set(re.findall(r'(?:env|environ)\.get\("([A-Z_]+)"', config))
     read |= set(re.findall(r'_(?:seconds|whole_number)\(\s*"([A-Z_]+)"', config))
-    read |= {"HOST", "VARULV_LOG_LEVEL"}
     assert {"PORT", "WEB_CONCURRENCY", "VARULV_DATABASE_WAIT_SECONDS"} <= read
     assert "SLACK_CLIENT_ID" in read and "SLACK_REDIRECT_URI" in read
     readme = README.read_text()

@@ -16,6 +16,8 @@ import requests
 from sqlalchemy import create_engine
 
 from slackapp.fakeslack import FakeSlack
+from slackapp.serving import free_port
+from tests import faults
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, start_app
 from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, fresh_database
@@ -142,18 +144,12 @@ def test_help_is_plain_text() -> None:
     assert "\nvarulv sandbox    play without Slack" in result.stdout, "its lines kept as written"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_auth_test_failing_at_boot_does_not_keep_the_app_down(postgres: str) -> None:
     """Slack fails the first ``auth.test``: the app starts anyway, and checks its token again
     on the next request, so only that request is lost."""
     url = fresh_database(postgres, "boot")
     with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
-        fake.fail_next("auth.test", "internal_error")
+        faults.fail_next(fake, "auth.test", "internal_error")
         app = start_app(fake, url)
         db = create_engine(url)
         try:

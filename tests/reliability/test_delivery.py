@@ -22,6 +22,7 @@ from slackapp.delivery.outbox import enqueue
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
+from tests import faults
 from tests.e2e.conftest import BOT_TOKEN
 
 _channels = itertools.count(1)
@@ -54,7 +55,7 @@ def deliverer(
     deliverer = Deliverer(sessions, lambda team: client, reports)
     yield deliverer
     deliverer.stop()
-    fake.slow_down(0)
+    faults.slow_down(fake, 0)
 
 
 def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, str]:
@@ -150,7 +151,7 @@ def test_no_lock_is_held_while_slack_answers(
 ) -> None:
     game_id, _ = new_game(fake, sessions)
     show(sessions, game_id, closed("slow"))
-    fake.slow_down(1.0)
+    faults.slow_down(fake, 1.0)
     worker = threading.Thread(target=deliverer.drain, args=(game_id,))
     worker.start()
     time.sleep(0.3)  # the post is with Slack now
@@ -169,7 +170,7 @@ def test_throttling_is_retried_after_retry_after(
     fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
 ) -> None:
     game_id, channel = new_game(fake, sessions)
-    fake.rate_limit("chat.postMessage", times=1, retry_after=1)
+    faults.rate_limit(fake, "chat.postMessage", times=1, retry_after=1)
     show(sessions, game_id, closed("later"))
     deliverer.drain(game_id)
     assert texts(fake, channel) == []
@@ -186,7 +187,7 @@ def test_a_channel_that_refuses_the_bot_is_reported_and_its_messages_given_up(
     fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer, reports: Reports
 ) -> None:
     game_id, channel = new_game(fake, sessions)
-    fake.set_unreachable(channel, "not_in_channel")
+    faults.set_unreachable(fake, channel, "not_in_channel")
     show(sessions, game_id, closed("lobby"), m.Say("a line"))
     deliverer.drain(game_id)
     assert (game_id, m.ChannelUnwritable("not_in_channel")) in reports.events
@@ -204,7 +205,7 @@ def test_a_person_whose_dm_fails_is_reported(
         game.seats.append(
             Seat(position=1, user_id="U0GONE", display_name="gone", dm_channel="D0GONE")
         )
-    fake.set_unreachable("D0GONE", "account_inactive")
+    faults.set_unreachable(fake, "D0GONE", "account_inactive")
     show(sessions, game_id, m.Show("dm:U0GONE", m.ClosedView("your card")))
     deliverer.drain(game_id)
     assert reports.events == [(game_id, m.DmFailed("U0GONE", "account_inactive"))]
@@ -218,7 +219,7 @@ def test_one_deliverer_at_a_time_and_a_dead_ones_lease_is_taken_over(
     other = Deliverer(sessions, lambda team: client, reports)
     try:
         show(sessions, game_id, closed("once"))
-        fake.slow_down(0.3)
+        faults.slow_down(fake, 0.3)
         together = [threading.Thread(target=d.drain, args=(game_id,)) for d in (deliverer, other)]
         for thread in together:
             thread.start()

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, create_engine
 from slackapp.db.engine import sqlalchemy_url, temporary_postgres
 from slackapp.fakeslack import FakeSlack
 from slackapp.listeners.ack import SLACK_UNAVAILABLE, UNAVAILABLE
+from tests import faults
 from tests.e2e.conftest import start_app
 from tests.e2e.driver import Table
 from tests.reliability.support import (
@@ -37,10 +38,10 @@ def test_slack_throttling_is_waited_out_and_the_game_goes_on(
         table = Table(fake, app, db)
         since = len(fake.calls)
         table.seat_people(anna, [bo, cia])
-        fake.rate_limit("conversations.open", times=2, retry_after=1)
+        faults.rate_limit(fake, "conversations.open", times=2, retry_after=1)
         table.start(anna)
         table.play_night([anna, bo])
-        fake.rate_limit("chat.postMessage", times=2, retry_after=1)  # the day board's post
+        faults.rate_limit(fake, "chat.postMessage", times=2, retry_after=1)  # the day board's post
         table.play_night([cia])
         table.wait_for_phase("day")
 
@@ -61,7 +62,7 @@ def test_throttling_beyond_the_retries_fails_the_step_clearly_and_harms_nothing(
     with running_app(fake, database_url) as app:
         table = Table(fake, app, db)
         table.seat_people(anna, [bo, cia])
-        fake.rate_limit("conversations.open", times=4, retry_after=0)  # one try, three retries
+        faults.rate_limit(fake, "conversations.open", times=4, retry_after=0)  # a try, 3 retries
         table.click(anna, table.lobby(), "Start")
 
         table.ephemeral(anna, SLACK_UNAVAILABLE)
@@ -143,7 +144,7 @@ def test_a_channel_that_stops_taking_posts_ends_its_game_and_the_host_is_told_wh
         table = Table(fake, app, db)
         table.seat_people(anna, [bo, cia])
         table.start(anna)
-        fake.set_unreachable(table.channel, "not_in_channel")  # the bot was removed from it
+        faults.set_unreachable(fake, table.channel, "not_in_channel")  # the bot was removed from it
         dm = table.dm(bo)
         table.click(bo, dm, dm.buttons()[-1].text)  # the night board's redraw fails for good
         table.wait_for_phase("stopped")
@@ -162,7 +163,7 @@ def test_a_channel_that_stops_taking_posts_ends_its_game_and_the_host_is_told_wh
         )
         assert table.game()["outcome"] is None, "no one scores"
 
-        fake.set_unreachable(table.channel, "")  # invited back: the channel is free again
+        faults.set_unreachable(fake, table.channel, "")  # invited back: the channel is free again
         table.command(anna)
         table.wait(lambda: table.game()["phase"] == "lobby" or None, "a new table")
         assert "Join" in str(table.lobby().blocks)

@@ -35,6 +35,7 @@ from slackapp import cli
 from slackapp.fakeslack import FakeSlack
 from slackapp.sandbox import CHANNEL_ID, PEOPLE, SandboxPage
 from slackapp.sandbox.run import Sandbox
+from slackapp.serving import free_port
 from tests import processes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -704,9 +705,3 @@ def test_the_page_brings_its_own_emoji_font_with_its_licence(client: Client) -> 
     assert used, "the app writes no emoji shortcodes any more?"
     assert used <= set(names), f"shortcodes the page cannot draw: {used - set(names)}"
     assert all(ord(names[name][0]) in drawn for name in used)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])

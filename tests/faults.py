@@ -1,0 +1,111 @@
+"""Slack misbehaving, for the tests: throttling, slowness, forced errors, people and channels
+that refuse the bot, and revoked tokens.
+
+Installed as one hook on the stand-in's Web API (``WebApi.hooks``), so the stand-in itself
+carries none of it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+
+from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
+
+REFUSED_BY_TARGET = {
+    "conversations.open": "users",
+    "chat.postMessage": "channel",
+    "chat.postEphemeral": "channel",
+    "chat.update": "channel",
+    "chat.delete": "channel",
+}
+"""The methods an unreachable person or channel refuses, and the argument naming them."""
+
+
+class Faults:
+    """Answers queued to replace a method's next real ones, delays, and refused targets."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queued: dict[str, deque[ApiAnswer]] = {}
+        self._latency: dict[str | None, float] = {}
+        self._unreachable: dict[str, str] = {}
+
+    def __call__(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        if delay := self._delay(request.method):
+            time.sleep(delay)
+        with self._lock:
+            queued = self._queued.get(request.method)
+            if queued:
+                return queued.popleft()
+            target = request.params.get(REFUSED_BY_TARGET.get(request.method, ""))
+            refusal = self._unreachable.get(str(target)) if target else None
+        if refusal:
+            return ApiAnswer({"ok": False, "error": refusal})
+        return answer(request)
+
+    def queue(self, method: str, answer: ApiAnswer, times: int) -> None:
+        with self._lock:
+            self._queued.setdefault(method, deque()).extend([answer] * times)
+
+    def set_latency(self, seconds: float, method: str | None) -> None:
+        with self._lock:
+            self._latency[method] = seconds
+
+    def set_unreachable(self, target: str, error: str) -> None:
+        with self._lock:
+            if error:
+                self._unreachable[target] = error
+            else:
+                self._unreachable.pop(target, None)
+
+    def _delay(self, method: str) -> float:
+        with self._lock:
+            return self._latency.get(method, self._latency.get(None, 0.0))
+
+
+_install_lock = threading.Lock()
+
+
+def faults(fake: FakeSlack) -> Faults:
+    """The faults installed on ``fake``'s Web API, installed on first use."""
+    with _install_lock:
+        for hook in fake.api.hooks:
+            if isinstance(hook, Faults):
+                return hook
+        installed = Faults()
+        fake.api.hooks.append(installed)
+        return installed
+
+
+def rate_limit(fake: FakeSlack, method: str, times: int = 1, retry_after: int = 1) -> None:
+    """Answer the next ``times`` calls of ``method`` with HTTP 429 ``ratelimited``."""
+    throttled = ApiAnswer(
+        {"ok": False, "error": "ratelimited"}, 429, {"Retry-After": str(retry_after)}
+    )
+    faults(fake).queue(method, throttled, times)
+
+
+def slow_down(fake: FakeSlack, seconds: float, method: str | None = None) -> None:
+    """Answer every Web API call (or every call of ``method``, ``response_url`` included)
+    ``seconds`` later, as a loaded Slack does; 0 answers at once again."""
+    faults(fake).set_latency(seconds, method)
+
+
+def fail_next(fake: FakeSlack, method: str, error: str, times: int = 1) -> None:
+    """Answer the next ``times`` calls of ``method`` with ``{"ok": false, "error": error}``."""
+    faults(fake).queue(method, ApiAnswer({"ok": False, "error": error}), times)
+
+
+def set_unreachable(fake: FakeSlack, target: str, error: str = "cannot_dm_bot") -> None:
+    """A person who takes no DM (conversations.open and posts to them fail with ``error``), or,
+    given a channel id, a channel the bot may no longer post to (``not_in_channel``,
+    ``is_archived``); an empty ``error`` makes it reachable again."""
+    faults(fake).set_unreachable(target, error)
+
+
+def revoke_tokens(fake: FakeSlack, token: str | None = None) -> None:
+    """Revoke one token, or all of them; later calls get ``token_revoked``."""
+    fake.grants.revoke(token)
