@@ -9,7 +9,9 @@ the app's own database, and each game step acts with its own workspace's bot tok
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from slack_bolt import App, BoltResponse
 from slack_bolt.authorization.authorize import CallableAuthorize
@@ -31,7 +33,7 @@ from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.listeners import register
 from slackapp.logs import log_context
 from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
-from slackapp.steps import DEADLINE_BATCH, Steps, commit_step
+from slackapp.steps import DEADLINE_BATCH, Steps, commit_step, utc_now
 from slackapp.timers import Deadlines
 
 log = logging.getLogger(__name__)
@@ -83,10 +85,16 @@ def not_installed(args: FailureArgs) -> BoltResponse:
     return args.default.failure(args)
 
 
-def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -> Varulv:
+def build(
+    settings: Settings,
+    database_url: str,
+    acks: AckFirst | None = None,
+    now: Callable[[], datetime] = utc_now,
+) -> Varulv:
     """Wire everything; the caller starts the timers and the deliverer once serving.
 
     ``acks``: what the steps wait for (shared by a server's workers); this process's own if None.
+    ``now``: the one clock every step, deadline and delivery goes by (a test's, to move it on).
     The server checks every request's signature before Bolt sees it, so Bolt does not again.
     """
     engine = make_engine(database_url)
@@ -158,11 +166,12 @@ def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -
     deliverer = Deliverer(
         sessions,
         delivering,
-        report=lambda game_id, event: _report(sessions, game_id, event),
+        report=lambda game_id, event: _report(sessions, game_id, event, now),
         pacer=pacer,
+        now=now,
     )
-    deadlines = Deadlines(sessions, acks=acks)
-    steps = Steps(sessions, lengths, deliverer, deadlines)
+    deadlines = Deadlines(sessions, acks=acks, now=now)
+    steps = Steps(sessions, lengths, deliverer, deadlines, now)
     register(app, steps)
     return Varulv(
         app=app,
@@ -170,17 +179,19 @@ def build(settings: Settings, database_url: str, acks: AckFirst | None = None) -
         steps=steps,
         deadlines=deadlines,
         deliverer=deliverer,
-        standing=StandingTables(steps),
-        wrap_ups=SeasonWrapUps(sessions),
+        standing=StandingTables(steps, now),
+        wrap_ups=SeasonWrapUps(sessions, now),
         acks=acks,
         signing_secret=settings.signing_secret,
     )
 
 
-def _report(sessions: sessionmaker[Session], game_id: int, event: Event) -> None:
+def _report(
+    sessions: sessionmaker[Session], game_id: int, event: Event, now: Callable[[], datetime]
+) -> None:
     """Slack refused a game's message for good: the machine decides what follows, and the
     deliverer, still delivering that game, sends whatever it says next. A channel that
     refuses the bot also stops its standing table."""
-    commit_step(sessions, game_id, event)
+    commit_step(sessions, game_id, event, now)
     if isinstance(event, ChannelUnwritable):
         pause_for_channel_of(sessions, game_id, event.error)

@@ -40,8 +40,11 @@ class Deadlines:
         sessions: sessionmaker[Session],
         sweep_seconds: float = SWEEP_SECONDS,
         acks: AckFirst | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.sessions = sessions
+        self.now = now
+        """The clock deadlines are due by (the steps' own, so a test can move it on)."""
         self.acks = acks
         """When given, a wake-up lets Slack's requests in hand be acknowledged first."""
         self.scheduler = BackgroundScheduler(
@@ -141,7 +144,7 @@ class Deadlines:
                 session.scalars(
                     select(Game.id)
                     .where(Game.phase.in_([p.value for p in TIMED_PHASES]))
-                    .where(Game.deadline <= datetime.now(UTC))
+                    .where(Game.deadline <= self.now())
                     .order_by(Game.deadline)
                 )
             )

@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from slackapp.db.engine import sqlalchemy_url, temporary_postgres
 from tests import processes
 
 _folder: Path | None = None
@@ -37,3 +39,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ.pop("TMPDIR", None)
     else:
         os.environ["TMPDIR"] = environ
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[str]:
+    """The run's PostgreSQL server's URL (``DATABASE_URL`` when given, else an embedded one),
+    shared by every tier: each deployment or app gets a database of its own on it."""
+    given = os.environ.get("DATABASE_URL")
+    if given:
+        yield sqlalchemy_url(given)
+        return
+    with temporary_postgres("varulv-tests-pg-") as server:
+        yield sqlalchemy_url(str(server.get_uri()))

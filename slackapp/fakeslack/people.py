@@ -203,10 +203,12 @@ class People:
         :meth:`send`, many at once, twice, or to another process of the app."""
         kept: list[SignedRequest] = []
         self.app.kept = kept
+        delivery, self._delivery = self._delivery, self.app  # kept whatever the delivery
         try:
             yield kept
         finally:
             self.app.kept = None
+            self._delivery = delivery
 
     def send(
         self, request: SignedRequest, url: str | None = None, *, headers: Headers = None

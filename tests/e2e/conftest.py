@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import Engine, create_engine
 
 from slackapp import serving
-from slackapp.db.engine import sqlalchemy_url, temporary_postgres
+from slackapp.db.engine import sqlalchemy_url
 from slackapp.fakeslack import FakeSlack
 from slackapp.serving import (
     SERVE,
@@ -34,14 +34,9 @@ ACK_LATENCIES: list[float] = []
 
 
 @pytest.fixture(scope="session")
-def database_url() -> Iterator[str]:
-    """``DATABASE_URL`` when given; otherwise an embedded PostgreSQL for this test run."""
-    given = os.environ.get("DATABASE_URL")
-    if given:
-        yield given
-        return
-    with temporary_postgres("varulv-e2e-pg-") as server:
-        yield str(server.get_uri())
+def database_url(postgres: str) -> str:
+    """The database the end-to-end apps share (each of their games has its own channel)."""
+    return postgres
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import html
-import itertools
 import json
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,37 +13,15 @@ from typing import Any
 
 import pytest
 import requests
-from sqlalchemy import Engine, create_engine, make_url, text
+from sqlalchemy import Engine, create_engine
 
-from slackapp.db.engine import sqlalchemy_url, temporary_postgres
 from slackapp.fakeslack import FakeSlack
+from tests.databases import fresh_database as fresh_database
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, free_port, start_app
 from tests.e2e.driver import Table
 
 PEOPLE = {"U0ALVA": "alva", "U0BENGT": "bengt", "U0CARIN": "carin", "U0DORIS": "doris"}
 INSTALL_LINK = re.compile(r'href="(https://slack\.com/oauth/v2/authorize\?[^"]+)"')
-_databases = itertools.count(1)
-
-
-@pytest.fixture(scope="session")
-def postgres() -> Iterator[str]:
-    """A PostgreSQL server's URL (``DATABASE_URL`` when given, else an embedded one)."""
-    given = os.environ.get("DATABASE_URL")
-    if given:
-        yield sqlalchemy_url(given)
-        return
-    with temporary_postgres("varulv-operate-pg-") as server:
-        yield sqlalchemy_url(str(server.get_uri()))
-
-
-def fresh_database(server_url: str, purpose: str) -> str:
-    """A new, empty database on the server, for one deployment; its URL."""
-    name = f"varulv_{purpose}_{os.getpid()}_{next(_databases)}"
-    admin = create_engine(server_url, isolation_level="AUTOCOMMIT")
-    with admin.connect() as connection:
-        connection.execute(text(f'CREATE DATABASE "{name}"'))
-    admin.dispose()
-    return make_url(server_url).set(database=name).render_as_string(hide_password=False)
 
 
 @dataclass

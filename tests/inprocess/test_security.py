@@ -5,31 +5,22 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from urllib.parse import parse_qsl, urlencode
 
-import pytest
-import requests
 from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
 from slackapp.game import Card
-from tests.e2e.conftest import SIGNING_SECRET, AppProcess
+from tests.e2e.conftest import SIGNING_SECRET
 from tests.e2e.driver import Table
+from tests.inprocess.harness import InProcessApp
 from tests.reliability.support import (
     new_people,
-    running_app,
     seat_rows,
     signed,
     signed_click,
     signed_command,
 )
-
-
-@pytest.fixture(scope="module")
-def app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
-    with running_app(fake, database_url) as process:
-        yield process
 
 
 def resigned(request: SignedRequest, body: str, secret: str = SIGNING_SECRET) -> SignedRequest:
@@ -61,7 +52,7 @@ def forged(request: SignedRequest) -> list[tuple[str, dict[str, str]]]:
 
 
 def test_unsigned_or_stale_requests_are_refused_before_anything_happens(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     anna, bo = new_people(fake, 2)
     table = Table(fake, app, db)
@@ -75,7 +66,7 @@ def test_unsigned_or_stale_requests_are_refused_before_anything_happens(
     since = len(fake.calls)
     for name, request in attempts.items():
         for how, headers in forged(request):
-            answer = requests.post(app.events_url, data=request.body.encode(), headers=headers)
+            answer = app.send_raw(request.body.encode(), headers)
             assert answer.status_code == 401, f"{name}, {how}: {answer.status_code}"
 
     assert fake.calls[since:] == [], "no Web API call, no reply: nothing was done"
@@ -88,12 +79,12 @@ def test_unsigned_or_stale_requests_are_refused_before_anything_happens(
     assert fake.home_view(bo) is None
     # The same requests, signed by Slack just now, do get in.
     for request in attempts.values():
-        assert fake.send(request, app.events_url).status_code == 200
+        assert app.send(request).status_code == 200
     table.wait(lambda: len(table.seats()) == 2 or None, "bo to join")
 
 
 def test_a_payload_acts_only_for_the_user_slack_signed_it_for(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     anna, bo, cia = new_people(fake, 3)
     stranger = new_people(fake, 1)[0]
@@ -120,18 +111,18 @@ def test_a_payload_acts_only_for_the_user_slack_signed_it_for(
             },
         },
     )
-    assert fake.send(claims_to_be_anna, app.events_url).status_code == 200
+    assert app.send(claims_to_be_anna).status_code == 200
     table.ephemeral(bo, "not a move your card can make")
     # The stranger, with anna's name: not seated, so nothing.
     as_stranger = with_payload(
         signed_click(fake, stranger, anna_dm, rob_bo.action_id),
         {"user": {"id": stranger, "name": fake.user_name(anna)}, "user_id": anna},
     )
-    assert fake.send(as_stranger, app.events_url).status_code == 200
+    assert app.send(as_stranger).status_code == 200
     table.ephemeral(stranger, "not seated")
     # A payload with no user at all names nobody, even if it says anna elsewhere.
     nobody = with_payload(as_bo, {"user": None, "user_id": anna})
-    assert fake.send(nobody, app.events_url).status_code == 200
+    assert app.send(nobody).status_code == 200
 
     table.play_night([cia])  # a later step, so the earlier ones are surely done
     seats = seat_rows(db, table.game_id())
@@ -144,7 +135,7 @@ def test_a_payload_acts_only_for_the_user_slack_signed_it_for(
     stop_as_anna = signed_command(fake, stranger, table.channel, "stop")
     form = dict(parse_qsl(stop_as_anna.body))
     renamed = resigned(stop_as_anna, urlencode({**form, "user_name": fake.user_name(anna) or ""}))
-    assert fake.send(renamed, app.events_url).status_code == 200
+    assert app.send(renamed).status_code == 200
     table.ephemeral(stranger, "Only someone seated")
     assert table.game()["phase"] == "night"
 
@@ -173,7 +164,7 @@ ELSEWHERE = "belongs to another workspace"
 
 
 def test_a_click_signed_for_another_workspace_never_acts_on_this_ones_table(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     anna, bo, cia = new_people(fake, 3)
     stranger = new_people(fake, 1)[0]
@@ -185,7 +176,7 @@ def test_a_click_signed_for_another_workspace_never_acts_on_this_ones_table(
             signed_click(fake, stranger, lobby, button.action_id), stranger, OTHER_TEAM
         )
         before = len(fake.ephemerals(stranger))
-        assert fake.send(from_elsewhere, app.events_url).status_code == 200
+        assert app.send(from_elsewhere).status_code == 200
         table.wait(lambda before=before: len(fake.ephemerals(stranger)) > before or None, label)
         assert ELSEWHERE in fake.ephemerals(stranger)[-1].rendered_text, label
     assert stranger not in seat_rows(db, table.game_id()), "no seat for the other workspace"
@@ -206,7 +197,7 @@ def test_a_click_signed_for_another_workspace_never_acts_on_this_ones_table(
         signed_click(fake, stranger, reveal, again.action_id), stranger, OTHER_TEAM
     )
     before = len(fake.ephemerals(stranger))
-    assert fake.send(from_elsewhere, app.events_url).status_code == 200
+    assert app.send(from_elsewhere).status_code == 200
     table.wait(lambda: len(fake.ephemerals(stranger)) > before or None, "the answer")
     assert ELSEWHERE in fake.ephemerals(stranger)[-1].rendered_text
     with db.connect() as connection:
@@ -217,7 +208,7 @@ def test_a_click_signed_for_another_workspace_never_acts_on_this_ones_table(
 
 
 def test_an_organisation_wide_install_lets_its_workspaces_play_together_and_no_one_else(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     anna, sister, per_workspace, other_org = new_people(fake, 4)
     table = Table(fake, app, db)
@@ -225,7 +216,7 @@ def test_an_organisation_wide_install_lets_its_workspaces_play_together_and_no_o
     form = dict(parse_qsl(opening.body))
     in_the_org = {"enterprise_id": "E0ORG", "is_enterprise_install": "true"}
     opened = resigned(opening, urlencode({**form, **in_the_org}))
-    assert fake.send(opened, app.events_url).status_code == 200
+    assert app.send(opened).status_code == 200
     lobby = table.lobby()
     assert table.game()["enterprise_id"] == "E0ORG"
     team = table.game()["team_id"]
@@ -234,7 +225,7 @@ def test_an_organisation_wide_install_lets_its_workspaces_play_together_and_no_o
     def click(user: str, team: str, enterprise: str, org_wide: bool) -> None:
         request = signed_click(fake, user, lobby, join)
         sent = from_workspace(request, user, team, enterprise, org_wide)
-        assert fake.send(sent, app.events_url).status_code == 200
+        assert app.send(sent).status_code == 200
 
     click(sister, "T0SISTER", "E0ORG", True)  # another workspace of the org: one install
     table.wait(lambda: sister in seat_rows(db, table.game_id()) or None, "the sister seated")

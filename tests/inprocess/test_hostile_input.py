@@ -4,7 +4,6 @@ a clear private message, and none changes anything or reaches the database as it
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -14,15 +13,10 @@ from sqlalchemy import Engine, text
 from slackapp.blocks import ids
 from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
 from tests import faults
-from tests.e2e.conftest import SIGNING_SECRET, AppProcess
+from tests.e2e.conftest import SIGNING_SECRET
 from tests.e2e.driver import Table
-from tests.reliability.support import new_people, running_app, settled, signed, signed_command
-
-
-@pytest.fixture(scope="module")
-def app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
-    with running_app(fake, database_url) as process:
-        yield process
+from tests.inprocess.harness import InProcessApp
+from tests.reliability.support import new_people, signed, signed_command
 
 
 def resigned(request: SignedRequest, body: str) -> SignedRequest:
@@ -54,17 +48,17 @@ def channel_settings(db: Engine) -> list[Any]:
 
 
 def test_a_nul_in_a_name_or_a_command_is_cleaned_before_it_is_stored(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     anna, bo = new_people(fake, 2)
     fake.add_user(anna, display_name="an\x00na\x1b")  # the name users.info gives
     table = Table(fake, app, db)
     opening = with_form(signed_command(fake, anna, table.channel), user_name="an\x00na\x1b")
-    assert fake.send(opening, app.events_url).status_code == 200
+    assert app.send(opening).status_code == 200
     table.lobby()
     assert [seat["display_name"] for seat in table.seats()] == ["anna"]
     help_command = with_form(signed_command(fake, bo, table.channel), text="he\x00lp")
-    assert fake.send(help_command, app.events_url).status_code == 200
+    assert app.send(help_command).status_code == 200
     table.ephemeral(bo, "least comfortable arguing out loud")  # help, after the ack
     faults.fail_next(fake, "users.info", "missing_scope")  # so the payload's name is all there is
 
@@ -74,7 +68,7 @@ def test_a_nul_in_a_name_or_a_command_is_cleaned_before_it_is_stored(
     def nul_name(payload: dict[str, Any]) -> None:
         payload["user"]["name"] = payload["user"]["username"] = "\x00"
 
-    assert fake.send(with_payload(join, nul_name), app.events_url).status_code == 200
+    assert app.send(with_payload(join, nul_name)).status_code == 200
     table.wait(lambda: len(table.seats()) == 2 or None, "bo to join")
     assert table.seats()[1]["display_name"] == bo, "a name of nothing is the person's id"
     assert not [m for m in fake.ephemerals(bo) if "database" in m.rendered_text]
@@ -90,14 +84,14 @@ def nul_target(payload: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("change", [trailing_line_break, nul_target], ids=["line break", "nul"])
 def test_a_click_whose_action_id_or_value_is_off_by_a_control_character_is_stale(
-    fake: FakeSlack, app: AppProcess, db: Engine, change: Any
+    fake: FakeSlack, app: InProcessApp, db: Engine, change: Any
 ) -> None:
     anna, bo = new_people(fake, 2)
     table = Table(fake, app, db)
     table.command(anna)
     lobby = table.lobby()
     join = signed(fake, lambda: fake.click(bo, lobby, lobby.button("Join").action_id))
-    assert fake.send(with_payload(join, change), app.events_url).status_code == 200
+    assert app.send(with_payload(join, change)).status_code == 200
     table.ephemeral(bo, "doesn't belong to any game")
     assert [seat["user_id"] for seat in table.seats()] == [anna]
 
@@ -123,19 +117,19 @@ def settings_submission(fake: FakeSlack, table: Table, user: str) -> SignedReque
     ids=["user null", "user without id", "values a list", "a block not an object", "odd options"],
 )
 def test_a_settings_submission_of_the_wrong_shape_is_refused(
-    fake: FakeSlack, app: AppProcess, db: Engine, how: Any
+    fake: FakeSlack, app: InProcessApp, db: Engine, how: Any
 ) -> None:
     (anna,) = new_people(fake, 1)
     table = Table(fake, app, db)
     before = channel_settings(db)
-    answer = fake.send(with_payload(settings_submission(fake, table, anna), how), app.events_url)
+    answer = app.send(with_payload(settings_submission(fake, table, anna), how))
     assert answer.status_code == 400
     assert channel_settings(db) == before
 
 
 @pytest.mark.parametrize("metadata", ["", "C0\x00", "x" * 5000, "not a channel", "C0FIKA\n"])
 def test_a_settings_submission_for_no_channel_says_so_in_the_form(
-    fake: FakeSlack, app: AppProcess, db: Engine, metadata: str
+    fake: FakeSlack, app: InProcessApp, db: Engine, metadata: str
 ) -> None:
     (anna,) = new_people(fake, 1)
     table = Table(fake, app, db)
@@ -144,30 +138,30 @@ def test_a_settings_submission_for_no_channel_says_so_in_the_form(
     def change(payload: dict[str, Any]) -> None:
         payload["view"]["private_metadata"] = metadata
 
-    answer = fake.send(with_payload(settings_submission(fake, table, anna), change), app.events_url)
+    answer = app.send(with_payload(settings_submission(fake, table, anna), change))
     assert answer.status_code == 200
     assert answer.json()["response_action"] == "errors"
     assert "which channel" in json.dumps(answer.json()["errors"])
-    settled(fake, quiet=0.5)
+    app.settle()
     assert channel_settings(db) == before
 
 
 def test_settings_without_a_trigger_id_get_a_clear_reply(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     (anna,) = new_people(fake, 1)
     table = Table(fake, app, db)
     command = signed_command(fake, anna, table.channel, "settings")
     form = dict(parse_qsl(command.body, keep_blank_values=True))
     del form["trigger_id"]
-    assert fake.send(resigned(command, urlencode(form)), app.events_url).status_code == 200
+    assert app.send(resigned(command, urlencode(form))).status_code == 200
     table.ephemeral(anna, "Try `/varulv settings` again")
     assert fake.modals(anna) == []
 
 
 @pytest.mark.parametrize("tokens", [[], "bot", 5, {"bot": "U1"}, {"oauth": [1]}])
 def test_a_tokens_revoked_event_of_the_wrong_shape_is_refused(
-    fake: FakeSlack, app: AppProcess, db: Engine, tokens: Any
+    fake: FakeSlack, app: InProcessApp, db: Engine, tokens: Any
 ) -> None:
     (anna,) = new_people(fake, 1)
     table = Table(fake, app, db)
@@ -176,7 +170,7 @@ def test_a_tokens_revoked_event_of_the_wrong_shape_is_refused(
     revoked = signed(
         fake, lambda: fake.event({"type": "tokens_revoked", "tokens": {}, "event_ts": "1.0"})
     )
-    answer = fake.send(with_event(revoked, tokens=tokens), app.events_url)
+    answer = app.send(with_event(revoked, tokens=tokens))
     assert answer.status_code == 400
     assert table.game()["phase"] == "lobby"
 
@@ -185,11 +179,11 @@ def test_a_tokens_revoked_event_of_the_wrong_shape_is_refused(
     "change", [{"user": 5}, {"user": "U1\x00"}, {"tab": []}, {"view": "home"}, {"channel": 7}]
 )
 def test_an_app_home_opened_event_of_the_wrong_shape_is_refused_or_ignored(
-    fake: FakeSlack, app: AppProcess, change: dict[str, Any]
+    fake: FakeSlack, app: InProcessApp, change: dict[str, Any]
 ) -> None:
     (anna,) = new_people(fake, 1)
     opened = signed(fake, lambda: fake.app_home_opened(anna))
-    answer = fake.send(with_event(opened, **change), app.events_url)
+    answer = app.send(with_event(opened, **change))
     assert answer.status_code in (200, 400)
-    settled(fake, quiet=0.5)
+    app.settle()
     assert fake.home_view(anna) is None

@@ -6,22 +6,22 @@ from sqlalchemy import Engine
 
 from slackapp.fakeslack import FakeSlack
 from tests import faults
-from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table
-from tests.e2e.test_games import PEOPLE, assert_no_card_is_public, new_table
+from tests.inprocess.harness import InProcessApp
+from tests.inprocess.test_games import PEOPLE, assert_no_card_is_public, new_table
 
 ANNA, BO, CIA, DAN = PEOPLE[:4]
 STRANGER = "U0STRANGER"
 
 
-def started_table(fake: FakeSlack, app: AppProcess, db: Engine) -> Table:
+def started_table(fake: FakeSlack, app: InProcessApp, db: Engine) -> Table:
     table = new_table(fake, app, db)
     table.seat_people(ANNA, [BO, CIA])
     table.start(ANNA)
     return table
 
 
-def test_help_lists_the_seven_cards(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+def test_help_lists_the_seven_cards(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
     table = new_table(fake, app, db)
     table.command(ANNA, "help")
     shown = table.ephemeral(ANNA, "Werewolf").rendered_text
@@ -30,14 +30,14 @@ def test_help_lists_the_seven_cards(fake: FakeSlack, app: AppProcess, db: Engine
     assert table.public() == [], "help is private"
 
 
-def test_unknown_words_are_explained(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+def test_unknown_words_are_explained(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
     table = new_table(fake, app, db)
     table.command(ANNA, "Dance NOW")
     assert "/varulv help" in table.ephemeral(ANNA, "`/varulv Dance NOW`").rendered_text
     assert table.public() == []
 
 
-def test_one_game_per_channel(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+def test_one_game_per_channel(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
     table = new_table(fake, app, db)
     table.command(ANNA)
     table.lobby()
@@ -47,7 +47,7 @@ def test_one_game_per_channel(fake: FakeSlack, app: AppProcess, db: Engine) -> N
     assert len(lobbies) == 1
 
 
-def test_lobby_refusals(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+def test_lobby_refusals(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
     table = new_table(fake, app, db)
     table.command(ANNA)
     lobby = table.lobby()
@@ -65,7 +65,7 @@ def test_lobby_refusals(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
 
 
 def test_a_person_who_cannot_get_a_dm_blocks_the_start(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     hidden = "U0HIDDEN"
@@ -78,7 +78,7 @@ def test_a_person_who_cannot_get_a_dm_blocks_the_start(
     assert all(seat["dealt"] is None for seat in table.seats())
 
 
-def test_clicks_out_of_turn(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+def test_clicks_out_of_turn(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
     table = started_table(fake, app, db)
     night_dm = table.dm(ANNA)
     table.play_night([ANNA, BO, CIA])
@@ -108,7 +108,7 @@ def test_clicks_out_of_turn(fake: FakeSlack, app: AppProcess, db: Engine) -> Non
     table.ephemeral(BO, "vote is closed")
 
 
-def test_stop(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+def test_stop(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
     table = started_table(fake, app, db)
     table.command(STRANGER, "stop")
     table.ephemeral(STRANGER, "Only someone seated")

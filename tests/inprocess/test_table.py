@@ -15,9 +15,9 @@ from slackapp.fakeslack.blocks import readable_text
 from slackapp.game import Card
 from slackapp.game.cards import describe_deck
 from slackapp.game.night import describe_wake_order
-from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table
-from tests.e2e.test_games import PEOPLE, new_table
+from tests.inprocess.harness import InProcessApp
+from tests.inprocess.test_games import PEOPLE, new_table
 
 ANNA, BO, CIA, DAN, EVA = PEOPLE[:5]
 
@@ -40,7 +40,7 @@ def set_lengths(fake: FakeSlack, db: Engine, table: Table) -> None:
 
 
 def test_bots_fill_only_up_to_five_and_give_their_seats_to_people(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     lobby = table.seat_people(ANNA, [BO], bots=True)
@@ -57,7 +57,7 @@ def test_bots_fill_only_up_to_five_and_give_their_seats_to_people(
 
 
 def test_a_bot_never_has_a_seated_persons_name_and_is_marked(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     fake.add_user("U0ASTRID", "astrid")
@@ -77,7 +77,7 @@ def test_a_bot_never_has_a_seated_persons_name_and_is_marked(
 
 
 def test_the_day_board_shows_the_deck_and_names_one_person_to_speak_first(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     day_of(table, [ANNA, BO], bots=True)
@@ -92,7 +92,7 @@ def test_the_day_board_shows_the_deck_and_names_one_person_to_speak_first(
 
 
 def test_a_second_slash_varulv_is_told_what_is_true_for_that_person(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     table.seat_people(ANNA, [BO, CIA])
@@ -106,7 +106,7 @@ def test_a_second_slash_varulv_is_told_what_is_true_for_that_person(
 
 
 def test_a_lobby_the_host_left_no_longer_says_they_set_it(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     lobby = table.seat_people(ANNA, [BO, CIA])
@@ -117,7 +117,7 @@ def test_a_lobby_the_host_left_no_longer_says_they_set_it(
 
 
 def test_the_lone_werewolf_is_told_it_is_alone_once(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     table.seat_people(ANNA, [BO, CIA])
@@ -132,7 +132,7 @@ def test_the_lone_werewolf_is_told_it_is_alone_once(
 
 
 def test_help_says_this_channels_lengths_and_who_the_game_is_hard_for(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     set_lengths(fake, db, table)
@@ -147,7 +147,7 @@ def test_help_says_this_channels_lengths_and_who_the_game_is_hard_for(
 
 
 def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     set_lengths(fake, db, table)
@@ -171,7 +171,7 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
             sum(
                 "seated at the table above" in m.rendered_text
                 for u in (ANNA, BO)
-                for m in fake.ephemerals(u)
+                for m in fake.ephemerals(u, table.channel)
             )
             == 2
             or None
@@ -197,7 +197,7 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
 
 
 def test_cancel_asks_only_those_who_may_cancel_and_then_cancels(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     lobby = table.seat_people(ANNA, [BO])
@@ -229,7 +229,7 @@ def everything_said(message: Message) -> str:
 
 
 def test_bots_are_marked_on_every_button_and_list_of_a_whole_game(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     table.seat_people(ANNA, [BO], bots=True)
@@ -276,7 +276,7 @@ def test_bots_are_marked_on_every_button_and_list_of_a_whole_game(
             assert not re.search(rf"\b{bot}\b", bare), f"{bot} unmarked in: {said}"
 
 
-def test_the_reveal_has_a_header_of_its_own(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+def test_the_reveal_has_a_header_of_its_own(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
     table = new_table(fake, app, db)
     day_of(table, [ANNA, BO, CIA])
     table.nobody_dies_tonight([ANNA, BO, CIA])
@@ -310,7 +310,7 @@ def places(lines: str) -> set[tuple[int, str]]:
 
 
 def test_tied_players_share_a_place_on_the_leaderboard_and_the_home_tab(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     # People of their own: the Home tab shows each person's channels, and these have one.
     wolf, vera, olle = "U0TIEULF", "U0TIEVERA", "U0TIEOLLE"

@@ -10,8 +10,8 @@ from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack
 from tests import faults
-from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table
+from tests.inprocess.harness import InProcessApp
 
 
 def users_info_calls(fake: FakeSlack, user: str) -> int:
@@ -23,7 +23,7 @@ def seated_names(table: Table) -> dict[str, str]:
 
 
 def test_a_whole_game_names_people_by_their_display_names(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     jane, olle, pia = "U0NJANE", "U0NOLLE", "U0NPIA"
     fake.add_user(jane, "jsmith", display_name="Jane", real_name="Jane Smith")
@@ -50,7 +50,7 @@ def test_a_whole_game_names_people_by_their_display_names(
 
 
 def test_slack_refusing_the_name_still_seats_the_person_under_their_handle(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     host, late, slow = "U0NHOST", "U0NKARL", "U0NSLOW"
     fake.add_user(host, "hosty", display_name="Hosta", real_name="Hosta Ek")
@@ -80,7 +80,7 @@ def test_slack_refusing_the_name_still_seats_the_person_under_their_handle(
 
 
 def test_a_name_is_looked_up_once_a_day_and_a_failed_refresh_keeps_the_cached_one(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     regular, host = "U0NREGULAR", "U0NHOST2"
     fake.add_user(regular, "reg", display_name="Regina", real_name="Regina Ek")

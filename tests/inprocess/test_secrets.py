@@ -16,16 +16,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import BOT_TABLE, Card, deal
-from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table, without_deck
-from tests.reliability.support import new_people, running_app
+from tests.inprocess.harness import InProcessApp
+from tests.reliability.support import new_people
 
 CARD_NAMES = [card.value for card in Card]
 FIRST_LONG_SEED = 10**15
@@ -37,12 +36,6 @@ VALUES = re.compile(r'"value": "(\d+)')
 FIRST_SPEAKER = re.compile(r"<@\w+> speaks first")
 """Drawn from the seed on a stream of its own, so it differs between two plays by design."""
 CHANNEL_BUTTON_VALUE = re.compile(r"^GAME(:(U\w+|bot\d+|nobody))?$")
-
-
-@pytest.fixture(scope="module")
-def app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
-    with running_app(fake, database_url) as process:
-        yield process
 
 
 @dataclass(frozen=True)
@@ -95,7 +88,7 @@ class Played:
 
 def play(
     fake: FakeSlack,
-    app: AppProcess,
+    app: InProcessApp,
     db: Engine,
     people: list[str],
     plan: Plan,
@@ -186,7 +179,7 @@ def open_homes(fake: FakeSlack, people: list[str]) -> dict[str, Any]:
 @settings(max_examples=8, deadline=None, phases=PLAY_ONLY)
 @given(plan=plans, first_seed=st.integers(FIRST_LONG_SEED, 2**62 - 1))
 def test_the_channel_shows_the_same_before_the_reveal_whatever_the_cards(
-    fake: FakeSlack, app: AppProcess, db: Engine, plan: Plan, first_seed: int
+    fake: FakeSlack, app: InProcessApp, db: Engine, plan: Plan, first_seed: int
 ) -> None:
     people = new_people(fake, plan.people)
     first = play(fake, app, db, people, plan, lambda keys: first_seed)

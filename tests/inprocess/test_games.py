@@ -1,4 +1,4 @@
-"""Whole games, played the way Slack talks to the app: signed commands and clicks over HTTP."""
+"""Whole games, played the way Slack talks to the app: signed commands and clicks."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from slackapp.fakeslack import FakeSlack
 from slackapp.game import Card
 from slackapp.game.cards import describe_deck
 from slackapp.game.night import describe_wake_order
-from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table, without_deck
+from tests.inprocess.harness import InProcessApp
 
 NAMES = {
     "U0ANNA": "anna",
@@ -27,7 +27,7 @@ PEOPLE = list(NAMES)
 CARDS = [card.value for card in Card]
 
 
-def new_table(fake: FakeSlack, app: AppProcess, db: Engine) -> Table:
+def new_table(fake: FakeSlack, app: InProcessApp, db: Engine) -> Table:
     for user, name in NAMES.items():
         fake.add_user(user, name)
     return Table(fake, app, db)
@@ -49,7 +49,9 @@ def assert_no_card_is_public(table: Table) -> None:
         assert card not in shown, f"{card} is visible in the channel before the reveal"
 
 
-def test_three_people_from_command_to_reveal(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+def test_three_people_from_command_to_reveal(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
     table = new_table(fake, app, db)
     anna, bo, cia = PEOPLE[:3]
     table.seat_people(anna, [bo, cia])
@@ -107,7 +109,7 @@ def test_three_people_from_command_to_reveal(fake: FakeSlack, app: AppProcess, d
         assert f"<@{user}>" in str(board.blocks)
 
 
-def test_three_people_and_two_bots(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+def test_three_people_and_two_bots(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
     table = new_table(fake, app, db)
     anna, bo, cia = PEOPLE[:3]
     table.seat_people(anna, [bo, cia], bots=True)
@@ -146,7 +148,7 @@ def test_three_people_and_two_bots(fake: FakeSlack, app: AppProcess, db: Engine)
     assert scored == 3, "bots score in the game but keep no record"
 
 
-def test_ten_people(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+def test_ten_people(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
     table = new_table(fake, app, db)
     host, *others = PEOPLE
     lobby = table.seat_people(host, others)
@@ -170,26 +172,29 @@ def test_ten_people(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
     assert len(table.reveal().blocks) <= 50
 
 
-def test_deadlines_end_every_phase(fake: FakeSlack, quick_app: AppProcess, db: Engine) -> None:
-    """Nobody clicks: the night, the day and the vote each end on their two-second deadline."""
-    table = new_table(fake, quick_app, db)
+def test_deadlines_end_every_phase(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
+    """Nobody clicks: the night, the day and the vote each end on their deadline."""
+    table = new_table(fake, app, db)
     anna, bo, cia = PEOPLE[:3]
     table.seat_people(anna, [bo, cia])
     table.start(anna)
-    table.wait_for_phase("day", timeout=20)
+    app.pass_time(table.game()["night_seconds"])
+    table.wait_for_phase("day")
     for user in (anna, bo, cia):
         table.dm_saying(user, "ended before you chose")
-    table.wait_for_phase("vote", timeout=20)
+    app.pass_time(table.game()["day_seconds"])
+    table.wait_for_phase("vote")
     day_over = table.board("The day is over")
     assert "Time is up." in day_over.rendered_text and "Time is up: the day" not in day_over.text
     assert day_over.rendered_text.count("day is over") == 1, day_over.rendered_text
-    table.wait_for_phase("over", timeout=20)
+    app.pass_time(table.game()["vote_seconds"])
+    table.wait_for_phase("over")
     outcome = table.stored_outcome_matches_referee()
     assert outcome["dead"] == [] and outcome["tally"] == {}
 
 
 def test_both_wolves_in_the_centre_and_nobody_dies(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     anna, bo, cia = PEOPLE[:3]
@@ -206,7 +211,7 @@ def test_both_wolves_in_the_centre_and_nobody_dies(
     assert "village" in table.reveal().rendered_text.lower()
 
 
-def test_a_tie_kills_two(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
+def test_a_tie_kills_two(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
     table = new_table(fake, app, db)
     anna, bo, cia, dan = PEOPLE[:4]
     table.seat_people(anna, [bo, cia, dan])
@@ -223,7 +228,7 @@ def test_a_tie_kills_two(fake: FakeSlack, app: AppProcess, db: Engine) -> None:
 
 
 def test_the_reveal_tells_what_the_night_did_to_the_teams(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     anna, bo, cia = PEOPLE[:3]
@@ -253,7 +258,7 @@ def test_the_reveal_tells_what_the_night_did_to_the_teams(
 
 
 def test_the_reveal_says_when_the_night_moved_cards_but_no_one_changed_sides(
-    fake: FakeSlack, app: AppProcess, db: Engine
+    fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
     anna, bo, cia = PEOPLE[:3]

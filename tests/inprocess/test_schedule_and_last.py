@@ -18,8 +18,8 @@ from slackapp.blocks import schedule as schedule_screen
 from slackapp.fakeslack.blocks import readable_text
 from slackapp.game.seasons import Season, SeasonLength
 from tests.e2e.driver import Table
+from tests.inprocess.test_home import open_home
 from tests.operate.conftest import PEOPLE, Deployment
-from tests.operate.test_home import open_home
 
 ALVA, BENGT, CARIN, DORIS = PEOPLE
 
