@@ -31,6 +31,7 @@ from slackapp.app import Varulv, build
 from slackapp.asgi import environ
 from slackapp.config import Settings
 from slackapp.db.models import OutboxEntry
+from slackapp.delivery.pacing import Limit, Pacer
 from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
 from slackapp.fakeslack.client import SLACK_USER_AGENT
 from slackapp.fakeslack.models import JSON
@@ -117,6 +118,9 @@ class RecentLog(logging.Handler):
             self.errors.append(line)
 
 
+UNPACED = Limit(per_second=1e9, burst=1_000_000)
+
+
 class InProcessApp:
     """Varulv wired as ``varulv serve`` wires it, on ``database_url``, for the fake Slack
     ``fake``; people's requests reach it through :meth:`post_form` / :meth:`post_json` (the
@@ -151,6 +155,8 @@ class InProcessApp:
         with mock.patch.object(wiring, "StepExecutor", TrackedSteps):
             self.varulv: Varulv = build(settings, database_url, now=self.clock.now)
         self.varulv.steps.deliverer = NoKick()
+        # Pacing has tests of its own; here a paced post would wait for a clock nobody moves.
+        self.varulv.deliverer.pacer = Pacer(posts=UNPACED, updates=UNPACED)
         self.step_threads = self.varulv.app.listener_runner.listener_executor
         assert isinstance(self.step_threads, TrackedSteps)
         self.router = Router(self.varulv)

@@ -18,6 +18,7 @@ from slackapp.fakeslack import FakeSlack, SignedRequest
 from slackapp.listeners.ack import is_retry
 from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table
+from tests.inprocess.test_hostile_input import with_payload
 from tests.reliability.support import (
     ballot_button,
     new_people,
@@ -27,7 +28,6 @@ from tests.reliability.support import (
     signed_click,
     signed_command,
 )
-from tests.reliability.test_hostile_input import with_payload
 
 YEAR_2100 = "4102444800.000001"
 OPEN = ("already open", "already running", "seated at the table above")
