@@ -187,3 +187,30 @@ def test_an_app_home_opened_event_of_the_wrong_shape_is_refused_or_ignored(
     assert answer.status_code in (200, 400)
     app.settle()
     assert fake.home_view(anna) is None
+
+
+def test_a_ballot_edited_to_name_no_seat_is_told_what_is_wrong(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    anna, bo, cia = new_people(fake, 3)
+    table = Table(fake, app, db)
+    table.seat_people(anna, [bo, cia])
+    table.start(anna)
+    table.play_night([anna, bo, cia])
+    table.heard_enough([anna, bo])
+    table.wait_for_phase("vote")
+    ballot = table.board("One sealed ballot each")
+    for_bo = next(b for b in ballot.buttons() if b.value and b.value.endswith(f":{bo}"))
+    click = signed(fake, lambda: fake.click(anna, ballot, for_bo.action_id))
+
+    def to_no_seat(payload: dict[str, Any]) -> None:
+        payload["actions"][0]["value"] = for_bo.value.replace(bo, "U0NOTSEATED")  # type: ignore[union-attr]
+
+    assert app.send(with_payload(click, to_no_seat)).status_code == 200
+    said = table.ephemeral(anna, "names nobody seated at this table").rendered_text
+    assert "yourself" not in said
+    with db.connect() as connection:
+        ballots = connection.scalar(
+            text("SELECT count(*) FROM ballots WHERE game_id = :g"), {"g": table.game_id()}
+        )
+    assert ballots == 0, "the edited ballot changed nothing"
