@@ -272,3 +272,24 @@ class HeldNth(Held):
             return False
         self.seen += 1
         return self.seen == self.n + 1
+
+
+class Clock:
+    """A clock that stands still until a test sets ``at``."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def __call__(self) -> datetime:
+        return self.at
+
+
+class Nothing:
+    """The deliverer and the timers, which a test of steps alone leaves out: it checks the
+    database and the outbox instead."""
+
+    def kick(self, game_id: int) -> None:
+        pass
+
+    def arm(self, game_id: int, at: datetime) -> None:
+        pass

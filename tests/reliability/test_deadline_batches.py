@@ -16,27 +16,10 @@ from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
 from slackapp.game import machine as m
 from slackapp.steps import Steps
+from tests.reliability.support import Clock, Nothing
 
 TEAM = "T0BATCH"
 _numbers = itertools.count(1)
-
-
-class Clock:
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-
-    def __call__(self) -> datetime:
-        return self.at
-
-
-class Nothing:
-    """The deliverer and the timers, left out: the database is checked."""
-
-    def kick(self, game_id: int) -> None:
-        pass
-
-    def arm(self, game_id: int, at: datetime) -> None:
-        pass
 
 
 class DirectMessages:

@@ -20,7 +20,8 @@ from slackapp.game.schedule import Schedule
 from slackapp.game.seasons import Season, SeasonLength
 from slackapp.standing import SeasonWrapUps
 from slackapp.steps import Steps
-from tests.reliability.test_standing_tables import Clock, Nothing, instance
+from tests.reliability.support import Clock, Nothing
+from tests.reliability.test_standing_tables import instance
 
 TEAM = "T0SEASON"
 _channels = itertools.count(1)

@@ -22,6 +22,7 @@ from slackapp.game import machine as m
 from slackapp.game.schedule import Schedule
 from slackapp.standing import StandingTables, invitation, pause_for_channel_of
 from slackapp.steps import Steps
+from tests.reliability.support import Clock, Nothing
 
 TEAM = "T0STAND"
 _channels = itertools.count(1)
@@ -29,24 +30,6 @@ LENGTHS = m.Lengths(120, 300, 120)
 FIKA = Schedule(frozenset(range(5)), time(15, 0), "Europe/Stockholm", 15)
 TUESDAY_MORNING = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 TUESDAY_FIKA = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)  # 15:00 in Stockholm
-
-
-class Clock:
-    def __init__(self, at: datetime) -> None:
-        self.at = at
-
-    def __call__(self) -> datetime:
-        return self.at
-
-
-class Nothing:
-    """The deliverer and the timers, which these tests leave out: the outbox is checked."""
-
-    def kick(self, game_id: int) -> None:
-        pass
-
-    def arm(self, game_id: int, at: datetime) -> None:
-        pass
 
 
 @pytest.fixture(scope="module")
