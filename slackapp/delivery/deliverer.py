@@ -235,22 +235,34 @@ class Deliverer:
             claimed = self._claim_and_read(todo)
             now = self.now()
             futures = []
+            clients: dict[str, WebClient | NotInstalled] = {}  # one look-up per workspace a round
             for game_id, (team_id, pending) in claimed.items():
                 ready = [each for each in pending if all(e.due_at <= now for e in each.entries)]
                 if ready:
-                    futures += self._send(game_id, team_id, ready)
+                    futures += self._send(game_id, team_id, ready, clients)
             wait(futures)
             for future in futures:
                 if future.exception() is not None and not self._stopped.is_set():
                     log.error("a message could not be delivered", exc_info=future.exception())
             todo = self._release(list(claimed))
 
-    def _send(self, game_id: int, team_id: str, ready: list[Pending]) -> list[Future[None]]:
+    def _send(
+        self,
+        game_id: int,
+        team_id: str,
+        ready: list[Pending],
+        clients: dict[str, WebClient | NotInstalled],
+    ) -> list[Future[None]]:
         """Send each message's newest version (on the call threads), recording what Slack
-        took."""
-        try:
-            client = self.clients(team_id)
-        except NotInstalled:
+        took. ``clients`` keeps this round's client (or its absence) per workspace, so a
+        thousand games of one workspace read its installation once, not a thousand times."""
+        if team_id not in clients:
+            try:
+                clients[team_id] = self.clients(team_id)
+            except NotInstalled as missing:
+                clients[team_id] = missing
+        client = clients[team_id]
+        if isinstance(client, NotInstalled):
             self._give_up_all(game_id, "not_installed")
             self.report(game_id, m.WorkspaceLeft())
             return []
