@@ -55,6 +55,9 @@ class SlackHttpServer:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # Python's default backlog is 5: more connections at once than that and the kernel drops
+    # the rest, which each try again a second later. Slack takes many connections at once.
+    request_queue_size = 1024
 
     def __init__(self, address: tuple[str, int], handler: type[_Handler], api: WebApi) -> None:
         super().__init__(address, handler)
