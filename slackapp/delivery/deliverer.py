@@ -24,7 +24,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -134,6 +134,8 @@ class Deliverer:
         self._queued: set[int] = set()
         self._waiting: list[int] = []
         self._again: set[int] = set()
+        self._wakers: dict[int, Future[None]] = {}
+        """Per game being drained, what wakes its drain to read it again."""
         self._stopped = threading.Event()
         self._sweeper: threading.Thread | None = None
         self._sweep_failing = False
@@ -153,6 +155,10 @@ class Deliverer:
 
     def stop(self) -> None:
         self._stopped.set()
+        with self._lock:
+            for waker in self._wakers.values():
+                if not waker.done():
+                    waker.set_result(None)
         self._drains.shutdown(wait=False, cancel_futures=True)
         self._calls.shutdown(wait=False, cancel_futures=True)
 
@@ -162,7 +168,10 @@ class Deliverer:
         batch: one transaction claims them all and reads their outbox, one lets them go."""
         with self._lock:
             if game_id in self._queued:
-                self._again.add(game_id)  # draining already: look again once it is done
+                self._again.add(game_id)  # draining already: its drain looks again
+                waker = self._wakers.get(game_id)
+                if waker is not None and not waker.done():
+                    waker.set_result(None)
                 return
             self._queued.add(game_id)
             self._waiting.append(game_id)
@@ -226,25 +235,64 @@ class Deliverer:
         """Deliver the games' entries until none is due, or the next must wait its retry.
 
         A game whose lease another live process holds is left to it (it reads what is new
-        too). Each round is one transaction to claim the games and read what they have to
-        show, every message of every game sent side by side, and one transaction to let the
-        games go, which finds those that got something new meanwhile: they go round again.
+        too). Each read is one transaction to claim the games and read what they have to
+        show; every ready message of every game is then sent side by side. A message still
+        being sent is never sent again alongside itself, but it does not hold the others
+        back: as soon as any call lands, or a step gives one of these games something new,
+        the games concerned are read again and whatever else is ready goes out. A game with
+        nothing in flight and nothing ready is let go (one transaction for the batch), and
+        one that got something due meanwhile is read again.
         """
-        todo = game_ids
-        while todo and not self._stopped.is_set():
-            claimed = self._claim_and_read(todo)
-            now = self.now()
-            futures = []
-            clients: dict[str, WebClient | NotInstalled] = {}  # one look-up per workspace a round
-            for game_id, (team_id, pending) in claimed.items():
-                ready = [each for each in pending if all(e.due_at <= now for e in each.entries)]
-                if ready:
-                    futures += self._send(game_id, team_id, ready, clients)
-            wait(futures)
-            for future in futures:
-                if future.exception() is not None and not self._stopped.is_set():
-                    log.error("a message could not be delivered", exc_info=future.exception())
-            todo = self._release(list(claimed))
+        waker: Future[None] = Future()
+        with self._lock:
+            for game_id in game_ids:
+                self._wakers[game_id] = waker
+        in_flight: dict[Future[None], tuple[int, str]] = {}
+        clients: dict[str, WebClient | NotInstalled] = {}  # one look-up per workspace a read
+        to_read = set(game_ids)
+        try:
+            while (to_read or in_flight) and not self._stopped.is_set():
+                if to_read:
+                    sending = {key for key in in_flight.values()}
+                    claimed = self._claim_and_read(sorted(to_read))
+                    now = self.now()
+                    for game_id, (team_id, pending) in claimed.items():
+                        ready = [
+                            each
+                            for each in pending
+                            if (game_id, each.surface) not in sending
+                            and all(e.due_at <= now for e in each.entries)
+                        ]
+                        for future, surface in self._send(game_id, team_id, ready, clients):
+                            in_flight[future] = (game_id, surface)
+                    busy = {game_id for game_id, _ in in_flight.values()}
+                    to_read = set(self._release(sorted(set(claimed) - busy)))
+                    clients.clear()
+                    if to_read:
+                        continue
+                if not in_flight:
+                    break
+                done, _ = wait([*in_flight, waker], return_when=FIRST_COMPLETED)
+                for future in done:
+                    if future is waker:
+                        continue
+                    game_id, _surface = in_flight.pop(future)
+                    to_read.add(game_id)  # what is newer, or the game let go
+                    if future.exception() is not None and not self._stopped.is_set():
+                        log.error("a message could not be delivered", exc_info=future.exception())
+                if waker.done():
+                    with self._lock:
+                        waker = Future()
+                        for game_id in game_ids:
+                            self._wakers[game_id] = waker
+                        kicked = self._again & set(game_ids)
+                        self._again -= kicked
+                    to_read |= kicked
+        finally:
+            with self._lock:
+                for game_id in game_ids:
+                    if self._wakers.get(game_id) is waker:
+                        del self._wakers[game_id]
 
     def _send(
         self,
@@ -252,7 +300,7 @@ class Deliverer:
         team_id: str,
         ready: list[Pending],
         clients: dict[str, WebClient | NotInstalled],
-    ) -> list[Future[None]]:
+    ) -> list[tuple[Future[None], str]]:
         """Send each message's newest version (on the call threads), recording what Slack
         took. ``clients`` keeps this round's client (or its absence) per workspace, so a
         thousand games of one workspace read its installation once, not a thousand times."""
@@ -268,7 +316,10 @@ class Deliverer:
             return []
         try:
             return [
-                self._calls.submit(self._deliver_logged, game_id, team_id, client, each)
+                (
+                    self._calls.submit(self._deliver_logged, game_id, team_id, client, each),
+                    each.surface,
+                )
                 for each in ready
             ]
         except RuntimeError:  # stopping

@@ -167,6 +167,32 @@ def test_no_lock_is_held_while_slack_answers(
     assert delivered(sessions, game_id)
 
 
+def test_a_message_with_slack_does_not_hold_back_the_games_others_nor_race_itself(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
+) -> None:
+    """The board's redraw is slow at Slack; the reveal, a message of its own, goes out while
+    it is in flight. A newer redraw of the board waits for the one in flight, then follows."""
+    game_id, channel = new_game(fake, sessions)
+    show(sessions, game_id, closed("board 1"))
+    deliverer.drain(game_id)
+    faults.slow_down(fake, 1.5, "chat.update")
+    before = len(fake.calls)
+    show(sessions, game_id, closed("board 2"))
+    deliverer.kick(game_id)
+    time.sleep(0.3)  # the redraw is with Slack now
+    show(sessions, game_id, m.Say("the reveal"), closed("board 3"))
+    deliverer.kick(game_id)
+    drained(sessions, game_id)
+    calls = [c for c in fake.calls[before:] if c.method in ("chat.postMessage", "chat.update")]
+    answered = [(c.method, c.params.get("text")) for c in calls]
+    assert answered == [
+        ("chat.postMessage", "the reveal"),
+        ("chat.update", "board 2"),
+        ("chat.update", "board 3"),
+    ], "the reveal answered first; the board's versions one after the other, in order"
+    assert texts(fake, channel) == ["board 3", "the reveal"]
+
+
 def test_throttling_is_retried_after_retry_after(
     fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
 ) -> None:
