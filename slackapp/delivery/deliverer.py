@@ -263,6 +263,8 @@ class Deliverer:
                             if (game_id, each.surface) not in sending
                             and all(e.due_at <= now for e in each.entries)
                         ]
+                        if not ready:
+                            continue
                         for future, surface in self._send(game_id, team_id, ready, clients):
                             in_flight[future] = (game_id, surface)
                     busy = {game_id for game_id, _ in in_flight.values()}
