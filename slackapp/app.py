@@ -27,6 +27,7 @@ from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.installations import installation_store, oauth_state_store
 from slackapp.db.journal import keep_journal
 from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.notices import Notices
 from slackapp.delivery.pacing import UPDATE_BURST, Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
@@ -59,8 +60,12 @@ class Varulv:
     acks: AckFirst = field(default_factory=AckFirst)
     """Requests being acknowledged, which the game steps let go first."""
     signing_secret: str | None = None
+    relays: bool = False
+    """This process only answers requests: another delivers and keeps the timers."""
 
     def start(self) -> None:
+        if self.relays:
+            return
         self.deliverer.start()
         self.deadlines.start(
             self.steps.deadlines_due,
@@ -90,11 +95,14 @@ def build(
     database_url: str,
     acks: AckFirst | None = None,
     now: Callable[[], datetime] = utc_now,
+    relays: bool = False,
 ) -> Varulv:
     """Wire everything; the caller starts the timers and the deliverer once serving.
 
     ``acks``: what the steps wait for (shared by a server's workers); this process's own if None.
     ``now``: the one clock every step, deadline and delivery goes by (a test's, to move it on).
+    ``relays``: the steps tell the background process what to show and when a deadline falls
+    (slackapp.delivery.notices) instead of this process's own deliverer and timers.
     The server checks every request's signature before Bolt sees it, so Bolt does not again.
     """
     engine = make_engine(database_url)
@@ -171,7 +179,8 @@ def build(
         now=now,
     )
     deadlines = Deadlines(sessions, acks=acks, now=now)
-    steps = Steps(sessions, lengths, deliverer, deadlines, now)
+    notices = Notices(engine) if relays else None
+    steps = Steps(sessions, lengths, notices or deliverer, notices or deadlines, now)
     register(app, steps)
     return Varulv(
         app=app,
@@ -183,6 +192,7 @@ def build(
         wrap_ups=SeasonWrapUps(sessions, now),
         acks=acks,
         signing_secret=settings.signing_secret,
+        relays=relays,
     )
 
 

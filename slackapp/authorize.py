@@ -8,16 +8,20 @@ Varulv: the bot's token, user id and bot id.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from slack_bolt import BoltContext
 from slack_bolt.authorization import AuthorizeResult
 from slack_sdk.errors import SlackClientError
 from slack_sdk.oauth.installation_store import Bot, InstallationStore
 from slack_sdk.oauth.token_rotation import TokenRotator
+from sqlalchemy import Engine, text
 
 log = logging.getLogger(__name__)
 
@@ -65,12 +69,13 @@ def fresh_bot(store: InstallationStore, rotator: TokenRotator, bot: Bot) -> Bot:
     rotating token expires soon; as stored otherwise, or when Slack would not refresh it now
     (the stored token may well still work).
 
-    A refresh token is good for one refresh, so this process refreshes one at a time, each from
-    the newest stored bot; another process that refreshed first leaves its token in the store.
+    A refresh token is good for one refresh, so one thread of one process at a time refreshes
+    (the web workers and the background process share the store), each from the newest stored
+    bot: one that waited its turn finds the token another refreshed meanwhile in the store.
     """
     if not _expires_soon(bot):
         return bot
-    with _refreshing:
+    with _refreshing, _one_process_at_a_time(store, bot):
         newest = _newest(store, bot)
         if not _expires_soon(newest):
             return newest  # refreshed while this one waited its turn
@@ -91,6 +96,33 @@ def fresh_bot(store: InstallationStore, rotator: TokenRotator, bot: Bot) -> Bot:
 
 
 _refreshing = threading.Lock()
+
+
+@contextmanager
+def _one_process_at_a_time(store: InstallationStore, bot: Bot) -> Iterator[None]:
+    """A PostgreSQL advisory lock on the workspace's refresh, when the store is the database's
+    (it released with the connection, should this process die holding it). A database that
+    does not answer takes no lock: the refresh goes on, and a loser's refresh fails cleanly."""
+    engine = getattr(store, "engine", None)
+    key = zlib.crc32(f"varulv-token-refresh:{bot.enterprise_id}:{bot.team_id}".encode())
+    connection = None
+    if isinstance(engine, Engine):
+        try:
+            connection = engine.connect()
+            connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": key})
+        except Exception as error:
+            log.warning("refreshing the bot token without a lock: %s", type(error).__name__)
+            if connection is not None:
+                connection.close()
+            connection = None
+    try:
+        yield
+    finally:
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": key})
+                connection.commit()
+            connection.close()
 
 
 def _expires_soon(bot: Bot) -> bool:

@@ -3,10 +3,15 @@ then threads), or over Socket Mode."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import io
 import logging
+import os
+import select
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -22,7 +27,8 @@ from slackapp.acks import AckFirst, AcrossWorkers, QuietCollector
 from slackapp.app import Varulv, build
 from slackapp.asgi import Buffered, Worker
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
-from slackapp.logs import logging_config
+from slackapp.delivery.notices import Listener
+from slackapp.logs import configure_logging, logging_config
 from slackapp.shapes import malformed, misnamed
 
 log = logging.getLogger(__name__)
@@ -35,6 +41,8 @@ MAX_CONNECTIONS = 4000
 """Per worker: idle ones cost a socket each, and Slack itself needs only a few."""
 SIGNATURE_MAX_AGE = 5 * 60
 """Slack's rule: a request signed longer ago than this may be a replay."""
+BACKGROUND_STOP_SECONDS = 10.0
+BACKGROUND_RESTART_SECONDS = 1.0
 
 
 class Router:
@@ -147,13 +155,15 @@ def acks_first(workers: AcrossWorkers, enabled: bool) -> AckFirst:
 
 
 def serve_http(settings: Settings, database_url: str) -> None:
+    """gunicorn's workers answer Slack; a background process shows the outbox and keeps the
+    timers (slackapp.delivery.notices says why and how they talk)."""
     workers = AcrossWorkers()  # before the fork: every worker shares it
 
     threads = settings.threads
 
     def factory() -> Buffered:
-        varulv = build(settings, database_url, acks_first(workers, settings.acks_first))
-        varulv.start()
+        acks = acks_first(workers, settings.acks_first)
+        varulv = build(settings, database_url, acks, relays=True)
         QuietCollector(varulv.acks).start()
         return Buffered(Router(varulv), threads, MAX_BODY_BYTES, settings.request_seconds)
 
@@ -176,7 +186,92 @@ def serve_http(settings: Settings, database_url: str) -> None:
     log.info("Varulv listens for Slack at http://%s%s", options["bind"], EVENTS_PATH)
     if settings.multi_workspace:
         log.info("Workspaces add Varulv at http://%s%s", options["bind"], INSTALL_PATH)
-    Gunicorn(factory, options).run()
+    with Background(settings, database_url, workers):
+        Gunicorn(factory, options).run()
+
+
+class Background:
+    """The background process (deliveries and timers), forked from the server before gunicorn
+    starts its workers, started again should it die, stopped with the server."""
+
+    def __init__(self, settings: Settings, database_url: str, workers: AcrossWorkers) -> None:
+        self.settings = settings
+        self.database_url = database_url
+        self.workers = workers
+        self.pid = 0
+        self._alive = -1
+        """Read end of a pipe only the background process holds open: EOF once it is gone
+        (whatever reaps it: gunicorn's arbiter reaps every child it has)."""
+        self._stopping = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, name="varulv-watch", daemon=True)
+
+    def __enter__(self) -> Background:
+        self._start()
+        self._watcher.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stopping.set()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGTERM)
+        if not select.select([self._alive], [], [], BACKGROUND_STOP_SECONDS)[0]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGKILL)
+
+    def _start(self) -> None:
+        """Fork: everything is imported already, and no other thread runs yet to leave a lock
+        held in the child."""
+        parent = os.getpid()
+        alive, keep_alive = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the background process
+            os.close(alive)
+            status = 1
+            try:
+                run_background(self.settings, self.database_url, self.workers, parent)
+                status = 0
+            except BaseException:
+                log.exception("the background process failed")
+            finally:
+                os._exit(status)
+        os.close(keep_alive)
+        if self._alive >= 0:
+            os.close(self._alive)
+        self.pid, self._alive = pid, alive
+
+    def _watch(self) -> None:
+        while True:
+            while os.read(self._alive, 1):
+                pass
+            if self._stopping.wait(BACKGROUND_RESTART_SECONDS):
+                return
+            log.error("the background process stopped; starting it again")
+            self._start()
+
+
+def run_background(
+    settings: Settings, database_url: str, workers: AcrossWorkers, parent: int
+) -> None:
+    """The background process: the deliverer, the timers, and the ear for the web workers'
+    notices; until SIGTERM or SIGINT, or the server that started it is gone."""
+    configure_logging()
+    stopped = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopped.set())
+    varulv = build(settings, database_url, acks_first(workers, settings.acks_first))
+    listener = Listener(
+        database_url,
+        on_outbox=varulv.deliverer.kick,
+        on_deadline=varulv.deadlines.arm,
+        on_connect=varulv.deliverer.sweep,
+    )
+    varulv.start()
+    listener.start()
+    log.info("the background process delivers and keeps the timers")
+    while not stopped.wait(1.0) and os.getppid() == parent:
+        pass
+    listener.stop()
+    varulv.stop()
 
 
 def serve_socket_mode(settings: Settings, database_url: str) -> None:

@@ -73,6 +73,8 @@ def test_a_game_whose_token_expires_mid_game_is_revealed_on_its_deadline(
     table.wait_for_phase("over", timeout=VOTE_SECONDS + 15)
     reveal = table.reveal()
     assert table.game()["phase"] == "over"
+    # Every message shown: each call's refresh was saved before the call went out.
+    table.wait(lambda: table.undelivered() == 0, "every message of the game shown")
 
     calls = fake.calls
     expired = [call for call in calls if call.response.get("error") == "token_expired"]

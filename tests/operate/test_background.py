@@ -1,0 +1,86 @@
+"""``varulv serve``'s background process: it shows what the web workers' steps commit, it is
+started again should it die, and it never outlives its server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from sqlalchemy import create_engine
+
+from slackapp.fakeslack import FakeSlack
+from tests import processes
+from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
+from tests.operate.conftest import PEOPLE, Deployment, fresh_database
+
+ALVA, BENGT, _, _ = PEOPLE
+STARTED = "the background process delivers and keeps the timers"
+
+
+@pytest.fixture(scope="module")
+def served(postgres: str) -> Iterator[Deployment]:
+    url = fresh_database(postgres, "background")
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
+        app = start_app(fake, url)
+        engine = create_engine(url)
+        try:
+            yield Deployment(fake, app, engine)
+        finally:
+            app.stop()
+            engine.dispose()
+
+
+def background_pids(deployment: Deployment, app: AppProcess | None = None) -> list[int]:
+    """Each background process the server started, in order, as its log says."""
+    lines = deployment.log_lines(app)
+    return [int(line["pid"]) for line in lines if line.get("message") == STARTED]
+
+
+def gone(pid: int) -> bool:
+    """No such process, or one that has exited and waits only to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def until(condition: Callable[[], object], what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def test_a_background_process_that_dies_is_started_again_and_shows_the_steps(
+    served: Deployment,
+) -> None:
+    until(lambda: background_pids(served), "the background process")
+    (first,) = background_pids(served)
+    assert first != served.app.process.pid, "a process of its own, not the server's"
+    os.kill(first, signal.SIGKILL)
+    until(lambda: len(background_pids(served)) == 2, "a new background process")
+    assert background_pids(served)[1] != first
+    assert any(line["level"] == "ERROR" for line in served.log_lines()), "the server said so"
+
+    table = served.table()
+    table.seat_people(ALVA, [BENGT])  # waits for the lobby's post and its redraw at the join
+    table.wait(lambda: table.undelivered() == 0 or None, "every message shown")
+
+
+def test_the_background_process_does_not_outlive_its_server(
+    served: Deployment, postgres: str
+) -> None:
+    url = fresh_database(postgres, "orphan")
+    app = start_app(served.fake, url)
+    try:
+        until(lambda: background_pids(served, app), "the background process")
+        (background,) = background_pids(served, app)
+        os.kill(app.process.pid, signal.SIGKILL)  # the server alone, not its process group
+        until(lambda: gone(background), "the background process to stop with its server")
+    finally:
+        processes.signal_group(app.process, signal.SIGKILL)
+        processes.end(app.process)
