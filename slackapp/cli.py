@@ -157,7 +157,6 @@ def _cannot_listen(host: str, port: int) -> str | None:
 def _sandbox(port: int | None, open_browser: bool) -> int:
     from slackapp.config import Settings, SettingsError, port_from_env
     from slackapp.logs import logging_config
-    from slackapp.sandbox.run import main as run_sandbox
 
     try:
         Settings.from_env()  # what the app would refuse, said before anything starts
@@ -165,6 +164,8 @@ def _sandbox(port: int | None, open_browser: bool) -> int:
         chosen = port_from_env() if port is None else port
     except SettingsError as error:
         return _refuse("sandbox", error)
+    from slackapp.sandbox.run import main as run_sandbox  # the whole app: only once it may run
+
     return run_sandbox(chosen, open_browser)
 
 
