@@ -43,7 +43,7 @@ from slackapp.game.vote import check_ballot
 pytestmark = pytest.mark.long
 
 # Per test rather than a global profile, so other test modules keep their own settings.
-ENOUGH = settings(max_examples=150, deadline=None)
+ENOUGH = settings(max_examples=100, deadline=None)
 
 UNIQUE_CARDS = [card for card in Card if card not in REPEATABLE_CARDS]
 NAMES = ["anna", "bo", "cia", "dan", "eva", "fia", "gus", "hed", "ivo", "jon", "kim", "lo"]
