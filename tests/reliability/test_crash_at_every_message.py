@@ -55,23 +55,23 @@ def finish_from_anywhere(table: Table, people: list[str]) -> None:
                 table.finish_night(user, first_choice)
         phase = "day"
     if phase == "day":
-        table.wait_for_phase("day", timeout=30)
-        board = table.board("Heard enough")
-        for user in people:
-            # The majority may close the day between the look at the phase and the click,
-            # and then the board has no button left to press: the day is over, as wanted.
-            if table.game()["phase"] == "day":
-                with contextlib.suppress(LookupError):
-                    table.click(user, board, "Heard enough")
+        click_each_while(table, people, "day", "Heard enough", "Heard enough")
         phase = "vote"
     if phase == "vote":
-        table.wait_for_phase("vote", timeout=30)
-        ballot = table.board("One sealed ballot each")
-        for user in people:
-            if table.game()["phase"] == "vote":
-                with contextlib.suppress(LookupError):  # the last ballot may just have closed it
-                    table.click(user, ballot, "Nobody")
+        click_each_while(table, people, "vote", "One sealed ballot each", "Nobody")
     table.wait_for_phase("over", timeout=30)
+
+
+def click_each_while(table: Table, people: list[str], phase: str, board: str, label: str) -> None:
+    """Each person clicks ``label`` on the phase's board while the phase lasts."""
+    table.wait_for_phase(phase, timeout=30)
+    message = table.board(board)
+    for user in people:
+        # A majority or the last ballot may close the phase between the look at the phase and
+        # the click, and then the board has no button left to press: it is over, as wanted.
+        if table.game()["phase"] == phase:
+            with contextlib.suppress(LookupError):
+                table.click(user, message, label)
 
 
 def assert_every_screen_shows_the_committed_game(table: Table, since: int) -> None:
