@@ -41,6 +41,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ["TMPDIR"] = environ
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files marked long run first: a worker that takes one late would finish alone."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[str]:
     """The run's PostgreSQL server's URL (``DATABASE_URL`` when given, else an embedded one),

@@ -23,7 +23,7 @@ from slackapp.game.referee import (
 from tests.game.test_properties import Game, games
 from tests.game.test_referee_errors import VALID
 
-ENOUGH = settings(max_examples=300, deadline=None)
+ENOUGH = settings(max_examples=150, deadline=None)
 
 
 def renamed_outcome(outcome: dict[str, Any], name: dict[str, str]) -> dict[str, Any]:

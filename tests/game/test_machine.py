@@ -648,7 +648,7 @@ def likely(state: m.GameState) -> st.SearchStrategy[m.Event]:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32), st.data())
 def test_random_sequences_keep_the_invariants(seed: int, data: st.DataObject) -> None:
     state = m.open_table(7, "CFIKA", "UANNA", "anna", seed, LENGTHS).state

@@ -14,6 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -39,8 +40,10 @@ from slackapp.game.outcome import play
 from slackapp.game.referee import referee
 from slackapp.game.vote import check_ballot
 
+pytestmark = pytest.mark.long
+
 # Per test rather than a global profile, so other test modules keep their own settings.
-ENOUGH = settings(max_examples=150, deadline=None)
+ENOUGH = settings(max_examples=100, deadline=None)
 
 UNIQUE_CARDS = [card for card in Card if card not in REPEATABLE_CARDS]
 NAMES = ["anna", "bo", "cia", "dan", "eva", "fia", "gus", "hed", "ivo", "jon", "kim", "lo"]

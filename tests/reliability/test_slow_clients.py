@@ -3,12 +3,14 @@ are answered while they hang on, and a request that does not arrive in time is d
 
 from __future__ import annotations
 
+import signal
 import socket
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, closing
+from contextlib import ExitStack, closing, suppress
 from urllib.parse import urlsplit
 
+import psutil
 import pytest
 import requests
 from sqlalchemy import Engine
@@ -16,6 +18,7 @@ from sqlalchemy import Engine
 from slackapp.fakeslack import FakeSlack
 from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table
+from tests.processes import signal_group
 from tests.reliability.support import new_people, running_app, signed_command
 
 REQUEST_SECONDS = 2
@@ -84,3 +87,48 @@ def test_a_request_that_does_not_arrive_in_time_is_dropped(app: AppProcess, kind
     if kind == "body":
         assert answer.startswith(b"HTTP/1.1 408"), answer
     assert requests.get(f"{app.url}/healthz", timeout=3).status_code == 200
+
+
+def test_a_request_in_flight_when_the_server_is_told_to_stop_is_still_answered(
+    fake: FakeSlack, database_url: str
+) -> None:
+    """SIGTERM stops an idle worker at once, yet a request already under way (here its body is
+    still arriving) is read, acknowledged and answered before the worker exits."""
+    (person,) = new_people(fake, 1)
+    request = signed_command(fake, person, "C0STOPPING", "help")
+    body = request.body.encode()
+    with running_app(fake, database_url) as app:
+        address = urlsplit(app.url)
+        connection = socket.create_connection((address.hostname, address.port), timeout=10)
+        with closing(connection):
+            head = "".join(f"{name}: {value}\r\n" for name, value in request.headers.items())
+            connection.sendall(
+                f"POST /slack/events HTTP/1.1\r\nHost: varulv\r\n{head}"
+                f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                + body[:10]
+            )
+            wait_until_accepted(app, connection)  # the request is in flight
+            signal_group(app.process, signal.SIGTERM)  # as a platform stops a process
+            deadline = time.monotonic() + 20
+            while "Worker shutting down" not in app.log_tail() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert "Worker shutting down" in app.log_tail(), app.log_tail()
+            connection.sendall(body[10:])
+            answer = b""
+            while chunk := connection.recv(4096):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.1 200"), answer
+        assert app.process.wait(timeout=20) == 0, app.log_tail()
+
+
+def wait_until_accepted(app: AppProcess, connection: socket.socket) -> None:
+    """Until one of the server's workers holds the other end of ``connection``."""
+    mine = connection.getsockname()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        for worker in psutil.Process(app.process.pid).children():
+            with suppress(psutil.Error):
+                if any(held.raddr == mine for held in worker.net_connections("tcp")):
+                    return
+        time.sleep(0.02)
+    raise AssertionError("no worker accepted the connection")

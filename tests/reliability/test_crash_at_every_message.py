@@ -1,0 +1,166 @@
+"""``kill -9`` at every one of a whole game's Slack messages in turn, a process still alive taking
+the game over each time: whichever message the crash falls on, the game ends in a reveal the
+referee agrees with, and no screen contradicts what was committed."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, text
+
+from slackapp.fakeslack import FakeSlack
+from tests.e2e.conftest import start_app
+from tests.e2e.driver import Table, first_choice
+from tests.reliability.support import HeldNth, conversations, new_people, seat_rows
+
+pytestmark = pytest.mark.long
+
+MESSAGE_CALLS = ("chat.postMessage", "chat.update")
+
+
+def finish_from_anywhere(table: Table, people: list[str]) -> None:
+    """Play whatever is left of a three-person game, from whichever phase it is in."""
+
+    def opened() -> bool:
+        with table.db.connect() as connection:
+            return bool(
+                connection.execute(
+                    text("SELECT count(*) FROM games WHERE channel_id = :c"), {"c": table.channel}
+                ).scalar_one()
+            )
+
+    if not opened():
+        table.command(people[0])
+        table.wait(lambda: opened() or None, "the table opened")
+    phase = table.game()["phase"]
+    if phase == "lobby":
+        for user in people:
+            if user not in table.seat_keys():
+                table.click(user, table.lobby(), "Join")
+        table.wait(lambda: len(table.seats()) == len(people) or None, "everyone seated")
+        table.start(people[0])
+        phase = "night"
+    if phase == "night":
+        table.wait(
+            lambda: all(f"dm:{user}" in table.posted() for user in people) or None,
+            "every card shown",
+            timeout=30,
+        )
+        for user in people:
+            if not seat_rows(table.db, table.game_id())[user]["confirmed"]:
+                table.finish_night(user, first_choice)
+        phase = "day"
+    if phase == "day":
+        click_each_while(table, people, "day", "Heard enough", "Heard enough")
+        phase = "vote"
+    if phase == "vote":
+        click_each_while(table, people, "vote", "One sealed ballot each", "Nobody")
+    table.wait_for_phase("over", timeout=30)
+
+
+def click_each_while(table: Table, people: list[str], phase: str, board: str, label: str) -> None:
+    """Each person clicks ``label`` on the phase's board while the phase lasts."""
+    table.wait_for_phase(phase, timeout=30)
+    message = table.board(board)
+    for user in people:
+        # A majority or the last ballot may close the phase between the look at the phase and
+        # the click, and then the board has no button left to press: it is over, as wanted.
+        if table.game()["phase"] == phase:
+            with contextlib.suppress(LookupError):
+                table.click(user, message, label)
+
+
+def assert_every_screen_shows_the_committed_game(table: Table, since: int) -> None:
+    """Each message of the game shows the newest picture the app committed for it, and a
+    message posted twice (Slack took it as the app died) was the very same message."""
+    fake, game_id = table.fake, table.game_id()
+    with table.db.connect() as connection:
+        newest = dict(
+            connection.execute(
+                text(
+                    "SELECT DISTINCT ON (surface) surface, text FROM outbox WHERE game_id = :g "
+                    "AND (failure IS NULL OR failure = 'superseded') "
+                    "ORDER BY surface, version DESC"
+                ),
+                {"g": game_id},
+            ).all()
+        )
+        shown = connection.execute(
+            text("SELECT surface, channel, ts FROM messages WHERE game_id = :g"), {"g": game_id}
+        ).all()
+    assert {surface for surface, _, _ in shown} == set(newest)
+    for surface, channel, ts in shown:
+        assert fake.message(channel, ts).text == newest[surface], surface
+    posts: dict[tuple[str, str], list[object]] = {}
+    for call in fake.calls[since:]:
+        if call.method == "chat.postMessage" and call.ok:
+            key = (str(call.params.get("channel")), str(call.params.get("text")))
+            posts.setdefault(key, []).append(call.params.get("blocks"))
+    for key, blocks in posts.items():
+        assert len(blocks) <= 2 and all(b == blocks[0] for b in blocks), key
+
+
+class Interrupted(Exception):
+    """The message the test crashes the app at has reached Slack."""
+
+
+class CrashingTable(Table):
+    """A table whose every wait gives up as soon as ``held`` has caught its message."""
+
+    held: HeldNth | None = None
+
+    def wait(self, predicate: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
+        def unless_held() -> Any:
+            if self.held is not None and self.held.reached.is_set():
+                raise Interrupted
+            return predicate()
+
+        return super().wait(unless_held, what, timeout)
+
+
+def test_a_crash_at_every_message_of_a_whole_game(
+    fake: FakeSlack, database_url: str, db: Engine
+) -> None:
+    """One whole game, again and again: each time the app is killed at the next of its Slack
+    messages (alternately before Slack took it and after), and the process still alive takes
+    the game over. Every game ends in a reveal the referee agrees with, and no screen
+    contradicts what was committed."""
+    survivor = start_app(fake, database_url)
+    crashes = 0
+    starting = ThreadPoolExecutor(1)  # the next victim starts while the survivor plays on
+    upcoming = starting.submit(start_app, fake, database_url)
+    try:
+        for n in range(80):
+            people = new_people(fake, 3)
+            victim = upcoming.result()
+            upcoming = starting.submit(start_app, fake, database_url)
+            table = CrashingTable(fake, victim, db)
+            since = len(fake.calls)
+
+            def channels(table: Table = table, people: list[str] = people) -> set[str]:
+                return conversations(fake, table, people)
+
+            table.held = HeldNth(fake, MESSAGE_CALLS, channels, n, applied=n % 2 == 1)
+            with table.held:
+                with contextlib.suppress(Interrupted):
+                    finish_from_anywhere(table, people)
+                reached = table.held.reached.is_set()
+                victim.kill()
+            table.held = None
+            table.app = survivor
+            if not reached:
+                break  # the game has fewer messages than n: every one was crashed at
+            crashes += 1
+            finish_from_anywhere(table, people)
+            table.stored_outcome_matches_referee()
+            table.reveal()
+            assert_every_screen_shows_the_committed_game(table, since)
+    finally:
+        survivor.stop()
+        upcoming.result().stop()
+        starting.shutdown()
+    assert crashes >= 20, "a whole game makes at least twenty Slack messages"
