@@ -161,10 +161,12 @@ def test_phase_ending_clicks_delivered_to_both_processes_at_once_change_the_phas
 
 
 def test_deadlines_and_clicks_race_in_two_processes(
-    fake: FakeSlack, database_url: str, db: Engine
+    fake: FakeSlack, database_url: str, db: Engine, pair: tuple[AppProcess, AppProcess]
 ) -> None:
     """Three games at once on two processes with two-second phases: people click on either
-    process while both processes' timers end phases; each phase still changes exactly once."""
+    process while both processes' timers end phases; each phase still changes exactly once.
+    The pair of this module's other tests serves the same database, and its timers race for
+    these deadlines too: the journal is every process's."""
     apps = (start_app(fake, database_url, night=2, day=2, vote=2),)
     apps += (start_app(fake, database_url, night=2, day=2, vote=2),)
     try:
@@ -190,7 +192,7 @@ def test_deadlines_and_clicks_race_in_two_processes(
             for message in (LOBBY, DAY, VOTE, REVEAL):
                 assert boards(fake, since, table.channel, message) == 1, message
             assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
-            assert logged_once(table, list(apps)) == EVERY_PHASE_ONCE
+            assert logged_once(table, [*apps, *pair]) == EVERY_PHASE_ONCE
     finally:
         for app in apps:
             app.stop()
