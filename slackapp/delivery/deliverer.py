@@ -249,29 +249,34 @@ class Deliverer:
                 self._wakers[game_id] = waker
         in_flight: dict[Future[None], tuple[int, str]] = {}
         clients: dict[str, WebClient | NotInstalled] = {}  # one look-up per workspace a read
-        to_read = set(game_ids)
+        to_read, to_release = set(game_ids), set[int]()
+        held_back: set[int] = set()
+        """Games with a newer version of a message that was still in flight when read."""
         try:
-            while (to_read or in_flight) and not self._stopped.is_set():
+            while (to_read or to_release or in_flight) and not self._stopped.is_set():
                 if to_read:
-                    sending = {key for key in in_flight.values()}
+                    sending = set(in_flight.values())
                     claimed = self._claim_and_read(sorted(to_read))
+                    to_read = set()
                     now = self.now()
                     for game_id, (team_id, pending) in claimed.items():
-                        ready = [
-                            each
-                            for each in pending
-                            if (game_id, each.surface) not in sending
-                            and all(e.due_at <= now for e in each.entries)
-                        ]
+                        ready = []
+                        for each in pending:
+                            if (game_id, each.surface) in sending:
+                                held_back.add(game_id)
+                            elif all(e.due_at <= now for e in each.entries):
+                                ready.append(each)
                         if not ready:
                             continue
                         for future, surface in self._send(game_id, team_id, ready, clients):
                             in_flight[future] = (game_id, surface)
-                    busy = {game_id for game_id, _ in in_flight.values()}
-                    to_read = set(self._release(sorted(set(claimed) - busy)))
                     clients.clear()
-                    if to_read:
-                        continue
+                    to_release |= set(claimed) - {game_id for game_id, _ in in_flight.values()}
+                if to_release:
+                    to_read |= set(self._release(sorted(to_release)))
+                    to_release = set()
+                if to_read:
+                    continue
                 if not in_flight:
                     break
                 done, _ = wait([*in_flight, waker], return_when=FIRST_COMPLETED)
@@ -279,9 +284,13 @@ class Deliverer:
                     if future is waker:
                         continue
                     game_id, _surface = in_flight.pop(future)
-                    to_read.add(game_id)  # what is newer, or the game let go
                     if future.exception() is not None and not self._stopped.is_set():
                         log.error("a message could not be delivered", exc_info=future.exception())
+                    if game_id in held_back:  # its newer version may go now
+                        held_back.discard(game_id)
+                        to_read.add(game_id)
+                    elif all(game != game_id for game, _ in in_flight.values()):
+                        to_release.add(game_id)  # which finds anything due meanwhile
                 if waker.done():
                     with self._lock:
                         waker = Future()
