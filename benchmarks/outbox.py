@@ -11,7 +11,8 @@ which can answer every Web API call late (``tests.faults.slow_down``):
   post answered by the stand-in, with Slack answering in 0 ms and in 100 ms;
 - lock: how long each step holds the game row (from its ``SELECT ... FOR UPDATE`` to the
   connection's return after the commit), p50/p99/max over whole ten-seat games played with the
-  app's own steps and deliverer in this process, Slack at 0 ms and 100 ms;
+  app's own steps in a process of their own, as a web worker runs them, while this process
+  delivers what they commit, as the background process does; Slack at 0 ms and 100 ms;
 - quiet: one *Heard enough* at a quiet table while another table takes a burst of 45 ballot
   clicks, Slack at 300 ms: from the click to its board's redraw and to its private answer;
 - deadlines: 1,000 nights due at the same moment in one process: until every day board is
@@ -45,11 +46,11 @@ from slackapp.blocks.ids import ButtonValue
 from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
 from slackapp.db.migrate import upgrade
 from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.notices import Listener, Notices
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import machine as m
 from slackapp.steps import Steps
-from slackapp.timers import Deadlines
 from tests import faults
 
 REVEAL = "The Varulv reveal"
@@ -220,9 +221,35 @@ def ballot_to_reveal(
 # -- lock held -------------------------------------------------------------------------------
 
 
-def lock_held(fake: Slack, database_url: str, latency: float, games: int) -> list[float]:
-    """Whole ten-seat games through the app's own steps and deliverer, in this process; each
-    step's time holding the game row."""
+def lock_held(
+    fake: Slack, database_url: str, pool: ProcessPoolExecutor, latency: float, games: int
+) -> list[float]:
+    """Whole ten-seat games played by the app's own steps in a process of their own, as a web
+    worker runs them (its kicks and deadlines are notices); this process, like the background
+    one, delivers what they commit to the stand-in. Each step's time holding the game row."""
+    sessions = make_sessions(make_engine(database_url))
+    client = web_client(TOKEN, fake.api_url, wait_out_rate_limits=False)
+    deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None)
+    listener = Listener(database_url, deliverer.kick, lambda game, at: None, deliverer.sweep)
+    deliverer.start(sweep_seconds=0.2)
+    listener.start()
+    label = f"{int(latency * 1000):03d}"
+    for number in range(games):  # the channels and people the steps' process will play with
+        fake.add_channel(f"CL{label}{number:03d}", f"cl{label}{number:03d}")
+        for user in [f"UL{label}{number:03d}{n}" for n in range(10)]:
+            fake.add_user(user, user.lower())
+    try:
+        with slack_at(fake, latency):
+            return pool.submit(play_timed, database_url, fake.api_url, label, games).result()
+    finally:
+        listener.stop()
+        deliverer.stop()
+
+
+def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[float]:
+    """In the steps' process: play ``games`` games, each event a step at the same time as the
+    table's other clicks; how long each step held its game's row, from its ``SELECT ... FOR
+    UPDATE`` to the connection's return after the commit."""
     engine = make_engine(database_url)
     held: list[float] = []
 
@@ -238,44 +265,37 @@ def lock_held(fake: Slack, database_url: str, latency: float, games: int) -> lis
             held.append(time.perf_counter() - started)
 
     sessions = make_sessions(engine)
-    client = web_client(TOKEN, fake.api_url, wait_out_rate_limits=False)
-    deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None)
-    deadlines = Deadlines(sessions)
-    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), deliverer, deadlines)
-    deliverer.start(sweep_seconds=0.2)
+    client = web_client(TOKEN, api_url, wait_out_rate_limits=False)
+    notices = Notices(engine)
+    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), notices, notices)
     clicks = ThreadPoolExecutor(10)
     try:
-        with slack_at(fake, latency):
-            for number in range(games):
-                channel = f"CL{int(latency * 1000):03d}{number:03d}"
-                people = [f"UL{int(latency * 1000):03d}{number:03d}{n}" for n in range(10)]
-                fake.add_channel(channel, channel.lower())
-                for user in people:
-                    fake.add_user(user, user.lower())
-                steps.open_table("T0001", channel, people[0], "p0")
-                with sessions() as session:
-                    game_id = int(
-                        session.execute(
-                            text("SELECT id FROM games WHERE channel_id = :c"), {"c": channel}
-                        ).scalar_one()
-                    )
-                play_at_once(steps, clicks, game_id, [m.Join(u, u.lower()) for u in people[1:]])
-                steps.start(game_id, people[0], client)
-                state = steps._read(game_id)
-                assert state is not None
-                moves: list[m.Event] = [
-                    m.NightConfirm(u) if state.choice_kind(u) is None else m.NightSkip(u)
-                    for u in people
-                ]
-                play_at_once(steps, clicks, game_id, moves)
-                play_at_once(steps, clicks, game_id, [m.HeardEnough(u) for u in people[:6]])
-                ballots = zip(people, [*people[1:], people[0]], strict=True)
-                play_at_once(steps, clicks, game_id, [m.CastBallot(a, b) for a, b in ballots])
-                state = steps._read(game_id)
-                assert state is not None and state.phase == m.Phase.OVER, state
+        for number in range(games):
+            channel = f"CL{label}{number:03d}"
+            people = [f"UL{label}{number:03d}{n}" for n in range(10)]
+            steps.open_table("T0001", channel, people[0], "p0")
+            with sessions() as session:
+                game_id = int(
+                    session.execute(
+                        text("SELECT id FROM games WHERE channel_id = :c"), {"c": channel}
+                    ).scalar_one()
+                )
+            play_at_once(steps, clicks, game_id, [m.Join(u, u.lower()) for u in people[1:]])
+            steps.start(game_id, people[0], client)
+            state = steps._read(game_id)
+            assert state is not None
+            moves: list[m.Event] = [
+                m.NightConfirm(u) if state.choice_kind(u) is None else m.NightSkip(u)
+                for u in people
+            ]
+            play_at_once(steps, clicks, game_id, moves)
+            play_at_once(steps, clicks, game_id, [m.HeardEnough(u) for u in people[:6]])
+            ballots = zip(people, [*people[1:], people[0]], strict=True)
+            play_at_once(steps, clicks, game_id, [m.CastBallot(a, b) for a, b in ballots])
+            state = steps._read(game_id)
+            assert state is not None and state.phase == m.Phase.OVER, state
     finally:
         clicks.shutdown()
-        deliverer.stop()
         engine.dispose()
     return held
 
@@ -509,7 +529,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
         if "lock" in args.only:
             for latency in (0.0, 0.1):
-                held = lock_held(fake, url, latency, args.games)
+                held = lock_held(fake, url, pool, latency, args.games)
                 say(f"lock held, Slack at {ms(latency)} ms: {summary(held)}")
         db.dispose()
     print("\n".join(["", "## summary", *lines]))
