@@ -54,7 +54,14 @@ class Deployment:
 @pytest.fixture(scope="session")
 def single_workspace(postgres: str) -> Iterator[Deployment]:
     """The app with one bot token, as a workspace's own deployment runs it."""
-    url = fresh_database(postgres, "single")
+    with token_deployment(postgres, "single") as deployment:
+        yield deployment
+
+
+@contextlib.contextmanager
+def token_deployment(postgres: str, purpose: str) -> Iterator[Deployment]:
+    """The app with one bot token, on a database of its own."""
+    url = fresh_database(postgres, purpose)
     with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
         app = start_app(fake, url)
         engine = create_engine(url)

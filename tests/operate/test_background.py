@@ -9,12 +9,10 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from sqlalchemy import create_engine
 
-from slackapp.fakeslack import FakeSlack
 from tests import processes
-from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
-from tests.operate.conftest import PEOPLE, Deployment, fresh_database
+from tests.e2e.conftest import AppProcess, start_app
+from tests.operate.conftest import PEOPLE, Deployment, fresh_database, token_deployment
 
 ALVA, BENGT, _, _ = PEOPLE
 STARTED = "the background process delivers and keeps the timers"
@@ -22,15 +20,9 @@ STARTED = "the background process delivers and keeps the timers"
 
 @pytest.fixture(scope="module")
 def served(postgres: str) -> Iterator[Deployment]:
-    url = fresh_database(postgres, "background")
-    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
-        app = start_app(fake, url)
-        engine = create_engine(url)
-        try:
-            yield Deployment(fake, app, engine)
-        finally:
-            app.stop()
-            engine.dispose()
+    """A deployment of its own: its background process is killed here."""
+    with token_deployment(postgres, "background") as deployment:
+        yield deployment
 
 
 def background_pids(deployment: Deployment, app: AppProcess | None = None) -> list[int]:
