@@ -25,7 +25,7 @@ class SlackHttpServer:
     """A threaded HTTP server on a free local port, serving one WebApi."""
 
     def __init__(self, api: WebApi, host: str = "127.0.0.1", port: int = 0) -> None:
-        self._httpd = _Server((host, port), _Handler, api)
+        self._httpd = SlackServer((host, port), _Handler, api)
         self._thread = ServerThread(
             functools.partial(self._httpd.serve_forever, poll_interval=0.05),
             self._httpd.shutdown,
@@ -53,7 +53,7 @@ class SlackHttpServer:
         self._httpd.server_close()
 
 
-class _Server(ThreadingHTTPServer):
+class SlackServer(ThreadingHTTPServer):
     daemon_threads = True
     # Python's default backlog is 5: more connections at once than that and the kernel drops
     # the rest, which each try again a second later. Slack takes many connections at once.
@@ -76,7 +76,7 @@ class _Handler(BaseHTTPRequestHandler):
         """Stay quiet: the call log is the record of what happened."""
 
     def _route(self) -> None:
-        api = cast(_Server, self.server).api
+        api = cast(SlackServer, self.server).api
         url = urlsplit(self.path)
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if url.path.startswith("/api/"):
