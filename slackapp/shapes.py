@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 OBJECTS = ("user", "team", "channel", "container", "message", "enterprise", "view", "state")
 """Envelope fields that are objects (or absent, or null) in every payload Slack sends."""
@@ -26,6 +27,8 @@ def malformed(body: Any) -> str | None:
             return f"{name} is not an object"
     if not isinstance(body.get("callback_id", ""), str):
         return "callback_id is not a string"
+    if body.get("response_url") is not None and not _web_url(body["response_url"]):
+        return "response_url is not a web address"
     view = body.get("view")
     if view is not None and not isinstance(view.get("callback_id", ""), str):
         return "the view's callback_id is not a string"
@@ -36,6 +39,22 @@ def malformed(body: Any) -> str | None:
     if "event" in body:  # Bolt reads it from any body that has one
         return _event_problem(body["event"])
     return None
+
+
+def _web_url(value: Any) -> bool:
+    """An http(s) address with a host, as every ``response_url`` Slack sends is (a private
+    answer to anything else fails in slack_sdk, which logs it as an error).
+
+    >>> _web_url("https://hooks.slack.com/commands/T1/2/x"), _web_url("0:"), _web_url(5)
+    (True, False, False)
+    """
+    if not isinstance(value, str):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 CONTEXT_IDS = ("enterprise_id", "team_id", "user_id", "channel_id")
