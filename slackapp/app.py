@@ -139,9 +139,6 @@ def build(
             callback_options=CallbackOptions(success=installed, failure=not_installed),
         )
         # From the store, without asking Slack on every request (see slackapp.authorize).
-        rotator = TokenRotator(
-            client_id=settings.client_id, client_secret=settings.client_secret, client=client
-        )
         oauth.authorize = CallableAuthorize(  # Bolt takes None as "not installed"
             logger=log,
             func=from_store(store, rotator),  # type: ignore[arg-type]
