@@ -411,6 +411,7 @@ def click_to_screen(
     to_screen: list[float] = []
     app_acks: list[float] = []
     floor_acks: list[float] = []
+    app_cpu = 0.0
     for _ in range(rounds):
         number = next(_numbers)
         channels = [f"CS{number:04d}{n:03d}" for n in range(50)]
@@ -421,6 +422,7 @@ def click_to_screen(
                 fake.add_user(user, user.lower())
                 fake.slash_command(user, channel_id=channel)
         before = len(fake.calls)
+        cpu_before = app.cpu_seconds()
         timed = pool.submit(fire, app.events_url, commands, IN_FLIGHT).result()
         app_acks += [each.seconds for each in timed]
         sent_at = dict(zip(channels, (each.sent_at for each in timed), strict=True))
@@ -435,6 +437,7 @@ def click_to_screen(
         wanted = len(channels)
         wait(lambda n=wanted: len(lobbies()) == n, "every lobby")
         to_screen += [at - sent_at[channel] for channel, at in lobbies().items()]
+        app_cpu += app.cpu_seconds() - cpu_before
         time.sleep(0.5)  # the app quiet again, as the floor will be
         floor_timed = pool.submit(fire, floor.events_url, commands, IN_FLIGHT).result()
         floor_acks += [each.seconds for each in floor_timed]
@@ -445,6 +448,7 @@ def click_to_screen(
         "screen_p50_ms": percentile(to_screen, 0.50) * 1000,
         "app_ack_p99_ms": percentile(app_acks, 0.99) * 1000,
         "floor_ack_p99_ms": percentile(floor_acks, 0.99) * 1000,
+        "app_cpu_ms_per_command": app_cpu / len(to_screen) * 1000,
     }
 
 
@@ -512,7 +516,8 @@ def main(argv: list[str] | None = None) -> int:
                             f"{screen['floor_ack_p99_ms']:.1f} ms; screen/floor "
                             f"{screen['screen_p99_ms'] / screen['floor_ack_p99_ms']:.2f}x, "
                             f"ack/floor "
-                            f"{screen['app_ack_p99_ms'] / screen['floor_ack_p99_ms']:.2f}x"
+                            f"{screen['app_ack_p99_ms'] / screen['floor_ack_p99_ms']:.2f}x; "
+                            f"the app's CPU {screen['app_cpu_ms_per_command']:.1f} ms a command"
                         )
                 finally:
                     app.stop()

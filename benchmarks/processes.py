@@ -82,6 +82,17 @@ class Server:
                         peaks[pid] = int(line.split()[1]) / 1024
         return peaks
 
+    def cpu_seconds(self) -> float:
+        """User and system CPU time used so far by the server's processes (the gunicorn
+        master, its workers and the background process)."""
+        ticks = os.sysconf("SC_CLK_TCK")
+        used = 0.0
+        for pid in self.processes():
+            with contextlib.suppress(OSError):
+                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+                used += (int(fields[11]) + int(fields[12])) / ticks
+        return used
+
     def errors_logged(self) -> int:
         lines = self.log.read_text(errors="replace").splitlines()
         return sum(" ERROR " in line or line.startswith("Traceback") for line in lines)
