@@ -28,6 +28,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # The stand-in for Slack has no Tier 3 limit, and a test run plays hundreds of games in one
     # workspace: its apps pace chat.update far less than Slack's 50 a minute.
     os.environ.setdefault("VARULV_UPDATES_PER_MINUTE", "100000")
+    # The run starts over a hundred Python processes (xdist's workers, the apps): they keep the
+    # project's compiled bytecode (in __pycache__/, which git ignores) rather than each compiling
+    # it again, even where PYTHONDONTWRITEBYTECODE is set.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -42,8 +46,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files marked long run first: a worker that takes one late would finish alone."""
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+    """The files marked long run first, the longest first: a worker that takes one late would
+    finish alone."""
+
+    def seconds(item: pytest.Item) -> float:
+        marker = item.get_closest_marker("long")
+        return -marker.args[0] if marker else 0
+
+    items.sort(key=seconds)
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ the vote, scores once, refusals change nothing)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -618,18 +619,31 @@ rare = st.one_of(
 
 def likely(state: m.GameState) -> st.SearchStrategy[m.Event]:
     """Events that the state would accept, mostly: they carry a game to its end."""
-    seats = [seat.key for seat in state.seats]
-    people = st.sampled_from([seat.key for seat in state.people] or ["UANNA"])
+    return _likely(
+        state.phase,
+        tuple(seat.key for seat in state.seats),
+        tuple(seat.key for seat in state.people),
+        tuple(state.awaiting()) if state.phase == m.Phase.NIGHT else (),
+    )
+
+
+@functools.cache
+def _likely(
+    phase: m.Phase, seats: tuple[str, ...], present: tuple[str, ...], awaiting: tuple[str, ...]
+) -> st.SearchStrategy[m.Event]:
+    # One strategy per situation: Hypothesis checks a strategy the first time it draws from
+    # it, and building a new one at every step spent most of the test's time checking them.
+    people = st.sampled_from(present or ("UANNA",))
     anyone = st.sampled_from([*seats, "UNOBODY"])
-    if state.phase == m.Phase.LOBBY:
+    if phase == m.Phase.LOBBY:
         newcomer = st.sampled_from([p for p in PEOPLE[:7] if p not in seats] or ["UANNA"])
         return st.one_of(
             st.builds(m.Join, newcomer, st.just("someone")),
             st.builds(m.FillWithBots, people),
             st.builds(m.Start, people),
         )
-    if state.phase == m.Phase.NIGHT:
-        waiting = st.sampled_from([key for key in state.awaiting() if key in PEOPLE] or ["UANNA"])
+    if phase == m.Phase.NIGHT:
+        waiting = st.sampled_from([key for key in awaiting if key in PEOPLE] or ["UANNA"])
         return st.one_of(
             st.builds(m.NightConfirm, waiting),
             st.builds(m.NightSkip, waiting),
@@ -638,7 +652,7 @@ def likely(state: m.GameState) -> st.SearchStrategy[m.Event]:
             st.builds(m.NightRob, waiting, anyone),
             st.builds(m.NightPick, waiting, anyone),
         )
-    if state.phase == m.Phase.DAY:
+    if phase == m.Phase.DAY:
         return st.builds(m.HeardEnough, people)
     return st.builds(
         m.CastBallot,
@@ -648,6 +662,11 @@ def likely(state: m.GameState) -> st.SearchStrategy[m.Event]:
     )
 
 
+KINDS = st.sampled_from(["likely"] * 6 + ["any"] * 3 + ["rare"])
+PAUSES = st.sampled_from([0, 0, 0, 1, 30, 130, 400])
+LENGTHS_OF_SEQUENCES = st.integers(0, 90)
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.integers(0, 2**32), st.data())
 def test_random_sequences_keep_the_invariants(seed: int, data: st.DataObject) -> None:
@@ -655,11 +674,11 @@ def test_random_sequences_keep_the_invariants(seed: int, data: st.DataObject) ->
     now = T0
     scored = 0
     phases = [state.phase]
-    for _ in range(data.draw(st.integers(0, 90), label="length")):
-        kind = data.draw(st.sampled_from(["likely"] * 6 + ["any"] * 3 + ["rare"]))
+    for _ in range(data.draw(LENGTHS_OF_SEQUENCES, label="length")):
+        kind = data.draw(KINDS)
         pool = {"likely": likely(state), "any": events, "rare": rare}[kind]
         event = data.draw(pool, label="event")
-        now += timedelta(seconds=data.draw(st.sampled_from([0, 0, 0, 1, 30, 130, 400])))
+        now += timedelta(seconds=data.draw(PAUSES))
         before = state
         done = m.step(state, event, now)
         state = done.state

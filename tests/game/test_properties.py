@@ -7,6 +7,7 @@ the engine's own functions, so that a mistake in the engine cannot also hide in 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import random
 import typing
@@ -40,7 +41,7 @@ from slackapp.game.outcome import play
 from slackapp.game.referee import referee
 from slackapp.game.vote import check_ballot
 
-pytestmark = pytest.mark.long
+pytestmark = pytest.mark.long(19)
 
 # Per test rather than a global profile, so other test modules keep their own settings.
 ENOUGH = settings(max_examples=100, deadline=None)
@@ -63,36 +64,52 @@ class Game:
 
 
 # --- strategies -----------------------------------------------------------------------------
+# Each strategy is built once per situation (functools.cache): Hypothesis checks a strategy the
+# first time it draws from it, and building new ones for every example spent most of these
+# tests' time checking them.
+
+NAME = st.sampled_from(NAMES) | st.text(max_size=4).filter(lambda n: n not in RESERVED)
 
 
-@st.composite
-def seat_names(draw: st.DrawFn, count: int) -> tuple[str, ...]:
-    name = st.sampled_from(NAMES) | st.text(max_size=4).filter(lambda n: n not in RESERVED)
-    return tuple(draw(st.lists(name, min_size=count, max_size=count, unique=True)))
+@functools.cache
+def seat_names(count: int) -> st.SearchStrategy[tuple[str, ...]]:
+    return st.lists(NAME, min_size=count, max_size=count, unique=True).map(tuple)
 
 
+@functools.cache
+def _cards(cards: tuple[Card, ...], count: int, unique: bool) -> st.SearchStrategy[list[Card]]:
+    return st.lists(
+        st.sampled_from(cards), min_size=0 if unique else count, max_size=count, unique=unique
+    )
+
+
+@functools.cache
 @st.composite
 def decks(draw: st.DrawFn, seat_count: int) -> list[Card]:
     """The standard deck for the table, or any custom deck REFEREE.md accepts."""
     if draw(st.booleans()):
         return deck_for(seat_count)
     size = seat_count + 2
-    unique = draw(st.lists(st.sampled_from(UNIQUE_CARDS), unique=True, max_size=size))
-    rest = draw(
-        st.lists(
-            st.sampled_from(sorted(REPEATABLE_CARDS)),
-            min_size=size - len(unique),
-            max_size=size - len(unique),
-        )
-    )
+    unique = draw(_cards(tuple(UNIQUE_CARDS), size, unique=True))
+    rest = draw(_cards(tuple(sorted(REPEATABLE_CARDS)), size - len(unique), unique=False))
     return unique + rest
+
+
+@functools.cache
+def one_of_the(seats: tuple[str, ...]) -> st.SearchStrategy[str]:
+    return st.sampled_from(seats)
+
+
+@functools.lru_cache(maxsize=4096)
+def orders(items: tuple[Any, ...]) -> st.SearchStrategy[list[Any]]:
+    return st.permutations(items)
 
 
 @st.composite
 def deals(draw: st.DrawFn) -> Deal:
     seat_count = draw(st.integers(3, 10))
     seats = draw(seat_names(seat_count))
-    cards = draw(st.permutations(draw(decks(seat_count))))
+    cards = draw(orders(tuple(draw(decks(seat_count)))))
     return Deal(
         seats=seats,
         dealt=dict(zip(seats, cards[:seat_count], strict=True)),
@@ -102,9 +119,15 @@ def deals(draw: st.DrawFn) -> Deal:
 
 def legal_choices(deal: Deal, seat: str) -> st.SearchStrategy[NightChoice | None]:
     """Every choice ``seat`` may make with its dealt card, or None for skipping."""
-    others = [other for other in deal.seats if other != seat]
-    card = deal.dealt[seat]
+    others = tuple(other for other in deal.seats if other != seat)
     lone = [s for s in deal.seats if deal.dealt[s] is Card.WEREWOLF] == [seat]
+    return _legal_choices(deal.dealt[seat], lone, others)
+
+
+@functools.cache
+def _legal_choices(
+    card: Card, lone: bool, others: tuple[str, ...]
+) -> st.SearchStrategy[NightChoice | None]:
     made: st.SearchStrategy[NightChoice]
     if card is Card.WEREWOLF and lone:
         made = st.builds(Peek, st.sampled_from([0, 1]))
@@ -130,13 +153,18 @@ def nights(draw: st.DrawFn, deal: Deal, skip: str | None = None) -> dict[str, Ni
     return choices
 
 
+@functools.cache
+def ballot_for_one_of(others: tuple[str, ...]) -> st.SearchStrategy[tuple[str | None] | None]:
+    """Absent (None), for nobody (just None in a tuple), or for another seat."""
+    return st.none() | st.tuples(st.none() | st.sampled_from(others))
+
+
+@functools.cache
 @st.composite
 def ballot_boxes(draw: st.DrawFn, seats: tuple[str, ...]) -> dict[str, str | None]:
     ballots: dict[str, str | None] = {}
     for voter in seats:
-        others = [seat for seat in seats if seat != voter]
-        # Absent (None), for nobody (just None in a tuple), or for another seat.
-        ballot = draw(st.none() | st.tuples(st.none() | st.sampled_from(others)))
+        ballot = draw(ballot_for_one_of(tuple(seat for seat in seats if seat != voter)))
         if ballot is not None:
             ballots[voter] = ballot[0]
     return ballots
@@ -603,7 +631,7 @@ class TwinDeals:
 @st.composite
 def twin_deals(draw: st.DrawFn) -> TwinDeals:
     first = draw(deals())
-    seat = draw(st.sampled_from(first.seats))
+    seat = draw(one_of_the(first.seats))
     seed = draw(seeds)
     bot_choice = bot_night_choice(waking_view(first, seat), seed)
     first_choices = draw(nights(first, skip=seat))
@@ -622,7 +650,7 @@ def twin_deals(draw: st.DrawFn) -> TwinDeals:
         fixed |= {("seat", chooser) for chooser in first_choices}
         fixed.add(("seat", dawn_source(first, first_choices, seat)))
     free = [pos for pos in cards if pos not in fixed]
-    moved = dict(zip(free, draw(st.permutations([cards[pos] for pos in free])), strict=True))
+    moved = dict(zip(free, draw(orders(tuple(cards[pos] for pos in free))), strict=True))
     cards |= moved
     second = Deal(
         seats=first.seats,

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, text
@@ -25,6 +26,8 @@ from slackapp.game import BOT_TABLE, Card, deal
 from tests.e2e.driver import Table, without_deck
 from tests.inprocess.harness import InProcessApp
 from tests.reliability.support import new_people
+
+pytestmark = pytest.mark.long(24)
 
 CARD_NAMES = [card.value for card in Card]
 FIRST_LONG_SEED = 10**15

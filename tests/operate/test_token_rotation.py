@@ -16,6 +16,8 @@ from sqlalchemy import text
 from slackapp.fakeslack.models import Call
 from tests.operate.conftest import PEOPLE, Deployment, install, oauth_deployment
 
+pytestmark = pytest.mark.long(23)
+
 TEAM = "T0ROTATE"
 TOKEN_SECONDS = 4
 VOTE_SECONDS = 3 * TOKEN_SECONDS

@@ -32,7 +32,7 @@ from tests.reliability.support import (
     set_deadline,
 )
 
-pytestmark = pytest.mark.long
+pytestmark = pytest.mark.long(31)
 
 
 def now() -> datetime:

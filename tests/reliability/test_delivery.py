@@ -26,6 +26,8 @@ from slackapp.game import machine as m
 from tests import faults
 from tests.e2e.conftest import BOT_TOKEN
 
+pytestmark = pytest.mark.long(15)
+
 _channels = itertools.count(1)
 
 

@@ -25,6 +25,8 @@ from tests.reliability.support import (
     running_app,
 )
 
+pytestmark = pytest.mark.long(22)
+
 
 def throttled(fake: FakeSlack, since: int, method: str) -> int:
     return sum(call.status == 429 for call in fake.calls[since:] if call.method == method)

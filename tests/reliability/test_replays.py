@@ -29,6 +29,8 @@ from tests.reliability.support import (
     signed_command,
 )
 
+pytestmark = pytest.mark.long(16)
+
 YEAR_2100 = "4102444800.000001"
 OPEN = ("already open", "already running", "seated at the table above")
 """What a /varulv is told when the channel's table is open."""

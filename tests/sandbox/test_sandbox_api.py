@@ -38,6 +38,8 @@ from slackapp.sandbox.run import Sandbox
 from slackapp.serving import free_port
 from tests import processes
 
+pytestmark = pytest.mark.long(18)
+
 ROOT = Path(__file__).resolve().parents[2]
 LINNEA, NILS, SAGA, MANS = (person.id for person in PEOPLE[:4])
 JSON = dict[str, Any]
