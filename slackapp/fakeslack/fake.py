@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import TracebackType
+from typing import Self
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from slackapp.fakeslack.client import AppClient
@@ -113,7 +114,7 @@ class FakeSlack:
 
     # -- lifecycle -----------------------------------------------------------------
 
-    def start(self) -> FakeSlack:
+    def start(self) -> Self:
         """Start serving the Web API."""
         self._http.start()
         return self
@@ -122,7 +123,7 @@ class FakeSlack:
         """Stop serving and free the port."""
         self._http.stop()
 
-    def __enter__(self) -> FakeSlack:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(

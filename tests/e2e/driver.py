@@ -6,17 +6,18 @@ import itertools
 import json
 import re
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import requests
 from sqlalchemy import Engine, text
 
-from slackapp.fakeslack import FakeSlack, Message
+from slackapp.fakeslack import JSON, FakeSlack, Message
 from slackapp.game import MAX_SEATS, MIN_SEATS, Card, deal
 from slackapp.game.cards import describe_deck
 from slackapp.game.night import describe_wake_order
 from slackapp.game.referee import referee
 
+T = TypeVar("T")
 _channels = itertools.count(1)
 Picker = Callable[[str, Card, Message], str]
 """(user, card, night DM) → the label of the button to click next."""
@@ -66,7 +67,7 @@ class Table:
         assert response.status_code == 200, response.text
         return response
 
-    def wait(self, predicate: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
+    def wait(self, predicate: Callable[[], T | None], what: str, timeout: float = 15.0) -> T:
         try:
             return self.fake.wait_for(predicate, timeout, what=what)
         except TimeoutError as error:
@@ -241,11 +242,12 @@ class Table:
         dm = self.dm(user)
         while dm.buttons():
             self.click(user, dm, pick(user, self.card(user), dm))
-            before = dm.blocks
-            dm = self.wait(
-                lambda before=before: ((m := self.dm(user)).blocks != before and m) or None,
-                f"{user}'s night DM to change",
-            )
+
+            def changed(before: list[JSON] = dm.blocks) -> Message | None:
+                newest = self.dm(user)
+                return newest if newest.blocks != before else None
+
+            dm = self.wait(changed, f"{user}'s night DM to change")
 
     def heard_enough(self, users: list[str]) -> None:
         board = self.board("Heard enough")

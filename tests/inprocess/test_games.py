@@ -90,12 +90,13 @@ def test_three_people_from_command_to_reveal(
     assert "No one died" in reveal.rendered_text
 
     for user in (anna, bo, cia):
-        table.wait(
-            lambda u=user: "whole story" in fake.dm_messages(u)[-1].rendered_text or None,
-            "the night DM to say the game is over",
-        )
+
+        def told_it_is_over(u: str = user) -> bool | None:
+            return "whole story" in fake.dm_messages(u)[-1].rendered_text or None
+
+        table.wait(told_it_is_over, "the night DM to say the game is over")
     with db.connect() as connection:
-        scores = dict(
+        scores: dict[str, int] = dict(
             connection.execute(
                 text("SELECT user_id, points FROM scores WHERE channel_id = :c"),
                 {"c": table.channel},

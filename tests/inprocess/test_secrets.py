@@ -21,7 +21,7 @@ from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, text
 
-from slackapp.fakeslack import FakeSlack, Message
+from slackapp.fakeslack import JSON, FakeSlack, Message
 from slackapp.game import BOT_TABLE, Card, deal
 from tests.e2e.driver import Table, without_deck
 from tests.inprocess.harness import InProcessApp
@@ -140,12 +140,12 @@ def play(
     bots = len(keys) - len(people)
     for count, user in enumerate(people[:-1], start=bots + 1):
         table.click(user, ballot, votes[user])
-        table.wait(  # this game's board, not an answer someone got in the other game
-            lambda n=count: (
-                f"{n} of {len(keys)} have voted" in table.board("ballot").rendered_text or None
-            ),
-            f"{count} ballots counted",
-        )
+
+        # this game's board, not an answer someone got in the other game
+        def counted(n: int = count) -> bool | None:
+            return f"{n} of {len(keys)} have voted" in table.board("ballot").rendered_text or None
+
+        table.wait(counted, f"{count} ballots counted")
     homes_during = open_homes(fake, people)
     before_reveal = len(fake.calls)
     table.click(people[-1], ballot, votes[people[-1]])
@@ -171,10 +171,11 @@ def open_homes(fake: FakeSlack, people: list[str]) -> dict[str, Any]:
     for user in people:
         before = (fake.home_view(user) or {}).get("hash")
         assert fake.app_home_opened(user).status_code == 200  # published after the answer
-        view = fake.wait_for(
-            lambda u=user, b=before: (v := fake.home_view(u)) and v.get("hash") != b and v,
-            what="the Home tab",
-        )
+
+        def published(u: str = user, b: object = before) -> JSON | None:
+            return shown if (shown := fake.home_view(u)) and shown.get("hash") != b else None
+
+        view = fake.wait_for(published, what="the Home tab")
         homes[user] = view["blocks"]
     return homes
 

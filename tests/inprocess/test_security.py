@@ -177,7 +177,11 @@ def test_a_click_signed_for_another_workspace_never_acts_on_this_ones_table(
         )
         before = len(fake.ephemerals(stranger))
         assert app.send(from_elsewhere).status_code == 200
-        table.wait(lambda before=before: len(fake.ephemerals(stranger)) > before or None, label)
+
+        def answered(before: int = before) -> bool | None:
+            return len(fake.ephemerals(stranger)) > before or None
+
+        table.wait(answered, label)
         assert ELSEWHERE in fake.ephemerals(stranger)[-1].rendered_text, label
     assert stranger not in seat_rows(db, table.game_id()), "no seat for the other workspace"
     assert not [

@@ -47,10 +47,11 @@ def test_bots_fill_only_up_to_five_and_give_their_seats_to_people(
     assert sum(seat["bot_name"] is not None for seat in table.seats()) == 3
     for seated, user in enumerate([CIA, DAN, EVA], start=3):
         table.click(user, lobby, "Join")
-        table.wait(
-            lambda n=seated: sum(s["user_id"] is not None for s in table.seats()) == n or None,
-            f"{seated} people seated",
-        )
+
+        def all_seated(n: int = seated) -> bool | None:
+            return sum(s["user_id"] is not None for s in table.seats()) == n or None
+
+        table.wait(all_seated, f"{seated} people seated")
         assert len(table.seats()) == 5, "a bot gave up its seat"
     assert not any(seat["bot_name"] for seat in table.seats())
     table.board("Varulv", saying="5 of 10 seats taken")
@@ -298,7 +299,7 @@ def open_home(table: Table, user: str) -> str:
     table.aim()
     assert fake.app_home_opened(user).status_code == 200
     view: dict[str, Any] = table.wait(
-        lambda: (shown := fake.home_view(user)) and shown.get("hash") != before and shown,
+        lambda: shown if (shown := fake.home_view(user)) and shown.get("hash") != before else None,
         f"{user}'s Home tab",
     )
     return readable_text(view["blocks"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TypeVar
 
 import pytest
 from sqlalchemy import Engine, text
@@ -18,6 +18,8 @@ from tests.e2e.driver import Table, first_choice
 from tests.reliability.support import HeldNth, conversations, new_people, seat_rows
 
 pytestmark = pytest.mark.long(36)
+
+T = TypeVar("T")
 
 MESSAGE_CALLS = ("chat.postMessage", "chat.update")
 
@@ -79,7 +81,7 @@ def assert_every_screen_shows_the_committed_game(table: Table, since: int) -> No
     message posted twice (Slack took it as the app died) was the very same message."""
     fake, game_id = table.fake, table.game_id()
     with table.db.connect() as connection:
-        newest = dict(
+        newest: dict[str, str] = dict(
             connection.execute(
                 text(
                     "SELECT DISTINCT ON (surface) surface, text FROM outbox WHERE game_id = :g "
@@ -113,8 +115,8 @@ class CrashingTable(Table):
 
     held: HeldNth | None = None
 
-    def wait(self, predicate: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
-        def unless_held() -> Any:
+    def wait(self, predicate: Callable[[], T | None], what: str, timeout: float = 15.0) -> T:
+        def unless_held() -> T | None:
             if self.held is not None and self.held.reached.is_set():
                 raise Interrupted
             return predicate()
