@@ -34,6 +34,7 @@ from multiprocessing.sharedctypes import Synchronized
 from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Any
+from unittest import mock
 from urllib.parse import urlsplit
 
 from benchmarks.fire import Prepared, Timed, fire
@@ -79,7 +80,8 @@ def serve_logging_gc(log_prefix: str, collector: str) -> int:
                 gc.collect()
                 gc.freeze()
 
-        server.QuietCollector = FrozenOnly  # type: ignore[misc]
+        with mock.patch.object(server, "QuietCollector", FrozenOnly):
+            return varulv(["serve"])
     return varulv(["serve"])
 
 
@@ -419,7 +421,7 @@ def report_gc(
             )
             for with_idle in (True, False)
         ]
-        row = (
+        passes = (
             kind,
             len(full),
             f"{percentile(cpu, 0.5):.1f}",
@@ -427,7 +429,7 @@ def report_gc(
             f"{percentile(wall, 0.5):.1f}",
             f"{during[0]} / {during[1]}",
         )
-        print("| " + " | ".join(str(cell) for cell in row) + " |")
+        print("| " + " | ".join(str(cell) for cell in passes) + " |")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ which can answer every Web API call late (``tests.faults.slow_down``):
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import os
 import statistics
@@ -34,7 +35,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from multiprocessing import get_context
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, text
 
@@ -48,12 +49,13 @@ from slackapp.db.migrate import upgrade
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.notices import Listener, Notices
 from slackapp.delivery.slack import web_client
-from slackapp.fakeslack import FakeSlack, Message
+from slackapp.fakeslack import JSON, Button, Call, FakeSlack, Message
 from slackapp.game import machine as m
 from slackapp.steps import Steps
 from tests import faults
 
 REVEAL = "The Varulv reveal"
+T = TypeVar("T")
 
 
 def ms(seconds: float) -> str:
@@ -69,7 +71,7 @@ def slack_at(fake: FakeSlack, seconds: float) -> Iterator[None]:
         faults.slow_down(fake, 0)
 
 
-def wait(done: Callable[[], Any], what: str, timeout: float = 120) -> Any:
+def wait(done: Callable[[], T | None], what: str, timeout: float = 120) -> T:
     deadline = time.monotonic() + timeout
     while not (found := done()):
         if time.monotonic() > deadline:
@@ -78,14 +80,14 @@ def wait(done: Callable[[], Any], what: str, timeout: float = 120) -> Any:
     return found
 
 
-def button(fake: FakeSlack, channel: str, label: str) -> tuple[Message, Any] | None:
+def button(fake: FakeSlack, channel: str, label: str) -> tuple[Message, Button] | None:
     try:
         return fake.find_button(channel, label)
     except LookupError:
         return None
 
 
-def first_call(fake: FakeSlack, since: int, matches: Callable[[Any], bool]) -> Any:
+def first_call(fake: FakeSlack, since: int, matches: Callable[[Call], bool]) -> Call:
     """The first Web API call (or response_url post) since call number ``since`` that
     ``matches``, once the stand-in has answered it."""
     return wait(
@@ -146,7 +148,13 @@ class Games:
                 before = dm.blocks
                 labels = [b for b in dm.buttons() if b.text not in ("Start over",)]
                 fake.click(user, dm, labels[-1].action_id)  # skip, or "Got it"
-                wait(lambda u=user, b=before: self.night_dm(u).blocks != b, "a night DM")  # type: ignore[union-attr]
+
+                def redrawn(u: str = user, b: list[JSON] = before) -> bool:
+                    now = self.night_dm(u)
+                    assert now is not None
+                    return now.blocks != b
+
+                wait(redrawn, "a night DM")
         wait(lambda: self.phase(channel) == "day" and self.settled(channel), "the day")
         if to == "vote":
             for user in users[: people // 2 + 1]:
@@ -203,18 +211,18 @@ def ballot_to_reveal(
         with slack_at(fake, latency):
             before = len(fake.calls)
             timed = pool.submit(fire, app.events_url, ballots, IN_FLIGHT).result()
-            reveal = first_call(
-                fake,
-                before,
-                lambda call, c=channel: (
+
+            def is_reveal(call: Call, c: str = channel) -> bool:
+                return (
                     call.method == "chat.postMessage"
                     and call.ok
                     and call.params.get("channel") == c
                     and str(call.params.get("text")).startswith(REVEAL)
-                ),
-            )
+                )
+
+            reveal = first_call(fake, before, is_reveal)
             seconds.append(reveal.at - min(each.sent_at for each in timed))
-            wait(lambda c=channel: played.settled(c), "the reveal's last messages")
+            wait(functools.partial(played.settled, channel), "the reveal's last messages")
     return seconds
 
 
@@ -283,7 +291,7 @@ def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[
             play_at_once(steps, clicks, game_id, [m.Join(u, u.lower()) for u in people[1:]])
             steps.start(game_id, people[0], client)
             state = steps._read(game_id)
-            assert state is not None
+            assert isinstance(state, m.GameState), state
             moves: list[m.Event] = [
                 m.NightConfirm(u) if state.choice_kind(u) is None else m.NightSkip(u)
                 for u in people
@@ -293,7 +301,7 @@ def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[
             ballots = zip(people, [*people[1:], people[0]], strict=True)
             play_at_once(steps, clicks, game_id, [m.CastBallot(a, b) for a, b in ballots])
             state = steps._read(game_id)
-            assert state is not None and state.phase == m.Phase.OVER, state
+            assert isinstance(state, m.GameState) and state.phase == m.Phase.OVER, state
     finally:
         clicks.shutdown()
         engine.dispose()
@@ -326,18 +334,22 @@ def quiet_during_burst(
             before = len(fake.calls)
             timed = pool.submit(fire, app.events_url, mixed, IN_FLIGHT).result()
             sent = next(each.sent_at for each in timed if each.kind == "heard")
-            redraw = first_call(
-                fake,
-                before,
-                lambda c, q=quiet: c.method == "chat.update" and c.params.get("channel") == q,
-            )
+
+            def is_redraw(c: Call, q: str = quiet) -> bool:
+                return c.method == "chat.update" and c.params.get("channel") == q
+
+            redraw = first_call(fake, before, is_redraw)
             answer = first_call(
                 fake,
                 before,
                 lambda c: c.method == "response_url" and "heard enough" in str(c.params),
             )
             shown.append((redraw.at - sent, answer.at - sent))
-            wait(lambda b=busy, q=quiet: played.settled(b) and played.settled(q), "the burst's end")
+
+            def both_settled(b: str = busy, q: str = quiet) -> bool:
+                return played.settled(b) and played.settled(q)
+
+            wait(both_settled, "the burst's end")
     return shown
 
 
@@ -434,8 +446,10 @@ def click_to_screen(
                 if c.method == "chat.postMessage" and c.ok and c.params.get("channel") in sent
             }
 
-        wanted = len(channels)
-        wait(lambda n=wanted: len(lobbies()) == n, "every lobby")
+        def every_lobby(n: int = len(channels)) -> bool:
+            return len(lobbies()) == n
+
+        wait(every_lobby, "every lobby")
         to_screen += [at - sent_at[channel] for channel, at in lobbies().items()]
         app_cpu += app.cpu_seconds() - cpu_before
         time.sleep(0.5)  # the app quiet again, as the floor will be

@@ -108,6 +108,7 @@ def minimal_referee(text: str) -> dict[str, Any]:
     top = max(votes.values(), default=0)
     dead = [] if top == 0 or nobody >= top else [s for s in seats if votes.get(s) == top]
     dawn_wolves = {seat for seat in seats if holding[seat] == WOLF}
+    team: str | None
     if dawn_wolves:
         team = "village" if dawn_wolves.intersection(dead) else "werewolf"
         winners = [s for s in seats if (holding[s] in WOLF_TEAM) == (team == "werewolf")]

@@ -36,7 +36,8 @@ def statements_per_interaction(fake: Slack, database_url: str, game_number: int)
         def kick(self, game_id: int) -> None:
             pass
 
-    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), NoDelivery(), Deadlines(sessions))
+    deadlines = Deadlines(sessions)
+    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), NoDelivery(), deadlines)
     channel = f"CSQL{game_number:04d}"
     people = [f"USQL{game_number:04d}{seat}" for seat in "ABC"]
     fake.add_channel(channel, channel.lower())
@@ -54,7 +55,7 @@ def statements_per_interaction(fake: Slack, database_url: str, game_number: int)
 
     def state() -> m.GameState:
         found = steps._read(game_id)
-        assert found is not None
+        assert isinstance(found, m.GameState), found
         return found
 
     count("/varulv (open a table)", lambda: steps.open_table(TEAM, channel, people[0], "a"))
@@ -73,21 +74,18 @@ def statements_per_interaction(fake: Slack, database_url: str, game_number: int)
     for user in people:
         while (current := state()).phase == m.Phase.NIGHT and user in current.awaiting():
             kind = current.choice_kind(user)
+            mine = current.seat(user)
+            assert mine is not None
             others = [seat.key for seat in current.seats if seat.key != user]
-            move: m.Event = {
+            moves: dict[str | None, m.Event] = {
                 None: m.NightConfirm(user),
                 "peek": m.NightPeek(user, 0),
                 "look": m.NightLook(user, None),
                 "rob": m.NightRob(user, others[0]),
-                "swap": m.NightPick(
-                    user,
-                    others[0]
-                    if current.seat(user).pending is None  # type: ignore[union-attr]
-                    else others[1],
-                ),
-            }[kind]
+                "swap": m.NightPick(user, others[0] if mine.pending is None else others[1]),
+            }
             sent.clear()
-            steps.act(game_id, move)
+            steps.act(game_id, moves[kind])
             name = "night choice, the last (dawn)" if state().phase == "day" else "night choice"
             counts.setdefault(name, tally())
     count("heard enough", lambda: steps.act(game_id, m.HeardEnough(people[0])))
@@ -95,6 +93,6 @@ def statements_per_interaction(fake: Slack, database_url: str, game_number: int)
     count("ballot", lambda: steps.act(game_id, m.CastBallot(people[0], people[1])))
     steps.act(game_id, m.CastBallot(people[1], people[2]))
     count("ballot, the last (reveal)", lambda: steps.act(game_id, m.CastBallot(people[2], None)))
-    count("deadline sweep (nothing due)", lambda: steps.alarm.due_games())  # type: ignore[attr-defined]
+    count("deadline sweep (nothing due)", deadlines.due_games)
     engine.dispose()
     return counts
