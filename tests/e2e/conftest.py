@@ -9,6 +9,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 import pytest
 from sqlalchemy import Engine, create_engine
@@ -53,6 +54,14 @@ def fake() -> Iterator[FakeSlack]:
         ACK_LATENCIES.extend(slack.ack_latencies)
 
 
+class PhaseLengths(TypedDict, total=False):
+    """Seconds for a phase, shorter than a channel may choose."""
+
+    night: int
+    day: int
+    vote: int
+
+
 @dataclass
 class AppProcess:
     url: str
@@ -82,7 +91,7 @@ def start_app(
     env: dict[str, str] | None = None,
     port: int | None = None,
     ready: Callable[[AppProcess], bool] | None = None,
-    **lengths: int,
+    **lengths: Unpack[PhaseLengths],
 ) -> AppProcess:
     """``varulv serve`` as a real process, talking to the fake Slack and the test database.
 
@@ -104,7 +113,7 @@ def start_app(
         port=port,
         extra=env,
     )
-    command = SERVE
+    command: tuple[str, ...] = SERVE
     if lengths:
         seconds = (lengths.get("night", 120), lengths.get("day", 300), lengths.get("vote", 120))
         command = ("-m", "tests.e2e.short_phases", *map(str, seconds))

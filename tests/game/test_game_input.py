@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slackapp.game.cards import Card, Deal
-from slackapp.game.night import LookAtCenter, LookAtSeat, Peek, Rob, Swap
+from slackapp.game.night import LookAtCenter, LookAtSeat, NightChoice, Peek, Rob, Swap
 from slackapp.game.outcome import play
 from slackapp.game.referee import (
     game_input,
@@ -110,7 +110,12 @@ def test_a_written_game_reads_as_refereemd_shows_it() -> None:
         },
         center=(Card.WEREWOLF, Card.VILLAGER),
     )
-    choices = {"U1": Peek(1), "U2": LookAtSeat("U5"), "U3": Rob("U1"), "U4": Swap("U3", "U5")}
+    choices: dict[str, NightChoice] = {
+        "U1": Peek(1),
+        "U2": LookAtSeat("U5"),
+        "U3": Rob("U1"),
+        "U4": Swap("U3", "U5"),
+    }
     ballots = {"U1": "U3", "U2": "U3", "U3": None, "U4": "U1"}
     names = {"U1": "anna", "U2": "bo", "U3": "cia", "U4": "dan", "U5": "eva"}
     assert game_input(deal, choices, ballots, names) == VALID  # REFEREE's own example
@@ -133,7 +138,7 @@ def test_varulv_referee_prints_the_outcome_of_a_written_game(tmp_path: Any) -> N
         dealt={"U1": Card.ROBBER, "U2": Card.WEREWOLF, "U3": Card.SEER, "bot1": Card.VILLAGER},
         center=(Card.WEREWOLF, Card.TROUBLEMAKER),
     )
-    choices = {"U1": Rob("U2"), "U3": LookAtSeat("U2")}
+    choices: dict[str, NightChoice] = {"U1": Rob("U2"), "U3": LookAtSeat("U2")}
     ballots: dict[str, str | None] = {"U1": "U3", "U2": "U3", "U3": "U1", "bot1": "U1"}
     names = {"U1": "Anna", "U2": "Bo", "U3": "Cia", "bot1": "Astrid"}
     path = tmp_path / "game.json"

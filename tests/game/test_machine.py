@@ -99,14 +99,15 @@ def test_a_table_opens_with_its_host_seated_and_its_lobby_shown() -> None:
 
 def test_lobby_refusals_change_nothing() -> None:
     state = new_table()
-    for event, said in [
+    refusals: list[tuple[m.Event, str]] = [
         (m.Join("UANNA", "anna"), "already seated"),
         (m.Leave("UBO"), "not seated"),
         (m.FillWithBots("UBO"), "not seated"),
         (m.Start("UBO"), "not seated"),
         (m.Cancel("UBO"), "not seated"),
         (m.Start("UANNA"), "at least 2 people"),
-    ]:
+    ]
+    for event, said in refusals:
         done = m.step(state, event, T0)
         assert done.state == state
         assert any(said in text for text in answers(done)), (event, answers(done))
@@ -236,7 +237,7 @@ def test_bots_decide_from_a_seed_that_cannot_deal_the_cards_again(
 def test_night_moves_only_the_dealt_card_allows() -> None:
     people = ["UANNA", "UBO", "UCIA"]
     state = started(people, lambda d, c: d["UANNA"] is Card.SEER)
-    for event, said in [
+    refusals: list[tuple[m.Event, str]] = [
         (m.NightRob("UANNA", "UBO"), "cannot make that choice"),
         (m.NightLook("UANNA", "UANNA"), "cannot act on itself"),
         (m.NightLook("UANNA", "UNOBODY"), "unknown seat"),
@@ -245,7 +246,8 @@ def test_night_moves_only_the_dealt_card_allows() -> None:
         (m.NightPick("UANNA", "UBO"), "only a Troublemaker"),
         (m.NightResetPick("UANNA"), "no pick"),
         (m.NightConfirm("USTRANGER"), "not seated"),
-    ]:
+    ]
+    for event, said in refusals:
         done = m.step(state, event, T0)
         assert done.state == state, event
         assert any(said in text for text in answers(done)), (event, answers(done))
@@ -411,6 +413,7 @@ def test_the_day_board_names_one_person_to_speak_first_from_the_seed() -> None:
     for seed in range(40):
         state = run(seated(["UANNA", "UBO"], seed=seed, bots=True), m.Start("UANNA")).state
         day = confirm_all(state)
+        assert state.deadline is not None
         (board,) = [
             show.view
             for show in shows(m.step(state, m.Deadline(), state.deadline))

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slackapp.game.cards import Card, Deal
-from slackapp.game.night import Rob, Swap
+from slackapp.game.night import NightChoice, Rob, Swap
 from slackapp.game.outcome import play
 from slackapp.game.seasons import (
     GameRecord,
@@ -167,7 +167,7 @@ def test_a_game_record_reads_points_wins_ballots_and_moved_cards_from_the_outcom
         center=(Card.VILLAGER, Card.WEREWOLF),
     )
     # The Robber takes the wolf; the Troublemaker swaps the new wolf with the Seer bot.
-    choices = {"U1": Rob("U2"), "U3": Swap("U1", "bot1")}
+    choices: dict[str, NightChoice] = {"U1": Rob("U2"), "U3": Swap("U1", "bot1")}
     ballots: dict[str, str | None] = {"U1": "U2", "U2": "bot1", "U3": "bot1", "bot1": "U3"}
     outcome = play(deal, choices, ballots)
     # At dawn: U1 Seer, U2 Robber, U3 Troublemaker, bot1 Werewolf. The bot dies: village wins.

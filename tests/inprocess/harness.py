@@ -157,8 +157,9 @@ class InProcessApp:
         self.varulv.steps.deliverer = NoKick()
         # Pacing has tests of its own; here a paced post would wait for a clock nobody moves.
         self.varulv.deliverer.pacer = Pacer(posts=UNPACED, updates=UNPACED)
-        self.step_threads = self.varulv.app.listener_runner.listener_executor
-        assert isinstance(self.step_threads, TrackedSteps)
+        step_threads = self.varulv.app.listener_runner.listener_executor
+        assert isinstance(step_threads, TrackedSteps)
+        self.step_threads = step_threads
         self.router = Router(self.varulv)
         self.log = RecentLog()
         self._lock = threading.Lock()

@@ -114,7 +114,11 @@ def games(fake: FakeSlack, app: InProcessApp, db: Engine) -> Games:
     host = people["lobby"][0]
     lobby.command(host, "settings")
     lobby.wait(lambda: next(iter(fake.modals(host)), None), "the settings modal")
-    entered = {"night_seconds": "45", "day_seconds": "90", "vote_seconds": "60"}
+    entered: dict[str | tuple[str, str], str] = {
+        "night_seconds": "45",
+        "day_seconds": "90",
+        "vote_seconds": "60",
+    }
     submission = signed(fake, lambda: fake.view_submission(host, entered))
     events = {
         "app_home_opened": signed(fake, lambda: fake.app_home_opened(host)),

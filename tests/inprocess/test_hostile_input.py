@@ -99,7 +99,11 @@ def test_a_click_whose_action_id_or_value_is_off_by_a_control_character_is_stale
 def settings_submission(fake: FakeSlack, table: Table, user: str) -> SignedRequest:
     table.command(user, "settings")
     table.wait(lambda: next(iter(fake.modals(user)), None), "the settings modal")
-    entered = {"night_seconds": "45", "day_seconds": "90", "vote_seconds": "60"}
+    entered: dict[str | tuple[str, str], str] = {
+        "night_seconds": "45",
+        "day_seconds": "90",
+        "vote_seconds": "60",
+    }
     return signed(fake, lambda: fake.view_submission(user, entered))
 
 

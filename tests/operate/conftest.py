@@ -9,15 +9,16 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Unpack
 
 import pytest
 import requests
 from sqlalchemy import Engine, create_engine
 
 from slackapp.fakeslack import FakeSlack
+from slackapp.serving import free_port
 from tests.databases import fresh_database as fresh_database
-from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, free_port, start_app
+from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, PhaseLengths, start_app
 from tests.e2e.driver import Table
 
 PEOPLE = {"U0ALVA": "alva", "U0BENGT": "bengt", "U0CARIN": "carin", "U0DORIS": "doris"}
@@ -74,7 +75,11 @@ def token_deployment(postgres: str, purpose: str) -> Iterator[Deployment]:
 
 @contextlib.contextmanager
 def oauth_deployment(
-    postgres: str, purpose: str, team: str, token_lifetime: int | None = None, **lengths: int
+    postgres: str,
+    purpose: str,
+    team: str,
+    token_lifetime: int | None = None,
+    **lengths: Unpack[PhaseLengths],
 ) -> Iterator[Deployment]:
     """The app with OAuth credentials and no bot token, for the fake workspace ``team``, which
     starts with no valid token at all; ``token_lifetime``: the app has token rotation on, and
@@ -88,7 +93,8 @@ def oauth_deployment(
             "SLACK_CLIENT_SECRET": fake.grants.client_secret,
             "SLACK_REDIRECT_URI": f"http://127.0.0.1:{port}/slack/oauth_redirect",
         }
-        app = start_app(fake, url, env=env, port=port, **{"night": 120, "vote": 120, **lengths})
+        phases: PhaseLengths = {"night": 120, "vote": 120, **lengths}
+        app = start_app(fake, url, env=env, port=port, **phases)
         engine = create_engine(url)
         try:
             yield Deployment(fake, app, engine)

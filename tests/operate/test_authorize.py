@@ -78,7 +78,7 @@ def test_a_workspace_that_uninstalled_varulv_is_told_so(
 
     def forgotten() -> bool:
         with installed.db.connect() as connection:
-            left = connection.execute(text("SELECT count(*) FROM slack_bots")).scalar_one()
+            left: int = connection.execute(text("SELECT count(*) FROM slack_bots")).scalar_one()
         return left == 0
 
     table.wait(lambda: forgotten() or None, "the installation forgotten")

@@ -15,6 +15,7 @@ import websockets.sync.client
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.socket_mode.builtin import SocketModeClient
+from slack_sdk.socket_mode.client import BaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
 from sqlalchemy import Engine, create_engine
@@ -137,7 +138,8 @@ def test_only_the_app_level_token_opens_a_connection(over_socket: SocketDeployme
 
 # -- the stand-in's Socket Mode, with slack_sdk's client in this process ----------------------
 
-Handler = Callable[[SocketModeClient, SocketModeRequest], None]
+Handler = Callable[[BaseSocketModeClient, SocketModeRequest], None]
+"""What slack_sdk calls with each envelope: the client it came on, and the request."""
 
 
 @pytest.fixture
@@ -193,7 +195,7 @@ def test_a_command_acknowledged_with_a_message_shows_it(
 ) -> None:
     fake, link = stand_in
 
-    def answer(client: SocketModeClient, request: SocketModeRequest) -> None:
+    def answer(client: BaseSocketModeClient, request: SocketModeRequest) -> None:
         reply = SocketModeResponse(request.envelope_id, {"text": f"seen {request.type}"})
         client.send_socket_mode_response(reply)
 
@@ -211,7 +213,7 @@ def test_an_event_not_acknowledged_in_time_comes_again(
     fake, link = stand_in
     seen: list[tuple[str, int | None, str | None]] = []
 
-    def late_the_first_time(client: SocketModeClient, request: SocketModeRequest) -> None:
+    def late_the_first_time(client: BaseSocketModeClient, request: SocketModeRequest) -> None:
         seen.append((request.envelope_id, request.retry_attempt, request.retry_reason))
         if request.retry_attempt:
             client.send_socket_mode_response(SocketModeResponse(request.envelope_id))

@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
 from sqlalchemy import Engine, text
 
@@ -21,7 +21,7 @@ from slackapp.blocks.ids import ButtonValue
 from slackapp.fakeslack import FakeSlack, Message, SignedRequest
 from slackapp.fakeslack.models import JSON
 from slackapp.fakeslack.webapi import ApiAnswer, ApiRequest
-from tests.e2e.conftest import AppProcess, start_app
+from tests.e2e.conftest import AppProcess, PhaseLengths, start_app
 from tests.e2e.driver import Table
 
 _people = itertools.count(1)
@@ -105,7 +105,9 @@ class Held:
         return answer
 
 
-def restart(table: Table, old: AppProcess, database_url: str, **lengths: int) -> AppProcess:
+def restart(
+    table: Table, old: AppProcess, database_url: str, **lengths: Unpack[PhaseLengths]
+) -> AppProcess:
     """A fresh app process on the same database, serving the table from now on."""
     old.stop()
     app = start_app(table.fake, database_url, **lengths)

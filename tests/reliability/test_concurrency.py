@@ -57,7 +57,7 @@ class EitherProcess(Table):
         super().__init__(fake, apps[0], db)
         self._turns = itertools.cycle(apps)
 
-    @property  # type: ignore[override]
+    @property  # type: ignore[override]  # Table's plain attribute, here the next process
     def app(self) -> AppProcess:
         return next(self._turns)
 
@@ -102,7 +102,7 @@ def test_twenty_ballots_in_the_same_instant_all_count_and_reveal_once(
 ) -> None:
     tables = [voting_table(fake, pair, db, seats=10) for _ in range(2)]
     since = len(fake.calls)
-    sends = []
+    sends: list[tuple[SignedRequest, str]] = []
     for table, people in tables:
         board = table.board("One sealed ballot each")
         for index, user in enumerate(people):
@@ -169,7 +169,7 @@ def test_deadlines_and_clicks_race_in_two_processes(
     process while both processes' timers end phases; each phase still changes exactly once.
     The pair of this module's other tests serves the same database, and its timers race for
     these deadlines too: the journal is every process's."""
-    apps = (start_app(fake, database_url, night=2, day=2, vote=2),)
+    apps: tuple[AppProcess, ...] = (start_app(fake, database_url, night=2, day=2, vote=2),)
     apps += (start_app(fake, database_url, night=2, day=2, vote=2),)
     try:
         since = len(fake.calls)

@@ -7,6 +7,7 @@ person saw accepted is lost, and nothing is posted twice.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine
@@ -54,7 +55,7 @@ def is_day_board(params: dict[str, object]) -> bool:
     return str(params.get("text")).startswith(DAY)
 
 
-def play_to_the_end(table: Table, people: list[str]) -> dict[str, object]:
+def play_to_the_end(table: Table, people: list[str]) -> dict[str, Any]:
     table.wait_for_phase("day", timeout=30)
     table.heard_enough(people[:2])
     table.wait_for_phase("vote")

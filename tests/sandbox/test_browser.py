@@ -17,6 +17,7 @@ import pytest
 from PIL import Image
 from playwright.sync_api import Browser, Locator, Page, Playwright, Route, expect, sync_playwright
 
+from slackapp.fakeslack import JSON
 from slackapp.sandbox import CHANNEL_ID, PEOPLE
 from slackapp.sandbox.run import Sandbox
 from tests.sandbox.test_sandbox_api import BUN_SELECT, AppStandIn
@@ -310,7 +311,7 @@ def test_block_kit_renders_like_slack(page: Page, sandbox: Sandbox) -> None:
     """What the game does not use yet renders too: fields, accessories, selects, links, code."""
     fake = sandbox.fake
     noon = 1_700_049_600  # 2023-11-15 12:00 UTC: the same day in any time zone
-    blocks = [
+    blocks: list[JSON] = [
         {"type": "header", "text": {"type": "plain_text", "text": "Fika order :coffee:"}},
         {
             "type": "section",

@@ -94,7 +94,8 @@ class Client:
         deadline = time.monotonic() + timeout
         while True:
             state = self.state(person)
-            for message in reversed(state[where]["messages"]):
+            messages: list[JSON] = state[where]["messages"]
+            for message in reversed(messages):
                 if containing in json.dumps(message, ensure_ascii=False):
                     return message
             left = deadline - time.monotonic()
@@ -383,8 +384,17 @@ def test_plain_varulv_starts_the_sandbox_without_a_bot_token(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     started: list[str] = []
-    monkeypatch.setattr(cli, "_sandbox", lambda port, open_browser: started.append("sandbox") or 0)
-    monkeypatch.setattr(cli, "_serve", lambda: started.append("serve") or 0)
+
+    def sandbox(port: int | None, open_browser: bool) -> int:
+        started.append("sandbox")
+        return 0
+
+    def serve() -> int:
+        started.append("serve")
+        return 0
+
+    monkeypatch.setattr(cli, "_sandbox", sandbox)
+    monkeypatch.setattr(cli, "_serve", serve)
     for name in ("SLACK_BOT_TOKEN", "SLACK_CLIENT_ID"):
         monkeypatch.delenv(name, raising=False)
     assert cli.main([]) == 0
@@ -578,7 +588,8 @@ def open_settings(client: Client, person: str) -> JSON:
     while (modal := client.state(person)["modal"]) is None:
         assert time.monotonic() < deadline, client.sandbox.app_log_tail()
         client.get("/api/changes", since=client.state(person)["version"], wait=2)
-    return modal
+    opened: JSON = modal
+    return opened
 
 
 def entered(modal: JSON, **changes: Any) -> JSON:
