@@ -77,6 +77,13 @@ def shows(step: m.Step, surface: str | None = None) -> list[m.Show]:
     ]
 
 
+def seat_of(state: m.GameState, key: str) -> m.SeatState:
+    """The seat of ``key``, which the test has seated."""
+    found = state.seat(key)
+    assert found is not None, key
+    return found
+
+
 def confirm_all(state: m.GameState, now: datetime = T0) -> m.GameState:
     """Everyone who has not confirmed skips or confirms, whatever their card."""
     for key in state.awaiting():
@@ -259,7 +266,7 @@ def test_a_card_that_does_not_wake_only_confirms() -> None:
     assert state.choice_kind("UDAN") is None
     assert "nothing to skip" in answers(m.step(state, m.NightSkip("UDAN"), T0))[0]
     done = m.step(state, m.NightConfirm("UDAN"), T0)
-    assert done.state.seat("UDAN").confirmed  # type: ignore[union-attr]
+    assert seat_of(done.state, "UDAN").confirmed
     assert "already confirmed" in answers(m.step(done.state, m.NightConfirm("UDAN"), T0))[0]
 
 
@@ -269,7 +276,7 @@ def test_the_lone_wolf_may_peek_at_a_centre_card_and_a_pack_may_not() -> None:
     assert lone.choice_kind("UANNA") == "peek"
     assert "left or the right" in answers(m.step(lone, m.NightPeek("UANNA", 2), T0))[0]
     peeked = m.step(lone, m.NightPeek("UANNA", 1), T0)
-    assert peeked.state.seat("UANNA").choice == Peek(1)  # type: ignore[union-attr]
+    assert seat_of(peeked.state, "UANNA").choice == Peek(1)
     pack = started(people, lambda d, c: d["UANNA"] is Card.WEREWOLF and d["UBO"] is Card.WEREWOLF)
     assert pack.choice_kind("UANNA") is None
     assert "cannot make that choice" in answers(m.step(pack, m.NightPeek("UANNA", 0), T0))[0]
@@ -280,14 +287,14 @@ def test_the_troublemaker_picks_twice_can_start_over_and_the_first_pick_is_not_p
     state = started(people, lambda d, c: d["UANNA"] is Card.TROUBLEMAKER)
     assert "swap two other players" in answers(m.step(state, m.NightPick("UANNA", "UANNA"), T0))[0]
     first = m.step(state, m.NightPick("UANNA", "UBO"), T0)
-    assert first.state.seat("UANNA").pending == "UBO"  # type: ignore[union-attr]
+    assert seat_of(first.state, "UANNA").pending == "UBO"
     assert [show.surface for show in shows(first)] == ["dm:UANNA"], "the board is not redrawn"
     reset = m.step(first.state, m.NightResetPick("UANNA"), T0).state
-    assert reset.seat("UANNA").pending is None  # type: ignore[union-attr]
+    assert seat_of(reset, "UANNA").pending is None
     again = run(first.state, m.NightPick("UANNA", "UBO")).state
     assert "different seats" in answers(m.step(again, m.NightPick("UANNA", "UBO"), T0))[0]
     swapped = m.step(again, m.NightPick("UANNA", "UCIA"), T0).state
-    assert swapped.seat("UANNA").choice == Swap("UBO", "UCIA")  # type: ignore[union-attr]
+    assert seat_of(swapped, "UANNA").choice == Swap("UBO", "UCIA")
 
 
 def test_the_night_ends_when_every_seat_has_confirmed() -> None:
@@ -320,7 +327,7 @@ def test_a_late_night_move_finds_dawn_already_come() -> None:
     late = T0 + timedelta(seconds=LENGTHS.night_seconds)
     done = m.step(state, m.NightLook("UANNA", "UBO"), late)
     assert done.state.phase == m.Phase.DAY
-    assert done.state.seat("UANNA").choice is None  # type: ignore[union-attr]
+    assert seat_of(done.state, "UANNA").choice is None
     assert m.NIGHT_IS_OVER in answers(done)
     told = {show.surface: show.view for show in shows(done) if show.surface.startswith("dm:")}
     assert set(told) == {f"dm:{p}" for p in people}, "each who never confirmed is told"
@@ -341,7 +348,7 @@ def test_the_insomniac_sees_its_dawn_card_only_when_the_night_is_over() -> None:
     done = m.step(state, m.NightPick("UANNA", "UCIA"), T0)
     (dawn,) = [show.view for show in shows(done, "dm:UBO")]
     assert isinstance(dawn, m.NightDmView)
-    assert dawn.dawn_card == done.state.night().dawn["UBO"] == state.seat("UCIA").dealt  # type: ignore[union-attr]
+    assert dawn.dawn_card == done.state.night().dawn["UBO"] == seat_of(state, "UCIA").dealt
 
 
 # -- the day --------------------------------------------------------------------------------
@@ -373,7 +380,7 @@ def test_a_heard_enough_click_delivered_again_or_older_toggles_nothing() -> None
     people = ["UANNA", "UBO", "UCIA", "UDAN"]
     first, second = Decimal("1764590000.100000"), Decimal("1764590003.250000")
     marked = m.step(day_of(people), m.HeardEnough("UANNA", first), T0).state
-    assert marked.seat("UANNA").heard_enough  # type: ignore[union-attr]
+    assert seat_of(marked, "UANNA").heard_enough
     again = m.step(marked, m.HeardEnough("UANNA", first), T0)
     assert again.state == marked, "the same click, redelivered, changes nothing"
     assert answers(again) == ["Noted: you have heard enough. Press again to take it back."]
@@ -381,11 +388,11 @@ def test_a_heard_enough_click_delivered_again_or_older_toggles_nothing() -> None
     older = m.step(marked, m.HeardEnough("UANNA", first - 1), T0)
     assert older.state == marked
     back = m.step(marked, m.HeardEnough("UANNA", second), T0).state
-    assert not back.seat("UANNA").heard_enough, "a later click takes it back"  # type: ignore[union-attr]
-    assert back.seat("UANNA").heard_enough_at == second  # type: ignore[union-attr]
+    assert not seat_of(back, "UANNA").heard_enough, "a later click takes it back"
+    assert seat_of(back, "UANNA").heard_enough_at == second
     unknown = m.step(back, m.HeardEnough("UANNA"), T0).state
-    assert unknown.seat("UANNA").heard_enough, "a click with no time still toggles"  # type: ignore[union-attr]
-    assert unknown.seat("UANNA").heard_enough_at == second  # type: ignore[union-attr]
+    assert seat_of(unknown, "UANNA").heard_enough, "a click with no time still toggles"
+    assert seat_of(unknown, "UANNA").heard_enough_at == second
 
 
 def test_bots_count_on_neither_side_of_heard_enough() -> None:
@@ -460,7 +467,7 @@ def test_ballots_refused_and_changed() -> None:
     kept = m.step(state, m.CastBallot("UANNA", None, Decimal("10.4")), T0)
     assert kept.state == state and "stays <@UBO>" in answers(kept)[0]
     changed = m.step(state, m.CastBallot("UANNA", None, Decimal("10.6")), T0)
-    assert changed.state.seat("UANNA").ballot == m.Ballot(None, Decimal("10.6"))  # type: ignore[union-attr]
+    assert seat_of(changed.state, "UANNA").ballot == m.Ballot(None, Decimal("10.6"))
     assert "Your ballot: nobody" in answers(changed)[0]
 
 
@@ -554,7 +561,7 @@ def test_a_person_whose_dm_fails_is_named_once_without_a_secret() -> None:
     (said,) = [effect for effect in done.effects if isinstance(effect, m.Say)]
     assert "<@UBO>" in said.text
     assert not any(card.value in said.text for card in Card)
-    assert not done.state.seat("UBO").reachable  # type: ignore[union-attr]
+    assert not seat_of(done.state, "UBO").reachable
     assert m.step(done.state, m.DmFailed("UBO", "account_inactive"), T0).effects == ()
 
 

@@ -205,10 +205,12 @@ def test_a_ballot_edited_to_name_no_seat_is_told_what_is_wrong(
     table.wait_for_phase("vote")
     ballot = table.board("One sealed ballot each")
     for_bo = next(b for b in ballot.buttons() if b.value and b.value.endswith(f":{bo}"))
+    assert for_bo.value is not None
+    no_seat = for_bo.value.replace(bo, "U0NOTSEATED")
     click = signed(fake, lambda: fake.click(anna, ballot, for_bo.action_id))
 
     def to_no_seat(payload: dict[str, Any]) -> None:
-        payload["actions"][0]["value"] = for_bo.value.replace(bo, "U0NOTSEATED")  # type: ignore[union-attr]
+        payload["actions"][0]["value"] = no_seat
 
     assert app.send(with_payload(click, to_no_seat)).status_code == 200
     said = table.ephemeral(anna, "names nobody seated at this table").rendered_text

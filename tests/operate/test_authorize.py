@@ -40,11 +40,11 @@ def auth_test_broken(installed: Deployment) -> Iterator[list[float]]:
         time.sleep(3.5)
         return ApiAnswer({"ok": False, "error": "internal_error"}, status=500)
 
-    fake.api.handle = handle  # type: ignore[method-assign]
+    fake.api.handle = handle  # type: ignore[method-assign]  # replaced for the test, put back after
     try:
         yield called
     finally:
-        fake.api.handle = original  # type: ignore[method-assign]
+        fake.api.handle = original  # type: ignore[method-assign]  # as it was
 
 
 def test_a_command_is_acknowledged_and_answered_while_auth_test_fails(

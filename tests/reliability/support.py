@@ -64,7 +64,7 @@ class Held:
         self._original = fake.api.handle
 
     def __enter__(self) -> Held:
-        self.fake.api.handle = self._handle  # type: ignore[method-assign]
+        self.fake.api.handle = self._handle  # type: ignore[method-assign]  # held, put back on exit
         return self
 
     def __exit__(
@@ -74,7 +74,7 @@ class Held:
         traceback: TracebackType | None,
     ) -> None:
         self.release()
-        self.fake.api.handle = self._original  # type: ignore[method-assign]
+        self.fake.api.handle = self._original  # type: ignore[method-assign]  # as it was
 
     def wait(self, timeout: float = 20.0) -> ApiRequest:
         if not self.reached.wait(timeout):
