@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from hypothesis import given, settings
@@ -132,7 +133,7 @@ def test_a_seer_who_looked_at_the_centre_is_written_as_center() -> None:
     assert written["ballots"] == {}
 
 
-def test_varulv_referee_prints_the_outcome_of_a_written_game(tmp_path: Any) -> None:
+def test_varulv_referee_prints_the_outcome_of_a_written_game(tmp_path: Path) -> None:
     deal = Deal(
         seats=("U1", "U2", "U3", "bot1"),
         dealt={"U1": Card.ROBBER, "U2": Card.WEREWOLF, "U3": Card.SEER, "bot1": Card.VILLAGER},

@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import text
@@ -143,7 +144,7 @@ def code_block(message_text: str) -> dict[str, Any]:
 
 
 def test_last_shows_the_reveal_again_and_the_game_the_referee_resolves(
-    single_workspace: Deployment, tmp_path: Any
+    single_workspace: Deployment, tmp_path: Path
 ) -> None:
     fake, table = single_workspace.fake, single_workspace.table()
     table.command(DORIS, "last")
