@@ -35,6 +35,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, SlackMessage
+from slackapp.delivery.landings import Landing, Landings
 from slackapp.delivery.pacing import Pacer
 from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, classify
 from slackapp.game import machine as m
@@ -50,8 +51,6 @@ DRAIN_BATCH = 50
 CALL_THREADS = 16
 SWEEP_SECONDS = 0.5
 MAX_ATTEMPTS = 10
-RECORD_ATTEMPTS = 5
-"""Tries to record what Slack took (about six seconds in all) before giving up."""
 BACKOFF_CAP_SECONDS = 60.0
 SLEEP_AT_MOST_SECONDS = 1.0
 """A call whose turn (see slackapp.delivery.pacing) is nearer waits for it; a later one is put
@@ -125,6 +124,7 @@ class Deliverer:
         self.report = report
         self.now = now
         self.pacer = pacer or Pacer()
+        self.landings = Landings(sessions)
         self._turns: dict[tuple[int, str], float] = {}
         """Messages put off until their turn: the ``time.monotonic()`` it comes."""
         self.holder = f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -431,11 +431,8 @@ class Deliverer:
             self._failed(game_id, pending, error)
             return
         # Slack has it: keep trying to record that (never post it again for a database blip).
-        if shown is None:
-            where, ts = str(posted["channel"]), str(posted["ts"])
-            self._recording(lambda: self._posted(game_id, pending.surface, where, ts, newest))
-        else:
-            self._recording(lambda: self._shown(game_id, pending.surface, newest.version))
+        first = (str(posted["channel"]), str(posted["ts"])) if shown is None else None
+        self.landings.record(Landing(game_id, pending.surface, newest.version, first))
 
     def _put_off(self, game_id: int, pending: Pending, turn: Callable[[], float]) -> bool:
         """Wait for the message's turn at Slack's rate limit, or, when it is further off, put
@@ -458,55 +455,7 @@ class Deliverer:
         self._retry_later(game_id, pending.surface, newest.version, attempts, wait)
         return True
 
-    def _recording(self, record: Callable[[], None]) -> None:
-        for attempt in range(RECORD_ATTEMPTS):
-            try:
-                record()
-                return
-            except Exception:
-                if attempt == RECORD_ATTEMPTS - 1:
-                    raise
-                time.sleep(0.2 * 2**attempt)
-
     # -- recording ------------------------------------------------------------------------------
-
-    def _posted(
-        self, game_id: int, surface: str, channel: str, ts: str, entry: OutboxEntry
-    ) -> None:
-        with self.sessions() as session, session.begin():
-            self._record_post(session, game_id, surface, channel, ts, entry)
-
-    def _record_post(
-        self,
-        session: Session,
-        game_id: int,
-        surface: str,
-        channel: str,
-        ts: str,
-        entry: OutboxEntry,
-    ) -> None:
-        session.execute(
-            insert(SlackMessage)
-            .values(game_id=game_id, surface=surface, channel=channel, ts=ts, version=entry.version)
-            .on_conflict_do_update(
-                index_elements=[SlackMessage.game_id, SlackMessage.surface],
-                set_={"channel": channel, "ts": ts, "version": entry.version},
-            )
-        )
-        self._mark_done(session, game_id, surface, entry.version)
-
-    def _shown(self, game_id: int, surface: str, version: int) -> None:
-        with self.sessions() as session, session.begin():
-            self._record_update(session, game_id, surface, version)
-
-    def _record_update(self, session: Session, game_id: int, surface: str, version: int) -> None:
-        session.execute(
-            update(SlackMessage)
-            .where(SlackMessage.game_id == game_id, SlackMessage.surface == surface)
-            .where(SlackMessage.version < version)
-            .values(version=version)
-        )
-        self._mark_done(session, game_id, surface, version)
 
     def _done(self, game_id: int, surface: str, version: int, failure: str | None = None) -> None:
         with self.sessions() as session, session.begin():
