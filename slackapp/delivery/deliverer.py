@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_sdk import WebClient
-from sqlalchemy import and_, case, delete, func, or_, select, update
+from sqlalchemy import Connection, and_, case, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -64,16 +64,54 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """An undelivered version of a message, read as plain values (no ORM object to build)."""
+
+    game_id: int
+    surface: str
+    version: int
+    channel: str | None
+    user_id: str | None
+    text: str
+    blocks: list[dict[str, Any]] | None
+    due_at: datetime
+    attempts: int
+
+
+UNDELIVERED = select(
+    OutboxEntry.game_id,
+    OutboxEntry.surface,
+    OutboxEntry.version,
+    OutboxEntry.channel,
+    OutboxEntry.user_id,
+    OutboxEntry.text,
+    OutboxEntry.blocks,
+    OutboxEntry.due_at,
+    OutboxEntry.attempts,
+).where(OutboxEntry.done_at.is_(None))
+"""The columns of an ``Entry``, in its order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """Where a message is in Slack, and the version it shows."""
+
+    channel: str
+    ts: str
+    version: int
+
+
 @dataclass(frozen=True)
 class Pending:
     """One message's undelivered versions, newest last."""
 
     surface: str
-    entries: tuple[OutboxEntry, ...]
-    shown: SlackMessage | None
+    entries: tuple[Entry, ...]
+    shown: Shown | None
 
     @property
-    def newest(self) -> OutboxEntry:
+    def newest(self) -> Entry:
         return self.entries[-1]
 
 
@@ -342,6 +380,7 @@ class Deliverer:
         now = self.now()
         until = now + timedelta(seconds=LEASE_SECONDS)
         with self.sessions() as session, session.begin():
+            connection = session.connection()  # plain rows: nothing for the ORM to track
             # In order, so two processes claiming the same games never wait on each other.
             leases = insert(DeliveryLease).values(
                 [
@@ -349,41 +388,48 @@ class Deliverer:
                     for game_id in sorted(set(game_ids))
                 ]
             )
-            claimed = session.scalars(
+            claimed = connection.scalars(
                 leases.on_conflict_do_update(
                     index_elements=[DeliveryLease.game_id],
                     set_={"holder": self.holder, "until": until},
                     where=or_(DeliveryLease.until < now, DeliveryLease.holder == self.holder),
                 ).returning(DeliveryLease.game_id)
             ).all()
-            return self._read(session, list(claimed)) if claimed else {}
+            return self._read(connection, list(claimed)) if claimed else {}
 
-    def _read(self, session: Session, game_ids: list[int]) -> dict[int, tuple[str, list[Pending]]]:
+    def _read(
+        self, connection: Connection, game_ids: list[int]
+    ) -> dict[int, tuple[str, list[Pending]]]:
         """Each game's workspace, and its undelivered messages with what each shows now."""
-        entries = session.scalars(
-            select(OutboxEntry)
-            .where(OutboxEntry.game_id.in_(game_ids), OutboxEntry.done_at.is_(None))
-            .order_by(OutboxEntry.id)
-        ).all()
+        entries = [
+            Entry(*row)
+            for row in connection.execute(
+                UNDELIVERED.where(OutboxEntry.game_id.in_(game_ids)).order_by(OutboxEntry.id)
+            )
+        ]
         teams: dict[int, str] = {
             game_id: team_id
-            for game_id, team_id in session.execute(
+            for game_id, team_id in connection.execute(
                 select(Game.id, Game.team_id).where(Game.id.in_(game_ids))
             )
         }
         shown = (
             {
-                (message.game_id, message.surface): message
-                for message in session.scalars(
-                    select(SlackMessage).where(
-                        SlackMessage.game_id.in_({entry.game_id for entry in entries})
-                    )
+                (game_id, surface): Shown(channel, ts, version)
+                for game_id, surface, channel, ts, version in connection.execute(
+                    select(
+                        SlackMessage.game_id,
+                        SlackMessage.surface,
+                        SlackMessage.channel,
+                        SlackMessage.ts,
+                        SlackMessage.version,
+                    ).where(SlackMessage.game_id.in_({entry.game_id for entry in entries}))
                 )
             }
             if entries
             else {}
         )
-        by_surface: dict[tuple[int, str], list[OutboxEntry]] = {}
+        by_surface: dict[tuple[int, str], list[Entry]] = {}
         for entry in entries:
             by_surface.setdefault((entry.game_id, entry.surface), []).append(entry)
         found: dict[int, tuple[str, list[Pending]]] = {
@@ -557,13 +603,14 @@ class Deliverer:
         if not game_ids:
             return []
         with self.sessions() as session, session.begin():
-            session.execute(
+            connection = session.connection()
+            connection.execute(
                 delete(DeliveryLease).where(
                     and_(DeliveryLease.game_id.in_(game_ids), DeliveryLease.holder == self.holder)
                 )
             )
             return list(
-                session.scalars(
+                connection.scalars(
                     select(OutboxEntry.game_id)
                     .where(
                         OutboxEntry.game_id.in_(game_ids),
