@@ -50,6 +50,9 @@ DRAIN_BATCH = 50
 """Games a drain thread claims, reads and lets go together."""
 CALL_THREADS = 16
 SWEEP_SECONDS = 0.5
+RELEASE_WITHIN_SECONDS = 0.05
+"""A game whose last call landed is let go within this long, with the others landing then:
+one transaction for them all, and no message waits for it."""
 MAX_ATTEMPTS = 10
 BACKOFF_CAP_SECONDS = 60.0
 SLEEP_AT_MOST_SECONDS = 1.0
@@ -278,8 +281,9 @@ class Deliverer:
         being sent is never sent again alongside itself, but it does not hold the others
         back: as soon as any call lands, or a step gives one of these games something new,
         the games concerned are read again and whatever else is ready goes out. A game with
-        nothing in flight and nothing ready is let go (one transaction for the batch), and
-        one that got something due meanwhile is read again.
+        nothing in flight and nothing ready is let go (one transaction for the batch, and for
+        those whose last calls land within ``RELEASE_WITHIN_SECONDS``), and one that got
+        something due meanwhile is read again.
         """
         waker: Future[None] = Future()
         with self._lock:
@@ -288,6 +292,7 @@ class Deliverer:
         in_flight: dict[Future[None], tuple[int, str]] = {}
         clients: dict[str, WebClient | NotInstalled] = {}  # one look-up per workspace a read
         to_read, to_release = set(game_ids), set[int]()
+        release_by = 0.0  # time.monotonic() when to_release is let go
         held_back: set[int] = set()
         """Games with a newer version of a message that was still in flight when read."""
         try:
@@ -309,15 +314,22 @@ class Deliverer:
                         for future, surface in self._send(game_id, team_id, ready, clients):
                             in_flight[future] = (game_id, surface)
                     clients.clear()
-                    to_release |= set(claimed) - {game_id for game_id, _ in in_flight.values()}
-                if to_release:
-                    to_read |= set(self._release(sorted(to_release)))
+                    idle = set(claimed) - {game_id for game_id, _ in in_flight.values()}
+                    if idle:  # read, and nothing to send: let go at once
+                        to_release |= idle
+                        release_by = time.monotonic()
+                if to_release and (not in_flight or time.monotonic() >= release_by):
+                    # Not one whose message went out meanwhile: it needs its lease still.
+                    to_release -= {game_id for game_id, _ in in_flight.values()}
+                    if to_release:
+                        to_read |= set(self._release(sorted(to_release)))
                     to_release = set()
                 if to_read:
                     continue
                 if not in_flight:
                     break
-                done, _ = wait([*in_flight, waker], return_when=FIRST_COMPLETED)
+                timeout = max(0.0, release_by - time.monotonic()) if to_release else None
+                done, _ = wait([*in_flight, waker], timeout, FIRST_COMPLETED)
                 for future in done:
                     if future is waker:
                         continue
@@ -328,6 +340,8 @@ class Deliverer:
                         held_back.discard(game_id)
                         to_read.add(game_id)
                     elif all(game != game_id for game, _ in in_flight.values()):
+                        if not to_release:  # those landing soon after are let go with it
+                            release_by = time.monotonic() + RELEASE_WITHIN_SECONDS
                         to_release.add(game_id)  # which finds anything due meanwhile
                 if waker.done():
                     with self._lock:
