@@ -3,7 +3,6 @@ cannot be recorded never costs the others theirs."""
 
 from __future__ import annotations
 
-import itertools
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -14,12 +13,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import make_sessions, transaction
 from slackapp.db.migrate import upgrade
-from slackapp.db.models import Game, OutboxEntry, SlackMessage
+from slackapp.db.models import OutboxEntry, SlackMessage
 from slackapp.delivery.landings import Landing, Landings
+from slackapp.fakeslack import FakeSlack
+from tests.reliability.test_delivery import new_game as new_delivery_game
 
 pytestmark = pytest.mark.long(10)
-
-_channels = itertools.count(1)
 
 
 @pytest.fixture(scope="module")
@@ -29,38 +28,26 @@ def sessions(db: Engine) -> sessionmaker[Session]:
 
 
 @pytest.fixture
-def recorded(db: Engine) -> Iterator[tuple[sessionmaker[Session], list[int]]]:
-    """Sessions of an engine of their own, and how many transactions it committed."""
+def recorded(db: Engine) -> Iterator[tuple[Landings, list[int]]]:
+    """Landings on an engine of their own, and how many transactions it committed."""
     engine = create_engine(db.url)
     commits: list[int] = []
     event.listen(engine, "commit", lambda connection: commits.append(1))
-    yield make_sessions(engine), commits
+    yield Landings(make_sessions(engine)), commits
     engine.dispose()
 
 
-def new_game(sessions: sessionmaker[Session]) -> int:
-    channel = f"C{next(_channels):04d}LND"
+def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> int:
+    """A game whose lobby shows version 1, with version 2 waiting in the outbox."""
+    game_id, channel = new_delivery_game(fake, sessions)
     with transaction(sessions) as session:
-        game = Game(
-            team_id="T0001",
-            channel_id=channel,
-            host_user_id="U0HOST",
-            phase="lobby",
-            seed=1,
-            night_seconds=120,
-            day_seconds=300,
-            vote_seconds=120,
-            bots_allowed=True,
-        )
-        session.add(game)
-        session.flush()
         session.add(
-            SlackMessage(game_id=game.id, surface="lobby", channel=channel, ts="1.0", version=1)
+            SlackMessage(game_id=game_id, surface="lobby", channel=channel, ts="1.0", version=1)
         )
         session.add(
-            OutboxEntry(game_id=game.id, surface="lobby", version=2, channel=channel, text="x")
+            OutboxEntry(game_id=game_id, surface="lobby", version=2, channel=channel, text="x")
         )
-        return game.id
+    return game_id
 
 
 def wait_for(condition: Callable[[], bool]) -> None:
@@ -102,11 +89,13 @@ def record_while_the_first_waits(
 
 
 def test_landings_that_arrive_together_are_recorded_in_one_transaction(
-    db: Engine, sessions: sessionmaker[Session], recorded: tuple[sessionmaker[Session], list[int]]
+    fake: FakeSlack,
+    db: Engine,
+    sessions: sessionmaker[Session],
+    recorded: tuple[Landings, list[int]],
 ) -> None:
-    game_id = new_game(sessions)
-    landings_sessions, commits = recorded
-    landings = Landings(landings_sessions)
+    landings, commits = recorded
+    game_id = new_game(fake, sessions)
     first = Landing(game_id, "lobby", 2)
     others = [Landing(game_id, f"dm:{n}", 1, (f"D{n}", f"2.{n}")) for n in range(19)]
 
@@ -129,11 +118,14 @@ def test_landings_that_arrive_together_are_recorded_in_one_transaction(
 
 
 def test_a_landing_that_cannot_be_recorded_never_costs_the_others_theirs(
-    db: Engine, sessions: sessionmaker[Session], recorded: tuple[sessionmaker[Session], list[int]]
+    fake: FakeSlack,
+    db: Engine,
+    sessions: sessionmaker[Session],
+    recorded: tuple[Landings, list[int]],
 ) -> None:
-    game_id = new_game(sessions)
-    landings = Landings(recorded[0])
+    game_id = new_game(fake, sessions)
     first = Landing(game_id, "lobby", 2)
+    landings = recorded[0]
     gone = Landing(game_id + 1_000_000, "lobby", 1, ("C0GONE", "3.0"))  # no such game
     others = [Landing(game_id, f"dm:{n}", 1, (f"D{n}", f"2.{n}")) for n in range(5)]
 
