@@ -93,7 +93,7 @@ UNDELIVERED = select(
     OutboxEntry.due_at,
     OutboxEntry.attempts,
 ).where(OutboxEntry.done_at.is_(None))
-"""The columns of an ``Entry``, in its order."""
+"""The undelivered entries, as the columns of an ``Entry`` in its order."""
 
 
 @dataclass(frozen=True, slots=True)

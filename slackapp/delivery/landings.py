@@ -125,16 +125,18 @@ class Landings:
         if waiting.alone:
             self._record_alone(landing)
             return
+        written = False
         try:
             self._write_once([each.landing for each in group])
             written = True
         except Exception:
-            written = False
-        with self._changed:
-            self._writing = False
-            for each in group:
-                each.written, each.alone = written, not written
-            self._changed.notify_all()
+            pass  # each is recorded alone, with retries
+        finally:
+            with self._changed:
+                self._writing = False
+                for each in group:
+                    each.written, each.alone = written, not written
+                self._changed.notify_all()
         if not written:
             self._record_alone(landing)
 
