@@ -17,6 +17,7 @@ which can answer every Web API call late (``tests.faults.slow_down``):
   clicks, Slack at 300 ms: from the click to its board's redraw and to its private answer;
 - deadlines: 1,000 nights due at the same moment in one process: until every day board is
   posted, and the acknowledgement p99 of ``/varulv help`` meanwhile against the same at idle;
+  and the background process's CPU from the deadline until then, per Web API call made;
 - screen: 50 ``/varulv`` in 50 channels at once, each on a fresh connection: from the request
   to its lobby's post at the stand-in, p99, against the ack p99 of the bare Bolt floor
   (``benchmarks/floor.py``, same workers and threads) in the same run, and the app's own ack.
@@ -41,7 +42,16 @@ from sqlalchemy import Engine, create_engine, event, text
 
 from benchmarks.fire import Prepared, fire
 from benchmarks.opened import close_games, open_games
-from benchmarks.processes import IN_FLIGHT, TOKEN, Server, Slack, database, start_server, warm_up
+from benchmarks.processes import (
+    IN_FLIGHT,
+    TOKEN,
+    Server,
+    Slack,
+    cpu_seconds,
+    database,
+    start_server,
+    warm_up,
+)
 from benchmarks.stats import percentile
 from slackapp.blocks.ids import ButtonValue
 from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
@@ -376,7 +386,9 @@ def deadlines_together(
     try:
         warm_up(fake, pool, [app])
         idle = pool.submit(fire, app.events_url, help_commands(fake, 300, "idle"), 4).result()
+        background = app.processes()[1]  # forked before the web workers
         time.sleep(max(0.0, due.timestamp() - time.time()))
+        background_cpu = cpu_seconds(background)
         # A steady stream of commands while the deadlines clear.
         during = pool.submit(fire, app.events_url, help_commands(fake, 1500, "during"), 4)
         channels = {f"{prefix}{i:05d}" for i in range(games)}
@@ -390,6 +402,10 @@ def deadlines_together(
 
         wait(lambda: len(boards()) >= games, "every day board", timeout=300)
         cleared = max(boards()) - due.timestamp()
+        background_cpu = cpu_seconds(background) - background_cpu
+        calls = sum(
+            1 for c in fake.calls[before:] if c.at >= due.timestamp() and c.method != "response_url"
+        )
         with db.connect() as connection:
             committed = connection.execute(
                 text(
@@ -408,6 +424,8 @@ def deadlines_together(
             "during_p99_ms": percentile(meanwhile, 0.99) * 1000,
             "during_n": len(meanwhile),
             "stream_s": streamed_until - due.timestamp(),
+            "background_cpu_s": background_cpu,
+            "calls": calls,
         }
     finally:
         app.stop()
@@ -544,7 +562,10 @@ def main(argv: list[str] | None = None) -> int:
                     f"{result['committed_s']:.1f} s); ack p99 meanwhile "
                     f"{result['during_p99_ms']:.1f} ms (n={result['during_n']:.0f}) vs idle "
                     f"{result['idle_p99_ms']:.1f} ms = "
-                    f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x"
+                    f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x; the background "
+                    f"process's CPU, stepping and delivering, {result['background_cpu_s']:.1f} s "
+                    f"= {result['background_cpu_s'] / result['calls'] * 1000:.2f} ms a Web API "
+                    f"call (n={result['calls']:.0f})"
                 )
         if "lock" in args.only:
             for latency in (0.0, 0.1):

@@ -55,6 +55,14 @@ class Slack(FakeSlack):
 # -- processes -------------------------------------------------------------------------------
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time one process has used so far (0 once it is gone)."""
+    with contextlib.suppress(OSError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return 0.0
+
+
 @dataclass
 class Server:
     name: str
@@ -85,13 +93,7 @@ class Server:
     def cpu_seconds(self) -> float:
         """User and system CPU time used so far by the server's processes (the gunicorn
         master, its workers and the background process)."""
-        ticks = os.sysconf("SC_CLK_TCK")
-        used = 0.0
-        for pid in self.processes():
-            with contextlib.suppress(OSError):
-                fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-                used += (int(fields[11]) + int(fields[12])) / ticks
-        return used
+        return sum(cpu_seconds(pid) for pid in self.processes())
 
     def errors_logged(self) -> int:
         lines = self.log.read_text(errors="replace").splitlines()

@@ -84,6 +84,9 @@ def logging_config(level: str | None = None) -> dict[str, Any]:
             "apscheduler": {"level": "WARNING"},
             # slack_sdk logs request bodies at DEBUG, and a night DM's body holds a card.
             "slack_sdk": {"level": "INFO"},
+            # Its Web API client checks its own logger's level, not the effective one, and
+            # left unset it would write that line (the whole body as text) for every call.
+            "slack_sdk.web.base_client": {"level": "INFO"},
             "slack_bolt": {"level": "INFO"},
         },
     }

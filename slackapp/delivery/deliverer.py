@@ -30,11 +30,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_sdk import WebClient
-from sqlalchemy import and_, case, delete, func, or_, select, update
+from sqlalchemy import Connection, and_, case, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, SlackMessage
+from slackapp.delivery.landings import Landing, Landings
 from slackapp.delivery.pacing import Pacer
 from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, classify
 from slackapp.game import machine as m
@@ -49,9 +50,10 @@ DRAIN_BATCH = 50
 """Games a drain thread claims, reads and lets go together."""
 CALL_THREADS = 16
 SWEEP_SECONDS = 0.5
+RELEASE_WITHIN_SECONDS = 0.05
+"""A game whose last call landed is let go within this long, with the others landing then:
+one transaction for them all, and no message waits for it."""
 MAX_ATTEMPTS = 10
-RECORD_ATTEMPTS = 5
-"""Tries to record what Slack took (about six seconds in all) before giving up."""
 BACKOFF_CAP_SECONDS = 60.0
 SLEEP_AT_MOST_SECONDS = 1.0
 """A call whose turn (see slackapp.delivery.pacing) is nearer waits for it; a later one is put
@@ -65,16 +67,54 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """An undelivered version of a message, read as plain values (no ORM object to build)."""
+
+    game_id: int
+    surface: str
+    version: int
+    channel: str | None
+    user_id: str | None
+    text: str
+    blocks: list[dict[str, Any]] | None
+    due_at: datetime
+    attempts: int
+
+
+UNDELIVERED = select(
+    OutboxEntry.game_id,
+    OutboxEntry.surface,
+    OutboxEntry.version,
+    OutboxEntry.channel,
+    OutboxEntry.user_id,
+    OutboxEntry.text,
+    OutboxEntry.blocks,
+    OutboxEntry.due_at,
+    OutboxEntry.attempts,
+).where(OutboxEntry.done_at.is_(None))
+"""The undelivered entries, as the columns of an ``Entry`` in its order."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """Where a message is in Slack, and the version it shows."""
+
+    channel: str
+    ts: str
+    version: int
+
+
 @dataclass(frozen=True)
 class Pending:
     """One message's undelivered versions, newest last."""
 
     surface: str
-    entries: tuple[OutboxEntry, ...]
-    shown: SlackMessage | None
+    entries: tuple[Entry, ...]
+    shown: Shown | None
 
     @property
-    def newest(self) -> OutboxEntry:
+    def newest(self) -> Entry:
         return self.entries[-1]
 
 
@@ -125,6 +165,7 @@ class Deliverer:
         self.report = report
         self.now = now
         self.pacer = pacer or Pacer()
+        self.landings = Landings(sessions)
         self._turns: dict[tuple[int, str], float] = {}
         """Messages put off until their turn: the ``time.monotonic()`` it comes."""
         self.holder = f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -240,8 +281,9 @@ class Deliverer:
         being sent is never sent again alongside itself, but it does not hold the others
         back: as soon as any call lands, or a step gives one of these games something new,
         the games concerned are read again and whatever else is ready goes out. A game with
-        nothing in flight and nothing ready is let go (one transaction for the batch), and
-        one that got something due meanwhile is read again.
+        nothing in flight and nothing ready is let go (one transaction for the batch, and for
+        those whose last calls land within ``RELEASE_WITHIN_SECONDS``), and one that got
+        something due meanwhile is read again.
         """
         waker: Future[None] = Future()
         with self._lock:
@@ -250,6 +292,7 @@ class Deliverer:
         in_flight: dict[Future[None], tuple[int, str]] = {}
         clients: dict[str, WebClient | NotInstalled] = {}  # one look-up per workspace a read
         to_read, to_release = set(game_ids), set[int]()
+        release_by = 0.0  # time.monotonic() when to_release is let go
         held_back: set[int] = set()
         """Games with a newer version of a message that was still in flight when read."""
         try:
@@ -271,15 +314,22 @@ class Deliverer:
                         for future, surface in self._send(game_id, team_id, ready, clients):
                             in_flight[future] = (game_id, surface)
                     clients.clear()
-                    to_release |= set(claimed) - {game_id for game_id, _ in in_flight.values()}
-                if to_release:
-                    to_read |= set(self._release(sorted(to_release)))
+                    idle = set(claimed) - {game_id for game_id, _ in in_flight.values()}
+                    if idle:  # read, and nothing to send: let go at once
+                        to_release |= idle
+                        release_by = time.monotonic()
+                if to_release and (not in_flight or time.monotonic() >= release_by):
+                    # Not one whose message went out meanwhile: it needs its lease still.
+                    to_release -= {game_id for game_id, _ in in_flight.values()}
+                    if to_release:
+                        to_read |= set(self._release(sorted(to_release)))
                     to_release = set()
                 if to_read:
                     continue
                 if not in_flight:
                     break
-                done, _ = wait([*in_flight, waker], return_when=FIRST_COMPLETED)
+                timeout = max(0.0, release_by - time.monotonic()) if to_release else None
+                done, _ = wait([*in_flight, waker], timeout, FIRST_COMPLETED)
                 for future in done:
                     if future is waker:
                         continue
@@ -290,6 +340,8 @@ class Deliverer:
                         held_back.discard(game_id)
                         to_read.add(game_id)
                     elif all(game != game_id for game, _ in in_flight.values()):
+                        if not to_release:  # those landing soon after are let go with it
+                            release_by = time.monotonic() + RELEASE_WITHIN_SECONDS
                         to_release.add(game_id)  # which finds anything due meanwhile
                 if waker.done():
                     with self._lock:
@@ -342,6 +394,7 @@ class Deliverer:
         now = self.now()
         until = now + timedelta(seconds=LEASE_SECONDS)
         with self.sessions() as session, session.begin():
+            connection = session.connection()  # plain rows: nothing for the ORM to track
             # In order, so two processes claiming the same games never wait on each other.
             leases = insert(DeliveryLease).values(
                 [
@@ -349,41 +402,48 @@ class Deliverer:
                     for game_id in sorted(set(game_ids))
                 ]
             )
-            claimed = session.scalars(
+            claimed = connection.scalars(
                 leases.on_conflict_do_update(
                     index_elements=[DeliveryLease.game_id],
                     set_={"holder": self.holder, "until": until},
                     where=or_(DeliveryLease.until < now, DeliveryLease.holder == self.holder),
                 ).returning(DeliveryLease.game_id)
             ).all()
-            return self._read(session, list(claimed)) if claimed else {}
+            return self._read(connection, list(claimed)) if claimed else {}
 
-    def _read(self, session: Session, game_ids: list[int]) -> dict[int, tuple[str, list[Pending]]]:
+    def _read(
+        self, connection: Connection, game_ids: list[int]
+    ) -> dict[int, tuple[str, list[Pending]]]:
         """Each game's workspace, and its undelivered messages with what each shows now."""
-        entries = session.scalars(
-            select(OutboxEntry)
-            .where(OutboxEntry.game_id.in_(game_ids), OutboxEntry.done_at.is_(None))
-            .order_by(OutboxEntry.id)
-        ).all()
+        entries = [
+            Entry(*row)
+            for row in connection.execute(
+                UNDELIVERED.where(OutboxEntry.game_id.in_(game_ids)).order_by(OutboxEntry.id)
+            )
+        ]
         teams: dict[int, str] = {
             game_id: team_id
-            for game_id, team_id in session.execute(
+            for game_id, team_id in connection.execute(
                 select(Game.id, Game.team_id).where(Game.id.in_(game_ids))
             )
         }
         shown = (
             {
-                (message.game_id, message.surface): message
-                for message in session.scalars(
-                    select(SlackMessage).where(
-                        SlackMessage.game_id.in_({entry.game_id for entry in entries})
-                    )
+                (game_id, surface): Shown(channel, ts, version)
+                for game_id, surface, channel, ts, version in connection.execute(
+                    select(
+                        SlackMessage.game_id,
+                        SlackMessage.surface,
+                        SlackMessage.channel,
+                        SlackMessage.ts,
+                        SlackMessage.version,
+                    ).where(SlackMessage.game_id.in_({entry.game_id for entry in entries}))
                 )
             }
             if entries
             else {}
         )
-        by_surface: dict[tuple[int, str], list[OutboxEntry]] = {}
+        by_surface: dict[tuple[int, str], list[Entry]] = {}
         for entry in entries:
             by_surface.setdefault((entry.game_id, entry.surface), []).append(entry)
         found: dict[int, tuple[str, list[Pending]]] = {
@@ -431,11 +491,8 @@ class Deliverer:
             self._failed(game_id, pending, error)
             return
         # Slack has it: keep trying to record that (never post it again for a database blip).
-        if shown is None:
-            where, ts = str(posted["channel"]), str(posted["ts"])
-            self._recording(lambda: self._posted(game_id, pending.surface, where, ts, newest))
-        else:
-            self._recording(lambda: self._shown(game_id, pending.surface, newest.version))
+        first = (str(posted["channel"]), str(posted["ts"])) if shown is None else None
+        self.landings.record(Landing(game_id, pending.surface, newest.version, first))
 
     def _put_off(self, game_id: int, pending: Pending, turn: Callable[[], float]) -> bool:
         """Wait for the message's turn at Slack's rate limit, or, when it is further off, put
@@ -458,55 +515,7 @@ class Deliverer:
         self._retry_later(game_id, pending.surface, newest.version, attempts, wait)
         return True
 
-    def _recording(self, record: Callable[[], None]) -> None:
-        for attempt in range(RECORD_ATTEMPTS):
-            try:
-                record()
-                return
-            except Exception:
-                if attempt == RECORD_ATTEMPTS - 1:
-                    raise
-                time.sleep(0.2 * 2**attempt)
-
     # -- recording ------------------------------------------------------------------------------
-
-    def _posted(
-        self, game_id: int, surface: str, channel: str, ts: str, entry: OutboxEntry
-    ) -> None:
-        with self.sessions() as session, session.begin():
-            self._record_post(session, game_id, surface, channel, ts, entry)
-
-    def _record_post(
-        self,
-        session: Session,
-        game_id: int,
-        surface: str,
-        channel: str,
-        ts: str,
-        entry: OutboxEntry,
-    ) -> None:
-        session.execute(
-            insert(SlackMessage)
-            .values(game_id=game_id, surface=surface, channel=channel, ts=ts, version=entry.version)
-            .on_conflict_do_update(
-                index_elements=[SlackMessage.game_id, SlackMessage.surface],
-                set_={"channel": channel, "ts": ts, "version": entry.version},
-            )
-        )
-        self._mark_done(session, game_id, surface, entry.version)
-
-    def _shown(self, game_id: int, surface: str, version: int) -> None:
-        with self.sessions() as session, session.begin():
-            self._record_update(session, game_id, surface, version)
-
-    def _record_update(self, session: Session, game_id: int, surface: str, version: int) -> None:
-        session.execute(
-            update(SlackMessage)
-            .where(SlackMessage.game_id == game_id, SlackMessage.surface == surface)
-            .where(SlackMessage.version < version)
-            .values(version=version)
-        )
-        self._mark_done(session, game_id, surface, version)
 
     def _done(self, game_id: int, surface: str, version: int, failure: str | None = None) -> None:
         with self.sessions() as session, session.begin():
@@ -608,13 +617,14 @@ class Deliverer:
         if not game_ids:
             return []
         with self.sessions() as session, session.begin():
-            session.execute(
+            connection = session.connection()
+            connection.execute(
                 delete(DeliveryLease).where(
                     and_(DeliveryLease.game_id.in_(game_ids), DeliveryLease.holder == self.holder)
                 )
             )
             return list(
-                session.scalars(
+                connection.scalars(
                     select(OutboxEntry.game_id)
                     .where(
                         OutboxEntry.game_id.in_(game_ids),

@@ -315,3 +315,30 @@ def test_updates_are_paced_per_workspace_after_a_burst() -> None:
     assert pacer.update("T2") == 0.0, "each workspace has its own limit"
     clock[0] = 120.0
     assert pacer.update("T1") == 0.0, "the bucket fills again"
+
+
+def test_games_whose_calls_land_together_are_let_go_together(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
+) -> None:
+    games = [new_game(fake, sessions) for _ in range(8)]
+    for game_id, _ in games:
+        show(sessions, game_id, closed("posted"))
+    released: list[list[int]] = []
+    release = deliverer._release
+
+    def counted(game_ids: list[int]) -> list[int]:
+        released.append(game_ids)
+        return release(game_ids)
+
+    deliverer._release = counted  # type: ignore[method-assign]
+    faults.slow_down(fake, 0.3)  # every post with Slack at once, answered together
+    deliverer.drain_many([game_id for game_id, _ in games])
+
+    assert sorted(g for batch in released for g in batch) == sorted(g for g, _ in games)
+    assert len(released) <= 2, "let go together, not one by one as their posts land"
+    with sessions() as session:
+        held = select(DeliveryLease.game_id).where(DeliveryLease.game_id.in_(g for g, _ in games))
+        assert session.scalars(held).all() == []
+    for game_id, channel in games:
+        assert delivered(sessions, game_id)
+        assert texts(fake, channel) == ["posted"]
