@@ -188,7 +188,11 @@ def _sample(bits: Bits, population: Sequence[int], count: int) -> list[int]:
     size = len(pool)
     chosen = []
     for _ in range(count):
-        index = _below(bits, size)
+        # _below(bits, size), written out: this is the innermost loop of the sampling.
+        length = size.bit_length()
+        index = bits(length)
+        while index >= size:
+            index = bits(length)
         chosen.append(pool[index])
         size -= 1
         pool[index] = pool[size]
@@ -206,7 +210,11 @@ def _pair(bits: Bits, size: int) -> tuple[int, int]:
 def _shuffle(bits: Bits, cards: list[Card]) -> None:
     """``rng.shuffle(cards)``."""
     for last in range(len(cards) - 1, 0, -1):
-        index = _below(bits, last + 1)
+        # _below(bits, last + 1), written out: this is the innermost loop of the sampling.
+        length = (last + 1).bit_length()
+        index = bits(length)
+        while index > last:
+            index = bits(length)
         cards[last], cards[index] = cards[index], cards[last]
 
 
