@@ -419,6 +419,7 @@ def pooled(sight: Sight, value: dict[int, float]) -> dict[int, float]:
     return averaged
 
 
+@lru_cache(maxsize=4096)  # asked again for every ballot the bot weighs, with each other order
 def canonical(sight: Sight) -> tuple[Sight, tuple[int, ...]]:
     """The same knowledge, renumbered so that every seat in the same situation writes it alike.
 
