@@ -390,6 +390,8 @@ class _ForeseenNights:
     nights: tuple[tuple[float, tuple[Card, ...], tuple[int, ...]], ...]
     """Each night's weight, the seats' cards at dawn, and each seat's view as an index into
     ``views`` (-1 for the bot itself)."""
+    views_around: frozenset[tuple[int, ...]]
+    """Each combination of the seats' views that some night has: far fewer than the nights."""
 
 
 @lru_cache(maxsize=512)
@@ -427,6 +429,7 @@ def _foreseen_nights(view: BotView, deck_werewolves: int) -> _ForeseenNights | N
         total_weight=sum(world.weight for world in worlds),
         views=tuple(tuple(known) for known in index_of),
         nights=tuple(nights),
+        views_around=frozenset(seen for _, _, seen in nights),
     )
 
 
@@ -457,12 +460,15 @@ def foreseen_ballot(
     outcomes: defaultdict[tuple[tuple[Card, ...], tuple[str | None, ...]], float] = defaultdict(
         float
     )
-    for weight, cards, seen in foreseen.nights:
-        around = tuple(
+    around_of = {
+        seen: tuple(
             None if index < 0 else ballots_of[position][index]
             for position, index in enumerate(seen)
         )
-        outcomes[cards, around] += weight
+        for seen in foreseen.views_around
+    }
+    for weight, cards, seen in foreseen.nights:
+        outcomes[cards, around_of[seen]] += weight
     candidates: list[int | None] = [*(seat for seat in order if seat != me), None]
     worth = dict.fromkeys(candidates, 0.0)
     for (cards, others), weight in outcomes.items():
