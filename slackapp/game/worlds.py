@@ -38,6 +38,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import cast
 
 from slackapp.game.cards import Card, Team
 
@@ -131,8 +132,8 @@ def _layout_count(sight: Sight, free: Counter[Card]) -> int:
 
 
 def _mover_seat(layout: tuple[Card, ...], seat_count: int, card: Card) -> int | None:
-    """The first seat dealt ``card``: its first position, unless that is in the centre (both
-    searched by the tuple itself, several times faster than a loop over the seats)."""
+    """The first seat dealt ``card``: its first position, unless that is in the centre. The
+    tuple's own search is several times faster than a loop over the seats."""
     if card not in layout:
         return None
     position = layout.index(card)
@@ -307,7 +308,7 @@ class _LayoutTemplate:
         for pos in self.unknown:
             if cards[pos] is None:
                 cards[pos] = next(others)
-        return tuple(cards)  # type: ignore[arg-type]
+        return cast(tuple[Card, ...], tuple(cards))  # every position is filled now
 
 
 def _every_world(sight: Sight, free: Counter[Card], places: list[int]) -> Iterator[World]:
