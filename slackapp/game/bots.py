@@ -377,6 +377,62 @@ def _nights_of_others(
     yield from branches
 
 
+@dataclass(frozen=True)
+class _ForeseenNights:
+    """The nights a bot foreseeing the vote imagines, in the order it weighs them: everything
+    but the other seats' ballots, which also depend on their orders (that is, on the seed)."""
+
+    exact: bool
+    total_weight: float
+    """The worlds' weights summed, which scales the tie."""
+    views: tuple[tuple[BotView, ...], ...]
+    """Per seat, every view it may have in these nights (none for the bot itself)."""
+    nights: tuple[tuple[float, tuple[Card, ...], tuple[int, ...]], ...]
+    """Each night's weight, the seats' cards at dawn, and each seat's view as an index into
+    ``views`` (-1 for the bot itself)."""
+    views_around: frozenset[tuple[int, ...]]
+    """Each combination of the seats' views that some night has: far fewer than the nights."""
+
+
+@lru_cache(maxsize=512)
+def _foreseen_nights(view: BotView, deck_werewolves: int) -> _ForeseenNights | None:
+    """The nights of :func:`foreseen_ballot` for ``view``, None when no world fits it.
+
+    The same view comes back with other seeds (other orders): the nights, resolved once, serve
+    them all."""
+    sight = sight_of(view)
+    seen = tuple(card for _, card in sight.known)
+    sight = replace(sight, deck=assumed_deck(len(view.seats), deck_werewolves, seen))
+    worlds, exact = possible_worlds(sight, random.Random(repr(sight)))
+    if not worlds:
+        return None
+    seats = view.seats
+    index_of: list[dict[BotView, int]] = [{} for _ in seats]
+    nights: list[tuple[float, tuple[Card, ...], tuple[int, ...]]] = []
+    for world in worlds:
+        deal, moves = _world_night(view, sight, world)
+        for chance, choices in _nights_of_others(view, deal, moves):
+            night = resolve_night(deal, choices)
+            around = tuple(
+                -1
+                if seat == view.seat
+                else index_of[position].setdefault(
+                    _seat_view(deal, seat, choices, night), len(index_of[position])
+                )
+                for position, seat in enumerate(seats)
+            )
+            nights.append(
+                (world.weight * chance, tuple(night.dawn[seat] for seat in seats), around)
+            )
+    return _ForeseenNights(
+        exact=exact,
+        total_weight=sum(world.weight for world in worlds),
+        views=tuple(tuple(known) for known in index_of),
+        nights=tuple(nights),
+        views_around=frozenset(seen for _, _, seen in nights),
+    )
+
+
 @lru_cache(maxsize=8192)
 def foreseen_ballot(
     view: BotView, orders: tuple[tuple[int, ...], ...], deck_werewolves: int
@@ -388,47 +444,58 @@ def foreseen_ballot(
     ``view`` names the seats by position (:func:`_by_position`), so one answer serves every
     game in the same situation; the answer is a position.
     """
-    order = orders[int(view.seat)]
+    me = int(view.seat)
+    order = orders[me]
     plain = _plain_ballot(view, order, deck_werewolves)
     mine = None if plain is None else int(plain)
-    sight = sight_of(view)
-    seen = tuple(card for _, card in sight.known)
-    sight = replace(sight, deck=assumed_deck(len(view.seats), deck_werewolves, seen))
-    worlds, exact = possible_worlds(sight, random.Random(repr(sight)))
-    if not worlds:
+    foreseen = _foreseen_nights(view, deck_werewolves)
+    if foreseen is None:
         return mine
     seats = view.seats
+    ballots_of = [
+        tuple(_plain_ballot(seen, orders[position], deck_werewolves) for seen in views)
+        for position, views in enumerate(foreseen.views)
+    ]
     # Worlds that leave the same cards at dawn and the same ballots around the bot count alike.
     outcomes: defaultdict[tuple[tuple[Card, ...], tuple[str | None, ...]], float] = defaultdict(
         float
     )
-    for world in worlds:
-        deal, moves = _world_night(view, sight, world)
-        for chance, choices in _nights_of_others(view, deal, moves):
-            night = resolve_night(deal, choices)
-            around = tuple(
-                None
-                if seat == view.seat
-                else _plain_ballot(
-                    _seat_view(deal, seat, choices, night), orders[int(seat)], deck_werewolves
-                )
-                for seat in seats
-            )
-            outcomes[tuple(night.dawn[seat] for seat in seats), around] += world.weight * chance
-    candidates: list[int | None] = [*(seat for seat in order if seat != sight.me), None]
+    around_of = {
+        seen: tuple(
+            None if index < 0 else ballots_of[position][index]
+            for position, index in enumerate(seen)
+        )
+        for seen in foreseen.views_around
+    }
+    for weight, cards, seen in foreseen.nights:
+        outcomes[cards, around_of[seen]] += weight
+    candidates: list[int | None] = [*(seat for seat in order if seat != me), None]
     worth = dict.fromkeys(candidates, 0.0)
     for (cards, others), weight in outcomes.items():
-        dawn = dict(zip(seats, cards, strict=True))
-        ballots: dict[str, str | None] = dict(zip(seats, others, strict=True))
         for candidate in candidates:
-            ballots[view.seat] = None if candidate is None else seats[candidate]
-            dead = tally(seats, ballots).dead
-            worth[candidate] += weight * decide(seats, dawn, ballots, dead).points[view.seat]
-    tie = (EXACT_TIE if exact else SAMPLED_TIE) * sum(worth_of.weight for worth_of in worlds)
+            ballots = (
+                *others[:me],
+                None if candidate is None else seats[candidate],
+                *others[me + 1 :],
+            )
+            worth[candidate] += weight * _points(seats, cards, ballots)[me]
+    tie = (EXACT_TIE if foreseen.exact else SAMPLED_TIE) * foreseen.total_weight
     best = max(worth.values())
     if worth[mine] >= best - tie:
         return mine
     return next(candidate for candidate in candidates if worth[candidate] >= best - tie)
+
+
+@lru_cache(maxsize=65536)
+def _points(
+    seats: tuple[str, ...], cards: tuple[Card, ...], ballots: tuple[str | None, ...]
+) -> tuple[int, ...]:
+    """Each seat's points for these cards at dawn and these ballots (RULES.md): a foreseen vote
+    meets the same few again and again."""
+    dawn = dict(zip(seats, cards, strict=True))
+    cast = dict(zip(seats, ballots, strict=True))
+    points = decide(seats, dawn, cast, tally(seats, cast).dead).points
+    return tuple(points[seat] for seat in seats)
 
 
 def _world_night(view: BotView, sight: Sight, world: World) -> tuple[Deal, dict[str, NightChoice]]:

@@ -35,9 +35,10 @@ import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from typing import cast
 
 from slackapp.game.cards import Card, Team
 
@@ -130,15 +131,17 @@ def _layout_count(sight: Sight, free: Counter[Card]) -> int:
     return ways
 
 
-def _mover_seat(layout: Sequence[Card], seat_count: int, card: Card) -> int | None:
-    for seat in range(seat_count):
-        if layout[seat] is card:
-            return seat
-    return None
+def _mover_seat(layout: tuple[Card, ...], seat_count: int, card: Card) -> int | None:
+    """The first seat dealt ``card``: its first position, unless that is in the centre. The
+    tuple's own search is several times faster than a loop over the seats."""
+    if card not in layout:
+        return None
+    position = layout.index(card)
+    return position if position < seat_count else None
 
 
 def _moves(
-    sight: Sight, layout: Sequence[Card]
+    sight: Sight, layout: tuple[Card, ...]
 ) -> Iterator[tuple[float, Move | None, Move | None]]:
     """Every (chance, robbery, swap) of the night for one layout."""
     n, me = sight.seat_count, sight.me
@@ -161,8 +164,65 @@ def _moves(
             yield chance, robbery, swap
 
 
+# --- drawing as random.Random does -----------------------------------------------------------
+# A sampled world takes a handful of indices from the generator. random.Random's randrange,
+# sample and shuffle draw each one the same way (CPython 3.10 to 3.13: Random._randbelow, by
+# rejection from getrandbits), and their own checks cost several times the draw at this size.
+# The functions here make exactly those draws from getrandbits, so a seat's worlds stay the
+# ones those methods would give.
+
+Bits = Callable[[int], int]
+"""A generator's ``getrandbits``."""
+
+
+def _below(bits: Bits, size: int) -> int:
+    """``rng.randrange(size)``, for ``size`` > 0."""
+    length = size.bit_length()
+    index = bits(length)
+    while index >= size:
+        index = bits(length)
+    return index
+
+
+def _sample(bits: Bits, population: Sequence[int], count: int) -> list[int]:
+    """``rng.sample(population, count)`` for a population of at most 21 (random.sample then
+    draws from a shrinking pool)."""
+    pool = list(population)
+    size = len(pool)
+    chosen = []
+    for _ in range(count):
+        # _below(bits, size), written out: this is the innermost loop of the sampling.
+        length = size.bit_length()
+        index = bits(length)
+        while index >= size:
+            index = bits(length)
+        chosen.append(pool[index])
+        size -= 1
+        pool[index] = pool[size]
+    return chosen
+
+
+def _pair(bits: Bits, size: int) -> tuple[int, int]:
+    """``rng.sample(range(size), 2)``, for ``size`` of 2 to 21: the second index is drawn from
+    the pool with the first replaced by the last, ``size - 1``."""
+    first = _below(bits, size)
+    second = _below(bits, size - 1)
+    return first, size - 1 if second == first else second
+
+
+def _shuffle(bits: Bits, cards: list[Card]) -> None:
+    """``rng.shuffle(cards)``."""
+    for last in range(len(cards) - 1, 0, -1):
+        # _below(bits, last + 1), written out: this is the innermost loop of the sampling.
+        length = (last + 1).bit_length()
+        index = bits(length)
+        while index > last:
+            index = bits(length)
+        cards[last], cards[index] = cards[index], cards[last]
+
+
 def _sampled_moves(
-    sight: Sight, layout: Sequence[Card], rng: random.Random
+    sight: Sight, layout: tuple[Card, ...], bits: Bits
 ) -> tuple[Move | None, Move | None]:
     n, me = sight.seat_count, sight.me
     robbery = swap = None
@@ -170,13 +230,13 @@ def _sampled_moves(
     if robber == me:
         robbery = sight.my_move
     elif robber is not None:
-        victim = rng.randrange(n - 1)
+        victim = _below(bits, n - 1)
         robbery = (robber, victim + (victim >= robber))
     troublemaker = _mover_seat(layout, n, _TROUBLEMAKER)
     if troublemaker == me:
         swap = sight.my_move
     elif troublemaker is not None:
-        first, second = rng.sample(range(n - 1), 2)
+        first, second = _pair(bits, n - 1)
         swap = (first + (first >= troublemaker), second + (second >= troublemaker))
     return robbery, swap
 
@@ -193,11 +253,22 @@ def dawn(
     return cards
 
 
+def _dawn_card(layout: Sequence[Card], seat: int, robbery: Move | None, swap: Move | None) -> Card:
+    """``dawn(...)[seat]`` without the others: follow the seat back through the swap, then the
+    robbery, to the position whose dealt card it ends up with."""
+    for move in (swap, robbery):
+        if move is not None:
+            if seat == move[0]:
+                seat = move[1]
+            elif seat == move[1]:
+                seat = move[0]
+    return layout[seat]
+
+
 def _fits(sight: Sight, world: World) -> bool:
     if sight.dawn_card is None:
         return True
-    seats = dawn(world.layout, sight.seat_count, world.robbery, world.swap)
-    return seats[sight.me] is sight.dawn_card
+    return _dawn_card(world.layout, sight.me, world.robbery, world.swap) is sight.dawn_card
 
 
 def possible_worlds(sight: Sight, rng: random.Random) -> tuple[list[World], bool]:
@@ -218,21 +289,34 @@ def possible_worlds(sight: Sight, rng: random.Random) -> tuple[list[World], bool
     return _sampled_worlds(sight, free, places, rng), False
 
 
-def _layout(sight: Sight, wolf_at: Sequence[int], rest: Sequence[Card]) -> tuple[Card, ...]:
-    cards: list[Card | None] = [None] * (sight.seat_count + 2)
-    for pos, card in sight.known:
-        cards[pos] = card
-    for pos in wolf_at:
-        cards[pos] = _WEREWOLF
-    others = iter(rest)
-    return tuple(card if card is not None else next(others) for card in cards)
+class _LayoutTemplate:
+    """The positions whose card the seat knows, filled once: a world only places the rest."""
+
+    def __init__(self, sight: Sight) -> None:
+        cards: list[Card | None] = [None] * (sight.seat_count + 2)
+        for pos, card in sight.known:
+            cards[pos] = card
+        self.cards = cards
+        self.unknown = [pos for pos, card in enumerate(cards) if card is None]
+
+    def fill(self, wolf_at: Sequence[int], rest: Sequence[Card]) -> tuple[Card, ...]:
+        """The layout with a Werewolf at each of ``wolf_at`` and ``rest``, in order, elsewhere."""
+        cards = self.cards.copy()
+        for pos in wolf_at:
+            cards[pos] = _WEREWOLF
+        others = iter(rest)
+        for pos in self.unknown:
+            if cards[pos] is None:
+                cards[pos] = next(others)
+        return cast(tuple[Card, ...], tuple(cards))  # every position is filled now
 
 
 def _every_world(sight: Sight, free: Counter[Card], places: list[int]) -> Iterator[World]:
     others = +Counter({card: count for card, count in free.items() if card is not _WEREWOLF})
+    template = _LayoutTemplate(sight)
     for wolf_at in itertools.combinations(places, free[_WEREWOLF]):
         for rest in _arrangements(others):
-            layout = _layout(sight, wolf_at, rest)
+            layout = template.fill(wolf_at, rest)
             for chance, robbery, swap in _moves(sight, layout):
                 yield World(chance, layout, robbery, swap)
 
@@ -242,15 +326,16 @@ def _sampled_worlds(
 ) -> list[World]:
     wolves = free[_WEREWOLF]
     others = [card for card in free.elements() if card is not _WEREWOLF]
+    template = _LayoutTemplate(sight)
+    me, dawn_card, bits = sight.me, sight.dawn_card, rng.getrandbits
     worlds: list[World] = []
     for _ in range(SAMPLING_ATTEMPTS):
-        wolf_at = rng.sample(places, wolves)
-        rng.shuffle(others)
-        layout = _layout(sight, wolf_at, others)
-        robbery, swap = _sampled_moves(sight, layout, rng)
-        world = World(1.0, layout, robbery, swap)
-        if _fits(sight, world):
-            worlds.append(world)
+        wolf_at = _sample(bits, places, wolves)
+        _shuffle(bits, others)
+        layout = template.fill(wolf_at, others)
+        robbery, swap = _sampled_moves(sight, layout, bits)
+        if dawn_card is None or _dawn_card(layout, me, robbery, swap) is dawn_card:
+            worlds.append(World(1.0, layout, robbery, swap))
             if len(worlds) == SAMPLED_WORLDS:
                 break
     return worlds
@@ -335,6 +420,7 @@ def pooled(sight: Sight, value: dict[int, float]) -> dict[int, float]:
     return averaged
 
 
+@lru_cache(maxsize=4096)  # asked again for every ballot the bot weighs, with each other order
 def canonical(sight: Sight) -> tuple[Sight, tuple[int, ...]]:
     """The same knowledge, renumbered so that every seat in the same situation writes it alike.
 
