@@ -515,13 +515,28 @@ def test_a_minion_bot_never_votes_for_a_wolf_it_saw(deal: Deal, seed: int | str)
             assert game.ballots[seat] not in view.learned.werewolves
 
 
+# A custom deck in which every card the Seer has not seen is a Werewolf: every other seat is
+# as surely a wolf as the one it saw.
+WOLVES_EVERYWHERE = Deal(
+    ("anna", "bo", "cia", "dan"),
+    {"anna": Card.SEER, "bo": Card.WEREWOLF, "cia": Card.WEREWOLF, "dan": Card.WEREWOLF},
+    (Card.WEREWOLF, Card.WEREWOLF),
+)
+
+
 @ENOUGH
 @given(deals(), seeds)
+@example(WOLVES_EVERYWHERE, 0)
 def test_a_seer_bot_that_saw_a_werewolf_votes_for_that_seat(deal: Deal, seed: int | str) -> None:
     game = play_bots(deal, seed)
+    deck = Counter([*deal.dealt.values(), *deal.center])
     for seat, view in game.views.items():
         if isinstance(view.learned, SawSeat) and view.learned.card is Card.WEREWOLF:
-            assert game.ballots[seat] == view.learned.seat
+            unseen = deck - Counter([view.dealt, view.learned.card])
+            if set(unseen) == {Card.WEREWOLF}:  # any other seat is a wolf just as surely
+                assert game.ballots[seat] in set(deal.seats) - {seat}
+            else:
+                assert game.ballots[seat] == view.learned.seat
 
 
 @ENOUGH
