@@ -38,6 +38,8 @@ from tests.reliability.support import (
     signed_click,
 )
 
+pytestmark = pytest.mark.long(13)
+
 FUZZ = settings(deadline=None, max_examples=120, suppress_health_check=[HealthCheck.too_slow])
 EACH_KIND = settings(FUZZ, max_examples=60)
 SLACK_SECONDS = 3

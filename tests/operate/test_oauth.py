@@ -15,6 +15,8 @@ from sqlalchemy import text
 
 from tests.operate.conftest import INSTALL_LINK, PEOPLE, Deployment, install, oauth_deployment
 
+pytestmark = pytest.mark.long(12)
+
 TEAM = "T0OAUTH"
 ALVA, BENGT, CARIN, DORIS = PEOPLE
 

@@ -38,6 +38,8 @@ from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table
 from tests.reliability.support import new_people, running_app, settled
 
+pytestmark = pytest.mark.long(12)
+
 
 @pytest.fixture(scope="module")
 def app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
