@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import urlsplit
 
 import requests
 
@@ -119,9 +120,14 @@ class ExitedAtStart(RuntimeError):
 
 def healthy(url: str, timeout: float = 5.0) -> bool:
     """``URL/healthz`` answers 200; no answer (refused, or slow on a busy machine) is a no."""
+    address = urlsplit(url)
     try:
+        # A bare connection first: while a server starts, most polls are refused, and a refusal
+        # through requests costs a chain of exceptions many times a plain socket's.
+        port = address.port or (443 if address.scheme == "https" else 80)
+        socket.create_connection((address.hostname, port), timeout).close()
         return requests.get(f"{url}/healthz", timeout=timeout).status_code == 200
-    except requests.RequestException:
+    except (OSError, requests.RequestException):
         return False
 
 
