@@ -30,12 +30,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_sdk import WebClient
-from sqlalchemy import Connection, and_, case, delete, func, or_, select, update
+from sqlalchemy import Connection, and_, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, SlackMessage
-from slackapp.delivery.landings import Landing, Landings
+from slackapp.delivery.landings import DONE, Landing, Landings
 from slackapp.delivery.pacing import Pacer
 from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, classify
 from slackapp.game import machine as m
@@ -518,29 +518,12 @@ class Deliverer:
     # -- recording ------------------------------------------------------------------------------
 
     def _done(self, game_id: int, surface: str, version: int, failure: str | None = None) -> None:
+        """Every undelivered version up to ``version`` is done: with ``failure``, or else the
+        older ones superseded."""
         with self.sessions() as session, session.begin():
-            self._mark_done(session, game_id, surface, version, failure)
-
-    def _mark_done(
-        self,
-        session: Session,
-        game_id: int,
-        surface: str,
-        version: int,
-        failure: str | None = None,
-    ) -> None:
-        """Every undelivered version up to ``version`` is done; the older ones superseded."""
-        session.execute(
-            update(OutboxEntry)
-            .where(*_undelivered_up_to(game_id, surface, version))
-            .values(
-                done_at=func.now(),
-                failure=failure
-                if failure is not None
-                else case((OutboxEntry.version < version, "superseded"), else_=None),
+            session.connection().execute(
+                DONE, [{"g": game_id, "s": surface, "v": version, "f": failure}]
             )
-            .execution_options(synchronize_session=False)
-        )
 
     def _failed(self, game_id: int, pending: Pending, error: Exception) -> None:
         failure, code, retry_after = classify(error)

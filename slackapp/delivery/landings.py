@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, bindparam, case, func, update
+from sqlalchemy import Connection, String, bindparam, case, func, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -71,10 +71,14 @@ DONE = (
     )
     .values(
         done_at=func.now(),
-        failure=case((OutboxEntry.version < bindparam("v"), "superseded"), else_=None),
+        failure=func.coalesce(
+            bindparam("f", type_=String),
+            case((OutboxEntry.version < bindparam("v"), "superseded"), else_=None),
+        ),
     )
 )
-"""Every undelivered version up to the one Slack took is done; the older ones superseded."""
+"""Every undelivered version of a message up to ``v`` is done: with failure ``f`` when given,
+else the older ones superseded (the deliverer's one rule for it)."""
 
 
 def write(connection: Connection, landings: Sequence[Landing]) -> None:
@@ -90,7 +94,9 @@ def write(connection: Connection, landings: Sequence[Landing]) -> None:
         connection.execute(POST, posts)
     if shown:
         connection.execute(SHOWN, shown)
-    connection.execute(DONE, [{"g": x.game_id, "s": x.surface, "v": x.version} for x in landings])
+    connection.execute(
+        DONE, [{"g": x.game_id, "s": x.surface, "v": x.version, "f": None} for x in landings]
+    )
 
 
 class _Waiting:

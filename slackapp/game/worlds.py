@@ -265,10 +265,11 @@ def _dawn_card(layout: Sequence[Card], seat: int, robbery: Move | None, swap: Mo
     return layout[seat]
 
 
-def _fits(sight: Sight, world: World) -> bool:
+def _fits(sight: Sight, layout: Sequence[Card], robbery: Move | None, swap: Move | None) -> bool:
+    """Whether the night leaves the seat the card it saw at dawn (an Insomniac's), if any."""
     if sight.dawn_card is None:
         return True
-    return _dawn_card(world.layout, sight.me, world.robbery, world.swap) is sight.dawn_card
+    return _dawn_card(layout, sight.me, robbery, swap) is sight.dawn_card
 
 
 def possible_worlds(sight: Sight, rng: random.Random) -> tuple[list[World], bool]:
@@ -285,7 +286,8 @@ def possible_worlds(sight: Sight, rng: random.Random) -> tuple[list[World], bool
     n = sight.seat_count
     most_moves = (n - 1) * math.comb(n - 1, 2)
     if _layout_count(sight, free) * most_moves <= EXACT_WORLDS:
-        return [w for w in _every_world(sight, free, places) if _fits(sight, w)], True
+        worlds = _every_world(sight, free, places)
+        return [w for w in worlds if _fits(sight, w.layout, w.robbery, w.swap)], True
     return _sampled_worlds(sight, free, places, rng), False
 
 
@@ -327,14 +329,14 @@ def _sampled_worlds(
     wolves = free[_WEREWOLF]
     others = [card for card in free.elements() if card is not _WEREWOLF]
     template = _LayoutTemplate(sight)
-    me, dawn_card, bits = sight.me, sight.dawn_card, rng.getrandbits
+    bits = rng.getrandbits
     worlds: list[World] = []
     for _ in range(SAMPLING_ATTEMPTS):
         wolf_at = _sample(bits, places, wolves)
         _shuffle(bits, others)
         layout = template.fill(wolf_at, others)
         robbery, swap = _sampled_moves(sight, layout, bits)
-        if dawn_card is None or _dawn_card(layout, me, robbery, swap) is dawn_card:
+        if _fits(sight, layout, robbery, swap):
             worlds.append(World(1.0, layout, robbery, swap))
             if len(worlds) == SAMPLED_WORLDS:
                 break
