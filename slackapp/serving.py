@@ -83,6 +83,12 @@ def app_environment(
     )
 
 
+class Polled(Protocol):
+    """A started process, as far as waiting for it to be ready needs."""
+
+    def poll(self) -> int | None: ...
+
+
 class Starter(Protocol):
     def __call__(self, argv: list[str], **options: Any) -> subprocess.Popen[bytes]: ...
 
@@ -132,7 +138,7 @@ def healthy(url: str, timeout: float = 5.0) -> bool:
 
 
 def wait_until_ready(
-    process: subprocess.Popen[bytes],
+    process: Polled,
     ready: Callable[[], bool],
     patience: float,
     *,

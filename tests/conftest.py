@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from slackapp.db.engine import sqlalchemy_url, temporary_postgres
-from tests import processes
+from tests import forked, processes
 
 _folder: Path | None = None
 _before: tuple[str | None, str | None] = (None, None)
@@ -36,6 +36,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     processes.end_all()
+    forked.stop_fork_server()
     if _folder is not None:
         shutil.rmtree(_folder, ignore_errors=True)
     environ, tempfile.tempdir = _before

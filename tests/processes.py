@@ -8,21 +8,39 @@ import contextlib
 import os
 import signal
 import subprocess
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import psutil
 
-_running: set[subprocess.Popen[Any]] = set()
+
+class Started(Protocol):
+    """A process the tests started: a ``Popen``, or one forked (``tests.forked``)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+
+_running: set[Started] = set()
+P = TypeVar("P", bound=Started)
 
 
 def start(argv: list[str], **options: Any) -> subprocess.Popen[Any]:
     """``Popen`` in a new session: ending its group ends the workers it forked as well."""
     process: subprocess.Popen[Any] = subprocess.Popen(argv, start_new_session=True, **options)
+    return track(process)
+
+
+def track(process: P) -> P:
+    """Ended by the time the test run ends, whatever happens."""
     _running.add(process)
     return process
 
 
-def end(process: subprocess.Popen[Any], grace: float = 10) -> None:
+def end(process: Started, grace: float = 10) -> None:
     """SIGTERM to its whole group, SIGKILL to whatever is left after ``grace`` seconds, and to
     any process it started in a group of its own (the sandbox's app)."""
     try:
@@ -42,7 +60,7 @@ def end(process: subprocess.Popen[Any], grace: float = 10) -> None:
     _running.discard(process)
 
 
-def signal_group(process: subprocess.Popen[Any], sig: signal.Signals) -> None:
+def signal_group(process: Started, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, sig)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -23,9 +22,9 @@ from slackapp.serving import (
     app_environment,
     free_port,
     healthy,
-    start_process,
 )
 from tests import processes
+from tests.forked import fork_python
 
 SIGNING_SECRET = "e2e-signing-secret"
 BOT_TOKEN = "xoxb-test"
@@ -65,7 +64,7 @@ class PhaseLengths(TypedDict, total=False):
 @dataclass
 class AppProcess:
     url: str
-    process: subprocess.Popen[bytes]
+    process: processes.Started
     log: Path
 
     @property
@@ -117,7 +116,7 @@ def start_app(
     if lengths:
         seconds = (lengths.get("night", 120), lengths.get("day", 300), lengths.get("vote", 120))
         command = ("-m", "tests.e2e.short_phases", *map(str, seconds))
-    process = start_process(command, app_env, log, cwd=ROOT, start=processes.start)
+    process = processes.track(fork_python(command, app_env, log, cwd=ROOT))
     app = AppProcess(url=f"http://127.0.0.1:{port}", process=process, log=log)
     try:
         wait_until_ready(app, ready)
