@@ -148,6 +148,9 @@ def register(app: App, steps: Steps) -> None:
         except ValueError:
             send(respond, Reply(STALE))
             return
+        if not user_id:  # Slack names who clicked: without a person it is nobody's move
+            send(respond, Reply(STALE))
+            return
         click = Click(
             value=value,
             user_id=user_id,

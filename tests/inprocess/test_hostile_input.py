@@ -96,6 +96,29 @@ def test_a_click_whose_action_id_or_value_is_off_by_a_control_character_is_stale
     assert [seat["user_id"] for seat in table.seats()] == [anna]
 
 
+@pytest.mark.parametrize(
+    ("who", "status"),
+    [(None, 200), ({}, 200), ({"id": ""}, 200), ({"id": "not an id"}, 400), ("U0ANNA", 400)],
+    ids=["user null", "user empty", "id empty", "id not an id", "user a string"],
+)
+def test_a_click_that_names_no_person_changes_nothing(
+    fake: FakeSlack, app: InProcessApp, db: Engine, who: Any, status: int
+) -> None:
+    """Slack names who clicked in every payload; a click that names nobody (forged, or from a
+    newer payload shape) is no person's move, not a seat for someone without a name. The server
+    refuses at the door what it cannot route (400); the rest is answered privately."""
+    anna, bo = new_people(fake, 2)
+    table = Table(fake, app, db)
+    table.command(anna)
+    lobby = table.lobby()
+    join = signed(fake, lambda: fake.click(bo, lobby, lobby.button("Join").action_id))
+    answer = app.send(with_payload(join, lambda payload: payload.update(user=who)))
+    assert answer.status_code == status
+    if status == 200:
+        table.ephemeral(bo, "doesn't belong to any game")
+    assert [seat["user_id"] for seat in table.seats()] == [anna]
+
+
 def settings_submission(fake: FakeSlack, table: Table, user: str) -> SignedRequest:
     table.command(user, "settings")
     table.wait(lambda: next(iter(fake.modals(user)), None), "the settings modal")
