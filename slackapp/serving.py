@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import requests
@@ -89,31 +89,20 @@ class Polled(Protocol):
     def poll(self) -> int | None: ...
 
 
-class Starter(Protocol):
-    def __call__(self, argv: list[str], **options: Any) -> subprocess.Popen[bytes]: ...
-
-
 def start_process(
-    arguments: Sequence[str],
-    env: Mapping[str, str],
-    log: Path,
-    *,
-    cwd: Path | None = None,
-    start: Starter | None = None,
+    arguments: Sequence[str], env: Mapping[str, str], log: Path
 ) -> subprocess.Popen[bytes]:
-    """``python ARGUMENTS`` (by default :data:`SERVE`) in a session of its own, its output in
-    ``log``; ``start`` stands in for ``Popen`` (one that keeps track of what it started)."""
+    """``python ARGUMENTS`` (such as :data:`SERVE`) in a session of its own, its output in
+    ``log``."""
     with log.open("wb") as out:
-        options: dict[str, Any] = {
-            "env": dict(env),
-            "cwd": cwd,
-            "stdin": subprocess.DEVNULL,
-            "stdout": out,
-            "stderr": subprocess.STDOUT,
-        }
-        if start is not None:
-            return start([sys.executable, *arguments], **options)
-        return subprocess.Popen([sys.executable, *arguments], start_new_session=True, **options)
+        return subprocess.Popen(
+            [sys.executable, *arguments],
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
 
 
 class ExitedAtStart(RuntimeError):

@@ -35,10 +35,6 @@ class Forked:
         assert process.pid is not None
         self.pid: int = process.pid
 
-    @property
-    def returncode(self) -> int | None:
-        return self._process.exitcode
-
     def poll(self) -> int | None:
         return self._process.exitcode
 
