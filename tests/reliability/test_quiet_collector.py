@@ -102,7 +102,9 @@ def test_no_full_pass_runs_while_the_oldest_generation_has_not_grown(
         deadline = time.monotonic() + 3
         while not collector.full_passes and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert collector.full_passes == 1
+        # More than one may have run by now: after the first, a busy test process can grow the
+        # small oldest generation by its quarter again before this line runs.
+        assert collector.full_passes >= 1, "a full pass ran once the oldest generation grew"
     finally:
         collector.stop()
         gc.unfreeze()
