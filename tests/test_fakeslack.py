@@ -30,7 +30,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.webhook import WebhookClient
 
 from slackapp.fakeslack import FakeSlack, Message
-from slackapp.fakeslack.webapi import checked_blocks
+from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest, checked_blocks
 from tests import faults
 
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
@@ -768,3 +768,38 @@ def test_bolt_refuses_a_fake_with_the_wrong_secret_or_a_stale_timestamp(
     fake.app_url = app_url
     ten_minutes_ago = int(time.time()) - 10 * 60
     assert fake.post_to_app("command=/varulv", timestamp=ten_minutes_ago).status_code == 401
+
+
+def test_whoever_sees_what_a_call_did_finds_the_call_logged(
+    fake: FakeSlack, web: WebClient
+) -> None:
+    """A call changes the workspace before it is logged; reading the log in between waits for
+    it, so a test that saw the message never counts the call that posted it missing."""
+    applied, release = threading.Event(), threading.Event()
+
+    def slow_to_log(request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        answered = answer(request)
+        applied.set()
+        release.wait(5)
+        return answered
+
+    fake.api.hooks.append(slow_to_log)
+    try:
+        posting = threading.Thread(
+            target=lambda: web.chat_postMessage(channel=CHANNEL, text="dawn")
+        )
+        posting.start()
+        assert applied.wait(5)
+        assert fake.find_message(CHANNEL, "dawn") is not None  # shown, not yet logged
+        logged: list[list[str]] = []
+        reading = threading.Thread(target=lambda: logged.append([c.method for c in fake.calls]))
+        reading.start()
+        reading.join(0.3)
+        assert reading.is_alive(), "the log was read before the call was in it"
+        release.set()
+        reading.join(5)
+        posting.join(5)
+        assert logged and logged[0][-1] == "chat.postMessage"
+    finally:
+        release.set()
+        fake.api.hooks.remove(slow_to_log)

@@ -89,18 +89,29 @@ class WebApi:
 
     def handle(self, request: ApiRequest) -> ApiAnswer:
         """Answer one call like Slack would, and log it."""
-        answer = self._hooked(request, self._answer)
-        self.workspace.record(
-            Call(
-                method=request.method,
-                params=request.params,
-                response=answer.body,
-                at=time.time(),
-                status=answer.status,
-                token=request.token,
-            )
+        answering = 0  # how often the hooks let it reach the workspace (once, or not at all)
+
+        def answer(request: ApiRequest) -> ApiAnswer:
+            nonlocal answering
+            self.workspace.answering()
+            answering += 1
+            return self._answer(request)
+
+        try:
+            answered = self._hooked(request, answer)
+        except BaseException:
+            self.workspace.record(None, answered=answering)
+            raise
+        call = Call(
+            method=request.method,
+            params=request.params,
+            response=answered.body,
+            at=time.time(),
+            status=answered.status,
+            token=request.token,
         )
-        return answer
+        self.workspace.record(call, answered=answering)
+        return answered
 
     def _answer(self, request: ApiRequest) -> ApiAnswer:
         handler = self._methods.get(request.method)

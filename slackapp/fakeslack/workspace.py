@@ -18,6 +18,9 @@ from slackapp.fakeslack.models import JSON, Button, Call, Identity, Message
 
 T = TypeVar("T")
 
+RECORDING_WAIT_SECONDS = 5.0
+"""How long reading the call log waits for calls being answered to be logged."""
+
 DM_CHANNEL_NAME = "directmessage"
 """The channel name Slack puts in payloads from a direct message."""
 
@@ -36,6 +39,8 @@ class Workspace:
         self._lock = threading.RLock()
         self._changed = threading.Condition(self._lock)
         self._version = 0
+        self._unrecorded = 0
+        """Web API calls being answered and not yet in the log."""
         self._last_ts_micros = 0
         self._users: dict[str, str] = {identity.bot_user_id: identity.bot_name}
         self._profiles: dict[str, tuple[str | None, str | None]] = {}
@@ -274,16 +279,27 @@ class Workspace:
 
     # -- the call log ------------------------------------------------------------
 
-    def record(self, call: Call) -> None:
-        """Log one request the app made."""
+    def answering(self) -> None:
+        """A Web API call is about to change the workspace. Until :meth:`record` logs it, the
+        log waits for it: whoever sees what a call did (a message posted) finds it logged."""
         with self._lock:
-            self._calls.append(call)
+            self._unrecorded += 1
+
+    def record(self, call: Call | None, *, answered: int = 0) -> None:
+        """Log one request the app made (None: one that failed in the stand-in); ``answered``:
+        how many :meth:`answering` it announced."""
+        with self._lock:
+            if call is not None:
+                self._calls.append(call)
+            self._unrecorded -= answered
             self._touch()
 
     @property
     def calls(self) -> list[Call]:
-        """Every request the app made, oldest first."""
-        with self._lock:
+        """Every request the app made, oldest first, once those being answered are logged (a
+        call held at the stand-in for longer than ``RECORDING_WAIT_SECONDS`` is left out)."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._unrecorded == 0, RECORDING_WAIT_SECONDS)
             return list(self._calls)
 
     def calls_to(self, method: str) -> list[Call]:
