@@ -14,6 +14,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -34,6 +35,7 @@ from tests.inprocess.harness import InProcessApp
 from tests.reliability.support import (
     new_people,
     seat_rows,
+    set_deadline,
     signed,
     signed_click,
 )
@@ -140,14 +142,9 @@ def games(fake: FakeSlack, app: InProcessApp, db: Engine) -> Games:
     # The app's clock runs with the real one, and on a busy machine the fuzzing can outlast a
     # two-minute phase: a payload that changes nothing would then be the first to find the
     # deadline passed, and end the phase. Here only the test moves time on.
-    with db.begin() as connection:
-        connection.execute(
-            text(
-                "UPDATE games SET deadline = deadline + interval '1 day' "
-                "WHERE id = ANY(:ids) AND deadline IS NOT NULL"
-            ),
-            {"ids": games.ids},
-        )
+    a_day_on = datetime.now(UTC) + timedelta(days=1)
+    for timed in (night, vote):  # the lobby has no deadline
+        set_deadline(db, timed.game_id(), a_day_on)
     return games
 
 
