@@ -189,8 +189,23 @@ def sandbox(chromium: str) -> Iterator[Sandbox]:
         yield running
 
 
+@pytest.fixture(scope="module")
+def driver(chromium: str) -> Iterator[Playwright]:
+    with sync_playwright() as playwright:
+        yield playwright
+
+
+@pytest.fixture(scope="module")
+def browser(driver: Playwright, chromium: str) -> Iterator[Browser]:
+    """One Chromium for the file; each test has a fresh context (no cookies, storage or cache
+    from another test), which costs far less than a browser of its own."""
+    launched = launch(driver, chromium)
+    yield launched
+    launched.close()
+
+
 @pytest.fixture
-def page(chromium: str, sandbox: Sandbox) -> Iterator[Page]:
+def page(browser: Browser, sandbox: Sandbox) -> Iterator[Page]:
     outside: list[str] = []
     errors: list[str] = []
 
@@ -201,16 +216,14 @@ def page(chromium: str, sandbox: Sandbox) -> Iterator[Page]:
             outside.append(route.request.url)
             route.abort()
 
-    with sync_playwright() as playwright:
-        browser = launch(playwright, chromium)
-        context = browser.new_context(viewport={"width": 1280, "height": 860})
-        context.route("**/*", only_the_sandbox)
-        tab = context.new_page()
-        tab.on("pageerror", lambda error: errors.append(str(error)))
-        tab.goto(sandbox.url)
-        expect(tab.locator(".pane")).to_be_visible()
-        yield tab
-        browser.close()
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    context.route("**/*", only_the_sandbox)
+    tab = context.new_page()
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+    tab.goto(sandbox.url)
+    expect(tab.locator(".pane")).to_be_visible()
+    yield tab
+    context.close()
     assert not errors, f"the page threw: {errors}"
     assert not outside, f"the page asked for something outside the sandbox: {outside}"
 
@@ -461,7 +474,7 @@ def coloured_pixels(png: bytes) -> int:
 
 
 def test_emoji_show_on_a_machine_without_an_emoji_font(
-    chromium: str, sandbox: Sandbox, tmp_path: Path
+    driver: Playwright, chromium: str, sandbox: Sandbox, tmp_path: Path
 ) -> None:
     config = tmp_path / "fonts.conf"
     config.write_text(NO_EMOJI_FONTS.format(cache=tmp_path / "font-cache"))
@@ -470,12 +483,13 @@ def test_emoji_show_on_a_machine_without_an_emoji_font(
     blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
     fake.add_message(fake.api.bot_message(CHANNEL_ID, "Fika emoji", blocks))
     counts = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium,
-            args=CHROMIUM_ARGS,
-            env={**os.environ, "FONTCONFIG_FILE": str(config)},
-        )
+    # A browser of its own: its fonts are found by the configuration it was started with.
+    browser = driver.chromium.launch(
+        executable_path=chromium,
+        args=CHROMIUM_ARGS,
+        env={**os.environ, "FONTCONFIG_FILE": str(config)},
+    )
+    try:
         for served in (True, False):
             context = browser.new_context(viewport={"width": 1280, "height": 800})
             if not served:  # the same machine, had the page not brought its font
@@ -500,6 +514,7 @@ def test_emoji_show_on_a_machine_without_an_emoji_font(
                 assert loaded == ["loaded"]
                 page.locator(".topbar").screenshot(path=str(tmp_path / "topbar.png"))
             context.close()
+    finally:
         browser.close()
     print(f"coloured pixels: with the page's font {counts[True]}, without {counts[False]}")
     assert counts[False] == 0, "an emoji font is still installed: the test shows nothing"
