@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from slackapp.db.engine import sqlalchemy_url, temporary_postgres
 from tests import forked, processes
@@ -80,4 +81,17 @@ def postgres() -> Iterator[str]:
         yield sqlalchemy_url(given)
         return
     with temporary_postgres("varulv-tests-pg-") as server:
-        yield sqlalchemy_url(str(server.get_uri()))
+        url = sqlalchemy_url(str(server.get_uri()))
+        without_waiting_for_the_disk(url)
+        yield url
+
+
+def without_waiting_for_the_disk(url: str) -> None:
+    """The run's own server never flushes a commit to disk: a test kills apps, never this
+    server, and the machine outlives the run. A run commits tens of thousands of times."""
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    with engine.connect() as connection:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            connection.execute(text(f"ALTER SYSTEM SET {setting} = off"))
+        connection.execute(text("SELECT pg_reload_conf()"))
+    engine.dispose()
