@@ -183,8 +183,9 @@ def register(app: App, steps: Steps) -> None:
                 run_step(respond, lambda: steps.start(game_id, user_id, client, asking))
             elif isinstance(event, m.Join):
                 run_step(respond, lambda: steps.act(game_id, m.Join(user_id, named()), asking))
-            elif isinstance(event, m.Cancel):  # the answer takes the question's place
-                run_step(respond, lambda: _cancelled(steps, game_id, event, asking))
+            elif isinstance(event, m.Cancel):
+                on_question = _on_private_message(body)
+                run_step(respond, lambda: _cancelled(steps, game_id, event, asking, on_question))
             else:
                 run_step(respond, lambda: steps.act(game_id, event, asking))
 
@@ -273,9 +274,19 @@ def _ask_to_cancel(steps: Steps, game_id: int, user_id: str, asking: Workspace) 
     return Reply(question.text, question.as_dicts())
 
 
-def _cancelled(steps: Steps, game_id: int, event: m.Event, asking: Workspace) -> Reply:
+def _on_private_message(body: dict[str, Any]) -> bool:
+    """Whether the button was on an ephemeral message (as the question to cancel is)."""
+    container = body.get("container")
+    return isinstance(container, dict) and container.get("is_ephemeral") is True
+
+
+def _cancelled(
+    steps: Steps, game_id: int, event: m.Event, asking: Workspace, on_question: bool
+) -> Reply:
+    """The answer takes the private question's place; a *Yes, cancel* that came with any
+    other message (no button of Varulv's sends one) must not replace that message."""
     answer = steps.act(game_id, event, asking)
-    return Reply(answer or CANCELLED, replace_original=True)
+    return Reply(answer or CANCELLED, replace_original=on_question)
 
 
 def register_unknown(app: App) -> None:

@@ -119,6 +119,29 @@ def test_a_click_that_names_no_person_changes_nothing(
     assert [seat["user_id"] for seat in table.seats()] == [anna]
 
 
+@pytest.mark.parametrize("action", [ids.CANCEL_YES, ids.CANCEL])
+def test_a_cancel_answer_never_takes_the_place_of_a_night_message(
+    fake: FakeSlack, app: InProcessApp, db: Engine, action: str
+) -> None:
+    """Found by the fuzzing: a *Yes, cancel* click that came with a night message (the
+    question's action id on another message's payload) had its refusal replace that message,
+    and the person lost their card and its buttons. Only the private question is replaced."""
+    anna, bo, cy = new_people(fake, 3)
+    table = Table(fake, app, db)
+    table.seat_people(anna, [bo, cy])
+    table.start(anna)
+    dm = table.dm(bo)
+    click = signed(fake, lambda: fake.click(bo, dm, dm.buttons()[0].action_id))
+
+    def as_cancel(payload: dict[str, Any]) -> None:
+        payload["actions"][0]["action_id"] = action
+
+    assert app.send(with_payload(click, as_cancel)).status_code == 200
+    assert table.dm(bo).blocks == dm.blocks
+    assert table.game()["phase"] == "night"
+    table.ephemeral(bo, "")  # answered privately instead
+
+
 def settings_submission(fake: FakeSlack, table: Table, user: str) -> SignedRequest:
     table.command(user, "settings")
     table.wait(lambda: next(iter(fake.modals(user)), None), "the settings modal")
