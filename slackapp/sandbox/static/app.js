@@ -1038,43 +1038,66 @@
 
   // -- the page -------------------------------------------------------------------------
 
+  // One chip per person, made once and then only updated: a chip replaced between the press
+  // and the release of a click (a redraw as a message arrives) would lose that click.
+  const chips = new Map();
+
   function renderPeople() {
     const nav = document.getElementById("people");
-    setChildren(nav, el("span", { class: "people-label" }, "Play as"),
-      ...store.workspace.people.map((p) => {
-        const active = store.view === "one" && p.id === store.me;
-        const waiting = p.id === store.me && store.view === "one" ? 0
-          : unread(p.id, "dm") + unread(p.id, "channel");
-        return el("button", {
-          type: "button",
-          class: `person${active ? " active" : ""}`,
-          "data-person": p.id,
-          "aria-pressed": String(active),
-          title: `Play as ${p.name}`,
-          onclick: () => {
-            // Same place, other eyes: switching person keeps the conversation on screen.
-            if (store.view === "one" && p.id !== store.me) store.open[p.id] = store.open[store.me] || "channel";
-            store.me = p.id;
-            store.view = "one";
-            save();
-            render();
-          },
-        }, avatar(p.id, "small"), el("span", { class: "person-name" }, p.name), waiting ? el("span", { class: "dot" }) : null);
-      }));
+    if (!chips.size) {
+      setChildren(nav, el("span", { class: "people-label" }, "Play as"),
+        ...store.workspace.people.map((p) => {
+          const chip = el("button", {
+            type: "button",
+            class: "person",
+            "data-person": p.id,
+            title: `Play as ${p.name}`,
+            onclick: () => {
+              // Same place, other eyes: switching person keeps the conversation on screen.
+              if (store.view === "one" && p.id !== store.me) store.open[p.id] = store.open[store.me] || "channel";
+              store.me = p.id;
+              store.view = "one";
+              save();
+              render();
+            },
+          }, avatar(p.id, "small"), el("span", { class: "person-name" }, p.name));
+          chips.set(p.id, chip);
+          return chip;
+        }));
+    }
+    for (const p of store.workspace.people) {
+      const chip = chips.get(p.id);
+      const active = store.view === "one" && p.id === store.me;
+      const waiting = active ? 0 : unread(p.id, "dm") + unread(p.id, "channel");
+      chip.classList.toggle("active", active);
+      chip.setAttribute("aria-pressed", String(active));
+      const dot = chip.querySelector(".dot");
+      if (waiting && !dot) chip.append(el("span", { class: "dot" }));
+      else if (!waiting && dot) dot.remove();
+    }
     document.getElementById("view-one").setAttribute("aria-pressed", String(store.view === "one"));
     document.getElementById("view-everyone").setAttribute("aria-pressed", String(store.view === "everyone"));
   }
 
+  // The conversations' buttons, made with their layout and then only updated, as the chips are.
+  const navItems = [];
+
   function navItem(personId, conversation, label, icon) {
-    const active = store.open[personId] === conversation || (conversation === "dm" && store.open[personId] === "home")
-      || (!store.open[personId] && conversation === "channel");
-    return el("button", {
+    const badgeSlot = el("span", { class: "nav-badge" });
+    const button = el("button", {
       type: "button",
-      class: `nav-item${active ? " active" : ""}`,
+      class: "nav-item",
       "data-conversation": conversation,
       onclick: () => openConversation(personId, conversation),
-    }, el("span", { class: "nav-icon" }, icon), el("span", { class: "nav-label" }, label),
-    active ? null : badge(unread(personId, conversation)));
+    }, el("span", { class: "nav-icon" }, icon), el("span", { class: "nav-label" }, label), badgeSlot);
+    navItems.push(() => {
+      const open = store.open[personId];
+      const active = open === conversation || (conversation === "dm" && open === "home")
+        || (!open && conversation === "channel");
+      button.classList.toggle("active", active);
+      setChildren(badgeSlot, active ? null : badge(unread(personId, conversation)));
+    });
+    return button;
   }
 
   function paneFor(personId, compact) {
@@ -1096,41 +1119,35 @@
     if (layout !== wanted) {
       layout = wanted;
       panes.clear();
+      navItems.length = 0;
       setChildren(main);
       main.className = `main ${store.view}`;
       if (store.view === "one") {
         const me = person(store.me);
         const pane = paneFor(store.me, false);
-        main.append(el("aside", { class: "sidebar" }), pane.root, pane.modal.root);
+        const sidebar = el("aside", { class: "sidebar" },
+          el("div", { class: "team" }, el("div", { class: "team-name" }, "Fika"),
+            el("div", { class: "team-me" }, avatar(me.id, "tiny"), me.name)),
+          el("div", { class: "nav-section" }, el("h3", {}, "Channels"),
+            navItem(me.id, "channel", store.workspace.channel.name, "#")),
+          el("div", { class: "nav-section" }, el("h3", {}, "Apps"), navItem(me.id, "dm", "Varulv", "🐺")),
+          el("div", { class: "sidebar-note" }, "Switch person at the top to act as someone else; "
+            + "“Everyone” shows all six side by side."));
+        main.append(sidebar, pane.root, pane.modal.root);
         document.title = `${me.name} · Varulv sandbox`;
       } else {
         main.append(el("div", { class: "columns" }, store.workspace.people.map((p) => {
           const pane = paneFor(p.id, true);
-          return el("div", { class: "column", "data-person": p.id },
-            el("div", { class: "column-head" }), pane.root, pane.modal.root);
+          const head = el("div", { class: "column-head" },
+            el("div", { class: "column-person" }, avatar(p.id, "small"), p.name),
+            el("div", { class: "column-tabs" }, navItem(p.id, "channel", store.workspace.channel.name, "#"),
+              navItem(p.id, "dm", "Varulv", "🐺")));
+          return el("div", { class: "column", "data-person": p.id }, head, pane.root, pane.modal.root);
         })));
         document.title = "Everyone · Varulv sandbox";
       }
     }
-    if (store.view === "one") {
-      const me = person(store.me);
-      setChildren(main.querySelector(".sidebar"),
-        el("div", { class: "team" }, el("div", { class: "team-name" }, "Fika"),
-          el("div", { class: "team-me" }, avatar(me.id, "tiny"), me.name)),
-        el("div", { class: "nav-section" }, el("h3", {}, "Channels"),
-          navItem(me.id, "channel", store.workspace.channel.name, "#")),
-        el("div", { class: "nav-section" }, el("h3", {}, "Apps"), navItem(me.id, "dm", "Varulv", "🐺")),
-        el("div", { class: "sidebar-note" }, "Switch person at the top to act as someone else; "
-          + "“Everyone” shows all six side by side."));
-    } else {
-      for (const column of main.querySelectorAll(".column")) {
-        const id = column.dataset.person;
-        setChildren(column.querySelector(".column-head"),
-          el("div", { class: "column-person" }, avatar(id, "small"), person(id).name),
-          el("div", { class: "column-tabs" }, navItem(id, "channel", store.workspace.channel.name, "#"),
-            navItem(id, "dm", "Varulv", "🐺")));
-      }
-    }
+    for (const update of navItems) update();
     for (const pane of panes.values()) pane.render();
   }
 
