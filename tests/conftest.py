@@ -17,6 +17,8 @@ from tests import forked, processes
 
 _folder: Path | None = None
 _before: tuple[str | None, str | None] = (None, None)
+_set_here: list[str] = []
+"""Variables of the environment this run added, taken away again at its end."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -26,6 +28,13 @@ def pytest_configure(config: pytest.Config) -> None:
     _folder.chmod(0o755)  # the embedded PostgreSQL runs as a user of its own when we are root
     os.environ["TMPDIR"] = str(_folder)  # for the processes the tests start, too
     tempfile.tempdir = str(_folder)
+    # The embedded PostgreSQL keeps a lock file in the user's runtime folder, and platformdirs
+    # warns on every start where there is none (as in a container): the run gives it one.
+    if not os.environ.get("XDG_RUNTIME_DIR"):
+        runtime = _folder / "runtime"
+        runtime.mkdir(mode=0o700)
+        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
+        _set_here.append("XDG_RUNTIME_DIR")
     # The stand-in for Slack has no Tier 3 limit, and a test run plays hundreds of games in one
     # workspace: its apps pace chat.update far less than Slack's 50 a minute.
     os.environ.setdefault("VARULV_UPDATES_PER_MINUTE", "100000")
@@ -52,6 +61,8 @@ def _make_the_postgres_user_once() -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     processes.end_all()
     forked.stop_fork_server()
+    for name in _set_here:
+        os.environ.pop(name, None)
     if _folder is not None:
         shutil.rmtree(_folder, ignore_errors=True)
     environ, tempfile.tempdir = _before
