@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the game is played by the browser test's own page driver
 
-from playwright.sync_api import sync_playwright  # noqa: E402
+from playwright.sync_api import ViewportSize, sync_playwright  # noqa: E402
 
 from slackapp.sandbox.run import Sandbox  # noqa: E402
 from tests.sandbox.test_browser import (  # noqa: E402
@@ -32,7 +32,7 @@ from tests.sandbox.test_browser import (  # noqa: E402
     seat_the_table,
 )
 
-VIEWPORT = {"width": 1280, "height": 680}
+VIEWPORT: ViewportSize = {"width": 1280, "height": 680}
 
 
 def main() -> int:

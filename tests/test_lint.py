@@ -26,7 +26,7 @@ def test_ruff_format_would_change_nothing() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-TYPED = ("slackapp", "tests", "benchmarks")
+TYPED = ("slackapp", "tests", "benchmarks", "scripts/sandbox_screenshot.py")
 """What mypy checks, as pyproject.toml's ``files`` says, in one process: the tests and
 benchmarks import the package, which a second process would check again."""
 
