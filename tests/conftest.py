@@ -16,25 +16,24 @@ from slackapp.db.engine import sqlalchemy_url, temporary_postgres
 from tests import forked, processes
 
 _folder: Path | None = None
-_before: tuple[str | None, str | None] = (None, None)
-_set_here: list[str] = []
-"""Variables of the environment this run added, taken away again at its end."""
+_tempdir_before: str | None = None
+_environ_before: dict[str, str | None] = {}
+"""The variables of the environment this run sets, as they were: put back at its end."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    global _folder, _before
-    _before = (os.environ.get("TMPDIR"), tempfile.tempdir)
+    global _folder, _tempdir_before
+    _tempdir_before = tempfile.tempdir
     _folder = Path(tempfile.mkdtemp(prefix="varulv-tests-"))
     _folder.chmod(0o755)  # the embedded PostgreSQL runs as a user of its own when we are root
-    os.environ["TMPDIR"] = str(_folder)  # for the processes the tests start, too
+    _set_environ("TMPDIR", str(_folder))  # for the processes the tests start, too
     tempfile.tempdir = str(_folder)
     # The embedded PostgreSQL keeps a lock file in the user's runtime folder, and platformdirs
     # warns on every start where there is none (as in a container): the run gives it one.
     if not os.environ.get("XDG_RUNTIME_DIR"):
         runtime = _folder / "runtime"
         runtime.mkdir(mode=0o700)
-        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
-        _set_here.append("XDG_RUNTIME_DIR")
+        _set_environ("XDG_RUNTIME_DIR", str(runtime))
     # The stand-in for Slack has no Tier 3 limit, and a test run plays hundreds of games in one
     # workspace: its apps pace chat.update far less than Slack's 50 a minute.
     os.environ.setdefault("VARULV_UPDATES_PER_MINUTE", "100000")
@@ -44,6 +43,11 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     if not hasattr(config, "workerinput"):
         _make_the_postgres_user_once()
+
+
+def _set_environ(name: str, value: str) -> None:
+    _environ_before.setdefault(name, os.environ.get(name))
+    os.environ[name] = value
 
 
 def _make_the_postgres_user_once() -> None:
@@ -61,15 +65,14 @@ def _make_the_postgres_user_once() -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     processes.end_all()
     forked.stop_fork_server()
-    for name in _set_here:
-        os.environ.pop(name, None)
     if _folder is not None:
         shutil.rmtree(_folder, ignore_errors=True)
-    environ, tempfile.tempdir = _before
-    if environ is None:
-        os.environ.pop("TMPDIR", None)
-    else:
-        os.environ["TMPDIR"] = environ
+    tempfile.tempdir = _tempdir_before
+    for name, value in _environ_before.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
