@@ -91,7 +91,7 @@ class StandingTables:
                 )
                 regulars = standing.regulars(session, row.team_id, row.channel_id)
                 say = m.Say(invitation(schedule, regulars))
-                enqueue(session, game, (*opened.effects, say))
+                enqueue(session.connection(), game, (*opened.effects, say))
         except IntegrityError:
             log.info("standing table skipped: a table was just opened")
             return None
@@ -172,9 +172,10 @@ class SeasonWrapUps:
             ).first()
             if claimed is None:  # another process posted it
                 return None
-            game = games.lock(session, last)
+            connection = session.connection()
+            game = games.lock(connection, last)
             assert game is not None
-            enqueue(session, game, (m.Say(wrap_up_text(wrap)),))
+            enqueue(connection, game, (m.Say(wrap_up_text(wrap)),))
             log.info("season wrapped up", extra={"game_id": last})
         return last
 

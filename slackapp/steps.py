@@ -17,14 +17,15 @@ from typing import Protocol, TypeVar
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
-from sqlalchemy import Select, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, selectinload, sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db import games, people
 from slackapp.db.channels import choice_in
 from slackapp.db.engine import transaction
-from slackapp.db.models import Game, Seat
+from slackapp.db.games import GAMES, StoredGame
+from slackapp.db.models import Game
 from slackapp.delivery.outbox import Row, enqueue, latest_versions, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
@@ -70,6 +71,15 @@ class Committed:
     """How many effects went into the outbox."""
 
 
+class Belonging(Protocol):
+    """A game, as far as which workspace it belongs to."""
+
+    @property
+    def team_id(self) -> str: ...
+    @property
+    def enterprise_id(self) -> str | None: ...
+
+
 @dataclass(frozen=True)
 class Workspace:
     """Where Slack signed a request from."""
@@ -80,7 +90,7 @@ class Workspace:
     org_wide: bool = False
     """Varulv is installed on the whole organisation (Slack's ``is_enterprise_install``)."""
 
-    def owns(self, game: Game) -> bool:
+    def owns(self, game: Belonging) -> bool:
         """Whether a request from here may act on ``game``: one from the game's own workspace
         (of the same organisation, when both name one), or, where Varulv is installed on the
         whole organisation, from any workspace of that organisation, since one installation
@@ -135,22 +145,16 @@ def commit_step(
     message channels, kept for the deliverer when the event starts the night. ``asking``: the
     workspace of the signed request, refused (nothing changes) unless it owns the game."""
     with transaction(sessions) as session:
-        game = games.lock(session, game_id, skip_locked=skip_locked)
+        connection = session.connection()
+        game = games.lock(connection, game_id, skip_locked=skip_locked)
         if game is None:
             return None
         if asking is not None and not asking.owns(game):
             return Committed(game.id, ANOTHER_WORKSPACE, None, 0)
-        return _apply(session, game, event, now(), dm_channels)
-
-
-def _due(query: Select[T], at: datetime, limit: int) -> Select[T]:
-    """The oldest ``limit`` open games whose deadline has passed at ``at``."""
-    return (
-        query.where(Game.phase.in_([phase.value for phase in m.TIMED_PHASES]))
-        .where(Game.deadline <= at)
-        .order_by(Game.deadline)
-        .limit(limit)
-    )
+        changes = games.Changes()
+        before, done, game = _decide(changes, game, event, now(), dm_channels)
+        changes.write(connection)
+        return _committed(game.id, before, done, enqueue(connection, game, done.effects))
 
 
 def commit_due(
@@ -162,59 +166,61 @@ def commit_due(
     transaction. A game another transaction holds is skipped: that step catches up with the
     clock itself, and a later batch finds the game if it is still due."""
     with transaction(sessions) as session:
+        connection = session.connection()
         at = now()
-        due = session.scalars(
-            _due(select(Game), at, limit)
-            .with_for_update(skip_locked=True)
-            .options(selectinload(Game.seats).joinedload(Seat.ballot))
-        ).all()
-        stepped = [(game, *_decide(session, game, m.Deadline(), at)) for game in due]
-        latest = latest_versions(session, [game.id for game in due])
+        due = games.lock_due(connection, at, limit)
+        changes = games.Changes()  # every game's changes of a kind in one statement
+        stepped = [_decide(changes, game, m.Deadline(), at) for game in due]
+        changes.write(connection)
+        latest = latest_versions(connection, [game.id for game in due])
         done = []
         rows: list[Row] = []
-        for game, before, after in stepped:
+        for before, after, game in stepped:
             shown = outbox_rows(game, after.effects, latest[game.id])
             rows += shown
-            done.append(_committed(game, before, after, len(shown)))
-        write(session, rows)  # every game's messages in one statement
+            done.append(_committed(game.id, before, after, len(shown)))
+        write(connection, rows)  # every game's messages in one statement
         return done
 
 
-def _apply(
-    session: Session,
-    game: Game,
-    event: m.Event,
-    at: datetime,
-    dm_channels: dict[str, str] | None = None,
-) -> Committed:
-    before, done = _decide(session, game, event, at, dm_channels)
-    return _committed(game, before, done, enqueue(session, game, done.effects))
-
-
 def _decide(
-    session: Session,
-    game: Game,
+    changes: games.Changes,
+    game: StoredGame,
     event: m.Event,
     at: datetime,
     dm_channels: dict[str, str] | None = None,
-) -> tuple[m.GameState, m.Step]:
-    """The machine's step for the game, its new state and scores stored; the state before."""
-    before = games.state_of(game)
+) -> tuple[m.GameState, m.Step, StoredGame]:
+    """The machine's step for the game, its new state and scores added to ``changes``; the
+    state before, and the game as it stands after the step."""
+    before = game.state
     done = m.step(before, event, at)
     if done.state != before:
-        games.store(session, game, done.state)
-        if dm_channels and before.phase == m.Phase.LOBBY and done.state.phase == m.Phase.NIGHT:
-            for seat in game.seats:
-                seat.dm_channel = dm_channels.get(seat.key, seat.dm_channel)
+        night_began = before.phase == m.Phase.LOBBY and done.state.phase == m.Phase.NIGHT
+        game = changes.step(game, done.state, dm_channels if night_began else None)
     for effect in done.effects:
         if isinstance(effect, m.Scored):
-            games.record_scores(session, game, effect, at)
-    return before, done
+            changes.decide(game, effect, at)
+    return before, done, game
 
 
-def _committed(game: Game, before: m.GameState, done: m.Step, shown: int) -> Committed:
+def _committed(game_id: int, before: m.GameState, done: m.Step, shown: int) -> Committed:
     changed = done.state.deadline if done.state.deadline != before.deadline else None
-    return Committed(game.id, done.answer, changed, shown)
+    return Committed(game_id, done.answer, changed, shown)
+
+
+def _seat_new_game(session: Session, game: Game, opened: m.GameState) -> None:
+    """Write the machine's opening state over a game row ``_new_game`` just inserted."""
+    inserted = m.GameState(
+        id=game.id,
+        channel=game.channel_id,
+        host=game.host_user_id,
+        seed=game.seed,
+        lengths=m.Lengths(game.night_seconds, game.day_seconds, game.vote_seconds),
+        bots_allowed=game.bots_allowed,
+    )
+    changes = games.Changes()
+    changes.step(StoredGame(inserted, game.team_id, game.enterprise_id), opened)
+    changes.write(session.connection())
 
 
 def new_table(
@@ -241,7 +247,7 @@ def new_table(
         game.bots_allowed,
         seat_host=seat_host,
     )
-    games.store(session, game, opened.state)
+    _seat_new_game(session, game, opened.state)
     return game, opened
 
 
@@ -299,7 +305,7 @@ class Steps:
         except Exception:
             log.exception("a batch of deadlines failed; its games are stepped one by one")
             with self.sessions() as session:
-                due = session.scalars(_due(select(Game.id), self.now(), limit)).all()
+                due = session.scalars(games.due(select(GAMES.c.id), self.now(), limit)).all()
             for game_id in due:
                 try:
                     self.deadline(game_id)
@@ -369,7 +375,7 @@ class Steps:
                 )
                 game.opened_by_trigger = trigger or None
                 game.enterprise_id = enterprise_id
-                enqueue(session, game, opened.effects)
+                enqueue(session.connection(), game, opened.effects)
                 game_id = game.id
         except IntegrityError:  # another /varulv in the channel won: perhaps this same one
             with self.sessions() as session:
@@ -390,10 +396,10 @@ class Steps:
         """
         try:
             with transaction(self.sessions) as session:
-                previous = games.lock(session, game_id)
+                previous = games.lock(session.connection(), game_id)
                 if previous is not None and asking is not None and not asking.owns(previous):
                     return ANOTHER_WORKSPACE
-                last = None if previous is None else games.state_of(previous)
+                last = None if previous is None else previous.state
                 refusal = m.play_again_refusal(last)
                 if refusal is not None or previous is None or last is None:
                     return refusal
@@ -411,8 +417,8 @@ class Steps:
                 game.enterprise_id = previous.enterprise_id
                 opened = m.play_again(last, game.id, game.seed, user_id, user_name)
                 game.host_user_id = opened.state.host
-                games.store(session, game, opened.state)
-                enqueue(session, game, opened.effects)
+                _seat_new_game(session, game, opened.state)
+                enqueue(session.connection(), game, opened.effects)
                 new_id = game.id
         except IntegrityError:  # a /varulv in the channel won
             return "A game is already open in this channel."
@@ -467,16 +473,12 @@ class Steps:
         """The game's state as committed, read without a lock (to prepare a step), or why
         there is none for ``asking``: GONE, or ANOTHER_WORKSPACE."""
         with self.sessions() as session:
-            game = session.scalars(
-                select(Game)
-                .where(Game.id == game_id)
-                .options(selectinload(Game.seats).selectinload(Seat.ballot))
-            ).one_or_none()
-            if game is None:
-                return GONE
-            if asking is not None and not asking.owns(game):
-                return ANOTHER_WORKSPACE
-            return games.state_of(game)
+            game = games.read(session.connection(), game_id)
+        if game is None:
+            return GONE
+        if asking is not None and not asking.owns(game):
+            return ANOTHER_WORKSPACE
+        return game.state
 
     def stop(self, team_id: str, channel_id: str, user_id: str, retry: bool = False) -> str | None:
         """``/varulv stop``: anyone seated ends the channel's running game.

@@ -1,14 +1,32 @@
 """The game rows: their lock, their queries, and the phase machine's state read from and
 written back to them. Seats, ballots and scores stay rows of their own, so the invariants
-(one open game per channel, one seat per person, one ballot per seat) stay constraints."""
+(one open game per channel, one seat per person, one ballot per seat) stay constraints.
+
+A step holds its game's row lock from the read to the commit, so the step's own reads and
+writes are plain SQL statements (SQLAlchemy Core) over the tables, not ORM objects: the
+unit of work's bookkeeping would be time every other click at the table waits for.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from decimal import Decimal
+from typing import Any, TypeVar, cast
 
-from sqlalchemy import select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    Table,
+    bindparam,
+    delete,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm import Session
 
 from slackapp.db.models import NOBODY_TARGET, Ballot, Game, Score, Seat
 from slackapp.game import machine as m
@@ -16,38 +34,174 @@ from slackapp.game.cards import Card
 from slackapp.game.codec import choice_from_json, choice_to_json
 from slackapp.game.referee import outcome_to_json
 
+T = TypeVar("T", bound=tuple[Any, ...])
 
-def lock(session: Session, game_id: int, skip_locked: bool = False) -> Game | None:
-    """The game row, locked until the transaction ends, with its seats and ballots loaded.
+GAMES = cast(Table, Game.__table__)
+SEATS = cast(Table, Seat.__table__)
+BALLOTS = cast(Table, Ballot.__table__)
+SCORES = cast(Table, Score.__table__)
 
-    Two statements: the lock, then the seats with their ballots joined. The seats must be read
-    by a statement begun after the lock was granted, or a step that waited for it would see
-    them as they were before the step it waited for.
+_GAME_COLUMNS = (
+    GAMES.c.id,
+    GAMES.c.team_id,
+    GAMES.c.enterprise_id,
+    GAMES.c.channel_id,
+    GAMES.c.host_user_id,
+    GAMES.c.seed,
+    GAMES.c.phase,
+    GAMES.c.center,
+    GAMES.c.deadline,
+    GAMES.c.night_seconds,
+    GAMES.c.day_seconds,
+    GAMES.c.vote_seconds,
+    GAMES.c.bots_allowed,
+    GAMES.c.ended_by,
+)
+_SEATS_WITH_BALLOTS = (
+    select(
+        SEATS.c.id,
+        SEATS.c.game_id,
+        SEATS.c.position,
+        SEATS.c.user_id,
+        SEATS.c.bot_name,
+        SEATS.c.display_name,
+        SEATS.c.dealt,
+        SEATS.c.dm_channel,
+        SEATS.c.night_choice,
+        SEATS.c.pending_target,
+        SEATS.c.confirmed,
+        SEATS.c.heard_enough,
+        SEATS.c.heard_enough_at,
+        SEATS.c.reachable,
+        BALLOTS.c.target.label("ballot_target"),
+        BALLOTS.c.clicked_at.label("ballot_clicked_at"),
+    )
+    .select_from(SEATS.outerjoin(BALLOTS, BALLOTS.c.seat_id == SEATS.c.id))
+    .where(SEATS.c.game_id.in_(bindparam("game_ids", expanding=True)))
+    .order_by(SEATS.c.game_id, SEATS.c.position)
+)
+
+
+@dataclass(frozen=True)
+class StoredGame:
+    """A game as its rows hold it: the machine's state, and what a step needs beside it."""
+
+    state: m.GameState
+    team_id: str
+    enterprise_id: str | None
+    """The Enterprise Grid organisation of the workspace, when Slack named one."""
+    seat_ids: Mapping[str, int] = field(default_factory=dict)
+    """Each seat's row, by seat key."""
+    dm_channels: Mapping[str, str | None] = field(default_factory=dict)
+    """Each seat's private message channel, once opened."""
+
+    @property
+    def id(self) -> int:
+        return self.state.id
+
+    @property
+    def channel_id(self) -> str:
+        return self.state.channel
+
+
+def lock(connection: Connection, game_id: int, skip_locked: bool = False) -> StoredGame | None:
+    """The game, its row locked until the transaction ends.
+
+    Two statements: the lock, then the seats with their ballots. The seats must be read by a
+    statement begun after the lock was granted, or a step that waited for it would see them
+    as they were before the step it waited for.
 
     ``skip_locked``: None at once if another transaction holds the lock, instead of waiting.
     """
+    locked = _games(connection, _game_query().where(GAMES.c.id == game_id), skip_locked)
+    return locked[0] if locked else None
+
+
+def lock_due(connection: Connection, at: datetime, limit: int) -> list[StoredGame]:
+    """Up to ``limit`` of the oldest open games whose deadline has passed at ``at``, locked;
+    those another transaction holds are passed over."""
+    return _games(connection, due(_game_query(), at, limit), skip_locked=True)
+
+
+def read(connection: Connection, game_id: int) -> StoredGame | None:
+    """The game as committed, read without a lock (to prepare a step)."""
+    found = _games(connection, _game_query().where(GAMES.c.id == game_id), skip_locked=None)
+    return found[0] if found else None
+
+
+def due(query: Select[T], at: datetime, limit: int) -> Select[T]:
+    """The oldest ``limit`` open games whose deadline has passed at ``at``."""
+    return (
+        query.where(GAMES.c.phase.in_([phase.value for phase in m.TIMED_PHASES]))
+        .where(GAMES.c.deadline <= at)
+        .order_by(GAMES.c.deadline)
+        .limit(limit)
+    )
+
+
+def _game_query() -> Select[Any]:
+    return select(*_GAME_COLUMNS)
+
+
+def _games(
+    connection: Connection, query: Select[Any], skip_locked: bool | None
+) -> list[StoredGame]:
+    """The games ``query`` finds, locked unless ``skip_locked`` is None, with their seats."""
+    if skip_locked is not None:
+        query = query.with_for_update(skip_locked=skip_locked)
+    rows = connection.execute(query).all()
+    if not rows:
+        return []
+    seats: dict[int, list[Any]] = {row.id: [] for row in rows}
+    for seat in connection.execute(_SEATS_WITH_BALLOTS, {"game_ids": list(seats)}):
+        seats[seat.game_id].append(seat)
+    return [
+        StoredGame(
+            state=_game_state(
+                row, [_seat_state(s, s.ballot_target, s.ballot_clicked_at) for s in seats[row.id]]
+            ),
+            team_id=row.team_id,
+            enterprise_id=row.enterprise_id,
+            seat_ids={_key(seat): seat.id for seat in seats[row.id]},
+            dm_channels={_key(seat): seat.dm_channel for seat in seats[row.id]},
+        )
+        for row in rows
+    ]
+
+
+def open_in(session: Session, team_id: str, channel_id: str) -> Game | None:
+    """The channel's open game, if any."""
     return session.scalars(
-        select(Game)
-        .where(Game.id == game_id)
-        .with_for_update(skip_locked=skip_locked)
-        .options(selectinload(Game.seats).joinedload(Seat.ballot))
+        select(Game).where(
+            Game.team_id == team_id,
+            Game.channel_id == channel_id,
+            Game.phase.in_([phase.value for phase in m.OPEN_PHASES]),
+        )
     ).one_or_none()
 
 
-def open_in(session: Session, team_id: str, channel_id: str, locked: bool = False) -> Game | None:
-    """The channel's open game, if any (locked, with its seats, when ``locked``)."""
-    query = select(Game).where(
-        Game.team_id == team_id,
-        Game.channel_id == channel_id,
-        Game.phase.in_([phase.value for phase in m.OPEN_PHASES]),
-    )
-    if locked:
-        query = query.with_for_update().options(selectinload(Game.seats).selectinload(Seat.ballot))
-    return session.scalars(query).one_or_none()
-
-
 def state_of(game: Game) -> m.GameState:
-    """The machine's state of a game, read from its rows."""
+    """The machine's state of a game, read from its ORM objects."""
+    return _game_state(
+        game,
+        [
+            _seat_state(
+                seat,
+                None if seat.ballot is None else seat.ballot.target,
+                None if seat.ballot is None else seat.ballot.clicked_at,
+            )
+            for seat in game.seats
+        ],
+    )
+
+
+def _key(seat: Any) -> str:
+    """A seat's name in the engine: the user id of a person, ``bot1``… for a bot."""
+    return str(seat.user_id or seat.bot_name or "")
+
+
+def _game_state(game: Any, seats: Sequence[m.SeatState]) -> m.GameState:
+    """A game row (a ``Game``, or a row of its columns) and its seats as the machine's state."""
     center = None
     if game.center is not None:
         left, right = (Card(card) for card in game.center)
@@ -60,22 +214,25 @@ def state_of(game: Game) -> m.GameState:
         lengths=m.Lengths(game.night_seconds, game.day_seconds, game.vote_seconds),
         bots_allowed=game.bots_allowed,
         phase=m.Phase(game.phase),
-        seats=tuple(_seat_state(seat) for seat in game.seats),
+        seats=tuple(seats),
         center=center,
         deadline=game.deadline,
         ended_by=game.ended_by,
     )
 
 
-def _seat_state(seat: Seat) -> m.SeatState:
+def _seat_state(
+    seat: Any, ballot_target: str | None, ballot_clicked_at: Decimal | None
+) -> m.SeatState:
+    """A seat row (a ``Seat``, or a row of its columns) and its ballot as the machine's seat."""
     ballot = None
-    if seat.ballot is not None:
-        target = None if seat.ballot.target == NOBODY_TARGET else seat.ballot.target
-        ballot = m.Ballot(target, seat.ballot.clicked_at)
+    if ballot_target is not None:
+        target = None if ballot_target == NOBODY_TARGET else ballot_target
+        ballot = m.Ballot(target, ballot_clicked_at)
     return m.SeatState(
-        key=seat.key,
+        key=_key(seat),
         name=seat.display_name,
-        is_bot=seat.is_bot,
+        is_bot=seat.user_id is None,
         position=seat.position,
         dealt=None if seat.dealt is None else Card(seat.dealt),
         choice=None if seat.night_choice is None else choice_from_json(seat.night_choice),
@@ -88,89 +245,196 @@ def _seat_state(seat: Seat) -> m.SeatState:
     )
 
 
-def store(session: Session, game: Game, state: m.GameState) -> None:
-    """Write ``state`` back into the game's rows (only what changed is sent)."""
-    game.phase = state.phase.value
-    game.deadline = state.deadline
-    game.center = None if state.center is None else [card.value for card in state.center]
-    game.ended_by = state.ended_by
-    rows = {seat.key: seat for seat in game.seats}
-    wanted = {seat.key for seat in state.seats}
-    gone = [row for key, row in rows.items() if key not in wanted]
-    for row in gone:
-        game.seats.remove(row)
-    if gone:
-        session.flush()  # a freed position may be taken again in the same step
-    for seat in state.seats:
-        found = rows.get(seat.key)
-        row = (
-            found
-            if found is not None
-            else Seat(
-                user_id=None if seat.is_bot else seat.key,
-                bot_name=seat.key if seat.is_bot else None,
-                display_name=seat.name,
-                position=seat.position,
-            )
-        )
-        if found is None:
-            game.seats.append(row)
-        _store_seat(game, row, seat)
+# -- writing a step back -----------------------------------------------------------------------
 
 
-def _store_seat(game: Game, row: Seat, seat: m.SeatState) -> None:
-    row.position = seat.position
-    row.display_name = seat.name  # a bot takes another name when a namesake sits down
-    row.dealt = None if seat.dealt is None else seat.dealt.value
-    choice = None if seat.choice is None else choice_to_json(seat.choice)
-    if row.night_choice != choice:
-        row.night_choice = choice
-    row.pending_target = seat.pending
-    row.confirmed = seat.confirmed
-    row.heard_enough = seat.heard_enough
-    row.heard_enough_at = seat.heard_enough_at
-    row.reachable = seat.reachable
-    if seat.ballot is None:
-        row.ballot = None
-        return
-    target = NOBODY_TARGET if seat.ballot.target is None else seat.ballot.target
-    if row.ballot is None:
-        row.ballot = Ballot(
-            game_id=game.id, voter_key=seat.key, target=target, clicked_at=seat.ballot.clicked_at
-        )
-    elif (row.ballot.target, row.ballot.clicked_at) != (target, seat.ballot.clicked_at):
-        row.ballot.target = target
-        row.ballot.clicked_at = seat.ballot.clicked_at
-
-
-def record_scores(session: Session, game: Game, scored: m.Scored, at: datetime) -> None:
-    """Keep the decided game's outcome, and add it to each person's record in the channel
-    (bots keep no record)."""
-    game.outcome = outcome_to_json(scored.outcome)
-    game.finished_at = at
-    people = {seat.key for seat in game.seats if not seat.is_bot}
-    rows = [
-        {
-            "team_id": game.team_id,
-            "channel_id": game.channel_id,
-            "user_id": award.key,
-            "games": 1,
-            "wins": int(award.won),
-            "points": award.points,
-        }
-        for award in scored.awards
-        if award.key in people
-    ]
-    if not rows:
-        return
-    added = insert(Score).values(rows)  # one statement for the whole table, under the lock
-    session.execute(
-        added.on_conflict_do_update(
-            index_elements=[Score.team_id, Score.channel_id, Score.user_id],
-            set_={
-                "games": Score.games + added.excluded.games,
-                "wins": Score.wins + added.excluded.wins,
-                "points": Score.points + added.excluded.points,
-            },
-        )
+_SEAT_CHANGED = (
+    update(SEATS)
+    .where(SEATS.c.id == bindparam("seat_id"))
+    .values(
+        position=bindparam("position"),
+        display_name=bindparam("display_name"),
+        dealt=bindparam("dealt"),
+        dm_channel=bindparam("dm_channel"),
+        night_choice=bindparam("night_choice", type_=SEATS.c.night_choice.type),
+        pending_target=bindparam("pending_target"),
+        confirmed=bindparam("confirmed"),
+        heard_enough=bindparam("heard_enough"),
+        heard_enough_at=bindparam("heard_enough_at"),
+        reachable=bindparam("reachable"),
     )
+)
+_GAME_CHANGED = (
+    update(GAMES)
+    .where(GAMES.c.id == bindparam("game_id"))
+    .values(
+        phase=bindparam("phase"),
+        deadline=bindparam("deadline"),
+        center=bindparam("center", type_=GAMES.c.center.type),
+        ended_by=bindparam("ended_by"),
+    )
+)
+_GAME_DECIDED = (
+    update(GAMES)
+    .where(GAMES.c.id == bindparam("game_id"))
+    .values(
+        outcome=bindparam("outcome", type_=GAMES.c.outcome.type),
+        finished_at=bindparam("finished_at"),
+    )
+)
+_BALLOT_CAST = insert(BALLOTS)
+_BALLOT_CAST = _BALLOT_CAST.on_conflict_do_update(
+    index_elements=[BALLOTS.c.seat_id],
+    set_={"target": _BALLOT_CAST.excluded.target, "clicked_at": _BALLOT_CAST.excluded.clicked_at},
+)
+_SCORES_ADDED = insert(SCORES)
+_SCORES_ADDED = _SCORES_ADDED.on_conflict_do_update(
+    index_elements=[SCORES.c.team_id, SCORES.c.channel_id, SCORES.c.user_id],
+    set_={
+        "games": SCORES.c.games + _SCORES_ADDED.excluded.games,
+        "wins": SCORES.c.wins + _SCORES_ADDED.excluded.wins,
+        "points": SCORES.c.points + _SCORES_ADDED.excluded.points,
+    },
+)
+
+
+@dataclass
+class Changes:
+    """What steps changed in their games' rows, gathered so that each kind of change goes out
+    as one statement for every game of a batch; only what changed is written."""
+
+    games: list[dict[str, Any]] = field(default_factory=list)
+    seats_gone: list[int] = field(default_factory=list)
+    seats_new: list[dict[str, Any]] = field(default_factory=list)
+    seats_changed: list[dict[str, Any]] = field(default_factory=list)
+    ballots_gone: list[int] = field(default_factory=list)
+    ballots_cast: list[tuple[int | None, int, m.SeatState]] = field(default_factory=list)
+    """(seat row, game, seat) whose ballot is new or changed; a new seat's row is None until
+    it is inserted."""
+    decided: list[dict[str, Any]] = field(default_factory=list)
+    scores: list[dict[str, Any]] = field(default_factory=list)
+
+    def step(
+        self,
+        game: StoredGame,
+        after: m.GameState,
+        dm_channels: Mapping[str, str] | None = None,
+    ) -> StoredGame:
+        """Write ``after`` over ``game``'s rows, with the seats' newly opened ``dm_channels``;
+        the game as it then stands (a new seat's row id is not known yet)."""
+        before = game.state
+        if _game_fields(before) != _game_fields(after):
+            self.games.append({"game_id": game.id, **_game_fields(after)})
+        opened = {**game.dm_channels, **(dm_channels or {})}
+        wanted = {seat.key for seat in after.seats}
+        self.seats_gone += [game.seat_ids[s.key] for s in before.seats if s.key not in wanted]
+        was = {seat.key: seat for seat in before.seats}
+        for seat in after.seats:
+            old = was.get(seat.key)
+            if old is None:
+                self.seats_new.append(
+                    {
+                        "game_id": game.id,
+                        "user_id": None if seat.is_bot else seat.key,
+                        "bot_name": seat.key if seat.is_bot else None,
+                        **_seat_fields(seat, opened.get(seat.key)),
+                    }
+                )
+            elif replace(old, ballot=None) != replace(seat, ballot=None) or (
+                opened.get(seat.key) != game.dm_channels.get(seat.key)
+            ):
+                fields = _seat_fields(seat, opened.get(seat.key))
+                self.seats_changed.append({"seat_id": game.seat_ids[seat.key], **fields})
+            if old is not None and old.ballot is not None and seat.ballot is None:
+                self.ballots_gone.append(game.seat_ids[seat.key])
+            elif seat.ballot is not None and (old is None or old.ballot != seat.ballot):
+                self.ballots_cast.append((game.seat_ids.get(seat.key), game.id, seat))
+        return replace(game, state=after, dm_channels=opened)
+
+    def decide(self, game: StoredGame, scored: m.Scored, at: datetime) -> None:
+        """Keep the decided game's outcome, and add it to each person's record in the channel
+        (bots keep no record)."""
+        self.decided.append(
+            {"game_id": game.id, "outcome": outcome_to_json(scored.outcome), "finished_at": at}
+        )
+        people = {seat.key for seat in game.state.seats if not seat.is_bot}
+        self.scores += [
+            {
+                "team_id": game.team_id,
+                "channel_id": game.channel_id,
+                "user_id": award.key,
+                "games": 1,
+                "wins": int(award.won),
+                "points": award.points,
+            }
+            for award in scored.awards
+            if award.key in people
+        ]
+
+    def write(self, connection: Connection) -> None:
+        """Every change gathered, a statement for each kind."""
+        if self.games:
+            connection.execute(_GAME_CHANGED, self.games)
+        if self.seats_gone:  # a freed position may be taken again by a new seat
+            connection.execute(delete(SEATS).where(SEATS.c.id.in_(self.seats_gone)))
+        new_ids: dict[tuple[int, int], int] = {}
+        if self.seats_new:
+            added = connection.execute(
+                _insert_returning(SEATS, SEATS.c.id, SEATS.c.game_id, SEATS.c.position),
+                self.seats_new,
+            )
+            new_ids = {(row.game_id, row.position): row.id for row in added}
+        if self.seats_changed:
+            connection.execute(_SEAT_CHANGED, self.seats_changed)
+        if self.ballots_gone:
+            connection.execute(delete(BALLOTS).where(BALLOTS.c.seat_id.in_(self.ballots_gone)))
+        if self.ballots_cast:
+            connection.execute(
+                _BALLOT_CAST,
+                [
+                    {
+                        "seat_id": new_ids[game_id, seat.position] if seat_id is None else seat_id,
+                        "game_id": game_id,
+                        "voter_key": seat.key,
+                        "target": _target(seat.ballot),
+                        "clicked_at": None if seat.ballot is None else seat.ballot.clicked_at,
+                    }
+                    for seat_id, game_id, seat in self.ballots_cast
+                ],
+            )
+        if self.decided:
+            connection.execute(_GAME_DECIDED, self.decided)
+        if self.scores:  # one statement for every table, under the locks
+            connection.execute(_SCORES_ADDED, self.scores)
+
+
+def _insert_returning(table: Table, *columns: ColumnElement[Any]) -> Any:
+    return insert(table).returning(*columns, sort_by_parameter_order=True)
+
+
+def _target(ballot: m.Ballot | None) -> str:
+    return NOBODY_TARGET if ballot is None or ballot.target is None else ballot.target
+
+
+def _game_fields(state: m.GameState) -> dict[str, Any]:
+    return {
+        "phase": state.phase.value,
+        "deadline": state.deadline,
+        "center": None if state.center is None else [card.value for card in state.center],
+        "ended_by": state.ended_by,
+    }
+
+
+def _seat_fields(seat: m.SeatState, dm_channel: str | None) -> dict[str, Any]:
+    return {
+        "position": seat.position,
+        "display_name": seat.name,  # a bot takes another name when a namesake sits down
+        "dealt": None if seat.dealt is None else seat.dealt.value,
+        "dm_channel": dm_channel,
+        "night_choice": None if seat.choice is None else choice_to_json(seat.choice),
+        "pending_target": seat.pending,
+        "confirmed": seat.confirmed,
+        "heard_enough": seat.heard_enough,
+        "heard_enough_at": seat.heard_enough_at,
+        "reachable": seat.reachable,
+    }

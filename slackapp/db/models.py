@@ -106,6 +106,11 @@ class Game(Base):
         back_populates="game", order_by="Seat.position", cascade="all, delete-orphan"
     )
 
+    @property
+    def dm_channels(self) -> dict[str, str | None]:
+        """Each seat's private message channel, once opened."""
+        return {seat.key: seat.dm_channel for seat in self.seats}
+
 
 class Seat(Base):
     __tablename__ = "seats"

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, cast
 
-from sqlalchemy import func, insert, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, Table, func, insert, select
 
 from slackapp.blocks.render import render
-from slackapp.db.models import Game, OutboxEntry
+from slackapp.db.models import OutboxEntry
 from slackapp.game import machine as m
 
 log = logging.getLogger(__name__)
@@ -20,6 +19,20 @@ SAY = "say:"
 TELL = "tell:"
 
 Row = dict[str, Any]
+OUTBOX = cast(Table, OutboxEntry.__table__)
+
+
+class Addressed(Protocol):
+    """A game, as far as its messages need to know where they go."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def channel_id(self) -> str: ...
+    @property
+    def dm_channels(self) -> Mapping[str, str | None]:
+        """Each seat's private message channel, once opened."""
+        ...
 
 
 def say_surface(number: int) -> str:
@@ -30,32 +43,31 @@ def tell_surface(user: str, number: int) -> str:
     return f"{TELL}{user}:{number}"
 
 
-def latest_versions(session: Session, game_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+def latest_versions(connection: Connection, game_ids: Sequence[int]) -> dict[int, dict[str, int]]:
     """Each game's messages and the newest version of each, in one query."""
     latest: dict[int, dict[str, int]] = defaultdict(dict)
     if game_ids:
-        for game_id, surface, version in session.execute(
-            select(OutboxEntry.game_id, OutboxEntry.surface, func.max(OutboxEntry.version))
-            .where(OutboxEntry.game_id.in_(game_ids))
-            .group_by(OutboxEntry.game_id, OutboxEntry.surface)
+        for game_id, surface, version in connection.execute(
+            select(OUTBOX.c.game_id, OUTBOX.c.surface, func.max(OUTBOX.c.version))
+            .where(OUTBOX.c.game_id.in_(game_ids))
+            .group_by(OUTBOX.c.game_id, OUTBOX.c.surface)
         ):
             latest[game_id][surface] = version
     return latest
 
 
-def outbox_rows(game: Game, effects: Iterable[m.Effect], latest: dict[str, int]) -> list[Row]:
+def outbox_rows(game: Addressed, effects: Iterable[m.Effect], latest: dict[str, int]) -> list[Row]:
     """Each Show, Say and Tell as the next version of its message, rendered; ``latest`` (the
     game's messages and their newest versions) is brought up to date with them."""
     said = sum(1 for surface in latest if surface.startswith(SAY))
     told = sum(1 for surface in latest if surface.startswith(TELL))
-    dm_channels = {seat.key: seat.dm_channel for seat in game.seats}
     rows: list[Row] = []
     for effect in effects:
         row: Row = {"game_id": game.id, "attempts": 0, "channel": None, "user_id": None}
         match effect:
             case m.Show(surface, view):
                 key = m.dm_key(surface)
-                channel = game.channel_id if key is None else dm_channels.get(key)
+                channel = game.channel_id if key is None else game.dm_channels.get(key)
                 if channel is None:
                     log.warning("no private message channel for a seat: not shown")
                     continue
@@ -78,13 +90,13 @@ def outbox_rows(game: Game, effects: Iterable[m.Effect], latest: dict[str, int])
     return rows
 
 
-def write(session: Session, rows: list[Row]) -> None:
+def write(connection: Connection, rows: list[Row]) -> None:
     """The rows in one statement (of any number of games)."""
     if rows:
-        session.execute(insert(OutboxEntry), rows)
+        connection.execute(insert(OUTBOX), rows)
 
 
-def enqueue(session: Session, game: Game, effects: Iterable[m.Effect]) -> int:
+def enqueue(connection: Connection, game: Addressed, effects: Iterable[m.Effect]) -> int:
     """Add each Show, Say and Tell as the next version of its message; how many were added.
 
     Called with the game row locked, so versions of one game's messages never race.
@@ -92,6 +104,6 @@ def enqueue(session: Session, game: Game, effects: Iterable[m.Effect]) -> int:
     effects = [e for e in effects if isinstance(e, m.Show | m.Say | m.Tell)]
     if not effects:
         return 0
-    rows = outbox_rows(game, effects, latest_versions(session, [game.id])[game.id])
-    write(session, rows)
+    rows = outbox_rows(game, effects, latest_versions(connection, [game.id])[game.id])
+    write(connection, rows)
     return len(rows)

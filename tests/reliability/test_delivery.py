@@ -86,7 +86,7 @@ def show(sessions: sessionmaker[Session], game_id: int, *effects: m.Effect) -> N
     with transaction(sessions) as session:
         game = session.get(Game, game_id)
         assert game is not None
-        enqueue(session, game, effects)
+        enqueue(session.connection(), game, effects)
 
 
 def closed(text: str) -> m.Show:
