@@ -6,6 +6,7 @@ notifications and where blocks cannot render. That text never holds a secret.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -104,7 +105,13 @@ def deck_context(seat_count: int) -> list[ContextBlock]:
     """The table's deck and the night's order: public by design, as at a real table."""
     if not MIN_SEATS <= seat_count <= MAX_SEATS:
         return []
-    return [context(f"{describe_deck(seat_count)}\n{describe_wake_order(seat_count)}")]
+    return [context(_deck_text(seat_count))]
+
+
+@functools.cache
+def _deck_text(seat_count: int) -> str:
+    """Worked out once per table size: most boards carry it, and a burst redraws many."""
+    return f"{describe_deck(seat_count)}\n{describe_wake_order(seat_count)}"
 
 
 def button(
