@@ -153,7 +153,7 @@ def commit_step(
             return Committed(game.id, ANOTHER_WORKSPACE, None, 0)
         changes = games.Changes()
         before, done, game = _decide(changes, game, event, now(), dm_channels)
-        changes.write(connection)
+        changes.write(session)
         return _committed(game.id, before, done, enqueue(connection, game, done.effects))
 
 
@@ -171,7 +171,7 @@ def commit_due(
         due = games.lock_due(connection, at, limit)
         changes = games.Changes()  # every game's changes of a kind in one statement
         stepped = [_decide(changes, game, m.Deadline(), at) for game in due]
-        changes.write(connection)
+        changes.write(session)
         latest = latest_versions(connection, [game.id for game in due])
         done = []
         rows: list[Row] = []
@@ -220,7 +220,7 @@ def _seat_new_game(session: Session, game: Game, opened: m.GameState) -> None:
     )
     changes = games.Changes()
     changes.step(StoredGame(inserted, game.team_id, game.enterprise_id), opened)
-    changes.write(session.connection())
+    changes.write(session)
 
 
 def new_table(

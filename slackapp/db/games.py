@@ -28,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
+from slackapp.db import journal
 from slackapp.db.models import NOBODY_TARGET, Ballot, Game, Score, Seat
 from slackapp.game import machine as m
 from slackapp.game.cards import Card
@@ -313,6 +314,7 @@ class Changes:
     it is inserted."""
     decided: list[dict[str, Any]] = field(default_factory=list)
     scores: list[dict[str, Any]] = field(default_factory=list)
+    phases: list[journal.PhaseChange] = field(default_factory=list)
 
     def step(
         self,
@@ -325,6 +327,12 @@ class Changes:
         before = game.state
         if _game_fields(before) != _game_fields(after):
             self.games.append({"game_id": game.id, **_game_fields(after)})
+        if before.phase != after.phase:
+            self.phases.append(
+                journal.PhaseChange(
+                    game.id, game.team_id, game.channel_id, before.phase.value, after.phase.value
+                )
+            )
         opened = {**game.dm_channels, **(dm_channels or {})}
         wanted = {seat.key for seat in after.seats}
         self.seats_gone += [game.seat_ids[s.key] for s in before.seats if s.key not in wanted]
@@ -371,8 +379,11 @@ class Changes:
             if award.key in people
         ]
 
-    def write(self, connection: Connection) -> None:
-        """Every change gathered, a statement for each kind."""
+    def write(self, session: Session) -> None:
+        """Every change gathered, a statement for each kind, in the session's transaction;
+        the phase changes are logged once it commits."""
+        journal.note(session, self.phases)
+        connection = session.connection()
         if self.games:
             connection.execute(_GAME_CHANGED, self.games)
         if self.seats_gone:  # a freed position may be taken again by a new seat

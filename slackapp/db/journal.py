@@ -1,8 +1,9 @@
 """The games' log: one line per phase change, written once the change is committed.
 
-Steps change ``Game.phase`` inside their transaction; a step that rolls back (a lost race, a
-failed Slack call) changed nothing, so its line is dropped with it. With several processes on
-one database each phase change is therefore logged exactly once, by the process that made it.
+Steps change a game's phase inside their transaction, noting the change in their session (as
+the ORM's flush does for a ``Game`` it writes); a step that rolls back (a lost race) changed
+nothing, so its line is dropped with it. With several processes on one database each phase
+change is therefore logged exactly once, by the process that made it.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ def keep_journal(sessions: sessionmaker[Session]) -> None:
     event.listen(sessions, "after_rollback", _forget)
 
 
+def note(session: Session, changes: list[PhaseChange]) -> None:
+    """Log ``changes`` once the session's transaction commits (not at all if it rolls back)."""
+    if changes:
+        session.info.setdefault(PENDING, []).extend(changes)
+
+
 def _note(session: Session, _flush_context: Any) -> None:
     # After a flush the objects still carry their history, and new games have their ids.
     for game in [*session.new, *session.dirty]:
@@ -60,7 +67,7 @@ def _note(session: Session, _flush_context: Any) -> None:
         change = PhaseChange(
             game.id, game.team_id, game.channel_id, previous, str(history.added[-1])
         )
-        session.info.setdefault(PENDING, []).append(change)
+        note(session, [change])
 
 
 def _write(session: Session) -> None:
