@@ -208,21 +208,6 @@ def _committed(game_id: int, before: m.GameState, done: m.Step, shown: int) -> C
     return Committed(game_id, done.answer, changed, shown)
 
 
-def _seat_new_game(session: Session, game: Game, opened: m.GameState) -> None:
-    """Write the machine's opening state over a game row ``_new_game`` just inserted."""
-    inserted = m.GameState(
-        id=game.id,
-        channel=game.channel_id,
-        host=game.host_user_id,
-        seed=game.seed,
-        lengths=m.Lengths(game.night_seconds, game.day_seconds, game.vote_seconds),
-        bots_allowed=game.bots_allowed,
-    )
-    changes = games.Changes()
-    changes.step(StoredGame(inserted, game.team_id, game.enterprise_id), opened)
-    changes.write(session)
-
-
 def new_table(
     session: Session,
     team_id: str,
@@ -247,7 +232,7 @@ def new_table(
         game.bots_allowed,
         seat_host=seat_host,
     )
-    _seat_new_game(session, game, opened.state)
+    games.store_new(session, game, opened.state)
     return game, opened
 
 
@@ -417,7 +402,7 @@ class Steps:
                 game.enterprise_id = previous.enterprise_id
                 opened = m.play_again(last, game.id, game.seed, user_id, user_name)
                 game.host_user_id = opened.state.host
-                _seat_new_game(session, game, opened.state)
+                games.store_new(session, game, opened.state)
                 enqueue(session.connection(), game, opened.effects)
                 new_id = game.id
         except IntegrityError:  # a /varulv in the channel won

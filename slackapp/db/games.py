@@ -170,6 +170,13 @@ def _games(
     ]
 
 
+def store_new(session: Session, game: Game, opened: m.GameState) -> None:
+    """Write the machine's opening state over a game row that was just inserted."""
+    changes = Changes()
+    changes.step(StoredGame(_game_state(game, ()), game.team_id, game.enterprise_id), opened)
+    changes.write(session)
+
+
 def open_in(session: Session, team_id: str, channel_id: str) -> Game | None:
     """The channel's open game, if any."""
     return session.scalars(
@@ -249,40 +256,9 @@ def _seat_state(
 # -- writing a step back -----------------------------------------------------------------------
 
 
-_SEAT_CHANGED = (
-    update(SEATS)
-    .where(SEATS.c.id == bindparam("seat_id"))
-    .values(
-        position=bindparam("position"),
-        display_name=bindparam("display_name"),
-        dealt=bindparam("dealt"),
-        dm_channel=bindparam("dm_channel"),
-        night_choice=bindparam("night_choice", type_=SEATS.c.night_choice.type),
-        pending_target=bindparam("pending_target"),
-        confirmed=bindparam("confirmed"),
-        heard_enough=bindparam("heard_enough"),
-        heard_enough_at=bindparam("heard_enough_at"),
-        reachable=bindparam("reachable"),
-    )
-)
-_GAME_CHANGED = (
-    update(GAMES)
-    .where(GAMES.c.id == bindparam("game_id"))
-    .values(
-        phase=bindparam("phase"),
-        deadline=bindparam("deadline"),
-        center=bindparam("center", type_=GAMES.c.center.type),
-        ended_by=bindparam("ended_by"),
-    )
-)
-_GAME_DECIDED = (
-    update(GAMES)
-    .where(GAMES.c.id == bindparam("game_id"))
-    .values(
-        outcome=bindparam("outcome", type_=GAMES.c.outcome.type),
-        finished_at=bindparam("finished_at"),
-    )
-)
+# Each sets the columns its parameters name (the same for every row of one statement).
+_SEAT_CHANGED = update(SEATS).where(SEATS.c.id == bindparam("seat_id"))
+_GAME_CHANGED = update(GAMES).where(GAMES.c.id == bindparam("game_id"))
 _BALLOT_CAST = insert(BALLOTS)
 _BALLOT_CAST = _BALLOT_CAST.on_conflict_do_update(
     index_elements=[BALLOTS.c.seat_id],
@@ -414,7 +390,7 @@ class Changes:
                 ],
             )
         if self.decided:
-            connection.execute(_GAME_DECIDED, self.decided)
+            connection.execute(_GAME_CHANGED, self.decided)
         if self.scores:  # one statement for every table, under the locks
             connection.execute(_SCORES_ADDED, self.scores)
 
