@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Protocol, TypeVar
+from typing import Any, Protocol
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
@@ -32,7 +32,6 @@ from slackapp.game import machine as m
 from slackapp.shapes import profile_name
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 GONE = "That game no longer exists."
 ANOTHER_WORKSPACE = (
@@ -59,6 +58,12 @@ class Alarm(Protocol):
 
 class Kick(Protocol):
     def kick(self, game_id: int) -> None: ...
+
+
+class OpensDirectMessages(Protocol):
+    """What *Start* asks of Slack (a ``WebClient``): a person's private message channel."""
+
+    def conversations_open(self, *, users: str) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -411,7 +416,11 @@ class Steps:
         return None
 
     def start(
-        self, game_id: int, user_id: str, client: WebClient, asking: Workspace | None = None
+        self,
+        game_id: int,
+        user_id: str,
+        client: OpensDirectMessages,
+        asking: Workspace | None = None,
     ) -> str | None:
         """*Start*: deal and begin the night, once every person's private message is open.
 

@@ -39,7 +39,7 @@ def night_game(steps: Steps, sessions: sessionmaker[Session]) -> int:
     assert game_id is not None
     for user in people[1:]:
         steps.act(game_id, m.Join(user, user.lower()))
-    steps.start(game_id, people[0], DirectMessages())  # type: ignore[arg-type]  # has the one method start uses
+    steps.start(game_id, people[0], DirectMessages())
     return game_id
 
 
