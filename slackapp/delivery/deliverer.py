@@ -82,18 +82,35 @@ class Entry:
     attempts: int
 
 
-UNDELIVERED = select(
-    OutboxEntry.game_id,
-    OutboxEntry.surface,
-    OutboxEntry.version,
-    OutboxEntry.channel,
-    OutboxEntry.user_id,
-    OutboxEntry.text,
-    OutboxEntry.blocks,
-    OutboxEntry.due_at,
-    OutboxEntry.attempts,
-).where(OutboxEntry.done_at.is_(None))
-"""The undelivered entries, as the columns of an ``Entry`` in its order."""
+UNDELIVERED = (
+    select(
+        OutboxEntry.game_id,
+        OutboxEntry.surface,
+        OutboxEntry.version,
+        OutboxEntry.channel,
+        OutboxEntry.user_id,
+        OutboxEntry.text,
+        OutboxEntry.blocks,
+        OutboxEntry.due_at,
+        OutboxEntry.attempts,
+        Game.team_id,
+        SlackMessage.channel,
+        SlackMessage.ts,
+        SlackMessage.version,
+    )
+    .join(Game, Game.id == OutboxEntry.game_id)
+    .outerjoin(
+        SlackMessage,
+        and_(
+            SlackMessage.game_id == OutboxEntry.game_id,
+            SlackMessage.surface == OutboxEntry.surface,
+        ),
+    )
+    .where(OutboxEntry.done_at.is_(None))
+)
+"""The undelivered entries, as the columns of an ``Entry`` in its order, each with its game's
+workspace and where its message is in Slack (the channel, ``ts`` and version it shows), if it
+was posted: one statement for all a drain reads."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -415,39 +432,20 @@ class Deliverer:
         self, connection: Connection, game_ids: list[int]
     ) -> dict[int, tuple[str, list[Pending]]]:
         """Each game's workspace, and its undelivered messages with what each shows now."""
-        entries = [
-            Entry(*row)
-            for row in connection.execute(
-                UNDELIVERED.where(OutboxEntry.game_id.in_(game_ids)).order_by(OutboxEntry.id)
-            )
-        ]
-        teams: dict[int, str] = {
-            game_id: team_id
-            for game_id, team_id in connection.execute(
-                select(Game.id, Game.team_id).where(Game.id.in_(game_ids))
-            )
-        }
-        shown = (
-            {
-                (game_id, surface): Shown(channel, ts, version)
-                for game_id, surface, channel, ts, version in connection.execute(
-                    select(
-                        SlackMessage.game_id,
-                        SlackMessage.surface,
-                        SlackMessage.channel,
-                        SlackMessage.ts,
-                        SlackMessage.version,
-                    ).where(SlackMessage.game_id.in_({entry.game_id for entry in entries}))
-                )
-            }
-            if entries
-            else {}
-        )
+        teams: dict[int, str] = {}
         by_surface: dict[tuple[int, str], list[Entry]] = {}
-        for entry in entries:
+        shown: dict[tuple[int, str], Shown] = {}
+        for row in connection.execute(
+            UNDELIVERED.where(OutboxEntry.game_id.in_(game_ids)).order_by(OutboxEntry.id)
+        ):
+            entry = Entry(*row[:9])
+            team_id, channel, ts, version = row[9:]
+            teams[entry.game_id] = team_id
             by_surface.setdefault((entry.game_id, entry.surface), []).append(entry)
+            if ts is not None:
+                shown[entry.game_id, entry.surface] = Shown(channel, ts, version)
         found: dict[int, tuple[str, list[Pending]]] = {
-            game_id: (teams.get(game_id) or "", []) for game_id in game_ids
+            game_id: (teams.get(game_id, ""), []) for game_id in game_ids
         }
         for (game_id, surface), versions in by_surface.items():
             found[game_id][1].append(
