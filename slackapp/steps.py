@@ -26,7 +26,7 @@ from slackapp.db.channels import choice_in
 from slackapp.db.engine import transaction
 from slackapp.db.games import GAMES, StoredGame
 from slackapp.db.models import Game
-from slackapp.delivery.outbox import Row, enqueue, latest_versions, outbox_rows, write
+from slackapp.delivery.outbox import Row, enqueue, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
 from slackapp.shapes import profile_name
@@ -177,11 +177,10 @@ def commit_due(
         changes = games.Changes()  # every game's changes of a kind in one statement
         stepped = [_decide(changes, game, m.Deadline(), at) for game in due]
         changes.write(session)
-        latest = latest_versions(connection, [game.id for game in due])
         done = []
         rows: list[Row] = []
         for before, after, game in stepped:
-            shown = outbox_rows(game, after.effects, latest[game.id])
+            shown = outbox_rows(game, after.effects)
             rows += shown
             done.append(_committed(game.id, before, after, len(shown)))
         write(connection, rows)  # every game's messages in one statement

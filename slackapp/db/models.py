@@ -209,9 +209,10 @@ class OutboxEntry(Base):
     """What one of a game's Slack messages must show, committed with the step that decided it.
 
     A message is a game's ``surface`` (its lobby, day board, vote board, reveal, a person's
-    night message ``dm:<key>``, a line ``say:<n>``, a private word ``tell:<user>:<n>``); each
-    step's picture of it is the next ``version``. The deliverer sends the newest undelivered
-    version of each message after the commit, and marks every version up to it done.
+    night message ``dm:<key>``, a line ``say:<token>``, a private word
+    ``tell:<user>:<token>``); each step's picture of it is the next ``version``. The deliverer
+    sends the newest undelivered version of each message after the commit, and marks every
+    version up to it done.
     """
 
     __tablename__ = "outbox"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+import uuid
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, cast
 
-from sqlalchemy import Connection, Table, func, insert, select
+from sqlalchemy import Connection, Table, bindparam, func, insert, select
 
 from slackapp.blocks.render import render
 from slackapp.db.models import OutboxEntry
@@ -35,32 +35,30 @@ class Addressed(Protocol):
         ...
 
 
-def say_surface(number: int) -> str:
-    return f"{SAY}{number}"
+_NEWEST = (
+    select(func.coalesce(func.max(OUTBOX.c.version), 0))
+    .where(OUTBOX.c.game_id == bindparam("of_game"), OUTBOX.c.surface == bindparam("of_surface"))
+    .scalar_subquery()
+)
+ADD = insert(OUTBOX).values(version=_NEWEST + 1)
+"""A message's next version, numbered by the database as the row goes in: steps hold their
+game's lock, so no other step adds a version meanwhile, and no read of the versions is needed
+first. Rows sent together are inserted one after another (psycopg's ``executemany``), so a
+message shown twice in one step gets two versions in turn (a test holds to it)."""
 
 
-def tell_surface(user: str, number: int) -> str:
-    return f"{TELL}{user}:{number}"
+def say_surface() -> str:
+    """A line said in the channel: a message of its own, posted once."""
+    return f"{SAY}{uuid.uuid4().hex[:16]}"
 
 
-def latest_versions(connection: Connection, game_ids: Sequence[int]) -> dict[int, dict[str, int]]:
-    """Each game's messages and the newest version of each, in one query."""
-    latest: dict[int, dict[str, int]] = defaultdict(dict)
-    if game_ids:
-        for game_id, surface, version in connection.execute(
-            select(OUTBOX.c.game_id, OUTBOX.c.surface, func.max(OUTBOX.c.version))
-            .where(OUTBOX.c.game_id.in_(game_ids))
-            .group_by(OUTBOX.c.game_id, OUTBOX.c.surface)
-        ):
-            latest[game_id][surface] = version
-    return latest
+def tell_surface(user: str) -> str:
+    """A private word to ``user``: a message of its own, posted once."""
+    return f"{TELL}{user}:{uuid.uuid4().hex[:16]}"
 
 
-def outbox_rows(game: Addressed, effects: Iterable[m.Effect], latest: dict[str, int]) -> list[Row]:
-    """Each Show, Say and Tell as the next version of its message, rendered; ``latest`` (the
-    game's messages and their newest versions) is brought up to date with them."""
-    said = sum(1 for surface in latest if surface.startswith(SAY))
-    told = sum(1 for surface in latest if surface.startswith(TELL))
+def outbox_rows(game: Addressed, effects: Iterable[m.Effect]) -> list[Row]:
+    """Each Show, Say and Tell as the next version of its message, rendered."""
     rows: list[Row] = []
     for effect in effects:
         row: Row = {"game_id": game.id, "attempts": 0, "channel": None, "user_id": None}
@@ -75,25 +73,22 @@ def outbox_rows(game: Addressed, effects: Iterable[m.Effect], latest: dict[str, 
                 row |= {"surface": surface, "channel": channel, "text": screen.text}
                 row["blocks"] = screen.as_dicts()
             case m.Say(text):
-                said += 1
-                row |= {"surface": say_surface(said), "channel": game.channel_id, "text": text}
+                row |= {"surface": say_surface(), "channel": game.channel_id, "text": text}
                 row["blocks"] = None
             case m.Tell(user, text):
-                told += 1
-                row |= {"surface": tell_surface(user, told), "user_id": user, "text": text}
+                row |= {"surface": tell_surface(user), "user_id": user, "text": text}
                 row["blocks"] = None
             case _:
                 continue
-        row["version"] = latest.get(row["surface"], 0) + 1
-        latest[row["surface"]] = row["version"]
+        row |= {"of_game": game.id, "of_surface": row["surface"]}
         rows.append(row)
     return rows
 
 
 def write(connection: Connection, rows: list[Row]) -> None:
-    """The rows in one statement (of any number of games)."""
+    """The rows, of any number of games, sent together."""
     if rows:
-        connection.execute(insert(OUTBOX), rows)
+        connection.execute(ADD, rows)
 
 
 def enqueue(connection: Connection, game: Addressed, effects: Iterable[m.Effect]) -> int:
@@ -101,9 +96,6 @@ def enqueue(connection: Connection, game: Addressed, effects: Iterable[m.Effect]
 
     Called with the game row locked, so versions of one game's messages never race.
     """
-    effects = [e for e in effects if isinstance(e, m.Show | m.Say | m.Tell)]
-    if not effects:
-        return 0
-    rows = outbox_rows(game, effects, latest_versions(connection, [game.id])[game.id])
+    rows = outbox_rows(game, effects)
     write(connection, rows)
     return len(rows)
