@@ -594,6 +594,21 @@ def is_secret(value: Any) -> bool:
     return isinstance(value, SECRET_TYPES)
 
 
+def night_moves(
+    who: st.SearchStrategy[str], seat: st.SearchStrategy[str], index: st.SearchStrategy[int]
+) -> list[st.SearchStrategy[m.Event]]:
+    """Every night move ``who`` may try: on ``seat``, or on the centre card at ``index``."""
+    return [
+        st.builds(m.NightPeek, who, index),
+        st.builds(m.NightLook, who, st.one_of(st.none(), seat)),
+        st.builds(m.NightRob, who, seat),
+        st.builds(m.NightPick, who, seat),
+        st.builds(m.NightResetPick, who),
+        st.builds(m.NightSkip, who),
+        st.builds(m.NightConfirm, who),
+    ]
+
+
 users = st.sampled_from([*PEOPLE[:7], "USTRANGER"])
 targets = st.sampled_from([*PEOPLE[:7], "bot1", "bot2", "UNOBODY"])
 events = st.one_of(
@@ -602,13 +617,7 @@ events = st.one_of(
     st.builds(m.FillWithBots, users),
     st.builds(m.Start, users),
     st.builds(m.Start, users, st.tuples(users)),
-    st.builds(m.NightPeek, users, st.integers(-1, 2)),
-    st.builds(m.NightLook, users, st.one_of(st.none(), targets)),
-    st.builds(m.NightRob, users, targets),
-    st.builds(m.NightPick, users, targets),
-    st.builds(m.NightResetPick, users),
-    st.builds(m.NightSkip, users),
-    st.builds(m.NightConfirm, users),
+    *night_moves(users, targets, st.integers(-1, 2)),
     st.builds(m.HeardEnough, users),
     st.builds(
         m.CastBallot,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 
@@ -22,7 +22,7 @@ from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
 from slackapp.game import machine as m
 from slackapp.steps import commit_step
-from tests.game.test_machine import LENGTHS, PEOPLE, T0
+from tests.game.test_machine import LENGTHS, PEOPLE, T0, night_moves
 
 _channels = itertools.count(1)
 
@@ -67,6 +67,15 @@ PAUSES = st.sampled_from([0, 0, 0, 0, 0, 1, 400])
 """Seconds between events: now and then long enough for the phase's deadline to pass."""
 
 
+MOVE_OF: dict[str, Callable[..., m.Event]] = {
+    "peek": m.NightPeek,
+    "look": m.NightLook,
+    "rob": m.NightRob,
+    "swap": m.NightPick,
+}
+"""The move each kind of night card makes (a Troublemaker picks twice)."""
+
+
 def forward(state: m.GameState) -> st.SearchStrategy[m.Event]:
     """Events that carry a game through every kind of row a step writes: seats taken, given up
     and renamed, cards dealt, every night move (a Troublemaker's first pick kept while it
@@ -75,13 +84,16 @@ def forward(state: m.GameState) -> st.SearchStrategy[m.Event]:
         state.phase,
         tuple(seat.key for seat in state.seats),
         tuple(seat.key for seat in state.people),
-        tuple(key for key in state.awaiting() if key in PEOPLE),
+        tuple((key, state.choice_kind(key)) for key in state.awaiting() if key in PEOPLE),
     )
 
 
 @functools.cache
 def _forward(
-    phase: m.Phase, seats: tuple[str, ...], people: tuple[str, ...], waiting: tuple[str, ...]
+    phase: m.Phase,
+    seats: tuple[str, ...],
+    people: tuple[str, ...],
+    waiting: tuple[tuple[str, str | None], ...],
 ) -> st.SearchStrategy[m.Event]:
     person = st.sampled_from(people or ("UANNA",))
     seat = st.sampled_from(seats or ("UANNA",))
@@ -91,24 +103,28 @@ def _forward(
             st.sampled_from([p for p in PEOPLE if p not in seats] or ["UANNA"]),
             st.sampled_from(["bot1", "Bo", "someone"]),  # a bot gives way to a namesake
         )
+        fill = st.builds(m.FillWithBots, person)
+        if len(seats) < 3:
+            return st.one_of(join, fill)
         start = st.builds(m.Start, person, st.just(()), st.just(people))
-        changes = st.one_of(join, st.builds(m.FillWithBots, person), st.builds(m.Leave, person))
-        return (
-            st.one_of(join, st.builds(m.FillWithBots, person))
-            if len(seats) < 3
-            else (st.one_of(start, start, changes))
-        )
+        leave = [st.builds(m.Leave, person)] if len(people) > 1 else []  # not the last one
+        return st.one_of(start, start, join, fill, *leave)
     if phase == m.Phase.NIGHT:
-        who = st.sampled_from(waiting or ("UANNA",))
+        who = st.sampled_from([key for key, _ in waiting] or ["UANNA"])
+        # Each waiting card's own move, as often as all the others together.
+        own = [
+            st.builds(
+                MOVE_OF[kind], st.just(key), *(st.integers(0, 1),) if kind == "peek" else (seat,)
+            )
+            for key, kind in waiting
+            if kind is not None
+        ]
         return st.one_of(
-            st.builds(m.NightPeek, who, st.integers(0, 1)),
-            st.builds(m.NightLook, who, st.one_of(st.none(), seat)),
-            st.builds(m.NightRob, who, seat),
-            st.builds(m.NightPick, who, seat),
-            st.builds(m.NightResetPick, who),
-            st.builds(m.NightSkip, who),
-            st.builds(m.NightConfirm, who),
-            st.builds(m.DmFailed, who, st.just("account_inactive")),
+            st.one_of(*own) if own else st.builds(m.NightConfirm, who),
+            st.one_of(
+                *night_moves(who, seat, st.integers(0, 1)),
+                st.builds(m.DmFailed, who, st.just("account_inactive")),
+            ),
         )
     if phase == m.Phase.DAY:
         return st.builds(m.HeardEnough, person, CLICKED_AT)
