@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import cast
 
+from sqlalchemy import Table, bindparam, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -18,21 +20,30 @@ class Known:
     fetched_at: datetime
 
 
+PEOPLE = cast(Table, Person.__table__)
+_KNOWN = select(PEOPLE.c.name, PEOPLE.c.fetched_at).where(
+    PEOPLE.c.team_id == bindparam("team_id"), PEOPLE.c.user_id == bindparam("user_id")
+)
+_REMEMBERED = insert(PEOPLE)
+_REMEMBERED = _REMEMBERED.on_conflict_do_update(
+    index_elements=[PEOPLE.c.team_id, PEOPLE.c.user_id],
+    set_={"name": _REMEMBERED.excluded.name, "fetched_at": _REMEMBERED.excluded.fetched_at},
+)
+"""Plain statements: every join and every ``/varulv`` asks, and the ORM's identity map and
+flush would be most of the cost."""
+
+
 def known(sessions: sessionmaker[Session], team_id: str, user_id: str) -> Known | None:
     with sessions() as session:
-        person = session.get(Person, (team_id, user_id))
-        return None if person is None else Known(person.name, person.fetched_at)
+        row = session.connection().execute(_KNOWN, {"team_id": team_id, "user_id": user_id})
+        found = row.first()
+    return None if found is None else Known(found.name, found.fetched_at)
 
 
 def remember(
     sessions: sessionmaker[Session], team_id: str, user_id: str, name: str, at: datetime
 ) -> None:
     with transaction(sessions) as session:
-        session.execute(
-            insert(Person)
-            .values(team_id=team_id, user_id=user_id, name=name, fetched_at=at)
-            .on_conflict_do_update(
-                index_elements=[Person.team_id, Person.user_id],
-                set_={"name": name, "fetched_at": at},
-            )
+        session.connection().execute(
+            _REMEMBERED, {"team_id": team_id, "user_id": user_id, "name": name, "fetched_at": at}
         )
