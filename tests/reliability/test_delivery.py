@@ -298,8 +298,11 @@ def test_posts_to_a_channel_are_paced_to_about_one_a_second_after_a_short_burst(
     posts = [c for c in fake.calls[before:] if c.method == "chat.postMessage" and c.ok]
     at = sorted(c.at for c in posts if c.params.get("channel") == channel)
     assert sorted(texts(fake, channel)) == sorted(f"line {n}" for n in range(lines))
+    # Seen where the stand-in takes them, a call's own latency moves it (by up to 0.15 s on a
+    # loaded machine, when the burst's first calls were slow to go out): hence 0.75 s, which
+    # still finds a fourth post at twice the pace.
     for index, moment in enumerate(at):
-        in_the_second_before = sum(1 for other_at in at[: index + 1] if other_at > moment - 0.9)
+        in_the_second_before = sum(1 for other_at in at[: index + 1] if other_at > moment - 0.75)
         assert in_the_second_before <= POST_BURST, f"posts per second: {at}"
     assert at[-1] - at[0] >= 0.9 * (lines - POST_BURST), f"not paced: {at}"
     other_at = sorted(c.at for c in posts if c.params.get("channel") == other)
