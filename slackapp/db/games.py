@@ -16,7 +16,6 @@ from decimal import Decimal
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import (
-    ColumnElement,
     Connection,
     Select,
     Table,
@@ -29,7 +28,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from slackapp.db import journal
-from slackapp.db.models import NOBODY_TARGET, Ballot, Game, Score, Seat
+from slackapp.db.models import NOBODY_TARGET, Ballot, Game, Score, Seat, seat_key
 from slackapp.game import machine as m
 from slackapp.game.cards import Card
 from slackapp.game.codec import choice_from_json, choice_to_json
@@ -171,8 +170,10 @@ def _games(
 
 
 def store_new(session: Session, game: Game, opened: m.GameState) -> None:
-    """Write the machine's opening state over a game row that was just inserted."""
-    changes = Changes()
+    """Write the machine's opening state over a game row that was just inserted; the table's
+    opening is logged once it commits."""
+    opening = journal.PhaseChange(game.id, game.team_id, game.channel_id, None, opened.phase.value)
+    changes = Changes(phases=[opening])
     changes.step(StoredGame(_game_state(game, ()), game.team_id, game.enterprise_id), opened)
     changes.write(session)
 
@@ -204,8 +205,7 @@ def state_of(game: Game) -> m.GameState:
 
 
 def _key(seat: Any) -> str:
-    """A seat's name in the engine: the user id of a person, ``bot1``… for a bot."""
-    return str(seat.user_id or seat.bot_name or "")
+    return seat_key(seat.user_id, seat.bot_name)
 
 
 def _game_state(game: Any, seats: Sequence[m.SeatState]) -> m.GameState:
@@ -285,9 +285,9 @@ class Changes:
     seats_new: list[dict[str, Any]] = field(default_factory=list)
     seats_changed: list[dict[str, Any]] = field(default_factory=list)
     ballots_gone: list[int] = field(default_factory=list)
-    ballots_cast: list[tuple[int | None, int, m.SeatState]] = field(default_factory=list)
-    """(seat row, game, seat) whose ballot is new or changed; a new seat's row is None until
-    it is inserted."""
+    ballots_cast: list[tuple[int, int, m.SeatState]] = field(default_factory=list)
+    """(seat row, game, seat) whose ballot is new or changed: a seat already at the table (the
+    machine takes ballots only in the vote, and seats nobody new then)."""
     decided: list[dict[str, Any]] = field(default_factory=list)
     scores: list[dict[str, Any]] = field(default_factory=list)
     phases: list[journal.PhaseChange] = field(default_factory=list)
@@ -332,7 +332,7 @@ class Changes:
             if old is not None and old.ballot is not None and seat.ballot is None:
                 self.ballots_gone.append(game.seat_ids[seat.key])
             elif seat.ballot is not None and (old is None or old.ballot != seat.ballot):
-                self.ballots_cast.append((game.seat_ids.get(seat.key), game.id, seat))
+                self.ballots_cast.append((game.seat_ids[seat.key], game.id, seat))
         return replace(game, state=after, dm_channels=opened)
 
     def decide(self, game: StoredGame, scored: m.Scored, at: datetime) -> None:
@@ -364,13 +364,8 @@ class Changes:
             connection.execute(_GAME_CHANGED, self.games)
         if self.seats_gone:  # a freed position may be taken again by a new seat
             connection.execute(delete(SEATS).where(SEATS.c.id.in_(self.seats_gone)))
-        new_ids: dict[tuple[int, int], int] = {}
         if self.seats_new:
-            added = connection.execute(
-                _insert_returning(SEATS, SEATS.c.id, SEATS.c.game_id, SEATS.c.position),
-                self.seats_new,
-            )
-            new_ids = {(row.game_id, row.position): row.id for row in added}
+            connection.execute(insert(SEATS), self.seats_new)
         if self.seats_changed:
             connection.execute(_SEAT_CHANGED, self.seats_changed)
         if self.ballots_gone:
@@ -380,7 +375,7 @@ class Changes:
                 _BALLOT_CAST,
                 [
                     {
-                        "seat_id": new_ids[game_id, seat.position] if seat_id is None else seat_id,
+                        "seat_id": seat_id,
                         "game_id": game_id,
                         "voter_key": seat.key,
                         "target": _target(seat.ballot),
@@ -393,10 +388,6 @@ class Changes:
             connection.execute(_GAME_CHANGED, self.decided)
         if self.scores:  # one statement for every table, under the locks
             connection.execute(_SCORES_ADDED, self.scores)
-
-
-def _insert_returning(table: Table, *columns: ColumnElement[Any]) -> Any:
-    return insert(table).returning(*columns, sort_by_parameter_order=True)
 
 
 def _target(ballot: m.Ballot | None) -> str:

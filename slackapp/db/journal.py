@@ -1,26 +1,23 @@
 """The games' log: one line per phase change, written once the change is committed.
 
-Steps change a game's phase inside their transaction, noting the change in their session (as
-the ORM's flush does for a ``Game`` it writes); a step that rolls back (a lost race) changed
-nothing, so its line is dropped with it. With several processes on one database each phase
-change is therefore logged exactly once, by the process that made it.
+Steps change a game's phase inside their transaction (``slackapp.db.games``, which writes
+every phase, a new table's included) and note the change in their session; a step that rolls
+back (a lost race) changed nothing, so its line is dropped with it. With several processes on
+one database each phase change is therefore logged exactly once, by the process that made it.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import event, inspect
+from sqlalchemy import event
 from sqlalchemy.orm import Session, sessionmaker
-
-from slackapp.db.models import Game
 
 log = logging.getLogger("slackapp.games")
 
 PENDING = "varulv_phase_changes"
-"""Where a session keeps the changes it flushed until its transaction ends."""
+"""Where a session keeps the changes noted until its transaction ends."""
 
 WHAT_HAPPENED = {
     "lobby": "table opened",
@@ -44,7 +41,6 @@ class PhaseChange:
 
 def keep_journal(sessions: sessionmaker[Session]) -> None:
     """Log the phase changes of every session ``sessions`` makes."""
-    event.listen(sessions, "after_flush", _note)
     event.listen(sessions, "after_commit", _write)
     event.listen(sessions, "after_rollback", _forget)
 
@@ -53,21 +49,6 @@ def note(session: Session, changes: list[PhaseChange]) -> None:
     """Log ``changes`` once the session's transaction commits (not at all if it rolls back)."""
     if changes:
         session.info.setdefault(PENDING, []).extend(changes)
-
-
-def _note(session: Session, _flush_context: Any) -> None:
-    # After a flush the objects still carry their history, and new games have their ids.
-    for game in [*session.new, *session.dirty]:
-        if not isinstance(game, Game):
-            continue
-        history = inspect(game).attrs.phase.history
-        if not history.added:
-            continue
-        previous = str(history.deleted[0]) if history.deleted else None
-        change = PhaseChange(
-            game.id, game.team_id, game.channel_id, previous, str(history.added[-1])
-        )
-        note(session, [change])
 
 
 def _write(session: Session) -> None:

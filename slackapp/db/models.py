@@ -112,6 +112,11 @@ class Game(Base):
         return {seat.key: seat.dm_channel for seat in self.seats}
 
 
+def seat_key(user_id: str | None, bot_name: str | None) -> str:
+    """A seat's name in the engine: the user id of a person, ``bot1``… for a bot."""
+    return user_id or bot_name or ""
+
+
 class Seat(Base):
     __tablename__ = "seats"
     __table_args__ = (
@@ -149,8 +154,7 @@ class Seat(Base):
 
     @property
     def key(self) -> str:
-        """The seat's name in the engine: the user id of a person, ``bot1``… for a bot."""
-        return self.user_id or self.bot_name or ""
+        return seat_key(self.user_id, self.bot_name)
 
     @property
     def is_bot(self) -> bool:
