@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         except OSError:
             continue
         before[int(pid), started] = ticks
-    folder = tempfile.mkdtemp(prefix="tree-cpu-")
+    folder = tempfile.mkdtemp(prefix="cpu-")  # short: Chromium refuses long socket paths
     environment = {**os.environ, "TMPDIR": folder}
     began = time.monotonic()
     process = subprocess.Popen(arguments.command, env=environment)
