@@ -39,6 +39,8 @@ from slackapp.timers import Deadlines
 
 log = logging.getLogger(__name__)
 
+APP_NAME = "varulv"
+"""Bolt's name for the app in its log; unnamed, Bolt reads every caller's source to find one."""
 NOT_INSTALLED = (
     "Varulv isn't installed in this workspace any more. A workspace admin can add it again "
     "from its “Add to Slack” page."
@@ -144,6 +146,7 @@ def build(
             func=from_store(store, rotator),  # type: ignore[arg-type]
         )
         app = App(
+            name=APP_NAME,
             signing_secret=settings.signing_secret,
             client=client,
             oauth_settings=oauth,
@@ -158,6 +161,7 @@ def build(
         bot = web_client(settings.bot_token, settings.api_url, wait_out_rate_limits=False)
         delivering = lambda team_id: bot  # noqa: E731 - one workspace, one client
         app = App(
+            name=APP_NAME,
             signing_secret=settings.signing_secret,
             client=client,
             # Bolt checks the token with auth.test on the first request rather than here, and
