@@ -33,6 +33,8 @@ from slackapp.fakeslack import FakeSlack, Message
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest, checked_blocks
 from tests import faults
 
+pytestmark = pytest.mark.long(7)
+
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
 TOKEN = "xoxb-test"
 CHANNEL = "C0001"

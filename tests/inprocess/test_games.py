@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack
@@ -11,8 +10,6 @@ from slackapp.game.cards import describe_deck
 from slackapp.game.night import describe_wake_order
 from tests.e2e.driver import Table, without_deck
 from tests.inprocess.harness import InProcessApp
-
-pytestmark = pytest.mark.long(11)
 
 NAMES = {
     "U0ANNA": "anna",

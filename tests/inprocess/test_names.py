@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack
 from tests import faults
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
+
+pytestmark = pytest.mark.long(5)
 
 
 def users_info_calls(fake: FakeSlack, user: str) -> int:

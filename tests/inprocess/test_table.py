@@ -8,7 +8,6 @@ import re
 import threading
 from typing import Any
 
-import pytest
 from sqlalchemy import Engine
 
 from slackapp.fakeslack import FakeSlack, Message
@@ -19,8 +18,6 @@ from slackapp.game.night import describe_wake_order
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
 from tests.inprocess.test_games import PEOPLE, new_table
-
-pytestmark = pytest.mark.long(10)
 
 ANNA, BO, CIA, DAN, EVA = PEOPLE[:5]
 

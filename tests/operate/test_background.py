@@ -14,8 +14,6 @@ from tests import processes
 from tests.e2e.conftest import AppProcess, start_app
 from tests.operate.conftest import PEOPLE, Deployment, fresh_database, token_deployment
 
-pytestmark = pytest.mark.long(12)
-
 ALVA, BENGT, _, _ = PEOPLE
 STARTED = "the background process delivers and keeps the timers"
 

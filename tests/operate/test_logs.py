@@ -7,13 +7,9 @@ import json
 import logging
 import re
 
-import pytest
-
 from slackapp.game import Card
 from slackapp.logs import ID_FIELDS, JsonFormatter, log_context
 from tests.operate.conftest import PEOPLE, Deployment
-
-pytestmark = pytest.mark.long(10)
 
 ALVA, BENGT, CARIN, _ = PEOPLE
 CARD_NAME = re.compile(r"\b(" + "|".join(card.value for card in Card) + r")\b", re.IGNORECASE)

@@ -27,7 +27,7 @@ from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
 from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, fresh_database
 
-pytestmark = pytest.mark.long(21)
+pytestmark = pytest.mark.long(16)
 
 ALVA, BENGT, CARIN, _ = PEOPLE
 

@@ -22,7 +22,7 @@ from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, start_app
 from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, fresh_database
 
-pytestmark = pytest.mark.long(19)
+pytestmark = pytest.mark.long(12)
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE_DATABASE = "postgresql://nobody@127.0.0.1:9/nothing"

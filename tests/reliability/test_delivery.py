@@ -26,7 +26,7 @@ from slackapp.game import machine as m
 from tests import faults
 from tests.e2e.conftest import BOT_TOKEN
 
-pytestmark = pytest.mark.long(15)
+pytestmark = pytest.mark.long(12)
 
 _channels = itertools.count(1)
 

@@ -18,8 +18,6 @@ from slackapp.delivery.landings import Landing, Landings
 from slackapp.fakeslack import FakeSlack
 from tests.reliability.test_delivery import new_game as new_delivery_game
 
-pytestmark = pytest.mark.long(10)
-
 
 @pytest.fixture(scope="module")
 def sessions(db: Engine) -> sessionmaker[Session]:

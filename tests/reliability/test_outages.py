@@ -25,7 +25,7 @@ from tests.reliability.support import (
     running_app,
 )
 
-pytestmark = pytest.mark.long(22)
+pytestmark = pytest.mark.long(17)
 
 
 def throttled(fake: FakeSlack, since: int, method: str) -> int:
