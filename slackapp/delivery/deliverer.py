@@ -240,16 +240,25 @@ class Deliverer:
                 self._queued.discard(game_id)
 
     def sweep(self) -> None:
-        """Kick every game with entries due and no live lease on it."""
+        """Kick every game with entries due and no live lease on it but this process's own on
+        a game it is not draining: one left behind when letting it go failed (the database
+        went away just then), which would otherwise hold the game's messages back until it
+        expired."""
         try:
             self._free_leases_of_dead_processes()
             with self.sessions() as session:
                 now = self.now()
-                due = session.scalars(
-                    select(OutboxEntry.game_id)
+                due = session.execute(
+                    select(OutboxEntry.game_id, DeliveryLease.holder)
                     .outerjoin(DeliveryLease, DeliveryLease.game_id == OutboxEntry.game_id)
                     .where(OutboxEntry.done_at.is_(None), OutboxEntry.due_at <= now)
-                    .where(or_(DeliveryLease.until.is_(None), DeliveryLease.until < now))
+                    .where(
+                        or_(
+                            DeliveryLease.until.is_(None),
+                            DeliveryLease.until < now,
+                            DeliveryLease.holder == self.holder,
+                        )
+                    )
                     .distinct()
                     .limit(1000)
                 ).all()
@@ -261,8 +270,11 @@ class Deliverer:
         if self._sweep_failing:
             log.info("the delivery sweep reads the outbox again")
         self._sweep_failing = False
-        for game_id in due:
-            self.kick(game_id)
+        with self._lock:
+            draining = set(self._queued)
+        for game_id, holder in due:
+            if holder != self.holder or game_id not in draining:
+                self.kick(game_id)
 
     def _drain_waiting(self) -> None:
         with self._lock:

@@ -26,7 +26,7 @@ from slackapp.game import machine as m
 from tests import faults
 from tests.e2e.conftest import BOT_TOKEN
 
-pytestmark = pytest.mark.long(12)
+pytestmark = pytest.mark.long(14)
 
 _channels = itertools.count(1)
 
@@ -279,6 +279,26 @@ def test_one_deliverer_at_a_time_and_a_dead_ones_lease_is_taken_over(
         assert texts(fake, channel) == ["after a crash"]
     finally:
         other.stop()
+
+
+def test_a_lease_this_process_failed_to_let_go_holds_nothing_back(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
+) -> None:
+    """Letting a game go fails when the database goes away just then, and the lease stays
+    behind with this process's name on it: the next sweep takes the game up all the same."""
+    game_id, channel = new_game(fake, sessions)
+    show(sessions, game_id, closed("shown while the database was away"))
+    with transaction(sessions) as session:
+        session.add(
+            DeliveryLease(
+                game_id=game_id,
+                holder=deliverer.holder,
+                until=datetime.now(UTC) + timedelta(minutes=5),
+            )
+        )
+    deliverer.sweep()
+    drained(sessions, game_id)
+    assert texts(fake, channel) == ["shown while the database was away"]
 
 
 def test_posts_to_a_channel_are_paced_to_about_one_a_second_after_a_short_burst(
