@@ -42,8 +42,6 @@ from slackapp.game.night import (
 )
 from slackapp.game.vote import check_ballot
 
-pytestmark = pytest.mark.long(5)
-
 W, M, S, R, T, INS, V = (
     Card.WEREWOLF,
     Card.MINION,

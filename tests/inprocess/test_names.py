@@ -14,7 +14,7 @@ from tests import faults
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
 
-pytestmark = pytest.mark.long(5)
+pytestmark = pytest.mark.long(6)
 
 
 def users_info_calls(fake: FakeSlack, user: str) -> int:

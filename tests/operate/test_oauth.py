@@ -15,7 +15,7 @@ from sqlalchemy import text
 
 from tests.operate.conftest import INSTALL_LINK, PEOPLE, Deployment, install, oauth_deployment
 
-pytestmark = pytest.mark.long(5)
+pytestmark = pytest.mark.long(7)
 
 TEAM = "T0OAUTH"
 ALVA, BENGT, CARIN, DORIS = PEOPLE

@@ -16,7 +16,7 @@ from sqlalchemy import text
 from slackapp.fakeslack.models import Call
 from tests.operate.conftest import PEOPLE, Deployment, install, oauth_deployment
 
-pytestmark = pytest.mark.long(15)
+pytestmark = pytest.mark.long(18)
 
 TEAM = "T0ROTATE"
 TOKEN_SECONDS = 4

@@ -17,7 +17,7 @@ from slackapp.fakeslack import JSON, FakeSlack
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
 from tests.operate.conftest import PEOPLE, Deployment, fresh_database
 
-pytestmark = pytest.mark.long(13)
+pytestmark = pytest.mark.long(16)
 
 ALVA, BENGT, CARIN, _ = PEOPLE
 

@@ -32,7 +32,7 @@ from tests.reliability.support import (
     signed_command,
 )
 
-pytestmark = pytest.mark.long(11)
+pytestmark = pytest.mark.long(13)
 
 EVERY_PHASE_ONCE = {"lobby": 1, "night": 1, "day": 1, "vote": 1, "over": 1}
 RETRY = {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}

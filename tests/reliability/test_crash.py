@@ -33,7 +33,7 @@ from tests.reliability.support import (
     set_deadline,
 )
 
-pytestmark = pytest.mark.long(28)
+pytestmark = pytest.mark.long(19)
 
 
 def now() -> datetime:

@@ -17,7 +17,7 @@ from tests.e2e.conftest import start_app
 from tests.e2e.driver import Table, first_choice
 from tests.reliability.support import HeldNth, conversations, new_people, seat_rows
 
-pytestmark = pytest.mark.long(39)
+pytestmark = pytest.mark.long(30)
 
 T = TypeVar("T")
 

@@ -38,7 +38,7 @@ from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table
 from tests.reliability.support import new_people, running_app, settled
 
-pytestmark = pytest.mark.long(7)
+pytestmark = pytest.mark.long(9)
 
 
 @pytest.fixture(scope="module")

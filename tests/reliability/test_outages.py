@@ -25,7 +25,7 @@ from tests.reliability.support import (
     running_app,
 )
 
-pytestmark = pytest.mark.long(17)
+pytestmark = pytest.mark.long(16)
 
 
 def throttled(fake: FakeSlack, since: int, method: str) -> int:

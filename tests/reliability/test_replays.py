@@ -29,7 +29,7 @@ from tests.reliability.support import (
     signed_command,
 )
 
-pytestmark = pytest.mark.long(10)
+pytestmark = pytest.mark.long(13)
 
 YEAR_2100 = "4102444800.000001"
 OPEN = ("already open", "already running", "seated at the table above")

@@ -21,7 +21,7 @@ from tests.e2e.driver import Table
 from tests.processes import signal_group
 from tests.reliability.support import new_people, running_app, signed_command
 
-pytestmark = pytest.mark.long(6)
+pytestmark = pytest.mark.long(10)
 
 REQUEST_SECONDS = 2
 

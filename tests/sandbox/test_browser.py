@@ -22,7 +22,7 @@ from slackapp.sandbox import CHANNEL_ID, PEOPLE
 from slackapp.sandbox.run import Sandbox
 from tests.sandbox.test_sandbox_api import BUN_SELECT, AppStandIn
 
-pytestmark = pytest.mark.long(28)
+pytestmark = pytest.mark.long(20)
 
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/lib/chromium/chromium", "/usr/bin/chromium-browser")
 CHROMIUM_ARGS = [

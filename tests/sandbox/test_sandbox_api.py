@@ -38,7 +38,7 @@ from slackapp.sandbox.run import Sandbox
 from slackapp.serving import free_port
 from tests import processes
 
-pytestmark = pytest.mark.long(11)
+pytestmark = pytest.mark.long(10)
 
 ROOT = Path(__file__).resolve().parents[2]
 LINNEA, NILS, SAGA, MANS = (person.id for person in PEOPLE[:4])
