@@ -41,6 +41,7 @@ log = logging.getLogger(__name__)
 
 APP_NAME = "varulv"
 """Bolt's name for the app in its log; unnamed, Bolt reads every caller's source to find one."""
+
 NOT_INSTALLED = (
     "Varulv isn't installed in this workspace any more. A workspace admin can add it again "
     "from its “Add to Slack” page."
