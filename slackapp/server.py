@@ -43,6 +43,8 @@ SIGNATURE_MAX_AGE = 5 * 60
 """Slack's rule: a request signed longer ago than this may be a replay."""
 BACKGROUND_STOP_SECONDS = 10.0
 BACKGROUND_RESTART_SECONDS = 1.0
+BACKGROUND_NICENESS = 5
+"""The web workers answer Slack within its 3 s; the deliveries and deadlines can wait for a core."""
 
 
 class Router:
@@ -255,6 +257,7 @@ def run_background(
     """The background process: the deliverer, the timers, and the ear for the web workers'
     notices; until SIGTERM or SIGINT, or the server that started it is gone."""
     configure_logging()
+    os.nice(BACKGROUND_NICENESS)
     stopped = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stopped.set())

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from slackapp.server import BACKGROUND_NICENESS
 from tests import processes
 from tests.e2e.conftest import AppProcess, start_app
 from tests.operate.conftest import PEOPLE, Deployment, fresh_database, token_deployment
@@ -61,6 +62,21 @@ def test_a_background_process_that_dies_is_started_again_and_shows_the_steps(
     table = served.table()
     table.seat_people(ALVA, [BENGT])  # waits for the lobby's post and its redraw at the join
     table.wait(lambda: table.undelivered() == 0 or None, "every message shown")
+
+
+def niceness(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rpartition(")")[2].split()[16])
+
+
+def test_the_background_process_yields_the_cores_to_the_web_workers(
+    served: Deployment,
+) -> None:
+    """Acknowledgements are due within Slack's 3 s; deliveries and deadlines can wait."""
+    until(lambda: background_pids(served), "the background process")
+    background = background_pids(served)[-1]
+    server = served.app.process.pid
+    assert niceness(background) == niceness(server) + BACKGROUND_NICENESS
 
 
 def test_the_background_process_does_not_outlive_its_server(
