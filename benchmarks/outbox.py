@@ -65,6 +65,9 @@ from slackapp.steps import Steps
 from tests import faults
 
 REVEAL = "The Varulv reveal"
+STREAM = 1500
+"""``/varulv help`` sent at idle and during the deadlines alike: each p99 then rests on as many
+of its slowest."""
 T = TypeVar("T")
 
 
@@ -385,13 +388,12 @@ def deadlines_together(
     app = start_server("app", "slackapp.cli", fake, database_url, 1)
     try:
         warm_up(fake, pool, [app])
-        # As many as meanwhile: each p99 then rests on as many of its slowest.
-        idle = pool.submit(fire, app.events_url, help_commands(fake, 1500, "idle"), 4).result()
+        idle = pool.submit(fire, app.events_url, help_commands(fake, STREAM, "idle"), 4).result()
         background = app.processes()[1]  # forked before the web workers
         time.sleep(max(0.0, due.timestamp() - time.time()))
         background_cpu = cpu_seconds(background)
         # A steady stream of commands while the deadlines clear.
-        during = pool.submit(fire, app.events_url, help_commands(fake, 1500, "during"), 4)
+        during = pool.submit(fire, app.events_url, help_commands(fake, STREAM, "during"), 4)
         channels = {f"{prefix}{i:05d}" for i in range(games)}
 
         def boards() -> list[float]:

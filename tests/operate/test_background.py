@@ -32,11 +32,16 @@ def background_pids(deployment: Deployment, app: AppProcess | None = None) -> li
     return [int(line["pid"]) for line in lines if line.get("message") == STARTED]
 
 
+def stat_fields(pid: int) -> list[str]:
+    """``/proc/PID/stat`` from the state on (field 3), after the name that may hold spaces."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rpartition(")")[2].split()
+
+
 def gone(pid: int) -> bool:
     """No such process, or one that has exited and waits only to be reaped."""
     try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] == "Z"
+        return stat_fields(pid)[0] == "Z"
     except FileNotFoundError:
         return True
 
@@ -65,8 +70,7 @@ def test_a_background_process_that_dies_is_started_again_and_shows_the_steps(
 
 
 def niceness(pid: int) -> int:
-    with open(f"/proc/{pid}/stat") as stat:
-        return int(stat.read().rpartition(")")[2].split()[16])
+    return int(stat_fields(pid)[16])  # field 19
 
 
 def test_the_background_process_yields_the_cores_to_the_web_workers(
