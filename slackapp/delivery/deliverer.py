@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_sdk import WebClient
-from sqlalchemy import Connection, and_, delete, func, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -106,11 +106,49 @@ UNDELIVERED = (
             SlackMessage.surface == OutboxEntry.surface,
         ),
     )
-    .where(OutboxEntry.done_at.is_(None))
+    .where(
+        OutboxEntry.done_at.is_(None), OutboxEntry.game_id.in_(bindparam("games", expanding=True))
+    )
+    .order_by(OutboxEntry.id)
 )
-"""The undelivered entries, as the columns of an ``Entry`` in its order, each with its game's
-workspace and where its message is in Slack (the channel, ``ts`` and version it shows), if it
-was posted: one statement for all a drain reads."""
+"""The undelivered entries of the games, as the columns of an ``Entry`` in its order, each with
+its game's workspace and where its message is in Slack (the channel, ``ts`` and version it
+shows), if it was posted: one statement for all a drain reads.
+
+This and the deliverer's other statements are built once, here: building one is a good part
+of the cost of running it, on every read of every drain."""
+
+
+_LEASE = insert(DeliveryLease).values(
+    game_id=bindparam("g"), holder=bindparam("h"), until=bindparam("u")
+)
+CLAIM = _LEASE.on_conflict_do_update(
+    index_elements=[DeliveryLease.game_id],
+    set_={"holder": _LEASE.excluded.holder, "until": _LEASE.excluded.until},
+    where=or_(
+        DeliveryLease.until < bindparam("now"), DeliveryLease.holder == _LEASE.excluded.holder
+    ),
+).returning(DeliveryLease.game_id)
+"""Take or renew a game's lease, unless another live holder has it: one statement, run for
+many games at once (SQLAlchemy sends them as one multi-row insert) and compiled once; a
+statement built with ``values([...])`` is compiled anew on every call."""
+
+
+LET_GO = delete(DeliveryLease).where(
+    DeliveryLease.game_id.in_(bindparam("games", expanding=True)),
+    DeliveryLease.holder == bindparam("holder"),
+)
+"""Let go of the games' leases this holder has."""
+STILL_DUE = (
+    select(OutboxEntry.game_id)
+    .where(
+        OutboxEntry.game_id.in_(bindparam("games", expanding=True)),
+        OutboxEntry.done_at.is_(None),
+        OutboxEntry.due_at <= bindparam("now"),
+    )
+    .distinct()
+)
+"""Those of the games with something due."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,18 +463,12 @@ class Deliverer:
         with self.sessions() as session, session.begin():
             connection = session.connection()  # plain rows: nothing for the ORM to track
             # In order, so two processes claiming the same games never wait on each other.
-            leases = insert(DeliveryLease).values(
-                [
-                    {"game_id": game_id, "holder": self.holder, "until": until}
-                    for game_id in sorted(set(game_ids))
-                ]
-            )
             claimed = connection.scalars(
-                leases.on_conflict_do_update(
-                    index_elements=[DeliveryLease.game_id],
-                    set_={"holder": self.holder, "until": until},
-                    where=or_(DeliveryLease.until < now, DeliveryLease.holder == self.holder),
-                ).returning(DeliveryLease.game_id)
+                CLAIM,
+                [
+                    {"g": game_id, "h": self.holder, "u": until, "now": now}
+                    for game_id in sorted(set(game_ids))
+                ],
             ).all()
             return self._read(connection, list(claimed)) if claimed else {}
 
@@ -447,9 +479,7 @@ class Deliverer:
         teams: dict[int, str] = {}
         by_surface: dict[tuple[int, str], list[Entry]] = {}
         shown: dict[tuple[int, str], Shown] = {}
-        for row in connection.execute(
-            UNDELIVERED.where(OutboxEntry.game_id.in_(game_ids)).order_by(OutboxEntry.id)
-        ):
+        for row in connection.execute(UNDELIVERED, {"games": game_ids}):
             entry = Entry(*row[:9])
             team_id, channel, ts, version = row[9:]
             teams[entry.game_id] = team_id
@@ -611,22 +641,8 @@ class Deliverer:
             return []
         with self.sessions() as session, session.begin():
             connection = session.connection()
-            connection.execute(
-                delete(DeliveryLease).where(
-                    and_(DeliveryLease.game_id.in_(game_ids), DeliveryLease.holder == self.holder)
-                )
-            )
-            return list(
-                connection.scalars(
-                    select(OutboxEntry.game_id)
-                    .where(
-                        OutboxEntry.game_id.in_(game_ids),
-                        OutboxEntry.done_at.is_(None),
-                        OutboxEntry.due_at <= self.now(),
-                    )
-                    .distinct()
-                )
-            )
+            connection.execute(LET_GO, {"games": game_ids, "holder": self.holder})
+            return list(connection.scalars(STILL_DUE, {"games": game_ids, "now": self.now()}))
 
     def _free_leases_of_dead_processes(self) -> None:
         """A lease held by a process of this host that no longer runs (killed, crashed) is
