@@ -28,6 +28,8 @@ SECRET = "load-signing-secret"
 TOKEN = "xoxb-load"
 TEAM = "T0001"
 IN_FLIGHT = 50
+WARM_UP = 10
+"""``/varulv help`` sent to each server before anything is measured."""
 LONG = {
     "night": NIGHT_SECONDS_BOUNDS[1],
     "day": DAY_SECONDS_BOUNDS[1],
@@ -69,6 +71,8 @@ class Server:
     process: subprocess.Popen[bytes]
     url: str
     log: Path
+    replies: bool = False
+    """Whether it answers ``/varulv help`` with a reply (the app does; the floor only acks)."""
 
     @property
     def events_url(self) -> str:
@@ -139,7 +143,7 @@ def start_server(
         process = subprocess.Popen(
             argv, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
-    server = Server(name, process, f"http://127.0.0.1:{port}", log)
+    server = Server(name, process, f"http://127.0.0.1:{port}", log, module == "slackapp.cli")
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -160,13 +164,27 @@ def start_server(
 
 def warm_up(fake: Slack, pool: ProcessPoolExecutor, servers: list[Server]) -> None:
     """A few ``/varulv help`` first, one at a time: each server's first request makes Bolt
-    check the token with Slack (the floor did at start-up) and fills Python's caches."""
+    check the token with Slack (the floor did at start-up) and fills Python's caches.
+
+    Then it waits for the app's replies: they are sent once the requests stop coming (the
+    acknowledgements go first), and ten of them still being sent made the first burst
+    measured after the warm-up twice as slow to be acknowledged."""
     fake.add_channel("CWARMUP", "warm-up")
     with fake.preparing("warm-up") as prepared:
-        for _ in range(10):
+        for _ in range(WARM_UP):
             fake.slash_command("UWARMUP", text="help", channel_id="CWARMUP")
     for server in servers:
+        before = len(fake.calls)
         pool.submit(fire, server.events_url, prepared, 1).result()
+        deadline = time.monotonic() + 30
+        while server.replies and replies_since(fake, before) < WARM_UP:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{server.name} did not reply to its warm-up")
+            time.sleep(0.01)
+
+
+def replies_since(fake: Slack, before: int) -> int:
+    return sum(call.method == "response_url" for call in fake.calls[before:])
 
 
 @contextlib.contextmanager
