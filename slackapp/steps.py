@@ -116,13 +116,18 @@ def _new_game(
     host: str,
     lengths: m.Lengths,
     bots_allowed: bool,
+    enterprise_id: str | None = None,
+    opened_by_trigger: str | None = None,
 ) -> Game:
     """A new game row in its lobby, flushed for its id: the one-open-game-per-channel index
-    refuses a second one here (IntegrityError)."""
+    refuses a second one here (IntegrityError). Whatever is known of it goes into that one
+    insert, since setting it afterwards costs an update."""
     game = Game(
         team_id=team_id,
+        enterprise_id=enterprise_id,
         channel_id=channel_id,
         host_user_id=host,
+        opened_by_trigger=opened_by_trigger,
         phase=m.Phase.LOBBY.value,
         seed=secrets.randbits(62),
         night_seconds=lengths.night_seconds,
@@ -220,12 +225,23 @@ def new_table(
     host: str,
     host_name: str,
     seat_host: bool = True,
+    enterprise_id: str | None = None,
+    opened_by_trigger: str | None = None,
 ) -> tuple[Game, m.Step]:
     """A table in the channel with its settings, stored (the one-open-game index refuses a
     second one on flush); the caller enqueues the step's effects."""
     chosen = choice_in(session, team_id, channel_id, defaults)
     lengths = m.Lengths(chosen.night_seconds, chosen.day_seconds, chosen.vote_seconds)
-    game = _new_game(session, team_id, channel_id, host, lengths, chosen.bots_allowed)
+    game = _new_game(
+        session,
+        team_id,
+        channel_id,
+        host,
+        lengths,
+        chosen.bots_allowed,
+        enterprise_id,
+        opened_by_trigger,
+    )
     opened = m.open_table(
         game.id,
         channel_id,
@@ -360,10 +376,15 @@ class Steps:
                         return None
                     return m.already_running(games.state_of(running), user_id)
                 game, opened = new_table(
-                    session, team_id, channel_id, self.lengths, user_id, user_name
+                    session,
+                    team_id,
+                    channel_id,
+                    self.lengths,
+                    user_id,
+                    user_name,
+                    enterprise_id=enterprise_id,
+                    opened_by_trigger=trigger or None,
                 )
-                game.opened_by_trigger = trigger or None
-                game.enterprise_id = enterprise_id
                 enqueue(session.connection(), game, opened.effects)
                 game_id = game.id
         except IntegrityError:  # another /varulv in the channel won: perhaps this same one
@@ -402,8 +423,8 @@ class Steps:
                     user_id,
                     last.lengths,
                     last.bots_allowed,
+                    previous.enterprise_id,
                 )
-                game.enterprise_id = previous.enterprise_id
                 opened = m.play_again(last, game.id, game.seed, user_id, user_name)
                 game.host_user_id = opened.state.host
                 games.store_new(session, game, opened.state)
