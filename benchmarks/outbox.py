@@ -7,8 +7,9 @@
 Against the app as deployed (``varulv serve``, one gunicorn worker) and the stand-in for Slack,
 which can answer every Web API call late (``tests.faults.slow_down``):
 
-- reveal: a ten-seat vote, all ten ballots at once; from the first ballot sent to the reveal's
-  post answered by the stand-in, with Slack answering in 0 ms and in 100 ms;
+- reveal: a ten-seat vote, all ten ballots at once, once its channel may take a post again
+  (the app paces posts to about one a second per channel); from the first ballot sent to the
+  reveal's post answered by the stand-in, with Slack answering in 0 ms and in 100 ms;
 - lock: how long each step holds the game row (from its ``SELECT ... FOR UPDATE`` to the
   connection's return after the commit), p50/p99/max over whole ten-seat games played with the
   app's own steps in a process of their own, as a web worker runs them, while this process
@@ -20,7 +21,8 @@ which can answer every Web API call late (``tests.faults.slow_down``):
   and the background process's CPU from the deadline until then, per Web API call made;
 - screen: 50 ``/varulv`` in 50 channels at once, each on a fresh connection: from the request
   to its lobby's post at the stand-in, p99, against the ack p99 of the bare Bolt floor
-  (``benchmarks/floor.py``, same workers and threads) in the same run, and the app's own ack.
+  (``benchmarks/floor.py``, same workers and threads) in the same run, and the app's own ack;
+  then 30 ``/varulv`` one at a time, as most are typed: from each to its lobby's post.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from tests import faults
 
 REVEAL = "The Varulv reveal"
 STREAM = 1500
+LONE_COMMANDS = 30
 """``/varulv help`` sent at idle and during the deadlines alike: each p99 then rests on as many
 of its slowest."""
 T = TypeVar("T")
@@ -455,6 +458,38 @@ def deadlines_together(
 # -- click to screen -------------------------------------------------------------------------
 
 
+def opened_tables(
+    fake: Slack, pool: ProcessPoolExecutor, server: Server, count: int
+) -> tuple[list[Prepared], list[float], list[float]]:
+    """``count`` people each type ``/varulv`` in a channel of their own, all at once: the
+    commands, their acknowledgements' times, and each from its request to its lobby's post at
+    the stand-in (nothing when ``server`` posts no lobby: the floor)."""
+    number = next(_numbers)
+    channels = [f"CS{number:04d}{n:03d}" for n in range(count)]
+    with fake.preparing("command") as commands:
+        for n, channel in enumerate(channels):
+            fake.add_channel(channel, channel.lower())
+            user = f"US{number:04d}{n:03d}"
+            fake.add_user(user, user.lower())
+            fake.slash_command(user, channel_id=channel)
+    before = len(fake.calls)
+    timed = pool.submit(fire, server.events_url, commands, IN_FLIGHT).result()
+    sent_at = dict(zip(channels, (each.sent_at for each in timed), strict=True))
+    acks = [each.seconds for each in timed]
+    if not server.replies:
+        return commands, acks, []
+
+    def lobbies() -> dict[str, float]:
+        return {
+            str(c.params.get("channel")): c.at
+            for c in fake.calls[before:]
+            if c.method == "chat.postMessage" and c.ok and c.params.get("channel") in sent_at
+        }
+
+    wait(lambda: len(lobbies()) == len(channels), "every lobby")
+    return commands, acks, [at - sent_at[channel] for channel, at in lobbies().items()]
+
+
 def click_to_screen(
     fake: Slack, pool: ProcessPoolExecutor, app: Server, floor: Server, rounds: int
 ) -> dict[str, float]:
@@ -463,33 +498,11 @@ def click_to_screen(
     floor_acks: list[float] = []
     app_cpu = 0.0
     for _ in range(rounds):
-        number = next(_numbers)
-        channels = [f"CS{number:04d}{n:03d}" for n in range(50)]
-        with fake.preparing("command") as commands:
-            for n, channel in enumerate(channels):
-                fake.add_channel(channel, channel.lower())
-                user = f"US{number:04d}{n:03d}"
-                fake.add_user(user, user.lower())
-                fake.slash_command(user, channel_id=channel)
-        before = len(fake.calls)
         cpu_before = app.cpu_seconds()
-        timed = pool.submit(fire, app.events_url, commands, IN_FLIGHT).result()
-        app_acks += [each.seconds for each in timed]
-        sent_at = dict(zip(channels, (each.sent_at for each in timed), strict=True))
-
-        def lobbies(since: int = before, sent: dict[str, float] = sent_at) -> dict[str, float]:
-            return {
-                str(c.params.get("channel")): c.at
-                for c in fake.calls[since:]
-                if c.method == "chat.postMessage" and c.ok and c.params.get("channel") in sent
-            }
-
-        def every_lobby(n: int = len(channels)) -> bool:
-            return len(lobbies()) == n
-
-        wait(every_lobby, "every lobby")
-        to_screen += [at - sent_at[channel] for channel, at in lobbies().items()]
+        commands, acks, shown = opened_tables(fake, pool, app, 50)
         app_cpu += app.cpu_seconds() - cpu_before
+        app_acks += acks
+        to_screen += shown
         time.sleep(0.5)  # the app quiet again, as the floor will be
         floor_timed = pool.submit(fire, floor.events_url, commands, IN_FLIGHT).result()
         floor_acks += [each.seconds for each in floor_timed]
@@ -502,6 +515,16 @@ def click_to_screen(
         "floor_ack_p99_ms": percentile(floor_acks, 0.99) * 1000,
         "app_cpu_ms_per_command": app_cpu / len(to_screen) * 1000,
     }
+
+
+def lone_click_to_screen(fake: Slack, pool: ProcessPoolExecutor, app: Server) -> list[float]:
+    """One ``/varulv`` at a time on an otherwise idle app, as most are typed: from each
+    request to its lobby's post."""
+    shown: list[float] = []
+    for _ in range(LONE_COMMANDS):
+        shown += opened_tables(fake, pool, app, 1)[2]
+        time.sleep(0.2)
+    return shown
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -560,6 +583,7 @@ def main(argv: list[str] | None = None) -> int:
                         say(f"{label} quiet table, answer: {summary([a for _, a in shown])}")
                     if "screen" in args.only:
                         screen = click_to_screen(fake, pool, app, floor, 4)
+                        lone = lone_click_to_screen(fake, pool, app)
                         say(
                             f"{label} click to screen: lobby posted p50 "
                             f"{screen['screen_p50_ms']:.0f} ms, p99 "
@@ -571,6 +595,7 @@ def main(argv: list[str] | None = None) -> int:
                             f"{screen['app_ack_p99_ms'] / screen['floor_ack_p99_ms']:.2f}x; "
                             f"the app's CPU {screen['app_cpu_ms_per_command']:.1f} ms a command"
                         )
+                        say(f"{label} one /varulv at a time, click to screen: {summary(lone)}")
                 finally:
                     app.stop()
                     floor.stop()
