@@ -41,6 +41,18 @@ P = ParamSpec("P")
 T = TypeVar("T")
 
 
+def last_two(last: float, before: float, at: float) -> tuple[float, float]:
+    """The last two answers' times once another is answered ``at``; answers are timed before
+    the lock that records them, so one may come in out of order.
+
+    >>> last_two(10.0, 4.0, 12.0)
+    (12.0, 10.0)
+    >>> last_two(10.0, 4.0, 9.0)
+    (10.0, 9.0)
+    """
+    return (at, last) if at > last else (last, max(before, at))
+
+
 class AcrossWorkers:
     """Requests in hand and when the last was answered, in memory every worker process of a
     server shares: made by the server before it forks its workers."""
@@ -56,8 +68,7 @@ class AcrossWorkers:
     def end(self, at: float) -> None:
         with self._lock:
             self._values[0] -= 1
-            if at > self._values[1]:
-                self._values[2], self._values[1] = self._values[1], at
+            self._values[1], self._values[2] = last_two(self._values[1], self._values[2], at)
 
     def read(self) -> tuple[int, float, float]:
         """Requests in hand, when the last was answered, and when the one before it was."""
@@ -100,7 +111,9 @@ class AckFirst:
                 self.workers.end(answered)
             with self._changed:
                 self._acknowledging -= 1
-                self._answered_before, self._last_answered = self._last_answered, answered
+                self._last_answered, self._answered_before = last_two(
+                    self._last_answered, self._answered_before, answered
+                )
                 if not self._acknowledging:  # only then can the quiet begin: wake the steps
                     self._changed.notify_all()
 
