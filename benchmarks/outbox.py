@@ -220,13 +220,15 @@ class Games:
 def until_a_post_may_go(fake: Slack, channel: str) -> float:
     """Seconds until the app's pacing (about a post a second per channel, after a short burst)
     lets another post into ``channel``, replayed over the posts the stand-in took there."""
-    now = time.time()
-    bucket = Buckets(Limit(POSTS_PER_SECOND, POST_BURST), clock=lambda: clock)
-    for call in fake.calls:
-        if call.method == "chat.postMessage" and call.params.get("channel") == channel:
-            clock = call.at
-            bucket.reserve(channel)
-    clock = now
+    posted = [
+        call.at
+        for call in fake.calls
+        if call.method == "chat.postMessage" and call.params.get("channel") == channel
+    ]
+    moments = iter([*posted, time.time()])  # the bucket reads its clock once a reservation
+    bucket = Buckets(Limit(POSTS_PER_SECOND, POST_BURST), clock=lambda: next(moments))
+    for _ in posted:
+        bucket.reserve(channel)
     return bucket.reserve(channel)
 
 
@@ -463,7 +465,7 @@ def opened_tables(
 ) -> tuple[list[Prepared], list[float], list[float]]:
     """``count`` people each type ``/varulv`` in a channel of their own, all at once: the
     commands, their acknowledgements' times, and each from its request to its lobby's post at
-    the stand-in (nothing when ``server`` posts no lobby: the floor)."""
+    the stand-in (nothing from the floor, which only acknowledges)."""
     number = next(_numbers)
     channels = [f"CS{number:04d}{n:03d}" for n in range(count)]
     with fake.preparing("command") as commands:
@@ -476,7 +478,7 @@ def opened_tables(
     timed = pool.submit(fire, server.events_url, commands, IN_FLIGHT).result()
     sent_at = dict(zip(channels, (each.sent_at for each in timed), strict=True))
     acks = [each.seconds for each in timed]
-    if not server.replies:
+    if not server.plays:
         return commands, acks, []
 
     def lobbies() -> dict[str, float]:

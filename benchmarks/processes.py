@@ -71,8 +71,9 @@ class Server:
     process: subprocess.Popen[bytes]
     url: str
     log: Path
-    replies: bool = False
-    """Whether it answers ``/varulv help`` with a reply (the app does; the floor only acks)."""
+    plays: bool = False
+    """Whether it plays the game, replying and posting (the app), or only acknowledges (the
+    floor)."""
 
     @property
     def events_url(self) -> str:
@@ -177,7 +178,7 @@ def warm_up(fake: Slack, pool: ProcessPoolExecutor, servers: list[Server]) -> No
         before = len(fake.calls)
         pool.submit(fire, server.events_url, prepared, 1).result()
         deadline = time.monotonic() + 30
-        while server.replies and replies_since(fake, before) < WARM_UP:
+        while server.plays and replies_since(fake, before) < WARM_UP:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{server.name} did not reply to its warm-up")
             time.sleep(0.01)

@@ -54,8 +54,8 @@ def last_two(last: float, before: float, at: float) -> tuple[float, float]:
 
 
 class AcrossWorkers:
-    """Requests in hand and when the last was answered, in memory every worker process of a
-    server shares: made by the server before it forks its workers."""
+    """Requests in hand and when the last two were answered, in memory every worker process
+    of a server shares: made by the server before it forks its workers."""
 
     def __init__(self) -> None:
         self._lock = multiprocessing.Lock()
