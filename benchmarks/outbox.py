@@ -36,6 +36,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from multiprocessing import get_context
 from typing import Any, TypeVar
@@ -51,6 +52,7 @@ from benchmarks.processes import (
     Slack,
     cpu_seconds,
     database,
+    postgres_cpu_seconds,
     start_server,
     warm_up,
 )
@@ -69,9 +71,10 @@ from tests import faults
 
 REVEAL = "The Varulv reveal"
 STREAM = 1500
-LONE_COMMANDS = 30
 """``/varulv help`` sent at idle and during the deadlines alike: each p99 then rests on as many
 of its slowest."""
+LONE_COMMANDS = 30
+"""``/varulv`` typed one at a time, for what a lone click waits."""
 T = TypeVar("T")
 
 
@@ -460,12 +463,22 @@ def deadlines_together(
 # -- click to screen -------------------------------------------------------------------------
 
 
-def opened_tables(
-    fake: Slack, pool: ProcessPoolExecutor, server: Server, count: int
-) -> tuple[list[Prepared], list[float], list[float]]:
-    """``count`` people each type ``/varulv`` in a channel of their own, all at once: the
-    commands, their acknowledgements' times, and each from its request to its lobby's post at
-    the stand-in (nothing from the floor, which only acknowledges)."""
+@dataclass
+class Opened:
+    """``/varulv`` typed in channels of their own, all at once."""
+
+    commands: list[Prepared]
+    acks: list[float]
+    to_screen: list[float]
+    """Each from its request to its lobby's post at the stand-in (none from the floor)."""
+    cpu: dict[str, float]
+    """CPU seconds from the first request until the last lobby: the server's processes
+    ("app"), this process ("stand-in": the stand-in for Slack, and the wait for the lobbies)
+    and every PostgreSQL process on the machine ("postgres")."""
+
+
+def opened_tables(fake: Slack, pool: ProcessPoolExecutor, server: Server, count: int) -> Opened:
+    """``count`` people each type ``/varulv`` in a channel of their own, all at once."""
     number = next(_numbers)
     channels = [f"CS{number:04d}{n:03d}" for n in range(count)]
     with fake.preparing("command") as commands:
@@ -475,11 +488,17 @@ def opened_tables(
             fake.add_user(user, user.lower())
             fake.slash_command(user, channel_id=channel)
     before = len(fake.calls)
+
+    def cpu_so_far() -> dict[str, float]:
+        return {
+            "app": server.cpu_seconds(),
+            "stand-in": time.process_time(),
+            "postgres": postgres_cpu_seconds(),
+        }
+
+    cpu_before = cpu_so_far()
     timed = pool.submit(fire, server.events_url, commands, IN_FLIGHT).result()
     sent_at = dict(zip(channels, (each.sent_at for each in timed), strict=True))
-    acks = [each.seconds for each in timed]
-    if not server.plays:
-        return commands, acks, []
 
     def lobbies() -> dict[str, float]:
         return {
@@ -488,8 +507,15 @@ def opened_tables(
             if c.method == "chat.postMessage" and c.ok and c.params.get("channel") in sent_at
         }
 
-    wait(lambda: len(lobbies()) == len(channels), "every lobby")
-    return commands, acks, [at - sent_at[channel] for channel, at in lobbies().items()]
+    if server.plays:
+        wait(lambda: len(lobbies()) == len(channels), "every lobby")
+    cpu_after = cpu_so_far()
+    return Opened(
+        commands,
+        [each.seconds for each in timed],
+        [at - sent_at[channel] for channel, at in lobbies().items()],
+        {name: cpu_after[name] - cpu_before[name] for name in cpu_before},
+    )
 
 
 def click_to_screen(
@@ -498,15 +524,14 @@ def click_to_screen(
     to_screen: list[float] = []
     app_acks: list[float] = []
     floor_acks: list[float] = []
-    app_cpu = 0.0
+    cpu = {"app": 0.0, "stand-in": 0.0, "postgres": 0.0}
     for _ in range(rounds):
-        cpu_before = app.cpu_seconds()
-        commands, acks, shown = opened_tables(fake, pool, app, 50)
-        app_cpu += app.cpu_seconds() - cpu_before
-        app_acks += acks
-        to_screen += shown
+        opened = opened_tables(fake, pool, app, 50)
+        app_acks += opened.acks
+        to_screen += opened.to_screen
+        cpu = {name: spent + opened.cpu[name] for name, spent in cpu.items()}
         time.sleep(0.5)  # the app quiet again, as the floor will be
-        floor_timed = pool.submit(fire, floor.events_url, commands, IN_FLIGHT).result()
+        floor_timed = pool.submit(fire, floor.events_url, opened.commands, IN_FLIGHT).result()
         floor_acks += [each.seconds for each in floor_timed]
         time.sleep(0.3)
     return {
@@ -515,7 +540,10 @@ def click_to_screen(
         "screen_p50_ms": percentile(to_screen, 0.50) * 1000,
         "app_ack_p99_ms": percentile(app_acks, 0.99) * 1000,
         "floor_ack_p99_ms": percentile(floor_acks, 0.99) * 1000,
-        "app_cpu_ms_per_command": app_cpu / len(to_screen) * 1000,
+        **{
+            f"{name}_cpu_ms_per_command": spent / len(to_screen) * 1000
+            for name, spent in cpu.items()
+        },
     }
 
 
@@ -524,7 +552,7 @@ def lone_click_to_screen(fake: Slack, pool: ProcessPoolExecutor, app: Server) ->
     request to its lobby's post."""
     shown: list[float] = []
     for _ in range(LONE_COMMANDS):
-        shown += opened_tables(fake, pool, app, 1)[2]
+        shown += opened_tables(fake, pool, app, 1).to_screen
         time.sleep(0.2)
     return shown
 
@@ -595,7 +623,9 @@ def main(argv: list[str] | None = None) -> int:
                             f"{screen['screen_p99_ms'] / screen['floor_ack_p99_ms']:.2f}x, "
                             f"ack/floor "
                             f"{screen['app_ack_p99_ms'] / screen['floor_ack_p99_ms']:.2f}x; "
-                            f"the app's CPU {screen['app_cpu_ms_per_command']:.1f} ms a command"
+                            f"the app's CPU {screen['app_cpu_ms_per_command']:.1f} ms a command, "
+                            f"the stand-in's {screen['stand-in_cpu_ms_per_command']:.1f} ms, "
+                            f"PostgreSQL's {screen['postgres_cpu_ms_per_command']:.1f} ms"
                         )
                         say(f"{label} one /varulv at a time, click to screen: {summary(lone)}")
                 finally:

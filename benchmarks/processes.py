@@ -65,6 +65,17 @@ def cpu_seconds(pid: int) -> float:
     return 0.0
 
 
+def postgres_cpu_seconds() -> float:
+    """CPU time used so far by every PostgreSQL process on this machine (those alive now: a
+    backend that exited meanwhile is missed, and with it its time)."""
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == "postgres":
+                total += cpu_seconds(int(entry.name))
+    return total
+
+
 @dataclass
 class Server:
     name: str
