@@ -11,16 +11,11 @@ A request that came alone (none answered in the ``quiet`` seconds before it) is 
 it is answered, with no other in hand, its step starts at once. Waiting out the quiet there made
 a lone click's screen take twice as long (a ``/varulv`` on an idle app: 38-42 ms to the
 lobby's post against 17-19 ms).
-The worker processes of one server share what they are acknowledging (:class:`AcrossWorkers`),
-since on a small machine one worker's steps slow the other's acknowledgements just as much.
 """
 
 from __future__ import annotations
 
-import ctypes
-import gc
 import math
-import multiprocessing
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -53,42 +48,16 @@ def last_two(last: float, before: float, at: float) -> tuple[float, float]:
     return (at, last) if at > last else (last, max(before, at))
 
 
-class AcrossWorkers:
-    """Requests in hand and when the last two were answered, in memory every worker process
-    of a server shares: made by the server before it forks its workers."""
-
-    def __init__(self) -> None:
-        self._lock = multiprocessing.Lock()
-        self._values = multiprocessing.RawArray(ctypes.c_double, [0.0, -math.inf, -math.inf])
-
-    def begin(self) -> None:
-        with self._lock:
-            self._values[0] += 1
-
-    def end(self, at: float) -> None:
-        with self._lock:
-            self._values[0] -= 1
-            self._values[1], self._values[2] = last_two(self._values[1], self._values[2], at)
-
-    def read(self) -> tuple[int, float, float]:
-        """Requests in hand, when the last was answered, and when the one before it was."""
-        with self._lock:
-            return int(self._values[0]), self._values[1], self._values[2]
-
-
 class AckFirst:
     def __init__(
         self,
         patience: float = PATIENCE_SECONDS,
         quiet: float = QUIET_SECONDS,
         steps_while_busy: int = STEPS_WHILE_BUSY,
-        workers: AcrossWorkers | None = None,
     ) -> None:
         self.patience = patience
         self.quiet = quiet
         self.steps_while_busy = steps_while_busy
-        self.workers = workers
-        """When given, the other workers' requests hold this worker's steps back too."""
         self._changed = threading.Condition()
         self._acknowledging = 0
         self._last_answered = -math.inf
@@ -101,14 +70,10 @@ class AckFirst:
         """Around the handling of one request from Slack, up to its answer."""
         with self._changed:
             self._acknowledging += 1
-        if self.workers is not None:
-            self.workers.begin()
         try:
             yield
         finally:
-            answered = time.monotonic()  # one clock for every process on the machine
-            if self.workers is not None:
-                self.workers.end(answered)
+            answered = time.monotonic()
             with self._changed:
                 self._acknowledging -= 1
                 self._last_answered, self._answered_before = last_two(
@@ -139,8 +104,6 @@ class AckFirst:
         now = time.monotonic()
         acknowledging, last_answered = self._acknowledging, self._last_answered
         answered_before = self._answered_before
-        if self.workers is not None:
-            acknowledging, last_answered, answered_before = self.workers.read()
         quiet_from = last_answered + self.quiet
         came_alone = last_answered - answered_before >= self.quiet
         if not acknowledging and (now >= quiet_from or came_alone):
@@ -149,9 +112,7 @@ class AckFirst:
         if now >= patient_from:
             # Waited enough: start if a busy-time slot is free, else when a step ends.
             return 0.0 if self._steps < self.steps_while_busy else self.quiet
-        wait = patient_from - now if acknowledging else min(quiet_from, patient_from) - now
-        # Nothing wakes this thread when another worker answers: look again soon.
-        return wait if self.workers is None else min(wait, self.quiet)
+        return patient_from - now if acknowledging else min(quiet_from, patient_from) - now
 
 
 class StepExecutor(ThreadPoolExecutor):
@@ -169,66 +130,3 @@ class StepExecutor(ThreadPoolExecutor):
                 return fn(*args, **kwargs)
 
         return super().submit(in_turn)
-
-
-LOOK_SECONDS = 5.0
-"""How often the collector's thread looks whether a full pass is due: at most one pass that
-often (looking each second had one every second while idle connections churned)."""
-COLLECTOR_PATIENCE_SECONDS = 30.0
-"""How long a full pass waits for a quiet moment: garbage can wait, a person cannot."""
-NEVER = 1 << 30
-"""A full-pass threshold never reached: Python's own trigger is off."""
-
-
-class QuietCollector:
-    """Python's cycle collector stops every thread (and so every acknowledgement) while it
-    runs. What start-up built lives as long as the process: frozen, the full passes stop
-    walking it. What they still walk grows with the connections held open (a thousand idle
-    ones are some 50,000 objects, a pass of 30 to 90 ms, and their churn had Python start one
-    every few seconds, whatever the requests in hand). So Python no longer starts full passes
-    itself. This one does, on Python's own rule (the oldest generation has grown by a quarter
-    since the last full pass), looked at every ``every`` seconds, and it takes its turn like a
-    game step: once no request has been in hand for a moment, or once it has waited
-    ``patience`` seconds (garbage can wait longer than a step). The young generations' passes,
-    a millisecond or two, stay Python's. (Raising the young generation's threshold was
-    measured too: it trades many short pauses for pauses of 30 to 120 ms, which is worse.)"""
-
-    def __init__(
-        self,
-        acks: AckFirst,
-        every: float = LOOK_SECONDS,
-        patience: float = COLLECTOR_PATIENCE_SECONDS,
-    ) -> None:
-        self.acks = acks
-        self.every = every
-        self.patience = patience
-        self.full_passes = 0
-        self._stopped = threading.Event()
-        self._thread = threading.Thread(
-            target=self._full_passes, name="varulv-collector", daemon=True
-        )
-        self._thresholds = gc.get_threshold()
-        self._oldest_after_pass = 0
-
-    def start(self) -> None:
-        """Once start-up is done: freeze what it built, and take over the full passes."""
-        gc.collect()
-        gc.freeze()
-        young, middle, _ = self._thresholds
-        gc.set_threshold(young, middle, NEVER)
-        self._oldest_after_pass = len(gc.get_objects(2))
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Give the full passes back to Python (what start-up froze stays frozen)."""
-        self._stopped.set()
-        self._thread.join()
-        gc.set_threshold(*self._thresholds)
-
-    def _full_passes(self) -> None:
-        while not self._stopped.wait(self.every):
-            with self.acks.turn(time.monotonic(), self.patience):
-                if len(gc.get_objects(2)) > self._oldest_after_pass * 5 // 4:
-                    gc.collect()
-                    self.full_passes += 1
-                    self._oldest_after_pass = len(gc.get_objects(2))

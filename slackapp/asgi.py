@@ -1,9 +1,9 @@
-"""The app's WSGI router served by gunicorn's asyncio worker.
+"""The app's WSGI router as an ASGI app, served by uvicorn.
 
 A request is read whole on the event loop, bounded in size and in time, and only then handed to
 one of the app's threads: a slow or idle client holds a socket, never a thread, so it cannot
-keep an acknowledgement or ``/healthz`` waiting. gunicorn's worker waits for the first request
-of a connection without a deadline, so :class:`Worker` adds one.
+keep an acknowledgement or ``/healthz`` waiting. uvicorn waits for a request's head without a
+deadline (its keep-alive timeout ends at the first byte), so :func:`head_deadline` adds one.
 """
 
 from __future__ import annotations
@@ -11,14 +11,12 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import resource
 import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from gunicorn.asgi.protocol import ASGIProtocol
-from gunicorn.workers import gasgi
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 log = logging.getLogger(__name__)
 
@@ -27,10 +25,6 @@ Message = dict[str, Any]
 Receive = Callable[[], Any]
 Send = Callable[[Message], Any]
 
-SPARE_FILES = 200
-"""File descriptors kept for the database, Slack's Web API and the logs when the idle
-connections are many."""
-
 
 class TooLarge(Exception):
     pass
@@ -38,16 +32,32 @@ class TooLarge(Exception):
 
 class Buffered:
     """An ASGI app that reads each request's body (at most ``max_body`` bytes, within
-    ``seconds``) and then calls the WSGI ``app`` with it on one of ``threads`` threads."""
+    ``seconds``) and then calls the WSGI ``app`` with it on one of ``threads`` threads.
 
-    def __init__(self, app: WsgiApp, threads: int, max_body: int, seconds: float) -> None:
+    ``start`` and ``stop`` run (on a thread) when the server starts serving and once it has
+    stopped: ASGI's lifespan."""
+
+    def __init__(
+        self,
+        app: WsgiApp,
+        threads: int,
+        max_body: int,
+        seconds: float,
+        start: Callable[[], object] = lambda: None,
+        stop: Callable[[], object] = lambda: None,
+    ) -> None:
         self.app = app
         self.max_body = max_body
         self.seconds = seconds
         self.pool = ThreadPoolExecutor(threads, thread_name_prefix="varulv-http")
+        self.start = start
+        self.stop = stop
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":  # no websockets, and no lifespan (turned off)
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] != "http":  # no websockets
             return
         declared = _header(scope, b"content-length")
         if declared is not None and not (declared.isdigit() and int(declared) <= self.max_body):
@@ -69,6 +79,24 @@ class Buffered:
         status, headers, answer = await loop.run_in_executor(self.pool, self._call, scope, body)
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": answer})
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await loop.run_in_executor(None, self.start)
+                except Exception as error:
+                    log.exception("the app could not start")
+                    await send({"type": "lifespan.startup.failed", "message": repr(error)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await loop.run_in_executor(None, self.stop)
+                self.pool.shutdown(wait=False)
+                await send({"type": "lifespan.shutdown.complete"})
+                return
 
     async def _body(self, receive: Receive) -> bytes | None:
         chunks = bytearray()
@@ -157,74 +185,39 @@ async def _respond(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-class HeadDeadline(ASGIProtocol):  # type: ignore[misc]
-    """gunicorn's protocol, closing a connection whose first request's head has not arrived
-    within the worker's ``request_seconds`` (later requests have gunicorn's keep-alive
-    deadline), and refusing connections beyond the worker's limit."""
+def head_deadline(seconds: float) -> type[HttpToolsProtocol]:
+    """uvicorn's HTTP protocol (httptools), closing a connection once a request's head has been
+    awaited ``seconds``: from the connection's start, or from its first byte on a kept-alive
+    connection (the body's deadline is :class:`Buffered`'s). Only public callbacks are
+    extended: asyncio's ``connection_made``/``connection_lost`` and the parser's
+    ``on_message_begin``/``on_headers_complete``."""
 
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)
-        if self.worker.nr_conns > self.worker.connection_limit:
-            transport.abort()  # type: ignore[attr-defined]
-            return
-        self._head_deadline = self.worker.loop.call_later(
-            self.worker.request_seconds, self._head_too_slow
-        )
+    class HeadDeadline(HttpToolsProtocol):
+        deadline: asyncio.TimerHandle | None = None
 
-    def _on_headers_complete(self) -> Any:
-        self._cancel_head_deadline()
-        return super()._on_headers_complete()
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self.arm(transport)
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._cancel_head_deadline()
-        super().connection_lost(exc)
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            if self.deadline is None:
+                self.arm(self.transport)
 
-    def _cancel_head_deadline(self) -> None:
-        deadline = getattr(self, "_head_deadline", None)
-        if deadline is not None:
-            deadline.cancel()
+        def on_headers_complete(self) -> None:
+            self.disarm()
+            super().on_headers_complete()
 
-    def _head_too_slow(self) -> None:
-        self.transport.abort()
+        def connection_lost(self, exc: Exception | None) -> None:
+            self.disarm()
+            super().connection_lost(exc)
 
+        def arm(self, transport: asyncio.Transport) -> None:
+            self.deadline = asyncio.get_running_loop().call_later(seconds, transport.abort)
 
-class Worker(gasgi.ASGIWorker):  # type: ignore[misc]
-    """gunicorn's asyncio worker, serving with :class:`HeadDeadline`, and stopping as soon as it
-    is told to rather than at its next once-a-second heartbeat."""
+        def disarm(self) -> None:
+            if self.deadline is not None:
+                self.deadline.cancel()
+                self.deadline = None
 
-    request_seconds = 10.0
-    """How long a request (its head, then its body) may take to arrive."""
-    connection_limit = 1000
-    _serving: asyncio.Task[None] | None = None
-
-    async def _serve(self) -> None:
-        self._serving = asyncio.current_task()
-        await super()._serve()
-
-    def handle_exit_signal(self) -> None:
-        self._wake_to_stop(super().handle_exit_signal)
-
-    def handle_quit_signal(self) -> None:
-        self._wake_to_stop(super().handle_quit_signal)
-
-    def _wake_to_stop(self, handle: Callable[[], None]) -> None:
-        """gunicorn's serving loop checks ``alive`` once a second, between sleeps, and takes a
-        cancelled sleep for a stop: cancel it, once, when every listener is serving (the loop
-        is then in that sleep), and the graceful shutdown that follows still finishes the
-        requests in flight."""
-        sleeping = self.alive and len(self.servers) == len(self.sockets)
-        handle()
-        if sleeping and self._serving is not None and not self.alive:
-            self._serving.cancel()
-
-    def init_process(self) -> None:
-        # Idle connections cost a file each: allow as many as the system lets this process
-        # have, less what the app itself needs.
-        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        if hard != resource.RLIM_INFINITY and soft < hard:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-            soft = hard
-        self.connection_limit = min(self.cfg.worker_connections, soft - SPARE_FILES)
-        # gunicorn has no setting for the protocol class its worker serves with.
-        gasgi.ASGIProtocol = HeadDeadline
-        super().init_process()
+    return HeadDeadline

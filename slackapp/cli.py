@@ -12,7 +12,6 @@ varulv erase-workspace TEAM_ID
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import socket
 import sys
@@ -91,11 +90,7 @@ def serve(settings: Settings) -> int:
     except DatabaseUnavailable as error:
         return _refuse("serve", error)
     upgrade(engine)
-    engine.dispose()  # workers fork after this; each opens its own connections
-    # Everything loaded so far lives as long as the process: kept out of the collector's
-    # reach, the forked workers share those pages instead of copying them, and exiting
-    # skips the fifth of a second it took to collect them.
-    gc.freeze()
+    engine.dispose()  # the app opens its own connections
     if settings.app_token:
         serve_socket_mode(settings, url)
     else:

@@ -60,7 +60,7 @@ class JsonFormatter(logging.Formatter):
 
 
 def logging_config(level: str | None = None) -> dict[str, Any]:
-    """The ``dictConfig`` for the app and for gunicorn (``logconfig_dict``): JSON on stderr."""
+    """The ``dictConfig`` for the app and for uvicorn (``log_config``): JSON on stderr."""
     chosen = (level or log_level_from_env()).strip().upper()
     if chosen not in LEVELS:
         raise SettingsError(f"VARULV_LOG_LEVEL must be one of {', '.join(LEVELS)}, not {chosen!r}")
@@ -77,10 +77,11 @@ def logging_config(level: str | None = None) -> dict[str, Any]:
         },
         "root": {"level": chosen, "handlers": ["json"]},
         "loggers": {
-            # gunicorn's own lines go through the root handler, as JSON like the rest.
-            "gunicorn.error": {"level": "INFO", "handlers": [], "propagate": True},
+            # uvicorn's own lines go through the root handler, as JSON like the rest.
+            "uvicorn": {"level": "INFO", "handlers": [], "propagate": True},
+            "uvicorn.error": {"level": "INFO", "handlers": [], "propagate": True},
             # One line per Slack request is noise; the app logs what each request did.
-            "gunicorn.access": {"level": "WARNING", "handlers": [], "propagate": False},
+            "uvicorn.access": {"level": "WARNING", "handlers": [], "propagate": False},
             "apscheduler": {"level": "WARNING"},
             # slack_sdk logs request bodies at DEBUG, and a night DM's body holds a card.
             "slack_sdk": {"level": "INFO"},

@@ -1,33 +1,31 @@
-"""Serving: Bolt over HTTP behind gunicorn (an asyncio worker reading each request whole,
-then threads), or over Socket Mode."""
+"""Serving: Bolt over HTTP behind uvicorn (each request read whole on the event loop, then
+handled on a thread), or over Socket Mode."""
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import hmac
 import io
 import logging
 import os
-import select
+import resource
 import signal
-import threading
-import time
 from collections.abc import Callable, Iterable
+from datetime import timedelta
 from typing import Any
 
-from gunicorn.app.base import BaseApplication
+import uvicorn
 from slack_bolt import BoltRequest
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_bolt.adapter.wsgi.http_response import WsgiHttpResponse
-from sqlalchemy import text
+from slack_sdk.signature import SignatureVerifier
+from sqlalchemy import func, select
 
-from slackapp.acks import AckFirst, AcrossWorkers, QuietCollector
+from slackapp.acks import AckFirst
 from slackapp.app import Varulv, build
-from slackapp.asgi import Buffered, Worker
+from slackapp.asgi import Buffered, head_deadline
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
-from slackapp.delivery.notices import Listener
+from slackapp.db.engine import database_url
+from slackapp.db.models import TIMED_PHASES, Game, OutboxEntry
 from slackapp.logs import configure_logging, logging_config
 from slackapp.shapes import malformed, misnamed
 
@@ -38,21 +36,33 @@ EVENTS_PATH = "/slack/events"
 MAX_BODY_BYTES = 1 << 20
 """Slack's largest requests (a message's blocks and state, a modal) are tens of kilobytes."""
 MAX_CONNECTIONS = 4000
-"""Per worker: idle ones cost a socket each, and Slack itself needs only a few."""
-SIGNATURE_MAX_AGE = 5 * 60
-"""Slack's rule: a request signed longer ago than this may be a replay."""
-BACKGROUND_STOP_SECONDS = 10.0
-BACKGROUND_RESTART_SECONDS = 1.0
-BACKGROUND_NICENESS = 5
-"""The web workers answer Slack within its 3 s; the deliveries and deadlines can wait for a core."""
+"""Per process: idle ones cost a socket each, and Slack itself needs only a few; beyond this
+many, uvicorn answers 503."""
+BEHIND_SECONDS = 120
+"""A message due, or a deadline passed, this long ago and still waiting: the process(es) that
+deliver and keep the timers are not keeping up (a storm of a thousand deadlines takes seconds)."""
+OLDEST_WORK = select(
+    func.now(),
+    select(func.min(OutboxEntry.due_at)).where(OutboxEntry.done_at.is_(None)).scalar_subquery(),
+    select(func.min(Game.deadline))
+    .where(Game.phase.in_([phase.value for phase in TIMED_PHASES]))
+    .scalar_subquery(),
+)
+GRACEFUL_SECONDS = 10
+"""How long a stopping server lets the requests in hand finish."""
 
 
 class Router:
     """``/slack/events`` (and the OAuth pages) to Bolt, ``/healthz`` for the platform."""
 
-    def __init__(self, varulv: Varulv) -> None:
+    def __init__(self, varulv: Varulv, keeps_timers: bool = False) -> None:
         self.varulv = varulv
+        self.keeps_timers = keeps_timers
+        """This process's timers run while it serves (``/healthz`` says when they stopped)."""
         self.slack = SlackRequestHandler(varulv.app)
+        secret = varulv.signing_secret
+        self.verifier = SignatureVerifier(secret) if secret else None
+        """Slack's v0 signature over the raw bytes, signed within five minutes of now."""
         self.slack_paths = {EVENTS_PATH}
         if varulv.app.oauth_flow is not None:  # "Add to Slack" and Slack's redirect back
             self.slack_paths |= {INSTALL_PATH, OAUTH_REDIRECT_PATH}
@@ -78,8 +88,7 @@ class Router:
         if not 0 <= length <= MAX_BODY_BYTES:
             return _answer(start_response, "413 Content Too Large", b"too large\n")
         body = environ["wsgi.input"].read(length)
-        if self.varulv.signing_secret is None or not signed_by_slack(
-            self.varulv.signing_secret,
+        if not self.signed(
             body,
             environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP", ""),
             environ.get("HTTP_X_SLACK_SIGNATURE", ""),
@@ -103,27 +112,34 @@ class Router:
             start_response(response.status, response.get_headers())
             return response.get_body()
 
+    def signed(self, body: bytes, timestamp: str, signature: str) -> bool:
+        """Signed by Slack (slack_sdk's check); a timestamp that is no number, or a signature
+        that is no ASCII, is unsigned too rather than an error."""
+        if self.verifier is None:
+            return False
+        try:
+            return self.verifier.is_valid(body, timestamp, signature)
+        except (ValueError, TypeError):
+            return False
+
     def health(self, start_response: StartResponse) -> Iterable[bytes]:
+        """200 while the database answers and deliveries and deadlines keep up: no message
+        due, and no deadline passed, more than :data:`BEHIND_SECONDS` ago (whichever process
+        should have handled it), and this process's timers running. One indexed query."""
         try:
             with self.varulv.sessions() as session:
-                session.execute(text("SELECT 1"))
+                now, message_due, deadline = session.execute(OLDEST_WORK).one()
         except Exception:
             log.exception("health check: database unreachable")
-            start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
-            return [b"database unreachable\n"]
-        start_response("200 OK", [("Content-Type", "text/plain")])
-        return [b"ok\n"]
-
-
-def signed_by_slack(secret: str, body: bytes, timestamp: str, signature: str) -> bool:
-    """Slack's v0 signature over the raw bytes, within five minutes of now (no replays)."""
-    if not (timestamp.isascii() and timestamp.isdigit() and len(timestamp) <= 12):
-        return False
-    if abs(time.time() - int(timestamp)) > SIGNATURE_MAX_AGE or not signature.isascii():
-        return False
-    base = b"v0:" + timestamp.encode() + b":" + body
-    expected = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
-    return hmac.compare_digest(expected, signature)
+            return _answer(start_response, "503 Service Unavailable", b"database unreachable\n")
+        behind = now - timedelta(seconds=BEHIND_SECONDS)
+        if message_due is not None and message_due < behind:
+            return _answer(start_response, "503 Service Unavailable", b"deliveries behind\n")
+        if deadline is not None and deadline < behind:
+            return _answer(start_response, "503 Service Unavailable", b"deadlines behind\n")
+        if self.keeps_timers and not self.varulv.deadlines.scheduler.running:
+            return _answer(start_response, "503 Service Unavailable", b"timers stopped\n")
+        return _answer(start_response, "200 OK", b"ok\n")
 
 
 def _answer(start_response: StartResponse, status: str, body: bytes) -> Iterable[bytes]:
@@ -131,150 +147,82 @@ def _answer(start_response: StartResponse, status: str, body: bytes) -> Iterable
     return [body]
 
 
-class Gunicorn(BaseApplication):  # type: ignore[misc]
-    """gunicorn in-process: each worker builds its own app and timers after the fork."""
-
-    def __init__(self, factory: Callable[[], Buffered], options: dict[str, Any]) -> None:
-        self.factory = factory
-        self.options = options
-        super().__init__()
-
-    def load_config(self) -> None:
-        for key, value in self.options.items():
-            if key in self.cfg.settings:  # an older gunicorn lacks some (the control socket)
-                self.cfg.set(key, value)
-
-    def load(self) -> Buffered:
-        return self.factory()
-
-
-def acks_first(workers: AcrossWorkers, enabled: bool) -> AckFirst:
+def acks_first(enabled: bool) -> AckFirst:
     """The gate that lets acknowledgements go before steps; not ``enabled``, it stands open
     (steps start at once)."""
     if not enabled:
-        return AckFirst(patience=0.0, steps_while_busy=1 << 20, workers=workers)
-    return AckFirst(workers=workers)
+        return AckFirst(patience=0.0, steps_while_busy=1 << 20)
+    return AckFirst()
 
 
-def serve_http(settings: Settings, database_url: str) -> None:
-    """gunicorn's workers answer Slack; a background process shows the outbox and keeps the
-    timers (slackapp.delivery.notices says why and how they talk)."""
-    workers = AcrossWorkers()  # before the fork: every worker shares it
-
-    threads = settings.threads
-
-    def factory() -> Buffered:
-        acks = acks_first(workers, settings.acks_first)
-        varulv = build(settings, database_url, acks, relays=True)
-        QuietCollector(varulv.acks).start()
-        return Buffered(Router(varulv), threads, MAX_BODY_BYTES, settings.request_seconds)
-
-    class SlackWorker(Worker):
-        request_seconds = settings.request_seconds
-
-    options = {
-        "bind": f"{settings.host}:{settings.port}",
-        "workers": settings.workers,
-        "worker_class": SlackWorker,
-        "worker_connections": MAX_CONNECTIONS,
-        "asgi_lifespan": "off",  # the app starts its timers when gunicorn loads it
-        "timeout": 30,
-        "graceful_timeout": 5,
-        "accesslog": None,
-        "logconfig_dict": logging_config(),  # gunicorn's own lines as JSON too
-        # One control socket per user would be shared by every `varulv serve` on the host.
-        "control_socket_disable": True,
-    }
-    log.info("Varulv listens for Slack at http://%s%s", options["bind"], EVENTS_PATH)
-    if settings.multi_workspace:
-        log.info("Workspaces add Varulv at http://%s%s", options["bind"], INSTALL_PATH)
-    with Background(settings, database_url, workers):
-        Gunicorn(factory, options).run()
-
-
-class Background:
-    """The background process (deliveries and timers), forked from the server before gunicorn
-    starts its workers, started again should it die, stopped with the server."""
-
-    def __init__(self, settings: Settings, database_url: str, workers: AcrossWorkers) -> None:
-        self.settings = settings
-        self.database_url = database_url
-        self.workers = workers
-        self.pid = 0
-        self._alive = -1
-        """Read end of a pipe only the background process holds open: EOF once it is gone
-        (whatever reaps it: gunicorn's arbiter reaps every child it has)."""
-        self._stopping = threading.Event()
-        self._watcher = threading.Thread(target=self._watch, name="varulv-watch", daemon=True)
-
-    def __enter__(self) -> Background:
-        self._start()
-        self._watcher.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stopping.set()
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGTERM)
-        if not select.select([self._alive], [], [], BACKGROUND_STOP_SECONDS)[0]:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, signal.SIGKILL)
-
-    def _start(self) -> None:
-        """Fork: everything is imported already, and no other thread runs yet to leave a lock
-        held in the child."""
-        parent = os.getpid()
-        alive, keep_alive = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the background process
-            os.close(alive)
-            status = 1
-            try:
-                run_background(self.settings, self.database_url, self.workers, parent)
-                status = 0
-            except BaseException:
-                log.exception("the background process failed")
-            finally:
-                os._exit(status)
-        os.close(keep_alive)
-        if self._alive >= 0:
-            os.close(self._alive)
-        self.pid, self._alive = pid, alive
-
-    def _watch(self) -> None:
-        while True:
-            while os.read(self._alive, 1):
-                pass
-            if self._stopping.wait(BACKGROUND_RESTART_SECONDS):
-                return
-            log.error("the background process stopped; starting it again")
-            self._start()
-
-
-def run_background(
-    settings: Settings, database_url: str, workers: AcrossWorkers, parent: int
-) -> None:
-    """The background process: the deliverer, the timers, and the ear for the web workers'
-    notices; until SIGTERM or SIGINT, or the server that started it is gone."""
-    configure_logging()
-    os.nice(BACKGROUND_NICENESS)
-    stopped = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stopped.set())
-    varulv = build(settings, database_url, acks_first(workers, settings.acks_first))
-    listener = Listener(
-        database_url,
-        on_outbox=varulv.deliverer.kick,
-        on_deadline=varulv.deadlines.arm,
-        on_connect=varulv.deliverer.sweep,
+def asgi_app(settings: Settings, database_url: str) -> Buffered:
+    """One serving process's app: its requests, and (from ASGI's lifespan startup until its
+    shutdown) its deliverer and timers, which share the work with every other process on the
+    database through its leases."""
+    varulv = build(settings, database_url, acks_first(settings.acks_first))
+    return Buffered(
+        Router(varulv, keeps_timers=True),
+        settings.threads,
+        MAX_BODY_BYTES,
+        settings.request_seconds,
+        start=varulv.start,
+        stop=varulv.stop,
     )
-    varulv.start()
-    listener.start()
-    log.info("the background process delivers and keeps the timers")
-    while not stopped.wait(1.0) and os.getppid() == parent:
-        pass
-    listener.stop()
-    varulv.stop()
+
+
+def from_environment() -> Buffered:
+    """:func:`asgi_app` as each of uvicorn's worker processes builds it (``WEB_CONCURRENCY`` >
+    1): from the environment, which :func:`serve_http` gave the database's address."""
+    configure_logging()
+    settings = Settings.from_env()
+    return asgi_app(settings, database_url(settings.database_url, settings.data_dir))
+
+
+def uvicorn_options(settings: Settings) -> dict[str, Any]:
+    return {
+        "host": settings.host,
+        "port": settings.port,
+        "http": head_deadline(settings.request_seconds),
+        "lifespan": "on",
+        "limit_concurrency": MAX_CONNECTIONS,
+        "timeout_graceful_shutdown": GRACEFUL_SECONDS,
+        "access_log": False,  # one line per Slack request is noise; the app logs what it did
+        "log_config": logging_config(),  # uvicorn's own lines as JSON too
+        "server_header": False,
+    }
+
+
+def serve_http(settings: Settings, url: str) -> None:
+    """uvicorn serves Slack: one process, or ``WEB_CONCURRENCY`` of them under uvicorn's own
+    supervisor; each delivers and keeps the timers too."""
+    allow_many_files()
+    # uvicorn shuts down gracefully on SIGTERM/SIGINT, then raises the signal again under the
+    # handlers it found: these make that an exit with status 0, as a stop that went well.
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop, stopped)
+    bind = f"{settings.host}:{settings.port}"
+    log.info("Varulv listens for Slack at http://%s%s", bind, EVENTS_PATH)
+    if settings.multi_workspace:
+        log.info("Workspaces add Varulv at http://%s%s", bind, INSTALL_PATH)
+    options = uvicorn_options(settings)
+    if settings.workers == 1:
+        uvicorn.Server(uvicorn.Config(asgi_app(settings, url), **options)).run()
+        return
+    os.environ["DATABASE_URL"] = url  # the workers' own Settings.from_env() reads it
+    uvicorn.run(
+        "slackapp.server:from_environment", factory=True, workers=settings.workers, **options
+    )
+
+
+def stopped(signum: int, frame: object) -> None:
+    raise SystemExit(0)
+
+
+def allow_many_files() -> None:
+    """Idle connections cost a file each: allow as many as the system lets this process have."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def serve_socket_mode(settings: Settings, database_url: str) -> None:

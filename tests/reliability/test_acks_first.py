@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 
-from slackapp.acks import AckFirst, AcrossWorkers
+from slackapp.acks import AckFirst
 
 LONG_QUIET = 5.0
 PATIENT = 60.0
@@ -28,10 +28,7 @@ def step_started(acks: AckFirst, queued_at: float) -> tuple[threading.Thread, li
 
 
 def test_a_lone_requests_step_starts_once_it_is_answered() -> None:
-    for acks in (
-        AckFirst(patience=PATIENT, quiet=LONG_QUIET),
-        AckFirst(patience=PATIENT, quiet=LONG_QUIET, workers=AcrossWorkers()),
-    ):
+    for acks in (AckFirst(patience=PATIENT, quiet=LONG_QUIET),):
         with acks.acknowledging():
             thread, started = step_started(acks, time.monotonic())
             time.sleep(0.05)
