@@ -1,42 +1,108 @@
-"""The floor: a bare Bolt app that only acknowledges ``/varulv`` and every Varulv button.
+"""The floor: a bare Bolt app that does the visible work of a ``/varulv`` and nothing else.
 
-Same Bolt, same signature check, same gunicorn worker class, workers and threads as ``varulv
-serve``; no database, no game. Whatever the real app takes beyond this is the game's cost.
+Bolt's documented default (``process_before_response=False``: the ack goes as soon as the
+listener calls it) on plain gunicorn, the ``gthread`` worker, one worker with the app's eight
+threads. ``/varulv`` is acknowledged, one row is INSERTed and COMMITted into PostgreSQL, then a
+lobby-sized message (a header, the seats, the deck line, four buttons) is posted with
+``chat.postMessage``. Every Varulv button is only acknowledged. Whatever the real app takes
+beyond this is the game's cost.
 
-    SLACK_BOT_TOKEN=… SLACK_SIGNING_SECRET=… SLACK_API_URL=… PORT=… python -m benchmarks.floor
+    SLACK_BOT_TOKEN=… SLACK_SIGNING_SECRET=… SLACK_API_URL=… DATABASE_URL=… PORT=… \\
+        python -m benchmarks.floor
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from slack_bolt import Ack, App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_sdk import WebClient
+from sqlalchemy import create_engine, text
 
-from slackapp.asgi import Buffered, Worker
 from slackapp.blocks import ids
-from slackapp.server import MAX_BODY_BYTES, MAX_CONNECTIONS, Gunicorn
+from slackapp.db.engine import sqlalchemy_url
 
 ACTIONS = ids.ALL_ACTIONS
+THREADS = 8
+
+Wsgi = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
-def acknowledge(ack: Ack) -> None:
-    ack()
+def lobby(host: str) -> list[dict[str, Any]]:
+    """As many blocks and about as many bytes as Varulv's lobby."""
+    seats = "\n".join([f"1. <@{host}> (host)", "2. _open_", "3. _open_", "4. _open_", "5. _open_"])
+
+    def button(label: str, action: str, style: str | None = None) -> dict[str, Any]:
+        made: dict[str, Any] = {
+            "type": "button",
+            "text": {"type": "plain_text", "text": label},
+            "action_id": action,
+            "value": "0",
+        }
+        if style:
+            made["style"] = style
+        return made
+
+    return [
+        {
+            "type": "header",
+            "text": {"type": "plain_text", "text": "Varulv: a night in the village"},
+        },
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"*Seats* (3 to 10)\n{seats}"}},
+        {
+            "type": "context",
+            "elements": [
+                {
+                    "type": "mrkdwn",
+                    "text": "Deck: Werewolf, Werewolf, Seer, Robber, Troublemaker, Villager, "
+                    "Villager, Minion · bots fill empty seats",
+                }
+            ],
+        },
+        {
+            "type": "actions",
+            "elements": [
+                button("Join", "floor_join", "primary"),
+                button("Leave", "floor_leave"),
+                button("Start", "floor_start"),
+                button("Settings", "floor_settings"),
+            ],
+        },
+    ]
 
 
-def build() -> Buffered:
+def wsgi() -> Wsgi:
+    """The app, as gunicorn's worker loads it (``benchmarks.floor:wsgi()``)."""
     env = os.environ
+    engine = create_engine(sqlalchemy_url(env["DATABASE_URL"]), pool_size=THREADS)
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "CREATE TABLE IF NOT EXISTS floor_commands (id bigserial PRIMARY KEY, channel text)"
+            )
+        )
     client = WebClient(token=env["SLACK_BOT_TOKEN"], base_url=env["SLACK_API_URL"])
     app = App(
-        token=env["SLACK_BOT_TOKEN"],
-        signing_secret=env["SLACK_SIGNING_SECRET"],
-        client=client,
-        process_before_response=True,
+        token=env["SLACK_BOT_TOKEN"], signing_secret=env["SLACK_SIGNING_SECRET"], client=client
     )
-    app.command("/varulv")(acknowledge)
+
+    @app.command("/varulv")
+    def command(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        ack()
+        channel = body["channel_id"]
+        with engine.begin() as connection:
+            connection.execute(
+                text("INSERT INTO floor_commands (channel) VALUES (:c)"), {"c": channel}
+            )
+        client.chat_postMessage(channel=channel, text="Varulv", blocks=lobby(body["user_id"]))
+
+    def acknowledge(ack: Ack) -> None:
+        ack()
+
     for action in ACTIONS:
         app.action(ids.pattern(action))(acknowledge)
     slack = SlackRequestHandler(app)
@@ -47,21 +113,27 @@ def build() -> Buffered:
             return [b"ok\n"]
         return slack(environ, start_response)
 
-    return Buffered(route, int(env.get("VARULV_THREADS", "8")), MAX_BODY_BYTES, 10)
+    return route
 
 
 def main() -> None:
+    """gunicorn's own command line: one ``gthread`` worker, eight threads."""
     env = os.environ
-    options = {
-        "bind": f"127.0.0.1:{env['PORT']}",
-        "workers": int(env.get("WEB_CONCURRENCY", "1")),
-        "worker_class": Worker,
-        "worker_connections": MAX_CONNECTIONS,
-        "asgi_lifespan": "off",
-        "timeout": 30,
-        "accesslog": None,
-    }
-    Gunicorn(build, options).run()
+    arguments = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "--worker-class",
+        "gthread",
+        "--workers",
+        env.get("WEB_CONCURRENCY", "1"),
+        "--threads",
+        str(THREADS),
+        "--bind",
+        f"127.0.0.1:{env['PORT']}",
+        "benchmarks.floor:wsgi()",
+    ]
+    os.execv(sys.executable, arguments)
 
 
 if __name__ == "__main__":

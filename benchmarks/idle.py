@@ -34,7 +34,6 @@ from multiprocessing.sharedctypes import Synchronized
 from multiprocessing.synchronize import Event
 from pathlib import Path
 from typing import Any
-from unittest import mock
 from urllib.parse import urlsplit
 
 from benchmarks.fire import Prepared, Timed, fire
@@ -45,15 +44,11 @@ IN_FLIGHT = 10
 CHANNEL = "C0IDLE"
 GC_LOG = "VARULV_IDLE_GC_LOG"
 """Set for the app's processes: where they log the collector's pauses (one file a process)."""
-COLLECTOR = "VARULV_IDLE_COLLECTOR"
 
 
-def serve_logging_gc(log_prefix: str, collector: str) -> int:
+def serve_logging_gc(log_prefix: str) -> int:
     """``varulv serve``, each process appending ``wall-clock end, generation, milliseconds,
-    CPU milliseconds`` to ``log_prefix.PID`` for every collection (the hook is inherited by the
-    forked workers).
-    ``collector``: "quiet" as the app runs; "python", the full passes left to Python's own
-    trigger after the start-up freeze (the app before it ran them in the quiet)."""
+    CPU milliseconds`` to ``log_prefix.PID`` for every collection."""
     began = [0.0, 0.0]
     files: dict[int, Any] = {}
 
@@ -69,19 +64,8 @@ def serve_logging_gc(log_prefix: str, collector: str) -> int:
         files[pid].write(f"{time.time():.6f} {info['generation']} {took:.3f} {cpu:.3f}\n")
 
     gc.callbacks.append(pause)
-    from slackapp import server
-    from slackapp.acks import QuietCollector
     from slackapp.cli import main as varulv
 
-    if collector == "python":
-
-        class FrozenOnly(QuietCollector):
-            def start(self) -> None:
-                gc.collect()
-                gc.freeze()
-
-        with mock.patch.object(server, "QuietCollector", FrozenOnly):
-            return varulv(["serve"])
     return varulv(["serve"])
 
 
@@ -159,9 +143,9 @@ def commands(fake: Slack, count: int) -> list[Prepared]:
 
 
 def sockets_of(server: Server) -> int:
-    """Sockets open in the app's worker processes."""
+    """Sockets open in the app's processes."""
     total = 0
-    for pid in server.processes()[1:]:
+    for pid in server.processes():
         with contextlib.suppress(OSError):
             for fd in Path(f"/proc/{pid}/fd").iterdir():
                 with contextlib.suppress(OSError):
@@ -195,7 +179,7 @@ def idle_connections(url: str, count: int, seconds: float, server: Server) -> It
 
 
 Key = tuple[str, int, bool]
-"""A kind of round: the collector, the repetition, with idle connections or without."""
+"""A kind of round: the server, the repetition, with idle connections or without."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,15 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--requests", type=int, default=200, help="per round")
     parser.add_argument("--rounds", type=int, default=5, help="pairs of rounds per repetition")
     parser.add_argument("--repetitions", type=int, default=3)
-    parser.add_argument(
-        "--collector",
-        choices=("quiet", "python", "both"),
-        default="both",
-        help="full passes in the quiet (the app), by Python's trigger (before), or each",
-    )
     parser.add_argument("--hold-seconds", type=float, default=300)
     options = parser.parse_args(argv)
-    kinds = ["quiet", "python"] if options.collector == "both" else [options.collector]
+    kinds = ["app"]
 
     # Each idle connection is one file in the holder and one in the app (which inherits this).
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -236,7 +214,6 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for kind in kinds:
                 os.environ[GC_LOG] = str(gc_logs / kind)  # the app's processes inherit these
-                os.environ[COLLECTOR] = kind
                 servers[kind] = start_server(kind, "benchmarks.idle", fake, url, workers=1)
                 fire(servers[kind].events_url, commands(fake, 10), 1)  # checks the token
             for repetition in range(options.repetitions):
@@ -269,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
                             )
             for kind, server in servers.items():
                 errors[kind] = server.errors_logged()
-                pauses[kind] = pauses_logged(str(gc_logs / kind), server.processes()[1:])
+                pauses[kind] = pauses_logged(str(gc_logs / kind), server.processes())
         finally:
             for server in servers.values():
                 server.stop()
@@ -434,5 +411,5 @@ def report_gc(
 
 if __name__ == "__main__":
     if os.environ.get(GC_LOG):
-        raise SystemExit(serve_logging_gc(os.environ[GC_LOG], os.environ[COLLECTOR]))
+        raise SystemExit(serve_logging_gc(os.environ[GC_LOG]))
     raise SystemExit(main())

@@ -53,6 +53,7 @@ from benchmarks.processes import (
     cpu_seconds,
     database,
     postgres_cpu_seconds,
+    postmaster_of,
     start_server,
     warm_up,
 )
@@ -414,7 +415,7 @@ def deadlines_together(
     try:
         warm_up(fake, pool, [app])
         idle = pool.submit(fire, app.events_url, help_commands(fake, STREAM, "idle"), 4).result()
-        background = app.processes()[1]  # forked before the web workers
+        background = app.process.pid  # the one process serves, steps, delivers
         time.sleep(max(0.0, due.timestamp() - time.time()))
         background_cpu = cpu_seconds(background)
         # A steady stream of commands while the deadlines clear.
@@ -465,20 +466,19 @@ def deadlines_together(
 
 @dataclass
 class Opened:
-    """``/varulv`` typed in channels of their own, all at once."""
+    """``/varulv`` typed in channels of their own, all at once, at one server."""
 
-    commands: list[Prepared]
     acks: list[float]
     to_screen: list[float]
-    """Each from its request to its lobby's post at the stand-in (none from the floor)."""
+    """Each from its request to its lobby's post at the stand-in."""
     cpu: dict[str, float]
     """CPU seconds from the first request until the last lobby: the server's processes
-    ("app"), this process ("stand-in": the stand-in for Slack, and the wait for the lobbies)
-    and every PostgreSQL process on the machine ("postgres")."""
+    ("server"), this process ("stand-in": the stand-in for Slack, and the wait for the lobbies)
+    and the benchmark's own PostgreSQL server ("postgres")."""
 
 
-def opened_tables(fake: Slack, pool: ProcessPoolExecutor, server: Server, count: int) -> Opened:
-    """``count`` people each type ``/varulv`` in a channel of their own, all at once."""
+def new_commands(fake: Slack, count: int) -> tuple[list[str], list[Prepared]]:
+    """``count`` people, each about to type ``/varulv`` in a channel of their own."""
     number = next(_numbers)
     channels = [f"CS{number:04d}{n:03d}" for n in range(count)]
     with fake.preparing("command") as commands:
@@ -487,13 +487,26 @@ def opened_tables(fake: Slack, pool: ProcessPoolExecutor, server: Server, count:
             user = f"US{number:04d}{n:03d}"
             fake.add_user(user, user.lower())
             fake.slash_command(user, channel_id=channel)
+    return channels, commands
+
+
+def opened_at(
+    fake: Slack,
+    pool: ProcessPoolExecutor,
+    server: Server,
+    postmaster: int,
+    channels: list[str],
+    commands: list[Prepared],
+) -> Opened:
+    """Send ``commands`` to ``server`` all at once (fresh connections, at most IN_FLIGHT in
+    flight), and wait for a lobby in each of ``channels``."""
     before = len(fake.calls)
 
     def cpu_so_far() -> dict[str, float]:
         return {
-            "app": server.cpu_seconds(),
+            "server": server.cpu_seconds(),
             "stand-in": time.process_time(),
-            "postgres": postgres_cpu_seconds(),
+            "postgres": postgres_cpu_seconds(postmaster),
         }
 
     cpu_before = cpu_so_far()
@@ -507,54 +520,87 @@ def opened_tables(fake: Slack, pool: ProcessPoolExecutor, server: Server, count:
             if c.method == "chat.postMessage" and c.ok and c.params.get("channel") in sent_at
         }
 
-    if server.plays:
-        wait(lambda: len(lobbies()) == len(channels), "every lobby")
+    wait(lambda: len(lobbies()) == len(channels), f"every lobby from the {server.name}")
     cpu_after = cpu_so_far()
     return Opened(
-        commands,
         [each.seconds for each in timed],
         [at - sent_at[channel] for channel, at in lobbies().items()],
         {name: cpu_after[name] - cpu_before[name] for name in cpu_before},
     )
 
 
+def load_average() -> float:
+    return os.getloadavg()[0]
+
+
 def click_to_screen(
-    fake: Slack, pool: ProcessPoolExecutor, app: Server, floor: Server, rounds: int
-) -> dict[str, float]:
-    to_screen: list[float] = []
-    app_acks: list[float] = []
-    floor_acks: list[float] = []
-    cpu = {"app": 0.0, "stand-in": 0.0, "postgres": 0.0}
+    fake: Slack,
+    pool: ProcessPoolExecutor,
+    servers: Sequence[Server],
+    postmaster: int,
+    rounds: int,
+    at_once: int,
+) -> dict[str, dict[str, float]]:
+    """``rounds`` rounds, by turns: ``at_once`` people type ``/varulv`` at the same moment in
+    channels of their own, at each server in turn (the same requests); each round's loads."""
+    shown: dict[str, list[float]] = {server.name: [] for server in servers}
+    acks: dict[str, list[float]] = {server.name: [] for server in servers}
+    cpu: dict[str, dict[str, float]] = {
+        server.name: {"server": 0.0, "stand-in": 0.0, "postgres": 0.0} for server in servers
+    }
+    loads: list[float] = []
     for _ in range(rounds):
-        opened = opened_tables(fake, pool, app, 50)
-        app_acks += opened.acks
-        to_screen += opened.to_screen
-        cpu = {name: spent + opened.cpu[name] for name, spent in cpu.items()}
-        time.sleep(0.5)  # the app quiet again, as the floor will be
-        floor_timed = pool.submit(fire, floor.events_url, opened.commands, IN_FLIGHT).result()
-        floor_acks += [each.seconds for each in floor_timed]
-        time.sleep(0.3)
+        channels, commands = new_commands(fake, at_once)
+        for server in servers:
+            loads.append(load_average())
+            opened = opened_at(fake, pool, server, postmaster, channels, commands)
+            acks[server.name] += opened.acks
+            shown[server.name] += opened.to_screen
+            for name, spent in opened.cpu.items():
+                cpu[server.name][name] += spent
+            time.sleep(0.5 if at_once > 1 else 0.1)  # quiet again before the next turn
     return {
-        "n": len(to_screen),
-        "screen_p99_ms": percentile(to_screen, 0.99) * 1000,
-        "screen_p50_ms": percentile(to_screen, 0.50) * 1000,
-        "app_ack_p99_ms": percentile(app_acks, 0.99) * 1000,
-        "floor_ack_p99_ms": percentile(floor_acks, 0.99) * 1000,
-        **{
-            f"{name}_cpu_ms_per_command": spent / len(to_screen) * 1000
-            for name, spent in cpu.items()
-        },
+        server.name: {
+            "n": len(shown[server.name]),
+            "screen_p50_ms": percentile(shown[server.name], 0.50) * 1000,
+            "screen_p99_ms": percentile(shown[server.name], 0.99) * 1000,
+            "ack_p50_ms": percentile(acks[server.name], 0.50) * 1000,
+            "ack_p99_ms": percentile(acks[server.name], 0.99) * 1000,
+            "ack_max_ms": max(acks[server.name]) * 1000,
+            **{
+                f"{name}_cpu_ms_per_command": spent / len(shown[server.name]) * 1000
+                for name, spent in cpu[server.name].items()
+            },
+            "load_min": min(loads),
+            "load_max": max(loads),
+        }
+        for server in servers
     }
 
 
-def lone_click_to_screen(fake: Slack, pool: ProcessPoolExecutor, app: Server) -> list[float]:
-    """One ``/varulv`` at a time on an otherwise idle app, as most are typed: from each
-    request to its lobby's post."""
-    shown: list[float] = []
-    for _ in range(LONE_COMMANDS):
-        shown += opened_tables(fake, pool, app, 1).to_screen
-        time.sleep(0.2)
-    return shown
+def say_screen(say: Callable[[str], None], label: str, what: str, found: dict[str, Any]) -> None:
+    app, floor = found["app"], found["floor"]
+
+    def cpu(of: dict[str, float]) -> float:
+        return float(sum(of[f"{name}_cpu_ms_per_command"] for name in CPU_PARTS))
+
+    def parts(of: dict[str, float]) -> str:
+        return " + ".join(f"{of[name + '_cpu_ms_per_command']:.1f}" for name in CPU_PARTS)
+
+    say(
+        f"{label} {what}: lobby on screen p50 {app['screen_p50_ms']:.0f} vs floor "
+        f"{floor['screen_p50_ms']:.0f} ms = {app['screen_p50_ms'] / floor['screen_p50_ms']:.2f}x, "
+        f"p99 {app['screen_p99_ms']:.0f} vs {floor['screen_p99_ms']:.0f} ms = "
+        f"{app['screen_p99_ms'] / floor['screen_p99_ms']:.2f}x (n={app['n']:.0f} each); "
+        f"ack p99 {app['ack_p99_ms']:.1f} vs {floor['ack_p99_ms']:.1f} ms = "
+        f"{app['ack_p99_ms'] / floor['ack_p99_ms']:.2f}x, slowest ack {app['ack_max_ms']:.0f} "
+        f"vs {floor['ack_max_ms']:.0f} ms; CPU a /varulv (server + stand-in + PostgreSQL) "
+        f"{cpu(app):.1f} ({parts(app)}) vs {cpu(floor):.1f} ({parts(floor)}) ms = "
+        f"{cpu(app) / cpu(floor):.2f}x; load {app['load_min']:.1f}-{app['load_max']:.1f}"
+    )
+
+
+CPU_PARTS = ("server", "stand-in", "postgres")
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -574,6 +620,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--games", type=int, default=5, help="ten-seat games per measurement")
     parser.add_argument("--deadlines", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=4, help="bursts of 50 /varulv per server")
     parser.add_argument(
         "--gate", nargs="+", default=["on", "off"], help="acks-first gate settings to run"
     )
@@ -591,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
     ):
         db = create_engine(sqlalchemy_url(url))
         upgrade(db)
+        postmaster = postmaster_of(db)
         pool.submit(fire, "http://127.0.0.1:9/", [], 1).result()  # start the client process
         for gate in args.gate:
             os.environ["VARULV_ACKS_FIRST"] = "1" if gate == "on" else "0"
@@ -612,22 +660,11 @@ def main(argv: list[str] | None = None) -> int:
                         say(f"{label} quiet table, board: {summary([s for s, _ in shown])}")
                         say(f"{label} quiet table, answer: {summary([a for _, a in shown])}")
                     if "screen" in args.only:
-                        screen = click_to_screen(fake, pool, app, floor, 4)
-                        lone = lone_click_to_screen(fake, pool, app)
-                        say(
-                            f"{label} click to screen: lobby posted p50 "
-                            f"{screen['screen_p50_ms']:.0f} ms, p99 "
-                            f"{screen['screen_p99_ms']:.0f} ms (n={screen['n']:.0f}); app ack "
-                            f"p99 {screen['app_ack_p99_ms']:.1f} ms; floor ack p99 "
-                            f"{screen['floor_ack_p99_ms']:.1f} ms; screen/floor "
-                            f"{screen['screen_p99_ms'] / screen['floor_ack_p99_ms']:.2f}x, "
-                            f"ack/floor "
-                            f"{screen['app_ack_p99_ms'] / screen['floor_ack_p99_ms']:.2f}x; "
-                            f"the app's CPU {screen['app_cpu_ms_per_command']:.1f} ms a command, "
-                            f"the stand-in's {screen['stand-in_cpu_ms_per_command']:.1f} ms, "
-                            f"PostgreSQL's {screen['postgres_cpu_ms_per_command']:.1f} ms"
-                        )
-                        say(f"{label} one /varulv at a time, click to screen: {summary(lone)}")
+                        servers = [app, floor]
+                        burst = click_to_screen(fake, pool, servers, postmaster, args.rounds, 50)
+                        say_screen(say, label, "50 /varulv at once in 50 channels", burst)
+                        lone = click_to_screen(fake, pool, servers, postmaster, LONE_COMMANDS, 1)
+                        say_screen(say, label, "one /varulv on an idle server", lone)
                 finally:
                     app.stop()
                     floor.stop()
@@ -639,8 +676,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{result['committed_s']:.1f} s); ack p99 meanwhile "
                     f"{result['during_p99_ms']:.1f} ms (n={result['during_n']:.0f}) vs idle "
                     f"{result['idle_p99_ms']:.1f} ms = "
-                    f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x; the background "
-                    f"process's CPU, stepping and delivering, {result['background_cpu_s']:.1f} s "
+                    f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x; the app's CPU, "
+                    f"serving, stepping and delivering, {result['background_cpu_s']:.1f} s "
                     f"= {result['background_cpu_s'] / result['calls'] * 1000:.2f} ms a Web API "
                     f"call (n={result['calls']:.0f})"
                 )

@@ -15,7 +15,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
 import requests
+from sqlalchemy import Engine, text
 
 from benchmarks.fire import Prepared, fire
 from slackapp.db.engine import temporary_postgres
@@ -65,14 +67,26 @@ def cpu_seconds(pid: int) -> float:
     return 0.0
 
 
-def postgres_cpu_seconds() -> float:
-    """CPU time used so far by every PostgreSQL process on this machine (those alive now: a
-    backend that exited meanwhile is missed, and with it its time)."""
+def postmaster_of(db: Engine) -> int:
+    """The benchmark's own PostgreSQL server process (it runs on this machine): the parent of
+    the backend that answers ``db``."""
+    with db.connect() as connection:
+        backend = int(connection.execute(text("SELECT pg_backend_pid()")).scalar_one())
+    return psutil.Process(backend).ppid()
+
+
+def postgres_cpu_seconds(postmaster: int) -> float:
+    """CPU time used so far by one PostgreSQL server: its postmaster, the backends and helpers
+    alive now, and (the postmaster's reaped children's) those that have exited. Other
+    PostgreSQL servers on the machine are not counted."""
     total = 0.0
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError):
-            if entry.name.isdigit() and (entry / "comm").read_text().strip() == "postgres":
-                total += cpu_seconds(int(entry.name))
+    with contextlib.suppress(OSError):
+        fields = Path(f"/proc/{postmaster}/stat").read_text().rpartition(")")[2].split()
+        total += sum(int(field) for field in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    children = Path(f"/proc/{postmaster}/task/{postmaster}/children")
+    with contextlib.suppress(OSError):
+        for pid in children.read_text().split():
+            total += cpu_seconds(int(pid))
     return total
 
 
@@ -91,7 +105,7 @@ class Server:
         return f"{self.url}/slack/events"
 
     def processes(self) -> list[int]:
-        """The gunicorn master and its workers."""
+        """The server and its worker processes (gunicorn's, or uvicorn's when many)."""
         children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
         found = children.read_text().split() if children.exists() else []
         return [self.process.pid, *(int(pid) for pid in found)]
@@ -107,8 +121,7 @@ class Server:
         return peaks
 
     def cpu_seconds(self) -> float:
-        """User and system CPU time used so far by the server's processes (the gunicorn
-        master, its workers and the background process)."""
+        """User and system CPU time used so far by the server's processes."""
         return sum(cpu_seconds(pid) for pid in self.processes())
 
     def errors_logged(self) -> int:
@@ -164,9 +177,7 @@ def start_server(
             raise RuntimeError(f"{name} exited at start:\n{tail}")
         # Refused, or held in the socket's backlog by a worker still starting.
         with contextlib.suppress(requests.RequestException):
-            healthy = requests.get(f"{server.url}/healthz", timeout=1).status_code == 200
-            # The master answers once a worker is up; wait until every worker has forked.
-            if healthy and len(server.processes()) > workers:
+            if requests.get(f"{server.url}/healthz", timeout=1).status_code == 200:
                 return server
         time.sleep(0.1)
     tail = log.read_text()[-3000:]

@@ -9,19 +9,22 @@ import subprocess
 import sys
 import tomllib
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, text
 
 from slackapp.app import build
 from slackapp.config import Settings
+from slackapp.db.engine import make_sessions
 from slackapp.db.migrate import MIGRATIONS, alembic_config, upgrade
+from slackapp.db.models import Game, OutboxEntry, Phase
 from slackapp.fakeslack import FakeSlack
-from slackapp.server import Router
+from slackapp.server import BEHIND_SECONDS, Router
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
 from tests.operate.conftest import fresh_database
 
@@ -136,11 +139,77 @@ def call(router: Router, path: str) -> tuple[str, bytes]:
 
 def test_healthz_checks_the_database(fake: FakeSlack, postgres: str) -> None:
     single = settings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=fake.api_url)
-    healthy = Router(build(single, fresh_database(postgres, "health")))
+    url = fresh_database(postgres, "health")
+    upgrade_schema(url)
+    healthy = Router(build(single, url))
     assert call(healthy, "/healthz") == ("200 OK", b"ok\n")
     down = Router(build(single, UNREACHABLE_DATABASE))
     status, _ = call(down, "/healthz")
     assert status.startswith("503")
+
+
+def upgrade_schema(url: str) -> None:
+    engine = create_engine(url)
+    upgrade(engine)
+    engine.dispose()
+
+
+def late_game(
+    url: str, phase: Phase, deadline: datetime | None, message_due: datetime | None
+) -> None:
+    """A game in ``phase`` with ``deadline``, and a message due since ``message_due`` if given."""
+    sessions = make_sessions(create_engine(url))
+    with sessions() as session, session.begin():
+        game = Game(
+            team_id="T0001",
+            channel_id=f"CLATE{phase.value}",
+            host_user_id="U0001",
+            phase=phase,
+            seed=1,
+            night_seconds=60,
+            day_seconds=300,
+            vote_seconds=60,
+            deadline=deadline,
+        )
+        session.add(game)
+        session.flush()
+        if message_due is not None:
+            session.add(
+                OutboxEntry(
+                    game_id=game.id,
+                    surface="lobby",
+                    version=1,
+                    channel=game.channel_id,
+                    text="",
+                    due_at=message_due,
+                )
+            )
+
+
+@pytest.mark.parametrize("late", ["message", "deadline"])
+def test_healthz_says_when_deliveries_or_deadlines_fall_behind(
+    fake: FakeSlack, postgres: str, late: str
+) -> None:
+    """A message due, or a deadline passed, long ago and still waiting: nobody is delivering
+    or keeping the timers, and the platform hears it; the same a moment ago is no alarm."""
+    single = settings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=fake.api_url)
+    url = fresh_database(postgres, f"behind-{late}")
+    upgrade_schema(url)
+    router = Router(build(single, url))
+    now = datetime.now(UTC)
+    for ago, expected in (
+        (timedelta(seconds=5), "200"),
+        (timedelta(seconds=BEHIND_SECONDS * 2), "503"),
+    ):
+        if late == "message":
+            late_game(url, Phase.LOBBY, None, now - ago)
+        else:
+            late_game(url, Phase.NIGHT, now - ago, None)
+        status, body = call(router, "/healthz")
+        assert status.startswith(expected), (ago, status, body)
+        with create_engine(url).begin() as connection:
+            connection.execute(text("DELETE FROM games"))
+    assert body == (b"deliveries behind\n" if late == "message" else b"deadlines behind\n")
 
 
 def test_install_pages_exist_only_for_many_workspaces(fake: FakeSlack, postgres: str) -> None:
