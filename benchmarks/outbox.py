@@ -4,7 +4,7 @@
     python -m benchmarks.outbox --only lock   # one measurement: reveal, lock, quiet, deadlines,
                                               # screen
 
-Against the app as deployed (``varulv serve``, one gunicorn worker) and the stand-in for Slack,
+Against the app as deployed (``varulv serve``, one process) and the stand-in for Slack,
 which can answer every Web API call late (``tests.faults.slow_down``):
 
 - reveal: a ten-seat vote, all ten ballots at once, once its channel may take a post again
@@ -13,16 +13,18 @@ which can answer every Web API call late (``tests.faults.slow_down``):
 - lock: how long each step holds the game row (from its ``SELECT ... FOR UPDATE`` to the
   connection's return after the commit), p50/p99/max over whole ten-seat games played with the
   app's own steps in a process of their own, as a web worker runs them, while this process
-  delivers what they commit, as the background process does; Slack at 0 ms and 100 ms;
+  delivers what they commit, as another process on the database may; Slack at 0 ms and 100 ms;
 - quiet: one *Heard enough* at a quiet table while another table takes a burst of 45 ballot
   clicks, Slack at 300 ms: from the click to its board's redraw and to its private answer;
 - deadlines: 1,000 nights due at the same moment in one process: until every day board is
   posted, and the acknowledgement p99 of ``/varulv help`` meanwhile against the same at idle;
-  and the background process's CPU from the deadline until then, per Web API call made;
-- screen: 50 ``/varulv`` in 50 channels at once, each on a fresh connection: from the request
-  to its lobby's post at the stand-in, p99, against the ack p99 of the bare Bolt floor
-  (``benchmarks/floor.py``, same workers and threads) in the same run, and the app's own ack;
-  then 30 ``/varulv`` one at a time, as most are typed: from each to its lobby's post.
+  and the app's CPU from the deadline until then, per Web API call made;
+- screen: 50 ``/varulv`` in 50 channels at once, each on a fresh connection, at the app and then
+  the same requests at the floor (``benchmarks/floor.py``: bare Bolt on gunicorn ``gthread``
+  that acks, commits a row and posts a lobby), by turns, ``--rounds`` times: from each request
+  to its lobby's post at the stand-in, p50/p99, the acks, and the CPU per ``/varulv`` of the
+  server, the stand-in and the benchmark's own PostgreSQL, with the load average; then 30
+  ``/varulv`` one at a time on an idle server, by turns likewise.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from multiprocessing import get_context
+from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event, text
@@ -47,6 +50,7 @@ from benchmarks.fire import Prepared, fire
 from benchmarks.opened import close_games, open_games
 from benchmarks.processes import (
     IN_FLIGHT,
+    ROOT,
     TOKEN,
     Server,
     Slack,
@@ -622,7 +626,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deadlines", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=4, help="bursts of 50 /varulv per server")
     parser.add_argument(
-        "--gate", nargs="+", default=["on", "off"], help="acks-first gate settings to run"
+        "--app-root", type=Path, default=ROOT, help="the app's source tree (another version's)"
     )
     args = parser.parse_args(argv)
     lines: list[str] = []
@@ -640,47 +644,45 @@ def main(argv: list[str] | None = None) -> int:
         upgrade(db)
         postmaster = postmaster_of(db)
         pool.submit(fire, "http://127.0.0.1:9/", [], 1).result()  # start the client process
-        for gate in args.gate:
-            os.environ["VARULV_ACKS_FIRST"] = "1" if gate == "on" else "0"
-            label = f"[acks-first gate {gate}]"
-            if {"reveal", "quiet", "screen"} & set(args.only):
-                app = start_server("app", "slackapp.cli", fake, url, 1)
-                floor = start_server("floor", "benchmarks.floor", fake, url, 1)
-                try:
-                    warm_up(fake, pool, [app, floor])
-                    if "reveal" in args.only:
-                        fast = ballot_to_reveal(fake, db, pool, app, 0.0, args.games)
-                        slow = ballot_to_reveal(fake, db, pool, app, 0.1, args.games)
-                        ratio = statistics.median(slow) / statistics.median(fast)
-                        say(f"{label} reveal, Slack at 0 ms: {summary(fast)}")
-                        say(f"{label} reveal, Slack at 100 ms: {summary(slow)}")
-                        say(f"{label} reveal: median 100 ms / median 0 ms = {ratio:.2f}x")
-                    if "quiet" in args.only:
-                        shown = quiet_during_burst(fake, db, pool, app, args.games)
-                        say(f"{label} quiet table, board: {summary([s for s, _ in shown])}")
-                        say(f"{label} quiet table, answer: {summary([a for _, a in shown])}")
-                    if "screen" in args.only:
-                        servers = [app, floor]
-                        burst = click_to_screen(fake, pool, servers, postmaster, args.rounds, 50)
-                        say_screen(say, label, "50 /varulv at once in 50 channels", burst)
-                        lone = click_to_screen(fake, pool, servers, postmaster, LONE_COMMANDS, 1)
-                        say_screen(say, label, "one /varulv on an idle server", lone)
-                finally:
-                    app.stop()
-                    floor.stop()
-            if "deadlines" in args.only:
-                result = deadlines_together(fake, db, url, pool, args.deadlines)
-                say(
-                    f"{label} {result['games']:.0f} deadlines at once: every day board posted "
-                    f"{result['cleared_s']:.1f} s after the deadline (all committed after "
-                    f"{result['committed_s']:.1f} s); ack p99 meanwhile "
-                    f"{result['during_p99_ms']:.1f} ms (n={result['during_n']:.0f}) vs idle "
-                    f"{result['idle_p99_ms']:.1f} ms = "
-                    f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x; the app's CPU, "
-                    f"serving, stepping and delivering, {result['background_cpu_s']:.1f} s "
-                    f"= {result['background_cpu_s'] / result['calls'] * 1000:.2f} ms a Web API "
-                    f"call (n={result['calls']:.0f})"
-                )
+        label = "[app vs floor]"
+        if {"reveal", "quiet", "screen"} & set(args.only):
+            app = start_server("app", "slackapp.cli", fake, url, 1, args.app_root)
+            floor = start_server("floor", "benchmarks.floor", fake, url, 1)
+            try:
+                warm_up(fake, pool, [app, floor])
+                if "reveal" in args.only:
+                    fast = ballot_to_reveal(fake, db, pool, app, 0.0, args.games)
+                    slow = ballot_to_reveal(fake, db, pool, app, 0.1, args.games)
+                    ratio = statistics.median(slow) / statistics.median(fast)
+                    say(f"{label} reveal, Slack at 0 ms: {summary(fast)}")
+                    say(f"{label} reveal, Slack at 100 ms: {summary(slow)}")
+                    say(f"{label} reveal: median 100 ms / median 0 ms = {ratio:.2f}x")
+                if "quiet" in args.only:
+                    shown = quiet_during_burst(fake, db, pool, app, args.games)
+                    say(f"{label} quiet table, board: {summary([s for s, _ in shown])}")
+                    say(f"{label} quiet table, answer: {summary([a for _, a in shown])}")
+                if "screen" in args.only:
+                    servers = [app, floor]
+                    burst = click_to_screen(fake, pool, servers, postmaster, args.rounds, 50)
+                    say_screen(say, label, "50 /varulv at once in 50 channels", burst)
+                    lone = click_to_screen(fake, pool, servers, postmaster, LONE_COMMANDS, 1)
+                    say_screen(say, label, "one /varulv on an idle server", lone)
+            finally:
+                app.stop()
+                floor.stop()
+        if "deadlines" in args.only:
+            result = deadlines_together(fake, db, url, pool, args.deadlines)
+            say(
+                f"{label} {result['games']:.0f} deadlines at once: every day board posted "
+                f"{result['cleared_s']:.1f} s after the deadline (all committed after "
+                f"{result['committed_s']:.1f} s); ack p99 meanwhile "
+                f"{result['during_p99_ms']:.1f} ms (n={result['during_n']:.0f}) vs idle "
+                f"{result['idle_p99_ms']:.1f} ms = "
+                f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x; the app's CPU, "
+                f"serving, stepping and delivering, {result['background_cpu_s']:.1f} s "
+                f"= {result['background_cpu_s'] / result['calls'] * 1000:.2f} ms a Web API "
+                f"call (n={result['calls']:.0f})"
+            )
         if "lock" in args.only:
             for latency in (0.0, 0.1):
                 held = lock_held(fake, url, pool, latency, args.games)

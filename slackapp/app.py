@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import datetime
 
 from slack_bolt import App, BoltResponse
@@ -20,7 +21,6 @@ from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk.oauth.token_rotation import TokenRotator
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.acks import AckFirst, StepExecutor
 from slackapp.authorize import from_store
 from slackapp.config import BOT_SCOPES, INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
 from slackapp.db.engine import make_engine, make_sessions
@@ -48,6 +48,17 @@ NOT_INSTALLED = (
 )
 
 
+STEP_THREADS = 8
+"""A step is a short transaction; its Slack work is the deliverer's."""
+
+
+class StepExecutor(ThreadPoolExecutor):
+    """Bolt's threads for the listeners' work after the acknowledgement (the game steps)."""
+
+    def __init__(self, max_workers: int = STEP_THREADS) -> None:
+        super().__init__(max_workers=max_workers, thread_name_prefix="varulv-step")
+
+
 @dataclass
 class Varulv:
     """Everything wired together at construction; ``start()`` sets the timers and the
@@ -60,8 +71,6 @@ class Varulv:
     deliverer: Deliverer
     standing: StandingTables
     wrap_ups: SeasonWrapUps
-    acks: AckFirst = field(default_factory=AckFirst)
-    """Requests being acknowledged, which the game steps let go first."""
     signing_secret: str | None = None
     relays: bool = False
     """This process only answers requests: another delivers and keeps the timers."""
@@ -96,13 +105,11 @@ def not_installed(args: FailureArgs) -> BoltResponse:
 def build(
     settings: Settings,
     database_url: str,
-    acks: AckFirst | None = None,
     now: Callable[[], datetime] = utc_now,
     relays: bool = False,
 ) -> Varulv:
     """Wire everything; the caller starts the timers and the deliverer once serving.
 
-    ``acks``: what the steps wait for (shared by a server's workers); this process's own if None.
     ``now``: the one clock every step, deadline and delivery goes by (a test's, to move it on).
     ``relays``: the steps tell the background process what to show and when a deadline falls
     (slackapp.delivery.notices) instead of this process's own deliverer and timers.
@@ -112,7 +119,6 @@ def build(
     sessions = make_sessions(engine)
     keep_journal(sessions)
     lengths = Lengths(settings.night_seconds, settings.day_seconds, settings.vote_seconds)
-    acks = acks or AckFirst()
     # The deliverer schedules its own retries, so its clients never sleep inside a call.
     delivering: ClientFor
     if settings.multi_workspace:
@@ -154,7 +160,7 @@ def build(
             user_facing_authorize_error_message=NOT_INSTALLED,
             # Acknowledge as soon as ack() returns; the work runs on step threads after it.
             process_before_response=True,
-            listener_executor=StepExecutor(acks),
+            listener_executor=StepExecutor(),
             request_verification_enabled=False,
         )
     else:
@@ -169,7 +175,7 @@ def build(
             # again on the next one if Slack failed: one hiccup at Slack never stops a boot.
             token_verification_enabled=False,
             process_before_response=True,
-            listener_executor=StepExecutor(acks),
+            listener_executor=StepExecutor(),
             request_verification_enabled=False,
         )
     pacer = Pacer(updates=Limit(settings.updates_per_minute / 60, UPDATE_BURST))
@@ -180,7 +186,7 @@ def build(
         pacer=pacer,
         now=now,
     )
-    deadlines = Deadlines(sessions, acks=acks, now=now)
+    deadlines = Deadlines(sessions, now=now)
     notices = Notices(engine) if relays else None
     steps = Steps(sessions, lengths, notices or deliverer, notices or deadlines, now)
     register(app, steps)
@@ -192,7 +198,6 @@ def build(
         deliverer=deliverer,
         standing=StandingTables(steps, now),
         wrap_ups=SeasonWrapUps(sessions, now),
-        acks=acks,
         signing_secret=settings.signing_secret,
         relays=relays,
     )

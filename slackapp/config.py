@@ -121,9 +121,6 @@ class Settings:
     updates_per_minute: int = 50
     """chat.update calls a minute per workspace the deliverer paces itself to (Tier 3)."""
     host: str = DEFAULT_HOST
-    acks_first: bool = True
-    """Whether steps wait while Slack's requests are being answered; ``VARULV_ACKS_FIRST=0``
-    lets them start at once, to measure what the wait is worth (BENCHMARKS.md)."""
 
     @property
     def multi_workspace(self) -> bool:
@@ -191,7 +188,6 @@ class Settings:
                 "VARULV_REQUEST_SECONDS", 10, 1, 300, "a number of seconds"
             ),
             host=env.get("HOST") or DEFAULT_HOST,
-            acks_first=env.get("VARULV_ACKS_FIRST", "1") != "0",
             updates_per_minute=_whole_number(
                 "VARULV_UPDATES_PER_MINUTE", 50, 1, 1_000_000, "a number of calls a minute"
             ),

@@ -20,7 +20,6 @@ from slack_bolt.adapter.wsgi.http_response import WsgiHttpResponse
 from slack_sdk.signature import SignatureVerifier
 from sqlalchemy import func, select
 
-from slackapp.acks import AckFirst
 from slackapp.app import Varulv, build
 from slackapp.asgi import Buffered, head_deadline
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
@@ -95,22 +94,21 @@ class Router:
         ):
             return _answer(start_response, "401 Unauthorized", b"invalid request\n")
         environ["wsgi.input"] = io.BytesIO(body)
-        with self.varulv.acks.acknowledging():
-            try:  # as Bolt's WSGI adapter does, with the envelope checked before routing
-                raw = WsgiHttpRequest(environ)
-                request = BoltRequest(
-                    body=raw.get_body(), query=raw.query_string, headers=raw.get_headers()
-                )
-                problem = malformed(request.body) or misnamed(request.context)
-            except Exception as error:  # not UTF-8, not JSON, or fields Bolt cannot read
-                problem = repr(error)
-            if problem is not None:
-                log.warning("refused a signed request Bolt could not route: %s", problem)
-                return _answer(start_response, "400 Bad Request", b"malformed request\n")
-            answer = self.varulv.app.dispatch(request)
-            response = WsgiHttpResponse(answer.status, answer.headers, answer.body)
-            start_response(response.status, response.get_headers())
-            return response.get_body()
+        try:  # as Bolt's WSGI adapter does, with the envelope checked before routing
+            raw = WsgiHttpRequest(environ)
+            request = BoltRequest(
+                body=raw.get_body(), query=raw.query_string, headers=raw.get_headers()
+            )
+            problem = malformed(request.body) or misnamed(request.context)
+        except Exception as error:  # not UTF-8, not JSON, or fields Bolt cannot read
+            problem = repr(error)
+        if problem is not None:
+            log.warning("refused a signed request Bolt could not route: %s", problem)
+            return _answer(start_response, "400 Bad Request", b"malformed request\n")
+        answer = self.varulv.app.dispatch(request)
+        response = WsgiHttpResponse(answer.status, answer.headers, answer.body)
+        start_response(response.status, response.get_headers())
+        return response.get_body()
 
     def signed(self, body: bytes, timestamp: str, signature: str) -> bool:
         """Signed by Slack (slack_sdk's check); a timestamp that is no number, or a signature
@@ -147,19 +145,11 @@ def _answer(start_response: StartResponse, status: str, body: bytes) -> Iterable
     return [body]
 
 
-def acks_first(enabled: bool) -> AckFirst:
-    """The gate that lets acknowledgements go before steps; not ``enabled``, it stands open
-    (steps start at once)."""
-    if not enabled:
-        return AckFirst(patience=0.0, steps_while_busy=1 << 20)
-    return AckFirst()
-
-
 def asgi_app(settings: Settings, database_url: str) -> Buffered:
     """One serving process's app: its requests, and (from ASGI's lifespan startup until its
     shutdown) its deliverer and timers, which share the work with every other process on the
     database through its leases."""
-    varulv = build(settings, database_url, acks_first(settings.acks_first))
+    varulv = build(settings, database_url)
     return Buffered(
         Router(varulv, keeps_timers=True),
         settings.threads,

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.acks import AckFirst
 from slackapp.db.models import TIMED_PHASES, Game
 
 log = logging.getLogger(__name__)
@@ -39,14 +36,11 @@ class Deadlines:
         self,
         sessions: sessionmaker[Session],
         sweep_seconds: float = SWEEP_SECONDS,
-        acks: AckFirst | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.sessions = sessions
         self.now = now
         """The clock deadlines are due by (the steps' own, so a test can move it on)."""
-        self.acks = acks
-        """When given, a wake-up lets Slack's requests in hand be acknowledged first."""
         self.scheduler = BackgroundScheduler(
             timezone="UTC", executors={"default": {"type": "threadpool", "max_workers": 10}}
         )
@@ -108,9 +102,8 @@ class Deadlines:
                 return
             self._running += 1
             self._again = False
-        queued_at = time.monotonic()  # every batch of this run has been due since then
         while True:
-            while self._step_batch(queued_at) >= self._batch > 0:
+            while self._step_batch() >= self._batch > 0:
                 pass
             with self._lock:
                 if not self._again:
@@ -118,24 +111,22 @@ class Deadlines:
                     return
                 self._again = False
 
-    def _step_batch(self, queued_at: float) -> int:
+    def _step_batch(self) -> int:
         if self._step_due is None:
             return 0
-        with self._turn(queued_at):
-            try:
-                return self._step_due()
-            except Exception:
-                log.exception("stepping due deadlines failed; the sweep will try again")
-                return 0
+        try:
+            return self._step_due()
+        except Exception:
+            log.exception("stepping due deadlines failed; the sweep will try again")
+            return 0
 
     def sweep(self) -> None:
         self.wake()
         for also in self._also:
-            with self._turn(time.monotonic()):
-                try:
-                    also()
-                except Exception:
-                    log.exception("a sweep step failed; the next sweep tries again")
+            try:
+                also()
+            except Exception:
+                log.exception("a sweep step failed; the next sweep tries again")
 
     def due_games(self) -> list[int]:
         """Open games whose deadline has passed, oldest first."""
@@ -158,8 +149,3 @@ class Deadlines:
                 )
             )
             return [(game_id, deadline) for game_id, deadline in rows if deadline is not None]
-
-    @contextmanager
-    def _turn(self, queued_at: float) -> Iterator[None]:
-        with self.acks.turn(queued_at) if self.acks else nullcontext():
-            yield

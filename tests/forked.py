@@ -1,6 +1,6 @@
 """App processes forked from one that has imported Varulv already.
 
-A fresh interpreter spends about 0.7 s of CPU importing SQLAlchemy, Bolt, slack_sdk and gunicorn
+A fresh interpreter spends about 0.7 s of CPU importing SQLAlchemy, Bolt, slack_sdk and uvicorn
 before ``varulv serve`` can start, and the tests start some seventy servers. Forked from
 multiprocessing's fork server, which imported them once, a server runs the same code as
 ``python -m MODULE ARGS`` (the module's ``main(ARGS)``, as its ``__main__`` block calls it), in a

@@ -26,8 +26,7 @@ import requests
 from sqlalchemy import select
 
 from slackapp import app as wiring
-from slackapp.acks import AckFirst, StepExecutor
-from slackapp.app import Varulv, build
+from slackapp.app import StepExecutor, Varulv, build
 from slackapp.asgi import environ
 from slackapp.config import Settings
 from slackapp.db.models import OutboxEntry
@@ -153,9 +152,7 @@ class InProcessApp:
             data_dir="",
         )
         with mock.patch.object(wiring, "StepExecutor", TrackedSteps):
-            # One request at a time: a step need not wait for a burst's quiet (20 ms) after it.
-            acks = AckFirst(quiet=0.0)
-            self.varulv: Varulv = build(settings, database_url, acks, now=self.clock.now)
+            self.varulv: Varulv = build(settings, database_url, now=self.clock.now)
         self.varulv.steps.deliverer = NoKick()
         # Pacing has tests of its own; here a paced post would wait for a clock nobody moves.
         self.varulv.deliverer.pacer = Pacer(posts=UNPACED, updates=UNPACED)
