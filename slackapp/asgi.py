@@ -3,7 +3,7 @@
 A request is read whole on the event loop, bounded in size and in time, and only then handed to
 one of the app's threads: a slow or idle client holds a socket, never a thread, so it cannot
 keep an acknowledgement or ``/healthz`` waiting. uvicorn waits for a request's head without a
-deadline (its keep-alive timeout ends at the first byte), so :func:`head_deadline` adds one.
+deadline (its keep-alive timeout ends at the first byte), so :class:`HeadDeadline` adds one.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import logging
 import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, ClassVar
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -185,39 +185,38 @@ async def _respond(send: Send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def head_deadline(seconds: float) -> type[HttpToolsProtocol]:
+class HeadDeadline(HttpToolsProtocol):
     """uvicorn's HTTP protocol (httptools), closing a connection once a request's head has been
-    awaited ``seconds``: from the connection's start, or from its first byte on a kept-alive
-    connection (the body's deadline is :class:`Buffered`'s). Only public callbacks are
-    extended: asyncio's ``connection_made``/``connection_lost`` and the parser's
+    awaited :attr:`seconds`: from the connection's start, or from its first byte on a
+    kept-alive connection (the body's deadline is :class:`Buffered`'s). Only public callbacks
+    are extended: asyncio's ``connection_made``/``connection_lost`` and the parser's
     ``on_message_begin``/``on_headers_complete``."""
 
-    class HeadDeadline(HttpToolsProtocol):
-        deadline: asyncio.TimerHandle | None = None
+    seconds: ClassVar[float] = 10.0
+    """Set once per process before it serves (uvicorn's workers import this class afresh)."""
+    deadline: asyncio.TimerHandle | None = None
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            self.arm(transport)
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.arm(transport)
 
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            if self.deadline is None:
-                self.arm(self.transport)
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self.deadline is None:
+            self.arm(self.transport)
 
-        def on_headers_complete(self) -> None:
-            self.disarm()
-            super().on_headers_complete()
+    def on_headers_complete(self) -> None:
+        self.disarm()
+        super().on_headers_complete()
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            self.disarm()
-            super().connection_lost(exc)
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.disarm()
+        super().connection_lost(exc)
 
-        def arm(self, transport: asyncio.Transport) -> None:
-            self.deadline = asyncio.get_running_loop().call_later(seconds, transport.abort)
+    def arm(self, transport: asyncio.Transport) -> None:
+        self.deadline = asyncio.get_running_loop().call_later(self.seconds, transport.abort)
 
-        def disarm(self) -> None:
-            if self.deadline is not None:
-                self.deadline.cancel()
-                self.deadline = None
-
-    return HeadDeadline
+    def disarm(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None

@@ -97,6 +97,12 @@ def child_environment(changes: Mapping[str, str | None]) -> dict[str, str]:
     return env
 
 
+def hand_down_database_url(url: str) -> None:
+    """``DATABASE_URL`` set to ``url`` for the processes this one starts (uvicorn's workers,
+    which read their settings afresh): the embedded database's address once it runs."""
+    os.environ["DATABASE_URL"] = url
+
+
 @dataclass(frozen=True)
 class Settings:
     bot_token: str | None

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import logging
-import os
 import resource
 import signal
 from collections.abc import Callable, Iterable
@@ -21,8 +20,8 @@ from slack_sdk.signature import SignatureVerifier
 from sqlalchemy import func, select
 
 from slackapp.app import Varulv, build
-from slackapp.asgi import Buffered, head_deadline
-from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
+from slackapp.asgi import Buffered, HeadDeadline
+from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings, hand_down_database_url
 from slackapp.db.engine import database_url
 from slackapp.db.models import TIMED_PHASES, Game, OutboxEntry
 from slackapp.logs import configure_logging, logging_config
@@ -149,6 +148,7 @@ def asgi_app(settings: Settings, database_url: str) -> Buffered:
     """One serving process's app: its requests, and (from ASGI's lifespan startup until its
     shutdown) its deliverer and timers, which share the work with every other process on the
     database through its leases."""
+    HeadDeadline.seconds = settings.request_seconds
     varulv = build(settings, database_url)
     return Buffered(
         Router(varulv, keeps_timers=True),
@@ -172,7 +172,7 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
     return {
         "host": settings.host,
         "port": settings.port,
-        "http": head_deadline(settings.request_seconds),
+        "http": HeadDeadline,
         "lifespan": "on",
         "limit_concurrency": MAX_CONNECTIONS,
         "timeout_graceful_shutdown": GRACEFUL_SECONDS,
@@ -198,7 +198,7 @@ def serve_http(settings: Settings, url: str) -> None:
     if settings.workers == 1:
         uvicorn.Server(uvicorn.Config(asgi_app(settings, url), **options)).run()
         return
-    os.environ["DATABASE_URL"] = url  # the workers' own Settings.from_env() reads it
+    hand_down_database_url(url)  # the workers' own Settings.from_env() reads it
     uvicorn.run(
         "slackapp.server:from_environment", factory=True, workers=settings.workers, **options
     )

@@ -65,6 +65,10 @@ def fork_python(
 def _run_module(arguments: list[str], env: dict[str, str], log: str, cwd: str) -> None:
     """In the forked process: become what ``python -m`` would have started."""
     os.setsid()  # stopping or killing its group takes the workers it forks down with it
+    # Standard input on descriptor 0, as for a real process (multiprocessing gave this one a
+    # devnull elsewhere, which uvicorn's worker processes could not reopen).
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's own, for its lifetime
     out = os.open(log, os.O_WRONLY | os.O_APPEND)
     os.dup2(out, 1)
     os.dup2(out, 2)

@@ -7,6 +7,7 @@ of them do it, and a process that goes away leaves its games to the others.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterator
 
@@ -100,3 +101,35 @@ def test_the_other_process_finishes_a_game(two_processes: tuple[Deployment, AppP
     assert sorted(by_first + by_second) == sorted(["lobby", "night", "day", "vote", "over"])
     assert by_second[:2] == ["lobby", "night"]
     assert by_first[-2:] == ["vote", "over"], "the survivor finished the game on its own"
+
+
+def test_uvicorns_workers_each_serve_deliver_and_keep_the_timers(postgres: str) -> None:
+    """``WEB_CONCURRENCY=2``: uvicorn's own supervisor runs two worker processes (started
+    afresh, with the usual phase lengths), and a game played through them is delivered to the
+    reveal."""
+    url = fresh_database(postgres, "workers")
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
+        app = start_app(fake, url, env={"WEB_CONCURRENCY": "2"})
+        engine = create_engine(url)
+        try:
+
+            def serving() -> set[int]:
+                return {
+                    entry["pid"]
+                    for entry in Deployment(fake, app, engine).log_lines(app)
+                    if entry.get("message") == "Application startup complete."
+                }
+
+            deadline = time.monotonic() + 60
+            while len(serving()) < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)  # the second worker may still be starting
+            assert len(serving()) == 2 and app.process.pid not in serving(), app.log_tail()
+            table = Deployment(fake, app, engine).table()
+            table.seat_people(ALVA, [BENGT, CARIN])
+            table.start(ALVA)
+            table.play_night([ALVA, BENGT, CARIN])
+            table.nobody_dies_tonight([ALVA, BENGT, CARIN])
+            table.reveal()
+        finally:
+            app.stop()
+            engine.dispose()
