@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import socket
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, closing, suppress
@@ -16,7 +17,7 @@ import requests
 from sqlalchemy import Engine
 
 from slackapp.fakeslack import FakeSlack
-from tests.e2e.conftest import AppProcess
+from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess
 from tests.e2e.driver import Table
 from tests.processes import signal_group
 from tests.reliability.support import new_people, running_app, signed_command
@@ -137,3 +138,83 @@ def wait_until_accepted(app: AppProcess, connection: socket.socket) -> None:
                     return
         time.sleep(0.02)
     raise AssertionError("the server did not accept the connection")
+
+
+class Crowd:
+    """``idle`` connections that stop inside a request, and ``dripping`` that send their head a
+    byte a second, held open on a thread of their own: each one the server drops is opened
+    again at once, as an attacker would."""
+
+    def __init__(self, app: AppProcess, idle: int, dripping: int) -> None:
+        self.app = app
+        self.idle = [half_open(app, index) for index in range(idle)]
+        self.dripping = [self.drip_start() for _ in range(dripping)]
+        self.head = b"POST /slack/events HTTP/1.1\r\nHost: varulv\r\nX-Slow: " + b"a" * 4000
+        self.reopened = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._hold, name="crowd", daemon=True)
+
+    def drip_start(self) -> socket.socket:
+        address = urlsplit(self.app.url)
+        connection = socket.create_connection((address.hostname, address.port), timeout=5)
+        connection.setblocking(False)
+        return connection
+
+    def __enter__(self) -> Crowd:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        for connection in self.idle + self.dripping:
+            connection.close()
+
+    def _hold(self) -> None:
+        step = 0
+        while not self._stop.wait(1.0):  # the pace of the drip, not a wait for anything
+            for index, connection in enumerate(self.dripping):
+                try:
+                    connection.send(self.head[step % len(self.head) : step % len(self.head) + 1])
+                except OSError:
+                    connection.close()
+                    self.dripping[index] = self.drip_start()
+                    self.reopened += 1
+            for index, connection in enumerate(self.idle):
+                if self._dropped(connection):
+                    connection.close()
+                    self.idle[index] = half_open(self.app, index)
+                    self.reopened += 1
+            step += 1
+
+    @staticmethod
+    def _dropped(connection: socket.socket) -> bool:
+        connection.setblocking(False)
+        try:
+            return connection.recv(4096) == b""
+        except BlockingIOError:
+            return False
+        except OSError:
+            return True
+        finally:
+            connection.setblocking(True)
+
+
+def test_a_game_is_played_while_hundreds_of_clients_hang_on(database_url: str, db: Engine) -> None:
+    """500 idle connections and 50 sending their head a byte a second, held the whole game:
+    every command and click is acknowledged within Slack's 3 seconds (the stand-in, like
+    Slack, gives up on an acknowledgement after that), and the game reaches its reveal."""
+    with (
+        FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], ack_timeout=3.0) as fake,
+        running_app(fake, database_url, env={"VARULV_REQUEST_SECONDS": "2"}) as app,
+        Crowd(app, idle=500, dripping=50) as crowd,
+    ):
+        people = new_people(fake, 3)
+        table = Table(fake, app, db)
+        table.seat_people(people[0], people[1:])
+        table.start(people[0])
+        table.play_night(people)
+        table.nobody_dies_tonight(people)
+        table.reveal()
+        assert fake.ack_latencies and max(fake.ack_latencies) < 3.0
+    assert crowd.reopened > 0, "the server dropped those that did not finish in time"
