@@ -250,3 +250,19 @@ def test_the_release_phase_and_the_app_use_the_same_migrations() -> None:
     from_package = ScriptDirectory.from_config(alembic_config())
     assert Path(from_ini.dir).resolve() == Path(str(MIGRATIONS)).resolve() == ROOT / "migrations"
     assert from_ini.get_heads() == from_package.get_heads() != []
+
+
+def test_healthz_says_when_this_processs_timers_have_stopped(
+    fake: FakeSlack, postgres: str
+) -> None:
+    single = settings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=fake.api_url)
+    url = fresh_database(postgres, "timers")
+    upgrade_schema(url)
+    varulv = build(single, url)
+    router = Router(varulv, keeps_timers=True)
+    varulv.start()
+    try:
+        assert call(router, "/healthz") == ("200 OK", b"ok\n")
+    finally:
+        varulv.stop()
+    assert call(router, "/healthz") == ("503 Service Unavailable", b"timers stopped\n")
