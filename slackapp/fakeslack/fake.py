@@ -83,6 +83,9 @@ class FakeSlack:
         self.next_ts = workspace.next_ts
         self.add_message = workspace.add_message
         self.get_message = workspace.get_message
+        self.remove_message = workspace.remove_message
+        self.shown_text = workspace.shown_text
+        self.shown_name = workspace.shown_name
         self.message = workspace.message
         self.messages = workspace.messages
         self.dm_messages = workspace.dm_messages
