@@ -26,6 +26,7 @@ from slackapp.db.channels import choice_in
 from slackapp.db.engine import transaction
 from slackapp.db.games import GAMES, StoredGame
 from slackapp.db.models import Game
+from slackapp.delivery.copies import Copy, adopt
 from slackapp.delivery.outbox import Row, enqueue, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
@@ -149,11 +150,14 @@ def commit_step(
     skip_locked: bool = False,
     dm_channels: dict[str, str] | None = None,
     asking: Workspace | None = None,
+    clicked: Copy | None = None,
 ) -> Committed | None:
     """Apply ``event`` to the game in one transaction; None if there is no such game (or,
     with ``skip_locked``, another transaction holds it). ``dm_channels``: the people's private
     message channels, kept for the deliverer when the event starts the night. ``asking``: the
-    workspace of the signed request, refused (nothing changes) unless it owns the game."""
+    workspace of the signed request, refused (nothing changes) unless it owns the game.
+    ``clicked``: the copy of the game's message the click came from, made the message if it
+    is a second copy the app did not record (see slackapp.delivery.copies)."""
     with transaction(sessions) as session:
         connection = session.connection()
         game = games.lock(connection, game_id, skip_locked=skip_locked)
@@ -161,10 +165,12 @@ def commit_step(
             return None
         if asking is not None and not asking.owns(game):
             return Committed(game.id, ANOTHER_WORKSPACE, None, 0)
+        adopted = 0 if clicked is None else adopt(connection, game.id, clicked)
         changes = games.Changes()
         before, done, game = _decide(changes, game, event, now(), dm_channels)
         changes.write(session)
-        return _committed(game.id, before, done, enqueue(connection, game, done.effects))
+        shown = adopted + enqueue(connection, game, done.effects)
+        return _committed(game.id, before, done, shown)
 
 
 def commit_due(
@@ -282,9 +288,17 @@ class Steps:
             self.alarm.arm(done.game_id, done.deadline)
         return done.answer
 
-    def act(self, game_id: int, event: m.Event, asking: Workspace | None = None) -> str | None:
-        """A person's command on a game, from the workspace ``asking``; the answer for them."""
-        return self._after(commit_step(self.sessions, game_id, event, self.now, asking=asking))
+    def act(
+        self,
+        game_id: int,
+        event: m.Event,
+        asking: Workspace | None = None,
+        clicked: Copy | None = None,
+    ) -> str | None:
+        """A person's command on a game, from the workspace ``asking`` (and, for a click, the
+        copy of the message ``clicked``); the answer for them."""
+        done = commit_step(self.sessions, game_id, event, self.now, asking=asking, clicked=clicked)
+        return self._after(done)
 
     def report(self, game_id: int, event: m.Event) -> None:
         """The deliverer's news that Slack refused something for good."""
@@ -441,6 +455,7 @@ class Steps:
         user_id: str,
         client: OpensDirectMessages,
         asking: Workspace | None = None,
+        clicked: Copy | None = None,
     ) -> str | None:
         """*Start*: deal and begin the night, once every person's private message is open.
 
@@ -456,7 +471,7 @@ class Steps:
                 return state  # before any DM is opened with another workspace's token
             if m.step(state, m.Start(user_id), self.now()).state.phase != m.Phase.NIGHT:
                 # refused, or due: the machine says
-                return self.act(game_id, m.Start(user_id), asking)
+                return self.act(game_id, m.Start(user_id), asking, clicked)
             for seat in state.people:
                 if seat.key in channels or seat.key in unreachable:
                     continue
@@ -469,7 +484,13 @@ class Steps:
                     unreachable.append(seat.key)
             event = m.Start(user_id, tuple(unreachable), tuple(channels))
             done = commit_step(
-                self.sessions, game_id, event, self.now, dm_channels=channels, asking=asking
+                self.sessions,
+                game_id,
+                event,
+                self.now,
+                dm_channels=channels,
+                asking=asking,
+                clicked=clicked,
             )
             if done is None or done.answer != m.SOMEONE_SAT_DOWN:
                 return self._after(done)

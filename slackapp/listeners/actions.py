@@ -24,6 +24,7 @@ from slackapp.blocks.ids import ButtonValue
 from slackapp.db import history, standing
 from slackapp.db.engine import transaction
 from slackapp.db.models import Game
+from slackapp.delivery.copies import Copy
 from slackapp.game import machine as m
 from slackapp.listeners.ack import Reply, acknowledge_then, header, run_step, send
 from slackapp.listeners.events import publish_home_tab
@@ -96,6 +97,47 @@ def _timestamp(raw: object, sent: Decimal) -> Decimal | None:
 def _peek_index(target: str | None) -> int:
     """A centre card's button value ("0" or "1"); anything else names no card (-1)."""
     return int(target) if target in ("0", "1") else -1
+
+
+CHANNEL_SURFACES = {
+    ids.JOIN: m.LOBBY_BOARD,
+    ids.LEAVE: m.LOBBY_BOARD,
+    ids.FILL_BOTS: m.LOBBY_BOARD,
+    ids.START: m.LOBBY_BOARD,
+    ids.HEARD_ENOUGH: m.DAY_BOARD,
+    ids.VOTE: m.VOTE_BOARD,
+}
+"""The game's channel message each channel button is on."""
+NIGHT_ACTIONS = frozenset(
+    {
+        ids.NIGHT_PEEK,
+        ids.NIGHT_LOOK,
+        ids.NIGHT_ROB,
+        ids.NIGHT_SWAP,
+        ids.NIGHT_SWAP_RESET,
+        ids.NIGHT_SKIP,
+        ids.NIGHT_CONFIRM,
+    }
+)
+"""Buttons of a person's own night message, in their DM."""
+
+
+def copy_clicked(body: dict[str, Any], click: Click) -> Copy | None:
+    """Which copy of which of the game's messages the button was on, from the payload's
+    ``container`` (None for an ephemeral message, or a button on no message of the game's)."""
+    container = body.get("container")
+    if not isinstance(container, dict) or container.get("is_ephemeral") is True:
+        return None
+    channel, ts = slack_id(container.get("channel_id")), container.get("message_ts")
+    if not channel or not isinstance(ts, str) or not ts or len(ts) > 32:
+        return None
+    if click.action in NIGHT_ACTIONS:
+        surface = m.dm_surface(click.user_id)
+    elif click.action in CHANNEL_SURFACES:
+        surface = CHANNEL_SURFACES[click.action]
+    else:
+        return None
+    return Copy(surface, channel, ts)
 
 
 def command_for(click: Click) -> m.Event | None:
@@ -178,16 +220,17 @@ def register(app: App, steps: Steps) -> None:
         if event is None:
             send(respond, Reply(STALE))
             return
+        on = copy_clicked(body, click)  # a second copy clicked becomes the message
         with log_context(team_id=team_id, game_id=game_id, user_id=user_id):
             if isinstance(event, m.Start):  # the cards' DMs are opened first, as the clicker's app
-                run_step(respond, lambda: steps.start(game_id, user_id, client, asking))
+                run_step(respond, lambda: steps.start(game_id, user_id, client, asking, on))
             elif isinstance(event, m.Join):
-                run_step(respond, lambda: steps.act(game_id, m.Join(user_id, named()), asking))
+                run_step(respond, lambda: steps.act(game_id, m.Join(user_id, named()), asking, on))
             elif isinstance(event, m.Cancel):
                 on_question = _on_private_message(body)
                 run_step(respond, lambda: _cancelled(steps, game_id, event, asking, on_question))
             else:
-                run_step(respond, lambda: steps.act(game_id, event, asking))
+                run_step(respond, lambda: steps.act(game_id, event, asking, on))
 
     for action in ids.ALL_ACTIONS:
         app.action(ids.pattern(action))(acknowledge_then(app, handle))
