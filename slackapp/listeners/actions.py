@@ -18,12 +18,9 @@ from slack_bolt.context.respond import Respond
 from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 
-import slackapp.blocks.last as last_screen
+from slackapp import channel_steps
 from slackapp.blocks import ids, lobby
 from slackapp.blocks.ids import ButtonValue
-from slackapp.db import history, standing
-from slackapp.db.engine import transaction
-from slackapp.db.models import Game
 from slackapp.delivery.copies import Copy
 from slackapp.game import machine as m
 from slackapp.listeners.ack import Reply, acknowledge_then, header, run_step, send
@@ -45,7 +42,7 @@ class Click:
     action_ts: Decimal | None
 
 
-STALE = "That button doesn't belong to any game I know."
+STALE = channel_steps.STALE
 CANCELLED = "You cancelled the table."
 
 
@@ -237,9 +234,6 @@ def register(app: App, steps: Steps) -> None:
     register_other(app, steps)
 
 
-NOT_OVER = "That game is not over, or was not played in this channel: nothing to check."
-
-
 def register_other(app: App, steps: Steps) -> None:
     """Buttons that are not a move: "I usually play" and the game for the referee."""
 
@@ -263,7 +257,12 @@ def register_other(app: App, steps: Steps) -> None:
             return
         user_id, value = got
         team_id = str(context.team_id or "")
-        run_step(respond, lambda: _toggle_regular(steps, team_id, user_id, value))
+        run_step(
+            respond,
+            lambda: channel_steps.toggle_regular(
+                steps, team_id, user_id, value.game_id, value.target
+            ),
+        )
         if not value.game_id:  # pressed on the Home tab: show it with the change
             publish_home_tab(steps, client, team_id, user_id)
 
@@ -276,37 +275,10 @@ def register_other(app: App, steps: Steps) -> None:
         where = body.get("channel")
         channel = slack_id(where.get("id")) if isinstance(where, dict) else ""
         with log_context(team_id=team_id, game_id=game_id, user_id=got[0]):
-            run_step(respond, lambda: _game_json(steps, team_id, channel, game_id))
+            run_step(respond, lambda: channel_steps.game_json(steps, team_id, channel, game_id))
 
     app.action(ids.pattern(ids.USUALLY_PLAY))(acknowledge_then(app, usually_play))
     app.action(ids.pattern(ids.GAME_JSON))(acknowledge_then(app, game_json))
-
-
-def _toggle_regular(steps: Steps, team_id: str, user_id: str, value: ButtonValue) -> str:
-    """On a lobby the value names its game; on the App Home, ``0:<channel>``."""
-    with transaction(steps.sessions) as session:
-        if value.game_id:
-            game = session.get(Game, value.game_id)
-            channel = game.channel_id if game is not None and game.team_id == team_id else ""
-        else:
-            channel = slack_id(value.target)
-        if not channel:
-            return STALE
-        marked = standing.toggle_regular(session, team_id, channel, user_id)
-    if marked:
-        return (
-            f"Marked: you usually play in <#{channel}>, so its standing table mentions you "
-            "when it opens. Press again to take it back."
-        )
-    return f"Taken back: the standing table in <#{channel}> no longer mentions you."
-
-
-def _game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:
-    with transaction(steps.sessions) as session:
-        game = history.finished(session, team_id, game_id)
-    if game is None or game.state.channel != channel:
-        return NOT_OVER
-    return last_screen.game_json(game.referee_input())
 
 
 def _ask_to_cancel(steps: Steps, game_id: int, user_id: str, asking: Workspace) -> Reply:
