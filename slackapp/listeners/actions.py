@@ -202,13 +202,14 @@ def register(app: App, steps: Steps) -> None:
             team_id, context.enterprise_id, bool(context.is_enterprise_install)
         )  # each step checks it owns the game, under the game's lock
 
-        def named() -> str:  # who sits down is named as Slack shows them, looked up unlocked
-            return steps.name_of(client, team_id, user_id, user_name)
+        def sat_down() -> None:  # their name as Slack shows it, made sure of in the background
+            steps.names.sat_down(client, team_id, user_id, user_name)
 
         game_id = value.game_id
         if click.action == ids.PLAY_AGAIN:  # opens a new game rather than changing this one
             with log_context(game_id=game_id, user_id=user_id):
-                run_step(respond, lambda: steps.play_again(game_id, user_id, named(), asking))
+                run_step(respond, lambda: steps.play_again(game_id, user_id, user_name, asking))
+                sat_down()
             return
         if click.action == ids.CANCEL:  # asked first, privately, only if they may cancel
             run_step(respond, lambda: _ask_to_cancel(steps, game_id, user_id, asking))
@@ -221,8 +222,9 @@ def register(app: App, steps: Steps) -> None:
         with log_context(team_id=team_id, game_id=game_id, user_id=user_id):
             if isinstance(event, m.Start):  # the cards' DMs are opened first, as the clicker's app
                 run_step(respond, lambda: steps.start(game_id, user_id, client, asking, on))
-            elif isinstance(event, m.Join):
-                run_step(respond, lambda: steps.act(game_id, m.Join(user_id, named()), asking, on))
+            elif isinstance(event, m.Join):  # under the name kept for them, else the handle
+                run_step(respond, lambda: steps.act(game_id, event, asking, on))
+                sat_down()
             elif isinstance(event, m.Cancel):
                 on_question = _on_private_message(body)
                 run_step(respond, lambda: _cancelled(steps, game_id, event, asking, on_question))

@@ -76,12 +76,13 @@ def register(app: App, steps: Steps) -> None:
                         team,
                         channel,
                         user,
-                        steps.name_of(client, team, user, handle),
+                        handle,  # the name kept for them, if any, takes its place
                         retry,
                         trigger[:255],
                         enterprise,
                     ),
                 )
+                steps.names.sat_down(client, team, user, handle)  # in the background
             elif word == "help":
                 run_step(respond, lambda: _shown(channel_steps.help_for(steps, team, channel)))
             elif word == "settings":

@@ -1,4 +1,4 @@
-"""Events API: the App Home tab, and the app leaving a workspace."""
+"""Events API: the App Home tab, people's names changing, and the app leaving a workspace."""
 
 from __future__ import annotations
 
@@ -39,7 +39,12 @@ def register(app: App, steps: Steps) -> None:
             # Varulv acts only as its bot: without that token the installation is of no use.
             _leave(app, steps, context, "bot token revoked")
 
+    def user_changed(event: dict[str, Any], context: BoltContext) -> None:
+        """Someone's profile changed: the name kept for them follows (and an open lobby)."""
+        steps.names.changed(str(context.team_id or ""), event.get("user"))
+
     app.event("app_home_opened")(acknowledge_then(app, publish_home))
+    app.event("user_change")(acknowledge_then(app, user_changed))
     app.event("app_uninstalled")(acknowledge_then(app, uninstalled))
     app.event("tokens_revoked")(acknowledge_then(app, tokens_revoked))
 
