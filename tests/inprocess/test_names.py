@@ -186,3 +186,44 @@ def test_a_profile_change_renames_the_kept_name_and_the_open_lobby(
     assert users_info_calls(fake, guest) == asked, "the event carried the name: no lookup"
     shown = fake.shown_text(table.lobby())
     assert "@Gittan" in shown and "Greta" not in shown
+
+
+def plain_texts(value: object) -> Iterator[str]:
+    """Every plain_text string in a Block Kit structure (headers, buttons, labels)."""
+    if isinstance(value, dict):
+        if value.get("type") == "plain_text":
+            yield str(value.get("text", ""))
+        for inner in value.values():
+            yield from plain_texts(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from plain_texts(inner)
+
+
+def test_no_mention_is_written_where_slack_would_show_it_raw(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """Slack renders ``<@U…>`` in mrkdwn only: a header, a button or a label would show the
+    raw id, so there a seat is named by its kept name."""
+    people = ["U0NRAWA", "U0NRAWB", "U0NRAWC"]
+    for n, user in enumerate(people):
+        fake.add_user(user, f"raw{n}", display_name=f"Raw {n}", real_name=f"Raw Person {n}")
+    since = len(fake.calls)
+    table = Table(fake, app, db)
+    table.seat_people(people[0], people[1:], bots=True)
+    table.start(people[0])
+    table.play_night(people)
+    table.wait_for_phase("day")
+    table.heard_enough(people[:2])
+    table.wait_for_phase("vote")
+    table.vote({user: "Nobody" for user in people})
+    table.reveal()
+    shown = [
+        call.params.get("blocks")
+        for call in fake.calls[since:]
+        if call.method in ("chat.postMessage", "chat.update") and call.ok
+    ]
+    labels = [text for blocks in shown for text in plain_texts(blocks)]
+    assert len(shown) > 10 and len(labels) > 20, "the screens were read"
+    assert "Raw 1" in labels, "a seat on a button is named by its kept name"
+    assert [text for text in labels if "<@" in text] == []
