@@ -93,12 +93,14 @@ class Names:
             log.exception("a person's name could not be learned")
 
     def changed(self, team_id: str, user: Any) -> None:
-        """Slack's ``user_change``: the person's profile as it is now."""
+        """Slack's ``user_change`` (any profile change of anyone in the workspace): the person's
+        kept name follows, if Varulv keeps one (it keeps none for people who never played)."""
         user_id = user.get("id") if isinstance(user, dict) else None
         if not isinstance(user_id, str) or not user_id:
             return
-        fallback = str(user.get("name") or user_id)
-        self.learned(team_id, user_id, profile_name(user, fallback))
+        name = profile_name(user, str(user.get("name") or user_id))
+        if people.changed(self.sessions, team_id, user_id, name, self.now()):
+            self.renamed(team_id, user_id, name)
 
     def learned(self, team_id: str, user_id: str, name: str) -> None:
         now = self.now()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import Connection, Table, bindparam, select
+from sqlalchemy import Connection, Table, bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -52,3 +52,26 @@ def remember(
         session.connection().execute(
             _REMEMBERED, {"team_id": team_id, "user_id": user_id, "name": name, "fetched_at": at}
         )
+
+
+_CHANGED = (
+    update(PEOPLE)
+    .where(
+        PEOPLE.c.team_id == bindparam("t"),
+        PEOPLE.c.user_id == bindparam("u"),
+        PEOPLE.c.name != bindparam("name"),
+    )
+    .values(name=bindparam("name"), fetched_at=bindparam("at"))
+)
+
+
+def changed(
+    sessions: sessionmaker[Session], team_id: str, user_id: str, name: str, at: datetime
+) -> bool:
+    """A kept name, changed to ``name``; False when Varulv keeps none for the person (it keeps
+    the names only of people who played) or it was that already."""
+    with transaction(sessions) as session:
+        result = session.connection().execute(
+            _CHANGED, {"t": team_id, "u": user_id, "name": name, "at": at}
+        )
+        return bool(result.rowcount)

@@ -187,6 +187,12 @@ def test_a_profile_change_renames_the_kept_name_and_the_open_lobby(
     shown = fake.shown_text(table.lobby())
     assert "@Gittan" in shown and "Greta" not in shown
 
+    stranger = "U0NNEVER"  # Slack tells of everyone's changes: only players' names are kept
+    fake.add_user(stranger, "n", display_name="Nils", real_name="Nils Ek")
+    assert fake.user_changed(stranger).status_code == 200
+    app.settle()
+    assert kept_name(db, stranger) is None
+
 
 def plain_texts(value: object) -> Iterator[str]:
     """Every plain_text string in a Block Kit structure (headers, buttons, labels)."""
