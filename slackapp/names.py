@@ -83,7 +83,7 @@ class Names:
             try:
                 user = lookup.users_info(user=user_id).get("user")
             except (SlackApiError, SlackClientError, OSError) as error:
-                # A rate limit, an old install without users:read: the handle stands.
+                # A rate limit, or an old install without users:read; the handle stands.
                 log.warning("users.info failed, the name stays as known: %s", error)
                 with self._lock:  # asked again the next time they sit down
                     self._asked.pop((team_id, user_id), None)

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from typing import cast
 
 from sqlalchemy import Connection, Table, select, update
-from sqlalchemy.dialects.postgresql import insert
 
 from slackapp.db.models import SlackMessage
 from slackapp.delivery.outbox import ADD, OUTBOX, Row
@@ -60,8 +59,10 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> int:
             MESSAGES.c.game_id == game_id, MESSAGES.c.surface == clicked.surface
         )
     ).first()
-    if recorded is not None and tuple(recorded) == (clicked.channel, clicked.ts):
-        return 0  # the common case: one read by primary key
+    if recorded is None or tuple(recorded) == (clicked.channel, clicked.ts):
+        # The common case, one read by primary key. With no copy recorded yet, the one clicked
+        # is being recorded just now, or will be posted again and then recorded.
+        return 0
     newest = connection.execute(
         select(OUTBOX.c.channel, OUTBOX.c.user_id, OUTBOX.c.text, OUTBOX.c.blocks)
         .where(OUTBOX.c.game_id == game_id, OUTBOX.c.surface == clicked.surface)
@@ -77,19 +78,11 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> int:
     ).first()
     if being_dropped is not None:
         return 0  # the copy clicked is the one going away: the recorded one stays
-    where = {"channel": clicked.channel, "ts": clicked.ts, "version": UNKNOWN_VERSION}
-    if recorded is None:  # clicked before any copy was recorded: this one is the message
-        connection.execute(
-            insert(MESSAGES)
-            .values(game_id=game_id, surface=clicked.surface, **where)
-            .on_conflict_do_nothing()
-        )
-    else:
-        connection.execute(
-            update(MESSAGES)
-            .where(MESSAGES.c.game_id == game_id, MESSAGES.c.surface == clicked.surface)
-            .values(**where)
-        )
+    connection.execute(
+        update(MESSAGES)
+        .where(MESSAGES.c.game_id == game_id, MESSAGES.c.surface == clicked.surface)
+        .values(channel=clicked.channel, ts=clicked.ts, version=UNKNOWN_VERSION)
+    )
     base: Row = {"game_id": game_id, "attempts": 0, "of_game": game_id}
     rows: list[Row] = [
         base
@@ -102,17 +95,16 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> int:
             "blocks": newest.blocks,
         }
     ]
-    if recorded is not None:
-        rows.append(
-            base
-            | {
-                "surface": drop_surface(recorded.ts),
-                "of_surface": drop_surface(recorded.ts),
-                "channel": recorded.channel,
-                "user_id": None,
-                "text": recorded.ts,
-                "blocks": None,
-            }
-        )
+    rows.append(
+        base
+        | {
+            "surface": drop_surface(recorded.ts),
+            "of_surface": drop_surface(recorded.ts),
+            "channel": recorded.channel,
+            "user_id": None,
+            "text": recorded.ts,
+            "blocks": None,
+        }
+    )
     connection.execute(ADD, rows)
     return len(rows)
