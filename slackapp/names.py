@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -51,7 +51,8 @@ class Names:
         self._lock = threading.Lock()
         self._asked: dict[tuple[str, str], datetime] = {}
         """When this process last made sure of a person's name: asked again a day later."""
-        self._lookups: ThreadPoolExecutor | None = None
+        self.lookups: Executor | None = None
+        """Where the look-ups run: threads of their own, started on first use."""
 
     def sat_down(self, client: WebClient, team_id: str, user_id: str, handle: str) -> None:
         """A person sat down (or opened a table): make sure their name is known, in the
@@ -64,9 +65,9 @@ class Names:
             if len(self._asked) > 100_000:  # a long-lived process forgets the oldest first
                 self._asked = dict(sorted(self._asked.items(), key=lambda kv: kv[1])[50_000:])
             self._asked[key] = now
-            if self._lookups is None:
-                self._lookups = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="names")
-            lookups = self._lookups
+            if self.lookups is None:
+                self.lookups = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="names")
+            lookups = self.lookups
         token, base_url = client.token, client.base_url
         lookups.submit(self._make_sure, token, base_url, team_id, user_id, handle)
 
@@ -111,6 +112,6 @@ class Names:
 
     def stop(self) -> None:
         with self._lock:
-            lookups, self._lookups = self._lookups, None
+            lookups, self.lookups = self.lookups, None
         if lookups is not None:
             lookups.shutdown(wait=False, cancel_futures=True)
