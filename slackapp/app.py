@@ -88,6 +88,7 @@ class Varulv:
     def stop(self) -> None:
         self.deadlines.stop()
         self.deliverer.stop()
+        self.steps.names.stop()
 
 
 def installed(args: SuccessArgs) -> BoltResponse:

@@ -11,13 +11,12 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError, SlackClientError
-from sqlalchemy import select
+from slack_sdk.errors import SlackApiError
+from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -25,11 +24,12 @@ from slackapp.db import games, people
 from slackapp.db.channels import choice_in
 from slackapp.db.engine import transaction
 from slackapp.db.games import GAMES, StoredGame
-from slackapp.db.models import Game
+from slackapp.db.models import Game, Seat
+from slackapp.delivery.copies import Copy, adopt
 from slackapp.delivery.outbox import Row, enqueue, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
-from slackapp.shapes import profile_name
+from slackapp.names import Names
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +41,6 @@ ANOTHER_WORKSPACE = (
 START_TRIES = 3
 DEADLINE_BATCH = 50
 """Due games stepped in one transaction: one commit for many, each lock held only that long."""
-NAME_REFRESH = timedelta(days=1)
-"""A person's cached name is asked of Slack again once it is this old."""
-NAME_LOOKUP_SECONDS = 3
-"""users.info gets this long, once, with no wait for a rate limit: a name never holds up a
-join."""
 
 
 def utc_now() -> datetime:
@@ -109,6 +104,12 @@ class Workspace:
         return self.org_wide and same_org
 
 
+def kept_name(connection: Connection, team_id: str, user_id: str, handle: str) -> str:
+    """The name kept for a person (see slackapp.names), else the handle their request carried."""
+    known = people.known_in(connection, team_id, user_id)
+    return handle if known is None else known.name
+
+
 def _new_game(
     session: Session,
     team_id: str,
@@ -149,11 +150,14 @@ def commit_step(
     skip_locked: bool = False,
     dm_channels: dict[str, str] | None = None,
     asking: Workspace | None = None,
+    clicked: Copy | None = None,
 ) -> Committed | None:
     """Apply ``event`` to the game in one transaction; None if there is no such game (or,
     with ``skip_locked``, another transaction holds it). ``dm_channels``: the people's private
     message channels, kept for the deliverer when the event starts the night. ``asking``: the
-    workspace of the signed request, refused (nothing changes) unless it owns the game."""
+    workspace of the signed request, refused (nothing changes) unless it owns the game.
+    ``clicked``: the copy of the game's message the click came from, made the message if it
+    is a second copy the app did not record (see slackapp.delivery.copies)."""
     with transaction(sessions) as session:
         connection = session.connection()
         game = games.lock(connection, game_id, skip_locked=skip_locked)
@@ -161,10 +165,14 @@ def commit_step(
             return None
         if asking is not None and not asking.owns(game):
             return Committed(game.id, ANOTHER_WORKSPACE, None, 0)
+        adopted = 0 if clicked is None else adopt(connection, game.id, clicked)
+        if isinstance(event, m.Join):  # the name kept for them, if Varulv has met them
+            event = replace(event, name=kept_name(connection, game.team_id, event.user, event.name))
         changes = games.Changes()
         before, done, game = _decide(changes, game, event, now(), dm_channels)
         changes.write(session)
-        return _committed(game.id, before, done, enqueue(connection, game, done.effects))
+        shown = adopted + enqueue(connection, game, done.effects)
+        return _committed(game.id, before, done, shown)
 
 
 def commit_due(
@@ -272,6 +280,7 @@ class Steps:
         self.deliverer = deliverer
         self.alarm = alarm
         self.now = now
+        self.names = Names(sessions, self.rename, now)
 
     def _after(self, done: Committed | None) -> str | None:
         if done is None:
@@ -282,9 +291,17 @@ class Steps:
             self.alarm.arm(done.game_id, done.deadline)
         return done.answer
 
-    def act(self, game_id: int, event: m.Event, asking: Workspace | None = None) -> str | None:
-        """A person's command on a game, from the workspace ``asking``; the answer for them."""
-        return self._after(commit_step(self.sessions, game_id, event, self.now, asking=asking))
+    def act(
+        self,
+        game_id: int,
+        event: m.Event,
+        asking: Workspace | None = None,
+        clicked: Copy | None = None,
+    ) -> str | None:
+        """A person's command on a game, from the workspace ``asking`` (and, for a click, the
+        copy of the message ``clicked``); the answer for them."""
+        done = commit_step(self.sessions, game_id, event, self.now, asking=asking, clicked=clicked)
+        return self._after(done)
 
     def report(self, game_id: int, event: m.Event) -> None:
         """The deliverer's news that Slack refused something for good."""
@@ -321,30 +338,23 @@ class Steps:
             self._after(each)
         return len(done)
 
-    def name_of(self, client: WebClient, team_id: str, user_id: str, handle: str) -> str:
-        """The name a person sits down under: their profile's display name, else real name,
-        else ``handle`` (the payload's legacy username); cached, and asked of Slack
-        (users.info) only once the cached one is older than NAME_REFRESH.
-
-        Called before the step, with no game locked. Slack failing (a rate limit, an old
-        install without users:read, a timeout) never fails the command: the cached name, or
-        the handle, stands in.
-        """
-        now = self.now()
-        cached = people.known(self.sessions, team_id, user_id)
-        if cached is not None and now - cached.fetched_at < NAME_REFRESH:
-            return cached.name
-        lookup = WebClient(
-            token=client.token, base_url=client.base_url, timeout=NAME_LOOKUP_SECONDS
-        )
-        try:
-            user = lookup.users_info(user=user_id).get("user")
-        except (SlackApiError, SlackClientError, OSError) as error:
-            log.warning("users.info failed, the name stays as known: %s", error)
-            return handle if cached is None else cached.name
-        name = profile_name(user, handle)
-        people.remember(self.sessions, team_id, user_id, name, now)
-        return name
+    def rename(self, team_id: str, user_id: str, name: str) -> int:
+        """Write a person's name, as learned from Slack, over the one they sat down under at
+        every lobby of the workspace where they sit; how many lobbies were told."""
+        with self.sessions() as session:
+            lobbies = session.scalars(
+                select(Game.id)
+                .join(Seat, Seat.game_id == Game.id)
+                .where(
+                    Game.team_id == team_id,
+                    Game.phase == m.Phase.LOBBY.value,
+                    Seat.user_id == user_id,
+                    Seat.display_name != name,
+                )
+            ).all()
+        for game_id in lobbies:
+            self._after(commit_step(self.sessions, game_id, m.Rename(user_id, name), self.now))
+        return len(lobbies)
 
     def open_table(
         self,
@@ -381,7 +391,7 @@ class Steps:
                     channel_id,
                     self.lengths,
                     user_id,
-                    user_name,
+                    kept_name(session.connection(), team_id, user_id, user_name),
                     enterprise_id=enterprise_id,
                     opened_by_trigger=trigger or None,
                 )
@@ -425,7 +435,8 @@ class Steps:
                     last.bots_allowed,
                     previous.enterprise_id,
                 )
-                opened = m.play_again(last, game.id, game.seed, user_id, user_name)
+                name = kept_name(session.connection(), previous.team_id, user_id, user_name)
+                opened = m.play_again(last, game.id, game.seed, user_id, name)
                 game.host_user_id = opened.state.host
                 games.store_new(session, game, opened.state)
                 enqueue(session.connection(), game, opened.effects)
@@ -441,6 +452,7 @@ class Steps:
         user_id: str,
         client: OpensDirectMessages,
         asking: Workspace | None = None,
+        clicked: Copy | None = None,
     ) -> str | None:
         """*Start*: deal and begin the night, once every person's private message is open.
 
@@ -456,7 +468,7 @@ class Steps:
                 return state  # before any DM is opened with another workspace's token
             if m.step(state, m.Start(user_id), self.now()).state.phase != m.Phase.NIGHT:
                 # refused, or due: the machine says
-                return self.act(game_id, m.Start(user_id), asking)
+                return self.act(game_id, m.Start(user_id), asking, clicked)
             for seat in state.people:
                 if seat.key in channels or seat.key in unreachable:
                     continue
@@ -469,7 +481,13 @@ class Steps:
                     unreachable.append(seat.key)
             event = m.Start(user_id, tuple(unreachable), tuple(channels))
             done = commit_step(
-                self.sessions, game_id, event, self.now, dm_channels=channels, asking=asking
+                self.sessions,
+                game_id,
+                event,
+                self.now,
+                dm_channels=channels,
+                asking=asking,
+                clicked=clicked,
             )
             if done is None or done.answer != m.SOMEONE_SAT_DOWN:
                 return self._after(done)

@@ -313,6 +313,35 @@ def test_chat_update_edits_in_place_and_keeps_what_is_not_given(
     )
 
 
+def test_chat_delete_removes_only_the_bots_own_messages(fake: FakeSlack, web: WebClient) -> None:
+    lobby = post_lobby(fake, web)
+    later = web.chat_postMessage(channel=CHANNEL, text="later message")
+    said = fake.add_message(
+        Message(ts=fake.next_ts(), channel=CHANNEL, user="U1", text="a person's words")
+    )
+    answer = web.chat_delete(channel=CHANNEL, ts=lobby.ts)
+    assert (answer["channel"], answer["ts"]) == (CHANNEL, lobby.ts)
+    assert [m.ts for m in fake.messages(CHANNEL)] == [later["ts"], said.ts]
+    assert slack_error(web.chat_delete, channel=CHANNEL, ts=lobby.ts) == "message_not_found"
+    assert slack_error(web.chat_delete, channel=CHANNEL, ts=said.ts) == "cant_delete_message"
+    assert [m.ts for m in fake.messages(CHANNEL)] == [later["ts"], said.ts]
+
+
+def test_mentions_show_as_names_in_mrkdwn_only(fake: FakeSlack, web: WebClient) -> None:
+    fake.add_user("U0JANE", "jsmith", display_name="Jane", real_name="Jane Smith")
+    blocks = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": "<@U0JANE> sat down"}},
+        {"type": "header", "text": {"type": "plain_text", "text": "<@U0JANE>"}},
+    ]
+    posted = web.chat_postMessage(channel=CHANNEL, text="<@U0JANE> sat down", blocks=blocks)
+    message = fake.message(CHANNEL, str(posted["ts"]))
+    assert fake.shown_text(message) == "@Jane sat down\n<@U0JANE>"
+    fake.add_user("U0JANE", display_name="")  # no display name: Slack shows the real name
+    assert fake.shown_text(message).startswith("@Jane Smith sat down")
+    plain = web.chat_postMessage(channel=CHANNEL, text="hello <@U0JANE|whoever>")
+    assert fake.shown_text(fake.message(CHANNEL, str(plain["ts"]))) == "hello @Jane Smith"
+
+
 def test_ephemeral_messages_are_seen_only_by_their_user(fake: FakeSlack, web: WebClient) -> None:
     web.chat_postMessage(channel=CHANNEL, text="public")
     ephemeral = fake.add_message(fake.api.bot_message(CHANNEL, "only you", [], ephemeral_to="U1"))

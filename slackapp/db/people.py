@@ -1,4 +1,5 @@
-"""People's names as Varulv shows them: looked up with users.info, kept in ``people``."""
+"""People's names as Varulv shows them: looked up with users.info (or told by Slack's
+``user_change`` event) off the click path, and kept in ``people``."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import Table, bindparam, select
+from sqlalchemy import Connection, Table, bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -35,8 +36,12 @@ flush would be most of the cost."""
 
 def known(sessions: sessionmaker[Session], team_id: str, user_id: str) -> Known | None:
     with sessions() as session:
-        row = session.connection().execute(_KNOWN, {"team_id": team_id, "user_id": user_id})
-        found = row.first()
+        return known_in(session.connection(), team_id, user_id)
+
+
+def known_in(connection: Connection, team_id: str, user_id: str) -> Known | None:
+    """The kept name, read in a transaction already open (a step's own)."""
+    found = connection.execute(_KNOWN, {"team_id": team_id, "user_id": user_id}).first()
     return None if found is None else Known(found.name, found.fetched_at)
 
 
@@ -47,3 +52,26 @@ def remember(
         session.connection().execute(
             _REMEMBERED, {"team_id": team_id, "user_id": user_id, "name": name, "fetched_at": at}
         )
+
+
+_CHANGED = (
+    update(PEOPLE)
+    .where(
+        PEOPLE.c.team_id == bindparam("t"),
+        PEOPLE.c.user_id == bindparam("u"),
+        PEOPLE.c.name != bindparam("name"),
+    )
+    .values(name=bindparam("name"), fetched_at=bindparam("at"))
+)
+
+
+def changed(
+    sessions: sessionmaker[Session], team_id: str, user_id: str, name: str, at: datetime
+) -> bool:
+    """A kept name, changed to ``name``; False when Varulv keeps none for the person (it keeps
+    the names only of people who played) or it was that already."""
+    with transaction(sessions) as session:
+        result = session.connection().execute(
+            _CHANGED, {"t": team_id, "u": user_id, "name": name, "at": at}
+        )
+        return bool(result.rowcount)

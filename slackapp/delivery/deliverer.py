@@ -35,6 +35,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, SlackMessage
+from slackapp.delivery.copies import dropped_ts
 from slackapp.delivery.landings import DONE, Landing, Landings
 from slackapp.delivery.pacing import Pacer
 from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, classify
@@ -507,6 +508,10 @@ class Deliverer:
 
     def _deliver(self, game_id: int, team_id: str, client: WebClient, pending: Pending) -> None:
         newest, shown = pending.newest, pending.shown
+        dropped = dropped_ts(pending.surface)
+        if dropped is not None:  # a second copy of a message goes (see slackapp.delivery.copies)
+            self._drop(game_id, team_id, client, pending, dropped)
+            return
         if shown is not None and shown.version >= newest.version:
             self._done(game_id, pending.surface, newest.version)  # already on screen
             return
@@ -533,6 +538,23 @@ class Deliverer:
         # Slack has it: keep trying to record that (never post it again for a database blip).
         first = (str(posted["channel"]), str(posted["ts"])) if shown is None else None
         self.landings.record(Landing(game_id, pending.surface, newest.version, first))
+
+    def _drop(
+        self, game_id: int, team_id: str, client: WebClient, pending: Pending, ts: str
+    ) -> None:
+        if self._put_off(game_id, pending, lambda: self.pacer.update(team_id)):
+            return
+        try:
+            client.chat_delete(channel=str(pending.newest.channel), ts=ts)
+        except Exception as error:
+            failure, code, _ = classify(error)
+            if failure is Failure.TRANSIENT:
+                self._failed(game_id, pending, error)  # retried, as any message is
+            else:  # gone already, or out of reach: nothing else hangs on it
+                log.info("a second copy of a message was not deleted: %s", code)
+                self._done(game_id, pending.surface, pending.newest.version, code)
+            return
+        self.landings.record(Landing(game_id, pending.surface, pending.newest.version))
 
     def _put_off(self, game_id: int, pending: Pending, turn: Callable[[], float]) -> bool:
         """Wait for the message's turn at Slack's rate limit, or, when it is further off, put

@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 MAX_MESSAGE_BLOCKS = 50
@@ -67,6 +68,38 @@ def readable_text(blocks: list[dict[str, Any]]) -> str:
             lines.append(text_of(block.get("label")))
     for _, element in interactive_elements(blocks):
         lines.append(text_of(element.get("text")))
+    return "\n".join(line for line in lines if line)
+
+
+MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^>]*)?>")
+
+
+def with_names(mrkdwn: str, name_of: Callable[[str], str]) -> str:
+    """mrkdwn as a reader sees it: each ``<@U…>`` shown as ``@`` and the person's name."""
+    return MENTION.sub(lambda found: f"@{name_of(found.group(1))}", mrkdwn)
+
+
+def shown_text(blocks: list[dict[str, Any]], text: str, name_of: Callable[[str], str]) -> str:
+    """What a reader sees, as Slack draws it: mentions become names in mrkdwn text (a message's
+    ``text`` without blocks is mrkdwn too), while ``plain_text`` shows ``<@U…>`` as typed."""
+
+    def seen(text_object: Any) -> str:
+        shown = text_of(text_object)
+        is_mrkdwn = isinstance(text_object, dict) and text_object.get("type") == "mrkdwn"
+        return with_names(shown, name_of) if is_mrkdwn else shown
+
+    if not blocks:
+        return with_names(text, name_of)
+    lines: list[str] = []
+    for block in blocks:
+        lines.append(seen(block.get("text")))
+        lines.extend(seen(field) for field in block.get("fields", []))
+        if block.get("type") == "context":
+            lines.extend(seen(element) for element in block.get("elements", []))
+        if block.get("type") == "input":
+            lines.append(seen(block.get("label")))
+    for _, element in interactive_elements(blocks):
+        lines.append(seen(element.get("text")))
     return "\n".join(line for line in lines if line)
 
 

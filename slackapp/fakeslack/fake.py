@@ -83,6 +83,9 @@ class FakeSlack:
         self.next_ts = workspace.next_ts
         self.add_message = workspace.add_message
         self.get_message = workspace.get_message
+        self.remove_message = workspace.remove_message
+        self.shown_text = workspace.shown_text
+        self.shown_name = workspace.shown_name
         self.message = workspace.message
         self.messages = workspace.messages
         self.dm_messages = workspace.dm_messages
@@ -106,6 +109,7 @@ class FakeSlack:
         self.event = people.event
         self.app_home_opened = people.app_home_opened
         self.app_uninstalled = people.app_uninstalled
+        self.user_changed = people.user_changed
         self.tokens_revoked = people.tokens_revoked
         self.keeping_requests = people.keeping_requests
         self.send = people.send

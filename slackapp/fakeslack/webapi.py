@@ -73,6 +73,7 @@ class WebApi:
             "conversations.open": self.conversations_open,
             "chat.postMessage": self.chat_post_message,
             "chat.update": self.chat_update,
+            "chat.delete": self.chat_delete,
             "views.publish": self.views_publish,
             "views.open": self.views_open,
             "users.info": self.users_info,
@@ -220,6 +221,13 @@ class WebApi:
         )
         return {"channel": new.channel, "ts": new.ts, "text": new.text, "message": new.as_payload()}
 
+    def chat_delete(self, request: ApiRequest) -> JSON:
+        """Delete a message: a bot token may delete only the bot's own (Slack answers
+        ``cant_delete_message`` for anyone else's); it is gone for every reader."""
+        old = self._own_message(request.params, "cant_delete_message")
+        self.workspace.remove_message(old.channel, old.ts)
+        return {"channel": old.channel, "ts": old.ts}
+
     def _postable_channel(self, requested: Any) -> str:
         if not requested:
             raise ApiError("channel_not_found")
@@ -232,7 +240,7 @@ class WebApi:
         return channel
 
     def _own_message(self, params: JSON, not_yours: str) -> Message:
-        # chat.update cannot reach ephemeral messages, like in Slack.
+        # chat.update and chat.delete cannot reach ephemeral messages, like in Slack.
         channel = self._postable_channel(params.get("channel"))
         message = self.workspace.get_message(channel, _required(params, "ts"))
         if message is None or message.is_ephemeral:

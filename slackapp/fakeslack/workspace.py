@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from slackapp.fakeslack import blocks as block_kit
 from slackapp.fakeslack.models import JSON, Button, Call, Identity, Message
 
 T = TypeVar("T")
@@ -89,6 +90,19 @@ class Workspace:
                 return None
             shown, real = self._profiles.get(user_id, (None, None))
             return (handle if shown is None else shown, handle.title() if real is None else real)
+
+    def shown_name(self, user_id: str) -> str:
+        """The name Slack shows for a mention of the member: the profile's display name, else
+        the real name (the id itself for someone not in the workspace)."""
+        names = self.profile_names(user_id)
+        if names is None:
+            return user_id
+        shown, real = names
+        return shown or real
+
+    def shown_text(self, message: Message) -> str:
+        """The message as a reader sees it, mentions shown as names (see ``blocks.shown_text``)."""
+        return block_kit.shown_text(message.blocks, message.text, self.shown_name)
 
     def user_name(self, user_id: str) -> str | None:
         """The member's handle, or None for someone not in the workspace."""
@@ -174,6 +188,17 @@ class Workspace:
                     stored[index] = dataclasses.replace(message, **changes)
                     self._touch()
                     return stored[index]
+            raise KeyError(f"no message {ts} in {channel}")
+
+    def remove_message(self, channel: str, ts: str) -> None:
+        """Take the message out of its conversation (chat.delete); KeyError if absent."""
+        with self._lock:
+            stored = self._messages.get(self.conversation(channel), [])
+            for index, message in enumerate(stored):
+                if message.ts == ts:
+                    del stored[index]
+                    self._touch()
+                    return
             raise KeyError(f"no message {ts} in {channel}")
 
     def messages(self, channel: str, *, viewer: str | None = None) -> list[Message]:

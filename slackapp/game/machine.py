@@ -255,6 +255,15 @@ class Join:
 
 
 @dataclass(frozen=True)
+class Rename:
+    """A seated person's name as Slack shows it, learned after they sat down (Slack was asked
+    off the click path); a name that must be written where Slack renders no mention."""
+
+    user: str
+    name: str
+
+
+@dataclass(frozen=True)
 class Leave:
     user: str
 
@@ -379,6 +388,7 @@ class WorkspaceLeft:
 NightMove = NightPeek | NightLook | NightRob | NightPick | NightResetPick | NightSkip | NightConfirm
 Event = (
     Join
+    | Rename
     | Leave
     | FillWithBots
     | Cancel
@@ -546,6 +556,8 @@ def _apply(state: GameState, event: Event, now: datetime) -> Step:
     match event:
         case Join(user, name):
             return _join(state, user, name)
+        case Rename(user, name):
+            return _rename(state, user, name)
         case Leave(user):
             return _leave(state, user)
         case FillWithBots(user):
@@ -638,6 +650,19 @@ def _join(state: GameState, user: str, name: str) -> Step:
     seats.append(SeatState(key=user, name=name, is_bot=False, position=_free_position(seats)))
     state = _replace_seats(state, _renamed_bots(seats))
     return Step(state, (_show_lobby(state),))
+
+
+def _rename(state: GameState, user: str, name: str) -> Step:
+    """Only in the lobby: once the cards are dealt, every screen keeps the names it showed."""
+    seat = state.seat(user)
+    if state.phase != Phase.LOBBY or seat is None or seat.is_bot or seat.name == name:
+        return Step(state)
+    seats = [replace(each, name=name) if each.key == user else each for each in state.seats]
+    renamed = _replace_seats(state, _renamed_bots(seats))
+    bots_renamed = [s.name for s in renamed.seats if s.is_bot] != [
+        s.name for s in state.seats if s.is_bot
+    ]
+    return Step(renamed, (_show_lobby(renamed),) if bots_renamed else ())
 
 
 def _leave(state: GameState, user: str) -> Step:
@@ -1186,6 +1211,7 @@ __all__ = [
     "NightRob",
     "NightSkip",
     "Phase",
+    "Rename",
     "RevealView",
     "Say",
     "Scored",

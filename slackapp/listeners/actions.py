@@ -18,12 +18,10 @@ from slack_bolt.context.respond import Respond
 from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 
-import slackapp.blocks.last as last_screen
+from slackapp import channel_steps
 from slackapp.blocks import ids, lobby
 from slackapp.blocks.ids import ButtonValue
-from slackapp.db import history, standing
-from slackapp.db.engine import transaction
-from slackapp.db.models import Game
+from slackapp.delivery.copies import Copy
 from slackapp.game import machine as m
 from slackapp.listeners.ack import Reply, acknowledge_then, header, run_step, send
 from slackapp.listeners.events import publish_home_tab
@@ -44,7 +42,7 @@ class Click:
     action_ts: Decimal | None
 
 
-STALE = "That button doesn't belong to any game I know."
+STALE = channel_steps.STALE
 CANCELLED = "You cancelled the table."
 
 
@@ -96,6 +94,47 @@ def _timestamp(raw: object, sent: Decimal) -> Decimal | None:
 def _peek_index(target: str | None) -> int:
     """A centre card's button value ("0" or "1"); anything else names no card (-1)."""
     return int(target) if target in ("0", "1") else -1
+
+
+CHANNEL_SURFACES = {
+    ids.JOIN: m.LOBBY_BOARD,
+    ids.LEAVE: m.LOBBY_BOARD,
+    ids.FILL_BOTS: m.LOBBY_BOARD,
+    ids.START: m.LOBBY_BOARD,
+    ids.HEARD_ENOUGH: m.DAY_BOARD,
+    ids.VOTE: m.VOTE_BOARD,
+}
+"""The game's channel message each channel button is on."""
+NIGHT_ACTIONS = frozenset(
+    {
+        ids.NIGHT_PEEK,
+        ids.NIGHT_LOOK,
+        ids.NIGHT_ROB,
+        ids.NIGHT_SWAP,
+        ids.NIGHT_SWAP_RESET,
+        ids.NIGHT_SKIP,
+        ids.NIGHT_CONFIRM,
+    }
+)
+"""Buttons of a person's own night message, in their DM."""
+
+
+def copy_clicked(body: dict[str, Any], click: Click) -> Copy | None:
+    """Which copy of which of the game's messages the button was on, from the payload's
+    ``container`` (None for an ephemeral message, or a button on no message of the game's)."""
+    container = body.get("container")
+    if not isinstance(container, dict) or container.get("is_ephemeral") is True:
+        return None
+    channel, ts = slack_id(container.get("channel_id")), container.get("message_ts")
+    if not channel or not isinstance(ts, str) or not ts or len(ts) > 32:
+        return None
+    if click.action in NIGHT_ACTIONS:
+        surface = m.dm_surface(click.user_id)
+    elif click.action in CHANNEL_SURFACES:
+        surface = CHANNEL_SURFACES[click.action]
+    else:
+        return None
+    return Copy(surface, channel, ts)
 
 
 def command_for(click: Click) -> m.Event | None:
@@ -163,13 +202,14 @@ def register(app: App, steps: Steps) -> None:
             team_id, context.enterprise_id, bool(context.is_enterprise_install)
         )  # each step checks it owns the game, under the game's lock
 
-        def named() -> str:  # who sits down is named as Slack shows them, looked up unlocked
-            return steps.name_of(client, team_id, user_id, user_name)
+        def sat_down() -> None:  # their name as Slack shows it, made sure of in the background
+            steps.names.sat_down(client, team_id, user_id, user_name)
 
         game_id = value.game_id
         if click.action == ids.PLAY_AGAIN:  # opens a new game rather than changing this one
             with log_context(game_id=game_id, user_id=user_id):
-                run_step(respond, lambda: steps.play_again(game_id, user_id, named(), asking))
+                run_step(respond, lambda: steps.play_again(game_id, user_id, user_name, asking))
+                sat_down()
             return
         if click.action == ids.CANCEL:  # asked first, privately, only if they may cancel
             run_step(respond, lambda: _ask_to_cancel(steps, game_id, user_id, asking))
@@ -178,23 +218,22 @@ def register(app: App, steps: Steps) -> None:
         if event is None:
             send(respond, Reply(STALE))
             return
+        on = copy_clicked(body, click)  # a second copy clicked becomes the message
         with log_context(team_id=team_id, game_id=game_id, user_id=user_id):
             if isinstance(event, m.Start):  # the cards' DMs are opened first, as the clicker's app
-                run_step(respond, lambda: steps.start(game_id, user_id, client, asking))
-            elif isinstance(event, m.Join):
-                run_step(respond, lambda: steps.act(game_id, m.Join(user_id, named()), asking))
+                run_step(respond, lambda: steps.start(game_id, user_id, client, asking, on))
+            elif isinstance(event, m.Join):  # under the name kept for them, else the handle
+                run_step(respond, lambda: steps.act(game_id, event, asking, on))
+                sat_down()
             elif isinstance(event, m.Cancel):
                 on_question = _on_private_message(body)
                 run_step(respond, lambda: _cancelled(steps, game_id, event, asking, on_question))
             else:
-                run_step(respond, lambda: steps.act(game_id, event, asking))
+                run_step(respond, lambda: steps.act(game_id, event, asking, on))
 
     for action in ids.ALL_ACTIONS:
         app.action(ids.pattern(action))(acknowledge_then(app, handle))
     register_other(app, steps)
-
-
-NOT_OVER = "That game is not over, or was not played in this channel: nothing to check."
 
 
 def register_other(app: App, steps: Steps) -> None:
@@ -220,7 +259,12 @@ def register_other(app: App, steps: Steps) -> None:
             return
         user_id, value = got
         team_id = str(context.team_id or "")
-        run_step(respond, lambda: _toggle_regular(steps, team_id, user_id, value))
+        run_step(
+            respond,
+            lambda: channel_steps.toggle_regular(
+                steps, team_id, user_id, value.game_id, value.target
+            ),
+        )
         if not value.game_id:  # pressed on the Home tab: show it with the change
             publish_home_tab(steps, client, team_id, user_id)
 
@@ -233,37 +277,10 @@ def register_other(app: App, steps: Steps) -> None:
         where = body.get("channel")
         channel = slack_id(where.get("id")) if isinstance(where, dict) else ""
         with log_context(team_id=team_id, game_id=game_id, user_id=got[0]):
-            run_step(respond, lambda: _game_json(steps, team_id, channel, game_id))
+            run_step(respond, lambda: channel_steps.game_json(steps, team_id, channel, game_id))
 
     app.action(ids.pattern(ids.USUALLY_PLAY))(acknowledge_then(app, usually_play))
     app.action(ids.pattern(ids.GAME_JSON))(acknowledge_then(app, game_json))
-
-
-def _toggle_regular(steps: Steps, team_id: str, user_id: str, value: ButtonValue) -> str:
-    """On a lobby the value names its game; on the App Home, ``0:<channel>``."""
-    with transaction(steps.sessions) as session:
-        if value.game_id:
-            game = session.get(Game, value.game_id)
-            channel = game.channel_id if game is not None and game.team_id == team_id else ""
-        else:
-            channel = slack_id(value.target)
-        if not channel:
-            return STALE
-        marked = standing.toggle_regular(session, team_id, channel, user_id)
-    if marked:
-        return (
-            f"Marked: you usually play in <#{channel}>, so its standing table mentions you "
-            "when it opens. Press again to take it back."
-        )
-    return f"Taken back: the standing table in <#{channel}> no longer mentions you."
-
-
-def _game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:
-    with transaction(steps.sessions) as session:
-        game = history.finished(session, team_id, game_id)
-    if game is None or game.state.channel != channel:
-        return NOT_OVER
-    return last_screen.game_json(game.referee_input())
 
 
 def _ask_to_cancel(steps: Steps, game_id: int, user_id: str, asking: Workspace) -> Reply:

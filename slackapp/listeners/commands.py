@@ -11,17 +11,13 @@ from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-import slackapp.blocks.help as help_screen
-import slackapp.blocks.last as last_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
-from slackapp.blocks.render import labels
+from slackapp import channel_steps
+from slackapp.blocks.screen import Screen
 from slackapp.config import COMMAND, COMMAND_WORDS
-from slackapp.db import channels, erasure, history, scores, standing
-from slackapp.db.engine import transaction
 from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.schedule import known_zones
-from slackapp.game.seasons import standings
 from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
 from slackapp.logs import log_context
 from slackapp.shapes import display_name, plain_text, slack_id
@@ -80,48 +76,35 @@ def register(app: App, steps: Steps) -> None:
                         team,
                         channel,
                         user,
-                        steps.name_of(client, team, user, handle),
+                        handle,  # the name kept for them, if any, takes its place
                         retry,
                         trigger[:255],
                         enterprise,
                     ),
                 )
+                steps.names.sat_down(client, team, user, handle)  # in the background
             elif word == "help":
-                run_step(respond, lambda: _help(steps, team, channel))
+                run_step(respond, lambda: _shown(channel_steps.help_for(steps, team, channel)))
             elif word == "settings":
                 _open_settings(steps, client, command, respond)
             elif word == "schedule":
                 _open_schedule(steps, client, team, channel, user, command, respond)
             elif word == "last":
-                run_step(respond, lambda: _last(steps, team, channel))
+                run_step(respond, lambda: _shown(channel_steps.last(steps, team, channel)))
             elif word == "stop":
                 run_step(respond, lambda: steps.stop(team, channel, user, retry=retry))
             elif word == "score":
-                run_step(respond, lambda: _score(steps, team, channel))
+                run_step(respond, lambda: _shown(channel_steps.score(steps, team, channel)))
             elif word == "forget me":
-                run_step(respond, lambda: _forget_me(steps, team, user))
+                run_step(respond, lambda: channel_steps.forget_me(steps, team, user))
 
     app.command(COMMAND)(acknowledge_then(app, handle, acknowledge))
 
 
-def _forget_me(steps: Steps, team: str, user: str) -> str:
-    with transaction(steps.sessions) as session:
-        return erasure.forget_me(session, team, user)
-
-
-def _help(steps: Steps, team: str, channel: str) -> Reply:
-    """Help with this channel's phase lengths: a number stated for every channel would be
-    wrong wherever one set its own."""
-    choice = channels.channel_choice(steps.sessions, team, channel, steps.lengths)
-    screen = help_screen.help_screen(choice.lengths())
-    return Reply(screen.text, screen.as_dicts())
-
-
-def _score(steps: Steps, team: str, channel: str) -> Reply:
-    rows = scores.leaderboard(steps.sessions, team, channel)
-    with transaction(steps.sessions) as session:
-        season, played = history.current_season(session, team, channel, steps.now())
-    screen = help_screen.leaderboard(channel, rows, (season.name, standings(played)))
+def _shown(screen: Screen | str) -> Reply:
+    """A screen as the person's private answer."""
+    if isinstance(screen, str):
+        return Reply(screen)
     return Reply(screen.text, screen.as_dicts())
 
 
@@ -130,7 +113,7 @@ def _open_settings(
 ) -> None:
     """Open the modal with the channel's current settings (Slack allows 3 s from the command)."""
     channel = command["channel_id"]
-    choice = channels.channel_choice(steps.sessions, command["team_id"], channel, steps.lengths)
+    choice = channel_steps.settings_now(steps, command["team_id"], channel)
     lengths = {
         "night_seconds": choice.night_seconds,
         "day_seconds": choice.day_seconds,
@@ -174,11 +157,7 @@ def _open_schedule(
     if not isinstance(trigger, str) or not trigger:
         send(respond, Reply(NO_TRIGGER.replace("settings", "schedule")))
         return
-    with transaction(steps.sessions) as session:
-        row = standing.get(session, team, channel)
-        current = None if row is None else standing.schedule_of(row)
-        next_at = None if row is None else row.next_at
-        paused = None if row is None else row.paused
+    current, next_at, paused = channel_steps.schedule_now(steps, team, channel)
     zone = current.zone if current else person_zone(client, user)
     view = schedule_screen.schedule_modal(channel, current, next_at, paused, zone)
     try:
@@ -186,13 +165,3 @@ def _open_schedule(
     except SlackApiError as error:
         log.warning("could not open the schedule: %s", error.response.get("error"))
         send(respond, Reply("Slack did not open the form. Try `/varulv schedule` again."))
-
-
-def _last(steps: Steps, team: str, channel: str) -> Reply:
-    with transaction(steps.sessions) as session:
-        game = history.last_finished(session, team, channel)
-    if game is None:
-        return Reply(last_screen.NONE_YET)
-    by_key = {label.key: label for label in labels(game.state.names)}
-    screen = last_screen.last_reveal(game.game_id, game.outcome, by_key)
-    return Reply(screen.text, screen.as_dicts())

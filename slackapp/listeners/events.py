@@ -1,4 +1,4 @@
-"""Events API: the App Home tab, and the app leaving a workspace."""
+"""Events API: the App Home tab, people's names changing, and the app leaving a workspace."""
 
 from __future__ import annotations
 
@@ -9,11 +9,7 @@ from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-import slackapp.blocks.home as home_screen
-from slackapp.db import history, standing
-from slackapp.db.engine import transaction
-from slackapp.db.scores import record_of
-from slackapp.game.seasons import standings
+from slackapp import channel_steps
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
 from slackapp.shapes import slack_id
@@ -43,7 +39,12 @@ def register(app: App, steps: Steps) -> None:
             # Varulv acts only as its bot: without that token the installation is of no use.
             _leave(app, steps, context, "bot token revoked")
 
+    def user_changed(event: dict[str, Any], context: BoltContext) -> None:
+        """Someone's profile changed: the name kept for them follows (and an open lobby)."""
+        steps.names.changed(str(context.team_id or ""), event.get("user"))
+
     app.event("app_home_opened")(acknowledge_then(app, publish_home))
+    app.event("user_change")(acknowledge_then(app, user_changed))
     app.event("app_uninstalled")(acknowledge_then(app, uninstalled))
     app.event("tokens_revoked")(acknowledge_then(app, tokens_revoked))
 
@@ -60,25 +61,8 @@ def _leave(app: App, steps: Steps, context: BoltContext, why: str) -> None:
 
 
 def publish_home_tab(steps: Steps, client: WebClient, team_id: str, user_id: str) -> None:
-    record, boards = record_of(steps.sessions, team_id, user_id)
-    seasons = channel_seasons(steps, team_id, user_id, [channel for channel, _ in boards])
-    view = home_screen.home_view(user_id, record, boards, seasons=seasons)
+    view = channel_steps.home_tab(steps, team_id, user_id)
     try:
         client.views_publish(user_id=user_id, view=view)
     except SlackApiError as error:  # the tab shows the last one published; Slack asks again
         log.warning("could not publish the Home tab: %s", error.response.get("error"))
-
-
-def channel_seasons(
-    steps: Steps, team_id: str, user_id: str, channels: list[str]
-) -> dict[str, home_screen.ChannelSeason]:
-    """Each channel's season now, and whether the person usually plays there."""
-    shown = {}
-    with transaction(steps.sessions) as session:
-        regular_in = set(standing.channels_of_regular(session, team_id, user_id))
-        for channel in channels[: home_screen.HOME_BOARDS]:
-            season, played = history.current_season(session, team_id, channel, steps.now())
-            shown[channel] = home_screen.ChannelSeason(
-                season.name, standings(played), channel in regular_in
-            )
-    return shown

@@ -7,16 +7,13 @@ from datetime import time
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
-from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError
 from sqlalchemy.exc import SQLAlchemyError
 
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
-from slackapp.db import standing
-from slackapp.db.channels import ChannelChoice, out_of_bounds, save_choice
-from slackapp.db.engine import transaction
-from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones, next_opening
+from slackapp import channel_steps
+from slackapp.db.channels import ChannelChoice, out_of_bounds
+from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones
 from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
@@ -69,7 +66,7 @@ def register(app: App, steps: Steps) -> None:
             return
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
-                save_choice(steps.sessions, team, channel, user, choice)
+                channel_steps.store_settings(steps, team, channel, user, choice)
             except SQLAlchemyError:
                 log.exception("could not store the channel's settings")
                 first = next(iter(settings_screen.LENGTH_LABELS))
@@ -81,23 +78,15 @@ def register(app: App, steps: Steps) -> None:
             log.info("channel settings changed")
         ack()
 
-    def announce(
-        body: dict[str, Any], view: dict[str, Any], context: BoltContext, client: WebClient
-    ) -> None:
-        """Tell the channel, since anyone there may change its settings."""
+    def announce(body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
+        """Tell the channel (through the outbox), since anyone there may change its settings."""
         choice, _ = read_choice(view)
         team, channel = str(context.team_id or ""), slack_id(view.get("private_metadata"))
-        if choice is None or not channel:
+        user = _user_of(body)
+        if choice is None or not channel or not user:
             return
         with log_context(team_id=team, channel_id=channel):
-            try:
-                client.chat_postMessage(
-                    channel=channel,
-                    text=f"<@{body['user']['id']}> changed the Varulv settings for this "
-                    f"channel: {choice.summary()}. The next game uses them.",
-                )
-            except SlackApiError as error:
-                log.warning("could not tell the channel: %s", error.response.get("error"))
+            channel_steps.tell_settings(steps, team, channel, user, choice)
 
     app.view(settings_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))
     register_schedule(app, steps)
@@ -164,11 +153,8 @@ def register_schedule(app: App, steps: Steps) -> None:
             return
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
-                with transaction(steps.sessions) as session:
-                    if schedule is not None:
-                        standing.save(session, team, channel, user, schedule, steps.now())
-                    elif remove:
-                        standing.remove(session, team, channel)
+                if schedule is not None or remove:
+                    channel_steps.store_schedule(steps, team, channel, user, schedule)
             except SQLAlchemyError:
                 log.exception("could not store the standing table")
                 ack(
@@ -179,29 +165,13 @@ def register_schedule(app: App, steps: Steps) -> None:
             log.info("standing table removed" if remove else "standing table set")
         ack()
 
-    def announce(
-        body: dict[str, Any], view: dict[str, Any], context: BoltContext, client: WebClient
-    ) -> None:
+    def announce(body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
         schedule, remove, errors = read_schedule(view)
         team, channel = str(context.team_id or ""), slack_id(view.get("private_metadata"))
         user = _user_of(body)
-        if errors or not channel or not user:
-            return
-        if schedule is not None:
-            upcoming = schedule_screen.when(next_opening(schedule, steps.now()))
-            text = (
-                f"<@{user}> set a standing table here: {schedule.describe()}, the lobby open "
-                f"{schedule.lobby_minutes} minutes. The first one opens {upcoming}. Press "
-                "*I usually play* on a lobby to be mentioned."
-            )
-        elif remove:
-            text = f"<@{user}> removed this channel's standing table."
-        else:
+        if errors or not channel or not user or (schedule is None and not remove):
             return
         with log_context(team_id=team, channel_id=channel):
-            try:
-                client.chat_postMessage(channel=channel, text=text)
-            except SlackApiError as error:
-                log.warning("could not tell the channel: %s", error.response.get("error"))
+            channel_steps.tell_schedule(steps, team, channel, user, schedule)
 
     app.view(schedule_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))

@@ -122,7 +122,8 @@ class SandboxApi:
     # -- reading -------------------------------------------------------------------
 
     def workspace(self) -> JSON:
-        names = {person.id: person.name for person in self.people.values()}
+        # As Slack shows a mention: the profile's name as it is now in the stand-in.
+        names = {person_id: self.fake.shown_name(person_id) for person_id in self.people}
         names[self.fake.identity.bot_user_id] = APP_NAME
         names[SLACKBOT] = "Slackbot"
         return {

@@ -173,6 +173,21 @@ def test_a_bot_never_has_a_seated_persons_name_in_any_case() -> None:
     assert not {"astrid", "dagge"} & {name.casefold() for name in names}, names
 
 
+def test_a_name_learned_after_joining_renames_the_seat_in_the_lobby_only() -> None:
+    state = seated(["UANNA", "UBO"], bots=True)
+    assert bot_names(state) == ["Astrid", "Bosse", "Cissi"]
+    quiet = m.step(state, m.Rename("UBO", "Bo Lind"), T0)
+    assert quiet.state.seat("UBO").name == "Bo Lind"  # type: ignore[union-attr]
+    assert quiet.effects == (), "the lobby names people by mention: nothing to redraw"
+    renamed = m.step(quiet.state, m.Rename("UANNA", "Cissi Berg"), T0)
+    assert bot_names(renamed.state) == ["Astrid", "Bosse", "Dagge"]
+    assert [type(e) for e in renamed.effects] == [m.Show], "a bot's new name is shown"
+    for nobody in (m.Rename("UNOT", "X"), m.Rename("Astrid", "Y"), m.Rename("UBO", "Bo Lind")):
+        assert m.step(renamed.state, nobody, T0) == m.Step(renamed.state)
+    dealt = run(renamed.state, m.Start("UANNA")).state
+    assert m.step(dealt, m.Rename("UBO", "Bosse"), T0) == m.Step(dealt), "dealt: names stay"
+
+
 def test_leaving_frees_a_position_and_the_last_person_leaving_closes_the_table() -> None:
     state = seated(["UANNA", "UBO", "UCIA"])
     state = m.step(state, m.Leave("UBO"), T0).state

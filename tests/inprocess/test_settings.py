@@ -172,3 +172,32 @@ def test_the_bounds_themselves_are_accepted() -> None:
     assert choice is not None
     assert (choice.night_seconds, choice.day_seconds, choice.vote_seconds) == (30, 1800, 600)
     assert choice.bots_allowed is False
+
+
+def test_the_settings_notice_goes_through_the_outbox_even_before_any_game(
+    single_workspace: Deployment,
+) -> None:
+    """The channel hears of its new settings like it hears of a game: an outbox entry, sent by
+    the deliverer. A channel that has had no game carries it on a table that never opened,
+    which neither blocks a table nor shows up as a game."""
+    fake, table = single_workspace.fake, single_workspace.table()
+    since = len(fake.calls)
+    open_settings(single_workspace, table, CARIN)
+    fake.view_submission(CARIN, {"night_seconds": "60", "day_seconds": "120", "vote_seconds": "60"})
+    announcement = table.board("changed the Varulv settings")
+    assert f"<@{CARIN}>" in announcement.text
+    with single_workspace.db.connect() as connection:
+        sent = connection.execute(
+            text(
+                "SELECT games.phase, outbox.done_at IS NOT NULL FROM outbox JOIN games "
+                "ON games.id = outbox.game_id WHERE games.channel_id = :c AND outbox.text = :t"
+            ),
+            {"c": table.channel, "t": announcement.text},
+        ).all()
+    assert [tuple(row) for row in sent] == [("cancelled", True)]
+    posts = [c for c in fake.calls[since:] if c.method == "chat.postMessage"]
+    assert [c.params.get("text") for c in posts] == [announcement.text], "nothing else is shown"
+    table.command(DORIS, "last")
+    assert table.ephemeral(DORIS, "No game")
+    table.command(ALVA)
+    table.wait(lambda: table.game()["phase"] == "lobby" or None, "a table opens all the same")

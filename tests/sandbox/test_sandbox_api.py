@@ -33,6 +33,7 @@ import yaml
 
 from slackapp import cli
 from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack.webapi import ApiRequest
 from slackapp.sandbox import CHANNEL_ID, PEOPLE, SandboxPage
 from slackapp.sandbox.run import Sandbox
 from slackapp.serving import free_port
@@ -179,6 +180,19 @@ def test_a_said_message_is_seen_by_everyone(client: Client) -> None:
         said = client.wait_for(person.id, "channel", "Kanelbullar!")
         assert said["user"] == MANS
         assert not said["ephemeral"]
+
+
+def test_a_message_the_app_deletes_leaves_the_page(client: Client, sandbox: Sandbox) -> None:
+    """chat.delete, as the app sends it for a second copy of a message: gone for everyone."""
+    fake = sandbox.fake
+    posted = fake.add_message(fake.api.bot_message(CHANNEL_ID, "a second copy, going", []))
+    assert client.wait_for(MANS, "channel", "a second copy, going")["ts"] == posted.ts
+    version = client.state(MANS)["version"]
+    fake.api.chat_delete(ApiRequest("chat.delete", {"channel": CHANNEL_ID, "ts": posted.ts}))
+    client.get("/api/changes", since=version, wait=5)
+    for person in PEOPLE:
+        shown = client.state(person.id)["channel"]["messages"]
+        assert posted.ts not in [message["ts"] for message in shown]
 
 
 def test_a_command_reaches_the_app_and_its_answer_is_private(client: Client) -> None:

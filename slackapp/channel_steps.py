@@ -1,0 +1,223 @@
+"""Steps beside a game's moves: what a channel keeps (its settings, standing table, scores and
+seasons, the last game), a person's record, and forgetting a person.
+
+Each is a short transaction of its own, and whatever it says in a channel goes through the
+outbox like a game's messages, so the listeners translate payloads and call these, and never
+open a transaction or post to a channel themselves (a layout test holds them to it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+
+from slack_sdk.models.views import View
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+import slackapp.blocks.help as help_screen
+import slackapp.blocks.home as home_screen
+import slackapp.blocks.last as last_screen
+import slackapp.blocks.schedule as schedule_screen
+from slackapp.blocks.render import labels
+from slackapp.blocks.screen import Screen
+from slackapp.db import channels, erasure, games, history, scores, standing
+from slackapp.db.channels import ChannelChoice
+from slackapp.db.engine import transaction
+from slackapp.db.models import Game
+from slackapp.delivery.outbox import enqueue
+from slackapp.game import machine as m
+from slackapp.game.schedule import Schedule, next_opening
+from slackapp.game.seasons import standings
+from slackapp.shapes import slack_id
+from slackapp.steps import Steps
+
+STALE = "That button doesn't belong to any game I know."
+NOT_OVER = "That game is not over, or was not played in this channel: nothing to check."
+
+
+def tell_channel(steps: Steps, team_id: str, channel_id: str, user_id: str, text: str) -> None:
+    """Say ``text`` in the channel through the outbox, so it is sent, retried and paced like
+    every other message. The outbox keeps messages by game: the words are carried by the
+    channel's newest game (as a season's wrap-up is), or, in a channel that has had no game
+    yet, by a closed table with nobody seated, which no list of games shows."""
+    with transaction(steps.sessions) as session:
+        newest = session.scalars(
+            select(Game.id)
+            .where(Game.team_id == team_id, Game.channel_id == channel_id)
+            .order_by(Game.id.desc())
+            .limit(1)
+        ).first()
+        connection = session.connection()
+        if newest is None:
+            newest = _closed_table(session, team_id, channel_id, user_id, steps.lengths).id
+        game = games.lock(connection, newest)
+        if game is None:  # the workspace's games were just erased: nobody to tell
+            return
+        enqueue(connection, game, (m.Say(text),))
+        carrier = game.id
+    steps.deliverer.kick(carrier)
+
+
+def _closed_table(
+    session: Session, team_id: str, channel_id: str, user_id: str, lengths: m.Lengths
+) -> Game:
+    """A table that never opened: no seat, no lobby, phase cancelled."""
+    game = Game(
+        team_id=team_id,
+        channel_id=channel_id,
+        host_user_id=user_id,
+        phase=m.Phase.CANCELLED.value,
+        seed=0,
+        night_seconds=lengths.night_seconds,
+        day_seconds=lengths.day_seconds,
+        vote_seconds=lengths.vote_seconds,
+        bots_allowed=False,
+    )
+    session.add(game)
+    session.flush()
+    opened = m.open_table(game.id, channel_id, user_id, "", 0, lengths, False, seat_host=False)
+    games.store_new(session, game, replace(opened.state, phase=m.Phase.CANCELLED))
+    return game
+
+
+def store_settings(
+    steps: Steps, team_id: str, channel_id: str, user_id: str, choice: ChannelChoice
+) -> None:
+    """Store the channel's settings; the next game to open there uses them."""
+    channels.save_choice(steps.sessions, team_id, channel_id, user_id, choice)
+
+
+def tell_settings(
+    steps: Steps, team_id: str, channel_id: str, user_id: str, choice: ChannelChoice
+) -> None:
+    """Tell the channel its settings changed, since anyone there may change them."""
+    tell_channel(
+        steps,
+        team_id,
+        channel_id,
+        user_id,
+        f"<@{user_id}> changed the Varulv settings for this channel: {choice.summary()}. "
+        "The next game uses them.",
+    )
+
+
+def store_schedule(
+    steps: Steps, team_id: str, channel_id: str, user_id: str, schedule: Schedule | None
+) -> None:
+    """Set the channel's standing table, or (None) remove it."""
+    with transaction(steps.sessions) as session:
+        if schedule is not None:
+            standing.save(session, team_id, channel_id, user_id, schedule, steps.now())
+        else:
+            standing.remove(session, team_id, channel_id)
+
+
+def tell_schedule(
+    steps: Steps, team_id: str, channel_id: str, user_id: str, schedule: Schedule | None
+) -> None:
+    """Tell the channel its standing table was set (when the first opens) or removed."""
+    if schedule is not None:
+        upcoming = schedule_screen.when(next_opening(schedule, steps.now()))
+        text = (
+            f"<@{user_id}> set a standing table here: {schedule.describe()}, the lobby open "
+            f"{schedule.lobby_minutes} minutes. The first one opens {upcoming}. Press "
+            "*I usually play* on a lobby to be mentioned."
+        )
+    else:
+        text = f"<@{user_id}> removed this channel's standing table."
+    tell_channel(steps, team_id, channel_id, user_id, text)
+
+
+def settings_now(steps: Steps, team_id: str, channel_id: str) -> ChannelChoice:
+    return channels.channel_choice(steps.sessions, team_id, channel_id, steps.lengths)
+
+
+def schedule_now(
+    steps: Steps, team_id: str, channel_id: str
+) -> tuple[Schedule | None, datetime | None, str | None]:
+    """The channel's standing table as set (or None), when it next opens, and why it paused."""
+    with transaction(steps.sessions) as session:
+        row = standing.get(session, team_id, channel_id)
+        if row is None:
+            return None, None, None
+        return standing.schedule_of(row), row.next_at, row.paused
+
+
+def toggle_regular(
+    steps: Steps, team_id: str, user_id: str, game_id: int, target: str | None
+) -> str:
+    """*I usually play*: on a lobby the button names its game; on the App Home, the channel."""
+    with transaction(steps.sessions) as session:
+        if game_id:
+            game = session.get(Game, game_id)
+            channel = game.channel_id if game is not None and game.team_id == team_id else ""
+        else:
+            channel = slack_id(target)
+        if not channel:
+            return STALE
+        marked = standing.toggle_regular(session, team_id, channel, user_id)
+    if marked:
+        return (
+            f"Marked: you usually play in <#{channel}>, so its standing table mentions you "
+            "when it opens. Press again to take it back."
+        )
+    return f"Taken back: the standing table in <#{channel}> no longer mentions you."
+
+
+def game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:
+    """A finished game as the referee's input, only in the channel where it was played."""
+    with transaction(steps.sessions) as session:
+        game = history.finished(session, team_id, game_id)
+    if game is None or game.state.channel != channel:
+        return NOT_OVER
+    return last_screen.game_json(game.referee_input())
+
+
+def forget_me(steps: Steps, team_id: str, user_id: str) -> str:
+    with transaction(steps.sessions) as session:
+        return erasure.forget_me(session, team_id, user_id)
+
+
+def help_for(steps: Steps, team_id: str, channel_id: str) -> Screen:
+    """Help with this channel's phase lengths: a number stated for every channel would be
+    wrong wherever one set its own."""
+    return help_screen.help_screen(settings_now(steps, team_id, channel_id).lengths())
+
+
+def score(steps: Steps, team_id: str, channel_id: str) -> Screen:
+    rows = scores.leaderboard(steps.sessions, team_id, channel_id)
+    with transaction(steps.sessions) as session:
+        season, played = history.current_season(session, team_id, channel_id, steps.now())
+    return help_screen.leaderboard(channel_id, rows, (season.name, standings(played)))
+
+
+def last(steps: Steps, team_id: str, channel_id: str) -> Screen | str:
+    with transaction(steps.sessions) as session:
+        game = history.last_finished(session, team_id, channel_id)
+    if game is None:
+        return last_screen.NONE_YET
+    by_key = {label.key: label for label in labels(game.state.names)}
+    return last_screen.last_reveal(game.game_id, game.outcome, by_key)
+
+
+def home_tab(steps: Steps, team_id: str, user_id: str) -> View:
+    """The person's App Home: their record, and each channel's season now."""
+    record, boards = scores.record_of(steps.sessions, team_id, user_id)
+    seasons = channel_seasons(steps, team_id, user_id, [channel for channel, _ in boards])
+    return home_screen.home_view(user_id, record, boards, seasons=seasons)
+
+
+def channel_seasons(
+    steps: Steps, team_id: str, user_id: str, channel_ids: list[str]
+) -> dict[str, home_screen.ChannelSeason]:
+    """Each channel's season now, and whether the person usually plays there."""
+    shown = {}
+    with transaction(steps.sessions) as session:
+        regular_in = set(standing.channels_of_regular(session, team_id, user_id))
+        for channel in channel_ids[: home_screen.HOME_BOARDS]:
+            season, played = history.current_season(session, team_id, channel, steps.now())
+            shown[channel] = home_screen.ChannelSeason(
+                season.name, standings(played), channel in regular_in
+            )
+    return shown

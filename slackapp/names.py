@@ -1,0 +1,117 @@
+"""People's names, learned off the click path.
+
+Slack draws a person's name itself wherever Varulv writes a mention (``<@U…>`` in mrkdwn), so
+most screens need no name at all. A name is written out only where Slack renders no mention:
+button labels (the night's and the ballot's), the referee's input, a bot's choice of name.
+That name is the one kept in ``people``, read in the step's own transaction; someone Varulv
+has not met yet sits down under the handle their click carried, and their profile's name is
+asked of Slack (``users.info``) afterwards, on a thread of its own, kept, and written over
+the handle while the lobby is still open. Slack's ``user_change`` event keeps it current, and
+a kept name older than ``NAME_REFRESH`` is asked again the next time its person sits down.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
+from datetime import datetime, timedelta
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError, SlackClientError
+from sqlalchemy.orm import Session, sessionmaker
+
+from slackapp.db import people
+from slackapp.shapes import profile_name
+
+log = logging.getLogger(__name__)
+
+NAME_REFRESH = timedelta(days=1)
+"""A person's kept name is asked of Slack again once it is this old."""
+NAME_LOOKUP_SECONDS = 3
+"""users.info gets this long, once, with no wait for a rate limit."""
+LOOKUP_THREADS = 2
+
+Renamed = Callable[[str, str, str], object]
+"""Write a person's learned name over the one they sat down under: (team, user, name)."""
+
+
+class Names:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        renamed: Renamed,
+        now: Callable[[], datetime],
+    ) -> None:
+        self.sessions = sessions
+        self.renamed = renamed
+        self.now = now
+        self._lock = threading.Lock()
+        self._asked: dict[tuple[str, str], datetime] = {}
+        """When this process last made sure of a person's name: asked again a day later."""
+        self.lookups: Executor | None = None
+        """Where the look-ups run: threads of their own, started on first use."""
+
+    def sat_down(self, client: WebClient, team_id: str, user_id: str, handle: str) -> None:
+        """A person sat down (or opened a table): make sure their name is known, in the
+        background; returns at once."""
+        key, now = (team_id, user_id), self.now()
+        with self._lock:
+            last = self._asked.get(key)
+            if last is not None and now - last < NAME_REFRESH:
+                return
+            if len(self._asked) > 100_000:  # a long-lived process forgets the oldest first
+                self._asked = dict(sorted(self._asked.items(), key=lambda kv: kv[1])[50_000:])
+            self._asked[key] = now
+            if self.lookups is None:
+                self.lookups = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="names")
+            lookups = self.lookups
+        token, base_url = client.token, client.base_url
+        lookups.submit(self._make_sure, token, base_url, team_id, user_id, handle)
+
+    def _make_sure(
+        self, token: str | None, base_url: str, team_id: str, user_id: str, handle: str
+    ) -> None:
+        try:
+            known = people.known(self.sessions, team_id, user_id)
+            if known is not None and self.now() - known.fetched_at < NAME_REFRESH:
+                if known.name != handle:
+                    self.renamed(team_id, user_id, known.name)  # seated before it was kept
+                return
+            lookup = WebClient(token=token, base_url=base_url, timeout=NAME_LOOKUP_SECONDS)
+            try:
+                user = lookup.users_info(user=user_id).get("user")
+            except (SlackApiError, SlackClientError, OSError) as error:
+                # A rate limit, or an old install without users:read; the handle stands.
+                log.warning("users.info failed, the name stays as known: %s", error)
+                with self._lock:  # asked again the next time they sit down
+                    self._asked.pop((team_id, user_id), None)
+                return
+            self.learned(team_id, user_id, profile_name(user, handle))
+        except Exception:
+            log.exception("a person's name could not be learned")
+
+    def changed(self, team_id: str, user: Any) -> None:
+        """Slack's ``user_change`` (any profile change of anyone in the workspace): the person's
+        kept name follows, if Varulv keeps one (it keeps none for people who never played)."""
+        user_id = user.get("id") if isinstance(user, dict) else None
+        if not isinstance(user_id, str) or not user_id:
+            return
+        name = profile_name(user, str(user.get("name") or user_id))
+        if people.changed(self.sessions, team_id, user_id, name, self.now()):
+            self.renamed(team_id, user_id, name)
+
+    def learned(self, team_id: str, user_id: str, name: str) -> None:
+        now = self.now()
+        people.remember(self.sessions, team_id, user_id, name, now)
+        with self._lock:
+            self._asked[team_id, user_id] = now
+        self.renamed(team_id, user_id, name)
+
+    def stop(self) -> None:
+        with self._lock:
+            lookups, self.lookups = self.lookups, None
+        if lookups is not None:
+            lookups.shutdown(wait=False, cancel_futures=True)
