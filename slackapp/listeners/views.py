@@ -166,7 +166,15 @@ def register_schedule(app: App, steps: Steps) -> None:
             try:
                 with transaction(steps.sessions) as session:
                     if schedule is not None:
-                        standing.save(session, team, channel, user, schedule, steps.now())
+                        standing.save(
+                            session,
+                            team,
+                            channel,
+                            user,
+                            schedule,
+                            steps.now(),
+                            context.enterprise_id,
+                        )
                     elif remove:
                         standing.remove(session, team, channel)
             except SQLAlchemyError:

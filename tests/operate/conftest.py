@@ -79,13 +79,24 @@ def oauth_deployment(
     purpose: str,
     team: str,
     token_lifetime: int | None = None,
+    enterprise_id: str | None = None,
+    org_wide: bool = False,
     **lengths: Unpack[PhaseLengths],
 ) -> Iterator[Deployment]:
     """The app with OAuth credentials and no bot token, for the fake workspace ``team``, which
     starts with no valid token at all; ``token_lifetime``: the app has token rotation on, and
-    its bot tokens expire that many seconds after Slack issues them."""
+    its bot tokens expire that many seconds after Slack issues them; ``enterprise_id``: the
+    workspace is in that Enterprise Grid organisation (``org_wide``: and the app is installed
+    on all of it)."""
     url = fresh_database(postgres, purpose)
-    with FakeSlack(SIGNING_SECRET, team_id=team, tokens=(), token_lifetime=token_lifetime) as fake:
+    with FakeSlack(
+        SIGNING_SECRET,
+        team_id=team,
+        tokens=(),
+        token_lifetime=token_lifetime,
+        enterprise_id=enterprise_id,
+        org_wide=org_wide,
+    ) as fake:
         port = free_port()
         env = {
             "SLACK_BOT_TOKEN": "",
