@@ -457,9 +457,7 @@ class Deliverer:
         except RuntimeError:  # stopping
             return []
 
-    def _claim_and_read(
-        self, game_ids: list[int]
-    ) -> dict[int, tuple[WorkspaceId, list[Pending]]]:
+    def _claim_and_read(self, game_ids: list[int]) -> dict[int, tuple[WorkspaceId, list[Pending]]]:
         """Take (or renew) the games' leases and read their undelivered entries, in one
         transaction; a game another live process holds is left out."""
         now = self.now()
