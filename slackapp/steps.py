@@ -495,7 +495,8 @@ class Steps:
         return game.state
 
     def stop(self, team_id: str, channel_id: str, user_id: str, retry: bool = False) -> str | None:
-        """``/varulv stop``: anyone seated ends the channel's running game.
+        """``/varulv stop``: end the channel's running game, for someone
+        :mod:`slackapp.game.permissions` lets stop it.
 
         ``retry``: Slack is sending the command again, and the first delivery may have stopped
         it: then there is nothing to say.

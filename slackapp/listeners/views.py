@@ -11,15 +11,18 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from sqlalchemy.exc import SQLAlchemyError
 
+import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp.db import standing
-from slackapp.db.channels import ChannelChoice, out_of_bounds, save_choice
+from slackapp.db.channels import ChannelChoice, open_to_everyone, out_of_bounds, save_choice
 from slackapp.db.engine import transaction
+from slackapp.game.permissions import Change, Refusal
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones, next_opening
 from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
+from slackapp.permits import is_admin, refusal_of
 from slackapp.shapes import slack_id
 from slackapp.steps import Steps
 
@@ -54,22 +57,66 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
     return ChannelChoice(bots_allowed=bots, season=SeasonLength(length), **lengths), {}
 
 
+def read_openness(view: dict[str, Any]) -> bool | None:
+    """The admins' choice to open the channel's table to everyone; None when the modal did not
+    offer it."""
+    values = (view.get("state") or {}).get("values") or {}
+    if settings_screen.OPEN_BLOCK not in values:
+        return None
+    return settings_screen.OPEN_BLOCK in _picked(values, settings_screen.OPEN_BLOCK)
+
+
+def settings_refusal(
+    steps: Steps,
+    client: WebClient,
+    team: str,
+    channel: str,
+    user: str,
+    openness: bool | None,
+) -> Refusal | None:
+    """Whether ``user`` may save the settings modal as submitted: the settings themselves, and
+    the channel's openness when the submission changes it."""
+    with transaction(steps.sessions) as session:
+        changes_openness = openness is not None and openness != open_to_everyone(
+            session, team, channel
+        )
+    admin = is_admin(client, user) if changes_openness else None
+    refused = refusal_of(steps.sessions, client, team, channel, user, Change.SETTINGS, admin)
+    if refused is None and changes_openness:
+        refused = refusal_of(steps.sessions, client, team, channel, user, Change.OPENNESS, admin)
+    return refused
+
+
 def register(app: App, steps: Steps) -> None:
-    def save(ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
+    def save(
+        ack: Ack,
+        body: dict[str, Any],
+        view: dict[str, Any],
+        context: BoltContext,
+        client: WebClient,
+    ) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
         team, user = str(context.team_id or ""), str(body["user"]["id"])
         channel = slack_id(view.get("private_metadata"))
         choice, errors = read_choice(view)
+        first = next(iter(settings_screen.LENGTH_LABELS))
         if choice is None:
             ack(response_action="errors", errors=errors)
             return
         if not channel:  # not the modal Varulv opened: nothing to store
-            first = next(iter(settings_screen.LENGTH_LABELS))
             ack(response_action="errors", errors={first: NO_CHANNEL})
             return
+        openness = read_openness(view)
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
-                save_choice(steps.sessions, team, channel, user, choice)
+                refused = settings_refusal(steps, client, team, channel, user, openness)
+                if refused is not None:
+                    ack(
+                        response_action="errors",
+                        errors={first: permissions_screen.refused(refused)},
+                    )
+                    return
+                save_choice(steps.sessions, team, channel, user, choice, openness)
             except SQLAlchemyError:
                 log.exception("could not store the channel's settings")
                 first = next(iter(settings_screen.LENGTH_LABELS))
@@ -84,11 +131,14 @@ def register(app: App, steps: Steps) -> None:
     def announce(
         body: dict[str, Any], view: dict[str, Any], context: BoltContext, client: WebClient
     ) -> None:
-        """Tell the channel, since anyone there may change its settings."""
+        """Tell the channel who changed its settings (unless they were refused)."""
         choice, _ = read_choice(view)
         team, channel = str(context.team_id or ""), slack_id(view.get("private_metadata"))
         if choice is None or not channel:
             return
+        user = _user_of(body)
+        if settings_refusal(steps, client, team, channel, user, read_openness(view)) is not None:
+            return  # refused: nothing changed
         with log_context(team_id=team, channel_id=channel):
             try:
                 client.chat_postMessage(
@@ -152,7 +202,13 @@ def read_schedule(view: dict[str, Any]) -> tuple[Schedule | None, bool, dict[str
 
 
 def register_schedule(app: App, steps: Steps) -> None:
-    def save(ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
+    def save(
+        ack: Ack,
+        body: dict[str, Any],
+        view: dict[str, Any],
+        context: BoltContext,
+        client: WebClient,
+    ) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
         team, user = str(context.team_id or ""), _user_of(body)
         channel = slack_id(view.get("private_metadata"))
@@ -164,6 +220,11 @@ def register_schedule(app: App, steps: Steps) -> None:
             return
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
+                refused = refusal_of(steps.sessions, client, team, channel, user, Change.SCHEDULE)
+                if refused is not None:
+                    text = permissions_screen.refused(refused)
+                    ack(response_action="errors", errors={schedule_screen.DAYS: text})
+                    return
                 with transaction(steps.sessions) as session:
                     if schedule is not None:
                         standing.save(
@@ -194,6 +255,11 @@ def register_schedule(app: App, steps: Steps) -> None:
         team, channel = str(context.team_id or ""), slack_id(view.get("private_metadata"))
         user = _user_of(body)
         if errors or not channel or not user:
+            return
+        with transaction(steps.sessions) as session:
+            row = standing.get(session, team, channel)
+            saved = row is None if remove else row is not None and row.owner_user_id == user
+        if not saved:  # refused: nothing changed
             return
         if schedule is not None:
             upcoming = schedule_screen.when(next_opening(schedule, steps.now()))

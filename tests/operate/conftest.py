@@ -22,6 +22,8 @@ from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, PhaseLengt
 from tests.e2e.driver import Table
 
 PEOPLE = {"U0ALVA": "alva", "U0BENGT": "bengt", "U0CARIN": "carin", "U0DORIS": "doris"}
+OWNER = "U0OWNER"
+"""The workspace's owner: may change any channel's table."""
 INSTALL_LINK = re.compile(r'href="(https://slack\.com/oauth/v2/authorize\?[^"]+)"')
 
 
@@ -37,6 +39,11 @@ class Deployment:
         for user_id, name in PEOPLE.items():
             self.fake.add_user(user_id, name)
         return Table(self.fake, self.app, self.db)
+
+    def owner(self) -> str:
+        """The workspace's owner, as users.info says."""
+        self.fake.set_role(OWNER, "owner")
+        return OWNER
 
     def log_lines(self, app: AppProcess | None = None) -> list[dict[str, Any]]:
         """The app's log, each line decoded; a line that is not one JSON object fails."""
