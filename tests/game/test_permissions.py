@@ -26,10 +26,7 @@ def expected(change: Change, asker: Asker, open_to_everyone: bool) -> bool:
     if change is Change.OPENNESS:
         return asker.is_admin  # only an admin opens or closes a channel's table
     return (
-        asker.is_admin
-        or asker.hosts_the_game
-        or asker.set_the_standing_table
-        or open_to_everyone
+        asker.is_admin or asker.hosts_the_game or asker.set_the_standing_table or open_to_everyone
     )
 
 

@@ -19,8 +19,9 @@ from tests.inprocess.test_hostile_input import with_payload
 from tests.reliability.support import new_people, signed
 
 ADMINS = "the workspace's admins and owners"
-LENGTHS = {"night_seconds": "45", "day_seconds": "90", "vote_seconds": "60"}
-FIKA = {
+Entered = dict[str | tuple[str, str], Any]
+LENGTHS: Entered = {"night_seconds": "45", "day_seconds": "90", "vote_seconds": "60"}
+FIKA: Entered = {
     schedule_screen.DAYS: ["1"],
     schedule_screen.AT: "15:00",
     schedule_screen.ZONE: "Europe/Stockholm",
@@ -39,10 +40,11 @@ def stored_settings(db: Engine, channel: str) -> dict[str, Any] | None:
 
 def stored_schedule_owner(db: Engine, channel: str) -> str | None:
     with db.connect() as connection:
-        return connection.scalar(
+        owner = connection.scalar(
             text("SELECT owner_user_id FROM standing_tables WHERE channel_id = :c"),
             {"c": channel},
         )
+        return None if owner is None else str(owner)
 
 
 def modal_of(fake: FakeSlack, table: Table, user: str, word: str) -> dict[str, Any]:
@@ -67,7 +69,9 @@ def refused(table: Table, user: str, word: str, saying: str) -> str:
 
 def save_settings(fake: FakeSlack, table: Table, user: str, **extra: Any) -> None:
     modal_of(fake, table, user, "settings")
-    answer = fake.view_submission(user, {**LENGTHS, **extra})
+    entered: Entered = {**LENGTHS}
+    entered.update(extra)
+    answer = fake.view_submission(user, entered)
     assert answer.status_code == 200
     assert not (answer.text and answer.json().get("response_action") == "errors"), answer.text
 
@@ -217,8 +221,7 @@ def test_an_admin_opens_a_channel_to_everyone_and_closes_it_again(
     assert OPEN_BLOCK in block_ids(modal)
     fake.view_submission(admin, {**LENGTHS, OPEN_BLOCK: []})
     table.wait(
-        lambda: (stored_settings(db, table.channel) or {}).get("open_to_everyone") is False
-        or None,
+        lambda: (stored_settings(db, table.channel) or {}).get("open_to_everyone") is False or None,
         "the channel closed",
     )
     refused(table, member, "settings", "can change this channel's Varulv settings")
