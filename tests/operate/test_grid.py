@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
+import slackapp.blocks.schedule as schedule_screen
 from tests.operate.conftest import PEOPLE, Deployment, install, oauth_deployment
 
 pytestmark = pytest.mark.long(7)
@@ -96,6 +97,25 @@ def test_a_workspace_of_an_organisation_installs_and_plays(grid_workspace: Deplo
         }
     ]
     play_a_whole_game(grid_workspace, token)
+
+    # A standing table set here keeps the organisation for the tables it opens.
+    owner = grid_workspace.owner()
+    table.command(owner, "schedule")
+    table.wait(lambda: next(iter(fake.modals(owner)), None), "the schedule modal")
+    fika: dict[str | tuple[str, str], Any] = {
+        schedule_screen.DAYS: ["1"],
+        schedule_screen.AT: "15:00",
+        schedule_screen.ZONE: "Europe/Stockholm",
+        schedule_screen.LOBBY: "15",
+    }
+    fake.view_submission(owner, fika)
+    table.board("set a standing table")
+    with grid_workspace.db.connect() as connection:
+        kept = connection.execute(
+            text("SELECT team_id, enterprise_id FROM standing_tables WHERE channel_id = :c"),
+            {"c": table.channel},
+        ).one()
+    assert tuple(kept) == ("T0GRIDWS", ORG)
 
 
 def test_an_organisation_wide_install_plays_and_leaves_every_workspace(
