@@ -63,6 +63,8 @@ def refusal_of(
     ``admin``: Slack's flags, already asked; otherwise asked only if they decide."""
     with transaction(sessions) as session:
         facts = channel_standing(session, team_id, channel_id)
+    if change is Change.STOP and facts.host is None:
+        return None  # no game to stop: the step says so, without asking Slack
     asker = Asker(
         hosts_the_game=facts.host == user_id,
         set_the_standing_table=facts.standing_owner == user_id,

@@ -111,7 +111,7 @@ def _stop(
     steps: Steps, client: WebClient, team: str, channel: str, user: str, retry: bool
 ) -> str | None:
     refused = refusal_of(steps.sessions, client, team, channel, user, Change.STOP)
-    if refused is not None and refused.host is not None:  # no game: the step says so
+    if refused is not None:
         return permissions_screen.refused(refused)
     return steps.stop(team, channel, user, retry=retry)
 
