@@ -20,6 +20,7 @@ from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
 from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.slack import WorkspaceId
 
 SIZES = (1, 10, 50)
 PAIRS = 200
@@ -49,7 +50,7 @@ def main() -> int:
             session.flush()
             game_ids = [game.id for game in games]
 
-        def never(team_id: str) -> WebClient:
+        def never(workspace: WorkspaceId) -> WebClient:
             raise AssertionError("nothing is delivered: no game has an outbox entry")
 
         deliverer = Deliverer(sessions, never, lambda game_id, event: None)

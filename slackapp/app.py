@@ -93,7 +93,12 @@ class Varulv:
 
 def installed(args: SuccessArgs) -> BoltResponse:
     """Log the new installation, then show Slack's usual "Thank you!" page."""
-    with log_context(team_id=args.installation.team_id, user_id=args.installation.user_id):
+    installation = args.installation
+    with log_context(
+        team_id=installation.team_id,
+        enterprise_id=installation.enterprise_id,
+        user_id=installation.user_id,
+    ):
         log.info("workspace installed")
     return args.default.success(args)
 
@@ -167,7 +172,7 @@ def build(
     else:
         client = web_client(settings.bot_token, settings.api_url)
         bot = web_client(settings.bot_token, settings.api_url, wait_out_rate_limits=False)
-        delivering = lambda team_id: bot  # noqa: E731 - one workspace, one client
+        delivering = lambda workspace: bot  # noqa: E731 - one workspace, one client
         app = App(
             name=APP_NAME,
             signing_secret=settings.signing_secret,

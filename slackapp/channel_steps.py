@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import datetime
 
+from slack_sdk import WebClient
 from slack_sdk.models.views import View
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -27,8 +28,10 @@ from slackapp.db.engine import transaction
 from slackapp.db.models import Game
 from slackapp.delivery.outbox import enqueue
 from slackapp.game import machine as m
+from slackapp.game.permissions import Change, Refusal
 from slackapp.game.schedule import Schedule, next_opening
 from slackapp.game.seasons import standings
+from slackapp.permits import is_admin, refusal_of
 from slackapp.shapes import slack_id
 from slackapp.steps import Steps
 
@@ -36,7 +39,14 @@ STALE = "That button doesn't belong to any game I know."
 NOT_OVER = "That game is not over, or was not played in this channel: nothing to check."
 
 
-def tell_channel(steps: Steps, team_id: str, channel_id: str, user_id: str, text: str) -> None:
+def tell_channel(
+    steps: Steps,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    text: str,
+    enterprise_id: str | None = None,
+) -> None:
     """Say ``text`` in the channel through the outbox, so it is sent, retried and paced like
     every other message. The outbox keeps messages by game: the words are carried by the
     channel's newest game (as a season's wrap-up is), or, in a channel that has had no game
@@ -50,7 +60,9 @@ def tell_channel(steps: Steps, team_id: str, channel_id: str, user_id: str, text
         ).first()
         connection = session.connection()
         if newest is None:
-            newest = _closed_table(session, team_id, channel_id, user_id, steps.lengths).id
+            newest = _closed_table(
+                session, team_id, channel_id, user_id, steps.lengths, enterprise_id
+            ).id
         game = games.lock(connection, newest)
         if game is None:  # the workspace's games were just erased: nobody to tell
             return
@@ -60,11 +72,18 @@ def tell_channel(steps: Steps, team_id: str, channel_id: str, user_id: str, text
 
 
 def _closed_table(
-    session: Session, team_id: str, channel_id: str, user_id: str, lengths: m.Lengths
+    session: Session,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    lengths: m.Lengths,
+    enterprise_id: str | None,
 ) -> Game:
-    """A table that never opened: no seat, no lobby, phase cancelled."""
+    """A table that never opened: no seat, no lobby, phase cancelled; it keeps the workspace's
+    Grid organisation, by which the deliverer finds the installation."""
     game = Game(
         team_id=team_id,
+        enterprise_id=enterprise_id,
         channel_id=channel_id,
         host_user_id=user_id,
         phase=m.Phase.CANCELLED.value,
@@ -81,15 +100,64 @@ def _closed_table(
     return game
 
 
+def refusal(
+    steps: Steps,
+    client: WebClient,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    change: Change,
+    admin: bool | None = None,
+) -> Refusal | None:
+    """None when the person may make ``change`` in the channel; otherwise who can."""
+    return refusal_of(steps.sessions, client, team_id, channel_id, user_id, change, admin)
+
+
+def open_to_everyone(steps: Steps, team_id: str, channel_id: str) -> bool:
+    with transaction(steps.sessions) as session:
+        return channels.open_to_everyone(session, team_id, channel_id)
+
+
+def settings_refusal(
+    steps: Steps,
+    client: WebClient,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    openness: bool | None,
+) -> Refusal | None:
+    """Whether the person may save the settings modal as submitted: the settings themselves,
+    and the channel's openness when the submission changes it."""
+    changes_openness = openness is not None and openness != open_to_everyone(
+        steps, team_id, channel_id
+    )
+    admin = is_admin(client, user_id) if changes_openness else None
+    refused = refusal(steps, client, team_id, channel_id, user_id, Change.SETTINGS, admin)
+    if refused is None and changes_openness:
+        refused = refusal(steps, client, team_id, channel_id, user_id, Change.OPENNESS, admin)
+    return refused
+
+
 def store_settings(
-    steps: Steps, team_id: str, channel_id: str, user_id: str, choice: ChannelChoice
+    steps: Steps,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    choice: ChannelChoice,
+    openness: bool | None = None,
 ) -> None:
-    """Store the channel's settings; the next game to open there uses them."""
-    channels.save_choice(steps.sessions, team_id, channel_id, user_id, choice)
+    """Store the channel's settings (and, from an admin's form, whether the channel is open to
+    everyone); the next game to open there uses them."""
+    channels.save_choice(steps.sessions, team_id, channel_id, user_id, choice, openness)
 
 
 def tell_settings(
-    steps: Steps, team_id: str, channel_id: str, user_id: str, choice: ChannelChoice
+    steps: Steps,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    choice: ChannelChoice,
+    enterprise_id: str | None = None,
 ) -> None:
     """Tell the channel its settings changed, since anyone there may change them."""
     tell_channel(
@@ -99,22 +167,46 @@ def tell_settings(
         user_id,
         f"<@{user_id}> changed the Varulv settings for this channel: {choice.summary()}. "
         "The next game uses them.",
+        enterprise_id,
     )
 
 
 def store_schedule(
-    steps: Steps, team_id: str, channel_id: str, user_id: str, schedule: Schedule | None
+    steps: Steps,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    schedule: Schedule | None,
+    enterprise_id: str | None = None,
 ) -> None:
-    """Set the channel's standing table, or (None) remove it."""
+    """Set the channel's standing table (with the workspace's Grid organisation, which the
+    tables it opens keep), or (None) remove it."""
     with transaction(steps.sessions) as session:
         if schedule is not None:
-            standing.save(session, team_id, channel_id, user_id, schedule, steps.now())
+            standing.save(
+                session, team_id, channel_id, user_id, schedule, steps.now(), enterprise_id
+            )
         else:
             standing.remove(session, team_id, channel_id)
 
 
+def schedule_saved_by(
+    steps: Steps, team_id: str, channel_id: str, user_id: str, removed: bool
+) -> bool:
+    """Whether the channel's standing table is now as the person's form left it (removed, or
+    set by them), so that a refused form is not announced."""
+    with transaction(steps.sessions) as session:
+        row = standing.get(session, team_id, channel_id)
+        return row is None if removed else row is not None and row.owner_user_id == user_id
+
+
 def tell_schedule(
-    steps: Steps, team_id: str, channel_id: str, user_id: str, schedule: Schedule | None
+    steps: Steps,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    schedule: Schedule | None,
+    enterprise_id: str | None = None,
 ) -> None:
     """Tell the channel its standing table was set (when the first opens) or removed."""
     if schedule is not None:
@@ -126,7 +218,7 @@ def tell_schedule(
         )
     else:
         text = f"<@{user_id}> removed this channel's standing table."
-    tell_channel(steps, team_id, channel_id, user_id, text)
+    tell_channel(steps, team_id, channel_id, user_id, text, enterprise_id)
 
 
 def settings_now(steps: Steps, team_id: str, channel_id: str) -> ChannelChoice:

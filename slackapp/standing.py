@@ -88,6 +88,7 @@ class StandingTables:
                     row.owner_user_id,
                     "",
                     seat_host=False,
+                    enterprise_id=row.enterprise_id,
                 )
                 regulars = standing.regulars(session, row.team_id, row.channel_id)
                 say = m.Say(invitation(schedule, regulars))

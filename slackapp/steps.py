@@ -513,7 +513,8 @@ class Steps:
         return game.state
 
     def stop(self, team_id: str, channel_id: str, user_id: str, retry: bool = False) -> str | None:
-        """``/varulv stop``: anyone seated ends the channel's running game.
+        """``/varulv stop``: end the channel's running game, for someone
+        :mod:`slackapp.game.permissions` lets stop it.
 
         ``retry``: Slack is sending the command again, and the first delivery may have stopped
         it: then there is nothing to say.
@@ -525,13 +526,19 @@ class Steps:
             return None if retry else "No game is running in this channel."
         return self.act(game_id, m.Stop(user_id))
 
-    def workspace_left(self, team_id: str) -> int:
-        """End the workspace's open games without a word (no token is left to post with)."""
+    def workspace_left(self, team_id: str | None, enterprise_id: str | None = None) -> int:
+        """End the workspace's open games without a word (no token is left to post with); with
+        ``team_id`` None, those of every workspace of the organisation ``enterprise_id``."""
+        if team_id is None:
+            if not enterprise_id:
+                return 0
+            whose = Game.enterprise_id == enterprise_id
+        else:
+            whose = Game.team_id == team_id
         with self.sessions() as session:
             open_games = session.scalars(
                 select(Game.id).where(
-                    Game.team_id == team_id,
-                    Game.phase.in_([phase.value for phase in m.OPEN_PHASES]),
+                    whose, Game.phase.in_([phase.value for phase in m.OPEN_PHASES])
                 )
             ).all()
         for game_id in open_games:

@@ -834,3 +834,98 @@ def test_whoever_sees_what_a_call_did_finds_the_call_logged(
     finally:
         release.set()
         fake.api.hooks.remove(slow_to_log)
+
+
+# -- Enterprise Grid ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("org_wide", [False, True], ids=["workspace install", "org-wide"])
+def test_a_grid_workspace_names_its_organisation_as_slack_does(
+    serve: Callable[[WSGIApplication], str], org_wide: bool
+) -> None:
+    with FakeSlack(
+        SECRET, users={"U1": "alice"}, enterprise_id="E0GRID", org_wide=org_wide
+    ) as fake:
+        recorder = RecordingApp()
+        fake.app_url = serve(recorder)
+        web = WebClient(base_url=fake.api_url, token=TOKEN)
+        organisation = {"id": "E0GRID", "name": fake.identity.enterprise_name}
+
+        fake.slash_command("U1")
+        form = recorder.received[-1].form()
+        assert list(form)[:5] == [
+            "token",
+            "team_id",
+            "team_domain",
+            "enterprise_id",
+            "enterprise_name",
+        ]
+        assert (form["team_id"], form["enterprise_id"]) == ("T0001", "E0GRID")
+        assert form["is_enterprise_install"] == ("true" if org_wide else "false")
+
+        fake.click("U1", post_lobby(fake, web), "join")
+        click = recorder.received[-1].payload()
+        assert click["enterprise"] == organisation
+        assert click["team"]["id"] == "T0001" and click["team"]["enterprise_id"] == "E0GRID"
+        assert click["is_enterprise_install"] is org_wide
+
+        fake.app_home_opened("U1")
+        envelope = json.loads(recorder.received[-1].body)
+        assert (envelope["team_id"], envelope["enterprise_id"]) == ("T0001", "E0GRID")
+        (authorization,) = envelope["authorizations"]
+        assert authorization["enterprise_id"] == "E0GRID"
+        assert authorization["team_id"] == (None if org_wide else "T0001")
+        assert authorization["is_enterprise_install"] is org_wide
+
+        install = (
+            "https://slack.com/oauth/v2/authorize?client_id=1000000000.2000000000"
+            "&scope=commands&state=s&redirect_uri=https://varulv.example/slack/oauth"
+        )
+        code = parse_qs(urlsplit(fake.approve_install(install)).query)["code"][0]
+        credentials = {"client_id": "1000000000.2000000000", "client_secret": "fake-client-secret"}
+        answer = WebClient(base_url=fake.api_url).oauth_v2_access(code=code, **credentials)
+        assert answer["enterprise"] == organisation
+        assert answer["is_enterprise_install"] is org_wide
+        assert answer["team"] == (None if org_wide else {"name": "Varulv Test", "id": "T0001"})
+        installed = WebClient(base_url=fake.api_url, token=answer["access_token"])
+        checked = installed.auth_test()
+        assert checked["enterprise_id"] == "E0GRID"
+        assert checked["is_enterprise_install"] is org_wide
+
+
+def test_org_wide_needs_an_organisation() -> None:
+    with pytest.raises(ValueError, match="Enterprise Grid"):
+        FakeSlack(SECRET, org_wide=True)
+
+
+@pytest.mark.parametrize(
+    ("role", "flags"),
+    [
+        (None, (False, False, False)),
+        ("admin", (True, False, False)),
+        ("owner", (True, True, False)),
+        ("primary_owner", (True, True, True)),
+    ],
+)
+def test_users_info_says_who_is_an_admin_or_owner(
+    fake: FakeSlack, web: WebClient, role: str | None, flags: tuple[bool, bool, bool]
+) -> None:
+    fake.set_role("U2", role)
+    user = web.users_info(user="U2")["user"]
+    assert (user["is_admin"], user["is_owner"], user["is_primary_owner"]) == flags
+    assert "enterprise_user" not in user, "not in a Grid"
+    with pytest.raises(ValueError, match="unknown role"):
+        fake.set_role("U2", "king")
+
+
+def test_users_info_in_a_grid_names_the_organisation() -> None:
+    with FakeSlack(SECRET, users={"U1": "alice"}, enterprise_id="E0GRID") as fake:
+        fake.set_role("U1", "owner")
+        user = WebClient(base_url=fake.api_url, token=TOKEN).users_info(user="U1")["user"]
+        grid = user["enterprise_user"]
+        assert (grid["enterprise_id"], grid["teams"]) == ("E0GRID", ["T0001"])
+        assert (grid["is_admin"], grid["is_owner"], grid["is_primary_owner"]) == (
+            True,
+            True,
+            False,
+        )

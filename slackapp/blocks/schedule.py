@@ -123,7 +123,7 @@ def schedule_modal(
                 element=CheckboxesElement(action_id=REMOVE, options=[remove]),
             )
         )
-    blocks.append(context("Anyone in the channel can change it; the channel is told who did."))
+    blocks.append(context("The channel is told who changed it."))
     return View(
         type="modal",
         callback_id=CALLBACK_ID,

@@ -15,12 +15,19 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from slackapp.blocks.permissions import (
+    OPEN_TO_EVERYONE,
+    OPEN_TO_EVERYONE_DETAIL,
+    OPEN_TO_EVERYONE_HINT,
+)
 from slackapp.blocks.screen import context, section
 
 CALLBACK_ID = "varulv_settings"
 BOTS_BLOCK = "bots_allowed"
 BOTS_ACTION = "bots_allowed"
 BOTS_OFFERED = "offered"
+OPEN_BLOCK = "open_to_everyone"
+"""The admins' checkbox: its block id, action id and option value."""
 SEASON = "season"
 SEASON_LABELS = {"month": "A calendar month", "quarter": "A quarter (three months)"}
 LENGTH_LABELS = {
@@ -41,8 +48,10 @@ def settings_modal(
     bounds: Mapping[str, tuple[int, int]],
     bots_allowed: bool,
     season: str = "month",
+    open_to_everyone: bool | None = None,
 ) -> View:
-    """The modal; ``private_metadata`` carries the channel, which Slack signs back to us."""
+    """The modal; ``private_metadata`` carries the channel, which Slack signs back to us.
+    ``open_to_everyone``: the channel's openness, for an admin to change (None: not offered)."""
     blocks: list[Block] = [
         section(
             f"For the next games in <#{channel_id}>. A game that is already running keeps "
@@ -93,8 +102,27 @@ def settings_modal(
                 initial_option=_season(season if season in SEASON_LABELS else "month"),
             ),
         ),
-        context("Anyone in the channel can change these; the channel is told who did."),
     ]
+    if open_to_everyone is not None:
+        everyone = Option(
+            value=OPEN_BLOCK,
+            text=PlainTextObject(text=OPEN_TO_EVERYONE),
+            description=PlainTextObject(text=OPEN_TO_EVERYONE_DETAIL),
+        )
+        blocks.append(
+            InputBlock(
+                block_id=OPEN_BLOCK,
+                label="Who may change the table",
+                hint=OPEN_TO_EVERYONE_HINT,
+                optional=True,
+                element=CheckboxesElement(
+                    action_id=OPEN_BLOCK,
+                    options=[everyone],
+                    initial_options=[everyone] if open_to_everyone else None,
+                ),
+            )
+        )
+    blocks.append(context("The channel is told who changed them."))
     return View(
         type="modal",
         callback_id=CALLBACK_ID,

@@ -1,4 +1,5 @@
-"""``/varulv settings``: a channel's phase lengths and whether the lobby offers bots."""
+"""``/varulv settings``: a channel's phase lengths, whether the lobby offers bots, and whether
+its table is open to everyone to change."""
 
 from __future__ import annotations
 
@@ -60,6 +61,12 @@ def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths
     )
 
 
+def open_to_everyone(session: Session, team_id: str, channel_id: str) -> bool:
+    """Whether an admin opened the channel's table to everyone (no row: not open)."""
+    row = session.get(ChannelSettings, (team_id, channel_id))
+    return row is not None and row.open_to_everyone
+
+
 def channel_choice(
     sessions: sessionmaker[Session], team_id: str, channel_id: str, defaults: Lengths
 ) -> ChannelChoice:
@@ -84,9 +91,11 @@ def save_choice(
     channel_id: str,
     user_id: str,
     choice: ChannelChoice,
+    open_to_everyone: bool | None = None,
 ) -> None:
-    """Store the channel's settings; the next game to open there uses them."""
-    values = {
+    """Store the channel's settings; the next game to open there uses them.
+    ``open_to_everyone``: open or close the channel's table to everyone (None: as it was)."""
+    values: dict[str, object] = {
         "night_seconds": choice.night_seconds,
         "day_seconds": choice.day_seconds,
         "vote_seconds": choice.vote_seconds,
@@ -94,6 +103,8 @@ def save_choice(
         "season": choice.season.value,
         "updated_by": user_id,
     }
+    if open_to_everyone is not None:
+        values["open_to_everyone"] = open_to_everyone
     with transaction(sessions) as session:
         session.execute(
             insert(ChannelSettings)

@@ -22,6 +22,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
     func,
     text,
 )
@@ -297,6 +298,10 @@ class ChannelSettings(Base):
     """Whether the lobby offers "Fill with bots"."""
     season: Mapped[str] = mapped_column(String(8), server_default="month")
     """How long the leaderboard's seasons run: ``month`` or ``quarter``."""
+    open_to_everyone: Mapped[bool] = mapped_column(Boolean, server_default=false())
+    """Anyone in the channel may change its settings and standing table and stop its games, not
+    only the game's host, the standing table's owner and the workspace's admins (set by an
+    admin)."""
     updated_by: Mapped[str] = mapped_column(String(32))
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
@@ -321,6 +326,9 @@ class StandingTable(Base):
 
     team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
     channel_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    enterprise_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    """The workspace's Enterprise Grid organisation: its tables are stored with it, since its
+    installation is found by it."""
     weekdays: Mapped[int] = mapped_column(Integer)
     """A bit per weekday: 1 is Monday, 64 Sunday."""
     minute_of_day: Mapped[int] = mapped_column(Integer)

@@ -29,9 +29,12 @@ def save(
     owner: str,
     schedule: Schedule,
     now: datetime,
+    enterprise_id: str | None = None,
 ) -> StandingTable:
-    """Keep the channel's schedule (replacing any), armed for its first opening after ``now``."""
+    """Keep the channel's schedule (replacing any), armed for its first opening after ``now``;
+    ``enterprise_id``: the workspace's Enterprise Grid organisation, which its tables keep."""
     values = {
+        "enterprise_id": enterprise_id,
         "weekdays": sum(1 << day for day in schedule.weekdays),
         "minute_of_day": schedule.at.hour * 60 + schedule.at.minute,
         "zone": schedule.zone,

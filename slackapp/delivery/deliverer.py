@@ -38,7 +38,7 @@ from slackapp.db.models import DeliveryLease, Game, OutboxEntry, SlackMessage
 from slackapp.delivery.copies import dropped_ts
 from slackapp.delivery.landings import DONE, Landing, Landings
 from slackapp.delivery.pacing import Pacer
-from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, classify
+from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, WorkspaceId, classify
 from slackapp.game import machine as m
 from slackapp.logs import log_context
 
@@ -95,6 +95,7 @@ UNDELIVERED = (
         OutboxEntry.due_at,
         OutboxEntry.attempts,
         Game.team_id,
+        Game.enterprise_id,
         SlackMessage.channel,
         SlackMessage.ts,
         SlackMessage.version,
@@ -358,7 +359,7 @@ class Deliverer:
             for game_id in game_ids:
                 self._wakers[game_id] = waker
         in_flight: dict[Future[None], tuple[int, str]] = {}
-        clients: dict[str, WebClient | NotInstalled] = {}  # one look-up per workspace a read
+        clients: dict[WorkspaceId, WebClient | NotInstalled] = {}  # one look-up per workspace
         to_read, to_release = set(game_ids), set[int]()
         release_by = 0.0  # time.monotonic() when to_release is let go
         held_back: set[int] = set()
@@ -370,7 +371,7 @@ class Deliverer:
                     claimed = self._claim_and_read(sorted(to_read))
                     to_read = set()
                     now = self.now()
-                    for game_id, (team_id, pending) in claimed.items():
+                    for game_id, (workspace, pending) in claimed.items():
                         ready = []
                         for each in pending:
                             if (game_id, each.surface) in sending:
@@ -379,7 +380,7 @@ class Deliverer:
                                 ready.append(each)
                         if not ready:
                             continue
-                        for future, surface in self._send(game_id, team_id, ready, clients):
+                        for future, surface in self._send(game_id, workspace, ready, clients):
                             in_flight[future] = (game_id, surface)
                     clients.clear()
                     idle = set(claimed) - {game_id for game_id, _ in in_flight.values()}
@@ -428,19 +429,20 @@ class Deliverer:
     def _send(
         self,
         game_id: int,
-        team_id: str,
+        workspace: WorkspaceId,
         ready: list[Pending],
-        clients: dict[str, WebClient | NotInstalled],
+        clients: dict[WorkspaceId, WebClient | NotInstalled],
     ) -> list[tuple[Future[None], str]]:
         """Send each message's newest version (on the call threads), recording what Slack
         took. ``clients`` keeps this round's client (or its absence) per workspace, so a
         thousand games of one workspace read its installation once, not a thousand times."""
-        if team_id not in clients:
+        if workspace not in clients:
             try:
-                clients[team_id] = self.clients(team_id)
+                clients[workspace] = self.clients(workspace)
             except NotInstalled as missing:
-                clients[team_id] = missing
-        client = clients[team_id]
+                clients[workspace] = missing
+        client = clients[workspace]
+        team_id = workspace.team_id
         if isinstance(client, NotInstalled):
             self._give_up_all(game_id, "not_installed")
             self.report(game_id, m.WorkspaceLeft())
@@ -456,7 +458,7 @@ class Deliverer:
         except RuntimeError:  # stopping
             return []
 
-    def _claim_and_read(self, game_ids: list[int]) -> dict[int, tuple[str, list[Pending]]]:
+    def _claim_and_read(self, game_ids: list[int]) -> dict[int, tuple[WorkspaceId, list[Pending]]]:
         """Take (or renew) the games' leases and read their undelivered entries, in one
         transaction; a game another live process holds is left out."""
         now = self.now()
@@ -475,20 +477,20 @@ class Deliverer:
 
     def _read(
         self, connection: Connection, game_ids: list[int]
-    ) -> dict[int, tuple[str, list[Pending]]]:
+    ) -> dict[int, tuple[WorkspaceId, list[Pending]]]:
         """Each game's workspace, and its undelivered messages with what each shows now."""
-        teams: dict[int, str] = {}
+        teams: dict[int, WorkspaceId] = {}
         by_surface: dict[tuple[int, str], list[Entry]] = {}
         shown: dict[tuple[int, str], Shown] = {}
         for row in connection.execute(UNDELIVERED, {"games": game_ids}):
             entry = Entry(*row[:9])
-            team_id, channel, ts, version = row[9:]
-            teams[entry.game_id] = team_id
+            team_id, enterprise_id, channel, ts, version = row[9:]
+            teams[entry.game_id] = WorkspaceId(team_id, enterprise_id)
             by_surface.setdefault((entry.game_id, entry.surface), []).append(entry)
             if ts is not None:
                 shown[entry.game_id, entry.surface] = Shown(channel, ts, version)
-        found: dict[int, tuple[str, list[Pending]]] = {
-            game_id: (teams.get(game_id, ""), []) for game_id in game_ids
+        found: dict[int, tuple[WorkspaceId, list[Pending]]] = {
+            game_id: (teams.get(game_id, WorkspaceId("")), []) for game_id in game_ids
         }
         for (game_id, surface), versions in by_surface.items():
             found[game_id][1].append(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 
 from slack_sdk import WebClient
@@ -20,8 +21,17 @@ class NotInstalled(Exception):
     """The workspace has no installation (never added, or uninstalled): no token to act with."""
 
 
-ClientFor = Callable[[str], WebClient]
-"""A workspace's team id → a Web API client with that workspace's bot token."""
+@dataclass(frozen=True)
+class WorkspaceId:
+    """A workspace as its game stored it: its team id, and its Enterprise Grid organisation's
+    id when it belongs to one (the installation is stored under both)."""
+
+    team_id: str
+    enterprise_id: str | None = None
+
+
+ClientFor = Callable[[WorkspaceId], WebClient]
+"""A workspace → a Web API client with that workspace's bot token."""
 
 
 def web_client(token: str | None, api_url: str, wait_out_rate_limits: bool = True) -> WebClient:
@@ -50,10 +60,15 @@ class InstalledClients:
         self.wait_out_rate_limits = wait_out_rate_limits
         self.rotator = rotator
 
-    def __call__(self, team_id: str) -> WebClient:
-        bot = self.store.find_bot(enterprise_id=None, team_id=team_id)
+    def __call__(self, workspace: WorkspaceId) -> WebClient:
+        bot = self.store.find_bot(enterprise_id=workspace.enterprise_id, team_id=workspace.team_id)
+        if (bot is None or not bot.bot_token) and workspace.enterprise_id:
+            # Installed on the whole organisation: one installation, stored without a team.
+            bot = self.store.find_bot(
+                enterprise_id=workspace.enterprise_id, team_id=None, is_enterprise_install=True
+            )
         if bot is None or not bot.bot_token:
-            raise NotInstalled(team_id)
+            raise NotInstalled(workspace.team_id)
         if self.rotator is not None:
             bot = fresh_bot(self.store, self.rotator, bot)
         return web_client(bot.bot_token, self.api_url, self.wait_out_rate_limits)

@@ -50,8 +50,19 @@ class FakeSlack:
         ack_timeout: float = 10.0,
         host: str = "127.0.0.1",
         port: int = 0,
+        enterprise_id: str | None = None,
+        org_wide: bool = False,
     ) -> None:
-        self.identity = Identity(team_id=team_id, bot_user_id=bot_user_id)
+        """``enterprise_id``: the workspace belongs to that Enterprise Grid organisation;
+        ``org_wide``: the app is installed on the whole organisation, not the workspace."""
+        if org_wide and enterprise_id is None:
+            raise ValueError("only an Enterprise Grid organisation has org-wide installs")
+        self.identity = Identity(
+            team_id=team_id,
+            bot_user_id=bot_user_id,
+            enterprise_id=enterprise_id,
+            org_wide=org_wide,
+        )
         self.workspace = Workspace(self.identity, channels=channels, users=users)
         self.grants = Grants(
             tokens,
@@ -74,6 +85,7 @@ class FakeSlack:
         workspace, people = self.workspace, self.people
         # What tests and the sandbox page read and set up in the workspace.
         self.add_user = workspace.add_user
+        self.set_role = workspace.set_role
         self.user_name = workspace.user_name
         self.add_channel = workspace.add_channel
         self.channel_name = workspace.channel_name

@@ -23,6 +23,24 @@ class Identity:
     app_id: str = "A0001"
     bot_name: str = "varulv"
     bot_scopes: str = "chat:write,commands,im:write,users:read"
+    enterprise_id: str | None = None
+    """The Enterprise Grid organisation the workspace belongs to, if any."""
+    enterprise_name: str = "Varulv Org"
+    org_wide: bool = False
+    """The app is installed on the whole organisation (Slack's ``is_enterprise_install``):
+    one installation for every workspace of it, stored under the organisation alone."""
+
+    @property
+    def enterprise(self) -> dict[str, str] | None:
+        """The ``enterprise`` object of payloads and OAuth answers."""
+        if self.enterprise_id is None:
+            return None
+        return {"id": self.enterprise_id, "name": self.enterprise_name}
+
+    @property
+    def installed_on(self) -> str:
+        """What the app's installation belongs to: the organisation when org-wide."""
+        return self.enterprise_id if self.org_wide and self.enterprise_id else self.team_id
 
 
 @dataclass(frozen=True)

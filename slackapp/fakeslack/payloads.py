@@ -27,8 +27,11 @@ def user_ref(me: Identity, user_id: str, user_name: str) -> JSON:
 
 
 def team_ref(me: Identity) -> JSON:
-    """The ``team`` object of interaction payloads."""
-    return {"id": me.team_id, "domain": me.team_domain}
+    """The ``team`` object of interaction payloads (naming its organisation in a Grid)."""
+    team: JSON = {"id": me.team_id, "domain": me.team_domain}
+    if me.enterprise_id is not None:
+        team |= {"enterprise_id": me.enterprise_id, "enterprise_name": me.enterprise_name}
+    return team
 
 
 def slash_command(
@@ -45,10 +48,14 @@ def slash_command(
     trigger_id: str,
 ) -> dict[str, str]:
     """The form fields of a slash command invocation, in Slack's order."""
+    grid = {}
+    if me.enterprise_id is not None:
+        grid = {"enterprise_id": me.enterprise_id, "enterprise_name": me.enterprise_name}
     return {
         "token": token,
         "team_id": me.team_id,
         "team_domain": me.team_domain,
+        **grid,
         "channel_id": channel_id,
         "channel_name": channel_name,
         "user_id": user_id,
@@ -56,7 +63,7 @@ def slash_command(
         "command": command,
         "text": text,
         "api_app_id": me.app_id,
-        "is_enterprise_install": "false",
+        "is_enterprise_install": "true" if me.org_wide else "false",
         "response_url": response_url,
         "trigger_id": trigger_id,
     }
@@ -130,8 +137,8 @@ def message_actions(
         "container": container,
         "trigger_id": trigger_id,
         "team": team_ref(me),
-        "enterprise": None,
-        "is_enterprise_install": False,
+        "enterprise": me.enterprise,
+        "is_enterprise_install": me.org_wide,
         "channel": {"id": message.channel, "name": channel_name},
         "state": state_after(message.blocks, acted),
         "response_url": response_url,
@@ -155,8 +162,8 @@ def view_actions(
         "container": {"type": "view", "view_id": view["id"]},
         "trigger_id": trigger_id,
         "team": team_ref(me),
-        "enterprise": None,
-        "is_enterprise_install": False,
+        "enterprise": me.enterprise,
+        "is_enterprise_install": me.org_wide,
         "view": shown,
         "actions": [acted],
     }
@@ -175,16 +182,19 @@ def view_submission(
         "trigger_id": trigger_id,
         "view": dict(view, state=state),
         "response_urls": [],
-        "enterprise": None,
-        "is_enterprise_install": False,
+        "enterprise": me.enterprise,
+        "is_enterprise_install": me.org_wide,
     }
 
 
 def event_callback(me: Identity, *, token: str, event: JSON, event_id: str) -> JSON:
-    """The Events API envelope around ``event``."""
+    """The Events API envelope around ``event``. An organisation-wide installation's
+    authorization names the organisation and no workspace."""
+    envelope: JSON = {"token": token, "team_id": me.team_id}
+    if me.enterprise_id is not None:
+        envelope["enterprise_id"] = me.enterprise_id
     return {
-        "token": token,
-        "team_id": me.team_id,
+        **envelope,
         "api_app_id": me.app_id,
         "event": event,
         "type": "event_callback",
@@ -192,12 +202,14 @@ def event_callback(me: Identity, *, token: str, event: JSON, event_id: str) -> J
         "event_time": int(time.time()),
         "authorizations": [
             {
-                "enterprise_id": None,
-                "team_id": me.team_id,
+                "enterprise_id": me.enterprise_id,
+                "team_id": None if me.org_wide else me.team_id,
                 "user_id": me.bot_user_id,
                 "is_bot": True,
-                "is_enterprise_install": False,
+                "is_enterprise_install": me.org_wide,
             }
         ],
         "is_ext_shared_channel": False,
+        "context_team_id": me.team_id,
+        "context_enterprise_id": me.enterprise_id,
     }

@@ -144,7 +144,8 @@ class WebApi:
             "team_id": me.team_id,
             "user_id": me.bot_user_id,
             "bot_id": me.bot_id,
-            "is_enterprise_install": False,
+            **({} if me.enterprise_id is None else {"enterprise_id": me.enterprise_id}),
+            "is_enterprise_install": me.org_wide,
         }
 
     def users_info(self, request: ApiRequest) -> JSON:
@@ -177,12 +178,22 @@ class WebApi:
             "tz_label": "Central European Time",
             "tz_offset": 3600,
             "profile": profile,
-            "is_admin": False,
-            "is_owner": False,
+            **self.workspace.role_flags(user_id),
             "is_bot": is_bot,
             "is_app_user": False,
             "updated": 1700000000,
         }
+        if me.enterprise_id is not None:
+            flags = self.workspace.role_flags(user_id)
+            user["enterprise_user"] = {
+                "id": user_id,
+                "enterprise_id": me.enterprise_id,
+                "enterprise_name": me.enterprise_name,
+                "is_admin": flags["is_admin"],
+                "is_owner": flags["is_owner"],
+                "is_primary_owner": flags["is_primary_owner"],
+                "teams": [me.team_id],
+            }
         return {"user": user}
 
     def conversations_open(self, request: ApiRequest) -> JSON:
@@ -393,8 +404,8 @@ class WebApi:
         if grant_type == "refresh_token":
             if self.grants.token_lifetime is None:
                 raise ApiError("token_rotation_not_enabled")
-            team_id = self.grants.redeem_refresh_token(str(params.get("refresh_token", "")))
-            if team_id != me.team_id:
+            installed_on = self.grants.redeem_refresh_token(str(params.get("refresh_token", "")))
+            if installed_on != me.installed_on:
                 raise ApiError("invalid_refresh_token")
             return self._bot_token_grant()
         if grant_type != "authorization_code":
@@ -408,17 +419,18 @@ class WebApi:
     def _bot_token_grant(self) -> JSON:
         me = self.workspace.identity
         grant: JSON = {
-            "access_token": self.grants.mint_bot_token(me.team_id),
+            "access_token": self.grants.mint_bot_token(me.installed_on),
             "token_type": "bot",
             "scope": me.bot_scopes,
             "bot_user_id": me.bot_user_id,
             "app_id": me.app_id,
-            "team": {"name": me.team_name, "id": me.team_id},
-            "enterprise": None,
-            "is_enterprise_install": False,
+            # Installed on a whole organisation: no one workspace.
+            "team": None if me.org_wide else {"name": me.team_name, "id": me.team_id},
+            "enterprise": me.enterprise,
+            "is_enterprise_install": me.org_wide,
         }
         if self.grants.token_lifetime is not None:
-            grant["refresh_token"] = self.grants.mint_refresh_token(me.team_id)
+            grant["refresh_token"] = self.grants.mint_refresh_token(me.installed_on)
             grant["expires_in"] = self.grants.token_lifetime
         return grant
 

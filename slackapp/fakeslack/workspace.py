@@ -22,6 +22,9 @@ T = TypeVar("T")
 RECORDING_WAIT_SECONDS = 5.0
 """How long reading the call log waits for calls being answered to be logged."""
 
+ROLES = ("admin", "owner", "primary_owner")
+"""A workspace's roles above a member's, lowest first."""
+
 DM_CHANNEL_NAME = "directmessage"
 """The channel name Slack puts in payloads from a direct message."""
 
@@ -45,6 +48,7 @@ class Workspace:
         self._last_ts_micros = 0
         self._users: dict[str, str] = {identity.bot_user_id: identity.bot_name}
         self._profiles: dict[str, tuple[str | None, str | None]] = {}
+        self._roles: dict[str, str] = {}
         self._channels: dict[str, str] = dict(channels or {"C0001": "general"})
         self._dms: dict[str, str] = {}
         self._messages: dict[str, list[Message]] = {}
@@ -80,6 +84,25 @@ class Workspace:
                     shown if display_name is None else display_name,
                     real if real_name is None else real_name,
                 )
+
+    def set_role(self, user_id: str, role: str | None) -> None:
+        """Make a member a workspace ``admin``, an ``owner`` or the ``primary_owner`` (None: a
+        member like any other), as users.info's flags then say."""
+        if role not in (None, *ROLES):
+            raise ValueError(f"unknown role {role!r}")
+        with self._lock:
+            self.add_user(user_id)
+            if role is None:
+                self._roles.pop(user_id, None)
+            else:
+                self._roles[user_id] = role
+
+    def role_flags(self, user_id: str) -> dict[str, bool]:
+        """users.info's ``is_admin``, ``is_owner`` and ``is_primary_owner``: as in Slack, an
+        owner is an admin too, and the primary owner is both."""
+        with self._lock:
+            rank = ROLES.index(self._roles[user_id]) + 1 if user_id in self._roles else 0
+        return {"is_admin": rank >= 1, "is_owner": rank >= 2, "is_primary_owner": rank >= 3}
 
     def profile_names(self, user_id: str) -> tuple[str, str] | None:
         """The member's profile (display name, real name) as users.info gives them; a display

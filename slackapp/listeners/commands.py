@@ -11,15 +11,18 @@ from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp import channel_steps
 from slackapp.blocks.screen import Screen
 from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.machine import LENGTH_BOUNDS
+from slackapp.game.permissions import Change
 from slackapp.game.schedule import known_zones
 from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
 from slackapp.logs import log_context
+from slackapp.permits import is_admin
 from slackapp.shapes import display_name, plain_text, slack_id
 from slackapp.steps import Steps
 
@@ -92,13 +95,22 @@ def register(app: App, steps: Steps) -> None:
             elif word == "last":
                 run_step(respond, lambda: _shown(channel_steps.last(steps, team, channel)))
             elif word == "stop":
-                run_step(respond, lambda: steps.stop(team, channel, user, retry=retry))
+                run_step(respond, lambda: _stop(steps, client, team, channel, user, retry))
             elif word == "score":
                 run_step(respond, lambda: _shown(channel_steps.score(steps, team, channel)))
             elif word == "forget me":
                 run_step(respond, lambda: channel_steps.forget_me(steps, team, user))
 
     app.command(COMMAND)(acknowledge_then(app, handle, acknowledge))
+
+
+def _stop(
+    steps: Steps, client: WebClient, team: str, channel: str, user: str, retry: bool
+) -> str | None:
+    refused = channel_steps.refusal(steps, client, team, channel, user, Change.STOP)
+    if refused is not None:
+        return permissions_screen.refused(refused)
+    return steps.stop(team, channel, user, retry=retry)
 
 
 def _shown(screen: Screen | str) -> Reply:
@@ -111,16 +123,23 @@ def _shown(screen: Screen | str) -> Reply:
 def _open_settings(
     steps: Steps, client: WebClient, command: dict[str, Any], respond: Respond
 ) -> None:
-    """Open the modal with the channel's current settings (Slack allows 3 s from the command)."""
-    channel = command["channel_id"]
-    choice = channel_steps.settings_now(steps, command["team_id"], channel)
+    """Open the modal with the channel's current settings (Slack allows 3 s from the command),
+    to those who may change them; an admin may also open the channel's table to everyone."""
+    channel, team, user = command["channel_id"], command["team_id"], command["user_id"]
+    admin = is_admin(client, user)
+    refused = channel_steps.refusal(steps, client, team, channel, user, Change.SETTINGS, admin)
+    if refused is not None:
+        send(respond, Reply(permissions_screen.refused(refused)))
+        return
+    choice = channel_steps.settings_now(steps, team, channel)
+    openness = channel_steps.open_to_everyone(steps, team, channel) if admin else None
     lengths = {
         "night_seconds": choice.night_seconds,
         "day_seconds": choice.day_seconds,
         "vote_seconds": choice.vote_seconds,
     }
     view = settings_screen.settings_modal(
-        channel, lengths, LENGTH_BOUNDS, choice.bots_allowed, choice.season.value
+        channel, lengths, LENGTH_BOUNDS, choice.bots_allowed, choice.season.value, openness
     )
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one
@@ -152,7 +171,12 @@ def _open_schedule(
     command: dict[str, Any],
     respond: Respond,
 ) -> None:
-    """Open the standing table's form, filled with the channel's schedule if it has one."""
+    """Open the standing table's form, filled with the channel's schedule if it has one, to
+    those who may change it."""
+    refused = channel_steps.refusal(steps, client, team, channel, user, Change.SCHEDULE)
+    if refused is not None:
+        send(respond, Reply(permissions_screen.refused(refused)))
+        return
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:
         send(respond, Reply(NO_TRIGGER.replace("settings", "schedule")))

@@ -19,11 +19,13 @@ log = logging.getLogger(__name__)
 
 
 def register(app: App, steps: Steps) -> None:
-    def publish_home(event: dict[str, Any], client: WebClient, context: BoltContext) -> None:
+    def publish_home(
+        body: dict[str, Any], event: dict[str, Any], client: WebClient, context: BoltContext
+    ) -> None:
         user_id = slack_id(event.get("user"))
         if event.get("tab", "home") != "home" or not user_id:
             return
-        publish_home_tab(steps, client, str(context.team_id or ""), user_id)
+        publish_home_tab(steps, client, workspace_of(body, context), user_id)
 
     def uninstalled(context: BoltContext) -> None:
         _leave(app, steps, context, "app uninstalled")
@@ -49,14 +51,22 @@ def register(app: App, steps: Steps) -> None:
     app.event("tokens_revoked")(acknowledge_then(app, tokens_revoked))
 
 
+def workspace_of(body: dict[str, Any], context: BoltContext) -> str:
+    """The workspace an event happened in. An organisation-wide installation's authorization
+    names no workspace (Bolt's ``context.team_id`` is None), the envelope's ``team_id`` does."""
+    return str(context.team_id or slack_id(body.get("team_id")) or "")
+
+
 def _leave(app: App, steps: Steps, context: BoltContext, why: str) -> None:
-    """Forget the workspace's installation and end its open games; scores and settings stay."""
-    team_id = str(context.team_id or "")
-    with log_context(team_id=team_id):
+    """Forget the installation and end its open games; scores and settings stay. Varulv
+    installed on a whole organisation leaves every workspace of it at once."""
+    org_wide = bool(context.is_enterprise_install)
+    team_id = None if org_wide else str(context.team_id or "")
+    with log_context(team_id=team_id, enterprise_id=context.enterprise_id):
         store = app.installation_store
         if store is not None:  # with a single token there is no installation to forget
-            store.delete_all(enterprise_id=context.enterprise_id, team_id=context.team_id)
-        stopped = steps.workspace_left(team_id)
+            store.delete_all(enterprise_id=context.enterprise_id, team_id=team_id)
+        stopped = steps.workspace_left(team_id, context.enterprise_id)
         log.info("workspace left: %s", why, extra={"count": stopped})
 
 

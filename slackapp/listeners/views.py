@@ -7,12 +7,15 @@ from datetime import time
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
+from slack_sdk import WebClient
 from sqlalchemy.exc import SQLAlchemyError
 
+import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp import channel_steps
 from slackapp.db.channels import ChannelChoice, out_of_bounds
+from slackapp.game.permissions import Change
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones
 from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
 from slackapp.listeners.ack import acknowledge_then
@@ -51,25 +54,49 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
     return ChannelChoice(bots_allowed=bots, season=SeasonLength(length), **lengths), {}
 
 
+def read_openness(view: dict[str, Any]) -> bool | None:
+    """The admins' choice to open the channel's table to everyone; None when the modal did not
+    offer it."""
+    values = (view.get("state") or {}).get("values") or {}
+    if settings_screen.OPEN_BLOCK not in values:
+        return None
+    return settings_screen.OPEN_BLOCK in _picked(values, settings_screen.OPEN_BLOCK)
+
+
 def register(app: App, steps: Steps) -> None:
-    def save(ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
+    def save(
+        ack: Ack,
+        body: dict[str, Any],
+        view: dict[str, Any],
+        context: BoltContext,
+        client: WebClient,
+    ) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
         team, user = str(context.team_id or ""), str(body["user"]["id"])
         channel = slack_id(view.get("private_metadata"))
+        first = next(iter(settings_screen.LENGTH_LABELS))
         choice, errors = read_choice(view)
         if choice is None:
             ack(response_action="errors", errors=errors)
             return
         if not channel:  # not the modal Varulv opened: nothing to store
-            first = next(iter(settings_screen.LENGTH_LABELS))
             ack(response_action="errors", errors={first: NO_CHANNEL})
             return
+        openness = read_openness(view)
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
-                channel_steps.store_settings(steps, team, channel, user, choice)
+                refused = channel_steps.settings_refusal(
+                    steps, client, team, channel, user, openness
+                )
+                if refused is not None:
+                    ack(
+                        response_action="errors",
+                        errors={first: permissions_screen.refused(refused)},
+                    )
+                    return
+                channel_steps.store_settings(steps, team, channel, user, choice, openness)
             except SQLAlchemyError:
                 log.exception("could not store the channel's settings")
-                first = next(iter(settings_screen.LENGTH_LABELS))
                 ack(
                     response_action="errors",
                     errors={first: "Varulv can't reach its database right now. Try again."},
@@ -78,15 +105,22 @@ def register(app: App, steps: Steps) -> None:
             log.info("channel settings changed")
         ack()
 
-    def announce(body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
-        """Tell the channel (through the outbox), since anyone there may change its settings."""
+    def announce(
+        body: dict[str, Any], view: dict[str, Any], context: BoltContext, client: WebClient
+    ) -> None:
+        """Tell the channel (through the outbox) who changed its settings, unless refused."""
         choice, _ = read_choice(view)
         team, channel = str(context.team_id or ""), slack_id(view.get("private_metadata"))
         user = _user_of(body)
         if choice is None or not channel or not user:
             return
+        refused = channel_steps.settings_refusal(
+            steps, client, team, channel, user, read_openness(view)
+        )
+        if refused is not None:
+            return  # refused: nothing changed
         with log_context(team_id=team, channel_id=channel):
-            channel_steps.tell_settings(steps, team, channel, user, choice)
+            channel_steps.tell_settings(steps, team, channel, user, choice, context.enterprise_id)
 
     app.view(settings_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))
     register_schedule(app, steps)
@@ -141,7 +175,13 @@ def read_schedule(view: dict[str, Any]) -> tuple[Schedule | None, bool, dict[str
 
 
 def register_schedule(app: App, steps: Steps) -> None:
-    def save(ack: Ack, body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
+    def save(
+        ack: Ack,
+        body: dict[str, Any],
+        view: dict[str, Any],
+        context: BoltContext,
+        client: WebClient,
+    ) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
         team, user = str(context.team_id or ""), _user_of(body)
         channel = slack_id(view.get("private_metadata"))
@@ -153,8 +193,15 @@ def register_schedule(app: App, steps: Steps) -> None:
             return
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
+                refused = channel_steps.refusal(steps, client, team, channel, user, Change.SCHEDULE)
+                if refused is not None:
+                    text = permissions_screen.refused(refused)
+                    ack(response_action="errors", errors={schedule_screen.DAYS: text})
+                    return
                 if schedule is not None or remove:
-                    channel_steps.store_schedule(steps, team, channel, user, schedule)
+                    channel_steps.store_schedule(
+                        steps, team, channel, user, schedule, context.enterprise_id
+                    )
             except SQLAlchemyError:
                 log.exception("could not store the standing table")
                 ack(
@@ -171,7 +218,9 @@ def register_schedule(app: App, steps: Steps) -> None:
         user = _user_of(body)
         if errors or not channel or not user or (schedule is None and not remove):
             return
+        if not channel_steps.schedule_saved_by(steps, team, channel, user, remove):
+            return  # refused: nothing changed
         with log_context(team_id=team, channel_id=channel):
-            channel_steps.tell_schedule(steps, team, channel, user, schedule)
+            channel_steps.tell_schedule(steps, team, channel, user, schedule, context.enterprise_id)
 
     app.view(schedule_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))

@@ -93,6 +93,8 @@ class Sandbox:
             self.fake.add_user(
                 person.id, person.handle, display_name=person.name, real_name=person.real_name
             )
+        # The workspace is the first person's: they may change any table, the others may not.
+        self.fake.set_role(self.people[0].id, "primary_owner")
         self.api = SandboxApi(self.fake, self.people, CHANNEL_ID)
         try:
             self.page = SandboxPage(self.api, host, port)

@@ -143,6 +143,7 @@ def test_a_cancel_answer_never_takes_the_place_of_a_night_message(
 
 
 def settings_submission(fake: FakeSlack, table: Table, user: str) -> SignedRequest:
+    fake.set_role(user, "admin")  # who may change the table is not what these test
     table.command(user, "settings")
     table.wait(lambda: next(iter(fake.modals(user)), None), "the settings modal")
     entered: dict[str | tuple[str, str], str] = {
@@ -200,6 +201,7 @@ def test_settings_without_a_trigger_id_get_a_clear_reply(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     (anna,) = new_people(fake, 1)
+    fake.set_role(anna, "admin")
     table = Table(fake, app, db)
     command = signed_command(fake, anna, table.channel, "settings")
     form = dict(parse_qsl(command.body, keep_blank_values=True))

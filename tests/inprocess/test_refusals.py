@@ -110,15 +110,16 @@ def test_clicks_out_of_turn(fake: FakeSlack, app: InProcessApp, db: Engine) -> N
 
 def test_stop(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
     table = started_table(fake, app, db)
-    table.command(STRANGER, "stop")
-    table.ephemeral(STRANGER, "Only someone seated")
+    for refused in (STRANGER, BO):  # not the host, though seated
+        table.command(refused, "stop")
+        table.ephemeral(refused, f"Only <@{ANNA}> (the game's host)")
     assert table.game()["phase"] == "night"
-    table.command(BO, "stop")
-    assert f"<@{BO}> stopped" in table.board("stopped this game").rendered_text
+    table.command(ANNA, "stop")
+    assert f"<@{ANNA}> stopped" in table.board("stopped this game").rendered_text
     table.wait_for_phase("stopped")
     told = [m for m in table.public() if "stopped" in m.rendered_text]
     assert len(told) == 1, "one message in the channel says the game was stopped, not two"
-    table.ephemeral(BO, "You stopped the game")
+    table.ephemeral(ANNA, "You stopped the game")
     table.command(ANNA)
     table.wait(
         lambda: len([m for m in table.public() if "Join" in str(m.blocks)]) == 1 or None,

@@ -58,7 +58,8 @@ def test_the_schedule_form_sets_shows_and_removes_a_standing_table(
     single_workspace: Deployment,
 ) -> None:
     fake, table = single_workspace.fake, single_workspace.table()
-    modal = open_schedule(single_workspace, table, ALVA)
+    owner = single_workspace.owner()  # no table here yet: only admins and owners may set one
+    modal = open_schedule(single_workspace, table, owner)
     # The person's own zone, from users.info; weekdays at 15:00 to start from.
     assert element(modal, schedule_screen.ZONE)["initial_value"] == "Europe/Stockholm"
     assert element(modal, schedule_screen.AT)["initial_time"] == "15:00"
@@ -67,7 +68,7 @@ def test_the_schedule_form_sets_shows_and_removes_a_standing_table(
     assert "No standing table yet" in json.dumps(modal)
 
     answer = fake.view_submission(
-        ALVA,
+        owner,
         {
             schedule_screen.DAYS: [],
             schedule_screen.ZONE: "Mars/Olympus",
@@ -83,7 +84,7 @@ def test_the_schedule_form_sets_shows_and_removes_a_standing_table(
     assert stored(single_workspace, table.channel) is None, "bad input changes nothing"
 
     fake.view_submission(
-        ALVA,
+        owner,
         {
             schedule_screen.DAYS: ["1", "3"],
             schedule_screen.AT: "10:30",
@@ -99,17 +100,19 @@ def test_the_schedule_form_sets_shows_and_removes_a_standing_table(
         "America/New_York",
         20,
     )
-    assert row["owner_user_id"] == ALVA
+    assert row["owner_user_id"] == owner
     announcement = table.board("set a standing table")
     assert "Tuesday and Thursday at 10:30 (America/New_York)" in announcement.text
 
     # Open again, it shows what is stored and offers to remove it.
-    modal = open_schedule(single_workspace, table, BENGT)
+    table.command(BENGT, "schedule")
+    table.ephemeral(BENGT, "who set the standing table")
+    modal = open_schedule(single_workspace, table, owner)
     assert element(modal, schedule_screen.ZONE)["initial_value"] == "America/New_York"
     assert "Now: Tuesday and Thursday at 10:30" in json.dumps(modal)
-    fake.view_submission(BENGT, {schedule_screen.REMOVE: [schedule_screen.REMOVE_IT]})
+    fake.view_submission(owner, {schedule_screen.REMOVE: [schedule_screen.REMOVE_IT]})
     assert stored(single_workspace, table.channel) is None
-    assert f"<@{BENGT}> removed" in table.board("removed this channel's standing table").text
+    assert f"<@{owner}> removed" in table.board("removed this channel's standing table").text
 
 
 def test_i_usually_play_is_a_toggle_on_the_lobby(single_workspace: Deployment) -> None:

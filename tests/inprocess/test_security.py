@@ -136,7 +136,7 @@ def test_a_payload_acts_only_for_the_user_slack_signed_it_for(
     form = dict(parse_qsl(stop_as_anna.body))
     renamed = resigned(stop_as_anna, urlencode({**form, "user_name": fake.user_name(anna) or ""}))
     assert app.send(renamed).status_code == 200
-    table.ephemeral(stranger, "Only someone seated")
+    table.ephemeral(stranger, "can stop this game")
     assert table.game()["phase"] == "night"
 
 

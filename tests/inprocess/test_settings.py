@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from slackapp.blocks.settings import BOTS_ACTION, BOTS_OFFERED
+from slackapp.blocks.settings import BOTS_ACTION, BOTS_OFFERED, OPEN_BLOCK
 from slackapp.fakeslack import Message
 from slackapp.game.machine import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
 from slackapp.listeners.views import read_choice
@@ -51,16 +51,18 @@ def stored(deployment: Deployment, table: Table) -> dict[str, Any] | None:
 
 def test_modal_refuses_lengths_out_of_bounds(single_workspace: Deployment) -> None:
     fake, table = single_workspace.fake, single_workspace.table()
-    modal = open_settings(single_workspace, table, ALVA)
+    owner = single_workspace.owner()
+    modal = open_settings(single_workspace, table, owner)
     assert initial_values(modal) == {
         "night_seconds": "120",
         "day_seconds": "300",
         "vote_seconds": "120",
         BOTS_ACTION: [BOTS_OFFERED],
-    }, "a channel without settings shows the defaults"
+        OPEN_BLOCK: [],
+    }, "a channel without settings shows the defaults, and its owner may open it to everyone"
 
     answer = fake.view_submission(
-        ALVA,
+        owner,
         {
             "night_seconds": str(NIGHT_SECONDS_BOUNDS[0] - 1),
             "day_seconds": "a while",
@@ -71,11 +73,11 @@ def test_modal_refuses_lengths_out_of_bounds(single_workspace: Deployment) -> No
     assert body["response_action"] == "errors"
     assert set(body["errors"]) == {"night_seconds", "day_seconds", "vote_seconds"}
     assert "whole number" in body["errors"]["day_seconds"]
-    assert fake.modals(ALVA), "the modal stays open to be corrected"
+    assert fake.modals(owner), "the modal stays open to be corrected"
     assert stored(single_workspace, table) is None
 
-    fake.view_submission(ALVA, {"night_seconds": "45", "day_seconds": "90", "vote_seconds": "60"})
-    assert fake.modals(ALVA) == []
+    fake.view_submission(owner, {"night_seconds": "45", "day_seconds": "90", "vote_seconds": "60"})
+    assert fake.modals(owner) == []
     assert stored(single_workspace, table) is not None
 
 
@@ -85,20 +87,20 @@ def test_next_game_uses_the_lengths_and_the_bot_switch(single_workspace: Deploym
     running = table.lobby()
     running_game = table.game_id()
 
-    open_settings(single_workspace, table, BENGT)
+    open_settings(single_workspace, table, ALVA)  # the host of the table open here
     fake.view_submission(
-        BENGT,
+        ALVA,
         {"night_seconds": "45", "day_seconds": "240", "vote_seconds": "75", BOTS_ACTION: []},
     )
     announcement = table.board("changed the Varulv settings")
-    assert f"<@{BENGT}>" in announcement.text
+    assert f"<@{ALVA}>" in announcement.text
     assert "night 45 seconds, day 4 minutes, vote 1 minute 15 seconds, bots off" in (
         announcement.text
     )
     row = stored(single_workspace, table)
     assert row is not None
     assert (row["night_seconds"], row["day_seconds"], row["vote_seconds"]) == (45, 240, 75)
-    assert (row["bots_allowed"], row["updated_by"], row["team_id"]) == (False, BENGT, "T0001")
+    assert (row["bots_allowed"], row["updated_by"], row["team_id"]) == (False, ALVA, "T0001")
 
     # The table already open keeps what it started with.
     assert table.game()["night_seconds"] == 120
@@ -114,14 +116,14 @@ def test_next_game_uses_the_lengths_and_the_bot_switch(single_workspace: Deploym
     assert not offers_bots(lobby)
 
     # Reopened, the modal shows what is stored; switching bots back on offers them again.
-    modal = open_settings(single_workspace, table, DORIS)
+    modal = open_settings(single_workspace, table, CARIN)  # the new table's host
     assert initial_values(modal) == {
         "night_seconds": "45",
         "day_seconds": "240",
         "vote_seconds": "75",
         BOTS_ACTION: [],
-    }
-    fake.view_submission(DORIS, {BOTS_ACTION: [BOTS_OFFERED]})
+    }, "no choice to open the table to everyone: that is for admins"
+    fake.view_submission(CARIN, {BOTS_ACTION: [BOTS_OFFERED]})
     table.cancel(CARIN, lobby)
     table.command(CARIN)
     assert offers_bots(table.lobby())
@@ -131,8 +133,9 @@ def test_next_game_uses_the_lengths_and_the_bot_switch(single_workspace: Deploym
 def test_channels_keep_their_own_settings(single_workspace: Deployment) -> None:
     fake = single_workspace.fake
     first, second = single_workspace.table(), single_workspace.table()
-    open_settings(single_workspace, first, ALVA)
-    fake.view_submission(ALVA, {"day_seconds": str(DAY_SECONDS_BOUNDS[0])})
+    owner = single_workspace.owner()
+    open_settings(single_workspace, first, owner)
+    fake.view_submission(owner, {"day_seconds": str(DAY_SECONDS_BOUNDS[0])})
     second.command(BENGT)
     second.lobby()
     assert second.game()["day_seconds"] == 300, "another channel keeps the defaults"
@@ -181,11 +184,12 @@ def test_the_settings_notice_goes_through_the_outbox_even_before_any_game(
     the deliverer. A channel that has had no game carries it on a table that never opened,
     which neither blocks a table nor shows up as a game."""
     fake, table = single_workspace.fake, single_workspace.table()
+    owner = single_workspace.owner()  # nobody else may change a channel that has no table
     since = len(fake.calls)
-    open_settings(single_workspace, table, CARIN)
-    fake.view_submission(CARIN, {"night_seconds": "60", "day_seconds": "120", "vote_seconds": "60"})
+    open_settings(single_workspace, table, owner)
+    fake.view_submission(owner, {"night_seconds": "60", "day_seconds": "120", "vote_seconds": "60"})
     announcement = table.board("changed the Varulv settings")
-    assert f"<@{CARIN}>" in announcement.text
+    assert f"<@{owner}>" in announcement.text
     with single_workspace.db.connect() as connection:
         sent = connection.execute(
             text(

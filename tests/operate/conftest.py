@@ -22,6 +22,8 @@ from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, PhaseLengt
 from tests.e2e.driver import Table
 
 PEOPLE = {"U0ALVA": "alva", "U0BENGT": "bengt", "U0CARIN": "carin", "U0DORIS": "doris"}
+OWNER = "U0OWNER"
+"""The workspace's owner: may change any channel's table."""
 INSTALL_LINK = re.compile(r'href="(https://slack\.com/oauth/v2/authorize\?[^"]+)"')
 
 
@@ -37,6 +39,11 @@ class Deployment:
         for user_id, name in PEOPLE.items():
             self.fake.add_user(user_id, name)
         return Table(self.fake, self.app, self.db)
+
+    def owner(self) -> str:
+        """The workspace's owner, as users.info says."""
+        self.fake.set_role(OWNER, "owner")
+        return OWNER
 
     def log_lines(self, app: AppProcess | None = None) -> list[dict[str, Any]]:
         """The app's log, each line decoded; a line that is not one JSON object fails."""
@@ -79,13 +86,24 @@ def oauth_deployment(
     purpose: str,
     team: str,
     token_lifetime: int | None = None,
+    enterprise_id: str | None = None,
+    org_wide: bool = False,
     **lengths: Unpack[PhaseLengths],
 ) -> Iterator[Deployment]:
     """The app with OAuth credentials and no bot token, for the fake workspace ``team``, which
     starts with no valid token at all; ``token_lifetime``: the app has token rotation on, and
-    its bot tokens expire that many seconds after Slack issues them."""
+    its bot tokens expire that many seconds after Slack issues them; ``enterprise_id``: the
+    workspace is in that Enterprise Grid organisation (``org_wide``: and the app is installed
+    on all of it)."""
     url = fresh_database(postgres, purpose)
-    with FakeSlack(SIGNING_SECRET, team_id=team, tokens=(), token_lifetime=token_lifetime) as fake:
+    with FakeSlack(
+        SIGNING_SECRET,
+        team_id=team,
+        tokens=(),
+        token_lifetime=token_lifetime,
+        enterprise_id=enterprise_id,
+        org_wide=org_wide,
+    ) as fake:
         port = free_port()
         env = {
             "SLACK_BOT_TOKEN": "",

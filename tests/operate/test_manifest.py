@@ -137,3 +137,11 @@ def test_readme_documents_every_variable() -> None:
     assert "SLACK_CLIENT_ID" in read and "SLACK_REDIRECT_URI" in read
     readme = README.read_text()
     assert [name for name in sorted(read) if f"`{name}`" not in readme] == []
+
+
+def test_organisation_wide_installs_are_offered_and_the_schema_checks_the_setting() -> None:
+    for path in (HTTP_MANIFEST, SOCKET_MODE_MANIFEST):
+        assert load(path)["settings"]["org_deploy_enabled"] is True, path.name
+    broken = load(HTTP_MANIFEST)
+    broken["settings"]["org_deploy_enabled"] = "yes"
+    assert list(validator().iter_errors(broken)) != [], "the schema checks the setting"

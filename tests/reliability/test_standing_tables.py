@@ -281,3 +281,21 @@ def test_removing_a_schedule_stops_it(sessions: sessionmaker[Session], clock: Cl
             session.scalar(select(func.count()).select_from(Game).where(Game.channel_id == channel))
             == 0
         )
+
+
+def test_a_table_opened_in_a_workspace_of_an_organisation_keeps_the_organisation(
+    sessions: sessionmaker[Session], two: list[StandingTables], clock: Clock
+) -> None:
+    """Its installation is stored under the organisation's id, so every post of the table is
+    found by it."""
+    channel = f"C{next(_channels):04d}STD"
+    with transaction(sessions) as session:
+        standing.save(session, TEAM, channel, "U0OWNER", FIKA, TUESDAY_MORNING, "E0GRID")
+    clock.at = TUESDAY_FIKA + timedelta(seconds=1)
+    sweep_in(two[0], channel)
+    (game,) = games_in(sessions, channel)
+    assert (game.team_id, game.enterprise_id) == (TEAM, "E0GRID")
+    with transaction(sessions) as session:  # set again outside a Grid: the id goes
+        standing.save(session, TEAM, channel, "U0OWNER", FIKA, clock.at)
+        row = standing.get(session, TEAM, channel)
+        assert row is not None and row.enterprise_id is None

@@ -624,7 +624,11 @@ def entered(modal: JSON, **changes: Any) -> JSON:
 
 
 def test_settings_open_as_a_modal_for_the_one_who_asked_and_save(client: Client) -> None:
-    modal = open_settings(client, SAGA)
+    # Linnea owns the sandbox's workspace: the others, with no table open, may not.
+    assert client.command(SAGA, "/varulv settings") == {"ok": True}
+    refused = client.wait_for(SAGA, "channel", "can change this channel's Varulv settings")
+    assert refused["ephemeral"] and client.state(SAGA)["modal"] is None
+    modal = open_settings(client, LINNEA)
     assert modal["title"]["text"] == "Varulv settings"
     assert modal["submit"]["text"] == "Save" and modal["close"]["text"] == "Cancel"
     inputs = {b["block_id"]: b["element"]["type"] for b in modal["blocks"] if b["type"] == "input"}
@@ -634,48 +638,50 @@ def test_settings_open_as_a_modal_for_the_one_who_asked_and_save(client: Client)
         "vote_seconds": "number_input",
         "bots_allowed": "checkboxes",
         "season": "radio_buttons",
+        "open_to_everyone": "checkboxes",
     }
-    for other in (LINNEA, NILS, MANS):
+    for other in (SAGA, NILS, MANS):
         assert client.state(other)["modal"] is None
 
     # Out of bounds: the app's errors come back by block, and the modal stays open.
-    submit = {"as": SAGA, "view_id": modal["id"]}
+    submit = {"as": LINNEA, "view_id": modal["id"]}
     answer = client.post("/api/submit", {**submit, "values": entered(modal, night_seconds="5")})
     assert answer["ok"] is True
     assert set(answer["errors"]) == {"night_seconds"}
     assert "30" in answer["errors"]["night_seconds"]
-    assert client.state(SAGA)["modal"]["id"] == modal["id"]
+    assert client.state(LINNEA)["modal"]["id"] == modal["id"]
     # A required input left empty is not sent at all, as Slack's client does.
     answer = client.post("/api/submit", {**submit, "values": entered(modal, day_seconds="")})
     assert answer["errors"] == {"day_seconds": "Please complete this required field."}
 
     answer = client.post("/api/submit", {**submit, "values": entered(modal, night_seconds="90")})
     assert answer == {"ok": True}
-    assert client.state(SAGA)["modal"] is None
-    note = client.wait_for(LINNEA, "channel", "changed the Varulv settings")
-    assert not note["ephemeral"] and f"<@{SAGA}>" in note["text"]
+    assert client.state(LINNEA)["modal"] is None
+    note = client.wait_for(NILS, "channel", "changed the Varulv settings")
+    assert not note["ephemeral"] and f"<@{LINNEA}>" in note["text"]
     assert "night 1 minute 30 seconds" in note["text"]
     # Opened again, the modal shows what was saved.
-    again = open_settings(client, NILS)
+    again = open_settings(client, LINNEA)
     night = next(b for b in again["blocks"] if b.get("block_id") == "night_seconds")
     assert night["element"]["initial_value"] == "90"
-    assert client.post("/api/close", {"as": NILS, "view_id": again["id"]}) == {"ok": True}
-    assert client.state(NILS)["modal"] is None
+    assert client.post("/api/close", {"as": LINNEA, "view_id": again["id"]}) == {"ok": True}
+    assert client.state(LINNEA)["modal"] is None
 
 
 def test_a_modal_submission_reaches_the_app_shaped_like_slacks(
     client: Client, sandbox: Sandbox
 ) -> None:
-    modal = open_settings(client, MANS)
+    modal = open_settings(client, LINNEA)
     values = entered(modal, vote_seconds="45", bots_allowed=[])
     with AppStandIn(sandbox.fake) as app:
-        answer = client.post("/api/submit", {"as": MANS, "view_id": modal["id"], "values": values})
+        body = {"as": LINNEA, "view_id": modal["id"], "values": values}
+        answer = client.post("/api/submit", body)
     assert answer == {"ok": True}
     [(headers, _)] = app.received
     assert headers["X-Slack-Signature"].startswith("v0=")
     [payload] = app.payloads()
     assert payload["type"] == "view_submission"
-    assert payload["user"]["id"] == MANS and payload["user"]["team_id"] == payload["team"]["id"]
+    assert payload["user"]["id"] == LINNEA and payload["user"]["team_id"] == payload["team"]["id"]
     assert payload["trigger_id"] and payload["response_urls"] == []
     view = payload["view"]
     assert view["id"] == modal["id"] and view["hash"] == modal["hash"]
@@ -686,7 +692,7 @@ def test_a_modal_submission_reaches_the_app_shaped_like_slacks(
     assert state["night_seconds"]["night_seconds"]["type"] == "number_input"
     assert state["bots_allowed"]["bots_allowed"] == {"type": "checkboxes", "selected_options": []}
     # The stand-in answered with an empty body: the modal closed, as Slack closes it.
-    assert client.state(MANS)["modal"] is None
+    assert client.state(LINNEA)["modal"] is None
 
 
 @pytest.mark.parametrize(

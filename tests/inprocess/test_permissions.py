@@ -1,0 +1,266 @@
+"""Who may change a channel's table, through the app against the stand-in: the settings, the
+standing table and stopping a game are for the game's host, whoever set the standing table,
+and the workspace's admins and owners, unless an admin opens the channel to everyone. Each
+refusal is private and says who can."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, text
+
+import slackapp.blocks.schedule as schedule_screen
+from slackapp.blocks.settings import BOTS_ACTION, OPEN_BLOCK
+from slackapp.fakeslack import FakeSlack
+from tests.e2e.driver import Table
+from tests.inprocess.harness import InProcessApp
+from tests.inprocess.test_hostile_input import with_payload
+from tests.reliability.support import new_people, signed
+
+ADMINS = "the workspace's admins and owners"
+Entered = dict[str | tuple[str, str], Any]
+LENGTHS: Entered = {"night_seconds": "45", "day_seconds": "90", "vote_seconds": "60"}
+FIKA: Entered = {
+    schedule_screen.DAYS: ["1"],
+    schedule_screen.AT: "15:00",
+    schedule_screen.ZONE: "Europe/Stockholm",
+    schedule_screen.LOBBY: "15",
+}
+
+
+def stored_settings(db: Engine, channel: str) -> dict[str, Any] | None:
+    with db.connect() as connection:
+        row = connection.execute(
+            text("SELECT * FROM channel_settings WHERE channel_id = :c"), {"c": channel}
+        ).mappings()
+        found = row.one_or_none()
+        return None if found is None else dict(found)
+
+
+def stored_schedule_owner(db: Engine, channel: str) -> str | None:
+    with db.connect() as connection:
+        owner = connection.scalar(
+            text("SELECT owner_user_id FROM standing_tables WHERE channel_id = :c"),
+            {"c": channel},
+        )
+        return None if owner is None else str(owner)
+
+
+def modal_of(fake: FakeSlack, table: Table, user: str, word: str) -> dict[str, Any]:
+    table.command(user, word)
+    return table.wait(lambda: next(iter(fake.modals(user)), None), f"the {word} modal")
+
+
+def block_ids(modal: dict[str, Any]) -> set[str]:
+    return {block.get("block_id", "") for block in modal["blocks"]}
+
+
+def refused(table: Table, user: str, word: str, saying: str) -> str:
+    """``user`` types ``/varulv word`` and is told privately, and no modal opens."""
+    before = len(table.fake.ephemerals(user, table.channel))
+    table.command(user, word)
+    answer = table.ephemeral(user, saying)
+    assert table.fake.modals(user) == []
+    assert len(table.fake.ephemerals(user, table.channel)) == before + 1
+    assert not [m for m in table.public() if saying in m.rendered_text], "said privately"
+    return answer.rendered_text
+
+
+def save_settings(fake: FakeSlack, table: Table, user: str, **extra: Any) -> None:
+    modal_of(fake, table, user, "settings")
+    entered: Entered = {**LENGTHS}
+    entered.update(extra)
+    answer = fake.view_submission(user, entered)
+    assert answer.status_code == 200
+    assert not (answer.text and answer.json().get("response_action") == "errors"), answer.text
+
+
+def test_with_no_table_in_a_channel_only_admins_and_owners_change_it(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    member, admin, owner, primary = new_people(fake, 4)
+    fake.set_role(admin, "admin")
+    fake.set_role(owner, "owner")
+    fake.set_role(primary, "primary_owner")
+    table = Table(fake, app, db)
+    told = refused(table, member, "settings", "can change this channel's Varulv settings")
+    assert told == f"Only {ADMINS} can change this channel's Varulv settings."
+    refused(table, member, "schedule", f"Only {ADMINS} can set, change or remove")
+    refused(table, member, "stop", "No game is running")
+    assert stored_settings(db, table.channel) is None
+
+    for allowed in (admin, owner, primary):
+        modal = modal_of(fake, table, allowed, "settings")
+        assert OPEN_BLOCK in block_ids(modal), "an admin may open the table to everyone"
+        fake.close_modal(allowed)
+        modal_of(fake, table, allowed, "schedule")
+        fake.close_modal(allowed)
+    save_settings(fake, table, owner)
+    saved = stored_settings(db, table.channel)
+    assert saved is not None and saved["updated_by"] == owner
+    assert saved["open_to_everyone"] is False
+
+
+def test_the_host_may_change_the_channel_and_stop_the_game_and_no_one_else_seated(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    host, seated, other, stranger = new_people(fake, 4)
+    table = Table(fake, app, db)
+    table.seat_people(host, [seated, other])
+    for user in (seated, stranger):
+        told = refused(table, user, "settings", "can change this channel's Varulv settings")
+        assert told == (
+            f"Only <@{host}> (the game's host) and {ADMINS} can change this channel's "
+            "Varulv settings."
+        )
+        refused(table, user, "schedule", f"Only <@{host}> (the game's host)")
+    modal = modal_of(fake, table, host, "settings")
+    assert OPEN_BLOCK not in block_ids(modal), "only admins may open the table to everyone"
+    fake.view_submission(host, LENGTHS)
+    table.board("changed the Varulv settings")
+    modal_of(fake, table, host, "schedule")
+    fake.view_submission(host, FIKA)
+    table.board("set a standing table")
+    assert stored_schedule_owner(db, table.channel) == host
+
+    table.start(host)
+    calls = len(fake.calls_to("users.info"))
+    refused(table, seated, "stop", f"Only <@{host}> (the game's host")
+    assert table.game()["phase"] == "night"
+    table.command(host, "stop")
+    table.wait_for_phase("stopped")
+    assert len(fake.calls_to("users.info")) == calls + 1, (
+        "Slack is asked only for the one refused: the host is known without it"
+    )
+
+
+def test_whoever_set_the_standing_table_may_change_it_and_stop_its_game(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    setter, host, member, other = new_people(fake, 4)
+    fake.set_role(setter, "admin")  # an admin sets it, and is then its owner
+    table = Table(fake, app, db)
+    modal_of(fake, table, setter, "schedule")
+    fake.view_submission(setter, FIKA)
+    table.board("set a standing table")
+    fake.set_role(setter, None)  # no longer an admin: still the standing table's owner
+
+    refused(table, member, "schedule", f"Only <@{setter}> (who set the standing table)")
+    modal_of(fake, table, setter, "schedule")
+    fake.close_modal(setter)
+    save_settings(fake, table, setter)
+
+    table.seat_people(host, [member, other])
+    table.start(host)
+    told = refused(table, member, "stop", "can stop this game")
+    assert told == (
+        f"Only <@{host}> (the game's host), <@{setter}> (who set the standing table) and "
+        f"{ADMINS} can stop this game."
+    )
+    table.command(setter, "stop")  # not seated, and not the host
+    table.wait_for_phase("stopped")
+    assert f"<@{setter}> stopped" in table.board("stopped this game").rendered_text
+
+
+def test_an_admin_who_is_not_seated_may_stop_a_game(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    host, seated, other, admin = new_people(fake, 4)
+    fake.set_role(admin, "owner")
+    table = Table(fake, app, db)
+    table.seat_people(host, [seated, other])
+    table.start(host)
+    table.command(admin, "stop")
+    table.wait_for_phase("stopped")
+    table.ephemeral(admin, "You stopped the game")
+
+
+def test_an_admin_opens_a_channel_to_everyone_and_closes_it_again(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    admin, member, host, other = new_people(fake, 4)
+    fake.set_role(admin, "admin")
+    table = Table(fake, app, db)
+    save_settings(fake, table, admin, **{OPEN_BLOCK: [OPEN_BLOCK]})
+    assert (stored_settings(db, table.channel) or {}).get("open_to_everyone") is True
+
+    # Open: anyone in the channel changes its settings and standing table, and stops its game.
+    modal = modal_of(fake, table, member, "settings")
+    assert OPEN_BLOCK not in block_ids(modal)
+    fake.view_submission(member, {**LENGTHS, BOTS_ACTION: []})
+    table.board(f"<@{member}> changed the Varulv settings")
+    assert (stored_settings(db, table.channel) or {}).get("open_to_everyone") is True, (
+        "a member's save keeps the channel open"
+    )
+    modal_of(fake, table, member, "schedule")
+    fake.close_modal(member)
+    table.seat_people(host, [admin, other])
+    table.start(host)
+    table.command(member, "stop")
+    table.wait_for_phase("stopped")
+
+    # A member cannot close it, even with the admins' choice forged into the form.
+    modal_of(fake, table, member, "settings")
+    submission = signed(fake, lambda: fake.view_submission(member, LENGTHS))
+
+    def unticked(payload: dict[str, Any]) -> None:
+        values = payload["view"]["state"]["values"]
+        values[OPEN_BLOCK] = {OPEN_BLOCK: {"type": "checkboxes", "selected_options": []}}
+
+    answer = app.send(with_payload(submission, unticked)).json()
+    assert answer["response_action"] == "errors"
+    assert list(answer["errors"].values()) == [
+        f"Only {ADMINS} can open this channel's table to everyone, or close it again."
+    ]
+    fake.close_modal(member)
+    assert (stored_settings(db, table.channel) or {}).get("open_to_everyone") is True
+
+    # The admin closes it: the member is refused again.
+    modal = modal_of(fake, table, admin, "settings")
+    assert OPEN_BLOCK in block_ids(modal)
+    fake.view_submission(admin, {**LENGTHS, OPEN_BLOCK: []})
+    table.wait(
+        lambda: (stored_settings(db, table.channel) or {}).get("open_to_everyone") is False or None,
+        "the channel closed",
+    )
+    refused(table, member, "settings", "can change this channel's Varulv settings")
+
+
+@pytest.mark.parametrize("word", ["settings", "schedule"])
+def test_a_submission_from_someone_who_may_not_changes_nothing_and_says_who_can(
+    fake: FakeSlack, app: InProcessApp, db: Engine, word: str
+) -> None:
+    """A form opened while its person could (an admin since demoted, a host whose game
+    ended), submitted once they no longer can: the app decides again, on the submission."""
+    person, host = new_people(fake, 2)
+    fake.set_role(person, "admin")
+    table = Table(fake, app, db)
+    modal_of(fake, table, person, word)
+    fake.set_role(person, None)
+    table.seat_people(host, [])
+    values = LENGTHS if word == "settings" else FIKA
+    answer = fake.view_submission(person, values).json()
+    assert answer["response_action"] == "errors"
+    (said,) = answer["errors"].values()
+    assert said.startswith(f"Only <@{host}> (the game's host) and {ADMINS} can ")
+    fake.close_modal(person)
+    assert stored_settings(db, table.channel) is None
+    assert stored_schedule_owner(db, table.channel) is None
+    assert not [m for m in table.public() if f"<@{person}>" in m.rendered_text], "no word"
+
+
+def test_night_choices_and_ballots_never_ask_slack_who_is_an_admin(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    anna, bo, cia = new_people(fake, 3)
+    table = Table(fake, app, db)
+    table.seat_people(anna, [bo, cia])
+    table.start(anna)
+    asked = len(fake.calls_to("users.info"))
+    table.play_night([anna, bo, cia])
+    table.heard_enough([anna, bo])
+    table.wait_for_phase("vote")
+    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
+    table.wait_for_phase("over")
+    assert len(fake.calls_to("users.info")) == asked

@@ -1,0 +1,146 @@
+"""Enterprise Grid: "Add to Slack" and a whole game in a workspace of an organisation, installed
+on that workspace alone and on the whole organisation.
+
+Slack stores both under the organisation's id: a workspace's installation inside a Grid with its
+``E...`` id beside the team's, an organisation-wide one (``is_enterprise_install``) under the
+organisation alone, with no team. Every post, redraw, DM, timer step and Home tab of the game
+must find that installation, so every call the game makes acts with the token "Add to Slack"
+obtained, and the workspace starts with no valid token at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+import slackapp.blocks.schedule as schedule_screen
+from tests.operate.conftest import PEOPLE, Deployment, install, oauth_deployment
+
+pytestmark = pytest.mark.long(7)
+
+ORG = "E0GRID"
+ALVA, BENGT, CARIN, DORIS = PEOPLE
+
+
+@pytest.fixture(scope="module")
+def grid_workspace(postgres: str) -> Iterator[Deployment]:
+    """Varulv added to one workspace of an organisation; the day ends on its two-second timer."""
+    with oauth_deployment(postgres, "grid", "T0GRIDWS", enterprise_id=ORG, day=2) as deployment:
+        yield deployment
+
+
+@pytest.fixture(scope="module")
+def org_wide(postgres: str) -> Iterator[Deployment]:
+    """Varulv added to the whole organisation by its admin; the day ends on its timer."""
+    with oauth_deployment(
+        postgres, "orgwide", "T0ORGWS", enterprise_id=ORG, org_wide=True, day=2
+    ) as deployment:
+        yield deployment
+
+
+def stored_bots(deployment: Deployment) -> list[dict[str, Any]]:
+    with deployment.db.connect() as connection:
+        rows = connection.execute(
+            text("SELECT enterprise_id, team_id, is_enterprise_install, bot_token FROM slack_bots")
+        )
+        return [dict(row._mapping) for row in rows]
+
+
+def play_a_whole_game(deployment: Deployment, token: str) -> None:
+    """Join, night, a day ended by its timer, ballots and the reveal, then the Home tab."""
+    fake = deployment.fake
+    table = deployment.table()
+    table.seat_people(ALVA, [BENGT, CARIN])
+    table.start(ALVA)
+    table.play_night([ALVA, BENGT, CARIN])
+    table.wait_for_phase("vote")
+    table.vote({ALVA: "bengt", BENGT: "carin", CARIN: "bengt"})
+    table.wait_for_phase("over")
+    table.reveal()
+    table.stored_outcome_matches_referee()
+    game = table.game()
+    assert (game["team_id"], game["enterprise_id"]) == (fake.identity.team_id, ORG)
+    assert table.undelivered() == 0, "every message reached Slack"
+    sent = [call for call in fake.calls if call.method.startswith(("chat.", "conversations."))]
+    assert sent, "the game posted nothing"
+    assert {call.token for call in sent} == {token}, "every call acts with the installed token"
+    assert not [call for call in sent if not call.response.get("ok")]
+
+    fake.app_home_opened(ALVA)
+    home = table.wait(lambda: fake.home_view(ALVA), "the Home tab")
+    assert "1 game," in str(home["blocks"]), "the Home tab counts the game in its workspace"
+    assert fake.calls_to("views.publish")[-1].token == token
+
+
+def test_a_workspace_of_an_organisation_installs_and_plays(grid_workspace: Deployment) -> None:
+    fake = grid_workspace.fake
+    table = grid_workspace.table()
+    table.command(ALVA)
+    table.ephemeral(ALVA, "isn't installed in this workspace")
+
+    done = install(grid_workspace)
+    assert done.status_code == 200, done.text
+    assert "Thank you!" in done.text
+    (exchange,) = fake.calls_to("oauth.v2.access")
+    assert exchange.response["enterprise"] == {"id": ORG, "name": fake.identity.enterprise_name}
+    assert exchange.response["is_enterprise_install"] is False
+    token = exchange.response["access_token"]
+    assert stored_bots(grid_workspace) == [
+        {
+            "enterprise_id": ORG,
+            "team_id": "T0GRIDWS",
+            "is_enterprise_install": False,
+            "bot_token": token,
+        }
+    ]
+    play_a_whole_game(grid_workspace, token)
+
+    # A standing table set here keeps the organisation for the tables it opens.
+    owner = grid_workspace.owner()
+    table.command(owner, "schedule")
+    table.wait(lambda: next(iter(fake.modals(owner)), None), "the schedule modal")
+    fika: dict[str | tuple[str, str], Any] = {
+        schedule_screen.DAYS: ["1"],
+        schedule_screen.AT: "15:00",
+        schedule_screen.ZONE: "Europe/Stockholm",
+        schedule_screen.LOBBY: "15",
+    }
+    fake.view_submission(owner, fika)
+    table.board("set a standing table")
+    with grid_workspace.db.connect() as connection:
+        kept = connection.execute(
+            text("SELECT team_id, enterprise_id FROM standing_tables WHERE channel_id = :c"),
+            {"c": table.channel},
+        ).one()
+    assert tuple(kept) == ("T0GRIDWS", ORG)
+
+
+def test_an_organisation_wide_install_plays_and_leaves_every_workspace(
+    org_wide: Deployment,
+) -> None:
+    fake = org_wide.fake
+    done = install(org_wide)
+    assert done.status_code == 200, done.text
+    (exchange,) = fake.calls_to("oauth.v2.access")
+    assert exchange.response["team"] is None, "installed on no one workspace"
+    assert exchange.response["is_enterprise_install"] is True
+    token = exchange.response["access_token"]
+    assert stored_bots(org_wide) == [
+        {"enterprise_id": ORG, "team_id": None, "is_enterprise_install": True, "bot_token": token}
+    ]
+    play_a_whole_game(org_wide, token)
+
+    # Uninstalled from the organisation: its installation goes, and so do its open tables.
+    left_open = org_wide.table()
+    left_open.command(DORIS)
+    left_open.lobby()
+    answer = fake.app_uninstalled()
+    assert answer.status_code == 200, answer.text
+    left_open.wait_for_phase("stopped")
+    assert stored_bots(org_wide) == []
+    again = org_wide.table()
+    again.command(BENGT)
+    again.ephemeral(BENGT, "isn't installed in this workspace")
