@@ -285,6 +285,26 @@ class Table:
         for user, label in votes.items():
             self.cast(user, self.ballot(user), label)
 
+    def vote_nobody_if_not_voted(self, people: list[str]) -> None:
+        """Each of ``people`` who has not voted yet votes for Nobody, while the vote lasts."""
+        for user in people:
+            if self.game()["phase"] != "vote":
+                return
+            if self._has_voted(user):
+                continue
+            self.cast(user, self.ballot(user), "Nobody")
+
+    def _has_voted(self, user: str) -> bool:
+        with self.db.connect() as connection:
+            found = connection.execute(
+                text(
+                    "SELECT count(*) FROM ballots JOIN seats ON seats.id = ballots.seat_id "
+                    "WHERE seats.game_id = :id AND seats.user_id = :u"
+                ),
+                {"id": self.game_id(), "u": user},
+            ).scalar_one()
+        return bool(found)
+
     def nobody_dies_tonight(self, people: list[str]) -> dict[str, Any]:
         """From the day to the reveal: most of ``people`` have heard enough, every one of them
         votes for nobody; returns the outcome, checked against the referee."""
