@@ -126,9 +126,7 @@ def test_three_people_and_two_bots(fake: FakeSlack, app: InProcessApp, db: Engin
     table.wait_for_phase("day")
     table.heard_enough([anna, bo])
     table.wait_for_phase("vote")
-    assert [button.text for button in table.board("One sealed ballot each").buttons()] == [
-        "Vote"
-    ]
+    assert [button.text for button in table.board("One sealed ballot each").buttons()] == ["Vote"]
     marked = [seat["display_name"] + (" (bot)" if seat["bot_name"] else "") for seat in seats]
     ballot = [button.text for button in table.ballot(anna).buttons()]
     assert ballot == [*[name for name in marked if name != "anna"], "Nobody"]

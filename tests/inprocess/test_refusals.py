@@ -114,9 +114,7 @@ def test_clicks_out_of_turn(fake: FakeSlack, app: InProcessApp, db: Engine) -> N
     table.ephemeral(BO, "vote is closed")
     before = len(fake.ephemerals(BO, table.channel))
     fake.click(BO, board, board.button("Vote").action_id, stale=True)  # a board not redrawn
-    table.wait(
-        lambda: len(fake.ephemerals(BO, table.channel)) > before or None, "Bo's answer"
-    )
+    table.wait(lambda: len(fake.ephemerals(BO, table.channel)) > before or None, "Bo's answer")
     assert "vote is closed" in fake.ephemerals(BO, table.channel)[-1].rendered_text
 
 
