@@ -409,6 +409,8 @@ def assert_refused(run: subprocess.CompletedProcess[bytes], fragment: str) -> No
         "unknown card dealt",
         "ballot for oneself",
         "troublemaker swapping itself",
+        "seat with a line break in its name",
+        "a fingerprint the deal does not match",
         "input that is a list",
         "a number too long to read",
         "nesting too deep to read",
