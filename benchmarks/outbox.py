@@ -62,7 +62,6 @@ from benchmarks.processes import (
     warm_up,
 )
 from benchmarks.stats import percentile
-from slackapp.blocks.ids import ButtonValue
 from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
 from slackapp.db.migrate import upgrade
 from slackapp.delivery.deliverer import Deliverer
@@ -208,17 +207,33 @@ class Games:
             None,
         )
 
-    def ballots(self, channel: str, voters: Sequence[str], rounds: int = 1) -> list[Prepared]:
-        """Signed ballot clicks, unsent: each voter names the next seat, ``rounds`` times."""
+    def own_ballot(self, channel: str, user: str) -> Message:
+        """*Vote* on the board, sent now: the person's own ballot it brings them."""
         board = self.fake.find_message(channel, "One sealed ballot each")
         assert board is not None
-        buttons = board.buttons()
+
+        def ballots() -> list[Message]:
+            shown = self.fake.ephemerals(user, channel)
+            return [m for m in shown if "Your sealed ballot" in m.rendered_text]
+
+        before = len(ballots())
+        self.fake.click_button(user, board, "Vote")
+        return self.fake.wait_for(
+            lambda: ballots()[before] if len(ballots()) > before else None,
+            timeout=60,
+            what=f"{user}'s own ballot",
+        )
+
+    def ballots(self, channel: str, voters: Sequence[str], rounds: int = 1) -> list[Prepared]:
+        """Signed ballot clicks on each voter's own ballot (opened first), unsent: each voter
+        names the next seat, ``rounds`` times."""
+        own = {user: self.own_ballot(channel, user) for user in voters}
         with self.fake.preparing("ballot") as prepared:
             for round_number in range(rounds):
                 for index, user in enumerate(voters):
-                    targets = [b for b in buttons if ButtonValue.unpack(b.value).target != user]
+                    targets = own[user].buttons()  # every other seat, and Nobody
                     chosen = targets[(index + round_number) % len(targets)]
-                    self.fake.click(user, board, chosen.action_id)
+                    self.fake.click(user, own[user], chosen.action_id)
         return prepared
 
 

@@ -71,6 +71,7 @@ class Storms:
             self.storm("click:night", self._night_round, lambda: self._dms_settled())
         self.wait(lambda: self._phases().get("day") == count, "every game at day")
         self.storm("click:heard", self._heard, lambda: self._phases().get("vote") == count)
+        self.storm("click:ballot", self._open_ballots, lambda: self._ballots_open())
         self.storm("click:vote", self._vote, lambda: self._phases().get("over") == count)
 
     def storm(self, kind: str, prepare: Callable[[], None], done: Callable[[], bool]) -> None:
@@ -154,14 +155,33 @@ class Storms:
             for user in game.people[:2]:  # two of three is more than half
                 self.fake.click_button(user, game.channel, "Heard enough")
 
-    def _vote(self) -> None:
+    def _open_ballots(self) -> None:
         for game in self.games:
-            message, _ = self.fake.find_button(game.channel, "Nobody")
-            buttons = message.buttons()
+            for user in game.people:
+                self.fake.click_button(user, game.channel, "Vote")
+
+    def _own_ballot(self, user: str, channel: str) -> Message | None:
+        shown = self.fake.ephemerals(user, channel)
+        return next((m for m in shown if "Your sealed ballot" in m.rendered_text), None)
+
+    def _ballots_open(self) -> bool:
+        return all(
+            self._own_ballot(user, game.channel) is not None
+            for game in self.games
+            for user in game.people
+        )
+
+    def _vote(self) -> None:
+        """On the ballot *Vote* brought them, everyone votes for the next person."""
+        for game in self.games:
             for index, user in enumerate(game.people):
                 target = game.people[(index + 1) % len(game.people)]
-                chosen = next(b for b in buttons if ButtonValue.unpack(b.value).target == target)
-                self.fake.click(user, message, chosen.action_id)
+                own = self._own_ballot(user, game.channel)
+                assert own is not None
+                chosen = next(
+                    b for b in own.buttons() if ButtonValue.unpack(b.value).target == target
+                )
+                self.fake.click(user, own, chosen.action_id)
 
     # progress, from the database
 

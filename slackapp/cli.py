@@ -53,7 +53,11 @@ def _referee(path: str) -> int:
     except RefereeError as error:
         print(str(error), file=sys.stderr)
         return 2
-    print(json.dumps(outcome, indent=1))
+    # Names as written (Måns, not M\u00e5ns), in UTF-8 whatever the terminal's locale.
+    written = json.dumps(outcome, indent=1, ensure_ascii=False) + "\n"
+    sys.stdout.flush()
+    sys.stdout.buffer.write(written.encode("utf-8"))
+    sys.stdout.buffer.flush()
     return 0
 
 
@@ -191,7 +195,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     sandbox.add_argument("--open", action="store_true", help="open the page in a web browser")
     referee = commands.add_parser("referee", help="resolve one whole deal (docs/referee.md)")
-    referee.add_argument("file", help="the deal as JSON, or - for standard input")
+    referee.add_argument(
+        "file",
+        nargs="?",
+        default="-",
+        help="the deal as JSON, or - (the default) for standard input",
+    )
     erase = commands.add_parser(
         "erase-workspace",
         help="delete every game, score, setting, name and installation of one workspace",

@@ -501,6 +501,14 @@ class Steps:
         state = self._read(game_id, asking)
         return state if isinstance(state, str) else m.cancel_refusal(state, user_id)
 
+    def ballot(
+        self, game_id: int, user_id: str, asking: Workspace | None = None
+    ) -> m.PersonalBallotView | str:
+        """The person's own ballot as committed, read without a lock (a click on it is a step
+        of its own), or why they have none."""
+        state = self._read(game_id, asking)
+        return state if isinstance(state, str) else m.personal_ballot(state, user_id)
+
     def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | str:
         """The game's state as committed, read without a lock (to prepare a step), or why
         there is none for ``asking``: GONE, or ANOTHER_WORKSPACE."""

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from slackapp.blocks import ids
-from slackapp.blocks.ballot import ballot_board, ballot_closed
+from slackapp.blocks.ballot import HOW_THE_VOTE_COUNTS, ballot_board, ballot_closed, personal_ballot
 from slackapp.blocks.day import day_board, day_over
 from slackapp.blocks.help import help_screen, leaderboard
 from slackapp.blocks.home import home_view
@@ -215,7 +215,9 @@ def all_screens(seats: Sequence[SeatLabel], seed: int) -> list[Screen]:
         night_over(seats),
         day_board(GAME, DEADLINE, 1, 2, 3),
         day_over("Enough heard: the vote is open."),
-        ballot_board(GAME, seats, 0, len(seats), DEADLINE),
+        ballot_board(GAME, 0, len(seats), DEADLINE),
+        personal_ballot(GAME, others, None, False, DEADLINE),
+        personal_ballot(GAME, others, others[0], True, DEADLINE, "Your ballot: someone."),
         ballot_closed(len(seats) - 1, len(seats)),
         reveal(outcome, labels, "Points go to this channel's leaderboard."),
         dm_game_over(CHANNEL, dealt.dealt[me.key], outcome.night.dawn[me.key], 3, True),
@@ -248,7 +250,7 @@ def test_public_screens_name_no_card(size: int) -> None:
         night_board(seats, 0, size, DEADLINE),
         night_over(seats),
         day_board(GAME, DEADLINE, 0, 2, 3, seat_count=size),
-        ballot_board(GAME, seats, 1, size, DEADLINE),
+        ballot_board(GAME, 1, size, DEADLINE),
         ballot_closed(size, size),
     ]
     for screen in public:
@@ -270,7 +272,7 @@ def test_a_button_that_names_a_seat_says_what_it_does_to_a_screen_reader() -> No
     # A long display name: the label is cut to Slack's 75 characters, like the text.
     others[0] = SeatLabel("U0LONG", "Maximiliana " * 8, "U0LONG")
     screens = [
-        ballot_board(GAME, seats, 0, len(seats), DEADLINE),
+        personal_ballot(GAME, seats, None, False, DEADLINE),
         night_dm(GAME, CHANNEL, Card.SEER, me, others, "look", None, None, None),
         night_dm(GAME, CHANNEL, Card.ROBBER, me, others, "rob", None, None, None),
         night_dm(GAME, CHANNEL, Card.TROUBLEMAKER, me, others, "swap", None, None, None),
@@ -600,17 +602,37 @@ def test_day_over_has_no_buttons() -> None:
 
 
 @pytest.mark.parametrize("size", TABLE_SIZES)
-def test_ballot_has_a_button_per_seat_and_nobody(size: int) -> None:
-    seats = table(size)
-    screen = ballot_board(GAME, seats, 2, size, DEADLINE)
-    assert targets(screen) == [
-        *[(ids.indexed(ids.VOTE, i), seat.key) for i, seat in enumerate(seats)],
-        (ids.indexed(ids.VOTE, size), ids.NOBODY),
-    ]
+def test_the_vote_board_has_one_vote_button_and_says_how_the_vote_counts(size: int) -> None:
+    screen = ballot_board(GAME, 2, size, DEADLINE)
+    assert targets(screen) == [(ids.BALLOT, None)]
     text = everything(screen)
     assert f"2 of {size} have voted" in text
     assert "you may change it until the vote closes" in text
     assert slack_time(DEADLINE) in text
+    assert HOW_THE_VOTE_COUNTS in text
+
+
+@pytest.mark.parametrize("size", TABLE_SIZES)
+def test_a_personal_ballot_has_a_button_per_other_seat_and_nobody(size: int) -> None:
+    seats = table(size)
+    others = seats[1:]
+    screen = personal_ballot(GAME, others, None, False, DEADLINE)
+    assert targets(screen) == [
+        *[(ids.indexed(ids.VOTE, i), seat.key) for i, seat in enumerate(others)],
+        (ids.indexed(ids.VOTE, size - 1), ids.NOBODY),
+    ]
+    assert "You have not voted yet" in everything(screen)
+    assert all(element.get("style") is None for element in buttons(screen))
+
+
+def test_a_personal_ballot_marks_the_current_choice_and_only_it() -> None:
+    others = table(4)[1:]
+    for chosen, marked in [(others[1], others[1].button_text), (None, "Nobody")]:
+        screen = personal_ballot(GAME, others, chosen, True, DEADLINE)
+        styled = [b["text"]["text"] for b in buttons(screen) if b.get("style") == "primary"]
+        assert styled == [marked]
+        named = "Nobody" if chosen is None else chosen.mention
+        assert f"You voted for {named}." in everything(screen)
 
 
 def test_ballot_closed_counts_and_has_no_buttons() -> None:
@@ -621,7 +643,8 @@ def test_ballot_closed_counts_and_has_no_buttons() -> None:
 def test_long_names_are_cut_to_fit_a_button() -> None:
     seats = [SeatLabel(f"U0P{i}", "A very long display name " * 5, f"U0P{i}") for i in range(3)]
     labels = [
-        element["text"]["text"] for element in buttons(ballot_board(GAME, seats, 0, 3, DEADLINE))
+        element["text"]["text"]
+        for element in buttons(personal_ballot(GAME, seats, None, False, DEADLINE))
     ]
     assert all(len(label) <= 75 for label in labels)
     assert labels[0].endswith("…")
@@ -888,7 +911,8 @@ def test_a_bot_is_marked_on_every_button_and_list_that_names_it() -> None:
     seats = [SeatLabel("U0AST", "Astrid", "U0AST"), SeatLabel("U0BO", "Bo", "U0BO")]
     seats.append(SeatLabel("bot1", "Astrid", None))
     ballot = [
-        element["text"]["text"] for element in buttons(ballot_board(GAME, seats, 0, 3, DEADLINE))
+        element["text"]["text"]
+        for element in buttons(personal_ballot(GAME, seats, None, False, DEADLINE))
     ]
     assert ballot == ["Astrid", "Bo", "Astrid (bot)", "Nobody"]
     for kind in ("look", "rob", "swap"):

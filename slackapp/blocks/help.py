@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 
 from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
 
+from slackapp.blocks.ballot import HOW_THE_VOTE_COUNTS
 from slackapp.blocks.screen import Screen, context, plural, section, sections
 from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.cards import Card
@@ -65,6 +66,15 @@ HARD_FOR = (
 )
 
 
+THE_VOTE = (
+    "*The vote*\n"
+    "Everyone casts one sealed ballot, for another player or for Nobody, and may change it "
+    f"until the vote closes. {HOW_THE_VOTE_COUNTS} There is no minimum of two votes: if every "
+    "seat gets one ballot and no one votes for Nobody, every seat dies. To spare everyone, "
+    "vote for Nobody."
+)
+
+
 def card_lines() -> list[str]:
     """The seven cards, each with its team and its one line of rules."""
     return [f"*{card}* ({card.team} team): {card.line}" for card in Card]
@@ -76,6 +86,7 @@ def help_screen(lengths: str | None = None) -> Screen:
         section(game_in_brief(lengths)),
         section(DAWN_CARD),
         section(HARD_FOR),
+        section(THE_VOTE),
         DividerBlock(),
         *sections(["*The cards*", *card_lines()]),
         DividerBlock(),

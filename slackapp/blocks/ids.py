@@ -30,6 +30,8 @@ NIGHT_SKIP = "night_skip"
 NIGHT_CONFIRM = "night_confirm"
 NIGHT_SWAP_RESET = "night_swap_reset"
 VOTE = "vote"
+BALLOT = "vote_open"
+"""The vote board's *Vote*: brings the person their own ballot, privately."""
 
 USUALLY_PLAY = "usually_play"
 """On a lobby (the value names the game) and on the App Home (the value is ``0:<channel>``)."""
@@ -53,6 +55,7 @@ ALL_ACTIONS = (
     NIGHT_SKIP,
     NIGHT_CONFIRM,
     HEARD_ENOUGH,
+    BALLOT,
     VOTE,
     PLAY_AGAIN,
 )

@@ -9,6 +9,7 @@ from typing import Any
 from slack_sdk.models.blocks import ActionsBlock
 
 from slackapp.blocks import ids
+from slackapp.blocks.checking import GET_THE_REFEREE
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.reveal import reveal
 from slackapp.blocks.screen import Screen, button, context
@@ -32,7 +33,7 @@ def last_reveal(game_id: int, outcome: Outcome, labels: Mapping[str, SeatLabel])
                 )
             ]
         ),
-        context("Anyone can check it: save it as a file and run `varulv referee FILE`."),
+        context(f"Anyone can check it, without this app: {GET_THE_REFEREE}"),
     ]
     return Screen(text=f"The last game here. {shown.text}", blocks=blocks)
 
@@ -40,7 +41,13 @@ def last_reveal(game_id: int, outcome: Outcome, labels: Mapping[str, SeatLabel])
 def game_json(data: Mapping[str, Any]) -> str:
     """The referee's input as a message: plain text holds far more than a block may."""
     written = json.dumps(data, indent=1, ensure_ascii=False)
+    shown = data.get("fingerprint")
+    checks = (
+        f" It carries the salt that checks the night board's fingerprint, `{shown}`."
+        if shown
+        else ""
+    )
     return (
-        "The whole game, as `varulv referee` reads it (save it as `game.json`, then run "
-        f"`varulv referee game.json`):\n```\n{written}\n```"
+        f"The whole game, as `varulv referee` reads it.{checks} To check it: "
+        f"{GET_THE_REFEREE} (Its key `center` is the centre.)\n```\n{written}\n```"
     )

@@ -12,6 +12,7 @@ from datetime import datetime
 from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, HeaderBlock
 
 from slackapp.blocks import ids
+from slackapp.blocks.checking import fingerprint_context
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.screen import (
     CENTRE_NAMES,
@@ -38,7 +39,11 @@ from slackapp.game.night import (
 
 
 def night_board(
-    seats: Sequence[SeatLabel], confirmed: int, people: int, deadline: datetime
+    seats: Sequence[SeatLabel],
+    confirmed: int,
+    people: int,
+    deadline: datetime,
+    fingerprint: str = "",
 ) -> Screen:
     blocks: list[Block] = [
         HeaderBlock(text="Night falls"),
@@ -49,17 +54,20 @@ def night_board(
             f"Dawn comes at {slack_time(deadline)} at the latest."
         ),
         *deck_context(len(seats)),
+        *fingerprint_context(fingerprint),
     ]
     return Screen(
         text="Night falls on the Varulv table: check your DM for your card.", blocks=blocks
     )
 
 
-def night_over(seats: Sequence[SeatLabel]) -> Screen:
-    """The night board once dawn breaks: the night is done, nothing more is said."""
+def night_over(seats: Sequence[SeatLabel], fingerprint: str = "") -> Screen:
+    """The night board once dawn breaks: the night is done, nothing more is said but the
+    deal's fingerprint, kept for the whole game."""
     blocks: list[Block] = [
         HeaderBlock(text="Dawn breaks"),
         section(f"The night is over. Wake up, {and_list([seat.mention for seat in seats])}!"),
+        *fingerprint_context(fingerprint),
     ]
     return Screen(text="Dawn breaks at the Varulv table.", blocks=blocks)
 

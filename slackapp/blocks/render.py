@@ -38,10 +38,12 @@ def render(view: m.View) -> Screen:
             )
         case m.ClosedView(text):
             return lobby_screen.lobby_closed(text)
-        case m.NightBoardView(seats, confirmed, people, deadline):
-            return night_screen.night_board(labels(seats), confirmed, people, deadline)
-        case m.NightOverView(seats):
-            return night_screen.night_over(labels(seats))
+        case m.NightBoardView(seats, confirmed, people, deadline, shown):
+            return night_screen.night_board(
+                labels(seats), confirmed, people, deadline, fingerprint=shown
+            )
+        case m.NightOverView(seats, shown):
+            return night_screen.night_over(labels(seats), fingerprint=shown)
         case m.DayBoardView(game_id, deadline, heard, needed, people, seat_count, first):
             speaker = None if first is None else label(first)
             return day_screen.day_board(
@@ -49,8 +51,8 @@ def render(view: m.View) -> Screen:
             )
         case m.DayOverView(reason):
             return day_screen.day_over(reason)
-        case m.BallotBoardView(game_id, seats, voted, total, deadline):
-            return ballot_screen.ballot_board(game_id, labels(seats), voted, total, deadline)
+        case m.BallotBoardView(game_id, _, voted, total, deadline):
+            return ballot_screen.ballot_board(game_id, voted, total, deadline)
         case m.BallotClosedView(voted, total):
             return ballot_screen.ballot_closed(voted, total)
         case m.RevealView(outcome, seats, game_id):
@@ -61,6 +63,15 @@ def render(view: m.View) -> Screen:
         case m.GameOverDmView(channel, dealt, dawn, points, won):
             return reveal_screen.dm_game_over(channel, dealt, dawn, points, won)
     raise TypeError(f"not a view: {view!r}")
+
+
+def personal_ballot(view: m.PersonalBallotView, said: str | None = None) -> Screen:
+    """A person's own ballot, privately; ``said`` answers their last click on it."""
+    others = {seat.key: label(seat) for seat in view.others}
+    chosen = None if view.target is None else others.get(view.target)
+    return ballot_screen.personal_ballot(
+        view.game_id, list(others.values()), chosen, view.voted, view.deadline, said
+    )
 
 
 def night_dm(view: m.NightDmView) -> Screen:

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, selectinload
 from slackapp.db import games
 from slackapp.db.models import ChannelSettings, Game, Seat, StandingTable
 from slackapp.game import machine as m
+from slackapp.game.fingerprint import deal_salt
 from slackapp.game.outcome import Outcome
 from slackapp.game.referee import game_input
 from slackapp.game.seasons import (
@@ -38,7 +39,8 @@ class Finished:
         """The whole game as REFEREE.md's input, seats called by the names people know."""
         names = {seat.key: seat.name for seat in self.state.seats}
         outcome = self.outcome
-        return game_input(outcome.deal, self.state.choices(), outcome.ballots, names)
+        salt = deal_salt(self.state.seed)
+        return game_input(outcome.deal, self.state.choices(), outcome.ballots, names, salt)
 
     def record(self) -> GameRecord:
         # Bots, and people Varulv was asked to forget, rank in no season.

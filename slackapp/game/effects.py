@@ -64,11 +64,14 @@ class NightBoardView:
     confirmed: int
     people: int
     deadline: datetime
+    fingerprint: str = ""
+    """The deal's fingerprint (``slackapp.game.fingerprint``); "" shows none."""
 
 
 @dataclass(frozen=True)
 class NightOverView:
     seats: tuple[SeatName, ...]
+    fingerprint: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,19 @@ class BallotBoardView:
     seats: tuple[SeatName, ...]
     voted: int
     total: int
+    deadline: datetime
+
+
+@dataclass(frozen=True)
+class PersonalBallotView:
+    """One person's own ballot, shown only to them: never a channel's surface."""
+
+    game_id: int
+    others: tuple[SeatName, ...]
+    """Every seat but the person's own, in seat order."""
+    voted: bool
+    target: str | None
+    """The seat key their ballot names; None for Nobody (or, without ``voted``, no ballot)."""
     deadline: datetime
 
 

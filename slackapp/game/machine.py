@@ -51,6 +51,7 @@ from slackapp.game.effects import (
     NightBoardView,
     NightDmView,
     NightOverView,
+    PersonalBallotView,
     RevealView,
     Say,
     Scored,
@@ -61,6 +62,7 @@ from slackapp.game.effects import (
     dm_key,
     dm_surface,
 )
+from slackapp.game.fingerprint import deal_salt, fingerprint
 from slackapp.game.night import (
     IllegalChoice,
     LookAtCenter,
@@ -204,6 +206,10 @@ class GameState:
         assert self.center is not None, "only a started game has a deal"
         dealt = {seat.key: seat.dealt for seat in self.seats if seat.dealt is not None}
         return Deal(seats=tuple(seat.key for seat in self.seats), dealt=dealt, center=self.center)
+
+    def fingerprint(self) -> str:
+        """The deal's fingerprint, which the night board shows, once the night has begun."""
+        return fingerprint(deal_salt(self.seed), self.deal())
 
     def is_lone_wolf(self, key: str) -> bool:
         return self.center is not None and self.deal().dealt_werewolves() == (key,)
@@ -424,6 +430,7 @@ NOT_SEATED = "You are not seated at this table. Press *Join* first."
 NIGHT_IS_OVER = "The night is over: your choice can no longer change anything."
 VOTE_IS_CLOSED = "The vote is closed: ballots can no longer change."
 VOTE_NOT_YET_OPEN = "The vote had not opened yet, so no ballot was cast."
+NO_BALLOT = "You are not seated at this table, so you have no ballot."
 DAY_IS_OVER = "The day is already over."
 TIME_IS_UP = "Time is up."
 MOST_HEARD_ENOUGH = "Most of the table has heard enough."
@@ -814,7 +821,9 @@ def _show_night_board(state: GameState) -> Show:
     assert state.deadline is not None
     people = state.people
     confirmed = sum(seat.confirmed for seat in people)
-    return Show(LOBBY_BOARD, NightBoardView(state.names, confirmed, len(people), state.deadline))
+    shown = state.fingerprint()
+    view = NightBoardView(state.names, confirmed, len(people), state.deadline, shown)
+    return Show(LOBBY_BOARD, view)
 
 
 def _night_dm(state: GameState, seat: SeatState, night: Night | None = None) -> NightDmView:
@@ -916,7 +925,7 @@ def _end_night(state: GameState, now: datetime) -> Step:
         for seat in state.people
         if seat.reachable and (seat.dealt is Card.INSOMNIAC or not seat.confirmed)
     ]
-    effects.append(Show(LOBBY_BOARD, NightOverView(state.names)))
+    effects.append(Show(LOBBY_BOARD, NightOverView(state.names, state.fingerprint())))
     seats = tuple(replace(seat, heard_enough=False, pending=None) for seat in state.seats)
     state = replace(
         state,
@@ -1027,6 +1036,23 @@ def _show_ballot_board(state: GameState) -> Show:
     return Show(VOTE_BOARD, view)
 
 
+def personal_ballot(state: GameState, user: str) -> PersonalBallotView | str:
+    """The ballot ``user`` may cast: every other seat and Nobody, their current choice marked;
+    or why they have none."""
+    if state.phase in BEFORE_THE_VOTE:
+        return VOTE_NOT_YET_OPEN
+    if state.phase != Phase.VOTE:
+        return VOTE_IS_CLOSED
+    seat = state.seat(user)
+    if seat is None:
+        return NO_BALLOT
+    assert state.deadline is not None
+    others = tuple(name for name in state.names if name.key != seat.key)
+    kept = seat.ballot
+    target = None if kept is None else kept.target
+    return PersonalBallotView(state.id, others, kept is not None, target, state.deadline)
+
+
 def _ballot_text(state: GameState, target: str | None) -> str:
     seat = None if target is None else state.seat(target)
     return "nobody" if seat is None else mention(seat)
@@ -1037,7 +1063,7 @@ def _cast(state: GameState, user: str, target: str | None, clicked_at: Decimal |
         return _refuse(state, VOTE_IS_CLOSED)
     seat = state.seat(user)
     if seat is None:
-        return _refuse(state, "You are not seated at this table, so you have no ballot.")
+        return _refuse(state, NO_BALLOT)
     try:
         check_ballot(tuple(each.key for each in state.seats), seat.key, target)
     except IllegalBallot:
@@ -1210,6 +1236,7 @@ __all__ = [
     "NightResetPick",
     "NightRob",
     "NightSkip",
+    "PersonalBallotView",
     "Phase",
     "Rename",
     "RevealView",

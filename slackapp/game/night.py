@@ -123,7 +123,7 @@ def check_choice(deal: Deal, seat: str, choice: NightChoice) -> None:
         _must_be_other(deal, seat, choice.first)
         _must_be_other(deal, seat, choice.second)
         if choice.first == choice.second:
-            raise IllegalChoice(f"{seat} must swap two different seats")
+            raise IllegalChoice(f"{seat!r} must swap two different seats")
         return
     if card is _SEER and isinstance(choice, LookAtSeat):
         _must_be_other(deal, seat, choice.seat)
@@ -134,18 +134,18 @@ def check_choice(deal: Deal, seat: str, choice: NightChoice) -> None:
     if lone and isinstance(choice, Peek):
         index = choice.index
         if index not in (0, 1) or isinstance(index, bool):
-            raise IllegalChoice(f"{seat} may peek at centre card 0 or 1, not {index!r}")
+            raise IllegalChoice(f"{seat!r} may peek at centre card 0 or 1, not {index!r}")
         return
     article = "an" if card.value[0] in "AEIOU" else "a"
     what = "a lone Werewolf" if lone else f"{article} {card}"
-    raise IllegalChoice(f"{seat} was dealt {what} and cannot make that choice")
+    raise IllegalChoice(f"{seat!r} was dealt {what} and cannot make that choice")
 
 
 def _must_be_other(deal: Deal, seat: str, target: str) -> None:
     if target == seat:
-        raise IllegalChoice(f"{seat} cannot act on itself")
+        raise IllegalChoice(f"{seat!r} cannot act on itself")
     if target not in deal.dealt:
-        raise IllegalChoice(f"{seat} names unknown seat {target!r}")
+        raise IllegalChoice(f"{seat!r} names unknown seat {target!r}")
 
 
 def learned_on_choosing(deal: Deal, seat: str, choice: NightChoice | None) -> Knowledge | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,6 +14,7 @@ from slackapp.game.codec import (
     choice_to_json,
     knowledge_to_json,
 )
+from slackapp.game.fingerprint import fingerprint
 from slackapp.game.night import IllegalChoice, LookAtSeat, NightChoice, Rob, Swap
 from slackapp.game.outcome import Outcome, play
 from slackapp.game.vote import NOBODY, IllegalBallot
@@ -31,17 +33,67 @@ def referee(text: str) -> dict[str, Any]:
         # nesting too deep a RecursionError.
         raise RefereeError(f"malformed JSON: {error}") from None
     deal, choices, ballots = parse_input(data)
+    salt = _salt(data, deal)
     try:
-        return outcome_to_json(play(deal, choices, ballots))
+        outcome = outcome_to_json(play(deal, choices, ballots))
     except (IllegalChoice, IllegalBallot) as error:
         raise RefereeError(str(error)) from None
+    if salt is not None:
+        outcome["fingerprint"] = fingerprint(salt, deal)
+    return outcome
 
 
-def _object(data: dict[str, Any], key: str) -> dict[str, Any]:
-    value = data.get(key)
+def _salt(data: dict[str, Any], deal: Deal) -> str | None:
+    """The input's salt, once its ``fingerprint`` (if given) is the deal's; None without one."""
+    salt, shown = data.get("salt"), data.get("fingerprint")
+    if salt is None:
+        if shown is not None:
+            raise RefereeError("'fingerprint' cannot be checked without the game's 'salt'")
+        return None
+    if not isinstance(salt, str) or not salt or not salt.isascii() or not salt.isalnum():
+        raise RefereeError("'salt' must be the game's salt: letters and digits")
+    if shown is not None:
+        if not isinstance(shown, str):
+            raise RefereeError("'fingerprint' must be the text the night board showed")
+        computed = fingerprint(salt, deal)
+        if shown != computed:
+            raise RefereeError(
+                f"the deal does not match the fingerprint {shown!r}: this salt and deal give "
+                f"{computed!r}, so the deal or the salt is not the game's"
+            )
+    return salt
+
+
+def _object(
+    data: dict[str, Any], key: str, default: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``data[key]``, which must be an object; ``default`` when it may be left out."""
+    value = data.get(key, default)
     if not isinstance(value, dict):
         raise RefereeError(f"{key!r} must be an object")
     return value
+
+
+INPUT_KEYS = ("seats", "dealt", "center", "night", "ballots", "salt", "fingerprint")
+"""Every key of the input; ``night``, ``ballots``, ``salt`` and ``fingerprint`` may be left out."""
+
+RESERVED_NAMES = frozenset({NOBODY, "center"})
+"""Names no seat may carry in the input: ``nobody`` is a ballot, ``center`` the Seer's look."""
+
+_LINE_BREAKING = frozenset({"Cc", "Zl", "Zp"})
+"""Control characters and line or paragraph separators: in a name they would break its error
+message's one line, or forge another."""
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a seat's name in the input, or None when it can."""
+    if not name.strip():
+        return "is blank"
+    if name in RESERVED_NAMES:
+        return "is reserved (`nobody` is a ballot, `center` the Seer's look at the centre)"
+    if any(unicodedata.category(char) in _LINE_BREAKING for char in name):
+        return "holds a control character"
+    return None
 
 
 _CARDS_BY_NAME = {str(card): card for card in Card}
@@ -61,6 +113,10 @@ def parse_input(
     """Check REFEREE.md's input shape and deck rules; return the deal, choices and ballots."""
     if not isinstance(data, dict):
         raise RefereeError("input must be a JSON object")
+    unknown = [key for key in data if key not in INPUT_KEYS]
+    if unknown:
+        known = ", ".join(repr(key) for key in INPUT_KEYS)
+        raise RefereeError(f"unknown key {unknown[0]!r} in the input; the keys are {known}")
     seats = data.get("seats")
     if not isinstance(seats, list) or not all([isinstance(seat, str) for seat in seats]):
         raise RefereeError("'seats' must be a list of names")
@@ -68,8 +124,10 @@ def parse_input(
         raise RefereeError(f"a table has {MIN_SEATS} to {MAX_SEATS} seats, not {len(seats)}")
     if len(set(seats)) != len(seats):
         raise RefereeError("seat names must be distinct")
-    if NOBODY in seats:
-        raise RefereeError(f"no seat may be named {NOBODY!r}")
+    for seat in seats:
+        problem = name_problem(seat)
+        if problem is not None:
+            raise RefereeError(f"the seat name {seat!r} {problem}")
 
     dealt_data = _object(data, "dealt")
     if set(dealt_data) != set(seats):
@@ -90,7 +148,7 @@ def parse_input(
                 raise RefereeError(f"the deck holds {deck.count(card)} {card} cards; at most one")
 
     choices: dict[str, NightChoice] = {}
-    for seat, value in _object(data, "night").items():
+    for seat, value in _object(data, "night", {}).items():
         if seat not in dealt:
             raise RefereeError(f"unknown seat {seat!r} in 'night'")
         try:
@@ -99,7 +157,7 @@ def parse_input(
             raise RefereeError(f"night[{seat!r}]: {error}") from None
 
     ballots: dict[str, str | None] = {}
-    for voter, target in _object(data, "ballots").items():
+    for voter, target in _object(data, "ballots", {}).items():
         if voter not in dealt:
             raise RefereeError(f"unknown seat {voter!r} in 'ballots'")
         if target is not None and not isinstance(target, str):
@@ -125,19 +183,18 @@ def outcome_to_json(outcome: Outcome) -> dict[str, Any]:
 
 # --- a finished game, out ---------------------------------------------------------------------
 
-RESERVED_NAMES = frozenset({NOBODY, "center"})
-"""Names no seat may carry in the input: ``nobody`` is a ballot, ``center`` the Seer's look."""
-
 
 def seat_names(seats: tuple[str, ...], names: Mapping[str, str]) -> dict[str, str]:
     """The name each seat goes by in a game's input: the names people know (``names``) when
     they tell every seat apart, else the seats' own keys.
 
-    A name that is blank, reserved or shared with another seat would make the input mean
-    something else, so then every seat keeps its key rather than some seats only.
+    A name that is blank, reserved, holds a control character or is shared with another seat
+    would make the input mean something else (or be refused), so then every seat keeps its key
+    rather than some seats only.
     """
     chosen = [names.get(seat, "").strip() for seat in seats]
-    if all(chosen) and len(set(chosen)) == len(seats) and RESERVED_NAMES.isdisjoint(chosen):
+    usable = all(name_problem(name) is None for name in chosen)
+    if usable and len(set(chosen)) == len(seats):
         return dict(zip(seats, chosen, strict=True))
     return {seat: seat for seat in seats}
 
@@ -158,12 +215,16 @@ def game_input(
     choices: Mapping[str, NightChoice],
     ballots: Mapping[str, str | None],
     names: Mapping[str, str] | None = None,
+    salt: str | None = None,
 ) -> dict[str, Any]:
     """A whole game as REFEREE.md's input, for ``varulv referee`` to resolve again.
 
     Seats go by :func:`seat_names`; ``names`` maps a seat's key to the name people know.
+    With the game's ``salt``, the input carries it and the fingerprint the night board showed,
+    so that the referee checks the deal too.
     """
     name = seat_names(deal.seats, names or {})
+    checked = {} if salt is None else {"salt": salt, "fingerprint": fingerprint(salt, deal)}
     return {
         "seats": [name[seat] for seat in deal.seats],
         "dealt": {name[seat]: str(deal.dealt[seat]) for seat in deal.seats},
@@ -178,4 +239,5 @@ def game_input(
             for seat in deal.seats
             if seat in ballots
         },
+        **checked,
     }

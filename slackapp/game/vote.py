@@ -41,9 +41,9 @@ def check_ballot(seats: tuple[str, ...], voter: str, target: str | None) -> None
     if target is None:
         return
     if target == voter:
-        raise IllegalBallot(f"{voter} cannot vote for themself")
+        raise IllegalBallot(f"{voter!r} cannot vote for themself")
     if target not in seats:
-        raise IllegalBallot(f"{voter} votes for unknown seat {target!r}")
+        raise IllegalBallot(f"{voter!r} votes for unknown seat {target!r}")
 
 
 @dataclass(frozen=True)

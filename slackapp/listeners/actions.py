@@ -19,7 +19,7 @@ from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 
 from slackapp import channel_steps
-from slackapp.blocks import ids, lobby
+from slackapp.blocks import ids, lobby, render
 from slackapp.blocks.ids import ButtonValue
 from slackapp.delivery.copies import Copy
 from slackapp.game import machine as m
@@ -214,6 +214,9 @@ def register(app: App, steps: Steps) -> None:
         if click.action == ids.CANCEL:  # asked first, privately, only if they may cancel
             run_step(respond, lambda: _ask_to_cancel(steps, game_id, user_id, asking))
             return
+        if click.action == ids.BALLOT:  # the person's own ballot, privately
+            run_step(respond, lambda: _ballot(steps, game_id, user_id, asking))
+            return
         event = command_for(click)
         if event is None:
             send(respond, Reply(STALE))
@@ -228,6 +231,8 @@ def register(app: App, steps: Steps) -> None:
             elif isinstance(event, m.Cancel):
                 on_question = _on_private_message(body)
                 run_step(respond, lambda: _cancelled(steps, game_id, event, asking, on_question))
+            elif isinstance(event, m.CastBallot) and _on_private_message(body):
+                run_step(respond, lambda: _cast_on_ballot(steps, game_id, event, asking))
             else:
                 run_step(respond, lambda: steps.act(game_id, event, asking, on))
 
@@ -289,6 +294,25 @@ def _ask_to_cancel(steps: Steps, game_id: int, user_id: str, asking: Workspace) 
         return Reply(refusal)
     question = lobby.cancel_question(game_id)
     return Reply(question.text, question.as_dicts())
+
+
+def _ballot(steps: Steps, game_id: int, user_id: str, asking: Workspace) -> Reply:
+    view = steps.ballot(game_id, user_id, asking)
+    if isinstance(view, str):
+        return Reply(view)
+    screen = render.personal_ballot(view)
+    return Reply(screen.text, screen.as_dicts())
+
+
+def _cast_on_ballot(steps: Steps, game_id: int, event: m.CastBallot, asking: Workspace) -> Reply:
+    """A click on a person's own ballot: the ballot is drawn again in its place with what the
+    step said, and their choice as committed; once the vote is closed, only what it said."""
+    answer = steps.act(game_id, event, asking)
+    view = steps.ballot(game_id, event.user, asking)
+    if isinstance(view, str):
+        return Reply(answer or view, replace_original=True)
+    screen = render.personal_ballot(view, answer)
+    return Reply(screen.text, screen.as_dicts(), replace_original=True)
 
 
 def _on_private_message(body: dict[str, Any]) -> bool:

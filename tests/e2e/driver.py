@@ -254,12 +254,56 @@ class Table:
         for user in users:
             self.click(user, board, "Heard enough")
 
+    def ballot(self, user: str) -> Message:
+        """*Vote* on the board, then the person's own ballot it brought them (a new one: the
+        same person may have opened one before)."""
+
+        def ballots() -> list[Message]:
+            shown = self.fake.ephemerals(user, self.channel)
+            return [m for m in shown if "Your sealed ballot" in m.rendered_text]
+
+        before = len(ballots())
+        self.click(user, self.board("One sealed ballot each"), "Vote")
+        return self.wait(
+            lambda: ballots()[before] if len(ballots()) > before else None,
+            f"{user}'s own ballot",
+        )
+
+    def cast(self, user: str, ballot: Message, label: str) -> Message:
+        """Click ``label`` on the person's own ``ballot``; the ballot once drawn again with
+        the answer."""
+        self.click(user, ballot, label)
+
+        def answered() -> Message | None:
+            now = self.fake.message(ballot.channel, ballot.ts)
+            return now if now.blocks != ballot.blocks else None
+
+        return self.wait(answered, f"{user}'s ballot to answer {label!r}")
+
     def vote(self, votes: dict[str, str]) -> None:
-        """Each user clicks the ballot button with the given label (a name, or "Nobody")."""
-        ballot = self.board("One sealed ballot each")
+        """Each user opens their own ballot and clicks the given label (a name, or "Nobody")."""
         for user, label in votes.items():
-            self.click(user, ballot, label)
-            self.ephemeral(user, "Your ballot")
+            self.cast(user, self.ballot(user), label)
+
+    def vote_nobody_if_not_voted(self, people: list[str]) -> None:
+        """Each of ``people`` who has not voted yet votes for Nobody, while the vote lasts."""
+        for user in people:
+            if self.game()["phase"] != "vote":
+                return
+            if self._has_voted(user):
+                continue
+            self.cast(user, self.ballot(user), "Nobody")
+
+    def _has_voted(self, user: str) -> bool:
+        with self.db.connect() as connection:
+            found = connection.execute(
+                text(
+                    "SELECT count(*) FROM ballots JOIN seats ON seats.id = ballots.seat_id "
+                    "WHERE seats.game_id = :id AND seats.user_id = :u"
+                ),
+                {"id": self.game_id(), "u": user},
+            ).scalar_one()
+        return bool(found)
 
     def nobody_dies_tonight(self, people: list[str]) -> dict[str, Any]:
         """From the day to the reveal: most of ``people`` have heard enough, every one of them

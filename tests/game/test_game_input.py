@@ -8,13 +8,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slackapp.game.cards import Card, Deal
+from slackapp.game.fingerprint import deal_salt, fingerprint
 from slackapp.game.night import LookAtCenter, LookAtSeat, NightChoice, Peek, Rob, Swap
 from slackapp.game.outcome import play
 from slackapp.game.referee import (
+    RefereeError,
     game_input,
     outcome_to_json,
     parse_input,
@@ -154,3 +157,25 @@ def test_varulv_referee_prints_the_outcome_of_a_written_game(tmp_path: Path) -> 
     assert json.loads(printed.stdout) == renamed_outcome(outcome, names)
     # The robber took the wolf and the wolf became the Robber: Anna and Cia tie and die.
     assert json.loads(printed.stdout)["dead"] == ["Anna", "Cia"]
+
+
+def test_a_written_game_carries_its_salt_and_fingerprint_for_the_referee_to_check() -> None:
+    deal = Deal(
+        seats=("U1", "U2", "U3"),
+        dealt={"U1": Card.SEER, "U2": Card.WEREWOLF, "U3": Card.VILLAGER},
+        center=(Card.ROBBER, Card.TROUBLEMAKER),
+    )
+    salt = deal_salt(12345)
+    written = game_input(deal, {}, {}, {"U1": "Måns", "U2": "Åsa", "U3": "Bo"}, salt)
+    assert (written["salt"], written["fingerprint"]) == (salt, fingerprint(salt, deal))
+    assert referee(json.dumps(written))["fingerprint"] == written["fingerprint"]
+    # The same game with another deal no longer matches what the night board showed.
+    forged = {**written, "dealt": {"Måns": "Werewolf", "Åsa": "Seer", "Bo": "Villager"}}
+    with pytest.raises(RefereeError, match="does not match the fingerprint"):
+        referee(json.dumps(forged))
+
+
+def test_the_salt_is_drawn_from_the_games_own_seed() -> None:
+    assert deal_salt(1) == deal_salt(1)
+    assert deal_salt(1) != deal_salt(2)
+    assert len(deal_salt(1)) == 32

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -17,7 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slackapp.game.referee import RefereeError, referee
+from slackapp.game.cards import Deal
+from slackapp.game.fingerprint import fingerprint
+from slackapp.game.referee import RefereeError, parse_input, referee
 
 VALID: dict[str, Any] = {
     "seats": ["anna", "bo", "cia", "dan", "eva"],
@@ -58,6 +62,12 @@ def changed(base: dict[str, Any], **fields: Any) -> str:
     data = copy.deepcopy(base)
     data.update(fields)
     return json.dumps(data)
+
+
+def named(*seats: str) -> str:
+    """A three-seat table whose seats go by ``seats``."""
+    dealt = dict(zip(seats, ["Seer", "Robber", "Villager"], strict=True))
+    return json.dumps({"seats": list(seats), "dealt": dealt, "center": ["Werewolf", "Werewolf"]})
 
 
 def with_night(**choices: Any) -> str:
@@ -130,6 +140,38 @@ BAD_INPUTS: dict[str, tuple[str, str]] = {
         ),
         "'nobody'",
     ),
+    "seat with a blank name": (named("anna", "bo", ""), "'' is blank"),
+    "seat with a name of spaces": (named("anna", "bo", "  "), "'  ' is blank"),
+    "seat with a name of a tab": (named("anna", "\t", "cia"), "'\\t' is blank"),
+    "seat named center": (named("anna", "bo", "center"), "'center' is reserved"),
+    "seat with a line break in its name": (
+        named("anna", "bo", "cia\nforged: a second line"),
+        "'cia\\nforged: a second line' holds a control character",
+    ),
+    "seat with a control character in its name": (
+        named("anna", "bo\x1b[2K", "cia"),
+        "'bo\\x1b[2K' holds a control character",
+    ),
+    "seat with a line separator in its name": (
+        named("anna", "bo\u2028", "cia"),
+        "holds a control character",
+    ),
+    "unknown top-level key": (changed(VALID, votes={"anna": "bo"}), "unknown key 'votes'"),
+    "top-level key in the wrong case": (
+        json.dumps({**{k: v for k, v in VALID.items() if k != "ballots"}, "Ballots": {}}),
+        "unknown key 'Ballots'",
+    ),
+    "a fingerprint without its salt": (
+        changed(VALID, fingerprint="0000-0000-0000-0000"),
+        "without the game's 'salt'",
+    ),
+    "a salt that is not text": (changed(VALID, salt=5), "'salt'"),
+    "a salt holding a line break": (changed(VALID, salt="ab\ncd"), "'salt'"),
+    "a fingerprint that is not text": (changed(VALID, salt="abc", fingerprint=5), "'fingerprint'"),
+    "a fingerprint the deal does not match": (
+        changed(VALID, salt="abc", fingerprint="0000-0000-0000-0000"),
+        "does not match the fingerprint '0000-0000-0000-0000'",
+    ),
     "a unique card twice at the table": (
         changed(VALID, dealt={**VALID["dealt"], "eva": "Seer"}),
         "Seer",
@@ -140,32 +182,32 @@ BAD_INPUTS: dict[str, tuple[str, str]] = {
     ),
     "villager looking": (
         changed(PACK, night={"dan": {"look": "anna"}}),
-        "dan was dealt a Villager",
+        "'dan' was dealt a Villager",
     ),
     "pack wolf peeking": (
         changed(PACK, night={"anna": {"peek": 0}}),
-        "anna was dealt a Werewolf",
+        "'anna' was dealt a Werewolf",
     ),
     "minion acting": (
         changed(PACK, night={"cia": {"look": "center"}}),
-        "cia was dealt a Minion",
+        "'cia' was dealt a Minion",
     ),
     "insomniac acting": (
         changed(PACK, night={"eva": {"rob": "anna"}}),
-        "eva was dealt an Insomniac",
+        "'eva' was dealt an Insomniac",
     ),
-    "seer robbing": (with_night(bo={"rob": "anna"}), "bo was dealt a Seer"),
-    "lone wolf looking at a seat": (with_night(anna={"look": "bo"}), "anna was dealt"),
+    "seer robbing": (with_night(bo={"rob": "anna"}), "'bo' was dealt a Seer"),
+    "lone wolf looking at a seat": (with_night(anna={"look": "bo"}), "'anna' was dealt"),
     "peek index 2": (with_night(anna={"peek": 2}), "not 2"),
     "peek index -1": (with_night(anna={"peek": -1}), "not -1"),
     "peek index true": (with_night(anna={"peek": True}), "night['anna']"),
     "peek index as a string": (with_night(anna={"peek": "0"}), "night['anna']"),
-    "seer looking at itself": (with_night(bo={"look": "bo"}), "bo cannot act on itself"),
+    "seer looking at itself": (with_night(bo={"look": "bo"}), "'bo' cannot act on itself"),
     "seer looking at an unknown seat": (with_night(bo={"look": "zed"}), "'zed'"),
-    "robber robbing itself": (with_night(cia={"rob": "cia"}), "cia cannot act on itself"),
+    "robber robbing itself": (with_night(cia={"rob": "cia"}), "'cia' cannot act on itself"),
     "troublemaker swapping itself": (
         with_night(dan={"swap": ["dan", "eva"]}),
-        "dan cannot act on itself",
+        "'dan' cannot act on itself",
     ),
     "troublemaker swapping one seat twice": (
         with_night(dan={"swap": ["eva", "eva"]}),
@@ -181,7 +223,7 @@ BAD_INPUTS: dict[str, tuple[str, str]] = {
     ),
     "choice of an unknown kind": (with_night(bo={"stare": "eva"}), "night['bo']"),
     "choice that is not an object": (with_night(bo="eva"), "night['bo']"),
-    "ballot for oneself": (with_ballots(bo="bo"), "bo cannot vote for themself"),
+    "ballot for oneself": (with_ballots(bo="bo"), "'bo' cannot vote for themself"),
     "ballot for an unknown seat": (with_ballots(bo="zed"), "'zed'"),
     "ballot for nobody spelt out": (with_ballots(bo="nobody"), "'nobody'"),
     "ballot that is not a name": (with_ballots(bo=2), "ballots['bo']"),
@@ -205,6 +247,68 @@ def test_the_valid_bases_are_accepted() -> None:
     assert referee(json.dumps(VALID))["dead"] == ["cia"]
     assert referee(json.dumps(PACK))["dead"] == []
     assert referee(changed(VALID, seats=SEATS_3, dealt=DEALT_3, night={}, ballots={}))
+
+
+def test_night_and_ballots_may_be_left_out() -> None:
+    # As REFEREE.md says: left out, they are a night where no one chose and a vote no one cast.
+    bare = {key: value for key, value in VALID.items() if key not in ("night", "ballots")}
+    outcome = referee(json.dumps(bare))
+    assert outcome == referee(changed(VALID, night={}, ballots={}))
+    assert (outcome["tally"], outcome["dead"], outcome["dawn"]) == ({}, [], VALID["dealt"])
+    assert "bo" not in outcome["seen"]  # the Seer looked at nothing
+
+
+SPACED = ["Anna Berg", "Bo 'B' Ek", "Cia", "Dan", "Eva"]
+SPACED_GAME: dict[str, Any] = {
+    "seats": SPACED,
+    "dealt": dict(zip(SPACED, VALID["dealt"].values(), strict=True)),
+    "center": VALID["center"],
+}
+
+
+@pytest.mark.parametrize(
+    ("night", "ballots", "quoted"),
+    [
+        ({}, {"Anna Berg": "Anna Berg"}, "'Anna Berg' cannot vote for themself"),
+        ({}, {"Anna Berg": "Zed Q"}, "'Anna Berg' votes for unknown seat 'Zed Q'"),
+        ({"Bo 'B' Ek": {"look": "Bo 'B' Ek"}}, {}, "\"Bo 'B' Ek\" cannot act on itself"),
+        ({"Cia": {"rob": "Zed Q"}}, {}, "'Cia' names unknown seat 'Zed Q'"),
+        ({"Dan": {"swap": ["Eva", "Eva"]}}, {}, "'Dan' must swap two different seats"),
+        ({"Anna Berg": {"peek": 2}}, {}, "'Anna Berg' may peek at centre card 0 or 1"),
+        ({"Eva": {"peek": 0}}, {}, "'Eva' was dealt an Insomniac"),
+    ],
+)
+def test_every_error_quotes_the_names_it_gives(
+    night: dict[str, Any], ballots: dict[str, Any], quoted: str
+) -> None:
+    with pytest.raises(RefereeError) as refused:
+        referee(json.dumps({**SPACED_GAME, "night": night, "ballots": ballots}))
+    assert quoted in str(refused.value)
+
+
+def test_a_deal_with_its_salt_is_checked_against_its_fingerprint() -> None:
+    shown = fingerprint("f00d", deal_of(VALID))
+    outcome = referee(changed(VALID, salt="f00d", fingerprint=shown))
+    assert outcome["fingerprint"] == shown
+    assert {k: v for k, v in outcome.items() if k != "fingerprint"} == referee(json.dumps(VALID))
+    # The salt alone: the referee prints the fingerprint for a person to compare.
+    assert referee(changed(VALID, salt="f00d"))["fingerprint"] == shown
+
+
+def test_the_fingerprint_changes_with_any_card_or_the_salt() -> None:
+    base = fingerprint("f00d", deal_of(VALID))
+    assert re.fullmatch(r"[0-9a-f]{4}(-[0-9a-f]{4}){3}", base)
+    swapped = {**VALID["dealt"], "anna": "Seer", "bo": "Werewolf"}
+    assert fingerprint("f00d", deal_of(changed(VALID, dealt=swapped))) != base
+    centre_turned = changed(VALID, center=list(reversed(VALID["center"])))
+    assert fingerprint("f00d", deal_of(centre_turned)) != base
+    assert fingerprint("f00e", deal_of(VALID)) != base
+    with pytest.raises(RefereeError, match="does not match the fingerprint"):
+        referee(changed(VALID, dealt=swapped, salt="f00d", fingerprint=base))
+
+
+def deal_of(data: dict[str, Any] | str) -> Deal:
+    return parse_input(json.loads(data) if isinstance(data, str) else data)[0]
 
 
 @pytest.mark.parametrize(("text", "fragment"), BAD_INPUTS.values(), ids=BAD_INPUTS.keys())
@@ -280,9 +384,10 @@ def varulv_command() -> str:
     return found
 
 
-def run_referee(argument: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+def run_referee(argument: str | None, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+    """``varulv referee ARGUMENT``; with None, no argument at all."""
     return subprocess.run(
-        [varulv_command(), "referee", argument],
+        [varulv_command(), "referee", *([] if argument is None else [argument])],
         input=stdin,
         capture_output=True,
         timeout=60,
@@ -304,6 +409,8 @@ def assert_refused(run: subprocess.CompletedProcess[bytes], fragment: str) -> No
         "unknown card dealt",
         "ballot for oneself",
         "troublemaker swapping itself",
+        "seat with a line break in its name",
+        "a fingerprint the deal does not match",
         "input that is a list",
         "a number too long to read",
         "nesting too deep to read",
@@ -343,3 +450,32 @@ def test_varulv_referee_accepts_the_valid_base_on_stdin() -> None:
     run = run_referee("-", json.dumps(VALID).encode("utf-8"))
     assert (run.returncode, run.stderr) == (0, b"")
     assert json.loads(run.stdout)["winners"] == ["eva"]
+
+
+def test_varulv_referee_reads_standard_input_without_an_argument() -> None:
+    run = run_referee(None, json.dumps(VALID).encode("utf-8"))
+    assert (run.returncode, run.stderr) == (0, b"")
+    assert json.loads(run.stdout)["winners"] == ["eva"]
+
+
+def test_varulv_referee_prints_names_as_written_in_utf8() -> None:
+    names = ["Måns", "Åsa", "cia", "dan", "eva"]
+    game = {
+        "seats": names,
+        "dealt": dict(zip(names, VALID["dealt"].values(), strict=True)),
+        "center": VALID["center"],
+        "ballots": {"Åsa": "Måns", "cia": "Måns"},
+    }
+    # A terminal whose locale is not UTF-8 still gets UTF-8, not an error.
+    run = subprocess.run(
+        [varulv_command(), "referee"],
+        input=json.dumps(game).encode("utf-8"),
+        capture_output=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "LC_ALL": "C", "PYTHONIOENCODING": "ascii"},
+    )
+    assert (run.returncode, run.stderr) == (0, b"")
+    printed = run.stdout.decode("utf-8")
+    assert '"Måns": 2' in printed and "\\u00e5" not in printed
+    assert json.loads(printed)["dead"] == ["Måns"]

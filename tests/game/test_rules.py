@@ -351,7 +351,7 @@ def test_troublemaker_may_not_swap_itself_or_one_seat_with_itself(swap: Swap, pr
 def test_cards_that_do_not_offer_a_choice_cannot_make_one(
     cards: tuple[Card, Card, Card], choice: NightChoice
 ) -> None:
-    with pytest.raises(IllegalChoice, match="anna was dealt"):
+    with pytest.raises(IllegalChoice, match="'anna' was dealt"):
         check_choice(table(*cards, center=(W, V)), "anna", choice)
 
 

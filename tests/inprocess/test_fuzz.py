@@ -112,7 +112,10 @@ def games(fake: FakeSlack, app: InProcessApp, db: Engine) -> Games:
         dm = night.dm(user)
         for button in dm.buttons():
             clicks.append(signed_click(fake, user, dm, button.action_id))
-    ballot = vote.board("One sealed ballot each")
+    board = vote.board("One sealed ballot each")
+    for button in board.buttons():
+        clicks.append(signed_click(fake, people["vote"][0], board, button.action_id))
+    ballot = vote.ballot(people["vote"][0])
     for button in ballot.buttons():
         clicks.append(signed_click(fake, people["vote"][0], ballot, button.action_id))
     host = people["lobby"][0]
@@ -503,9 +506,7 @@ def finish(games: Games) -> None:
             table.heard_enough(people[: len(people) // 2 + 1])
             table.wait_for_phase("vote")
         if table.game()["phase"] == "vote":
-            ballot = table.board("One sealed ballot each")
-            for user in people:  # the fuzzing may have cast some ballots: the vote can close
-                if table.game()["phase"] == "vote":
-                    table.click(user, ballot, "Nobody")
+            # The fuzzing may have cast some ballots: the vote can close before everyone.
+            table.vote_nobody_if_not_voted(people)
         table.wait_for_phase("over")
         table.stored_outcome_matches_referee()

@@ -251,7 +251,7 @@ def test_a_ballot_edited_to_name_no_seat_is_told_what_is_wrong(
     table.play_night([anna, bo, cia])
     table.heard_enough([anna, bo])
     table.wait_for_phase("vote")
-    ballot = table.board("One sealed ballot each")
+    ballot = table.ballot(anna)
     for_bo = next(b for b in ballot.buttons() if b.value and b.value.endswith(f":{bo}"))
     assert for_bo.value is not None
     no_seat = for_bo.value.replace(bo, "U0NOTSEATED")

@@ -90,22 +90,32 @@ def test_clicks_out_of_turn(fake: FakeSlack, app: InProcessApp, db: Engine) -> N
 
     table.heard_enough([ANNA, BO])
     table.wait_for_phase("vote")
-    ballot = table.board("One sealed ballot each")
-    table.click(ANNA, ballot, "anna")
-    table.ephemeral(ANNA, "cannot vote for yourself")
-    table.click(STRANGER, ballot, "anna")
+    board = table.board("One sealed ballot each")
+    table.click(STRANGER, board, "Vote")
     table.ephemeral(STRANGER, "not seated")
-    table.click(ANNA, ballot, "bo")
-    table.click(ANNA, ballot, "cia")
-    table.ephemeral(ANNA, "Your ballot: <@U0CIA>")
+    ballot = table.ballot(ANNA)
+    # Her ballot never offers her; a click forged to name her is refused, privately.
+    assert "anna" not in [button.text for button in ballot.buttons()]
+    for_bo = ballot.button("bo")
+    assert for_bo.value is not None
+    fake.click(ANNA, ballot, for_bo.action_id, value=for_bo.value.replace(BO, ANNA))
+    table.ephemeral(ANNA, "cannot vote for yourself")
+    table.cast(ANNA, ballot, "bo")
+    answered = table.cast(ANNA, ballot, "cia")
+    assert "Your ballot: <@U0CIA>" in answered.rendered_text
     table.board("One sealed ballot each", saying="1 of 3 have voted")
     assert_no_card_is_public(table)
+    bo_ballot = table.ballot(BO)
     table.vote({BO: "Nobody", CIA: "Nobody"})
     table.wait_for_phase("over")
     outcome = table.stored_outcome_matches_referee()
     assert outcome["tally"] == {CIA: 1, "nobody": 2}, "the changed ballot counts, once"
-    fake.click(BO, ballot, ballot.button("anna").action_id, stale=True)
+    fake.click(BO, bo_ballot, bo_ballot.button("anna").action_id, stale=True)
     table.ephemeral(BO, "vote is closed")
+    before = len(fake.ephemerals(BO, table.channel))
+    fake.click(BO, board, board.button("Vote").action_id, stale=True)  # a board not redrawn
+    table.wait(lambda: len(fake.ephemerals(BO, table.channel)) > before or None, "Bo's answer")
+    assert "vote is closed" in fake.ephemerals(BO, table.channel)[-1].rendered_text
 
 
 def test_stop(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:

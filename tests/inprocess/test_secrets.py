@@ -23,6 +23,7 @@ from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import JSON, FakeSlack, Message
 from slackapp.game import BOT_TABLE, Card, deal
+from slackapp.game.fingerprint import deal_salt, fingerprint
 from tests.e2e.driver import Table, without_deck
 from tests.inprocess.harness import InProcessApp
 from tests.reliability.support import new_people
@@ -63,9 +64,11 @@ plans = st.integers(3, 5).flatmap(
 )
 
 
-def normalized(raw: str, game_id: int, channel: str) -> str:
-    """What differs between two plays of the same game anyway: ids, times of day, and who is
-    named to speak first."""
+def normalized(raw: str, game_id: int, channel: str, shown: str) -> str:
+    """What differs between two plays of the same game anyway: ids, times of day, who is
+    named to speak first, and the deal's fingerprint ``shown`` (which hides the deal behind a
+    salt that is checked below never to be sent before the reveal)."""
+    raw = raw.replace(shown, "<fingerprint>")
     raw = DATES.sub("<date>", raw.replace(channel, "CHANNEL"))
     raw = FIRST_SPEAKER.sub("<first speaker> speaks first", raw)
     return VALUES.sub(lambda found: '"value": "GAME' if found[1] == str(game_id) else found[0], raw)
@@ -136,10 +139,9 @@ def play(
         others = [name for key, name in zip(keys, names, strict=True) if key != user]
         options = [*others, "Nobody"]
         votes[user] = options[choice % len(options)]
-    ballot = table.board("One sealed ballot each")
     bots = len(keys) - len(people)
     for count, user in enumerate(people[:-1], start=bots + 1):
-        table.click(user, ballot, votes[user])
+        table.cast(user, table.ballot(user), votes[user])
 
         # this game's board, not an answer someone got in the other game
         def counted(n: int = count) -> bool | None:
@@ -147,15 +149,22 @@ def play(
 
         table.wait(counted, f"{count} ballots counted")
     homes_during = open_homes(fake, people)
+    last = table.ballot(people[-1])
     before_reveal = len(fake.calls)
-    table.click(people[-1], ballot, votes[people[-1]])
+    table.click(people[-1], last, votes[people[-1]])
     table.wait_for_phase("over")
 
+    salt = deal_salt(seed)
+    shown = fingerprint(salt, deal(keys, seed))
+    sent = json.dumps([call.params for call in fake.calls[since:before_reveal]])
+    assert shown in sent, "the night board shows the deal's fingerprint"
+    assert salt not in sent, "the salt that opens the fingerprint was sent before the reveal"
     public = [
         normalized(
             json.dumps([call.method, call.params.get("text"), call.params.get("blocks")]),
             game_id,
             table.channel,
+            shown,
         )
         for call in fake.calls[since:before_reveal]
         if call.method in ("chat.postMessage", "chat.update")

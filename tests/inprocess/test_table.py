@@ -259,7 +259,7 @@ def test_bots_are_marked_on_every_button_and_list_of_a_whole_game(
     table.click(BO, swap, second)
     table.wait_for_phase("day")
     table.heard_enough([ANNA, BO])
-    ballot = table.board("One sealed ballot each")
+    ballot = table.ballot(ANNA)
     assert [ballot.button(f"{bot} (bot)").element["accessibility_label"] for bot in bots] == [
         f"Vote for {bot} (bot)" for bot in bots
     ]

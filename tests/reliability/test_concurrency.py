@@ -104,10 +104,10 @@ def test_twenty_ballots_in_the_same_instant_all_count_and_reveal_once(
     since = len(fake.calls)
     sends: list[tuple[SignedRequest, str]] = []
     for table, people in tables:
-        board = table.board("One sealed ballot each")
         for index, user in enumerate(people):
             target = people[(index + 1) % len(people)]
-            ballot = signed_click(fake, user, board, ballot_button(board, target))
+            own = table.ballot(user)
+            ballot = signed_click(fake, user, own, ballot_button(own, target))
             sends.append((ballot, pair[len(sends) % 2].events_url))
 
     delivered_at_once(fake, sends)
@@ -148,9 +148,9 @@ def test_phase_ending_clicks_delivered_to_both_processes_at_once_change_the_phas
     delivered_at_once(fake, [(heard[0], first.events_url), (heard[1], second.events_url)])
     table.wait_for_phase("vote")
 
-    ballot = table.board("One sealed ballot each")
     table.vote({anna: "Nobody"})
-    last_two = [signed_click(fake, u, ballot, ballot_button(ballot, "nobody")) for u in (bo, cia)]
+    own = {user: table.ballot(user) for user in (bo, cia)}
+    last_two = [signed_click(fake, u, own[u], ballot_button(own[u], "nobody")) for u in (bo, cia)]
     delivered_at_once(fake, [(last_two[0], first.events_url), (last_two[1], second.events_url)])
     table.wait_for_phase("over")
 

@@ -374,7 +374,7 @@ def test_a_crash_while_the_reveal_is_posted_shows_one_reveal_counting_the_last_b
         table.heard_enough([anna, bo])
         table.wait_for_phase("vote")
         table.vote({anna: "Nobody", bo: "Nobody"})
-        ballot = table.board("One sealed ballot each")
+        ballot = table.ballot(cia)
         reveal = Held(
             fake,
             "chat.postMessage",

@@ -60,7 +60,8 @@ def finish_from_anywhere(table: Table, people: list[str]) -> None:
         click_each_while(table, people, "day", "Heard enough", "Heard enough")
         phase = "vote"
     if phase == "vote":
-        click_each_while(table, people, "vote", "One sealed ballot each", "Nobody")
+        table.wait_for_phase("vote", timeout=30)
+        table.vote_nobody_if_not_voted(people)
     table.wait_for_phase("over", timeout=30)
 
 

@@ -66,7 +66,7 @@ def test_a_ballot_forged_in_the_year_2100_is_overridden_by_the_next_honest_click
     table, (anna, bo, cia) = to_the_day(fake, app, db)
     table.heard_enough([anna, bo])
     table.wait_for_phase("vote")
-    ballot = table.board("One sealed ballot each")
+    ballot = table.ballot(anna)
     forged = from_the_future(signed_click(fake, anna, ballot, ballot_button(ballot, bo)))
     assert fake.send(forged, app.events_url).status_code == 200
     game_id = table.game_id()

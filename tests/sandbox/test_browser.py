@@ -155,6 +155,7 @@ def end_the_day(chat: ChatPage) -> None:
     chat.message("One sealed ballot each")
 
 
+VOTE_LABEL = "Vote: open your own sealed ballot, seen only by you"
 VOTES = dict(zip(PLAYERS, [*PLAYERS[1:], PLAYERS[0]], strict=True))
 """Each person votes for the next one round the table."""
 
@@ -164,11 +165,14 @@ def vote(chat: ChatPage) -> Locator:
     for voter, target in VOTES.items():
         chat.play_as(voter)
         chat.open_channel()
-        ballot = chat.message("One sealed ballot each")
+        board = chat.message("One sealed ballot each")
+        chat.click(board, VOTE_LABEL)
+        ballot = chat.message("Your sealed ballot")
         # The button shows the name; a screen reader says what pressing it does.
         expect(ballot.get_by_role("button", name=f"Vote for {target}")).to_have_text(target)
+        expect(ballot.get_by_role("button", name=f"Vote for {voter}")).to_have_count(0)
         chat.click(ballot, f"Vote for {target}")
-        chat.message("Your ballot")
+        chat.message("Your ballot:")
     return chat.message("The reveal: what really happened")
 
 

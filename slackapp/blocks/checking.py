@@ -1,0 +1,28 @@
+"""The words that let anyone check a game from Slack alone: the deal's fingerprint on the
+night board, and where the referee that checks it comes from."""
+
+from __future__ import annotations
+
+from slack_sdk.models.blocks import Block
+
+from slackapp.blocks.screen import context
+
+INSTALL_THE_REFEREE = "pip install varulv"
+"""The referee is the package's own command: nobody needs the app's repository to check."""
+
+GET_THE_REFEREE = (
+    f"get the referee with `{INSTALL_THE_REFEREE}`, save the game as `game.json`, then run "
+    "`varulv referee < game.json`."
+)
+
+
+def fingerprint_context(fingerprint: str) -> list[Block]:
+    """The fingerprint's line on a night board (none when there is no fingerprint)."""
+    if not fingerprint:
+        return []
+    return [
+        context(
+            f"Fingerprint of the deal: `{fingerprint}`. After the reveal, `/varulv last` gives "
+            "the whole game with the salt that proves this was the deal."
+        )
+    ]
