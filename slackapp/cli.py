@@ -76,6 +76,7 @@ def _serve() -> int:
 
 def serve(settings: Settings) -> int:
     """Reach the database, bring its schema up to date, then serve Slack until stopped."""
+    from slackapp.db.deployment import claim
     from slackapp.db.engine import DatabaseUnavailable, database_url, make_engine, wait_for_database
     from slackapp.db.migrate import upgrade
     from slackapp.server import serve_http, serve_socket_mode
@@ -91,7 +92,10 @@ def serve(settings: Settings) -> int:
     except DatabaseUnavailable as error:
         return _refuse("serve", error)
     upgrade(engine)
+    held = claim(engine, settings.multi_workspace)
     engine.dispose()  # workers fork after this; each opens its own connections
+    if held:
+        return _refuse("serve", held)
     # Everything loaded so far lives as long as the process: kept out of the collector's
     # reach, the forked workers share those pages instead of copying them, and exiting
     # skips the fifth of a second it took to collect them.
