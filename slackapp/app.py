@@ -26,6 +26,7 @@ from slackapp.config import BOT_SCOPES, INSTALL_PATH, OAUTH_REDIRECT_PATH, Setti
 from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.installations import installation_store, oauth_state_store
 from slackapp.db.journal import keep_journal
+from slackapp.db.retention import Retention
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.notices import Notices
 from slackapp.delivery.pacing import UPDATE_BURST, Limit, Pacer
@@ -62,6 +63,8 @@ class Varulv:
     wrap_ups: SeasonWrapUps
     acks: AckFirst = field(default_factory=AckFirst)
     """Requests being acknowledged, which the game steps let go first."""
+    retention: Retention | None = None
+    """The daily prune of old ended games, on the timers' sweep."""
     signing_secret: str | None = None
     relays: bool = False
     """This process only answers requests: another delivers and keeps the timers."""
@@ -73,7 +76,8 @@ class Varulv:
         self.deadlines.start(
             self.steps.deadlines_due,
             DEADLINE_BATCH,
-            also=(self.standing.sweep, self.wrap_ups.sweep),
+            also=(self.standing.sweep, self.wrap_ups.sweep)
+            + ((self.retention.sweep,) if self.retention else ()),
         )
 
     def stop(self) -> None:
@@ -117,7 +121,7 @@ def build(
     delivering: ClientFor
     if settings.multi_workspace:
         assert settings.client_id and settings.client_secret
-        store = installation_store(engine, settings.client_id)
+        store = installation_store(engine, settings.client_id, settings.token_keys)
         # Tokenless: Bolt gives each request a copy with that workspace's token, and the OAuth
         # flow exchanges codes with it, so every call honours SLACK_API_URL.
         client = web_client(None, settings.api_url)
@@ -193,6 +197,7 @@ def build(
         standing=StandingTables(steps, now),
         wrap_ups=SeasonWrapUps(sessions, now),
         acks=acks,
+        retention=Retention(sessions, settings.retention_days, now),
         signing_secret=settings.signing_secret,
         relays=relays,
     )

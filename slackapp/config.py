@@ -84,6 +84,23 @@ def slack_credentials_in_env() -> bool:
     return bool(os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_CLIENT_ID"))
 
 
+def token_keys_from_env() -> tuple[str, ...]:
+    """``VARULV_TOKEN_KEY``: Fernet keys, newest first, comma-separated; none when unset."""
+    from cryptography.fernet import Fernet
+
+    raw = os.environ.get("VARULV_TOKEN_KEY", "")
+    keys = tuple(key.strip() for key in raw.split(",") if key.strip())
+    for place, key in enumerate(keys, 1):
+        try:
+            Fernet(key)
+        except ValueError:
+            raise SettingsError(
+                f"VARULV_TOKEN_KEY must be Fernet keys (44 characters of URL-safe base64 each, "
+                f"newest first, separated by commas); key {place} of {len(keys)} is not one"
+            ) from None
+    return keys
+
+
 def database_url_from_env() -> str | None:
     return os.environ.get("DATABASE_URL") or None
 
@@ -124,6 +141,10 @@ class Settings:
     acks_first: bool = True
     """Whether steps wait while Slack's requests are being answered; ``VARULV_ACKS_FIRST=0``
     lets them start at once, to measure what the wait is worth (BENCHMARKS.md)."""
+    token_keys: tuple[str, ...] = ()
+    """``VARULV_TOKEN_KEY``: the stored Slack tokens are encrypted with the first (Fernet)."""
+    retention_days: int = 90
+    """``VARULV_RETENTION_DAYS``: ended games are deleted after that (slackapp.db.retention)."""
 
     @property
     def multi_workspace(self) -> bool:
@@ -192,6 +213,8 @@ class Settings:
             ),
             host=env.get("HOST") or DEFAULT_HOST,
             acks_first=env.get("VARULV_ACKS_FIRST", "1") != "0",
+            token_keys=token_keys_from_env(),
+            retention_days=_whole_number("VARULV_RETENTION_DAYS", 90, 1, 36500, "a number of days"),
             updates_per_minute=_whole_number(
                 "VARULV_UPDATES_PER_MINUTE", 50, 1, 1_000_000, "a number of calls a minute"
             ),

@@ -36,9 +36,7 @@ def claim(engine: Engine, multi_workspace: bool) -> str | None:
         mode = connection.scalar(select(Deployment.mode))
         if mode is None:
             mode = _shown_by_rows(connection) or wanted
-            connection.execute(
-                insert(Deployment).values(id=1, mode=mode).on_conflict_do_nothing()
-            )
+            connection.execute(insert(Deployment).values(id=1, mode=mode).on_conflict_do_nothing())
             mode = connection.scalar(select(Deployment.mode))
     if mode == wanted:
         return None

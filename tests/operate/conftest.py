@@ -79,6 +79,7 @@ def oauth_deployment(
     purpose: str,
     team: str,
     token_lifetime: int | None = None,
+    env: dict[str, str] | None = None,
     **lengths: Unpack[PhaseLengths],
 ) -> Iterator[Deployment]:
     """The app with OAuth credentials and no bot token, for the fake workspace ``team``, which
@@ -87,14 +88,15 @@ def oauth_deployment(
     url = fresh_database(postgres, purpose)
     with FakeSlack(SIGNING_SECRET, team_id=team, tokens=(), token_lifetime=token_lifetime) as fake:
         port = free_port()
-        env = {
+        app_env = {
             "SLACK_BOT_TOKEN": "",
             "SLACK_CLIENT_ID": fake.grants.client_id,
             "SLACK_CLIENT_SECRET": fake.grants.client_secret,
             "SLACK_REDIRECT_URI": f"http://127.0.0.1:{port}/slack/oauth_redirect",
+            **(env or {}),
         }
         phases: PhaseLengths = {"night": 120, "vote": 120, **lengths}
-        app = start_app(fake, url, env=env, port=port, **phases)
+        app = start_app(fake, url, env=app_env, port=port, **phases)
         engine = create_engine(url)
         try:
             yield Deployment(fake, app, engine)
