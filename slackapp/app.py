@@ -32,6 +32,7 @@ from slackapp.delivery.notices import Notices
 from slackapp.delivery.pacing import UPDATE_BURST, Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
+from slackapp.install_page import LandingOAuthFlow
 from slackapp.listeners import register
 from slackapp.logs import log_context
 from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
@@ -154,7 +155,13 @@ def build(
             name=APP_NAME,
             signing_secret=settings.signing_secret,
             client=client,
-            oauth_settings=oauth,
+            oauth_flow=LandingOAuthFlow(
+                client=client,
+                settings=oauth,
+                retention_days=settings.retention_days,
+                privacy_url=settings.privacy_url,
+                support_url=settings.support_url,
+            ),
             user_facing_authorize_error_message=NOT_INSTALLED,
             # Acknowledge as soon as ack() returns; the work runs on step threads after it.
             process_before_response=True,

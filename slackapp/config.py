@@ -84,6 +84,18 @@ def slack_credentials_in_env() -> bool:
     return bool(os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_CLIENT_ID"))
 
 
+def _web_address(name: str, mail: bool = False) -> str | None:
+    """An address a page links, from the environment; None when unset."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    schemes = ("https://", "http://", "mailto:") if mail else ("https://", "http://")
+    if not raw.startswith(schemes) or any(c.isspace() or c in '"<>' for c in raw):
+        kinds = "a web address or a mailto: address" if mail else "a web address"
+        raise SettingsError(f"{name} must be {kinds} (https://…), not {raw!r}")
+    return raw
+
+
 def token_keys_from_env() -> tuple[str, ...]:
     """``VARULV_TOKEN_KEY``: Fernet keys, newest first, comma-separated; none when unset."""
     from cryptography.fernet import Fernet
@@ -144,6 +156,10 @@ class Settings:
     token_keys: tuple[str, ...] = ()
     """``VARULV_TOKEN_KEY``: the stored Slack tokens are encrypted with the first (Fernet)."""
     retention_days: int = 90
+    privacy_url: str | None = None
+    """``VARULV_PRIVACY_URL``: the privacy policy the install page links (Slack's review asks)."""
+    support_url: str | None = None
+    """``VARULV_SUPPORT_URL``: where people ask for help (``https://…`` or ``mailto:…``)."""
     """``VARULV_RETENTION_DAYS``: ended games are deleted after that (slackapp.db.retention)."""
 
     @property
@@ -214,6 +230,8 @@ class Settings:
             host=env.get("HOST") or DEFAULT_HOST,
             acks_first=env.get("VARULV_ACKS_FIRST", "1") != "0",
             token_keys=token_keys_from_env(),
+            privacy_url=_web_address("VARULV_PRIVACY_URL"),
+            support_url=_web_address("VARULV_SUPPORT_URL", mail=True),
             retention_days=_whole_number("VARULV_RETENTION_DAYS", 90, 1, 36500, "a number of days"),
             updates_per_minute=_whole_number(
                 "VARULV_UPDATES_PER_MINUTE", 50, 1, 1_000_000, "a number of calls a minute"

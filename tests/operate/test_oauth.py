@@ -18,13 +18,16 @@ from tests.operate.conftest import INSTALL_LINK, PEOPLE, Deployment, install, oa
 pytestmark = pytest.mark.long(7)
 
 TEAM = "T0OAUTH"
+PRIVACY_URL = "https://varulv.example/privacy?lang=en&v=2"
+SUPPORT = "mailto:help@varulv.example"
 ALVA, BENGT, CARIN, DORIS = PEOPLE
 
 
 @pytest.fixture(scope="module")
 def many_workspaces(postgres: str) -> Iterator[Deployment]:
     """The app with OAuth credentials and no bot token; the day ends on its two-second timer."""
-    with oauth_deployment(postgres, "oauth", TEAM, day=2) as deployment:
+    env = {"VARULV_PRIVACY_URL": PRIVACY_URL, "VARULV_SUPPORT_URL": SUPPORT}
+    with oauth_deployment(postgres, "oauth", TEAM, env=env, day=2) as deployment:
         yield deployment
 
 
@@ -164,3 +167,20 @@ def test_a_game_whose_installation_vanished_stops_at_its_deadline(
         if entry.get("game_id") == table.game_id() and entry["message"] == "game stopped"
     ]
     assert len(stops) == 1 and stops[0]["team_id"] == TEAM
+
+
+def test_the_install_page_says_what_varulv_is_and_links_privacy_and_support(
+    many_workspaces: Deployment,
+) -> None:
+    page = requests.get(f"{many_workspaces.app.url}/slack/install", timeout=10)
+    assert page.status_code == 200
+    assert page.headers["Content-Type"].startswith("text/html")
+    assert "slack-app-oauth-state=" in page.headers["Set-Cookie"], "Bolt's state, as before"
+    body = page.text
+    assert "One Night Ultimate Werewolf" in body and "/varulv" in body
+    assert f'href="{html.escape(PRIVACY_URL)}"' in body
+    assert f'href="{SUPPORT}"' in body
+    assert "deleted after 90 days" in body
+    found = INSTALL_LINK.search(body)
+    assert found and "state=" in html.unescape(found.group(1)), "the Add to Slack button"
+    assert 'alt="Add to Slack"' in body
