@@ -49,6 +49,16 @@ def game_count(deployment: Deployment) -> int:
         return int(connection.execute(text("SELECT count(*) FROM games")).scalar_one())
 
 
+def not_installed_lines(deployment: Deployment) -> list[dict[str, object]] | None:
+    """Bolt's lines for requests from a workspace without Varulv, once there are two."""
+    lines = [
+        line
+        for line in deployment.log_lines()
+        if "where Varulv is not installed" in str(line["message"])
+    ]
+    return lines if len(lines) >= 2 else None
+
+
 def test_install_play_and_uninstall(many_workspaces: Deployment) -> None:
     fake = many_workspaces.fake
     table = many_workspaces.table()
@@ -108,6 +118,15 @@ def test_install_play_and_uninstall(many_workspaces: Deployment) -> None:
     third.ephemeral(BENGT, "isn't installed in this workspace")
     assert game_count(many_workspaces) == games_before
     assert not [c for c in fake.calls[calls_before:] if c.method == "chat.postMessage"]
+
+    # Requests from a workspace without Varulv are not Varulv's errors: one WARNING each.
+    not_installed = table.wait(
+        lambda: not_installed_lines(many_workspaces),
+        "the not-installed lines (before the install, and after the uninstall)",
+    )
+    assert {line["level"] for line in not_installed} == {"WARNING"}
+    errors = [line for line in many_workspaces.log_lines() if line["level"] == "ERROR"]
+    assert errors == [], errors
 
 
 def test_reinstall_then_revoked_bot_token(many_workspaces: Deployment) -> None:
