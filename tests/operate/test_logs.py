@@ -99,6 +99,9 @@ def test_library_errors_about_input_varulv_handles_are_warnings_and_a_bug_stays_
         logging.getLogger("slack_sdk.web.base_client").error(
             "Failed to send a request to Slack API server: The read operation timed out"
         )
+        single = logging.getLogger("slack_bolt.SingleTeamAuthorization")
+        single.error("Failed to authorize with the given token (... 'error': 'internal_error')")
+        single.error("Failed to authorize with the given token (... 'error': 'token_revoked')")
         logging.getLogger("slack_bolt.App").error("Failed to run listener function")
     finally:
         root.removeHandler(handler)
@@ -106,10 +109,13 @@ def test_library_errors_about_input_varulv_handles_are_warnings_and_a_bug_stays_
     assert [(line["logger"], line["level"]) for line in lines] == [
         ("slack_bolt.MultiTeamsAuthorization", "WARNING"),
         ("slack_sdk.web.base_client", "WARNING"),
+        ("slack_bolt.SingleTeamAuthorization", "WARNING"),
+        ("slack_bolt.SingleTeamAuthorization", "ERROR"),
         ("slack_bolt.App", "ERROR"),
     ], "the invalid URL is the app's own line to say (could not answer privately)"
     assert "not installed" in lines[0]["message"]
     assert "retried" in lines[1]["message"] and "timed out" in lines[1]["message"]
+    assert "checked again" in lines[2]["message"] and "token_revoked" in lines[3]["message"]
 
 
 def test_a_database_outage_is_one_error_then_quiet_until_one_line_says_it_is_over() -> None:

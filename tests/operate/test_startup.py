@@ -173,6 +173,8 @@ def test_auth_test_failing_at_boot_does_not_keep_the_app_down(postgres: str) -> 
             table.command(bengt)  # and checks it again: this time it holds
             table.lobby()
             assert [call.ok for call in fake.calls_to("auth.test")] == [False, True]
+            logged = [json.loads(line) for line in app.log.read_text().splitlines()]
+            assert [line for line in logged if line["level"] == "ERROR"] == [], "a moment's trouble"
         finally:
             app.stop()
             db.dispose()
