@@ -98,10 +98,12 @@ def _web_address(name: str, mail: bool = False) -> str | None:
 
 def token_keys_from_env() -> tuple[str, ...]:
     """``VARULV_TOKEN_KEY``: Fernet keys, newest first, comma-separated; none when unset."""
-    from cryptography.fernet import Fernet
-
     raw = os.environ.get("VARULV_TOKEN_KEY", "")
     keys = tuple(key.strip() for key in raw.split(",") if key.strip())
+    if not keys:
+        return keys
+    from cryptography.fernet import Fernet  # only then: every start would pay for the import
+
     for place, key in enumerate(keys, 1):
         try:
             Fernet(key)
