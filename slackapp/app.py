@@ -26,11 +26,13 @@ from slackapp.config import BOT_SCOPES, INSTALL_PATH, OAUTH_REDIRECT_PATH, Setti
 from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.installations import installation_store, oauth_state_store
 from slackapp.db.journal import keep_journal
+from slackapp.db.retention import Retention
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.notices import Notices
 from slackapp.delivery.pacing import UPDATE_BURST, Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
+from slackapp.install_page import LandingOAuthFlow
 from slackapp.listeners import register
 from slackapp.logs import log_context
 from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
@@ -71,6 +73,8 @@ class Varulv:
     deliverer: Deliverer
     standing: StandingTables
     wrap_ups: SeasonWrapUps
+    retention: Retention | None = None
+    """The daily prune of old ended games, on the timers' sweep."""
     signing_secret: str | None = None
     relays: bool = False
     """This process only answers requests: another delivers and keeps the timers."""
@@ -82,7 +86,8 @@ class Varulv:
         self.deadlines.start(
             self.steps.deadlines_due,
             DEADLINE_BATCH,
-            also=(self.standing.sweep, self.wrap_ups.sweep),
+            also=(self.standing.sweep, self.wrap_ups.sweep)
+            + ((self.retention.sweep,) if self.retention else ()),
         )
 
     def stop(self) -> None:
@@ -129,7 +134,7 @@ def build(
     delivering: ClientFor
     if settings.multi_workspace:
         assert settings.client_id and settings.client_secret
-        store = installation_store(engine, settings.client_id)
+        store = installation_store(engine, settings.client_id, settings.token_keys)
         # Tokenless: Bolt gives each request a copy with that workspace's token, and the OAuth
         # flow exchanges codes with it, so every call honours SLACK_API_URL.
         client = web_client(None, settings.api_url)
@@ -162,7 +167,13 @@ def build(
             name=APP_NAME,
             signing_secret=settings.signing_secret,
             client=client,
-            oauth_settings=oauth,
+            oauth_flow=LandingOAuthFlow(
+                client=client,
+                settings=oauth,
+                retention_days=settings.retention_days,
+                privacy_url=settings.privacy_url,
+                support_url=settings.support_url,
+            ),
             user_facing_authorize_error_message=NOT_INSTALLED,
             # Acknowledge as soon as ack() returns; the work runs on step threads after it.
             process_before_response=True,
@@ -204,6 +215,7 @@ def build(
         deliverer=deliverer,
         standing=StandingTables(steps, now),
         wrap_ups=SeasonWrapUps(sessions, now),
+        retention=Retention(sessions, settings.retention_days, now),
         signing_secret=settings.signing_secret,
         relays=relays,
     )

@@ -7,6 +7,9 @@ varulv sandbox    play without Slack: the app, a local Slack and a web page
 varulv referee    resolve one whole deal by the rules and print the outcome
 varulv erase-workspace TEAM_ID
                   delete everything Varulv keeps about a workspace that removed it
+varulv rotate-token-key
+                  encrypt every stored Slack token with the first key of VARULV_TOKEN_KEY
+varulv prune      delete the details of games ended longer ago than VARULV_RETENTION_DAYS
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ import argparse
 import json
 import socket
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
     from slackapp.config import Settings
 
 
@@ -79,8 +85,10 @@ def _serve() -> int:
 
 def serve(settings: Settings) -> int:
     """Reach the database, bring its schema up to date, then serve Slack until stopped."""
+    from slackapp.db.deployment import claim
     from slackapp.db.engine import DatabaseUnavailable, database_url, make_engine, wait_for_database
     from slackapp.db.migrate import upgrade
+    from slackapp.db.tokens import unreadable_tokens
     from slackapp.server import serve_http, serve_socket_mode
 
     if not settings.app_token:
@@ -94,7 +102,10 @@ def serve(settings: Settings) -> int:
     except DatabaseUnavailable as error:
         return _refuse("serve", error)
     upgrade(engine)
+    held = claim(engine, settings.multi_workspace) or unreadable_tokens(engine, settings)
     engine.dispose()  # the app opens its own connections
+    if held:
+        return _refuse("serve", held)
     if settings.app_token:
         serve_socket_mode(settings, url)
     else:
@@ -144,6 +155,30 @@ def _erase_workspace(team_id: str, force: bool) -> int:
     return 0
 
 
+def _maintain(command: str, work: Callable[[Engine, Settings], str]) -> int:
+    """Reach the database and bring its schema up to date, as serve does, then ``work``, whose
+    answer is printed; a setting, the database or ``work`` refusing is one line, exit 2."""
+    from slackapp.config import Settings, SettingsError
+    from slackapp.db.engine import DatabaseUnavailable, database_url, make_engine, wait_for_database
+    from slackapp.db.migrate import upgrade
+    from slackapp.db.tokens import TokenKeyError
+
+    try:
+        settings = Settings.from_env()
+        engine = make_engine(database_url(settings.database_url, settings.data_dir))
+        wait_for_database(engine, settings.database_wait_seconds)
+    except (SettingsError, DatabaseUnavailable) as error:
+        return _refuse(command, error)
+    try:
+        upgrade(engine)
+        print(work(engine, settings))
+    except (SettingsError, TokenKeyError) as error:
+        return _refuse(command, error)
+    finally:
+        engine.dispose()
+    return 0
+
+
 def _cannot_listen(host: str, port: int) -> str | None:
     """Why the server could not listen on host:port, found before anything starts."""
     try:
@@ -182,7 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         prog="varulv", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     commands = parser.add_subparsers(
-        dest="command", metavar="{serve,sandbox,referee,erase-workspace}"
+        dest="command",
+        metavar="{serve,sandbox,referee,erase-workspace,rotate-token-key,prune}",
     )
     commands.add_parser("serve", help="serve Slack (HTTP on PORT, or Socket Mode)")
     sandbox = commands.add_parser(
@@ -209,7 +245,32 @@ def main(argv: list[str] | None = None) -> int:
     erase.add_argument(
         "--force", action="store_true", help="erase it even though Varulv is still installed there"
     )
+    rotate = commands.add_parser(
+        "rotate-token-key",
+        help="encrypt every stored Slack token with the first key of VARULV_TOKEN_KEY",
+    )
+    rotate.add_argument(
+        "--to-plain-text",
+        action="store_true",
+        help="decrypt them instead, so that Varulv runs without VARULV_TOKEN_KEY again",
+    )
+    commands.add_parser(
+        "prune",
+        help="delete the details of games ended more than VARULV_RETENTION_DAYS ago",
+    )
     args = parser.parse_args(argv)
+    if args.command == "rotate-token-key":
+        from slackapp.db.tokens import rotate_token_key
+
+        to_plain_text = bool(args.to_plain_text)
+        return _maintain(
+            "rotate-token-key",
+            lambda engine, settings: rotate_token_key(engine, settings.token_keys, to_plain_text),
+        )
+    if args.command == "prune":
+        from slackapp.db.retention import prune_command
+
+        return _maintain("prune", prune_command)
     if args.command == "erase-workspace":
         return _erase_workspace(args.team_id, args.force)
     if args.command == "referee":

@@ -84,6 +84,37 @@ def slack_credentials_in_env() -> bool:
     return bool(os.environ.get("SLACK_BOT_TOKEN") or os.environ.get("SLACK_CLIENT_ID"))
 
 
+def _web_address(name: str, mail: bool = False) -> str | None:
+    """An address a page links, from the environment; None when unset."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    schemes = ("https://", "http://", "mailto:") if mail else ("https://", "http://")
+    if not raw.startswith(schemes) or any(c.isspace() or c in '"<>' for c in raw):
+        kinds = "a web address or a mailto: address" if mail else "a web address"
+        raise SettingsError(f"{name} must be {kinds} (https://…), not {raw!r}")
+    return raw
+
+
+def token_keys_from_env() -> tuple[str, ...]:
+    """``VARULV_TOKEN_KEY``: Fernet keys, newest first, comma-separated; none when unset."""
+    raw = os.environ.get("VARULV_TOKEN_KEY", "")
+    keys = tuple(key.strip() for key in raw.split(",") if key.strip())
+    if not keys:
+        return keys
+    from cryptography.fernet import Fernet  # only then: every start would pay for the import
+
+    for place, key in enumerate(keys, 1):
+        try:
+            Fernet(key)
+        except ValueError:
+            raise SettingsError(
+                f"VARULV_TOKEN_KEY must be Fernet keys (44 characters of URL-safe base64 each, "
+                f"newest first, separated by commas); key {place} of {len(keys)} is not one"
+            ) from None
+    return keys
+
+
 def database_url_from_env() -> str | None:
     return os.environ.get("DATABASE_URL") or None
 
@@ -127,6 +158,14 @@ class Settings:
     updates_per_minute: int = 50
     """chat.update calls a minute per workspace the deliverer paces itself to (Tier 3)."""
     host: str = DEFAULT_HOST
+    token_keys: tuple[str, ...] = ()
+    """``VARULV_TOKEN_KEY``: the stored Slack tokens are encrypted with the first (Fernet)."""
+    retention_days: int = 90
+    """``VARULV_RETENTION_DAYS``: ended games are deleted after that (slackapp.db.retention)."""
+    privacy_url: str | None = None
+    """``VARULV_PRIVACY_URL``: the privacy policy the install page links (Slack's review asks)."""
+    support_url: str | None = None
+    """``VARULV_SUPPORT_URL``: where people ask for help (``https://…`` or ``mailto:…``)."""
 
     @property
     def multi_workspace(self) -> bool:
@@ -194,6 +233,10 @@ class Settings:
                 "VARULV_REQUEST_SECONDS", 10, 1, 300, "a number of seconds"
             ),
             host=env.get("HOST") or DEFAULT_HOST,
+            token_keys=token_keys_from_env(),
+            privacy_url=_web_address("VARULV_PRIVACY_URL"),
+            support_url=_web_address("VARULV_SUPPORT_URL", mail=True),
+            retention_days=_whole_number("VARULV_RETENTION_DAYS", 90, 1, 36500, "a number of days"),
             updates_per_minute=_whole_number(
                 "VARULV_UPDATES_PER_MINUTE", 50, 1, 1_000_000, "a number of calls a minute"
             ),

@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import logging
 import logging.config
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import UTC, datetime
@@ -73,8 +75,10 @@ def logging_config(level: str | None = None) -> dict[str, Any]:
                 "class": "logging.StreamHandler",
                 "formatter": "json",
                 "stream": "ext://sys.stderr",
+                "filters": ["database_outage"],
             }
         },
+        "filters": {"database_outage": {"()": lambda: DATABASE_OUTAGE}},
         "root": {"level": chosen, "handlers": ["json"]},
         "loggers": {
             # uvicorn's own lines go through the root handler, as JSON like the rest.
@@ -95,3 +99,165 @@ def logging_config(level: str | None = None) -> dict[str, Any]:
 
 def configure_logging(level: str | None = None) -> None:
     logging.config.dictConfig(logging_config(level))
+    quiet_libraries()
+
+
+# -- ERROR means a person was let down or data is at risk ---------------------------------------
+
+
+class Lowered(logging.Filter):
+    """A library's ERROR line about input Varulv already handles, as a WARNING (or dropped).
+
+    ``lines`` maps a piece of the message to the app's own words for it, or to None to keep
+    the library's; a line whose message has none of them, or has one of ``keep``, passes
+    unchanged; one with a piece of ``drop`` is left out (the app logs its own line for it).
+    """
+
+    def __init__(
+        self,
+        lines: Mapping[str, str | None],
+        drop: tuple[str, ...] = (),
+        keep: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__()
+        self.lines = dict(lines)
+        self.drop = drop
+        self.keep = keep
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.ERROR:
+            return True
+        message = record.getMessage()
+        if any(piece in message for piece in self.keep):
+            return True
+        if any(piece in message for piece in self.drop):
+            return False
+        for piece, words in self.lines.items():
+            if piece in message:
+                record.levelno, record.levelname = logging.WARNING, "WARNING"
+                if words is not None:
+                    record.msg, record.args = f"{words} ({message})", None
+                return True
+        return True
+
+
+NOT_INSTALLED_LINE = "the AuthorizeResult (returned value from authorize) for it was not found"
+SEND_FAILED_LINE = "Failed to send a request to Slack API server"
+LIBRARY_LINES: dict[str, Lowered] = {
+    # A request from a workspace that removed Varulv or revoked its token: the person is told
+    # how to add it again (NOT_INSTALLED); nothing of Varulv's failed.
+    "slack_bolt.MultiTeamsAuthorization": Lowered(
+        {
+            NOT_INSTALLED_LINE: "a request from a workspace where Varulv is not installed "
+            "(removed, or its token revoked); answered with how to add it again"
+        }
+    ),
+    # One workspace: Slack failing auth.test for a moment is checked again on the next request;
+    # a token Slack refuses for good stays an ERROR, as nobody can play until it is replaced.
+    "slack_bolt.SingleTeamAuthorization": Lowered(
+        {
+            "Failed to authorize with the given token": "Slack did not confirm the bot token "
+            "just now; it is checked again on the next request"
+        },
+        keep=("invalid_auth", "token_revoked", "account_inactive", "not_authed", "token_expired"),
+    ),
+    # A forged command's response_url that is no web address: the app's own line ("could not
+    # answer privately") says so, once; a timeout answering is retried by slack_sdk first.
+    "slack_sdk.webhook.client": Lowered({SEND_FAILED_LINE: None}, drop=("Invalid URL detected",)),
+    # A timeout or a dropped connection is retried, by slack_sdk's retry handlers and then by
+    # the deliverer; a call that fails for good is logged by the app with its game.
+    "slack_sdk.web.base_client": Lowered(
+        {
+            SEND_FAILED_LINE: "a Slack API call did not reach Slack; it is retried where its "
+            "retry handlers allow, and whoever made it logs it if it fails for good"
+        },
+        drop=("Invalid URL detected",),
+    ),
+}
+
+
+def quiet_libraries() -> None:
+    """Put the library filters on their loggers (idempotent): an alert on ERROR then fires for
+    Varulv's own failures, not for a forged request or a retried timeout."""
+    for name, lowered in LIBRARY_LINES.items():
+        logger = logging.getLogger(name)
+        if lowered not in logger.filters:
+            logger.addFilter(lowered)
+
+
+def _database_down(error: BaseException | None) -> bool:
+    """Whether ``error`` (or what caused it) is the database being unreachable."""
+    from psycopg import OperationalError as PsycopgOperational
+    from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    seen = 0
+    while error is not None and seen < 10:
+        if isinstance(error, OperationalError | InterfaceError | PoolTimeout | PsycopgOperational):
+            return True
+        if isinstance(error, DBAPIError) and error.connection_invalidated:
+            return True
+        error = error.__cause__ or error.__context__
+        seen += 1
+    return False
+
+
+class DatabaseOutage(logging.Filter):
+    """While the database is unreachable, one ERROR line when it starts, one WARNING when it
+    ends (:meth:`reachable`, on the engine's next new connection), and in between the
+    failures it causes as INFO lines without their tracebacks, however many requests, steps
+    and sweeps fail meanwhile. Each process says so for itself."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.clock = clock
+        self._lock = threading.Lock()
+        self.since: float | None = None
+        self.failures = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.ERROR or not record.exc_info:
+            return True
+        if not _database_down(record.exc_info[1]):
+            return True
+        error = record.exc_info[1]
+        with self._lock:
+            first = self.since is None
+            if first:
+                self.since = self.clock()
+            self.failures += 1
+        reason = _first_line(error)
+        record.exc_info, record.exc_text = None, None
+        if first:
+            record.msg, record.args = (
+                "the database is unreachable (%s); requests are answered that it is, and "
+                "steps and deliveries wait for it (first: %s)",
+                (reason, record.getMessage()),
+            )
+            return True
+        record.levelno, record.levelname = logging.INFO, "INFO"
+        record.msg, record.args = "still no database: %s (%s)", (record.getMessage(), reason)
+        return True
+
+    def reachable(self) -> None:
+        """The database answered again: say so once, with how long and how much it cost."""
+        with self._lock:
+            since, failures = self.since, self.failures
+            self.since, self.failures = None, 0
+        if since is not None:
+            logging.getLogger("slackapp.db").warning(
+                "the database is reachable again after %.1f s; %d failures meanwhile",
+                self.clock() - since,
+                failures,
+                extra={"count": failures},
+            )
+
+
+def _first_line(error: BaseException | None) -> str:
+    lines = str(error).strip().splitlines() if error is not None else []
+    return lines[0] if lines else type(error).__name__
+
+
+DATABASE_OUTAGE = DatabaseOutage()
+"""This process's: the handlers of :func:`logging_config` carry it, and every engine tells it
+when a connection is made (slackapp.db.engine)."""

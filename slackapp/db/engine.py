@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, create_engine, make_url, text
+from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -80,7 +80,7 @@ def make_engine(url: str) -> Engine:
     # connect_timeout: an address that never answers fails in seconds, and start-up retries.
     url = sqlalchemy_url(url)
     connect_args = {} if "connect_timeout" in make_url(url).query else {"connect_timeout": 10}
-    return create_engine(
+    engine = create_engine(
         url,
         connect_args=connect_args,
         pool_pre_ping=True,
@@ -88,6 +88,15 @@ def make_engine(url: str) -> Engine:
         max_overflow=20,
         hide_parameters=True,
     )
+    # A new connection after an outage is its end: the log says so once (slackapp.logs).
+    event.listen(engine, "connect", _connected)
+    return engine
+
+
+def _connected(*_: object) -> None:
+    from slackapp.logs import DATABASE_OUTAGE
+
+    DATABASE_OUTAGE.reachable()
 
 
 def wait_for_database(engine: Engine, patience: float, pause: float = 1.0) -> None:

@@ -8,9 +8,12 @@ upgrade that changes them shows up in ``alembic check`` rather than at the first
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from slack_sdk.oauth.installation_store import InstallationStore
 from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallationStore
 from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
-from sqlalchemy import Engine, MetaData
+from sqlalchemy import Engine, MetaData, Text
 
 INSTALLATIONS_TABLE = SQLAlchemyInstallationStore.default_installations_table_name
 BOTS_TABLE = SQLAlchemyInstallationStore.default_bots_table_name
@@ -21,17 +24,38 @@ OAUTH_STATE_SECONDS = 10 * 60
 """How long an "Add to Slack" link stays usable: time enough to read Slack's consent page."""
 
 
+TOKEN_COLUMNS = {
+    INSTALLATIONS_TABLE: ("bot_token", "bot_refresh_token", "user_token", "user_refresh_token"),
+    BOTS_TABLE: ("bot_token", "bot_refresh_token"),
+}
+"""Where the tokens are; unbounded text here (migration 0009), as an encrypted token is longer
+than slack_sdk's 200 characters allow."""
+
+
 def slack_metadata() -> MetaData:
-    """The three tables exactly as slack_sdk defines them (no naming convention of ours)."""
+    """The three tables as slack_sdk defines them (no naming convention of ours), but for the
+    token columns' width."""
     metadata = MetaData()
-    SQLAlchemyInstallationStore.build_installations_table(metadata, INSTALLATIONS_TABLE)
-    SQLAlchemyInstallationStore.build_bots_table(metadata, BOTS_TABLE)
+    installations = SQLAlchemyInstallationStore.build_installations_table(
+        metadata, INSTALLATIONS_TABLE
+    )
+    bots = SQLAlchemyInstallationStore.build_bots_table(metadata, BOTS_TABLE)
     SQLAlchemyOAuthStateStore.build_oauth_states_table(metadata, OAUTH_STATES_TABLE)
+    for table in (installations, bots):
+        for column in TOKEN_COLUMNS[table.name]:
+            table.c[column].type = Text()
     return metadata
 
 
-def installation_store(engine: Engine, client_id: str) -> SQLAlchemyInstallationStore:
-    return SQLAlchemyInstallationStore(client_id=client_id, engine=engine)
+def installation_store(
+    engine: Engine, client_id: str, token_keys: Sequence[str] = ()
+) -> InstallationStore:
+    """slack_sdk's store in the app's database, its tokens encrypted with ``token_keys``
+    (``VARULV_TOKEN_KEY``) when given (slackapp.db.tokens)."""
+    from slackapp.db.tokens import SealedInstallationStore, TokenKeys
+
+    store = SQLAlchemyInstallationStore(client_id=client_id, engine=engine)
+    return SealedInstallationStore(store, TokenKeys(token_keys) if token_keys else None)
 
 
 def oauth_state_store(engine: Engine) -> SQLAlchemyOAuthStateStore:

@@ -375,3 +375,19 @@ class SeasonWrapUp(Base):
     )
     """The season's last game, whose messages carry the wrap-up."""
     posted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class Deployment(Base):
+    """Which kind of server this database belongs to, claimed by the first ``varulv serve``:
+    ``single`` (one workspace, SLACK_BOT_TOKEN) or ``multi`` ("Add to Slack"). Either kind
+    serves every game in its database, so a server of the other kind is refused."""
+
+    __tablename__ = "deployment"
+    __table_args__ = (
+        CheckConstraint("id = 1", name="one_row"),
+        CheckConstraint("mode IN ('single', 'multi')", name="mode_known"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, default=1)
+    mode: Mapped[str] = mapped_column(String(8))
+    claimed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())

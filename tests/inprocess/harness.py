@@ -35,6 +35,7 @@ from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
 from slackapp.fakeslack.client import SLACK_USER_AGENT
 from slackapp.fakeslack.models import JSON
 from slackapp.listeners import ack
+from slackapp.logs import quiet_libraries
 from slackapp.server import EVENTS_PATH, Router
 
 SETTLE_SECONDS = 60.0
@@ -163,6 +164,7 @@ class InProcessApp:
         self.step_threads = step_threads
         self.router = Router(self.varulv)
         self.log = RecentLog()
+        quiet_libraries()  # as varulv serve's logging does
         self._lock = threading.Lock()
         self._draining = threading.Lock()
 

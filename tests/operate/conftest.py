@@ -88,6 +88,7 @@ def oauth_deployment(
     token_lifetime: int | None = None,
     enterprise_id: str | None = None,
     org_wide: bool = False,
+    env: dict[str, str] | None = None,
     **lengths: Unpack[PhaseLengths],
 ) -> Iterator[Deployment]:
     """The app with OAuth credentials and no bot token, for the fake workspace ``team``, which
@@ -105,14 +106,15 @@ def oauth_deployment(
         org_wide=org_wide,
     ) as fake:
         port = free_port()
-        env = {
+        app_env = {
             "SLACK_BOT_TOKEN": "",
             "SLACK_CLIENT_ID": fake.grants.client_id,
             "SLACK_CLIENT_SECRET": fake.grants.client_secret,
             "SLACK_REDIRECT_URI": f"http://127.0.0.1:{port}/slack/oauth_redirect",
+            **(env or {}),
         }
         phases: PhaseLengths = {"night": 120, "vote": 120, **lengths}
-        app = start_app(fake, url, env=env, port=port, **phases)
+        app = start_app(fake, url, env=app_env, port=port, **phases)
         engine = create_engine(url)
         try:
             yield Deployment(fake, app, engine)

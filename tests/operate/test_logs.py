@@ -8,7 +8,7 @@ import logging
 import re
 
 from slackapp.game import Card
-from slackapp.logs import ID_FIELDS, JsonFormatter, log_context
+from slackapp.logs import ID_FIELDS, DatabaseOutage, JsonFormatter, log_context, quiet_libraries
 from tests.operate.conftest import PEOPLE, Deployment
 
 ALVA, BENGT, CARIN, _ = PEOPLE
@@ -78,3 +78,74 @@ def test_the_formatter_keeps_context_ids_and_drops_other_extras() -> None:
     assert "user_id" not in inside and "dealt" not in inside
     assert "team_id" not in outside, "the context ends with its block"
     assert "ValueError: broken" in failed["error"]
+
+
+def test_library_errors_about_input_varulv_handles_are_warnings_and_a_bug_stays_an_error() -> None:
+    """A revoked workspace's request, a forged response_url and a retried timeout are not the
+    app's errors; any other ERROR line of the same libraries still is one."""
+    quiet_libraries()
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        logging.getLogger("slack_bolt.MultiTeamsAuthorization").error(
+            "Although the app should be installed into this workspace, "
+            "the AuthorizeResult (returned value from authorize) for it was not found."
+        )
+        webhook = logging.getLogger("slack_sdk.webhook.client")
+        webhook.error("Failed to send a request to Slack API server: Invalid URL detected: 0:")
+        logging.getLogger("slack_sdk.web.base_client").error(
+            "Failed to send a request to Slack API server: The read operation timed out"
+        )
+        single = logging.getLogger("slack_bolt.SingleTeamAuthorization")
+        single.error("Failed to authorize with the given token (... 'error': 'internal_error')")
+        single.error("Failed to authorize with the given token (... 'error': 'token_revoked')")
+        logging.getLogger("slack_bolt.App").error("Failed to run listener function")
+    finally:
+        root.removeHandler(handler)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(line["logger"], line["level"]) for line in lines] == [
+        ("slack_bolt.MultiTeamsAuthorization", "WARNING"),
+        ("slack_sdk.web.base_client", "WARNING"),
+        ("slack_bolt.SingleTeamAuthorization", "WARNING"),
+        ("slack_bolt.SingleTeamAuthorization", "ERROR"),
+        ("slack_bolt.App", "ERROR"),
+    ], "the invalid URL is the app's own line to say (could not answer privately)"
+    assert "not installed" in lines[0]["message"]
+    assert "retried" in lines[1]["message"] and "timed out" in lines[1]["message"]
+    assert "checked again" in lines[2]["message"] and "token_revoked" in lines[3]["message"]
+
+
+def test_a_database_outage_is_one_error_then_quiet_until_one_line_says_it_is_over() -> None:
+    from psycopg import OperationalError
+
+    clock = iter([10.0, 13.5])
+    outage = DatabaseOutage(clock=lambda: next(clock))
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(outage)
+    logger = logging.getLogger("tests.operate.outage")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        for _ in range(3):
+            try:
+                raise OperationalError("connection refused")
+            except OperationalError:
+                logger.exception("a game step failed in the database")
+        try:
+            raise KeyError("a bug")
+        except KeyError:
+            logger.exception("a game step failed")
+        outage.reachable()
+        outage.reachable()  # only once
+    finally:
+        logger.removeHandler(handler)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [line["level"] for line in lines] == ["ERROR", "INFO", "INFO", "ERROR"]
+    assert lines[0]["message"].startswith("the database is unreachable (connection refused)")
+    assert all("error" not in line for line in lines[:3]), "no traceback per failure"
+    assert "KeyError" in lines[3]["error"], "a bug keeps its traceback"

@@ -18,13 +18,16 @@ from tests.operate.conftest import INSTALL_LINK, PEOPLE, Deployment, install, oa
 pytestmark = pytest.mark.long(7)
 
 TEAM = "T0OAUTH"
+PRIVACY_URL = "https://varulv.example/privacy?lang=en&v=2"
+SUPPORT = "mailto:help@varulv.example"
 ALVA, BENGT, CARIN, DORIS = PEOPLE
 
 
 @pytest.fixture(scope="module")
 def many_workspaces(postgres: str) -> Iterator[Deployment]:
     """The app with OAuth credentials and no bot token; the day ends on its two-second timer."""
-    with oauth_deployment(postgres, "oauth", TEAM, day=2) as deployment:
+    env = {"VARULV_PRIVACY_URL": PRIVACY_URL, "VARULV_SUPPORT_URL": SUPPORT}
+    with oauth_deployment(postgres, "oauth", TEAM, env=env, day=2) as deployment:
         yield deployment
 
 
@@ -44,6 +47,16 @@ def installations(deployment: Deployment) -> dict[str, list[str]]:
 def game_count(deployment: Deployment) -> int:
     with deployment.db.connect() as connection:
         return int(connection.execute(text("SELECT count(*) FROM games")).scalar_one())
+
+
+def not_installed_lines(deployment: Deployment) -> list[dict[str, object]] | None:
+    """Bolt's lines for requests from a workspace without Varulv, once there are two."""
+    lines = [
+        line
+        for line in deployment.log_lines()
+        if "where Varulv is not installed" in str(line["message"])
+    ]
+    return lines if len(lines) >= 2 else None
 
 
 def test_install_play_and_uninstall(many_workspaces: Deployment) -> None:
@@ -106,6 +119,15 @@ def test_install_play_and_uninstall(many_workspaces: Deployment) -> None:
     assert game_count(many_workspaces) == games_before
     assert not [c for c in fake.calls[calls_before:] if c.method == "chat.postMessage"]
 
+    # Requests from a workspace without Varulv are not Varulv's errors: one WARNING each.
+    not_installed = table.wait(
+        lambda: not_installed_lines(many_workspaces),
+        "the not-installed lines (before the install, and after the uninstall)",
+    )
+    assert {line["level"] for line in not_installed} == {"WARNING"}
+    errors = [line for line in many_workspaces.log_lines() if line["level"] == "ERROR"]
+    assert errors == [], errors
+
 
 def test_reinstall_then_revoked_bot_token(many_workspaces: Deployment) -> None:
     fake = many_workspaces.fake
@@ -164,3 +186,20 @@ def test_a_game_whose_installation_vanished_stops_at_its_deadline(
         if entry.get("game_id") == table.game_id() and entry["message"] == "game stopped"
     ]
     assert len(stops) == 1 and stops[0]["team_id"] == TEAM
+
+
+def test_the_install_page_says_what_varulv_is_and_links_privacy_and_support(
+    many_workspaces: Deployment,
+) -> None:
+    page = requests.get(f"{many_workspaces.app.url}/slack/install", timeout=10)
+    assert page.status_code == 200
+    assert page.headers["Content-Type"].startswith("text/html")
+    assert "slack-app-oauth-state=" in page.headers["Set-Cookie"], "Bolt's state, as before"
+    body = page.text
+    assert "One Night Ultimate Werewolf" in body and "/varulv" in body
+    assert f'href="{html.escape(PRIVACY_URL)}"' in body
+    assert f'href="{SUPPORT}"' in body
+    assert "deleted after 90 days" in body
+    found = INSTALL_LINK.search(body)
+    assert found and "state=" in html.unescape(found.group(1)), "the Add to Slack button"
+    assert 'alt="Add to Slack"' in body

@@ -13,11 +13,18 @@ from pathlib import Path
 
 import pytest
 import requests
+from slack_sdk.oauth.installation_store import Bot
 from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
 
+from slackapp.db.deployment import HELD_BY_MULTI, claim
+from slackapp.db.engine import make_engine
+from slackapp.db.installations import installation_store
+from slackapp.db.models import Game
 from slackapp.fakeslack import FakeSlack
 from slackapp.serving import free_port
 from tests import faults
+from tests.databases import migrated_database
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, start_app
 from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, fresh_database
@@ -166,6 +173,79 @@ def test_auth_test_failing_at_boot_does_not_keep_the_app_down(postgres: str) -> 
             table.command(bengt)  # and checks it again: this time it holds
             table.lobby()
             assert [call.ok for call in fake.calls_to("auth.test")] == [False, True]
+            logged = [json.loads(line) for line in app.log.read_text().splitlines()]
+            assert [line for line in logged if line["level"] == "ERROR"] == [], "a moment's trouble"
         finally:
             app.stop()
             db.dispose()
+
+
+MULTI_CREDENTIALS = {
+    "SLACK_CLIENT_ID": "111.222",
+    "SLACK_CLIENT_SECRET": "client-secret",
+    "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+}
+
+
+def _with_an_installation(url: str) -> None:
+    engine = make_engine(url)
+    try:
+        installation_store(engine, MULTI_CREDENTIALS["SLACK_CLIENT_ID"]).save_bot(
+            Bot(
+                app_id="A0001",
+                team_id="T0OTHER",
+                bot_token="xoxb-other",
+                bot_id="B0001",
+                bot_user_id="U0BOT",
+                installed_at=time.time(),
+            )
+        )
+    finally:
+        engine.dispose()
+
+
+def _with_a_game(url: str) -> None:
+    engine = make_engine(url)
+    try:
+        with Session(engine) as session, session.begin():
+            session.add(
+                Game(
+                    team_id="T0001",
+                    channel_id="C0001",
+                    host_user_id="U0001",
+                    seed=1,
+                    night_seconds=120,
+                    day_seconds=300,
+                    vote_seconds=120,
+                )
+            )
+    finally:
+        engine.dispose()
+
+
+def test_one_kind_of_server_per_database_is_one_line_and_status_2(
+    postgres: str, tmp_path: Path
+) -> None:
+    """Either kind serves every game in its database: the other kind would take them."""
+    installed = migrated_database(postgres, "held_by_multi")
+    _with_an_installation(installed)
+    single = {**CREDENTIALS, "DATABASE_URL": installed, "PORT": str(free_port())}
+    assert_refused(varulv(["serve"], single, tmp_path / "single"), "Add to Slack", "DATABASE_URL")
+
+    played = migrated_database(postgres, "held_by_single")
+    _with_a_game(played)
+    multi = {**MULTI_CREDENTIALS, "DATABASE_URL": played, "PORT": str(free_port())}
+    said = assert_refused(varulv(["serve"], multi, tmp_path / "multi"), "single-workspace")
+    assert said.startswith("varulv serve: this database belongs to")
+
+
+def test_the_first_server_claims_an_empty_database_for_its_kind(postgres: str) -> None:
+    engine = make_engine(migrated_database(postgres, "claimed"))
+    try:
+        assert claim(engine, multi_workspace=True) is None
+        assert claim(engine, multi_workspace=True) is None, "the same kind again"
+        assert claim(engine, multi_workspace=False) == HELD_BY_MULTI
+        _with_a_game(str(engine.url.render_as_string(hide_password=False)))
+        assert claim(engine, multi_workspace=False) == HELD_BY_MULTI, "the claim, not the rows"
+    finally:
+        engine.dispose()

@@ -4,6 +4,7 @@ one in the installation store.
 
 The stand-in's tokens live four seconds here, so every use falls in the window in which Varulv
 refreshes (two hours before expiry, as Bolt does), and a token left unused expires mid-game.
+The tokens are encrypted at rest (VARULV_TOKEN_KEY): every refresh goes through the encryption.
 """
 
 from __future__ import annotations
@@ -11,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from cryptography.fernet import Fernet
 from sqlalchemy import text
 
+from slackapp.db.tokens import SEALED, TokenKeys
 from slackapp.fakeslack.models import Call
 from tests.operate.conftest import PEOPLE, Deployment, install, oauth_deployment
 
@@ -23,12 +26,19 @@ TOKEN_SECONDS = 4
 VOTE_SECONDS = 3 * TOKEN_SECONDS
 """Long enough, with nobody voting, that every token issued before the vote expires in it."""
 ALVA, BENGT, CARIN, _ = PEOPLE
+KEY = Fernet.generate_key().decode()
 
 
 @pytest.fixture(scope="module")
 def rotating(postgres: str) -> Iterator[Deployment]:
     with oauth_deployment(
-        postgres, "rotation", TEAM, token_lifetime=TOKEN_SECONDS, day=2, vote=VOTE_SECONDS
+        postgres,
+        "rotation",
+        TEAM,
+        token_lifetime=TOKEN_SECONDS,
+        env={"VARULV_TOKEN_KEY": KEY},
+        day=2,
+        vote=VOTE_SECONDS,
     ) as deployment:
         yield deployment
 
@@ -41,13 +51,20 @@ def refreshes(calls: list[Call]) -> list[Call]:
     ]
 
 
-def stored_bot(deployment: Deployment) -> tuple[str, str]:
+def stored_bot(deployment: Deployment) -> tuple[str | None, str | None]:
+    """The bot's tokens as stored, decrypted; each is stored encrypted only."""
     with deployment.db.connect() as connection:
         (row,) = connection.execute(
             text("SELECT bot_token, bot_refresh_token FROM slack_bots WHERE team_id = :t"),
             {"t": TEAM},
         ).all()
-    return row.bot_token, row.bot_refresh_token
+        installed = connection.execute(
+            text("SELECT bot_token, bot_refresh_token FROM slack_installations")
+        ).all()
+    stored = [*row, *(token for tokens in installed for token in tokens)]
+    assert all(token.startswith(SEALED) for token in stored), stored
+    keys = TokenKeys([KEY])
+    return keys.open(row.bot_token), keys.open(row.bot_refresh_token)
 
 
 def test_a_game_whose_token_expires_mid_game_is_revealed_on_its_deadline(

@@ -3,6 +3,8 @@ are told clearly when something could not be done, and the app recovers on its o
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any
 
@@ -133,9 +135,26 @@ def test_postgres_restarting_under_the_app_costs_only_the_requests_in_that_momen
         table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
         table.wait_for_phase("over")
         table.stored_outcome_matches_referee()
+
+        # One ERROR per process when the outage starts, one line when it ends, nothing else.
+        errors = table.wait(lambda: _outage_logged(app.log.read_text()), "the outage's end logged")
+        assert all(count == 1 for count in errors.values()), errors
     finally:
         app.stop()
         db.dispose()
+
+
+def _outage_logged(log: str) -> Counter[int] | None:
+    """The ERROR lines of each process, once every process that logged one has logged the
+    database's return; every ERROR line must be the outage's start."""
+    lines = [json.loads(line) for line in log.splitlines() if line.startswith("{")]
+    errors = [line for line in lines if line["level"] in ("ERROR", "CRITICAL")]
+    for line in errors:
+        assert line["message"].startswith("the database is unreachable"), line
+        assert "error" not in line, "no traceback"
+    back = {line["pid"] for line in lines if "database is reachable again" in line["message"]}
+    by_process = Counter(line["pid"] for line in errors)
+    return by_process if by_process and set(by_process) <= back else None
 
 
 def test_a_channel_that_stops_taking_posts_ends_its_game_and_the_host_is_told_why(

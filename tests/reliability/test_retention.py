@@ -1,0 +1,162 @@
+"""Retention: ended games older than VARULV_RETENTION_DAYS are deleted with their seats, ballots
+and messages, daily and by ``varulv prune``; scores, season wrap-ups and running games stay,
+and a revealed game stays while its season may still count it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from slackapp.db.engine import make_engine
+from slackapp.db.models import (
+    Ballot,
+    ChannelSettings,
+    Game,
+    OutboxEntry,
+    Score,
+    SeasonWrapUp,
+    Seat,
+    SlackMessage,
+)
+from slackapp.db.retention import Retention, prune
+from tests.databases import migrated_database
+from tests.operate.test_startup import varulv
+
+NOW = datetime(2026, 4, 15, 12, tzinfo=UTC)
+MONTHLY, QUARTERLY = "C0MONTH", "C0QUARTER"
+
+
+@pytest.fixture
+def engine(postgres: str) -> Iterator[Engine]:
+    engine = make_engine(migrated_database(postgres, "retention"))
+    with Session(engine) as session, session.begin():
+        session.add(
+            ChannelSettings(
+                team_id="T0001",
+                channel_id=QUARTERLY,
+                night_seconds=120,
+                day_seconds=300,
+                vote_seconds=120,
+                bots_allowed=True,
+                season="quarter",
+                updated_by="U0001",
+            )
+        )
+        session.add(Score(team_id="T0001", channel_id=MONTHLY, user_id="U0001", games=9, points=7))
+        session.add(SeasonWrapUp(team_id="T0001", channel_id=MONTHLY, season="2025-10"))
+    yield engine
+    engine.dispose()
+
+
+def game(engine: Engine, phase: str, ended_days_ago: float, channel: str = MONTHLY) -> int:
+    """A game with a seat, a ballot, a message and an outbox entry, ended that long before NOW
+    (a running one: opened then)."""
+    at = NOW - timedelta(days=ended_days_ago)
+    with Session(engine) as session, session.begin():
+        row = Game(
+            team_id="T0001",
+            channel_id=channel,
+            host_user_id="U0001",
+            phase=phase,
+            seed=1,
+            night_seconds=120,
+            day_seconds=300,
+            vote_seconds=120,
+            deadline=at if phase in ("night", "day", "vote") else None,
+            finished_at=at if phase == "over" else None,
+            created_at=at,
+            updated_at=at,
+        )
+        row.seats = [
+            Seat(position=0, user_id="U0001", display_name="alva", dealt="werewolf"),
+            Seat(position=1, user_id="U0002", display_name="bengt", dealt="seer"),
+        ]
+        session.add(row)
+        session.flush()
+        session.add(
+            Ballot(seat_id=row.seats[0].id, game_id=row.id, voter_key="U0001", target="U0002")
+        )
+        session.add(
+            SlackMessage(game_id=row.id, surface="lobby", channel=channel, ts="1.2", version=1)
+        )
+        session.add(
+            OutboxEntry(game_id=row.id, surface="lobby", version=1, channel=channel, text="x")
+        )
+        session.flush()
+        # updated_at follows every change: set it last, as the game's last step would have.
+        row.updated_at = at
+        return row.id
+
+
+def rows(engine: Engine, model: type, game_id: int | None = None) -> int:
+    query = select(func.count()).select_from(model)
+    if game_id is not None:
+        query = query.where(model.game_id == game_id)  # type: ignore[attr-defined]
+    with Session(engine) as session:
+        return int(session.scalar(query) or 0)
+
+
+def test_old_ended_games_are_pruned_and_scores_seasons_and_running_games_stay(
+    engine: Engine,
+) -> None:
+    old_reveal = game(engine, "over", 120)
+    old_stop = game(engine, "stopped", 95)
+    old_cancel = game(engine, "cancelled", 400)
+    recent = game(engine, "over", 30)
+    running_for_months = game(engine, "night", 200, channel="C0NIGHT")
+    old_lobby = game(engine, "lobby", 300, channel="C0LOBBY")
+    # Decided 104 days ago, in January: its quarter's wrap-up (January to March) is still due.
+    this_quarter = game(engine, "over", 104, channel=QUARTERLY)
+    last_quarter = game(engine, "over", 120, channel=QUARTERLY)  # in December: final
+
+    pruned = prune(sessionmaker(engine), NOW, days=90)
+
+    assert (pruned.games, pruned.kept_for_their_season) == (4, 1)
+    gone = [old_reveal, old_stop, old_cancel, last_quarter]
+    kept = [recent, running_for_months, old_lobby, this_quarter]
+    with Session(engine) as session:
+        assert sorted(session.scalars(select(Game.id))) == sorted(kept)
+    for game_id in gone:
+        for model in (Seat, Ballot, SlackMessage, OutboxEntry):
+            assert rows(engine, model, game_id) == 0, (model, game_id)
+    for game_id in kept:
+        assert rows(engine, Seat, game_id) == 2
+        assert rows(engine, Ballot, game_id) == 1
+    with Session(engine) as session:
+        score = session.get(Score, ("T0001", MONTHLY, "U0001"))
+        assert score is not None and (score.games, score.points) == (9, 7)
+        assert session.get(SeasonWrapUp, ("T0001", MONTHLY, "2025-10")) is not None
+
+    assert prune(sessionmaker(engine), NOW, days=90).games == 0, "nothing more to prune"
+
+
+def test_the_scheduler_prunes_once_a_day(engine: Engine) -> None:
+    clock = [NOW]
+    retention = Retention(sessionmaker(engine), days=90, now=lambda: clock[0])
+    game(engine, "over", 91)
+    first = retention.sweep()
+    assert first is not None and first.games == 1
+    game(engine, "over", 91)
+    clock[0] = NOW + timedelta(hours=23)
+    assert retention.sweep() is None, "not again the same day"
+    clock[0] = NOW + timedelta(days=1)
+    again = retention.sweep()
+    assert again is not None and again.games == 1
+    assert rows(engine, Game) == 0
+
+
+def test_varulv_prune_prunes_with_the_configured_days(engine: Engine, tmp_path: Path) -> None:
+    days_ago = (datetime.now(UTC) - NOW).days
+    game(engine, "stopped", 10 - days_ago)  # ended ten days before the real today
+    url = engine.url.render_as_string(hide_password=False)
+    kept = varulv(["prune"], {"DATABASE_URL": url}, tmp_path / "default")
+    assert kept.returncode == 0, kept.stderr
+    assert kept.stdout.startswith("pruned 0 games that ended more than 90 days ago")
+    done = varulv(["prune"], {"DATABASE_URL": url, "VARULV_RETENTION_DAYS": "7"}, tmp_path / "7")
+    assert done.stdout.startswith("pruned 1 games that ended more than 7 days ago"), done.stderr
+    assert rows(engine, Game) == 0
