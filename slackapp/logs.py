@@ -78,7 +78,8 @@ def logging_config(level: str | None = None) -> dict[str, Any]:
                 "filters": ["database_outage"],
             }
         },
-        "filters": {"database_outage": {"()": lambda: DATABASE_OUTAGE}},
+        # Named, not a callable: uvicorn's spawned workers get this configuration pickled.
+        "filters": {"database_outage": {"()": "slackapp.logs.database_outage"}},
         "root": {"level": chosen, "handlers": ["json"]},
         "loggers": {
             # uvicorn's own lines go through the root handler, as JSON like the rest.
@@ -261,3 +262,8 @@ def _first_line(error: BaseException | None) -> str:
 DATABASE_OUTAGE = DatabaseOutage()
 """This process's: the handlers of :func:`logging_config` carry it, and every engine tells it
 when a connection is made (slackapp.db.engine)."""
+
+
+def database_outage() -> DatabaseOutage:
+    """The process's :data:`DATABASE_OUTAGE`, for ``dictConfig``."""
+    return DATABASE_OUTAGE
