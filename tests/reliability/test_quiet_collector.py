@@ -14,22 +14,43 @@ from slackapp.acks import NEVER, AckFirst, QuietCollector
 EVERY = 0.1
 
 
-@pytest.fixture
-def full_passes() -> Iterator[list[float]]:
+PATIENCE = 60.0
+"""How long a test waits for a full pass that should come: only how long a failing test takes
+to say so, however busy the machine."""
+
+
+class FullPasses:
     """When each full pass of the collector ended (time.monotonic()), from now on."""
-    ended: list[float] = []
-    lock = threading.Lock()
 
-    def record(phase: str, info: dict[str, int]) -> None:
+    def __init__(self) -> None:
+        self.ended: list[float] = []
+        # Reentrant: the collector may run a pass in the thread that holds it.
+        self._changed = threading.Condition(threading.RLock())
+
+    def record(self, phase: str, info: dict[str, int]) -> None:
         if phase == "stop" and info["generation"] == 2:
-            with lock:
-                ended.append(time.monotonic())
+            with self._changed:
+                self.ended.append(time.monotonic())
+                self._changed.notify_all()
 
-    gc.callbacks.append(record)
+    def since(self, began: float) -> list[float]:
+        with self._changed:
+            return [at for at in self.ended if at >= began]
+
+    def wait_since(self, began: float) -> list[float]:
+        with self._changed:
+            self._changed.wait_for(lambda: self.since(began), PATIENCE)
+            return self.since(began)
+
+
+@pytest.fixture
+def full_passes() -> Iterator[FullPasses]:
+    passes = FullPasses()
+    gc.callbacks.append(passes.record)
     try:
-        yield ended
+        yield passes
     finally:
-        gc.callbacks.remove(record)
+        gc.callbacks.remove(passes.record)
 
 
 def leave_cycles(count: int = 200_000) -> None:
@@ -42,7 +63,7 @@ def leave_cycles(count: int = 200_000) -> None:
     del garbage
 
 
-def test_full_passes_run_only_when_no_request_is_in_hand(full_passes: list[float]) -> None:
+def test_full_passes_run_only_when_no_request_is_in_hand(full_passes: FullPasses) -> None:
     acks = AckFirst(quiet=0.02)
     thresholds = gc.get_threshold()
     collector = QuietCollector(acks, every=EVERY, patience=5.0)
@@ -53,13 +74,11 @@ def test_full_passes_run_only_when_no_request_is_in_hand(full_passes: list[float
         with acks.acknowledging():
             began = time.monotonic()
             leave_cycles()  # enough to have had Python start full passes itself
+            # Time for the collector to look ten times, and each time leave the request be.
             time.sleep(10 * EVERY)
             answered = time.monotonic()
-        assert [at for at in full_passes if at >= began] == []
-        deadline = time.monotonic() + 3
-        while not [at for at in full_passes if at >= began] and time.monotonic() < deadline:
-            time.sleep(0.01)
-        after = [at for at in full_passes if at >= began]
+        assert full_passes.since(began) == []
+        after = full_passes.wait_since(began)
         assert after, "a full pass ran once the request was answered"
         assert after[0] >= answered
     finally:
@@ -69,7 +88,7 @@ def test_full_passes_run_only_when_no_request_is_in_hand(full_passes: list[float
 
 
 def test_a_full_pass_that_waited_its_patience_runs_while_requests_keep_coming(
-    full_passes: list[float],
+    full_passes: FullPasses,
 ) -> None:
     acks = AckFirst(patience=60, quiet=0.02)
     collector = QuietCollector(acks, every=EVERY, patience=0.3)
@@ -78,10 +97,7 @@ def test_a_full_pass_that_waited_its_patience_runs_while_requests_keep_coming(
         with acks.acknowledging():
             began = time.monotonic()
             leave_cycles()
-            deadline = began + 3
-            while not [at for at in full_passes if at >= began] and time.monotonic() < deadline:
-                time.sleep(0.01)
-        after = [at for at in full_passes if at >= began]
+            after = full_passes.wait_since(began)
         assert after, "the collector is never starved"
         assert after[0] - began >= 0.3 - EVERY
     finally:
@@ -90,18 +106,16 @@ def test_a_full_pass_that_waited_its_patience_runs_while_requests_keep_coming(
 
 
 def test_no_full_pass_runs_while_the_oldest_generation_has_not_grown(
-    full_passes: list[float],
+    full_passes: FullPasses,
 ) -> None:
     collector = QuietCollector(AckFirst(), every=EVERY)
     collector.start()
     try:
         began = time.monotonic()
-        time.sleep(10 * EVERY)
-        assert [at for at in full_passes if at >= began] == []
+        time.sleep(10 * EVERY)  # time for the collector to look ten times, and find no growth
+        assert full_passes.since(began) == []
         leave_cycles()
-        deadline = time.monotonic() + 3
-        while not collector.full_passes and time.monotonic() < deadline:
-            time.sleep(0.01)
+        full_passes.wait_since(began)
         # More than one may have run by now: after the first, a busy test process can grow the
         # small oldest generation by its quarter again before this line runs.
         assert collector.full_passes >= 1, "a full pass ran once the oldest generation grew"
