@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
 
 from slackapp.server import BACKGROUND_NICENESS
-from tests import processes
+from tests import processes, waiting
 from tests.e2e.conftest import AppProcess, start_app
 from tests.operate.conftest import PEOPLE, Deployment, fresh_database, token_deployment
+from tests.waiting import PATIENCE
 
 ALVA, BENGT, _, _ = PEOPLE
 STARTED = "the background process delivers and keeps the timers"
@@ -46,11 +46,8 @@ def gone(pid: int) -> bool:
         return True
 
 
-def until(condition: Callable[[], object], what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
+def until(condition: Callable[[], object], what: str, timeout: float = PATIENCE) -> None:
+    waiting.until(condition, what, timeout, every=0.05)
 
 
 def test_a_background_process_that_dies_is_started_again_and_shows_the_steps(

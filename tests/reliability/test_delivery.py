@@ -27,6 +27,7 @@ from slackapp.game import machine as m
 from tests import faults
 from tests.e2e.conftest import BOT_TOKEN
 from tests.reliability.support import Clock, Held
+from tests.waiting import until
 
 pytestmark = pytest.mark.long(14)
 
@@ -108,10 +109,7 @@ def delivered(sessions: sessionmaker[Session], game_id: int) -> bool:
 def drained(sessions: sessionmaker[Session], game_id: int, timeout: float = 60.0) -> None:
     """Once the game's outbox is empty; the database tells no one, so it is looked at again
     and again (the bound is only how long a test that fails takes to say so)."""
-    deadline = time.monotonic() + timeout
-    while not delivered(sessions, game_id):
-        assert time.monotonic() < deadline, "the outbox was not delivered"
-        time.sleep(0.02)
+    until(lambda: delivered(sessions, game_id), "the outbox to be delivered", timeout)
 
 
 def texts(fake: FakeSlack, channel: str) -> list[str]:

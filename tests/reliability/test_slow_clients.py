@@ -20,6 +20,7 @@ from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table
 from tests.processes import signal_group
 from tests.reliability.support import new_people, running_app, signed_command
+from tests.waiting import until
 
 pytestmark = pytest.mark.long(10)
 
@@ -111,10 +112,7 @@ def test_a_request_in_flight_when_the_server_is_told_to_stop_is_still_answered(
             )
             wait_until_accepted(app, connection)  # the request is in flight
             signal_group(app.process, signal.SIGTERM)  # as a platform stops a process
-            deadline = time.monotonic() + 20
-            while "Worker shutting down" not in app.log_tail() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert "Worker shutting down" in app.log_tail(), app.log_tail()
+            until(lambda: "Worker shutting down" in app.log_tail(), "the worker to stop")
             connection.sendall(body[10:])
             answer = b""
             while chunk := connection.recv(4096):
@@ -126,11 +124,12 @@ def test_a_request_in_flight_when_the_server_is_told_to_stop_is_still_answered(
 def wait_until_accepted(app: AppProcess, connection: socket.socket) -> None:
     """Until one of the server's workers holds the other end of ``connection``."""
     mine = connection.getsockname()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+
+    def accepted() -> bool:
         for worker in psutil.Process(app.process.pid).children():
             with suppress(psutil.Error):
                 if any(held.raddr == mine for held in worker.net_connections("tcp")):
-                    return
-        time.sleep(0.02)
-    raise AssertionError("no worker accepted the connection")
+                    return True
+        return False
+
+    until(accepted, "a worker to accept the connection")
