@@ -15,6 +15,17 @@ from slackapp.shapes import ENTERED, ENTERED_BY, malformed, modal_fields
 PACKAGE = Path(__file__).resolve().parents[1] / "slackapp"
 
 
+def resolved(node: ast.expr | None, module: object) -> object:
+    """A constant, a name or a dotted name as ``module`` sees it; "" for anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return getattr(module, node.id, "")
+    if isinstance(node, ast.Attribute):
+        return getattr(resolved(node.value, module), node.attr, "")
+    return ""
+
+
 def modals_built_in_the_source() -> dict[str, str]:
     """Each ``View(type="modal", callback_id=NAME)`` in the app: its callback_id → where."""
     found: dict[str, str] = {}
@@ -28,11 +39,8 @@ def modals_built_in_the_source() -> dict[str, str]:
             if not (isinstance(kind, ast.Constant) and kind.value == "modal"):
                 continue
             named = keywords.get("callback_id")
-            if isinstance(named, ast.Constant):
-                callback_id = str(named.value)
-            else:
-                assert isinstance(named, ast.Name), f"{path}:{node.lineno}: callback_id unread"
-                callback_id = str(getattr(importlib.import_module(module), named.id))
+            callback_id = str(resolved(named, importlib.import_module(module)))
+            assert callback_id, f"{path}:{node.lineno}: its callback_id cannot be read"
             found[callback_id] = f"{path.relative_to(PACKAGE.parent)}:{node.lineno}"
     return found
 
