@@ -8,9 +8,10 @@ it fail with a 500. The server answers such a body 400 instead; what is inside t
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,6 +33,10 @@ def malformed(body: Any) -> str | None:
     view = body.get("view")
     if view is not None and not isinstance(view.get("callback_id", ""), str):
         return "the view's callback_id is not a string"
+    if body.get("type") in ("view_submission", "view_closed") and not (
+        isinstance(view, dict) and isinstance(view.get("type"), str)
+    ):
+        return "the view has no type"  # Bolt reads it to route the body
     if body.get("type") == "block_actions" and "actions" in body:
         return _actions_problem(body["actions"])
     if body.get("type") == "view_submission":
@@ -82,7 +87,8 @@ def _actions_problem(actions: Any) -> str | None:
 
 
 def _submission_problem(body: dict[str, Any]) -> str | None:
-    """A modal's submission: who sent it, and what was entered, as Slack always shapes them."""
+    """A modal's submission: who sent it, and what was entered, as Slack always shapes them;
+    for a modal Varulv opens, only its own fields, each shaped as its element fills it."""
     user, view = body.get("user"), body.get("view")
     if not isinstance(user, dict) or not slack_id(user.get("id")):
         return "the submission has no user"
@@ -94,19 +100,114 @@ def _submission_problem(body: dict[str, Any]) -> str | None:
     values = state.get("values", {}) if isinstance(state, dict) else None
     if not isinstance(values, dict):
         return "the view's state has no values"
-    for block in values.values():
+    fields = modal_fields().get(str(view.get("callback_id", "")))
+    for block_id, block in values.items():
         if not isinstance(block, dict) or not all(isinstance(a, dict) for a in block.values()):
             return "a block's state is not an object of actions"
-        for entered in block.values():
-            if not isinstance(entered.get("value") or "", str):
-                return "an entered value is not a string"
-            options = entered.get("selected_options", [])
-            if not isinstance(options, list) or not all(
-                isinstance(option, dict) and isinstance(option.get("value"), str)
-                for option in options
-            ):
-                return "selected_options is not a list of options"
+        for action_id, entered in block.items():
+            kind = fields.get((block_id, action_id)) if fields is not None else None
+            if fields is not None and kind is None:
+                return "a value entered is for no field of the modal"
+            if problem := _entry_problem(entered, kind):
+                return problem
     return None
+
+
+def _text(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _texts(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _option(value: Any) -> bool:
+    return value is None or (isinstance(value, dict) and isinstance(value.get("value"), str))
+
+
+def _options(value: Any) -> bool:
+    return isinstance(value, list) and all(_option(item) and item is not None for item in value)
+
+
+ENTERED: dict[str, Callable[[Any], bool]] = {
+    "value": _text,
+    "selected_option": _option,
+    "selected_options": _options,
+    "selected_time": _text,
+    "selected_date": _text,
+    "selected_date_time": lambda value: value is None or type(value) is int,
+    "selected_user": _text,
+    "selected_users": _texts,
+    "selected_conversation": _text,
+    "selected_conversations": _texts,
+    "selected_channel": _text,
+    "selected_channels": _texts,
+}
+"""What each key of a field's state holds, as Slack sends it (None: left empty)."""
+
+ENTERED_BY: dict[str, str] = {
+    "plain_text_input": "value",
+    "number_input": "value",
+    "email_text_input": "value",
+    "url_text_input": "value",
+    "static_select": "selected_option",
+    "external_select": "selected_option",
+    "radio_buttons": "selected_option",
+    "checkboxes": "selected_options",
+    "multi_static_select": "selected_options",
+    "multi_external_select": "selected_options",
+    "timepicker": "selected_time",
+    "datepicker": "selected_date",
+    "datetimepicker": "selected_date_time",
+    "users_select": "selected_user",
+    "multi_users_select": "selected_users",
+    "conversations_select": "selected_conversation",
+    "multi_conversations_select": "selected_conversations",
+    "channels_select": "selected_channel",
+    "multi_channels_select": "selected_channels",
+}
+"""The key of a field's state that each kind of element fills."""
+
+
+def _entry_problem(entered: dict[str, Any], kind: str | None) -> str | None:
+    """What is wrong with one field's state; ``kind``: its element's type, when known."""
+    if kind is not None and entered.get("type", kind) != kind:
+        return "a field's state is of another kind of element"
+    for key, holds in ENTERED.items():
+        if key in entered and not holds(entered[key]):
+            return f"a field's {key} is not shaped as Slack sends it"
+    return None
+
+
+def fields_of(view: Mapping[str, Any]) -> dict[tuple[str, str], str]:
+    """Each field of a modal as built (``View.to_dict()``): (block_id, action_id) → the type
+    of its element, for every element a person can fill in or pick."""
+    fields: dict[tuple[str, str], str] = {}
+    for block in view.get("blocks", []):
+        if block.get("type") == "input":
+            elements = [block["element"]]
+        elif block.get("type") == "section" and "accessory" in block:
+            elements = [block["accessory"]]
+        else:
+            elements = block.get("elements", []) if block.get("type") == "actions" else []
+        for element in elements:
+            if element.get("type") in ENTERED_BY:
+                fields[(str(block.get("block_id")), str(element.get("action_id")))] = element[
+                    "type"
+                ]
+    return fields
+
+
+@functools.cache
+def modal_fields() -> dict[str, dict[tuple[str, str], str]]:
+    """Per callback_id of every modal Varulv opens, its fields, read off the modal itself."""
+    from slackapp.blocks.modals import every_modal  # the screens are built on Slack's models
+
+    fields: dict[str, dict[tuple[str, str], str]] = {}
+    for view in every_modal():
+        built = view.to_dict()
+        fields.setdefault(str(built["callback_id"]), {}).update(fields_of(built))
+    return fields
 
 
 def _event_problem(event: Any) -> str | None:

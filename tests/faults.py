@@ -35,7 +35,7 @@ class Faults:
 
     def __call__(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
         if delay := self._delay(request.method):
-            time.sleep(delay)
+            time.sleep(delay)  # a slow Slack is slow in real time, as the app's timeouts are
         with self._lock:
             queued = self._queued.get(request.method)
             if queued:

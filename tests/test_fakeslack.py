@@ -407,10 +407,9 @@ def test_modals_need_a_live_trigger_id_and_one_at_a_time(fake: FakeSlack, web: W
 
 
 def test_trigger_ids_expire_like_slacks() -> None:
-    with FakeSlack(SECRET, users={"U1": "alice"}, trigger_ttl=0.0) as fake:
+    with FakeSlack(SECRET, users={"U1": "alice"}, trigger_ttl=-1.0) as fake:  # born expired
         web = WebClient(base_url=fake.api_url, token=TOKEN)
         trigger_id = fake.grants.issue_trigger("U1")
-        time.sleep(0.01)
         assert slack_error(web.views_open, trigger_id=trigger_id, view=VOTE_MODAL) == (
             "expired_trigger_id"
         )
@@ -497,7 +496,8 @@ def test_with_token_rotation_tokens_expire_and_a_refresh_token_renews_them_once(
         used = {**refresh, "refresh_token": first["refresh_token"]}
         assert slack_error(anonymous.oauth_v2_access, **used) == "invalid_refresh_token"
 
-        time.sleep(1.05)
+        a_second_on = time.time() + 1
+        fake.grants.clock = lambda: a_second_on
         assert slack_error(first_bot.auth_test) == "token_expired"
         second_bot = WebClient(base_url=fake.api_url, token=second["access_token"])
         assert slack_error(second_bot.auth_test) == "token_expired"

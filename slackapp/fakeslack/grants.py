@@ -12,7 +12,7 @@ import math
 import secrets
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 RESPONSE_URL_USES = 5
@@ -53,6 +53,8 @@ class Grants:
         self.token_lifetime = token_lifetime
         """Seconds a minted bot token lives when the app has token rotation on (Slack's are
         12 hours); None: forever, rotation off."""
+        self.clock: Callable[[], float] = time.time
+        """The time tokens expire by: a test may move it on rather than wait."""
         self._lock = threading.Lock()
         self._serial = itertools.count(1)
         self._tokens = set(tokens)
@@ -76,7 +78,7 @@ class Grants:
                 return "token_revoked"
             if token not in self._tokens:
                 return "invalid_auth"
-            return "token_expired" if time.time() >= self._expiry.get(token, math.inf) else None
+            return "token_expired" if self.clock() >= self._expiry.get(token, math.inf) else None
 
     def add_token(self, token: str) -> None:
         """Accept ``token`` from now on."""
@@ -101,7 +103,7 @@ class Grants:
         token = f"xoxe.{token}"
         with self._lock:
             self._tokens.add(token)
-            self._expiry[token] = time.time() + self.token_lifetime
+            self._expiry[token] = self.clock() + self.token_lifetime
         return token
 
     def mint_refresh_token(self, team_id: str) -> str:

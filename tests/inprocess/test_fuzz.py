@@ -24,11 +24,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import Engine, text
 
+import slackapp.blocks.schedule as schedule_screen
+import slackapp.blocks.settings as settings_screen
 from slackapp.blocks import ids
 from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
 from slackapp.game import Card, Deal, IllegalChoice, check_choice
 from slackapp.game.codec import choice_from_json
-from slackapp.shapes import slack_id
+from slackapp.shapes import ENTERED, ENTERED_BY, modal_fields, slack_id
 from tests.e2e.conftest import SIGNING_SECRET
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
@@ -412,6 +414,96 @@ def test_malformed_settings_submissions_change_nothing(
     answer = answered_and_unchanged(fake, app, db, resigned(games.submission, body), unchanged=True)
     if answer.status_code == 200:  # the modal stays open and says what is wrong
         assert answer.json()["response_action"] == "errors"
+
+
+FIELD_KEYS = sorted({*ENTERED, "type", "text"})
+"""The keys a field's state may hold as Slack sends it, and a few it never does."""
+json_values = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=8)
+    ),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(
+            st.one_of(st.sampled_from(FIELD_KEYS), st.text(max_size=5)), children, max_size=3
+        ),
+    ),
+    max_leaves=8,
+)
+EVERY_FIELD = [
+    (callback_id, block_id, action_id)
+    for callback_id, fields in sorted(modal_fields().items())
+    for block_id, action_id in sorted(fields)
+]
+"""Every field of every modal Varulv opens, read off the modals themselves."""
+
+
+@pytest.fixture(scope="module")
+def modal_submissions(fake: FakeSlack, app: InProcessApp, db: Engine) -> dict[str, SignedRequest]:
+    """A submission of each modal Varulv opens, as Slack sends it, for a channel no game plays
+    in. The standing table's names no time zone, so none is ever set."""
+    side = Table(fake, app, db)
+    settings_user, schedule_user = new_people(fake, 2)
+    entered: dict[str, dict[str | tuple[str, str], str]] = {
+        settings_screen.CALLBACK_ID: {"night_seconds": "45"},
+        schedule_screen.CALLBACK_ID: {schedule_screen.ZONE: "Nowhere/Special"},
+    }
+    submissions = {}
+    for user, (callback_id, values) in zip(
+        (settings_user, schedule_user), entered.items(), strict=True
+    ):
+        fake.set_role(user, "admin")  # so every field is offered, the admins' own included
+        side.command(user, "settings" if callback_id == settings_screen.CALLBACK_ID else "schedule")
+        side.wait(lambda user=user: next(iter(fake.modals(user)), None), "the modal")  # type: ignore[misc]
+        submissions[callback_id] = signed(
+            fake,
+            lambda user=user, values=values: fake.view_submission(user, values),  # type: ignore[misc]
+        )
+    assert sorted(submissions) == sorted(modal_fields()), "a submission of every modal"
+    return submissions
+
+
+@pytest.mark.parametrize(("callback_id", "block_id", "action_id"), EVERY_FIELD)
+@settings(FUZZ, max_examples=25)
+@given(data=st.data())
+def test_every_field_of_every_modal_in_any_shape_is_answered_without_a_server_error(
+    fake: FakeSlack,
+    app: InProcessApp,
+    db: Engine,
+    modal_submissions: dict[str, SignedRequest],
+    callback_id: str,
+    block_id: str,
+    action_id: str,
+    data: st.DataObject,
+) -> None:
+    """The field's state is anything JSON can say, or has its element's key (or another's)
+    hold it; the view's type may be gone too. A submission refused changes nothing."""
+    request = modal_submissions[callback_id]
+    form, payload = payload_of(request)
+    view = payload["view"]
+    kind = modal_fields()[callback_id][(block_id, action_id)]
+    entry = {"type": kind, ENTERED_BY[kind]: None}
+    how = data.draw(st.sampled_from(["entry", "its key", "any key", "type"]), "how")
+    if how == "entry":
+        fuzzed: Any = data.draw(json_values, "entry")
+    elif how == "type":
+        fuzzed = {**entry, "type": data.draw(json_values, "type")}
+    else:
+        key = ENTERED_BY[kind] if how == "its key" else data.draw(st.sampled_from(FIELD_KEYS))
+        fuzzed = {**entry, key: data.draw(json_values, key)}
+    view["state"]["values"].setdefault(block_id, {})[action_id] = fuzzed
+    if data.draw(st.integers(0, 7), "drop the view's type?") == 0:
+        del view["type"]
+    body = urlencode({**form, "payload": json.dumps(payload)})
+    before = state(db)
+    errors = len(app.errors_logged())
+    answer = post(app, resigned(request, body))
+    assert answer.status_code < 500, answer.status_code
+    assert app.errors_logged()[errors:] == []
+    if answer.status_code == 400:
+        assert state(db) == before
+    else:
+        assert answer.status_code == 200, answer.status_code
 
 
 DESTRUCTIVE = ("app_uninstalled", "tokens_revoked")

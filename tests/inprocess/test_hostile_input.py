@@ -178,6 +178,49 @@ def test_a_settings_submission_of_the_wrong_shape_is_refused(
     assert channel_settings(db) == before
 
 
+def season(picked: Any) -> Any:
+    """The settings submission with its season's ``selected_option`` set to ``picked``."""
+    return lambda payload: payload["view"]["state"]["values"]["season"]["season"].update(
+        selected_option=picked
+    )
+
+
+FORGED_SUBMISSIONS = {
+    "season a string": season("x"),
+    "season a number": season(5),
+    "season a list of null": season([None]),
+    "season a list of an object": season([{}]),
+    "season without a value": season({"text": "month"}),
+    "season's value a number": season({"value": 5}),
+    "view without a type": lambda payload: payload["view"].pop("type"),
+    "view of no type": lambda payload: payload["view"].update(type=None),
+    "a field the modal has not": lambda payload: payload["view"]["state"]["values"].update(
+        extra={"extra": {"type": "plain_text_input", "value": "1"}}
+    ),
+    "a number of another element": lambda payload: payload["view"]["state"]["values"][
+        "night_seconds"
+    ]["night_seconds"].update(type="radio_buttons"),
+    "a time that is a list": lambda payload: payload["view"]["state"]["values"]["night_seconds"][
+        "night_seconds"
+    ].update(selected_time=[1]),
+}
+
+
+@pytest.mark.parametrize("how", list(FORGED_SUBMISSIONS.values()), ids=list(FORGED_SUBMISSIONS))
+def test_a_forged_settings_submission_is_refused_before_bolt_reads_it(
+    fake: FakeSlack, app: InProcessApp, db: Engine, how: Any
+) -> None:
+    (anna,) = new_people(fake, 1)
+    table = Table(fake, app, db)
+    before = channel_settings(db)
+    errors = len(app.errors_logged())
+    answer = app.send(with_payload(settings_submission(fake, table, anna), how))
+    assert answer.status_code == 400, answer.text
+    app.settle()
+    assert channel_settings(db) == before
+    assert app.errors_logged()[errors:] == []
+
+
 @pytest.mark.parametrize("metadata", ["", "C0\x00", "x" * 5000, "not a channel", "C0FIKA\n"])
 def test_a_settings_submission_for_no_channel_says_so_in_the_form(
     fake: FakeSlack, app: InProcessApp, db: Engine, metadata: str

@@ -37,7 +37,7 @@ def auth_test_broken(installed: Deployment) -> Iterator[list[float]]:
         if request.method != "auth.test":
             return original(request)
         called.append(time.monotonic())
-        time.sleep(3.5)
+        time.sleep(3.5)  # longer than Slack's three seconds, as a struggling Slack can be
         return ApiAnswer({"ok": False, "error": "internal_error"}, status=500)
 
     fake.api.handle = handle  # type: ignore[method-assign]  # replaced for the test, put back after

@@ -28,6 +28,7 @@ from tests.databases import migrated_database
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, start_app
 from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, fresh_database
+from tests.processes import end, start
 
 pytestmark = pytest.mark.long(12)
 
@@ -36,26 +37,44 @@ UNREACHABLE_DATABASE = "postgresql://nobody@127.0.0.1:9/nothing"
 CREDENTIALS = {"SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SIGNING_SECRET}
 
 
+PATIENCE = 300
+"""How long a refusal may take on a machine far busier than any should be (it takes about a
+second): only how long a test that fails takes to say so."""
+
+
 def varulv(
-    args: list[str], env: dict[str, str], tmp_path: Path, timeout: float = 60
+    args: list[str], env: dict[str, str], tmp_path: Path, timeout: float = PATIENCE
 ) -> subprocess.CompletedProcess[str]:
     """``varulv ARGS`` with a temporary folder of its own, which must stay empty."""
     folder = tmp_path / "tmp"
     folder.mkdir(parents=True)
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "VARULV_"))}
     clean.pop("DATABASE_URL", None)
-    result = subprocess.run(
-        [sys.executable, "-m", "slackapp.cli", *args],
+    argv = [sys.executable, "-m", "slackapp.cli", *args]
+    process = start(
+        argv,
         cwd=tmp_path,
         env={**clean, "TMPDIR": str(folder), **env},
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-        check=False,
     )
+    started = time.monotonic()
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        end(process)
+        stdout, stderr = process.communicate()
+        pytest.fail(
+            f"varulv {' '.join(args)} had not exited after {time.monotonic() - started:.0f} s "
+            f"(status {process.returncode} once ended); it had written:\n"
+            f"stdout: {stdout[-4000:]!r}\nstderr: {stderr[-4000:]!r}"
+        )
+    finally:
+        end(process)
     assert not list(folder.iterdir()), "it left files behind"
-    return result
+    return subprocess.CompletedProcess(argv, process.returncode, stdout, stderr)
 
 
 def plain_lines(stderr: str) -> list[str]:
@@ -146,7 +165,7 @@ def test_help_is_plain_text() -> None:
         [sys.executable, "-m", "slackapp.cli", "--help"],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=PATIENCE,
         check=True,
     )
     assert "``" not in result.stdout

@@ -241,7 +241,7 @@ def settled(fake: FakeSlack, quiet: float = 1.0, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     seen = len(fake.calls)
     while time.monotonic() < deadline:
-        time.sleep(quiet)
+        time.sleep(quiet)  # the app's process says nothing of being done: it is quiet a while
         if len(fake.calls) == seen:
             return
         seen = len(fake.calls)

@@ -4,7 +4,6 @@ cannot be recorded never costs the others theirs."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -17,6 +16,7 @@ from slackapp.db.models import OutboxEntry, SlackMessage
 from slackapp.delivery.landings import Landing, Landings
 from slackapp.fakeslack import FakeSlack
 from tests.reliability.test_delivery import new_game as new_delivery_game
+from tests.waiting import until
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +49,7 @@ def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> int:
 
 
 def wait_for(condition: Callable[[], bool]) -> None:
-    deadline = time.monotonic() + 10
-    while not condition():
-        assert time.monotonic() < deadline, "the landings never queued"
-        time.sleep(0.01)
+    until(condition, "the landings to queue", every=0.01)
 
 
 def record_while_the_first_waits(

@@ -103,7 +103,7 @@ def test_a_heard_enough_click_delivered_twice_marks_once(
     )
     assert fake.send(forged, app.events_url).status_code == 200
     table.wait(lambda: not seat_rows(db, game_id)[anna]["heard_enough"] or None, "taken back")
-    time.sleep(1.5)
+    time.sleep(1.5)  # past the second a request's timestamp rounds away, as above
     table.click(anna, board, "Heard enough")  # a click after the forged one still counts
     table.wait(lambda: seat_rows(db, game_id)[anna]["heard_enough"] or None, "the mark again")
     assert table.game()["phase"] == "day", "one of three is not more than half"
@@ -117,7 +117,7 @@ def send_both(fake: FakeSlack, url: str | None, request: SignedRequest, first: b
     def send(headers: dict[str, str] | None, lead: bool) -> None:
         start.wait()
         if not lead:
-            time.sleep(0.005)
+            time.sleep(0.005)  # a moment behind the other: which one Slack let go first
         assert fake.send(request, url, headers=headers).status_code == 200
 
     threads = [

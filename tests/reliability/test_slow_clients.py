@@ -21,6 +21,7 @@ from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess
 from tests.e2e.driver import Table
 from tests.processes import signal_group
 from tests.reliability.support import new_people, running_app, signed_command
+from tests.waiting import until
 
 pytestmark = pytest.mark.long(10)
 
@@ -113,10 +114,7 @@ def test_a_request_in_flight_when_the_server_is_told_to_stop_is_still_answered(
             )
             wait_until_accepted(app, connection)  # the request is in flight
             signal_group(app.process, signal.SIGTERM)  # as a platform stops a process
-            deadline = time.monotonic() + 20
-            while "Shutting down" not in app.log_tail() and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert "Shutting down" in app.log_tail(), app.log_tail()
+            until(lambda: "Shutting down" in app.log_tail(), "the server to stop")
             connection.sendall(body[10:])
             answer = b""
             while chunk := connection.recv(4096):
@@ -129,15 +127,16 @@ def wait_until_accepted(app: AppProcess, connection: socket.socket) -> None:
     """Until the server (or one of its worker processes) holds the other end of
     ``connection``."""
     mine = connection.getsockname()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
+
+    def accepted() -> bool:
         server = psutil.Process(app.process.pid)
         for worker in [server, *server.children()]:
             with suppress(psutil.Error):
                 if any(held.raddr == mine for held in worker.net_connections("tcp")):
-                    return
-        time.sleep(0.02)
-    raise AssertionError("the server did not accept the connection")
+                    return True
+        return False
+
+    until(accepted, "the server to accept the connection")
 
 
 class Crowd:

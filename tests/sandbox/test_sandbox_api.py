@@ -38,6 +38,7 @@ from slackapp.sandbox import CHANNEL_ID, PEOPLE, SandboxPage
 from slackapp.sandbox.run import Sandbox
 from slackapp.serving import free_port
 from tests import processes
+from tests.waiting import until
 
 pytestmark = pytest.mark.long(10)
 
@@ -580,9 +581,10 @@ def test_a_tab_closed_mid_answer_logs_one_quiet_line(
     )
     connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     connection.close()
-    deadline = time.monotonic() + 5
-    while not caplog.records and time.monotonic() < deadline:
-        time.sleep(0.05)
+    until(
+        lambda: [r for r in caplog.records if r.name == "slackapp.sandbox.server"],
+        "the server to log the page leaving",
+    )
     [line] = [r for r in caplog.records if r.name == "slackapp.sandbox.server"]
     assert line.levelno == logging.INFO
     assert line.getMessage() == "the page left before its answer to /api/changes"
