@@ -19,6 +19,7 @@ from slackapp.blocks.home import home_view
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.lobby import cancel_question, lobby, lobby_closed
 from slackapp.blocks.night import knowledge_text, night_board, night_dm, night_over
+from slackapp.blocks.render import render
 from slackapp.blocks.reveal import dm_game_over, reveal
 from slackapp.blocks.screen import Screen, sections, slack_time
 from slackapp.game import (
@@ -41,8 +42,9 @@ from slackapp.game import (
     learned_on_choosing,
     play,
 )
-from slackapp.game.cards import describe_deck
-from slackapp.game.night import CenterCard, describe_wake_order
+from slackapp.game.cards import GOALS, describe_deck
+from slackapp.game.effects import NightDmView, SeatName
+from slackapp.game.night import CenterCard, describe_wake_order, may_still_move
 
 GAME = 42
 CHANNEL = "C0TABLE"
@@ -795,6 +797,11 @@ def test_dm_game_over() -> None:
     assert "3 points" in won and f"<#{CHANNEL}>" in won
     lost = everything(dm_game_over(CHANNEL, Card.SEER, Card.SEER, 1, False))
     assert "Not this time" in lost and "still held it at dawn" in lost and "1 point " in lost
+    assert "Your night" not in lost
+    kept = everything(dm_game_over(CHANNEL, Card.SEER, Card.SEER, 1, False, ["Bo's card is *X*."]))
+    assert (
+        kept.index("*Your night*") < kept.index("Bo's card is *X*.") < kept.index("The whole story")
+    )
 
 
 # --- help, leaderboard, home ---------------------------------------------------------------
@@ -831,6 +838,66 @@ def test_each_night_dm_says_what_its_card_plays_for_by_day(card: Card) -> None:
     side = "werewolf" if card in (Card.WEREWOLF, Card.MINION) else "village"
     assert f"You are on the {side} side" in dm
     assert "Your card may have moved in the night" in dm
+
+
+def learned_dm(dealt: Card, held: Card, size: int = 5) -> str:
+    """The night message of seat one of ``size``, dealt ``dealt``, that has seen it now holds
+    ``held``: the Robber's new card, or the Insomniac's card at dawn."""
+    seats = tuple(SeatName(seat.key, seat.name, seat.is_bot) for seat in table(size))
+    robbing = dealt is Card.ROBBER
+    view = NightDmView(
+        game_id=GAME,
+        channel=CHANNEL,
+        me=seats[0],
+        seats=seats,
+        card=dealt,
+        kind="rob" if robbing else None,
+        waking=None,
+        pending=None,
+        confirmed=True,
+        choice=Rob(seats[1].key) if robbing else None,
+        learned=SawCard(held) if robbing else None,
+        dawn_card=None if robbing else held,
+    )
+    return "\n".join(section_texts(render(view)))
+
+
+LEARNED_PAIRS = [
+    (dealt, held)
+    for dealt in (Card.ROBBER, Card.INSOMNIAC)
+    for held in Card
+    if not (dealt is Card.ROBBER and held is Card.ROBBER)  # the Robber robs another's card
+]
+
+
+@pytest.mark.parametrize(("dealt", "held"), LEARNED_PAIRS)
+def test_the_side_line_follows_the_card_the_seat_learned_it_holds(dealt: Card, held: Card) -> None:
+    dm = learned_dm(dealt, held)
+    changed = held.team is not dealt.team
+    side = f"You are {'now' if changed else 'still'} on the {held.team} side"
+    assert side in dm, dm
+    assert GOALS[held.team] in dm
+    assert f"You are on the {dealt.team} side" not in dm, "the dealt card's side is gone"
+    if changed:
+        assert GOALS[dealt.team] not in dm, dm
+    # what it learned comes before the side it puts the seat on
+    assert dm.index(f"*{held}*", dm.index("\n", dm.index("Your card:"))) < dm.index(side)
+    if dealt is Card.ROBBER:  # the Troublemaker wakes later and could swap it again
+        assert "could still swap your card, and your side with it" in dm
+    else:  # nothing wakes after the Insomniac
+        assert "No card wakes after yours: this is your card, and your side, at dawn." in dm
+
+
+def test_a_card_may_still_move_while_a_card_that_moves_cards_wakes_later() -> None:
+    assert may_still_move(Card.ROBBER, 3)
+    assert not may_still_move(Card.INSOMNIAC, 10)
+    assert may_still_move(Card.SEER, 3), "the Seer's look comes before the Robber's"
+
+
+def test_the_dealt_side_stays_until_the_seat_learns_its_card() -> None:
+    seats = table(5)
+    dm = everything(night_dm(GAME, CHANNEL, Card.ROBBER, seats[0], seats, "rob", None, None, None))
+    assert "You are on the village side" in dm
 
 
 def test_leaderboard_sorts_by_points() -> None:

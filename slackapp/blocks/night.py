@@ -74,20 +74,26 @@ def night_dm(
     known: str | None,
     pending_first: SeatLabel | None,
     outcome_text: str | None,
+    goal: str | None = None,
 ) -> Screen:
     """The seat's private night message; ``outcome_text`` replaces the choices once made.
 
-    ``kind`` is :func:`slackapp.game.night.choice_kind` for the card the seat was dealt.
+    ``kind`` is :func:`slackapp.game.night.choice_kind` for the card the seat was dealt;
+    ``goal``: the side and goal of the card the seat has seen it now holds, which replaces
+    the dealt card's.
     """
     # A header of its own: a new game's card never reads as a follow-up to the last game's DM.
-    blocks: list[Block] = [
-        HeaderBlock(text="Night falls"),
-        section(f"Your card: *{card}*\n{card.line}\n_{card.day_goal}_"),
-    ]
+    blocks: list[Block] = [HeaderBlock(text="Night falls")]
+    if goal is None:
+        blocks.append(section(f"Your card: *{card}*\n{card.line}\n_{card.day_goal}_"))
+    else:
+        blocks.append(section(f"Your card: *{card}*\n{card.line}"))
     if known:
         blocks.append(section(known))
     if outcome_text:
         blocks.append(section(outcome_text))
+        if goal is not None:
+            blocks.append(section(f"_{goal}_"))
     else:
         # Never offer a seat itself, whatever the caller passed as "others".
         targets = [seat for seat in others if seat.key != me.key]

@@ -7,7 +7,7 @@ sections as Slack allows, so a ten-seat game fits well inside one message.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 
 from slack_sdk.models.blocks import ActionsBlock, Block, DividerBlock, HeaderBlock
@@ -31,6 +31,7 @@ from slackapp.game.night import LookAtCenter, LookAtSeat, NightStep, Peek, Rob, 
 from slackapp.game.outcome import Outcome
 
 Namer = Callable[[str], str]
+YOUR_NIGHT = "*Your night*"
 REVEAL_HEADER = "The reveal: what really happened"
 """Not "Dawn breaks": that is how the day begins, on the night board."""
 
@@ -66,8 +67,16 @@ def reveal(
     return Screen(text=f"The Varulv reveal: {_headline(outcome)}", blocks=blocks)
 
 
-def dm_game_over(channel_id: str, dealt: Card, dawn: Card, points: int, won: bool) -> Screen:
-    """The line each person gets privately once the reveal is out."""
+def dm_game_over(
+    channel_id: str,
+    dealt: Card,
+    dawn: Card,
+    points: int,
+    won: bool,
+    night_lines: Sequence[str] = (),
+) -> Screen:
+    """The line each person gets privately once the reveal is out, over their night message:
+    ``night_lines`` are what that message said they saw and did, kept."""
     held = "still held it at dawn" if dealt is dawn else f"held the *{dawn}* at dawn"
     verdict = "*You won!*" if won else "*Not this time.*"
     blocks: list[Block] = [
@@ -75,8 +84,10 @@ def dm_game_over(channel_id: str, dealt: Card, dawn: Card, points: int, won: boo
             f"{verdict} You were dealt the *{dealt}* and {held}. "
             f"{plural(points, 'point')} this game."
         ),
-        context(f"The whole story is in <#{channel_id}>."),
     ]
+    if night_lines:
+        blocks += sections([YOUR_NIGHT, *night_lines])
+    blocks.append(context(f"The whole story is in <#{channel_id}>."))
     return Screen(text=f"The Varulv game in <#{channel_id}> is over.", blocks=blocks)
 
 

@@ -143,6 +143,8 @@ class GameOverDmView:
     dawn: Card
     points: int
     won: bool
+    night: NightDmView | None = None
+    """The person's night message as it stood at dawn: the game's end keeps its lines."""
 
 
 PublicView = (

@@ -1071,6 +1071,7 @@ def _close_vote(state: GameState) -> Step:
             dawn=outcome.night.dawn[seat.key],
             points=result.points[seat.key],
             won=seat.key in result.winners,
+            night=_night_dm(state, seat, outcome.night),
         )
         effects.append(Show(dm_surface(seat.key), view))
     return Step(state, tuple(effects))
