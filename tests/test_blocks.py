@@ -578,10 +578,14 @@ def test_day_board_counts_and_toggles() -> None:
     text = everything(screen)
     assert "Day: talk it out, out loud" in text
     assert "as soon as 3 of the 4 people have heard enough" in text
-    assert "1 person has heard enough so far: the vote opens once 3 have." in text
+    assert "1 person has heard enough so far: the vote opens once 3 of the 4 people have" in text
+    assert "(bots are not counted)" in text
     assert "needed have" not in text
     nobody = everything(day_board(GAME, DEADLINE, 0, 2, 3))
-    assert "No one has heard enough yet: the vote opens once 2 have." in nobody
+    assert "No one has heard enough yet: the vote opens once 2 of the 3 people have" in nobody
+    both = everything(day_board(GAME, DEADLINE, 0, 2, 2))
+    assert "as soon as both people have heard enough" in both
+    assert "the vote opens once both people have (bots are not counted)" in both
     assert "0 " not in nobody.replace(slack_time(DEADLINE), "")
     assert "speaks first" not in text
     assert "click again to take it back" in text.lower()
@@ -594,6 +598,51 @@ def test_day_board_names_who_speaks_first_and_suggests_a_round_of_claims() -> No
     text = "\n".join(section_texts(day_board(GAME, DEADLINE, 0, 2, 3, first_speaker=speaker)))
     assert "<@U0TOVE> speaks first." in text
     assert "one round of claims" in text and "Then talk freely." in text
+
+
+def test_day_board_names_the_claims_order_and_the_bots_that_claim_nothing() -> None:
+    seats = table(5, people=3)
+    people, bots = seats[:3], seats[3:]
+    order = [people[1], people[2], people[0]]
+    text = "\n".join(
+        section_texts(
+            day_board(
+                GAME, DEADLINE, 0, 2, 3, 5, first_speaker=people[1], claims_order=order, silent=bots
+            )
+        )
+    )
+    assert "in this order: 1. <@U0P2>, 2. <@U0P3>, 3. <@U0P1>." in text, text
+    assert (
+        "*Bot 1* (bot) and *Bot 2* (bot) hold cards, may have moved cards in the night and will "
+        "vote, but make no claim" in text
+    ), text
+    one = "\n".join(
+        section_texts(day_board(GAME, DEADLINE, 0, 2, 3, 4, people[0], people, bots[:1]))
+    )
+    assert (
+        "*Bot 1* (bot) holds a card, may have moved cards in the night and will vote, but "
+        "makes no claim" in one
+    ), one
+    alone = "\n".join(section_texts(day_board(GAME, DEADLINE, 0, 2, 3, 3, people[0], people)))
+    assert "(bot)" not in alone and "no claim" not in alone
+
+
+@pytest.mark.parametrize("size", [3, 5, 10])
+def test_every_board_from_night_to_the_closed_vote_keeps_the_deck(size: int) -> None:
+    seats = table(size)
+    footer = f"{describe_deck(size)}\n{describe_wake_order(size)}"
+    boards = [
+        night_board(seats, 0, 2, DEADLINE),
+        night_over(seats),
+        day_board(GAME, DEADLINE, 0, 2, 3, size),
+        day_over("Time is up.", size),
+        ballot_board(GAME, seats, 0, size, DEADLINE),
+        ballot_closed(size, size),
+    ]
+    for board in boards:
+        footers = [block for block in serialised(board) if block["type"] == "context"]
+        assert footer in everything(board) and footers, board.text
+        assert footers[-1]["elements"][0]["text"] == footer, "the deck is the board's footer"
 
 
 def test_day_over_has_no_buttons() -> None:

@@ -9,7 +9,7 @@ from slack_sdk.models.blocks import ActionsBlock, Block, HeaderBlock
 
 from slackapp.blocks import ids
 from slackapp.blocks.labels import SeatLabel
-from slackapp.blocks.screen import Screen, button, context, section, slack_time
+from slackapp.blocks.screen import Screen, button, context, deck_context, section, slack_time
 
 
 def ballot_board(
@@ -37,10 +37,12 @@ def ballot_board(
         ),
         ActionsBlock(elements=buttons),
         context(f"{voted} of {total} have voted. The vote closes at {slack_time(deadline)}."),
+        *deck_context(len(seats)),
     ]
     return Screen(text="The Varulv vote is open: cast your sealed ballot.", blocks=blocks)
 
 
 def ballot_closed(voted: int, total: int) -> Screen:
     text = f"The vote is closed: {voted} of {total} voted. The reveal follows."
-    return Screen(text=text, blocks=[section(f"*The vote is closed.* {voted} of {total} voted.")])
+    blocks: list[Block] = [section(f"*The vote is closed.* {voted} of {total} voted.")]
+    return Screen(text=text, blocks=[*blocks, *deck_context(total)])

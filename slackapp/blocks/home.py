@@ -26,7 +26,8 @@ def how_a_game_goes() -> list[str]:
         "1. Someone types `/varulv` in a channel. 3 to 10 seats; bots fill up to 5.",
         "2. *Night*: Varulv sends you your card in a DM. Act if it wakes, then confirm.",
         "3. *Day*: talk, out loud, until the day's time is up. Varulv names who speaks first; "
-        "press “Heard enough” when you're done.",
+        "press “Heard enough” when you're done: the vote opens early once more than half of "
+        "the people (bots are not counted) have.",
         "4. *Vote*: one sealed ballot each, for another player or for nobody.",
         "5. *Reveal*: the card you hold at dawn decides your team. Winners get "
         f"{WIN_POINTS} points, a ballot on a werewolf {WEREWOLF_BALLOT_POINTS}.",

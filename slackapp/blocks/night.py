@@ -60,6 +60,7 @@ def night_over(seats: Sequence[SeatLabel]) -> Screen:
     blocks: list[Block] = [
         HeaderBlock(text="Dawn breaks"),
         section(f"The night is over. Wake up, {and_list([seat.mention for seat in seats])}!"),
+        *deck_context(len(seats)),
     ]
     return Screen(text="Dawn breaks at the Varulv table.", blocks=blocks)
 

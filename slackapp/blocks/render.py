@@ -42,13 +42,23 @@ def render(view: m.View) -> Screen:
             return night_screen.night_board(labels(seats), confirmed, people, deadline)
         case m.NightOverView(seats):
             return night_screen.night_over(labels(seats))
-        case m.DayBoardView(game_id, deadline, heard, needed, people, seat_count, first):
+        case m.DayBoardView(
+            game_id, deadline, heard, needed, people, seat_count, first, order, silent
+        ):
             speaker = None if first is None else label(first)
             return day_screen.day_board(
-                game_id, deadline, heard, needed, people, seat_count, first_speaker=speaker
+                game_id,
+                deadline,
+                heard,
+                needed,
+                people,
+                seat_count,
+                first_speaker=speaker,
+                claims_order=labels(order),
+                silent=labels(silent),
             )
-        case m.DayOverView(reason):
-            return day_screen.day_over(reason)
+        case m.DayOverView(reason, seat_count):
+            return day_screen.day_over(reason, seat_count)
         case m.BallotBoardView(game_id, seats, voted, total, deadline):
             return ballot_screen.ballot_board(game_id, labels(seats), voted, total, deadline)
         case m.BallotClosedView(voted, total):

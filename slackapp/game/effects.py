@@ -82,11 +82,18 @@ class DayBoardView:
     """How many seats the table has: its deck is public (:func:`cards.describe_deck`)."""
     first_speaker: SeatName | None = None
     """The person named to speak first, so that nobody has to fight for the first word."""
+    claims_order: tuple[SeatName, ...] = ()
+    """Every person, in the order they make their claim: the first speaker, then round the
+    table."""
+    silent: tuple[SeatName, ...] = ()
+    """The bots: they hold cards, move cards and vote, but make no claim."""
 
 
 @dataclass(frozen=True)
 class DayOverView:
     reason: str
+    seat_count: int = 0
+    """The table's size, for its public deck (0: not shown)."""
 
 
 @dataclass(frozen=True)

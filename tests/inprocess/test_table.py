@@ -87,7 +87,7 @@ def test_the_day_board_shows_the_deck_and_names_one_person_to_speak_first(
     speakers = [user for user in (ANNA, BO) if f"<@{user}> speaks first" in board]
     assert len(speakers) == 1, board
     assert "one round of claims" in board
-    assert "No one has heard enough yet: the vote opens once 2 have." in board
+    assert "No one has heard enough yet: the vote opens once both people have" in board
     table.heard_enough([ANNA])
     table.board("Heard enough", saying="1 person has heard enough so far")
 
