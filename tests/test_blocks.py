@@ -45,6 +45,7 @@ from slackapp.game import (
 from slackapp.game.cards import GOALS, describe_deck
 from slackapp.game.effects import NightDmView, SeatName
 from slackapp.game.night import CenterCard, describe_wake_order, may_still_move
+from slackapp.game.outcome import BallotScore
 
 GAME = 42
 CHANNEL = "C0TABLE"
@@ -728,8 +729,12 @@ def test_reveal_tells_robber_caught_out() -> None:
     assert "*The werewolf team wins:* *Eva* (bot)." in text
     assert "No one died" not in text
     points = reveal_part(screen, "*Points*")
-    assert line_with(points, "*Eva* (bot): ") == "*Eva* (bot): *2 points* (won)"
-    assert line_with(points, "<@UANNA>: ") == "<@UANNA>: *0 points*"
+    assert line_with(points, "*Eva* (bot): ") == "*Eva* (bot): *2 points* (won; did not vote)"
+    assert line_with(points, "<@UANNA>: ") == (
+        "<@UANNA>: *0 points* (lost; the ballot named no Werewolf)"
+    )
+    assert line_with(points, "<@UCIA>: ") == "<@UCIA>: *0 points* (lost; voted for nobody)"
+    assert all("(" in line for line in points.splitlines()[1:]), "every line has its reason"
     assert screen.text == "The Varulv reveal: the werewolf team wins."
 
 
@@ -847,6 +852,10 @@ def test_dm_game_over() -> None:
     lost = everything(dm_game_over(CHANNEL, Card.SEER, Card.SEER, 1, False))
     assert "Not this time" in lost and "still held it at dawn" in lost and "1 point " in lost
     assert "Your night" not in lost
+    why = everything(
+        dm_game_over(CHANNEL, Card.SEER, Card.SEER, 0, False, ballot=BallotScore.NAMED_NO_WEREWOLF)
+    )
+    assert "0 points this game: lost; your ballot named no Werewolf." in why
     kept = everything(dm_game_over(CHANNEL, Card.SEER, Card.SEER, 1, False, ["Bo's card is *X*."]))
     assert (
         kept.index("*Your night*") < kept.index("Bo's card is *X*.") < kept.index("The whole story")

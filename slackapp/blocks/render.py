@@ -68,12 +68,12 @@ def render(view: m.View) -> Screen:
             return reveal_screen.reveal(outcome, named, game_id=game_id or None)
         case m.NightDmView():
             return night_dm(view)
-        case m.GameOverDmView(channel, dealt, dawn, points, won, night):
+        case m.GameOverDmView(channel, dealt, dawn, points, won, night, ballot):
             lines: list[str] = []
             if night is not None:
                 names = {seat.key: label(seat) for seat in night.seats}
                 lines = [line for line in night_lines(night, names) if line]
-            return reveal_screen.dm_game_over(channel, dealt, dawn, points, won, lines)
+            return reveal_screen.dm_game_over(channel, dealt, dawn, points, won, lines, ballot)
     raise TypeError(f"not a view: {view!r}")
 
 

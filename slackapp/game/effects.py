@@ -16,7 +16,7 @@ from datetime import datetime
 
 from slackapp.game.cards import Card
 from slackapp.game.night import Knowledge, NightChoice
-from slackapp.game.outcome import Outcome
+from slackapp.game.outcome import BallotScore, Outcome
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,8 @@ class GameOverDmView:
     won: bool
     night: NightDmView | None = None
     """The person's night message as it stood at dawn: the game's end keeps its lines."""
+    ballot: BallotScore | None = None
+    """What the person's ballot did for their points."""
 
 
 PublicView = (

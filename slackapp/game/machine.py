@@ -75,7 +75,7 @@ from slackapp.game.night import (
     learned_on_choosing,
     resolve_night,
 )
-from slackapp.game.outcome import Outcome, play
+from slackapp.game.outcome import Outcome, ballot_score, play
 from slackapp.game.vote import IllegalBallot, check_ballot, heard_enough_needed, vote_opens_early
 
 # --- the state -------------------------------------------------------------------------------
@@ -1118,6 +1118,7 @@ def _close_vote(state: GameState) -> Step:
             points=result.points[seat.key],
             won=seat.key in result.winners,
             night=_night_dm(state, seat, outcome.night),
+            ballot=ballot_score(outcome, seat.key),
         )
         effects.append(Show(dm_surface(seat.key), view))
     return Step(state, tuple(effects))

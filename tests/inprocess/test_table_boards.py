@@ -146,7 +146,11 @@ def test_seats_keep_the_order_people_sat_down_in_and_the_ballot_follows_it(
     lobby = table.seat_people(ANNA, [], bots=True)
     for seated, user in enumerate([DAN, BO, CIA], start=2):  # each takes a bot's seat
         table.click(user, lobby, "Join")
-        table.wait(lambda n=seated: len(people_and_bots(table)[0]) == n or None, f"{user} seated")
+
+        def all_seated(n: int = seated) -> bool | None:
+            return len(people_and_bots(table)[0]) == n or None
+
+        table.wait(all_seated, f"{user} seated")
     people, bots = people_and_bots(table)
     assert people == [ANNA, DAN, BO, CIA] and len(bots) == 1
     table.start(ANNA)

@@ -77,8 +77,35 @@ def test_the_message_at_the_games_end_keeps_the_persons_own_night(
 
     def game_over() -> str | None:
         said = [m.rendered_text for m in fake.dm_messages(ANNA)]
-        return next((text for text in reversed(said) if "this game." in text), None)
+        return next((text for text in reversed(said) if "this game" in text), None)
 
     over = table.wait(game_over, "Anna's message at the game's end")
     assert "You were dealt the *Robber* and held the *Seer* at dawn" in over, over
     assert "*Your night*" in over and robbed in over, over
+
+
+def test_every_points_line_says_why_zero_included(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    table.seat_people(ANNA, [BO, CIA])
+    table.arrange_deal(
+        lambda dealt, center: dealt[ANNA] is Card.WEREWOLF and Card.WEREWOLF in center
+    )
+    table.start(ANNA)
+    table.play_night([ANNA, BO, CIA], lambda *_: "Skip")
+    table.wait_for_phase("day")
+    table.heard_enough([BO, CIA])
+    table.vote({ANNA: NAMES[BO], BO: NAMES[ANNA], CIA: NAMES[ANNA]})
+    table.wait_for_phase("over")
+    points = table.reveal().rendered_text.split("*Points*")[1].split("Play again")[0]
+    assert f"<@{ANNA}>: *0 points* (lost; the ballot named no Werewolf)" in points, points
+    assert f"<@{BO}>: *3 points* (won; named a Werewolf)" in points, points
+    assert f"<@{CIA}>: *3 points* (won; named a Werewolf)" in points, points
+
+    def game_over() -> str | None:
+        said = [m.rendered_text for m in fake.dm_messages(ANNA)]
+        return next((text for text in reversed(said) if "this game" in text), None)
+
+    over = table.wait(game_over, "Anna's message at the game's end")
+    assert "0 points this game: lost; your ballot named no Werewolf." in over, over
