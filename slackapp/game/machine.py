@@ -454,11 +454,12 @@ def already_running(state: GameState, user: str | None = None) -> str:
     """What ``/varulv`` by ``user`` is told in a channel whose table is open."""
     if state.phase == Phase.LOBBY and user is not None and state.seat(user) is not None:
         return "You are seated at the table above: press *Start* once everyone is in."
-    if user is not None and state.seat(user) is None and state.phase != Phase.LOBBY:
+    if state.phase == Phase.LOBBY:  # a lobby is no game yet: nothing runs until *Start*
+        return "A table is already open in this channel: press *Join* on its lobby above."
+    if user is not None and state.seat(user) is None:
         where = f"You are not seated at it, so sit in on the next one: it is {state.phase} there."
     else:
         where = {
-            Phase.LOBBY: "Its lobby is open above: press *Join*.",
             Phase.NIGHT: "It is night: check your DM from Varulv.",
             Phase.DAY: "It is day: talk it out.",
             Phase.VOTE: "The vote is open above.",

@@ -456,6 +456,7 @@ def test_a_second_slash_varulv_is_told_what_fits_the_person_and_the_phase() -> N
     assert "press *Start*" in m.already_running(lobby, "UANNA")
     assert "press *Join*" not in m.already_running(lobby, "UANNA")
     assert "press *Join*" in m.already_running(lobby, "USTRANGER")
+    assert "running" not in m.already_running(lobby, "USTRANGER") + m.already_running(lobby)
     night = started(["UANNA", "UBO", "UCIA"])
     assert "check your DM" in m.already_running(night, "UBO")
     stranger = m.already_running(night, "USTRANGER")

@@ -194,7 +194,8 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
     table.click(BO, lobby, "Leave")
     table.wait(lambda: len(table.seats()) == 4 or None, "bo left the new table")
     table.click(CIA, reveal, "Play again")  # someone not at the new table is told it is open
-    table.ephemeral(CIA, "already running")
+    said = table.ephemeral(CIA, "A table is already open in this channel").rendered_text
+    assert "game is already running" not in said, "a lobby is no running game"
 
 
 def test_cancel_asks_only_those_who_may_cancel_and_then_cancels(
