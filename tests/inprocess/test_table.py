@@ -352,11 +352,16 @@ def test_tied_players_share_a_place_on_the_leaderboard_and_the_home_tab(
     assert len(rankings) == 2, board  # this season's, and all time
     for ranking in rankings:
         assert places(ranking) == tied, board
+    listed = [re.findall(r"^\d+\. <@(\w+)>", ranking, re.M) for ranking in rankings]
+    assert listed[0] == listed[1], board  # the tied people in the same order in both
 
     home = open_home(table, wolf)
     here = home.split(f"<#{table.channel}>")[1]
     assert places(here.split("<#")[0]) == tied, home
     assert f"3. <@{wolf}>" in here and "← you" in here
+    assert here.index("This season") < here.index("All time"), "as `/varulv score` shows"
+    home_order = re.findall(r"^\d+\. <@(\w+)>", here.split("<#")[0], re.M)
+    assert home_order == listed[1], home
     # The Home tab's wording, whatever this channel set (its day is 4 minutes).
     assert "least comfortable arguing out loud" in home
     assert "speak first" in home and "one round of claims" in home
