@@ -54,7 +54,7 @@ def test_bots_fill_only_up_to_five_and_give_their_seats_to_people(
         table.wait(all_seated, f"{seated} people seated")
         assert len(table.seats()) == 5, "a bot gave up its seat"
     assert not any(seat["bot_name"] for seat in table.seats())
-    table.board("Varulv", saying="5 of 10 seats taken")
+    table.board("Take a seat", saying="5 of 10 seats taken")
 
 
 def test_a_bot_never_has_a_seated_persons_name_and_is_marked(
@@ -66,7 +66,7 @@ def test_a_bot_never_has_a_seated_persons_name_and_is_marked(
     lobby = table.seat_people("U0ASTRID", ["U0BOSSE"], bots=True)
     bots = [seat["display_name"] for seat in table.seats() if seat["bot_name"]]
     assert bots == ["Cissi", "Dagge", "Ebba"]
-    shown = table.board("Varulv", saying="*Cissi* (bot)").rendered_text
+    shown = table.board("Take a seat", saying="*Cissi* (bot)").rendered_text
     assert "*Dagge* (bot)" in shown and "*Ebba* (bot)" in shown
     fake.add_user("U0CISSI", "cissi")
     table.click("U0CISSI", lobby, "Join")
@@ -113,7 +113,7 @@ def test_a_lobby_the_host_left_no_longer_says_they_set_it(
     lobby = table.seat_people(ANNA, [BO, CIA])
     assert f"<@{ANNA}> is setting a table" in table.lobby().rendered_text
     table.click(ANNA, lobby, "Leave")
-    shown = table.board("Varulv", saying="A table is being set").rendered_text
+    shown = table.board("Take a seat", saying="A table is being set").rendered_text
     assert "is setting a table" not in shown
 
 
@@ -190,7 +190,7 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
             "SELECT count(*) FROM games WHERE channel_id = %s AND id > %s", (table.channel, first)
         ).scalar_one()
     assert opened == 1
-    lobby = table.board("Varulv", saying="5 of 10 seats taken")
+    lobby = table.board("Take a seat", saying="5 of 10 seats taken")
     table.click(BO, lobby, "Leave")
     table.wait(lambda: len(table.seats()) == 4 or None, "bo left the new table")
     table.click(CIA, reveal, "Play again")  # someone not at the new table is told it is open
@@ -214,7 +214,7 @@ def test_cancel_asks_only_those_who_may_cancel_and_then_cancels(
     table.click(DAN, lobby, "Join")  # the question stays with the one who was asked
     table.wait(lambda: len(table.seats()) == 3 or None, "Dan seated")
     table.click(BO, question, "Yes, cancel")
-    table.board("Varulv", saying=f"<@{BO}> cancelled this table.")
+    table.board("Table closed", saying=f"<@{BO}> cancelled this table.")
     assert table.game()["phase"] == "cancelled" and table.game()["ended_by"] == BO
     table.wait(
         lambda: (

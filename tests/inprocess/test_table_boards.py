@@ -160,3 +160,15 @@ def test_seats_keep_the_order_people_sat_down_in_and_the_ballot_follows_it(
     ballot = table.board("One sealed ballot each")
     shown = [button.text for button in ballot.buttons() if "(bot)" not in button.text]
     assert shown[: len(people)] == [NAMES[user] for user in people], shown
+
+
+def test_the_lobby_does_not_repeat_the_apps_name_under_it(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    lobby = table.seat_people(ANNA, [BO])
+    headers = [block["text"]["text"] for block in lobby.blocks if block["type"] == "header"]
+    assert headers == ["Take a seat"], headers
+    table.cancel(BO, lobby)
+    closed = table.board("Table closed", saying="cancelled this table")
+    assert "Varulv" not in [b["text"]["text"] for b in closed.blocks if b["type"] == "header"]
