@@ -37,6 +37,7 @@ PLAY_ONLY = (Phase.explicit, Phase.reuse, Phase.generate)
 DATES = re.compile(r"<!date\^\d+\^[^>]*>")
 VALUES = re.compile(r'"value": "(\d+)')
 FIRST_SPEAKER = re.compile(r"<@\w+> speaks first")
+CLAIMS_ORDER = re.compile(r"in this order: (?:\d+\. <@\w+>(?:, )?)+\.")
 """Drawn from the seed on a stream of its own, so it differs between two plays by design."""
 CHANNEL_BUTTON_VALUE = re.compile(r"^GAME(:(U\w+|bot\d+|nobody))?$")
 
@@ -65,9 +66,10 @@ plans = st.integers(3, 5).flatmap(
 
 def normalized(raw: str, game_id: int, channel: str) -> str:
     """What differs between two plays of the same game anyway: ids, times of day, and who is
-    named to speak first."""
+    named to speak first (and so the order of the claims)."""
     raw = DATES.sub("<date>", raw.replace(channel, "CHANNEL"))
     raw = FIRST_SPEAKER.sub("<first speaker> speaks first", raw)
+    raw = CLAIMS_ORDER.sub("in this order: <claims order>.", raw)
     return VALUES.sub(lambda found: '"value": "GAME' if found[1] == str(game_id) else found[0], raw)
 
 
