@@ -19,6 +19,7 @@ from slackapp.blocks.home import home_view
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.lobby import cancel_question, lobby, lobby_closed
 from slackapp.blocks.night import knowledge_text, night_board, night_dm, night_over
+from slackapp.blocks.render import render
 from slackapp.blocks.reveal import dm_game_over, reveal
 from slackapp.blocks.screen import Screen, sections, slack_time
 from slackapp.game import (
@@ -41,8 +42,10 @@ from slackapp.game import (
     learned_on_choosing,
     play,
 )
-from slackapp.game.cards import describe_deck
-from slackapp.game.night import CenterCard, describe_wake_order
+from slackapp.game.cards import GOALS, describe_deck
+from slackapp.game.effects import NightDmView, SeatName
+from slackapp.game.night import CenterCard, describe_wake_order, may_still_move
+from slackapp.game.outcome import BallotScore
 
 GAME = 42
 CHANNEL = "C0TABLE"
@@ -215,7 +218,7 @@ def all_screens(seats: Sequence[SeatLabel], seed: int) -> list[Screen]:
         night_over(seats),
         day_board(GAME, DEADLINE, 1, 2, 3),
         day_over("Enough heard: the vote is open."),
-        ballot_board(GAME, 0, len(seats), DEADLINE),
+        ballot_board(GAME, 0, len(seats), DEADLINE, len(seats)),
         personal_ballot(GAME, others, None, False, DEADLINE),
         personal_ballot(GAME, others, others[0], True, DEADLINE, "Your ballot: someone."),
         ballot_closed(len(seats) - 1, len(seats)),
@@ -250,7 +253,7 @@ def test_public_screens_name_no_card(size: int) -> None:
         night_board(seats, 0, size, DEADLINE),
         night_over(seats),
         day_board(GAME, DEADLINE, 0, 2, 3, seat_count=size),
-        ballot_board(GAME, 1, size, DEADLINE),
+        ballot_board(GAME, 1, size, DEADLINE, size),
         ballot_closed(size, size),
     ]
     for screen in public:
@@ -578,10 +581,14 @@ def test_day_board_counts_and_toggles() -> None:
     text = everything(screen)
     assert "Day: talk it out, out loud" in text
     assert "as soon as 3 of the 4 people have heard enough" in text
-    assert "1 person has heard enough so far: the vote opens once 3 have." in text
+    assert "1 person has heard enough so far: the vote opens once 3 of the 4 people have" in text
+    assert "(bots are not counted)" in text
     assert "needed have" not in text
     nobody = everything(day_board(GAME, DEADLINE, 0, 2, 3))
-    assert "No one has heard enough yet: the vote opens once 2 have." in nobody
+    assert "No one has heard enough yet: the vote opens once 2 of the 3 people have" in nobody
+    both = everything(day_board(GAME, DEADLINE, 0, 2, 2))
+    assert "as soon as both people have heard enough" in both
+    assert "the vote opens once both people have (bots are not counted)" in both
     assert "0 " not in nobody.replace(slack_time(DEADLINE), "")
     assert "speaks first" not in text
     assert "click again to take it back" in text.lower()
@@ -596,6 +603,51 @@ def test_day_board_names_who_speaks_first_and_suggests_a_round_of_claims() -> No
     assert "one round of claims" in text and "Then talk freely." in text
 
 
+def test_day_board_names_the_claims_order_and_the_bots_that_claim_nothing() -> None:
+    seats = table(5, people=3)
+    people, bots = seats[:3], seats[3:]
+    order = [people[1], people[2], people[0]]
+    text = "\n".join(
+        section_texts(
+            day_board(
+                GAME, DEADLINE, 0, 2, 3, 5, first_speaker=people[1], claims_order=order, silent=bots
+            )
+        )
+    )
+    assert "in this order: 1. <@U0P2>, 2. <@U0P3>, 3. <@U0P1>." in text, text
+    assert (
+        "*Bot 1* (bot) and *Bot 2* (bot) hold cards, may have moved cards in the night and will "
+        "vote, but make no claim" in text
+    ), text
+    one = "\n".join(
+        section_texts(day_board(GAME, DEADLINE, 0, 2, 3, 4, people[0], people, bots[:1]))
+    )
+    assert (
+        "*Bot 1* (bot) holds a card, may have moved cards in the night and will vote, but "
+        "makes no claim" in one
+    ), one
+    alone = "\n".join(section_texts(day_board(GAME, DEADLINE, 0, 2, 3, 3, people[0], people)))
+    assert "(bot)" not in alone and "no claim" not in alone
+
+
+@pytest.mark.parametrize("size", [3, 5, 10])
+def test_every_board_from_night_to_the_closed_vote_keeps_the_deck(size: int) -> None:
+    seats = table(size)
+    footer = f"{describe_deck(size)}\n{describe_wake_order(size)}"
+    boards = [
+        night_board(seats, 0, 2, DEADLINE),
+        night_over(seats),
+        day_board(GAME, DEADLINE, 0, 2, 3, size),
+        day_over("Time is up.", size),
+        ballot_board(GAME, 0, size, DEADLINE, size),
+        ballot_closed(size, size),
+    ]
+    for board in boards:
+        footers = [block for block in serialised(board) if block["type"] == "context"]
+        assert footer in everything(board) and footers, board.text
+        assert footers[-1]["elements"][0]["text"] == footer, "the deck is the board's footer"
+
+
 def test_day_over_has_no_buttons() -> None:
     screen = day_over("Time is up.")
     assert buttons(screen) == [] and "Time is up." in screen.text
@@ -603,7 +655,7 @@ def test_day_over_has_no_buttons() -> None:
 
 @pytest.mark.parametrize("size", TABLE_SIZES)
 def test_the_vote_board_has_one_vote_button_and_says_how_the_vote_counts(size: int) -> None:
-    screen = ballot_board(GAME, 2, size, DEADLINE)
+    screen = ballot_board(GAME, 2, size, DEADLINE, size)
     assert targets(screen) == [(ids.BALLOT, None)]
     text = everything(screen)
     assert f"2 of {size} have voted" in text
@@ -700,8 +752,12 @@ def test_reveal_tells_robber_caught_out() -> None:
     assert "*The werewolf team wins:* *Eva* (bot)." in text
     assert "No one died" not in text
     points = reveal_part(screen, "*Points*")
-    assert line_with(points, "*Eva* (bot): ") == "*Eva* (bot): *2 points* (won)"
-    assert line_with(points, "<@UANNA>: ") == "<@UANNA>: *0 points*"
+    assert line_with(points, "*Eva* (bot): ") == "*Eva* (bot): *2 points* (won; did not vote)"
+    assert line_with(points, "<@UANNA>: ") == (
+        "<@UANNA>: *0 points* (lost; the ballot named no Werewolf)"
+    )
+    assert line_with(points, "<@UCIA>: ") == "<@UCIA>: *0 points* (lost; voted for nobody)"
+    assert all("(" in line for line in points.splitlines()[1:]), "every line has its reason"
     assert screen.text == "The Varulv reveal: the werewolf team wins."
 
 
@@ -818,6 +874,15 @@ def test_dm_game_over() -> None:
     assert "3 points" in won and f"<#{CHANNEL}>" in won
     lost = everything(dm_game_over(CHANNEL, Card.SEER, Card.SEER, 1, False))
     assert "Not this time" in lost and "still held it at dawn" in lost and "1 point " in lost
+    assert "Your night" not in lost
+    why = everything(
+        dm_game_over(CHANNEL, Card.SEER, Card.SEER, 0, False, ballot=BallotScore.NAMED_NO_WEREWOLF)
+    )
+    assert "0 points this game: lost; your ballot named no Werewolf." in why
+    kept = everything(dm_game_over(CHANNEL, Card.SEER, Card.SEER, 1, False, ["Bo's card is *X*."]))
+    assert (
+        kept.index("*Your night*") < kept.index("Bo's card is *X*.") < kept.index("The whole story")
+    )
 
 
 # --- help, leaderboard, home ---------------------------------------------------------------
@@ -854,6 +919,66 @@ def test_each_night_dm_says_what_its_card_plays_for_by_day(card: Card) -> None:
     side = "werewolf" if card in (Card.WEREWOLF, Card.MINION) else "village"
     assert f"You are on the {side} side" in dm
     assert "Your card may have moved in the night" in dm
+
+
+def learned_dm(dealt: Card, held: Card, size: int = 5) -> str:
+    """The night message of seat one of ``size``, dealt ``dealt``, that has seen it now holds
+    ``held``: the Robber's new card, or the Insomniac's card at dawn."""
+    seats = tuple(SeatName(seat.key, seat.name, seat.is_bot) for seat in table(size))
+    robbing = dealt is Card.ROBBER
+    view = NightDmView(
+        game_id=GAME,
+        channel=CHANNEL,
+        me=seats[0],
+        seats=seats,
+        card=dealt,
+        kind="rob" if robbing else None,
+        waking=None,
+        pending=None,
+        confirmed=True,
+        choice=Rob(seats[1].key) if robbing else None,
+        learned=SawCard(held) if robbing else None,
+        dawn_card=None if robbing else held,
+    )
+    return "\n".join(section_texts(render(view)))
+
+
+LEARNED_PAIRS = [
+    (dealt, held)
+    for dealt in (Card.ROBBER, Card.INSOMNIAC)
+    for held in Card
+    if not (dealt is Card.ROBBER and held is Card.ROBBER)  # the Robber robs another's card
+]
+
+
+@pytest.mark.parametrize(("dealt", "held"), LEARNED_PAIRS)
+def test_the_side_line_follows_the_card_the_seat_learned_it_holds(dealt: Card, held: Card) -> None:
+    dm = learned_dm(dealt, held)
+    changed = held.team is not dealt.team
+    side = f"You are {'now' if changed else 'still'} on the {held.team} side"
+    assert side in dm, dm
+    assert GOALS[held.team] in dm
+    assert f"You are on the {dealt.team} side" not in dm, "the dealt card's side is gone"
+    if changed:
+        assert GOALS[dealt.team] not in dm, dm
+    # what it learned comes before the side it puts the seat on
+    assert dm.index(f"*{held}*", dm.index("\n", dm.index("Your card:"))) < dm.index(side)
+    if dealt is Card.ROBBER:  # the Troublemaker wakes later and could swap it again
+        assert "could still swap your card, and your side with it" in dm
+    else:  # nothing wakes after the Insomniac
+        assert "No card wakes after yours: this is your card, and your side, at dawn." in dm
+
+
+def test_a_card_may_still_move_while_a_card_that_moves_cards_wakes_later() -> None:
+    assert may_still_move(Card.ROBBER, 3)
+    assert not may_still_move(Card.INSOMNIAC, 10)
+    assert may_still_move(Card.SEER, 3), "the Seer's look comes before the Robber's"
+
+
+def test_the_dealt_side_stays_until_the_seat_learns_its_card() -> None:
+    seats = table(5)
+    dm = everything(night_dm(GAME, CHANNEL, Card.ROBBER, seats[0], seats, "rob", None, None, None))
+    assert "You are on the village side" in dm
 
 
 def test_leaderboard_sorts_by_points() -> None:

@@ -14,7 +14,7 @@ from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, HeaderBl
 
 from slackapp.blocks import ids
 from slackapp.blocks.labels import SeatLabel
-from slackapp.blocks.screen import Screen, button, context, section, slack_time
+from slackapp.blocks.screen import Screen, button, context, deck_context, section, slack_time
 
 HOW_THE_VOTE_COUNTS = (
     "Nobody counts like a player: the most votes die, ties all die, and no one dies unless "
@@ -22,8 +22,10 @@ HOW_THE_VOTE_COUNTS = (
 )
 
 
-def ballot_board(game_id: int, voted: int, total: int, deadline: datetime) -> Screen:
-    """The channel's board while the vote is open."""
+def ballot_board(
+    game_id: int, voted: int, total: int, deadline: datetime, seat_count: int
+) -> Screen:
+    """The channel's board while the vote is open, with the table's deck."""
     vote = button(
         "Vote",
         ids.BALLOT,
@@ -40,6 +42,7 @@ def ballot_board(game_id: int, voted: int, total: int, deadline: datetime) -> Sc
         ActionsBlock(elements=[vote]),
         context(HOW_THE_VOTE_COUNTS),
         context(f"{voted} of {total} have voted. The vote closes at {slack_time(deadline)}."),
+        *deck_context(seat_count),
     ]
     return Screen(text="The Varulv vote is open: cast your sealed ballot.", blocks=blocks)
 
@@ -97,4 +100,5 @@ def personal_ballot(
 
 def ballot_closed(voted: int, total: int) -> Screen:
     text = f"The vote is closed: {voted} of {total} voted. The reveal follows."
-    return Screen(text=text, blocks=[section(f"*The vote is closed.* {voted} of {total} voted.")])
+    blocks: list[Block] = [section(f"*The vote is closed.* {voted} of {total} voted.")]
+    return Screen(text=text, blocks=[*blocks, *deck_context(total)])

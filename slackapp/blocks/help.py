@@ -10,7 +10,7 @@ from slackapp.blocks.ballot import HOW_THE_VOTE_COUNTS
 from slackapp.blocks.screen import Screen, context, plural, section, sections
 from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.cards import Card
-from slackapp.game.seasons import Standing
+from slackapp.game.seasons import Standing, rank_order
 from slackapp.game.vote import WEREWOLF_BALLOT_POINTS, WIN_POINTS
 
 LEADERBOARD_ROWS = 20
@@ -129,7 +129,7 @@ def season_ranking(standings: Sequence[Standing], limit: int) -> Iterator[str]:
 def ranking(rows: Sequence[ScoreRow], limit: int, you: str | None = None) -> Iterator[str]:
     """Ranked rows by points, then wins, ties sharing a place; ``you`` is marked so a viewer
     finds themself."""
-    ordered = sorted(rows, key=lambda row: (-row[3], -row[2], row[1]))
+    ordered = sorted(rows, key=lambda row: rank_order(row[0], row[2], row[3]))
     place = 0
     for number, (user_id, games, wins, points) in enumerate(ordered[:limit], start=1):
         previous = ordered[number - 2] if number > 1 else None

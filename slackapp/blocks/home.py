@@ -26,7 +26,8 @@ def how_a_game_goes() -> list[str]:
         "1. Someone types `/varulv` in a channel. 3 to 10 seats; bots fill up to 5.",
         "2. *Night*: Varulv sends you your card in a DM. Act if it wakes, then confirm.",
         "3. *Day*: talk, out loud, until the day's time is up. Varulv names who speaks first; "
-        "press “Heard enough” when you're done.",
+        "press “Heard enough” when you're done: the vote opens early once more than half of "
+        "the people (bots are not counted) have.",
         "4. *Vote*: one sealed ballot each, for another player or for nobody.",
         "5. *Reveal*: the card you hold at dawn decides your team. Winners get "
         f"{WIN_POINTS} points, a ballot on a werewolf {WEREWOLF_BALLOT_POINTS}.",
@@ -71,11 +72,14 @@ def home_view(
     if boards:
         blocks += [DividerBlock(), HeaderBlock(text="Leaderboards")]
     for channel_id, rows in boards[:HOME_BOARDS]:
-        lines = list(ranking(rows, HOME_BOARD_ROWS, you=user_id)) or ["_No games finished yet._"]
-        blocks += sections([f"*<#{channel_id}>*, all time", *lines])
+        # This season first, then all time: the order `/varulv score` shows them in.
         season = (seasons or {}).get(channel_id)
         if season is not None:
             blocks += _season_blocks(user_id, channel_id, season)
+        else:
+            blocks.append(section(f"*<#{channel_id}>*"))
+        lines = list(ranking(rows, HOME_BOARD_ROWS, you=user_id)) or ["_No games finished yet._"]
+        blocks += sections(["*All time*", *lines])
     if len(boards) > HOME_BOARDS:
         blocks.append(context(f"And {plural(len(boards) - HOME_BOARDS, 'more channel')}."))
     return View(type="home", blocks=blocks)
@@ -89,6 +93,6 @@ def _season_blocks(user_id: str, channel_id: str, season: ChannelSeason) -> list
     label = f"I usually play in this channel: its standing table mentions me ({words})"
     toggle = button(words, ids.USUALLY_PLAY, ids.ButtonValue(0, channel_id).pack(), label=label)
     return [
-        context(f"This season ({season.name}): you, {where}."),
+        section(f"*<#{channel_id}>*\nThis season ({season.name}): you, {where}."),
         ActionsBlock(elements=[toggle]),
     ]

@@ -41,7 +41,7 @@ def lobby(
         ),
     ]
     blocks: list[Block] = [
-        HeaderBlock(text="Varulv"),
+        HeaderBlock(text=LOBBY_HEADER),
         section(
             f"{_who_sets(host_user_id, seats)} for one night of werewolf. "
             f"{min_seats} to {max_seats} seats, at least {MIN_PEOPLE} people."
@@ -56,6 +56,9 @@ def lobby(
     )
 
 
+LOBBY_HEADER = "Take a seat"
+CLOSED_HEADER = "Table closed"
+"""Not "Varulv": Slack already shows the app's name above each of its messages."""
 CANCEL_QUESTION = "Cancel this table? Everyone seated has to join again."
 
 
@@ -71,7 +74,7 @@ def cancel_question(game_id: int) -> Screen:
 
 def lobby_closed(text: str) -> Screen:
     """The lobby once it is cancelled or the game has moved on: no buttons left."""
-    return Screen(text=text, blocks=[HeaderBlock(text="Varulv"), section(text)])
+    return Screen(text=text, blocks=[HeaderBlock(text=CLOSED_HEADER), section(text)])
 
 
 def _who_sets(host_user_id: str, seats: Sequence[SeatLabel]) -> str:

@@ -53,8 +53,8 @@ def night_board(
             f"{confirmed} of {people} people have confirmed the night. "
             f"Dawn comes at {slack_time(deadline)} at the latest."
         ),
-        *deck_context(len(seats)),
         *fingerprint_context(fingerprint),
+        *deck_context(len(seats)),
     ]
     return Screen(
         text="Night falls on the Varulv table: check your DM for your card.", blocks=blocks
@@ -68,6 +68,7 @@ def night_over(seats: Sequence[SeatLabel], fingerprint: str = "") -> Screen:
         HeaderBlock(text="Dawn breaks"),
         section(f"The night is over. Wake up, {and_list([seat.mention for seat in seats])}!"),
         *fingerprint_context(fingerprint),
+        *deck_context(len(seats)),
     ]
     return Screen(text="Dawn breaks at the Varulv table.", blocks=blocks)
 
@@ -82,20 +83,26 @@ def night_dm(
     known: str | None,
     pending_first: SeatLabel | None,
     outcome_text: str | None,
+    goal: str | None = None,
 ) -> Screen:
     """The seat's private night message; ``outcome_text`` replaces the choices once made.
 
-    ``kind`` is :func:`slackapp.game.night.choice_kind` for the card the seat was dealt.
+    ``kind`` is :func:`slackapp.game.night.choice_kind` for the card the seat was dealt;
+    ``goal``: the side and goal of the card the seat has seen it now holds, which replaces
+    the dealt card's.
     """
     # A header of its own: a new game's card never reads as a follow-up to the last game's DM.
-    blocks: list[Block] = [
-        HeaderBlock(text="Night falls"),
-        section(f"Your card: *{card}*\n{card.line}\n_{card.day_goal}_"),
-    ]
+    blocks: list[Block] = [HeaderBlock(text="Night falls")]
+    if goal is None:
+        blocks.append(section(f"Your card: *{card}*\n{card.line}\n_{card.day_goal}_"))
+    else:
+        blocks.append(section(f"Your card: *{card}*\n{card.line}"))
     if known:
         blocks.append(section(known))
     if outcome_text:
         blocks.append(section(outcome_text))
+        if goal is not None:
+            blocks.append(section(f"_{goal}_"))
     else:
         # Never offer a seat itself, whatever the caller passed as "others".
         targets = [seat for seat in others if seat.key != me.key]

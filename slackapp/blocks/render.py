@@ -12,8 +12,8 @@ import slackapp.blocks.reveal as reveal_screen
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.screen import Screen
 from slackapp.game import machine as m
-from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_SEATS, Card
-from slackapp.game.night import SawCard, Swap
+from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_SEATS, Card, learned_goal
+from slackapp.game.night import SawCard, Swap, may_still_move
 
 
 def label(seat: m.SeatName) -> SeatLabel:
@@ -44,15 +44,25 @@ def render(view: m.View) -> Screen:
             )
         case m.NightOverView(seats, shown):
             return night_screen.night_over(labels(seats), fingerprint=shown)
-        case m.DayBoardView(game_id, deadline, heard, needed, people, seat_count, first):
+        case m.DayBoardView(
+            game_id, deadline, heard, needed, people, seat_count, first, order, silent
+        ):
             speaker = None if first is None else label(first)
             return day_screen.day_board(
-                game_id, deadline, heard, needed, people, seat_count, first_speaker=speaker
+                game_id,
+                deadline,
+                heard,
+                needed,
+                people,
+                seat_count,
+                first_speaker=speaker,
+                claims_order=labels(order),
+                silent=labels(silent),
             )
-        case m.DayOverView(reason):
-            return day_screen.day_over(reason)
-        case m.BallotBoardView(game_id, _, voted, total, deadline):
-            return ballot_screen.ballot_board(game_id, voted, total, deadline)
+        case m.DayOverView(reason, seat_count):
+            return day_screen.day_over(reason, seat_count)
+        case m.BallotBoardView(game_id, seats, voted, total, deadline):
+            return ballot_screen.ballot_board(game_id, voted, total, deadline, len(seats))
         case m.BallotClosedView(voted, total):
             return ballot_screen.ballot_closed(voted, total)
         case m.RevealView(outcome, seats, game_id):
@@ -60,8 +70,12 @@ def render(view: m.View) -> Screen:
             return reveal_screen.reveal(outcome, named, game_id=game_id or None)
         case m.NightDmView():
             return night_dm(view)
-        case m.GameOverDmView(channel, dealt, dawn, points, won):
-            return reveal_screen.dm_game_over(channel, dealt, dawn, points, won)
+        case m.GameOverDmView(channel, dealt, dawn, points, won, night, ballot):
+            lines: list[str] = []
+            if night is not None:
+                names = {seat.key: label(seat) for seat in night.seats}
+                lines = [line for line in night_lines(night, names) if line]
+            return reveal_screen.dm_game_over(channel, dealt, dawn, points, won, lines, ballot)
     raise TypeError(f"not a view: {view!r}")
 
 
@@ -76,17 +90,7 @@ def personal_ballot(view: m.PersonalBallotView, said: str | None = None) -> Scre
 
 def night_dm(view: m.NightDmView) -> Screen:
     names = {seat.key: label(seat) for seat in view.seats}
-    known = None
-    if view.waking is not None:
-        known = night_screen.knowledge_text(view.waking, names, card=view.card)
-    outcome = None
-    if view.confirmed:
-        outcome = _outcome_text(view, names)
-    elif view.late:
-        outcome = "The night ended before you chose, so you did nothing tonight."
-    if view.dawn_card is not None:
-        dawn = night_screen.knowledge_text(SawCard(view.dawn_card), names, card=view.card)
-        outcome = dawn if outcome is None else f"{outcome}\n{dawn}"
+    known, outcome = night_lines(view, names)
     me = names[view.me.key]
     return night_screen.night_dm(
         game_id=view.game_id,
@@ -98,7 +102,36 @@ def night_dm(view: m.NightDmView) -> Screen:
         known=known,
         pending_first=names.get(view.pending or ""),
         outcome_text=outcome,
+        goal=_learned_goal(view),
     )
+
+
+def night_lines(
+    view: m.NightDmView, names: Mapping[str, SeatLabel]
+) -> tuple[str | None, str | None]:
+    """What the seat learned on waking, and what it did and learned of its own choice."""
+    known = None
+    if view.waking is not None:
+        known = night_screen.knowledge_text(view.waking, names, card=view.card)
+    outcome = None
+    if view.confirmed:
+        outcome = _outcome_text(view, names)
+    elif view.late:
+        outcome = "The night ended before you chose, so you did nothing tonight."
+    if view.dawn_card is not None:
+        dawn = night_screen.knowledge_text(SawCard(view.dawn_card), names, card=view.card)
+        outcome = dawn if outcome is None else f"{outcome}\n{dawn}"
+    return known, outcome
+
+
+def _learned_goal(view: m.NightDmView) -> str | None:
+    """The side of the card the seat has seen it holds now, or None if it has seen none."""
+    held = view.dawn_card
+    if held is None and view.card is Card.ROBBER and isinstance(view.learned, SawCard):
+        held = view.learned.card
+    if held is None:
+        return None
+    return learned_goal(view.card, held, may_still_move(view.card, len(view.seats)))
 
 
 def _outcome_text(view: m.NightDmView, names: Mapping[str, SeatLabel]) -> str:

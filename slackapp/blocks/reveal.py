@@ -7,7 +7,7 @@ sections as Slack allows, so a ten-seat game fits well inside one message.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 
 from slack_sdk.models.blocks import ActionsBlock, Block, DividerBlock, HeaderBlock
@@ -28,9 +28,25 @@ from slackapp.blocks.screen import (
 )
 from slackapp.game.cards import Card, Team
 from slackapp.game.night import LookAtCenter, LookAtSeat, NightStep, Peek, Rob, Swap
-from slackapp.game.outcome import Outcome
+from slackapp.game.outcome import BallotScore, Outcome, ballot_score
 
 Namer = Callable[[str], str]
+YOUR_NIGHT = "*Your night*"
+WON, LOST = "won", "lost"
+BALLOT_REASONS = {
+    BallotScore.NAMED_WEREWOLF: "named a Werewolf",
+    BallotScore.NAMED_NO_WEREWOLF: "the ballot named no Werewolf",
+    BallotScore.FOR_NOBODY: "voted for nobody",
+    BallotScore.NO_BALLOT: "did not vote",
+}
+"""The reason beside a seat's points on the reveal, by what its ballot did."""
+YOUR_BALLOT_REASONS = {
+    BallotScore.NAMED_WEREWOLF: "your ballot named a Werewolf",
+    BallotScore.NAMED_NO_WEREWOLF: "your ballot named no Werewolf",
+    BallotScore.FOR_NOBODY: "you voted for nobody",
+    BallotScore.NO_BALLOT: "you did not vote",
+}
+"""The same reason in the person's own message at the game's end."""
 REVEAL_HEADER = "The reveal: what really happened"
 """Not "Dawn breaks": that is how the day begins, on the night board."""
 
@@ -66,17 +82,29 @@ def reveal(
     return Screen(text=f"The Varulv reveal: {_headline(outcome)}", blocks=blocks)
 
 
-def dm_game_over(channel_id: str, dealt: Card, dawn: Card, points: int, won: bool) -> Screen:
-    """The line each person gets privately once the reveal is out."""
+def dm_game_over(
+    channel_id: str,
+    dealt: Card,
+    dawn: Card,
+    points: int,
+    won: bool,
+    night_lines: Sequence[str] = (),
+    ballot: BallotScore | None = None,
+) -> Screen:
+    """The line each person gets privately once the reveal is out, over their night message:
+    ``night_lines`` are what that message said they saw and did, kept."""
     held = "still held it at dawn" if dealt is dawn else f"held the *{dawn}* at dawn"
     verdict = "*You won!*" if won else "*Not this time.*"
+    why = "" if ballot is None else f": {WON if won else LOST}; {YOUR_BALLOT_REASONS[ballot]}"
     blocks: list[Block] = [
         section(
             f"{verdict} You were dealt the *{dealt}* and {held}. "
-            f"{plural(points, 'point')} this game."
+            f"{plural(points, 'point')} this game{why}."
         ),
-        context(f"The whole story is in <#{channel_id}>."),
     ]
+    if night_lines:
+        blocks += sections([YOUR_NIGHT, *night_lines])
+    blocks.append(context(f"The whole story is in <#{channel_id}>."))
     return Screen(text=f"The Varulv game in <#{channel_id}> is over.", blocks=blocks)
 
 
@@ -231,13 +259,10 @@ def _result(outcome: Outcome, name: Namer) -> Iterator[str]:
 
 
 def _points(outcome: Outcome, name: Namer) -> Iterator[str]:
+    """Every seat's points with their reason, zero included: its win or loss, and its ballot."""
     winners = set(outcome.result.winners)
     for seat in outcome.deal.seats:
         points = outcome.result.points[seat]
-        why = []
-        if seat in winners:
-            why.append("won")
-        if seat in outcome.result.named_werewolf:
-            why.append("named a werewolf")
-        because = f" ({' and '.join(why)})" if why else ""
-        yield f"{name(seat)}: *{plural(points, 'point')}*{because}"
+        result = WON if seat in winners else LOST
+        because = f"{result}; {BALLOT_REASONS[ballot_score(outcome, seat)]}"
+        yield f"{name(seat)}: *{plural(points, 'point')}* ({because})"

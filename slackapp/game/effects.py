@@ -16,7 +16,7 @@ from datetime import datetime
 
 from slackapp.game.cards import Card
 from slackapp.game.night import Knowledge, NightChoice
-from slackapp.game.outcome import Outcome
+from slackapp.game.outcome import BallotScore, Outcome
 
 
 @dataclass(frozen=True)
@@ -85,11 +85,18 @@ class DayBoardView:
     """How many seats the table has: its deck is public (:func:`cards.describe_deck`)."""
     first_speaker: SeatName | None = None
     """The person named to speak first, so that nobody has to fight for the first word."""
+    claims_order: tuple[SeatName, ...] = ()
+    """Every person, in the order they make their claim: the first speaker, then round the
+    table."""
+    silent: tuple[SeatName, ...] = ()
+    """The bots: they hold cards, move cards and vote, but make no claim."""
 
 
 @dataclass(frozen=True)
 class DayOverView:
     reason: str
+    seat_count: int = 0
+    """The table's size, for its public deck (0: not shown)."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,10 @@ class GameOverDmView:
     dawn: Card
     points: int
     won: bool
+    night: NightDmView | None = None
+    """The person's night message as it stood at dawn: the game's end keeps its lines."""
+    ballot: BallotScore | None = None
+    """What the person's ballot did for their points."""
 
 
 PublicView = (

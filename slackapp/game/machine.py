@@ -77,7 +77,7 @@ from slackapp.game.night import (
     learned_on_choosing,
     resolve_night,
 )
-from slackapp.game.outcome import Outcome, play
+from slackapp.game.outcome import Outcome, ballot_score, play
 from slackapp.game.vote import IllegalBallot, check_ballot, heard_enough_needed, vote_opens_early
 
 # --- the state -------------------------------------------------------------------------------
@@ -432,8 +432,25 @@ VOTE_IS_CLOSED = "The vote is closed: ballots can no longer change."
 VOTE_NOT_YET_OPEN = "The vote had not opened yet, so no ballot was cast."
 NO_BALLOT = "You are not seated at this table, so you have no ballot."
 DAY_IS_OVER = "The day is already over."
+DAY_OVER_VOTE_OPEN = "The day is over: the vote is open, so cast your ballot there."
+DAY_NOT_BEGUN = "The day has not begun yet."
+VOTE_OPENED_BY_YOU = "Yours made it: the vote is open."
 TIME_IS_UP = "Time is up."
-MOST_HEARD_ENOUGH = "Most of the table has heard enough."
+NOT_YOUR_DAY = "You are not seated at this table, so the day is not yours to end."
+
+
+def most_heard_enough(heard: int, people: int) -> str:
+    """Why the vote opened early: the people who pressed *Heard enough*, out of the people
+    (bots are not counted)."""
+    if heard == people:
+        return (
+            "Both people have heard enough."
+            if people == 2
+            else f"All {people} people have heard enough."
+        )
+    return f"{heard} of the {people} people have heard enough."
+
+
 SOMEONE_SAT_DOWN = "Someone sat down just as you pressed *Start*: press it again."
 
 
@@ -454,11 +471,12 @@ def already_running(state: GameState, user: str | None = None) -> str:
     """What ``/varulv`` by ``user`` is told in a channel whose table is open."""
     if state.phase == Phase.LOBBY and user is not None and state.seat(user) is not None:
         return "You are seated at the table above: press *Start* once everyone is in."
-    if user is not None and state.seat(user) is None and state.phase != Phase.LOBBY:
+    if state.phase == Phase.LOBBY:  # a lobby is no game yet: nothing runs until *Start*
+        return "A table is already open in this channel: press *Join* on its lobby above."
+    if user is not None and state.seat(user) is None:
         where = f"You are not seated at it, so sit in on the next one: it is {state.phase} there."
     else:
         where = {
-            Phase.LOBBY: "Its lobby is open above: press *Join*.",
             Phase.NIGHT: "It is night: check your DM from Varulv.",
             Phase.DAY: "It is day: talk it out.",
             Phase.VOTE: "The vote is open above.",
@@ -635,9 +653,12 @@ def _lobby_refusal(state: GameState, user: str, seated_only: bool = True) -> Ste
     return None
 
 
-def _free_position(seats: Iterable[SeatState]) -> int:
+def _free_position(seats: Iterable[SeatState], after: int = -1) -> int:
+    """The first free seat after position ``after`` (or, when none is, the first free one):
+    seats keep the order people sat down in."""
     taken = {seat.position for seat in seats}
-    return next(position for position in range(MAX_SEATS) if position not in taken)
+    free = [position for position in range(MAX_SEATS) if position not in taken]
+    return next((position for position in free if position > after), free[0])
 
 
 def _join(state: GameState, user: str, name: str) -> Step:
@@ -647,14 +668,19 @@ def _join(state: GameState, user: str, name: str) -> Step:
     if state.seat(user) is not None:
         return _refuse(state, "You are already seated.")
     seats = list(state.seats)
-    bots = [seat for seat in reversed(seats) if seat.is_bot]
+    last = max((seat.position for seat in seats if not seat.is_bot), default=-1)
+    bots = [seat for seat in seats if seat.is_bot]
     namesakes = [seat for seat in bots if seat.name.casefold() in _name_words(name)]
-    bot = next(iter(namesakes or bots), None)  # the bot with this person's name goes first
+    after_people = [seat for seat in bots if seat.position > last]
+    # The bot with this person's name goes first, then the one seated after every person, so
+    # that the person sits after everyone who sat down before them.
+    bot = next(iter(namesakes or after_people or bots[::-1]), None)
     if bot is None and len(seats) >= MAX_SEATS:
         return _refuse(state, f"The table is full ({MAX_SEATS} seats).")
     if bot is not None and len(seats) >= BOT_TABLE:
         seats.remove(bot)  # bots only fill up to BOT_TABLE seats: a person takes a bot's seat
-    seats.append(SeatState(key=user, name=name, is_bot=False, position=_free_position(seats)))
+    position = _free_position(seats, after=last)
+    seats.append(SeatState(key=user, name=name, is_bot=False, position=position))
     state = _replace_seats(state, _renamed_bots(seats))
     return Step(state, (_show_lobby(state),))
 
@@ -952,6 +978,8 @@ def _show_day_board(state: GameState) -> Show:
         len(people),
         seat_count=len(state.seats),
         first_speaker=first_speaker(state),
+        claims_order=claims_order(state),
+        silent=tuple(name for name in state.names if name.is_bot),
     )
     return Show(DAY_BOARD, view)
 
@@ -966,12 +994,28 @@ def first_speaker(state: GameState) -> SeatName | None:
     return SeatName(seat.key, seat.name, seat.is_bot)
 
 
+def claims_order(state: GameState) -> tuple[SeatName, ...]:
+    """Every person in the order they claim: the first speaker, then round the table in seat
+    order (the bots, who make no claim, passed over)."""
+    first = first_speaker(state)
+    people = [SeatName(seat.key, seat.name, seat.is_bot) for seat in state.people]
+    if first is None:
+        return ()
+    start = people.index(first)
+    return tuple(people[start:] + people[:start])
+
+
 def _heard_enough(state: GameState, user: str, clicked_at: Decimal | None, now: datetime) -> Step:
     if state.phase != Phase.DAY:
-        return _refuse(state, DAY_IS_OVER)
+        closed = {
+            Phase.LOBBY: DAY_NOT_BEGUN,
+            Phase.NIGHT: DAY_NOT_BEGUN,
+            Phase.VOTE: DAY_OVER_VOTE_OPEN,
+        }
+        return _refuse(state, closed.get(state.phase, DAY_IS_OVER))
     seat = state.seat(user)
-    if seat is None:
-        return _refuse(state, "You are not seated at this table, so the day is not yours to end.")
+    if seat is None or seat.is_bot:  # a bot has no say in when the day ends
+        return _refuse(state, NOT_YOUR_DAY)
     last = seat.heard_enough_at
     if clicked_at is not None and last is not None and clicked_at <= last:
         # Slack delivering the same click again (or an older one): it toggles nothing.
@@ -980,8 +1024,11 @@ def _heard_enough(state: GameState, user: str, clicked_at: Decimal | None, now: 
     changed = replace(seat, heard_enough=not seat.heard_enough, heard_enough_at=at)
     state = _with_seat(state, changed)
     people = state.people
-    if vote_opens_early(len(people), sum(each.heard_enough for each in people)):
-        return _end_day(state, now, MOST_HEARD_ENOUGH)
+    heard = sum(each.heard_enough for each in people)
+    if vote_opens_early(len(people), heard):
+        reason = most_heard_enough(heard, len(people))
+        ended = _end_day(state, now, reason)
+        return Step(ended.state, (*ended.effects, Answer(f"{reason} {VOTE_OPENED_BY_YOU}")))
     answer = _heard_enough_answer(changed.heard_enough)
     return Step(state, (_show_day_board(state), Answer(answer)))
 
@@ -994,7 +1041,7 @@ def _heard_enough_answer(marked: bool) -> str:
 
 def _end_day(state: GameState, now: datetime, reason: str) -> Step:
     """The vote opens; bots cast their ballots at once, from what they know."""
-    effects: list[Effect] = [Show(DAY_BOARD, DayOverView(reason))]
+    effects: list[Effect] = [Show(DAY_BOARD, DayOverView(reason, len(state.seats)))]
     dealt = state.deal()
     night = state.night()
     wolves_in_deck = [*dealt.dealt.values(), *dealt.center].count(Card.WEREWOLF)
@@ -1122,6 +1169,8 @@ def _close_vote(state: GameState) -> Step:
             dawn=outcome.night.dawn[seat.key],
             points=result.points[seat.key],
             won=seat.key in result.winners,
+            night=_night_dm(state, seat, outcome.night),
+            ballot=ballot_score(outcome, seat.key),
         )
         effects.append(Show(dm_surface(seat.key), view))
     return Step(state, tuple(effects))
@@ -1253,6 +1302,7 @@ __all__ = [
     "WorkspaceLeft",
     "already_running",
     "cancel_refusal",
+    "claims_order",
     "closed_lobby",
     "current_board",
     "dm_key",

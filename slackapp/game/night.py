@@ -190,6 +190,23 @@ def wake_order(seat_count: int) -> tuple[Card, ...]:
     return tuple(card for card in WAKE_ORDER if card in deck)
 
 
+MOVES_CARDS = (Card.ROBBER, Card.TROUBLEMAKER)
+"""The cards whose night moves cards between seats."""
+
+
+def may_still_move(card: Card, seat_count: int) -> bool:
+    """Whether a card that moves cards wakes after ``card`` at this table, so that what a seat
+    dealt ``card`` saw of its own card could still change: after the Robber the Troublemaker
+    wakes; after the Insomniac no one does.
+
+    >>> may_still_move(Card.ROBBER, 5), may_still_move(Card.INSOMNIAC, 5)
+    (True, False)
+    """
+    order = wake_order(seat_count)
+    later = order[order.index(card) + 1 :] if card in order else order
+    return any(each in MOVES_CARDS for each in later)
+
+
 def describe_wake_order(seat_count: int) -> str:
     """The night's order for a table's deck, as a line any player may read.
 

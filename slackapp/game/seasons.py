@@ -159,6 +159,12 @@ class Standing:
     points: int
 
 
+def rank_order(key: str, wins: int, points: int) -> tuple[int, int, str]:
+    """Where a person stands in any ranking: by points, then wins; people level on both are
+    listed by their key, the same way in every ranking (this season's and all time)."""
+    return (-points, -wins, key)
+
+
 def standings(games: Iterable[GameRecord]) -> list[Standing]:
     """The people of ``games`` ranked by points, then wins."""
     totals: dict[str, list[int]] = {}
@@ -168,7 +174,7 @@ def standings(games: Iterable[GameRecord]) -> list[Standing]:
                 continue
             played, wins, points = totals.setdefault(seat.key, [0, 0, 0])
             totals[seat.key] = [played + 1, wins + seat.won, points + seat.points]
-    order = sorted(totals.items(), key=lambda item: (-item[1][2], -item[1][1], item[0]))
+    order = sorted(totals.items(), key=lambda item: rank_order(item[0], item[1][1], item[1][2]))
     ranked: list[Standing] = []
     for position, (key, (played, wins, points)) in enumerate(order, start=1):
         above = ranked[-1] if ranked else None

@@ -188,15 +188,15 @@ def test_a_name_learned_after_joining_renames_the_seat_in_the_lobby_only() -> No
     assert m.step(dealt, m.Rename("UBO", "Bosse"), T0) == m.Step(dealt), "dealt: names stay"
 
 
-def test_leaving_frees_a_position_and_the_last_person_leaving_closes_the_table() -> None:
+def test_leaving_frees_a_seat_and_the_last_person_leaving_closes_the_table() -> None:
     state = seated(["UANNA", "UBO", "UCIA"])
     state = m.step(state, m.Leave("UBO"), T0).state
     state = m.step(state, m.Join("UDAN", "dan"), T0).state
     assert [(seat.key, seat.position) for seat in state.seats] == [
         ("UANNA", 0),
-        ("UDAN", 1),
         ("UCIA", 2),
-    ]
+        ("UDAN", 3),
+    ], "Dan sat down after Cia"
     state = run(state, m.Leave("UANNA"), m.Leave("UDAN")).state
     done = m.step(state, m.Leave("UCIA"), T0)
     assert done.state.phase == m.Phase.CANCELLED and done.state.ended_by == "UCIA"
@@ -387,7 +387,10 @@ def test_heard_enough_toggles_and_more_than_half_of_the_people_open_the_vote() -
     done = m.step(state, m.HeardEnough("UCIA"), T0)
     assert done.state.phase == m.Phase.VOTE
     (over,) = [show.view for show in shows(done, m.DAY_BOARD)]
-    assert over == m.DayOverView(m.MOST_HEARD_ENOUGH)
+    assert over == m.DayOverView("3 of the 4 people have heard enough.", 4)
+    assert answers(done) == [
+        "3 of the 4 people have heard enough. Yours made it: the vote is open."
+    ]
     assert "not seated" in answers(m.step(day_of(people), m.HeardEnough("USTRANGER"), T0))[0]
 
 
@@ -410,9 +413,24 @@ def test_a_heard_enough_click_delivered_again_or_older_toggles_nothing() -> None
     assert seat_of(unknown, "UANNA").heard_enough_at == second
 
 
+def test_people_keep_the_order_they_sat_down_in_when_bots_give_up_their_seats() -> None:
+    state = seated(["UANNA"], bots=True)
+    order = ["UANNA"]
+    for user, name in [("UMANS", "måns"), ("UTOVE", "tove"), ("UCISSI", "cissi"), ("UO", "o")]:
+        state = run(state, m.Join(user, name)).state  # Cissi's namesake bot gives up its seat
+        order.append(user)
+        assert len(state.seats) == 5
+        assert [seat.key for seat in state.seats if not seat.is_bot] == order
+    state = run(state, m.Join("UPER", "per")).state
+    assert [seat.key for seat in state.seats][-1] == "UPER"
+
+
 def test_bots_count_on_neither_side_of_heard_enough() -> None:
     state = seated(["UANNA", "UBO"], bots=True)
     state = confirm_all(m.step(state, m.Start("UANNA"), T0).state)
+    bot = next(seat for seat in state.seats if seat.is_bot)
+    refused = m.step(state, m.HeardEnough(bot.key), T0)
+    assert refused.state == state and answers(refused) == [m.NOT_YOUR_DAY], "a bot's key"
     state = m.step(state, m.HeardEnough("UANNA"), T0).state
     assert state.phase == m.Phase.DAY, "one of two people"
     state = m.step(state, m.HeardEnough("UBO"), T0).state
@@ -425,8 +443,8 @@ def test_the_day_ends_at_its_deadline_whatever_comes_first() -> None:
     late = T0 + timedelta(seconds=LENGTHS.day_seconds)
     done = m.step(state, m.HeardEnough("UANNA"), late)
     assert done.state.phase == m.Phase.VOTE
-    assert m.DAY_IS_OVER in answers(done)
-    assert shows(done, m.DAY_BOARD)[0].view == m.DayOverView(m.TIME_IS_UP)
+    assert answers(done) == [m.DAY_OVER_VOTE_OPEN], "not Noted: the click came too late"
+    assert shows(done, m.DAY_BOARD)[0].view == m.DayOverView(m.TIME_IS_UP, 3)
     assert "day is over" not in m.TIME_IS_UP, "the day-over board says that already"
 
 
@@ -453,6 +471,7 @@ def test_a_second_slash_varulv_is_told_what_fits_the_person_and_the_phase() -> N
     assert "press *Start*" in m.already_running(lobby, "UANNA")
     assert "press *Join*" not in m.already_running(lobby, "UANNA")
     assert "press *Join*" in m.already_running(lobby, "USTRANGER")
+    assert "running" not in m.already_running(lobby, "USTRANGER") + m.already_running(lobby)
     night = started(["UANNA", "UBO", "UCIA"])
     assert "check your DM" in m.already_running(night, "UBO")
     stranger = m.already_running(night, "USTRANGER")

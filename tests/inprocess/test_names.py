@@ -229,6 +229,7 @@ def test_no_mention_is_written_where_slack_would_show_it_raw(
         for call in fake.calls[since:]
         if call.method in ("chat.postMessage", "chat.update") and call.ok
     ]
+    shown += [message.blocks for user in people for message in fake.ephemerals(user, table.channel)]
     labels = [text for blocks in shown for text in plain_texts(blocks)]
     assert len(shown) > 10 and len(labels) > 20, "the screens were read"
     assert "Raw 1" in labels, "a seat on a button is named by its kept name"

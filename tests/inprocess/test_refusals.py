@@ -42,7 +42,8 @@ def test_one_game_per_channel(fake: FakeSlack, app: InProcessApp, db: Engine) ->
     table.command(ANNA)
     table.lobby()
     table.command(BO)
-    table.ephemeral(BO, "already running")
+    said = table.ephemeral(BO, "A table is already open in this channel").rendered_text
+    assert "press *Join*" in said and "running" not in said, said
     lobbies = [m for m in table.public() if "Join" in str(m.blocks)]
     assert len(lobbies) == 1
 

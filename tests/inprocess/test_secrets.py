@@ -38,6 +38,7 @@ PLAY_ONLY = (Phase.explicit, Phase.reuse, Phase.generate)
 DATES = re.compile(r"<!date\^\d+\^[^>]*>")
 VALUES = re.compile(r'"value": "(\d+)')
 FIRST_SPEAKER = re.compile(r"<@\w+> speaks first")
+CLAIMS_ORDER = re.compile(r"in this order: (?:\d+\. <@\w+>(?:, )?)+\.")
 """Drawn from the seed on a stream of its own, so it differs between two plays by design."""
 CHANNEL_BUTTON_VALUE = re.compile(r"^GAME(:(U\w+|bot\d+|nobody))?$")
 
@@ -66,11 +67,13 @@ plans = st.integers(3, 5).flatmap(
 
 def normalized(raw: str, game_id: int, channel: str, shown: str) -> str:
     """What differs between two plays of the same game anyway: ids, times of day, who is
-    named to speak first, and the deal's fingerprint ``shown`` (which hides the deal behind a
-    salt that is checked below never to be sent before the reveal)."""
+    named to speak first (and so the order of the claims), and the deal's fingerprint
+    ``shown`` (which hides the deal behind a salt that is checked below never to be sent
+    before the reveal)."""
     raw = raw.replace(shown, "<fingerprint>")
     raw = DATES.sub("<date>", raw.replace(channel, "CHANNEL"))
     raw = FIRST_SPEAKER.sub("<first speaker> speaks first", raw)
+    raw = CLAIMS_ORDER.sub("in this order: <claims order>.", raw)
     return VALUES.sub(lambda found: '"value": "GAME' if found[1] == str(game_id) else found[0], raw)
 
 

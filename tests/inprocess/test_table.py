@@ -54,7 +54,7 @@ def test_bots_fill_only_up_to_five_and_give_their_seats_to_people(
         table.wait(all_seated, f"{seated} people seated")
         assert len(table.seats()) == 5, "a bot gave up its seat"
     assert not any(seat["bot_name"] for seat in table.seats())
-    table.board("Varulv", saying="5 of 10 seats taken")
+    table.board("Take a seat", saying="5 of 10 seats taken")
 
 
 def test_a_bot_never_has_a_seated_persons_name_and_is_marked(
@@ -66,7 +66,7 @@ def test_a_bot_never_has_a_seated_persons_name_and_is_marked(
     lobby = table.seat_people("U0ASTRID", ["U0BOSSE"], bots=True)
     bots = [seat["display_name"] for seat in table.seats() if seat["bot_name"]]
     assert bots == ["Cissi", "Dagge", "Ebba"]
-    shown = table.board("Varulv", saying="*Cissi* (bot)").rendered_text
+    shown = table.board("Take a seat", saying="*Cissi* (bot)").rendered_text
     assert "*Dagge* (bot)" in shown and "*Ebba* (bot)" in shown
     fake.add_user("U0CISSI", "cissi")
     table.click("U0CISSI", lobby, "Join")
@@ -87,7 +87,7 @@ def test_the_day_board_shows_the_deck_and_names_one_person_to_speak_first(
     speakers = [user for user in (ANNA, BO) if f"<@{user}> speaks first" in board]
     assert len(speakers) == 1, board
     assert "one round of claims" in board
-    assert "No one has heard enough yet: the vote opens once 2 have." in board
+    assert "No one has heard enough yet: the vote opens once both people have" in board
     table.heard_enough([ANNA])
     table.board("Heard enough", saying="1 person has heard enough so far")
 
@@ -113,7 +113,7 @@ def test_a_lobby_the_host_left_no_longer_says_they_set_it(
     lobby = table.seat_people(ANNA, [BO, CIA])
     assert f"<@{ANNA}> is setting a table" in table.lobby().rendered_text
     table.click(ANNA, lobby, "Leave")
-    shown = table.board("Varulv", saying="A table is being set").rendered_text
+    shown = table.board("Take a seat", saying="A table is being set").rendered_text
     assert "is setting a table" not in shown
 
 
@@ -190,11 +190,12 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
             "SELECT count(*) FROM games WHERE channel_id = %s AND id > %s", (table.channel, first)
         ).scalar_one()
     assert opened == 1
-    lobby = table.board("Varulv", saying="5 of 10 seats taken")
+    lobby = table.board("Take a seat", saying="5 of 10 seats taken")
     table.click(BO, lobby, "Leave")
     table.wait(lambda: len(table.seats()) == 4 or None, "bo left the new table")
     table.click(CIA, reveal, "Play again")  # someone not at the new table is told it is open
-    table.ephemeral(CIA, "already running")
+    said = table.ephemeral(CIA, "A table is already open in this channel").rendered_text
+    assert "game is already running" not in said, "a lobby is no running game"
 
 
 def test_cancel_asks_only_those_who_may_cancel_and_then_cancels(
@@ -213,7 +214,7 @@ def test_cancel_asks_only_those_who_may_cancel_and_then_cancels(
     table.click(DAN, lobby, "Join")  # the question stays with the one who was asked
     table.wait(lambda: len(table.seats()) == 3 or None, "Dan seated")
     table.click(BO, question, "Yes, cancel")
-    table.board("Varulv", saying=f"<@{BO}> cancelled this table.")
+    table.board("Table closed", saying=f"<@{BO}> cancelled this table.")
     assert table.game()["phase"] == "cancelled" and table.game()["ended_by"] == BO
     table.wait(
         lambda: (
@@ -351,11 +352,16 @@ def test_tied_players_share_a_place_on_the_leaderboard_and_the_home_tab(
     assert len(rankings) == 2, board  # this season's, and all time
     for ranking in rankings:
         assert places(ranking) == tied, board
+    listed = [re.findall(r"^\d+\. <@(\w+)>", ranking, re.M) for ranking in rankings]
+    assert listed[0] == listed[1], board  # the tied people in the same order in both
 
     home = open_home(table, wolf)
     here = home.split(f"<#{table.channel}>")[1]
     assert places(here.split("<#")[0]) == tied, home
     assert f"3. <@{wolf}>" in here and "← you" in here
+    assert here.index("This season") < here.index("All time"), "as `/varulv score` shows"
+    home_order = re.findall(r"^\d+\. <@(\w+)>", here.split("<#")[0], re.M)
+    assert home_order == listed[1], home
     # The Home tab's wording, whatever this channel set (its day is 4 minutes).
     assert "least comfortable arguing out loud" in home
     assert "speak first" in home and "one round of claims" in home
