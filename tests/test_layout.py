@@ -26,7 +26,7 @@ def test_the_environment_is_read_only_in_config() -> None:
 
 
 def layout_rooms() -> dict[str, str]:
-    """docs/layout.md's rooms of the app: each top-level bullet's first name, with its whole text."""
+    """docs/layout.md's rooms of the app: each top-level bullet's first name, and its text."""
     layout = (ROOT / "docs" / "layout.md").read_text()
     section = layout.split("\n## The app, room by room\n", 1)[1].split("\n## ", 1)[0]
     rooms: dict[str, str] = {}

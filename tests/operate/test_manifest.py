@@ -23,6 +23,7 @@ HTTP_MANIFEST = ROOT / "manifest.yml"
 SOCKET_MODE_MANIFEST = ROOT / "manifest.socket-mode.yml"
 CONFIGURATION = ROOT / "docs" / "configuration.md"
 WORKPLACES = ROOT / "docs" / "workplaces.md"
+DEPLOY = ROOT / "docs" / "deploy.md"
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -123,7 +124,7 @@ def test_token_rotation_is_off_and_the_docs_say_how_to_turn_it_on() -> None:
     assert "`token_rotation_enabled: true`" in WORKPLACES.read_text()
 
 
-@pytest.mark.parametrize("document", [CONFIGURATION, ROOT / "docs" / "deploy.md"], ids=lambda p: p.name)
+@pytest.mark.parametrize("document", [CONFIGURATION, DEPLOY], ids=lambda p: p.name)
 def test_the_docs_justify_every_scope_and_no_other(document: Path) -> None:
     """The configuration guide, and the deployment guide for Slack's Marketplace review."""
     rows = re.findall(r"^\| `([a-z:._]+)` \| (.+?) \|$", document.read_text(), flags=re.MULTILINE)
