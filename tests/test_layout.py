@@ -26,9 +26,9 @@ def test_the_environment_is_read_only_in_config() -> None:
 
 
 def layout_rooms() -> dict[str, str]:
-    """The README's Layout section: each top-level bullet's first name, with its whole text."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    """docs/layout.md's rooms of the app: each top-level bullet's first name, and its text."""
+    layout = (ROOT / "docs" / "layout.md").read_text()
+    section = layout.split("\n## The app, room by room\n", 1)[1].split("\n## ", 1)[0]
     rooms: dict[str, str] = {}
     for bullet in re.split(r"\n(?=- )", section):
         named = re.match(r"- `([^`]+)`", bullet.strip())
@@ -37,7 +37,7 @@ def layout_rooms() -> dict[str, str]:
     return rooms
 
 
-def test_the_readme_layout_names_every_room_of_the_app() -> None:
+def test_the_layout_names_every_room_of_the_app() -> None:
     rooms = layout_rooms()
     missing = []
     for path in sorted(PACKAGE.iterdir()):

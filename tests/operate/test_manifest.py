@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = Path(__file__).with_name("slack-manifest-schema") / "manifest.schema.1.0.0.json"
 HTTP_MANIFEST = ROOT / "manifest.yml"
 SOCKET_MODE_MANIFEST = ROOT / "manifest.socket-mode.yml"
-README = ROOT / "README.md"
+CONFIGURATION = ROOT / "docs" / "configuration.md"
+WORKPLACES = ROOT / "docs" / "workplaces.md"
+DEPLOY = ROOT / "docs" / "deploy.md"
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -111,7 +113,7 @@ def test_socket_mode_manifest_is_the_same_app_without_addresses() -> None:
     assert load(SOCKET_MODE_MANIFEST) == expected
 
 
-def test_token_rotation_is_off_and_the_readme_says_how_to_turn_it_on() -> None:
+def test_token_rotation_is_off_and_the_docs_say_how_to_turn_it_on() -> None:
     for path in (HTTP_MANIFEST, SOCKET_MODE_MANIFEST):
         assert load(path)["settings"]["token_rotation_enabled"] is False, path.name
     rotating = load(HTTP_MANIFEST)
@@ -119,26 +121,26 @@ def test_token_rotation_is_off_and_the_readme_says_how_to_turn_it_on() -> None:
     assert list(validator().iter_errors(rotating)) == []
     rotating["settings"]["token_rotation_enabled"] = "yes"
     assert list(validator().iter_errors(rotating)) != [], "the schema checks the setting"
-    assert "`token_rotation_enabled: true`" in README.read_text()
+    assert "`token_rotation_enabled: true`" in WORKPLACES.read_text()
 
 
-@pytest.mark.parametrize("document", [README, ROOT / "docs" / "deploy.md"], ids=lambda p: p.name)
+@pytest.mark.parametrize("document", [CONFIGURATION, DEPLOY], ids=lambda p: p.name)
 def test_the_docs_justify_every_scope_and_no_other(document: Path) -> None:
-    """The README, and the deployment guide for Slack's Marketplace review."""
+    """The configuration guide, and the deployment guide for Slack's Marketplace review."""
     rows = re.findall(r"^\| `([a-z:._]+)` \| (.+?) \|$", document.read_text(), flags=re.MULTILINE)
     scopes = {scope: why for scope, why in rows if ":" in scope or scope == "commands"}
     assert sorted(scopes) == sorted(BOT_SCOPES)
     assert all(len(why.strip()) > 10 for why in scopes.values())
 
 
-def test_readme_documents_every_variable() -> None:
+def test_the_configuration_guide_documents_every_variable() -> None:
     config = (ROOT / "slackapp" / "config.py").read_text()
     read = set(re.findall(r'(?:env|environ)\.get\("([A-Z_]+)"', config))
     read |= set(re.findall(r'_(?:seconds|whole_number)\(\s*"([A-Z_]+)"', config))
     assert {"PORT", "WEB_CONCURRENCY", "VARULV_DATABASE_WAIT_SECONDS"} <= read
     assert "SLACK_CLIENT_ID" in read and "SLACK_REDIRECT_URI" in read
-    readme = README.read_text()
-    assert [name for name in sorted(read) if f"`{name}`" not in readme] == []
+    documented = CONFIGURATION.read_text()
+    assert [name for name in sorted(read) if f"`{name}`" not in documented] == []
 
 
 def test_organisation_wide_installs_are_offered_and_the_schema_checks_the_setting() -> None:
