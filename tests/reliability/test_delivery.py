@@ -19,9 +19,9 @@ from slackapp.db.migrate import upgrade
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat, SlackMessage
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.leases import CLAIM, LET_GO, STILL_DUE
-from slackapp.delivery.reading import UNDELIVERED
 from slackapp.delivery.outbox import enqueue
 from slackapp.delivery.pacing import POST_BURST, Limit, Pacer
+from slackapp.delivery.reading import UNDELIVERED
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
