@@ -129,6 +129,8 @@ class Deliverer:
         self._sweeper.start()
 
     def stop(self) -> None:
+        """Stop at once; the leases this process holds lapse (the heartbeat is stopped when
+        this returns), and whatever fails from now on is left for another to send."""
         self._stopped.set()
         with self._lock:
             for waker in self._wakers.values():
@@ -136,6 +138,8 @@ class Deliverer:
                     waker.set_result(None)
         self._drains.shutdown(wait=False, cancel_futures=True)
         self._calls.shutdown(wait=False, cancel_futures=True)
+        if self._heart is not None and self._heart is not threading.current_thread():
+            self._heart.join(timeout=leases.RENEW_SECONDS * 2)
 
     def take(self, connection: Connection, game_ids: list[int]) -> Taken:
         """In a step's transaction, once its outbox rows are written: take the games' leases
@@ -471,6 +475,8 @@ class Deliverer:
     # -- failures -----------------------------------------------------------------------------
 
     def _failed(self, game_id: int, pending: plan.Pending, error: Exception) -> None:
+        if self._stopped.is_set():
+            return  # as it is, for whoever delivers next
         failure, code, retry_after = classify(error)
         surface, version = pending.surface, pending.newest.version
         then = after_failure(failure, code, retry_after, pending.attempts, surface)

@@ -43,10 +43,10 @@ statement built with ``values([...])`` is compiled anew on every call."""
 RENEW = (
     update(DeliveryLease)
     .where(
-        DeliveryLease.holder == bindparam("holder"),
+        DeliveryLease.holder == bindparam("by"),
         DeliveryLease.game_id.in_(bindparam("games", expanding=True)),
     )
-    .values(until=bindparam("until"))
+    .values(until=bindparam("to"))
 )
 LET_GO = delete(DeliveryLease).where(
     DeliveryLease.game_id.in_(bindparam("games", expanding=True)),
@@ -88,9 +88,7 @@ def claim(
 
 def renew(connection: Connection, holder: str, game_ids: Collection[int], now: datetime) -> None:
     if game_ids:
-        connection.execute(
-            RENEW, {"holder": holder, "games": sorted(game_ids), "until": expiry(now)}
-        )
+        connection.execute(RENEW, {"by": holder, "games": sorted(game_ids), "to": expiry(now)})
 
 
 def let_go(
