@@ -50,6 +50,9 @@ DRAIN_THREADS = 8
 DRAIN_BATCH = 50
 """Games a drain thread claims, reads and lets go together."""
 CALL_THREADS = 16
+RECORD_THREADS = 8
+"""Threads that wait for landings to be committed (in groups), so a call thread is free for
+the next call as soon as Slack answers."""
 SWEEP_SECONDS = 0.5
 RELEASE_WITHIN_SECONDS = 0.05
 """A game whose last call landed is let go within this long, with the others landing then:
@@ -103,6 +106,7 @@ class Deliverer:
         self.holder = leases.new_holder()
         self._drains = ThreadPoolExecutor(drain_threads, thread_name_prefix="varulv-deliver")
         self._calls = ThreadPoolExecutor(call_threads, thread_name_prefix="varulv-call")
+        self._records = ThreadPoolExecutor(RECORD_THREADS, thread_name_prefix="varulv-record")
         self._lock = threading.Lock()
         self._queued: set[int] = set()
         """Games this process drains or is about to: their leases are renewed."""
@@ -138,6 +142,7 @@ class Deliverer:
                     waker.set_result(None)
         self._drains.shutdown(wait=False, cancel_futures=True)
         self._calls.shutdown(wait=False, cancel_futures=True)
+        self._records.shutdown(wait=False, cancel_futures=False)  # what Slack took is kept
         if self._heart is not None and self._heart is not threading.current_thread():
             self._heart.join(timeout=leases.RENEW_SECONDS * 2)
 
@@ -311,6 +316,7 @@ class Deliverer:
                         found = self._claim_and_read(sorted(to_read))
                     to_read = set()
                     now = self.now()
+                    ready: list[tuple[int, str, list[plan.Send]]] = []
                     for game_id, to_show in found.items():
                         sending = {s for g, s in in_flight.values() if g == game_id}
                         sends: list[plan.Send] = []
@@ -321,8 +327,20 @@ class Deliverer:
                                 self._done(game_id, decision.surface, decision.version)
                             elif isinstance(decision, plan.Post | plan.Update):
                                 sends.append(decision)
-                        for future, surface in self._send(game_id, to_show.team_id, sends, clients):
-                            in_flight[future] = (game_id, surface)
+                        ready.append((game_id, to_show.team_id, sends))
+                    # Every game's new messages go before the redraws of those shown already:
+                    # with many games at once (deadlines due together), what people wait to
+                    # appear is not queued behind what is only being brought up to date.
+                    installed = [
+                        (game_id, team_id, client, sends)
+                        for game_id, team_id, sends in ready
+                        if sends and (client := self._client(game_id, team_id, clients))
+                    ]
+                    for kind in (plan.Post, plan.Update):
+                        for game_id, team_id, client, sends in installed:
+                            mine = [each for each in sends if isinstance(each, kind)]
+                            for future, surface in self._send(game_id, team_id, client, mine):
+                                in_flight[future] = (game_id, surface)
                     clients.clear()
                     idle = set(found) - {game_id for game_id, _ in in_flight.values()}
                     if idle:  # read, and nothing to send: let go at once
@@ -384,18 +402,13 @@ class Deliverer:
 
     # -- sending ------------------------------------------------------------------------------
 
-    def _send(
-        self,
-        game_id: int,
-        team_id: str,
-        sends: list[plan.Send],
-        clients: dict[str, WebClient | NotInstalled],
-    ) -> list[tuple[Future[None], str]]:
-        """Each send on the call threads, recording what Slack took. ``clients`` keeps this
-        round's client (or its absence) per workspace, so a thousand games of one workspace
-        read its installation once, not a thousand times."""
-        if not sends:
-            return []
+    def _client(
+        self, game_id: int, team_id: str, clients: dict[str, WebClient | NotInstalled]
+    ) -> WebClient | None:
+        """The game's workspace's client; None when it is not installed (the game's messages
+        are then given up, and the machine told). ``clients`` keeps this round's client (or its
+        absence) per workspace, so a thousand games of one workspace read its installation
+        once, not a thousand times."""
         if team_id not in clients:
             try:
                 clients[team_id] = self.clients(team_id)
@@ -405,25 +418,54 @@ class Deliverer:
         if isinstance(client, NotInstalled):
             self._give_up_all(game_id, "not_installed")
             self.report(game_id, m.WorkspaceLeft())
-            return []
-        try:
-            return [
-                (
-                    self._calls.submit(self._deliver_logged, game_id, team_id, client, each),
-                    each.pending.surface,
-                )
-                for each in sends
-            ]
-        except RuntimeError:  # stopping
-            return []
+            return None
+        return client
+
+    def _send(
+        self, game_id: int, team_id: str, client: WebClient, sends: list[plan.Send]
+    ) -> list[tuple[Future[None], str]]:
+        """Each send on the call threads; each future done once what Slack took is recorded."""
+        sent: list[tuple[Future[None], str]] = []
+        for each in sends:
+            done: Future[None] = Future()
+            try:
+                self._calls.submit(self._deliver_logged, game_id, team_id, client, each, done)
+            except RuntimeError:  # stopping
+                break
+            sent.append((done, each.pending.surface))
+        return sent
 
     def _deliver_logged(
-        self, game_id: int, team_id: str, client: WebClient, send: plan.Send
+        self, game_id: int, team_id: str, client: WebClient, send: plan.Send, done: Future[None]
     ) -> None:
+        """The call, then its landing recorded on a record thread; ``done`` once recorded."""
         with log_context(game_id=game_id):
-            self._deliver(game_id, team_id, client, send)
+            try:
+                landing = self._deliver(game_id, team_id, client, send)
+            except BaseException as error:
+                done.set_exception(error)
+                return
+        if landing is None:
+            done.set_result(None)
+            return
+        try:
+            self._records.submit(self._record, landing, done)
+        except RuntimeError:  # stopping: recorded here, as Slack has it
+            self._record(landing, done)
 
-    def _deliver(self, game_id: int, team_id: str, client: WebClient, send: plan.Send) -> None:
+    def _record(self, landing: Landing, done: Future[None]) -> None:
+        # Slack has it: keep trying to record that (never post it again for a database blip).
+        try:
+            self.landings.record(landing)
+        except BaseException as error:
+            done.set_exception(error)
+            return
+        done.set_result(None)
+
+    def _deliver(
+        self, game_id: int, team_id: str, client: WebClient, send: plan.Send
+    ) -> Landing | None:
+        """Send; what Slack took, if it did."""
         newest, pending = send.entry, send.pending
         try:
             if isinstance(send, plan.Post):
@@ -432,14 +474,14 @@ class Deliverer:
                     opened = client.conversations_open(users=newest.user_id)
                     channel = str(opened["channel"]["id"])
                 if self._put_off(game_id, pending, lambda: self.pacer.post(str(channel))):
-                    return
+                    return None
                 posted = client.chat_postMessage(
                     channel=channel, text=newest.text, blocks=newest.blocks
                 )
                 first: tuple[str, str] | None = (str(posted["channel"]), str(posted["ts"]))
             else:
                 if self._put_off(game_id, pending, lambda: self.pacer.update(team_id)):
-                    return
+                    return None
                 client.chat_update(
                     channel=send.shown.channel,
                     ts=send.shown.ts,
@@ -449,9 +491,8 @@ class Deliverer:
                 first = None
         except Exception as error:
             self._failed(game_id, pending, error)
-            return
-        # Slack has it: keep trying to record that (never post it again for a database blip).
-        self.landings.record(Landing(game_id, pending.surface, newest.version, first))
+            return None
+        return Landing(game_id, pending.surface, newest.version, first)
 
     def _put_off(self, game_id: int, pending: plan.Pending, turn: Callable[[], float]) -> bool:
         """Wait for the message's turn at Slack's rate limit, or, when it is further off, put
