@@ -19,6 +19,7 @@ from slack_bolt.authorization.authorize import CallableAuthorize
 from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk.oauth.token_rotation import TokenRotator
+from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.authorize import from_store
@@ -27,7 +28,7 @@ from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.installations import installation_store, oauth_state_store
 from slackapp.db.journal import keep_journal
 from slackapp.db.retention import Retention
-from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.deliverer import Deliverer, Taken
 from slackapp.delivery.notices import Notices
 from slackapp.delivery.pacing import UPDATE_BURST, Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
@@ -96,6 +97,24 @@ class Varulv:
         self.steps.names.stop()
 
 
+@dataclass(frozen=True)
+class Relayed:
+    """A web worker's delivery: what its steps commit it sends itself, right after the commit;
+    a game whose lease another process holds is that process's, told by a NOTIFY."""
+
+    deliverer: Deliverer
+    notices: Notices
+
+    def take(self, connection: Connection, game_ids: list[int]) -> Taken:
+        return self.deliverer.take(connection, game_ids)
+
+    def hand_over(self, taken: Taken) -> None:
+        self.deliverer.hand_over(taken)
+
+    def kick(self, game_id: int) -> None:
+        self.notices.kick(game_id)
+
+
 def installed(args: SuccessArgs) -> BoltResponse:
     """Log the new installation, then show Slack's usual "Thank you!" page."""
     installation = args.installation
@@ -122,8 +141,9 @@ def build(
     """Wire everything; the caller starts the timers and the deliverer once serving.
 
     ``now``: the one clock every step, deadline and delivery goes by (a test's, to move it on).
-    ``relays``: the steps tell the background process what to show and when a deadline falls
-    (slackapp.delivery.notices) instead of this process's own deliverer and timers.
+    ``relays``: the steps tell the background process when a deadline falls, and what to show
+    when they cannot show it themselves (slackapp.delivery.notices): this process's deliverer
+    sends only what its own steps commit, and the background's sweeps the rest.
     The server checks every request's signature before Bolt sees it, so Bolt does not again.
     """
     engine = make_engine(database_url)
@@ -205,7 +225,8 @@ def build(
     )
     deadlines = Deadlines(sessions, now=now)
     notices = Notices(engine) if relays else None
-    steps = Steps(sessions, lengths, notices or deliverer, notices or deadlines, now)
+    delivery = deliverer if notices is None else Relayed(deliverer, notices)
+    steps = Steps(sessions, lengths, delivery, notices or deadlines, now)
     register(app, steps)
     return Varulv(
         app=app,

@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from slack_sdk.errors import SlackApiError
 from sqlalchemy import Connection, select
@@ -26,6 +26,7 @@ from slackapp.db.engine import transaction
 from slackapp.db.games import GAMES, StoredGame
 from slackapp.db.models import Game, Seat
 from slackapp.delivery.copies import Copy, adopt
+from slackapp.delivery.deliverer import Taken
 from slackapp.delivery.outbox import Row, enqueue, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
@@ -55,6 +56,19 @@ class Kick(Protocol):
     def kick(self, game_id: int) -> None: ...
 
 
+Take = Callable[[Connection, list[int]], Taken]
+"""In a step's transaction: take the games' delivery leases and read what they show."""
+
+
+@runtime_checkable
+class HandsOver(Kick, Protocol):
+    """A deliverer in this process: a step hands it what it committed, with no transaction
+    between the commit and the first call to Slack (slackapp.delivery.deliverer)."""
+
+    def take(self, connection: Connection, game_ids: list[int]) -> Taken: ...
+    def hand_over(self, taken: Taken) -> None: ...
+
+
 class OpensDirectMessages(Protocol):
     """What *Start* asks of Slack (a ``WebClient``): a person's private message channel."""
 
@@ -69,6 +83,8 @@ class Committed:
     """The game's deadline, when this step set a new one."""
     shown: int
     """How many effects went into the outbox."""
+    taken: Taken | None = None
+    """The game's delivery lease and what it shows, taken in the step's transaction."""
 
 
 class Belonging(Protocol):
@@ -151,13 +167,15 @@ def commit_step(
     dm_channels: dict[str, str] | None = None,
     asking: Workspace | None = None,
     clicked: Copy | None = None,
+    take: Take | None = None,
 ) -> Committed | None:
     """Apply ``event`` to the game in one transaction; None if there is no such game (or,
     with ``skip_locked``, another transaction holds it). ``dm_channels``: the people's private
     message channels, kept for the deliverer when the event starts the night. ``asking``: the
     workspace of the signed request, refused (nothing changes) unless it owns the game.
     ``clicked``: the copy of the game's message the click came from, made the message if it
-    is a second copy the app did not record (see slackapp.delivery.copies)."""
+    is a second copy the app did not record (see slackapp.delivery.copies).
+    ``take``: given, a step with something to show takes its game's delivery lease too."""
     with transaction(sessions) as session:
         connection = session.connection()
         game = games.lock(connection, game_id, skip_locked=skip_locked)
@@ -172,17 +190,20 @@ def commit_step(
         before, done, game = _decide(changes, game, event, now(), dm_channels)
         changes.write(session)
         shown = adopted + enqueue(connection, game, done.effects)
-        return _committed(game.id, before, done, shown)
+        taken = take(connection, [game.id]) if take is not None and shown else None
+        return _committed(game.id, before, done, shown, taken)
 
 
 def commit_due(
     sessions: sessionmaker[Session],
     now: Callable[[], datetime] = utc_now,
     limit: int = DEADLINE_BATCH,
-) -> list[Committed]:
+    take: Take | None = None,
+) -> tuple[list[Committed], Taken | None]:
     """Up to ``limit`` games whose deadline has passed, each stepped by the machine, in one
     transaction. A game another transaction holds is skipped: that step catches up with the
-    clock itself, and a later batch finds the game if it is still due."""
+    clock itself, and a later batch finds the game if it is still due. ``take``: given, the
+    delivery leases of the games with something to show are taken in it too."""
     with transaction(sessions) as session:
         connection = session.connection()
         at = now()
@@ -197,7 +218,9 @@ def commit_due(
             rows += shown
             done.append(_committed(game.id, before, after, len(shown)))
         write(connection, rows)  # every game's messages in one statement
-        return done
+        showing = [each.game_id for each in done if each.shown]
+        taken = take(connection, showing) if take is not None and showing else None
+        return done, taken
 
 
 def _decide(
@@ -220,9 +243,11 @@ def _decide(
     return before, done, game
 
 
-def _committed(game_id: int, before: m.GameState, done: m.Step, shown: int) -> Committed:
+def _committed(
+    game_id: int, before: m.GameState, done: m.Step, shown: int, taken: Taken | None = None
+) -> Committed:
     changed = done.state.deadline if done.state.deadline != before.deadline else None
-    return Committed(game_id, done.answer, changed, shown)
+    return Committed(game_id, done.answer, changed, shown, taken)
 
 
 def new_table(
@@ -282,11 +307,27 @@ class Steps:
         self.now = now
         self.names = Names(sessions, self.rename, now)
 
+    @property
+    def take(self) -> Take | None:
+        """How a step takes its games' delivery, when the deliverer runs in this process."""
+        return self.deliverer.take if isinstance(self.deliverer, HandsOver) else None
+
+    def _show(self, game_ids: list[int], taken: Taken | None) -> None:
+        """After the commit: what the games show goes to the deliverer."""
+        if taken is None:
+            for game_id in game_ids:
+                self.deliverer.kick(game_id)
+            return
+        assert isinstance(self.deliverer, HandsOver)
+        self.deliverer.hand_over(taken)
+        for game_id in sorted(taken.left):  # another process delivers it: tell it
+            self.deliverer.kick(game_id)
+
     def _after(self, done: Committed | None) -> str | None:
         if done is None:
             return GONE
         if done.shown:
-            self.deliverer.kick(done.game_id)
+            self._show([done.game_id], done.taken)
         if done.deadline is not None:
             self.alarm.arm(done.game_id, done.deadline)
         return done.answer
@@ -300,17 +341,27 @@ class Steps:
     ) -> str | None:
         """A person's command on a game, from the workspace ``asking`` (and, for a click, the
         copy of the message ``clicked``); the answer for them."""
-        done = commit_step(self.sessions, game_id, event, self.now, asking=asking, clicked=clicked)
+        done = commit_step(
+            self.sessions,
+            game_id,
+            event,
+            self.now,
+            asking=asking,
+            clicked=clicked,
+            take=self.take,
+        )
         return self._after(done)
 
     def report(self, game_id: int, event: m.Event) -> None:
         """The deliverer's news that Slack refused something for good."""
-        self._after(commit_step(self.sessions, game_id, event, self.now))
+        self._after(commit_step(self.sessions, game_id, event, self.now, take=self.take))
 
     def deadline(self, game_id: int) -> bool:
         """A timer woke for the game; True if it moved. A game another transaction holds is
         left to it (it catches up with the clock too), so no timer thread waits on a lock."""
-        done = commit_step(self.sessions, game_id, m.Deadline(), self.now, skip_locked=True)
+        done = commit_step(
+            self.sessions, game_id, m.Deadline(), self.now, skip_locked=True, take=self.take
+        )
         if done is None:
             return False
         self._after(done)
@@ -323,7 +374,7 @@ class Steps:
         Should one game's step fail, the batch is rolled back and its games are stepped one
         by one, so that one game never holds the others' deadlines back."""
         try:
-            done = commit_due(self.sessions, self.now, limit)
+            done, taken = commit_due(self.sessions, self.now, limit, self.take)
         except Exception:
             log.exception("a batch of deadlines failed; its games are stepped one by one")
             with self.sessions() as session:
@@ -334,8 +385,10 @@ class Steps:
                 except Exception:
                     log.exception("the deadline of game %s failed; the sweep tries again", game_id)
             return 0  # what failed stays due: the sweep comes back, not this loop
+        self._show([each.game_id for each in done if each.shown], taken)
         for each in done:
-            self._after(each)
+            if each.deadline is not None:
+                self.alarm.arm(each.game_id, each.deadline)
         return len(done)
 
     def rename(self, team_id: str, user_id: str, name: str) -> int:
@@ -397,13 +450,15 @@ class Steps:
                 )
                 enqueue(session.connection(), game, opened.effects)
                 game_id = game.id
+                take = self.take
+                taken = take(session.connection(), [game_id]) if take is not None else None
         except IntegrityError:  # another /varulv in the channel won: perhaps this same one
             with self.sessions() as session:
                 running = games.open_in(session, team_id, channel_id)
                 if running is not None and same_command(running):
                     return None
             return "A game is already open in this channel."
-        self.deliverer.kick(game_id)
+        self._show([game_id], taken)
         return None
 
     def play_again(
@@ -441,9 +496,11 @@ class Steps:
                 games.store_new(session, game, opened.state)
                 enqueue(session.connection(), game, opened.effects)
                 new_id = game.id
+                take = self.take
+                taken = take(session.connection(), [new_id]) if take is not None else None
         except IntegrityError:  # a /varulv in the channel won
             return "A game is already open in this channel."
-        self.deliverer.kick(new_id)
+        self._show([new_id], taken)
         return None
 
     def start(
@@ -488,6 +545,7 @@ class Steps:
                 dm_channels=channels,
                 asking=asking,
                 clicked=clicked,
+                take=self.take,
             )
             if done is None or done.answer != m.SOMEONE_SAT_DOWN:
                 return self._after(done)

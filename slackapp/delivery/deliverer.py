@@ -1,61 +1,63 @@
 """The deliverer: shows in Slack what the outbox holds, after the step that wrote it committed.
 
-One process at a time delivers a game's messages: it takes a lease on the game (a row with an
-expiry, committed at once, so no lock is held while Slack answers), then repeatedly reads the
-game's undelivered entries and sends, for each message, only its newest version: a post the
-first time, an update after. Messages are independent of each other, so a game's messages are
-sent side by side; one message's versions are sent in order, and a version older than the one
-a message shows is never sent. The ``ts`` Slack returns is committed as soon as it answers.
+The pieces, each a module of its own:
+- ``leases``: which process delivers a game now (short leases, renewed by a heartbeat);
+- ``reading``: a game's undelivered outbox rows and where each message is in Slack;
+- ``plan``: what to send next, a pure function of those rows;
+- ``policy``: what a failed call means (retry when, give up, tell the step machine what);
+- ``landings``: what Slack took (``ts``, the version shown), recorded in groups;
+- ``pacing``: Slack's rate limits, kept ahead of.
 
-Slack throttling or failing: the entry waits (Retry-After, or a growing backoff) and is tried
-again. Slack refusing for good: the step machine is told (the channel cannot be written, a
-person's DM failed) and decides what follows. A process that dies leaves its lease to expire,
-and whichever process is alive takes the game over; the one window a crash cannot close is a
-post Slack took whose ``ts`` was not committed yet: that post is made again, identical.
+This module runs them: threads that drain games (read, decide, send, read again as calls land)
+and threads that make the calls. A step hands its committed effects over at once
+(``take`` inside its transaction, ``hand_over`` after the commit): the lease was taken and the
+rows read in that transaction, so the first call goes out with no transaction before it.
+Otherwise ``kick`` (a step in another process) or the sweep (a crash, a retry's backoff) make a
+drain read first. Messages are independent, so a game's messages are sent side by side; one
+message's versions are sent in order, newest only, never older than what it shows. The one
+window a crash cannot close is a post Slack took whose ``ts`` was not committed yet: that post
+is made again, identical.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import socket
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from slack_sdk import WebClient
-from sqlalchemy import Connection, and_, bindparam, delete, func, or_, select, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.db.models import DeliveryLease, Game, OutboxEntry, SlackMessage
+from slackapp.db.models import DeliveryLease, OutboxEntry
+from slackapp.delivery import leases, plan
 from slackapp.delivery.copies import dropped_ts
 from slackapp.delivery.landings import DONE, Landing, Landings
 from slackapp.delivery.pacing import Pacer
+from slackapp.delivery.policy import GiveUp, after_failure
+from slackapp.delivery.reading import ToShow, read
 from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, WorkspaceId, classify
 from slackapp.game import machine as m
 from slackapp.logs import log_context
 
 log = logging.getLogger(__name__)
 
-LEASE_SECONDS = 15.0
-"""Longer than a Web API call may take (the client's timeout), renewed before each call."""
 DRAIN_THREADS = 8
 DRAIN_BATCH = 50
 """Games a drain thread claims, reads and lets go together."""
 CALL_THREADS = 16
+RECORD_THREADS = 8
+"""Threads that wait for landings to be committed (in groups), so a call thread is free for
+the next call as soon as Slack answers."""
 SWEEP_SECONDS = 0.5
 RELEASE_WITHIN_SECONDS = 0.05
 """A game whose last call landed is let go within this long, with the others landing then:
 one transaction for them all, and no message waits for it."""
-MAX_ATTEMPTS = 10
-BACKOFF_CAP_SECONDS = 60.0
 SLEEP_AT_MOST_SECONDS = 1.0
 """A call whose turn (see slackapp.delivery.pacing) is nearer waits for it; a later one is put
 off in the outbox with its turn kept, so no call thread sleeps long."""
@@ -68,142 +70,19 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """An undelivered version of a message, read as plain values (no ORM object to build)."""
-
-    game_id: int
-    surface: str
-    version: int
-    channel: str | None
-    user_id: str | None
-    text: str
-    blocks: list[dict[str, Any]] | None
-    due_at: datetime
-    attempts: int
-
-
-UNDELIVERED = (
-    select(
-        OutboxEntry.game_id,
-        OutboxEntry.surface,
-        OutboxEntry.version,
-        OutboxEntry.channel,
-        OutboxEntry.user_id,
-        OutboxEntry.text,
-        OutboxEntry.blocks,
-        OutboxEntry.due_at,
-        OutboxEntry.attempts,
-        Game.team_id,
-        Game.enterprise_id,
-        SlackMessage.channel,
-        SlackMessage.ts,
-        SlackMessage.version,
-    )
-    .join(Game, Game.id == OutboxEntry.game_id)
-    .outerjoin(
-        SlackMessage,
-        and_(
-            SlackMessage.game_id == OutboxEntry.game_id,
-            SlackMessage.surface == OutboxEntry.surface,
-        ),
-    )
-    .where(
-        OutboxEntry.done_at.is_(None), OutboxEntry.game_id.in_(bindparam("games", expanding=True))
-    )
-    .order_by(OutboxEntry.id)
-)
-"""The undelivered entries of the games, as the columns of an ``Entry`` in its order, each with
-its game's workspace and where its message is in Slack (the channel, ``ts`` and version it
-shows), if it was posted: one statement for all a drain reads.
-
-This and the deliverer's other statements are built once, here: building one is a good part
-of the cost of running it, on every read of every drain."""
-
-
-_LEASE = insert(DeliveryLease).values(
-    game_id=bindparam("g"), holder=bindparam("h"), until=bindparam("u")
-)
-CLAIM = _LEASE.on_conflict_do_update(
-    index_elements=[DeliveryLease.game_id],
-    set_={"holder": _LEASE.excluded.holder, "until": _LEASE.excluded.until},
-    where=or_(
-        DeliveryLease.until < bindparam("now"), DeliveryLease.holder == _LEASE.excluded.holder
-    ),
-).returning(DeliveryLease.game_id)
-"""Take or renew a game's lease, unless another live holder has it: one statement, run for
-many games at once (SQLAlchemy sends them as one multi-row insert) and compiled once; a
-statement built with ``values([...])`` is compiled anew on every call."""
-
-
-LET_GO = delete(DeliveryLease).where(
-    DeliveryLease.game_id.in_(bindparam("games", expanding=True)),
-    DeliveryLease.holder == bindparam("holder"),
-)
-"""Let go of the games' leases this holder has."""
-STILL_DUE = (
-    select(OutboxEntry.game_id)
-    .where(
-        OutboxEntry.game_id.in_(bindparam("games", expanding=True)),
-        OutboxEntry.done_at.is_(None),
-        OutboxEntry.due_at <= bindparam("now"),
-    )
-    .distinct()
-)
-"""Those of the games with something due."""
-
-
-@dataclass(frozen=True, slots=True)
-class Shown:
-    """Where a message is in Slack, and the version it shows."""
-
-    channel: str
-    ts: str
-    version: int
-
-
 @dataclass(frozen=True)
-class Pending:
-    """One message's undelivered versions, newest last."""
+class Taken:
+    """Games whose leases a step's transaction took, with what they have to show as read
+    there; ``asked``: every game the step gave something to show (those another live process
+    holds are its to deliver)."""
 
-    surface: str
-    entries: tuple[Entry, ...]
-    shown: Shown | None
+    asked: frozenset[int]
+    games: dict[int, ToShow]
 
     @property
-    def newest(self) -> Entry:
-        return self.entries[-1]
-
-
-def _undelivered_up_to(game_id: int, surface: str, version: int) -> tuple[Any, ...]:
-    """The undelivered versions of one message, up to ``version``."""
-    return (
-        OutboxEntry.game_id == game_id,
-        OutboxEntry.surface == surface,
-        OutboxEntry.version <= version,
-        OutboxEntry.done_at.is_(None),
-    )
-
-
-def _alive(holder: str) -> bool:
-    """Whether the process named in a lease of this host still runs."""
-    try:
-        pid = int(holder.split(":")[1])
-    except (IndexError, ValueError):
-        return True
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it runs, as another user
-    try:  # a killed process nobody has reaped yet is a zombie: it delivers nothing
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rpartition(")")[2].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+    def left(self) -> frozenset[int]:
+        """The asked games this process did not get."""
+        return self.asked - self.games.keys()
 
 
 class Deliverer:
@@ -225,17 +104,20 @@ class Deliverer:
         self.landings = Landings(sessions)
         self._turns: dict[tuple[int, str], float] = {}
         """Messages put off until their turn: the ``time.monotonic()`` it comes."""
-        self.holder = f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.holder = leases.new_holder()
         self._drains = ThreadPoolExecutor(drain_threads, thread_name_prefix="varulv-deliver")
         self._calls = ThreadPoolExecutor(call_threads, thread_name_prefix="varulv-call")
+        self._records = ThreadPoolExecutor(RECORD_THREADS, thread_name_prefix="varulv-record")
         self._lock = threading.Lock()
         self._queued: set[int] = set()
+        """Games this process drains or is about to: their leases are renewed."""
         self._waiting: list[int] = []
         self._again: set[int] = set()
         self._wakers: dict[int, Future[None]] = {}
         """Per game being drained, what wakes its drain to read it again."""
         self._stopped = threading.Event()
         self._sweeper: threading.Thread | None = None
+        self._heart: threading.Thread | None = None
         self._sweep_failing = False
 
     # -- running --------------------------------------------------------------------------
@@ -252,6 +134,8 @@ class Deliverer:
         self._sweeper.start()
 
     def stop(self) -> None:
+        """Stop at once; the leases this process holds lapse (the heartbeat is stopped when
+        this returns), and whatever fails from now on is left for another to send."""
         self._stopped.set()
         with self._lock:
             for waker in self._wakers.values():
@@ -259,6 +143,35 @@ class Deliverer:
                     waker.set_result(None)
         self._drains.shutdown(wait=False, cancel_futures=True)
         self._calls.shutdown(wait=False, cancel_futures=True)
+        self._records.shutdown(wait=False, cancel_futures=False)  # what Slack took is kept
+        if self._heart is not None and self._heart is not threading.current_thread():
+            self._heart.join(timeout=leases.RENEW_SECONDS * 2)
+
+    def take(self, connection: Connection, game_ids: list[int]) -> Taken:
+        """In a step's transaction, once its outbox rows are written: take the games' leases
+        and read what they have to show, for ``hand_over`` after the commit."""
+        asked = frozenset(game_ids)
+        claimed = leases.claim(connection, self.holder, asked, self.now())
+        return Taken(asked, read(connection, claimed) if claimed else {})
+
+    def hand_over(self, taken: Taken) -> None:
+        """After the commit of the step that took them: send the games' messages now. A game
+        this process is draining already is read again by its drain."""
+        fresh: dict[int, ToShow] = {}
+        with self._lock:
+            for game_id, to_show in taken.games.items():
+                if game_id in self._queued:
+                    self._wake(game_id)
+                else:
+                    self._queued.add(game_id)
+                    fresh[game_id] = to_show
+        if fresh:
+            self._beat()
+            try:
+                self._drains.submit(self._drain_and_follow, sorted(fresh), fresh)
+            except RuntimeError:  # stopping: the leases lapse, another process sends them
+                with self._lock:
+                    self._queued.difference_update(fresh)
 
     def kick(self, game_id: int) -> None:
         """Deliver the game's new entries now (a step committed some). Games kicked while
@@ -266,18 +179,23 @@ class Deliverer:
         batch: one transaction claims them all and reads their outbox, one lets them go."""
         with self._lock:
             if game_id in self._queued:
-                self._again.add(game_id)  # draining already: its drain looks again
-                waker = self._wakers.get(game_id)
-                if waker is not None and not waker.done():
-                    waker.set_result(None)
+                self._wake(game_id)
                 return
             self._queued.add(game_id)
             self._waiting.append(game_id)
+        self._beat()
         try:
             self._drains.submit(self._drain_waiting)
         except RuntimeError:  # stopping
             with self._lock:
                 self._queued.discard(game_id)
+
+    def _wake(self, game_id: int) -> None:
+        """(Holding the lock.) The game's drain reads it again."""
+        self._again.add(game_id)
+        waker = self._wakers.get(game_id)
+        if waker is not None and not waker.done():
+            waker.set_result(None)
 
     def sweep(self) -> None:
         """Kick every game with entries due and no live lease on it but this process's own on
@@ -285,9 +203,10 @@ class Deliverer:
         went away just then), which would otherwise hold the game's messages back until it
         expired."""
         try:
-            self._free_leases_of_dead_processes()
-            with self.sessions() as session:
+            with self.sessions() as session, session.begin():
                 now = self.now()
+                leases.free_dead_of_host(session.connection(), self.holder, now)
+            with self.sessions() as session:
                 due = session.execute(
                     select(OutboxEntry.game_id, DeliveryLease.holder)
                     .outerjoin(DeliveryLease, DeliveryLease.game_id == OutboxEntry.game_id)
@@ -316,13 +235,39 @@ class Deliverer:
             if holder != self.holder or game_id not in draining:
                 self.kick(game_id)
 
+    # -- the heartbeat ------------------------------------------------------------------------
+
+    def _beat(self) -> None:
+        """Start the heartbeat, the first time this process takes a lease."""
+        with self._lock:
+            if self._heart is not None:
+                return
+            self._heart = threading.Thread(target=self._renewing, name="varulv-leases", daemon=True)
+        self._heart.start()
+
+    def _renewing(self) -> None:
+        while not self._stopped.wait(leases.RENEW_SECONDS):
+            with self._lock:
+                held = set(self._queued)
+            if not held:
+                continue
+            try:
+                with self.sessions() as session, session.begin():
+                    leases.renew(session.connection(), self.holder, held, self.now())
+            except Exception as error:  # the leases may lapse: another process takes over
+                log.warning("could not renew the delivery leases: %s", type(error).__name__)
+
+    # -- draining -----------------------------------------------------------------------------
+
     def _drain_waiting(self) -> None:
         with self._lock:
             batch, self._waiting = self._waiting[:DRAIN_BATCH], self._waiting[DRAIN_BATCH:]
-        if not batch:
-            return  # an earlier batch took them
+        if batch:
+            self._drain_and_follow(batch, None)
+
+    def _drain_and_follow(self, batch: list[int], taken: dict[int, ToShow] | None) -> None:
         try:
-            self.drain_many(batch)
+            self.drain_many(batch, taken)
         except Exception:
             if not self._stopped.is_set():
                 log.exception("delivering games' messages failed; the sweep tries again")
@@ -335,24 +280,23 @@ class Deliverer:
             with contextlib.suppress(RuntimeError):  # stopping
                 self._drains.submit(self._drain_waiting)
 
-    # -- delivering ---------------------------------------------------------------------------
-
     def drain(self, game_id: int) -> None:
         """Deliver the game's entries until none is due, or the next must wait its retry."""
         self.drain_many([game_id])
 
-    def drain_many(self, game_ids: list[int]) -> None:
+    def drain_many(self, game_ids: list[int], taken: dict[int, ToShow] | None = None) -> None:
         """Deliver the games' entries until none is due, or the next must wait its retry.
 
-        A game whose lease another live process holds is left to it (it reads what is new
-        too). Each read is one transaction to claim the games and read what they have to
-        show; every ready message of every game is then sent side by side. A message still
-        being sent is never sent again alongside itself, but it does not hold the others
-        back: as soon as any call lands, or a step gives one of these games something new,
-        the games concerned are read again and whatever else is ready goes out. A game with
-        nothing in flight and nothing ready is let go (one transaction for the batch, and for
-        those whose last calls land within ``RELEASE_WITHIN_SECONDS``), and one that got
-        something due meanwhile is read again.
+        ``taken``: the games' leases are held and this is what they have to show (a step's
+        transaction read it); else each read is one transaction that claims the games and
+        reads them, and a game another live process holds is left to it. Every ready message
+        of every game is then sent side by side (``slackapp.delivery.plan`` decides which).
+        A message still being sent is not sent again alongside itself, but it does not hold
+        the others back: as soon as any call lands, or a step gives one of these games
+        something new, the games concerned are read again and whatever else is ready goes
+        out. A game with nothing in flight and nothing ready is let go (one transaction for
+        the batch, and for those whose last calls land within ``RELEASE_WITHIN_SECONDS``),
+        and one that got something due meanwhile is read again.
         """
         waker: Future[None] = Future()
         with self._lock:
@@ -367,23 +311,39 @@ class Deliverer:
         try:
             while (to_read or to_release or in_flight) and not self._stopped.is_set():
                 if to_read:
-                    sending = set(in_flight.values())
-                    claimed = self._claim_and_read(sorted(to_read))
+                    if taken is not None:
+                        found, taken = {g: taken[g] for g in to_read if g in taken}, None
+                    else:
+                        found = self._claim_and_read(sorted(to_read))
                     to_read = set()
                     now = self.now()
-                    for game_id, (workspace, pending) in claimed.items():
-                        ready = []
-                        for each in pending:
-                            if (game_id, each.surface) in sending:
+                    ready: list[tuple[int, WorkspaceId, list[plan.Send]]] = []
+                    for game_id, to_show in found.items():
+                        sending = {s for g, s in in_flight.values() if g == game_id}
+                        sends: list[plan.Send] = []
+                        for decision in plan.next_sends(to_show.pending, sending, now):
+                            if isinstance(decision, plan.InFlight):
                                 held_back.add(game_id)
-                            elif all(e.due_at <= now for e in each.entries):
-                                ready.append(each)
-                        if not ready:
-                            continue
-                        for future, surface in self._send(game_id, workspace, ready, clients):
-                            in_flight[future] = (game_id, surface)
+                            elif isinstance(decision, plan.AlreadyShown):
+                                self._done(game_id, decision.surface, decision.version)
+                            elif isinstance(decision, plan.Post | plan.Update):
+                                sends.append(decision)
+                        ready.append((game_id, to_show.workspace, sends))
+                    # Every game's new messages go before the redraws of those shown already:
+                    # with many games at once (deadlines due together), what people wait to
+                    # appear is not queued behind what is only being brought up to date.
+                    installed = [
+                        (game_id, workspace.team_id, client, sends)
+                        for game_id, workspace, sends in ready
+                        if sends and (client := self._client(game_id, workspace, clients))
+                    ]
+                    for kind in (plan.Post, plan.Update):
+                        for game_id, team_id, client, sends in installed:
+                            mine = [each for each in sends if isinstance(each, kind)]
+                            for future, surface in self._send(game_id, team_id, client, mine):
+                                in_flight[future] = (game_id, surface)
                     clients.clear()
-                    idle = set(claimed) - {game_id for game_id, _ in in_flight.values()}
+                    idle = set(found) - {game_id for game_id, _ in in_flight.values()}
                     if idle:  # read, and nothing to send: let go at once
                         to_release |= idle
                         release_by = time.monotonic()
@@ -426,139 +386,145 @@ class Deliverer:
                     if self._wakers.get(game_id) is waker:
                         del self._wakers[game_id]
 
-    def _send(
+    def _claim_and_read(self, game_ids: list[int]) -> dict[int, ToShow]:
+        """Take (or renew) the games' leases and read their undelivered entries, in one
+        transaction; a game another live process holds is left out."""
+        with self.sessions() as session, session.begin():
+            connection = session.connection()  # plain rows: nothing for the ORM to track
+            claimed = leases.claim(connection, self.holder, game_ids, self.now())
+            return read(connection, claimed) if claimed else {}
+
+    def _release(self, game_ids: list[int]) -> list[int]:
+        """Let the games' leases go; those with something due as they went (to claim again)."""
+        if not game_ids:
+            return []
+        with self.sessions() as session, session.begin():
+            return leases.let_go(session.connection(), self.holder, game_ids, self.now())
+
+    # -- sending ------------------------------------------------------------------------------
+
+    def _client(
         self,
         game_id: int,
         workspace: WorkspaceId,
-        ready: list[Pending],
         clients: dict[WorkspaceId, WebClient | NotInstalled],
-    ) -> list[tuple[Future[None], str]]:
-        """Send each message's newest version (on the call threads), recording what Slack
-        took. ``clients`` keeps this round's client (or its absence) per workspace, so a
-        thousand games of one workspace read its installation once, not a thousand times."""
+    ) -> WebClient | None:
+        """The game's workspace's client; None when it is not installed (the game's messages
+        are then given up, and the machine told). ``clients`` keeps this round's client (or its
+        absence) per workspace, so a thousand games of one workspace read its installation
+        once, not a thousand times."""
         if workspace not in clients:
             try:
                 clients[workspace] = self.clients(workspace)
             except NotInstalled as missing:
                 clients[workspace] = missing
         client = clients[workspace]
-        team_id = workspace.team_id
         if isinstance(client, NotInstalled):
             self._give_up_all(game_id, "not_installed")
             self.report(game_id, m.WorkspaceLeft())
-            return []
-        try:
-            return [
-                (
-                    self._calls.submit(self._deliver_logged, game_id, team_id, client, each),
-                    each.surface,
-                )
-                for each in ready
-            ]
-        except RuntimeError:  # stopping
-            return []
+            return None
+        return client
 
-    def _claim_and_read(self, game_ids: list[int]) -> dict[int, tuple[WorkspaceId, list[Pending]]]:
-        """Take (or renew) the games' leases and read their undelivered entries, in one
-        transaction; a game another live process holds is left out."""
-        now = self.now()
-        until = now + timedelta(seconds=LEASE_SECONDS)
-        with self.sessions() as session, session.begin():
-            connection = session.connection()  # plain rows: nothing for the ORM to track
-            # In order, so two processes claiming the same games never wait on each other.
-            claimed = connection.scalars(
-                CLAIM,
-                [
-                    {"g": game_id, "h": self.holder, "u": until, "now": now}
-                    for game_id in sorted(set(game_ids))
-                ],
-            ).all()
-            return self._read(connection, list(claimed)) if claimed else {}
-
-    def _read(
-        self, connection: Connection, game_ids: list[int]
-    ) -> dict[int, tuple[WorkspaceId, list[Pending]]]:
-        """Each game's workspace, and its undelivered messages with what each shows now."""
-        teams: dict[int, WorkspaceId] = {}
-        by_surface: dict[tuple[int, str], list[Entry]] = {}
-        shown: dict[tuple[int, str], Shown] = {}
-        for row in connection.execute(UNDELIVERED, {"games": game_ids}):
-            entry = Entry(*row[:9])
-            team_id, enterprise_id, channel, ts, version = row[9:]
-            teams[entry.game_id] = WorkspaceId(team_id, enterprise_id)
-            by_surface.setdefault((entry.game_id, entry.surface), []).append(entry)
-            if ts is not None:
-                shown[entry.game_id, entry.surface] = Shown(channel, ts, version)
-        found: dict[int, tuple[WorkspaceId, list[Pending]]] = {
-            game_id: (teams.get(game_id, WorkspaceId("")), []) for game_id in game_ids
-        }
-        for (game_id, surface), versions in by_surface.items():
-            found[game_id][1].append(
-                Pending(
-                    surface,
-                    tuple(sorted(versions, key=lambda e: e.version)),
-                    shown.get((game_id, surface)),
-                )
-            )
-        return found
+    def _send(
+        self, game_id: int, team_id: str, client: WebClient, sends: list[plan.Send]
+    ) -> list[tuple[Future[None], str]]:
+        """Each send on the call threads; each future done once what Slack took is recorded."""
+        sent: list[tuple[Future[None], str]] = []
+        for each in sends:
+            done: Future[None] = Future()
+            try:
+                self._calls.submit(self._deliver_logged, game_id, team_id, client, each, done)
+            except RuntimeError:  # stopping
+                break
+            sent.append((done, each.pending.surface))
+        return sent
 
     def _deliver_logged(
-        self, game_id: int, team_id: str, client: WebClient, pending: Pending
+        self, game_id: int, team_id: str, client: WebClient, send: plan.Send, done: Future[None]
     ) -> None:
+        """The call, then its landing recorded on a record thread; ``done`` once recorded."""
         with log_context(game_id=game_id):
-            self._deliver(game_id, team_id, client, pending)
-
-    def _deliver(self, game_id: int, team_id: str, client: WebClient, pending: Pending) -> None:
-        newest, shown = pending.newest, pending.shown
-        dropped = dropped_ts(pending.surface)
-        if dropped is not None:  # a second copy of a message goes (see slackapp.delivery.copies)
-            self._drop(game_id, team_id, client, pending, dropped)
-            return
-        if shown is not None and shown.version >= newest.version:
-            self._done(game_id, pending.surface, newest.version)  # already on screen
+            try:
+                landing = self._deliver(game_id, team_id, client, send)
+            except BaseException as error:
+                done.set_exception(error)
+                return
+        if landing is None:
+            done.set_result(None)
             return
         try:
-            if shown is None:
+            self._records.submit(self._record, landing, done)
+        except RuntimeError:  # stopping: recorded here, as Slack has it
+            self._record(landing, done)
+
+    def _record(self, landing: Landing, done: Future[None]) -> None:
+        # Slack has it: keep trying to record that (never post it again for a database blip).
+        try:
+            self.landings.record(landing)
+        except BaseException as error:
+            done.set_exception(error)
+            return
+        done.set_result(None)
+
+    def _deliver(
+        self, game_id: int, team_id: str, client: WebClient, send: plan.Send
+    ) -> Landing | None:
+        """Send; what Slack took, if it did."""
+        newest, pending = send.entry, send.pending
+        dropped = dropped_ts(pending.surface)
+        if dropped is not None:  # a second copy of a message goes (see slackapp.delivery.copies)
+            return self._drop(game_id, team_id, client, pending, newest, dropped)
+        try:
+            if isinstance(send, plan.Post):
                 channel = newest.channel
                 if channel is None:  # a private word: open the DM first
                     opened = client.conversations_open(users=newest.user_id)
                     channel = str(opened["channel"]["id"])
                 if self._put_off(game_id, pending, lambda: self.pacer.post(str(channel))):
-                    return
+                    return None
                 posted = client.chat_postMessage(
                     channel=channel, text=newest.text, blocks=newest.blocks
                 )
+                first: tuple[str, str] | None = (str(posted["channel"]), str(posted["ts"]))
             else:
                 if self._put_off(game_id, pending, lambda: self.pacer.update(team_id)):
-                    return
+                    return None
                 client.chat_update(
-                    channel=shown.channel, ts=shown.ts, text=newest.text, blocks=newest.blocks
+                    channel=send.shown.channel,
+                    ts=send.shown.ts,
+                    text=newest.text,
+                    blocks=newest.blocks,
                 )
+                first = None
         except Exception as error:
             self._failed(game_id, pending, error)
-            return
-        # Slack has it: keep trying to record that (never post it again for a database blip).
-        first = (str(posted["channel"]), str(posted["ts"])) if shown is None else None
-        self.landings.record(Landing(game_id, pending.surface, newest.version, first))
+            return None
+        return Landing(game_id, pending.surface, newest.version, first)
 
     def _drop(
-        self, game_id: int, team_id: str, client: WebClient, pending: Pending, ts: str
-    ) -> None:
+        self,
+        game_id: int,
+        team_id: str,
+        client: WebClient,
+        pending: plan.Pending,
+        newest: plan.Entry,
+        ts: str,
+    ) -> Landing | None:
         if self._put_off(game_id, pending, lambda: self.pacer.update(team_id)):
-            return
+            return None
         try:
-            client.chat_delete(channel=str(pending.newest.channel), ts=ts)
+            client.chat_delete(channel=str(newest.channel), ts=ts)
         except Exception as error:
             failure, code, _ = classify(error)
             if failure is Failure.TRANSIENT:
                 self._failed(game_id, pending, error)  # retried, as any message is
             else:  # gone already, or out of reach: nothing else hangs on it
                 log.info("a second copy of a message was not deleted: %s", code)
-                self._done(game_id, pending.surface, pending.newest.version, code)
-            return
-        self.landings.record(Landing(game_id, pending.surface, pending.newest.version))
+                self._done(game_id, pending.surface, newest.version, code)
+            return None
+        return Landing(game_id, pending.surface, newest.version)
 
-    def _put_off(self, game_id: int, pending: Pending, turn: Callable[[], float]) -> bool:
+    def _put_off(self, game_id: int, pending: plan.Pending, turn: Callable[[], float]) -> bool:
         """Wait for the message's turn at Slack's rate limit, or, when it is further off, put
         the message off until then (True)."""
         key = (game_id, pending.surface)
@@ -574,10 +540,37 @@ class Deliverer:
             if len(self._turns) > 10_000:  # those superseded or given up meanwhile
                 self._turns = {k: at for k, at in self._turns.items() if at > now}
             self._turns[key] = now + wait
-        newest = pending.newest
-        attempts = max(entry.attempts for entry in pending.entries)
-        self._retry_later(game_id, pending.surface, newest.version, attempts, wait)
+        self._retry_later(game_id, pending.surface, pending.newest.version, pending.attempts, wait)
         return True
+
+    # -- failures -----------------------------------------------------------------------------
+
+    def _failed(self, game_id: int, pending: plan.Pending, error: Exception) -> None:
+        if self._stopped.is_set():
+            return  # as it is, for whoever delivers next
+        failure, code, retry_after = classify(error)
+        surface, version = pending.surface, pending.newest.version
+        then = after_failure(failure, code, retry_after, pending.attempts, surface)
+        if not isinstance(then, GiveUp):
+            log.warning("Slack did not take a message (%s); retrying in %.1f s", code, then.delay)
+            self._retry_later(game_id, surface, version, then.attempts, then.delay)
+            return
+        self._done(game_id, surface, version, code)
+        if then.whole_channel:
+            log.warning("the game's channel cannot be written to: %s", code)
+            self._give_up_channel(game_id, pending.newest.channel, code)
+        elif isinstance(then.report, m.DmFailed):
+            log.warning("a person's private message failed for good: %s", code)
+        elif failure is Failure.TRANSIENT:
+            log.error("Slack kept failing (%s); a message of the game is given up", code)
+        elif failure is Failure.UNWRITABLE:
+            log.warning("a private word to a person could not be sent: %s", code)
+        elif failure is Failure.GONE:
+            log.info("a message to redraw is gone (%s): left as it is", code)
+        else:
+            log.error("Slack refused a message of the game: %s", code)
+        if then.report is not None:
+            self.report(game_id, then.report)
 
     # -- recording ------------------------------------------------------------------------------
 
@@ -589,47 +582,18 @@ class Deliverer:
                 DONE, [{"g": game_id, "s": surface, "v": version, "f": failure}]
             )
 
-    def _failed(self, game_id: int, pending: Pending, error: Exception) -> None:
-        failure, code, retry_after = classify(error)
-        newest = pending.newest
-        surface = pending.surface
-        if failure is Failure.TRANSIENT:
-            attempts = max(entry.attempts for entry in pending.entries) + 1
-            if attempts < MAX_ATTEMPTS:
-                delay = (
-                    retry_after
-                    if retry_after is not None
-                    else min(BACKOFF_CAP_SECONDS, 0.5 * 2**attempts)
-                )
-                log.warning("Slack did not take a message (%s); retrying in %.1f s", code, delay)
-                self._retry_later(game_id, surface, newest.version, attempts, delay)
-                return
-            log.error("Slack kept failing (%s); a message of the game is given up", code)
-            self._done(game_id, surface, newest.version, code)
-            return
-        self._done(game_id, surface, newest.version, code)
-        key = m.dm_key(surface)
-        if failure is Failure.UNWRITABLE and key is not None:
-            log.warning("a person's private message failed for good: %s", code)
-            self.report(game_id, m.DmFailed(key, code))
-        elif failure is Failure.UNWRITABLE and surface.startswith("tell:"):
-            log.warning("a private word to a person could not be sent: %s", code)
-        elif failure is Failure.UNWRITABLE:
-            log.warning("the game's channel cannot be written to: %s", code)
-            self._give_up_channel(game_id, newest.channel, code)
-            self.report(game_id, m.ChannelUnwritable(code))
-        elif failure is Failure.GONE:
-            log.info("a message to redraw is gone (%s): left as it is", code)
-        else:
-            log.error("Slack refused a message of the game: %s", code)
-
     def _retry_later(
         self, game_id: int, surface: str, version: int, attempts: int, delay: float
     ) -> None:
         with self.sessions() as session, session.begin():
             session.execute(
                 update(OutboxEntry)
-                .where(*_undelivered_up_to(game_id, surface, version))
+                .where(
+                    OutboxEntry.game_id == game_id,
+                    OutboxEntry.surface == surface,
+                    OutboxEntry.version <= version,
+                    OutboxEntry.done_at.is_(None),
+                )
                 .values(attempts=attempts, due_at=self.now() + timedelta(seconds=delay))
                 .execution_options(synchronize_session=False)
             )
@@ -656,29 +620,3 @@ class Deliverer:
                 .values(done_at=func.now(), failure=code)
                 .execution_options(synchronize_session=False)
             )
-
-    # -- the lease ------------------------------------------------------------------------------
-
-    def _release(self, game_ids: list[int]) -> list[int]:
-        """Let the games' leases go; those with something due as they went (to claim again)."""
-        if not game_ids:
-            return []
-        with self.sessions() as session, session.begin():
-            connection = session.connection()
-            connection.execute(LET_GO, {"games": game_ids, "holder": self.holder})
-            return list(connection.scalars(STILL_DUE, {"games": game_ids, "now": self.now()}))
-
-    def _free_leases_of_dead_processes(self) -> None:
-        """A lease held by a process of this host that no longer runs (killed, crashed) is
-        let go at once rather than at its expiry; other hosts' leases simply expire."""
-        host = self.holder.split(":")[0]
-        with self.sessions() as session, session.begin():
-            held = session.execute(
-                select(DeliveryLease.game_id, DeliveryLease.holder).where(
-                    DeliveryLease.holder.startswith(f"{host}:"),
-                    DeliveryLease.until >= self.now(),
-                )
-            ).all()
-            dead = [holder for _, holder in held if not _alive(holder)]
-            if dead:
-                session.execute(delete(DeliveryLease).where(DeliveryLease.holder.in_(dead)))

@@ -1,0 +1,134 @@
+"""Which process delivers a game's messages: a short lease per game, renewed while it works.
+
+A process takes a game's lease (a row with an expiry) in the same transaction that reads, or
+that commits the step which gave the game something to show, so no lock is held while Slack
+answers. While it delivers, a heartbeat renews its leases every ``RENEW_SECONDS``; a process
+that dies stops renewing, and its leases lapse within ``LEASE_SECONDS``, when any live process's
+sweep takes its games over. On the same host a dead holder's leases go at once (its pid is
+gone). Hosts' clocks must agree to well within ``LEASE_SECONDS`` (NTP does).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections.abc import Collection
+from datetime import datetime, timedelta
+
+from sqlalchemy import Connection, bindparam, delete, or_, select, update
+from sqlalchemy.dialects.postgresql import insert
+
+from slackapp.db.models import DeliveryLease, OutboxEntry
+
+LEASE_SECONDS = 3.0
+"""How long a lease outlives its last renewal: a dead process's games wait at most this."""
+RENEW_SECONDS = 0.75
+"""How often the heartbeat renews: a lease survives three missed beats."""
+
+_LEASE = insert(DeliveryLease).values(
+    game_id=bindparam("g"), holder=bindparam("h"), until=bindparam("u")
+)
+CLAIM = _LEASE.on_conflict_do_update(
+    index_elements=[DeliveryLease.game_id],
+    set_={"holder": _LEASE.excluded.holder, "until": _LEASE.excluded.until},
+    where=or_(
+        DeliveryLease.until < bindparam("now"), DeliveryLease.holder == _LEASE.excluded.holder
+    ),
+).returning(DeliveryLease.game_id)
+"""Take or renew a game's lease, unless another live holder has it: one statement, run for
+many games at once (SQLAlchemy sends them as one multi-row insert) and compiled once; a
+statement built with ``values([...])`` is compiled anew on every call."""
+
+RENEW = (
+    update(DeliveryLease)
+    .where(
+        DeliveryLease.holder == bindparam("by"),
+        DeliveryLease.game_id.in_(bindparam("games", expanding=True)),
+    )
+    .values(until=bindparam("to"))
+)
+LET_GO = delete(DeliveryLease).where(
+    DeliveryLease.game_id.in_(bindparam("games", expanding=True)),
+    DeliveryLease.holder == bindparam("holder"),
+)
+"""Let go of the games' leases this holder has."""
+STILL_DUE = (
+    select(OutboxEntry.game_id)
+    .where(
+        OutboxEntry.game_id.in_(bindparam("games", expanding=True)),
+        OutboxEntry.done_at.is_(None),
+        OutboxEntry.due_at <= bindparam("now"),
+    )
+    .distinct()
+)
+"""Those of the games with something due."""
+
+
+def new_holder() -> str:
+    """This process's name in the leases it takes: host, pid, and a token of its own."""
+    return f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def expiry(now: datetime) -> datetime:
+    return now + timedelta(seconds=LEASE_SECONDS)
+
+
+def claim(
+    connection: Connection, holder: str, game_ids: Collection[int], now: datetime
+) -> list[int]:
+    """Take or renew the games' leases; those taken (not held by another live process)."""
+    if not game_ids:
+        return []
+    until = expiry(now)
+    # In order, so two transactions claiming the same games never wait on each other.
+    rows = [{"g": g, "h": holder, "u": until, "now": now} for g in sorted(set(game_ids))]
+    return list(connection.scalars(CLAIM, rows).all())
+
+
+def renew(connection: Connection, holder: str, game_ids: Collection[int], now: datetime) -> None:
+    if game_ids:
+        connection.execute(RENEW, {"by": holder, "games": sorted(game_ids), "to": expiry(now)})
+
+
+def let_go(
+    connection: Connection, holder: str, game_ids: Collection[int], now: datetime
+) -> list[int]:
+    """Let the games' leases go; those with something due as they went (to claim again)."""
+    connection.execute(LET_GO, {"games": list(game_ids), "holder": holder})
+    return list(connection.scalars(STILL_DUE, {"games": list(game_ids), "now": now}))
+
+
+def alive(holder: str) -> bool:
+    """Whether the process named in a lease of this host still runs."""
+    try:
+        pid = int(holder.split(":")[1])
+    except (IndexError, ValueError):
+        return True
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it runs, as another user
+    try:  # a killed process nobody has reaped yet is a zombie: it delivers nothing
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rpartition(")")[2].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def free_dead_of_host(connection: Connection, holder: str, now: datetime) -> None:
+    """A lease held by a process of this host that no longer runs (killed, crashed) is let go
+    at once rather than at its expiry; other hosts' leases simply lapse."""
+    host = holder.split(":")[0]
+    held = connection.execute(
+        select(DeliveryLease.holder)
+        .where(DeliveryLease.holder.startswith(f"{host}:"), DeliveryLease.until >= now)
+        .distinct()
+    ).scalars()
+    dead = [each for each in held if not alive(each)]
+    if dead:
+        connection.execute(delete(DeliveryLease).where(DeliveryLease.holder.in_(dead)))

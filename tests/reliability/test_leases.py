@@ -1,0 +1,145 @@
+"""Delivery leases, on PostgreSQL and the fake Slack, by a clock the test moves: a lease is
+renewed while its holder works, respected by the others meanwhile, and taken over once its
+holder stops renewing it (a process on another host that died: no pid to look at)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from slackapp.db.engine import make_sessions, transaction
+from slackapp.db.migrate import upgrade
+from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat
+from slackapp.delivery import leases
+from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.outbox import enqueue
+from slackapp.delivery.slack import web_client
+from slackapp.fakeslack import FakeSlack
+from slackapp.game import machine as m
+from tests.e2e.conftest import BOT_TOKEN
+from tests.reliability.support import Held
+
+_channels = itertools.count(1)
+
+
+class Clock:
+    """From the database's now (the outbox's rows are due from then), moved on by the test."""
+
+    def __init__(self) -> None:
+        self.at = datetime.now(UTC) + timedelta(seconds=1)
+
+    def __call__(self) -> datetime:
+        return self.at
+
+    def advance(self, seconds: float) -> None:
+        self.at += timedelta(seconds=seconds)
+
+
+@pytest.fixture(scope="module")
+def sessions(db: Engine) -> sessionmaker[Session]:
+    upgrade(db)
+    return make_sessions(db)
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def two(
+    fake: FakeSlack, sessions: sessionmaker[Session], clock: Clock
+) -> Iterator[tuple[Deliverer, Deliverer]]:
+    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
+    # Two holders of one host and pid: only a lapse lets one take over from the other.
+    first = Deliverer(sessions, lambda team: client, lambda g, e: None, now=clock)
+    second = Deliverer(sessions, lambda team: client, lambda g, e: None, now=clock)
+    yield first, second
+    first.stop()
+    second.stop()
+
+
+def new_game(fake: FakeSlack, sessions: sessionmaker[Session], text: str) -> tuple[int, str]:
+    channel = f"C{next(_channels):04d}LSE"
+    fake.add_channel(channel, channel.lower())
+    with transaction(sessions) as session:
+        game = Game(
+            team_id="T0001",
+            channel_id=channel,
+            host_user_id="U0HOST",
+            phase="lobby",
+            seed=1,
+            night_seconds=120,
+            day_seconds=300,
+            vote_seconds=120,
+            bots_allowed=True,
+        )
+        game.seats.append(Seat(position=0, user_id="U0HOST", display_name="host"))
+        session.add(game)
+        session.flush()
+        enqueue(session.connection(), game, [m.Show(m.LOBBY_BOARD, m.ClosedView(text))])
+        return game.id, channel
+
+
+def lease_of(sessions: sessionmaker[Session], game_id: int) -> tuple[str, datetime] | None:
+    with sessions() as session:
+        row = session.execute(
+            select(DeliveryLease.holder, DeliveryLease.until).where(
+                DeliveryLease.game_id == game_id
+            )
+        ).one_or_none()
+        return None if row is None else (row[0], row[1])
+
+
+def undelivered(sessions: sessionmaker[Session], game_id: int) -> int:
+    with sessions() as session:
+        return len(
+            session.scalars(
+                select(OutboxEntry.id).where(
+                    OutboxEntry.game_id == game_id, OutboxEntry.done_at.is_(None)
+                )
+            ).all()
+        )
+
+
+def test_a_lease_is_renewed_while_its_holder_sends_and_taken_over_once_it_lapses(
+    fake: FakeSlack,
+    sessions: sessionmaker[Session],
+    clock: Clock,
+    two: tuple[Deliverer, Deliverer],
+) -> None:
+    first, second = two
+    game_id, channel = new_game(fake, sessions, "the lobby")
+    post = Held(fake, "chat.postMessage", lambda p: p.get("channel") == channel, applied=False)
+    with post:
+        first.kick(game_id)
+        post.wait()  # the first holder is sending
+        taken = lease_of(sessions, game_id)
+        assert taken is not None and taken[0] == first.holder
+
+        # Time passes beyond the lease it took: its heartbeat renews it meanwhile.
+        clock.advance(leases.LEASE_SECONDS * 2)
+        wanted = clock() + timedelta(seconds=leases.LEASE_SECONDS)
+        fake.wait_for(
+            lambda: (lease := lease_of(sessions, game_id)) is not None and lease[1] >= wanted,
+            timeout=20,
+            what="the lease renewed",
+        )
+        second.sweep()
+        second.drain(game_id)
+        assert lease_of(sessions, game_id) == (first.holder, wanted), "a live lease holds"
+        assert undelivered(sessions, game_id) == 1
+
+        first.stop()  # dies: nothing renews its lease any more
+        clock.advance(leases.LEASE_SECONDS + 0.001)
+        post.release()  # what it had sent never reached Slack
+    second.sweep()
+    fake.wait_for(
+        lambda: undelivered(sessions, game_id) == 0 or None, timeout=20, what="taken over"
+    )
+    assert [message.text for message in fake.messages(channel)] == ["the lobby"]
