@@ -309,8 +309,12 @@ class Steps:
 
     @property
     def take(self) -> Take | None:
-        """How a step takes its games' delivery, when the deliverer runs in this process."""
-        return self.deliverer.take if isinstance(self.deliverer, HandsOver) else None
+        """How a step would take its games' delivery in its own transaction: not yet. A step
+        holds its game's row lock while taking the lease, and with two processes and many
+        ballots at once that closed a cycle of waits that PostgreSQL ended as a deadlock
+        (tests/reliability/test_concurrency.py), so the step kicks its deliverer instead,
+        which claims the lease in a transaction of its own."""
+        return None
 
     def _show(self, game_ids: list[int], taken: Taken | None) -> None:
         """After the commit: what the games show goes to the deliverer."""
