@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.db import channels, games, standing
 from slackapp.db.engine import transaction
 from slackapp.game import permissions as rule
+from slackapp.game.machine import Phase
 from slackapp.game.permissions import Asker, Change, Refusal
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,14 @@ class Standing:
     """The host of the channel's open game, if one is open."""
     standing_owner: str | None
     open_to_everyone: bool
+    in_lobby: bool = False
+    """The open game has not been dealt yet."""
+
+    def answering_for(self, change: Change) -> str | None:
+        """The host who answers for the table in ``change``: for the settings and the
+        standing table, only a dealt game's, since anyone may open a lobby with ``/varulv``
+        and so become its host."""
+        return None if self.in_lobby and change is not Change.STOP else self.host
 
 
 def channel_standing(session: Session, team_id: str, channel_id: str) -> Standing:
@@ -36,6 +45,7 @@ def channel_standing(session: Session, team_id: str, channel_id: str) -> Standin
         None if game is None else game.host_user_id,
         None if row is None else row.owner_user_id,
         channels.open_to_everyone(session, team_id, channel_id),
+        game is not None and game.phase == Phase.LOBBY.value,
     )
 
 
@@ -65,8 +75,9 @@ def refusal_of(
         facts = channel_standing(session, team_id, channel_id)
     if change is Change.STOP and facts.host is None:
         return None  # no game to stop: the step says so, without asking Slack
+    host = facts.answering_for(change)
     asker = Asker(
-        hosts_the_game=facts.host == user_id,
+        hosts_the_game=host is not None and host == user_id,
         set_the_standing_table=facts.standing_owner == user_id,
         is_admin=bool(admin),
     )
@@ -74,4 +85,4 @@ def refusal_of(
         asker = replace(asker, is_admin=is_admin(client, user_id))
     if rule.may(change, asker, facts.open_to_everyone):
         return None
-    return rule.refusal(change, facts.host, facts.standing_owner)
+    return rule.refusal(change, host, facts.standing_owner)
