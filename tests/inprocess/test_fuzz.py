@@ -121,6 +121,7 @@ def games(fake: FakeSlack, app: InProcessApp, db: Engine) -> Games:
     for button in ballot.buttons():
         clicks.append(signed_click(fake, people["vote"][0], ballot, button.action_id))
     host = people["lobby"][0]
+    fake.set_role(host, "admin")  # a lobby's host has no say over the channel; an admin has
     lobby.command(host, "settings")
     lobby.wait(lambda: next(iter(fake.modals(host)), None), "the settings modal")
     entered: dict[str | tuple[str, str], str] = {
