@@ -7,7 +7,6 @@ of them do it, and a process that goes away leaves its games to the others.
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from collections.abc import Iterator
 
@@ -17,6 +16,7 @@ from sqlalchemy import create_engine
 from slackapp.fakeslack import JSON, FakeSlack
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
 from tests.operate.conftest import PEOPLE, Deployment, fresh_database
+from tests.waiting import until
 
 pytestmark = pytest.mark.long(16)
 
@@ -120,9 +120,7 @@ def test_uvicorns_workers_each_serve_deliver_and_keep_the_timers(postgres: str) 
                     if entry.get("message") == "Application startup complete."
                 }
 
-            deadline = time.monotonic() + 60
-            while len(serving()) < 2 and time.monotonic() < deadline:
-                time.sleep(0.1)  # the second worker may still be starting
+            until(lambda: len(serving()) >= 2, "both of uvicorn's workers to serve")
             assert len(serving()) == 2 and app.process.pid not in serving(), app.log_tail()
             table = Deployment(fake, app, engine).table()
             table.seat_people(ALVA, [BENGT, CARIN])
