@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.blocks.screen import plural
 from slackapp.db.engine import transaction
 from slackapp.db.models import ChannelSettings
+from slackapp.game.lines import Language
 from slackapp.game.machine import LENGTH_BOUNDS, Lengths
 from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
 
@@ -25,6 +26,7 @@ class ChannelChoice:
     vote_seconds: int
     bots_allowed: bool
     season: SeasonLength = DEFAULT_SEASON
+    language: Language = Language.ENGLISH
 
     def lengths(self) -> str:
         return (
@@ -58,6 +60,7 @@ def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths
         row.vote_seconds,
         row.bots_allowed,
         SeasonLength(row.season),
+        Language(row.language),
     )
 
 
@@ -101,6 +104,7 @@ def save_choice(
         "vote_seconds": choice.vote_seconds,
         "bots_allowed": choice.bots_allowed,
         "season": choice.season.value,
+        "language": choice.language.value,
         "updated_by": user_id,
     }
     if open_to_everyone is not None:
