@@ -22,6 +22,7 @@ import slackapp.blocks.last as last_screen
 import slackapp.blocks.schedule as schedule_screen
 from slackapp.blocks.render import labels
 from slackapp.blocks.screen import Screen
+from slackapp.blocks.words import words
 from slackapp.db import channels, erasure, games, history, scores, standing
 from slackapp.db.channels import ChannelChoice
 from slackapp.db.engine import transaction
@@ -159,16 +160,16 @@ def tell_settings(
     choice: ChannelChoice,
     enterprise_id: str | None = None,
 ) -> None:
-    """Tell the channel its settings changed, since anyone there may change them."""
-    tell_channel(
-        steps,
-        team_id,
-        channel_id,
-        user_id,
-        f"<@{user_id}> changed the Varulv settings for this channel: {choice.summary()}. "
-        "The next game uses them.",
-        enterprise_id,
+    """Tell the channel its settings changed, since anyone there may change them: in the
+    language just chosen, which the channel's games speak from now on."""
+    w = words(choice.language)
+    told = w._(
+        "<@{user}> changed the Varulv settings for this channel: {summary}. The next game uses "
+        "them.",
+        user=user_id,
+        summary=choice.summary(w),
     )
+    tell_channel(steps, team_id, channel_id, user_id, told, enterprise_id)
 
 
 def store_schedule(

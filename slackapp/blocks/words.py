@@ -23,6 +23,8 @@ from babel.messages.pofile import read_po
 
 from slackapp.game.lines import Language
 
+LANGUAGE_NAMES = {Language.ENGLISH: "English", Language.SWEDISH: "Svenska"}
+"""Each language by its own name, as a person looking for theirs reads it (never translated)."""
 LOCALE = Path(__file__).resolve().parent.parent / "locale"
 DOMAIN = "varulv"
 

@@ -9,7 +9,7 @@ from sqlalchemy import func
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.blocks.screen import plural
+from slackapp.blocks.words import ENGLISH, LANGUAGE_NAMES, Words
 from slackapp.db.engine import transaction
 from slackapp.db.models import ChannelSettings
 from slackapp.game.lines import Language
@@ -28,24 +28,33 @@ class ChannelChoice:
     season: SeasonLength = DEFAULT_SEASON
     language: Language = Language.ENGLISH
 
-    def lengths(self) -> str:
-        return (
-            f"night {duration(self.night_seconds)}, day {duration(self.day_seconds)}, "
-            f"vote {duration(self.vote_seconds)}"
+    def lengths(self, words: Words = ENGLISH) -> str:
+        return words._(
+            "night {night}, day {day}, vote {vote}",
+            night=duration(self.night_seconds, words),
+            day=duration(self.day_seconds, words),
+            vote=duration(self.vote_seconds, words),
         )
 
-    def summary(self) -> str:
-        bots = "offered" if self.bots_allowed else "off"
-        return f"{self.lengths()}, bots {bots}, seasons by {self.season.value}"
+    def summary(self, words: Words = ENGLISH) -> str:
+        w = words
+        bots = w._("bots offered") if self.bots_allowed else w._("bots off")
+        seasons = (
+            w._("seasons by month") if self.season.value == "month" else w._("seasons by quarter")
+        )
+        return f"{self.lengths(w)}, {bots}, {seasons}, {LANGUAGE_NAMES[self.language]}"
 
 
-def duration(seconds: int) -> str:
+def duration(seconds: int, words: Words = ENGLISH) -> str:
+    w = words
     minutes, rest = divmod(seconds, 60)
+    in_minutes = w.ngettext("{count} minute", "{count} minutes", minutes)
     if minutes and not rest:
-        return plural(minutes, "minute")
+        return in_minutes
+    in_seconds = w.ngettext("{count} second", "{count} seconds", rest if minutes else seconds)
     if minutes:
-        return f"{plural(minutes, 'minute')} {plural(rest, 'second')}"
-    return plural(seconds, "second")
+        return f"{in_minutes} {in_seconds}"
+    return in_seconds
 
 
 def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths) -> ChannelChoice:

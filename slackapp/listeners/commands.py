@@ -139,7 +139,13 @@ def _open_settings(
         "vote_seconds": choice.vote_seconds,
     }
     view = settings_screen.settings_modal(
-        channel, lengths, LENGTH_BOUNDS, choice.bots_allowed, choice.season.value, openness
+        channel,
+        lengths,
+        LENGTH_BOUNDS,
+        choice.bots_allowed,
+        choice.season.value,
+        openness,
+        choice.language,
     )
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one

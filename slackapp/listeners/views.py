@@ -15,6 +15,7 @@ import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp import channel_steps
 from slackapp.db.channels import ChannelChoice, out_of_bounds
+from slackapp.game.lines import Language
 from slackapp.game.permissions import Change
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones
 from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
@@ -51,7 +52,19 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
     length = str((season.get("selected_option") or {}).get("value") or DEFAULT_SEASON.value)
     if length not in settings_screen.SEASON_LABELS:
         return None, {settings_screen.SEASON: "Pick a month or a quarter."}
-    return ChannelChoice(bots_allowed=bots, season=SeasonLength(length), **lengths), {}
+    spoken = (values.get(settings_screen.LANGUAGE) or {}).get(settings_screen.LANGUAGE) or {}
+    language = str((spoken.get("selected_option") or {}).get("value") or Language.ENGLISH.value)
+    if language not in {each.value for each in Language}:
+        return None, {settings_screen.LANGUAGE: "Pick English or Svenska."}
+    choice = ChannelChoice(
+        lengths["night_seconds"],
+        lengths["day_seconds"],
+        lengths["vote_seconds"],
+        bots_allowed=bots,
+        season=SeasonLength(length),
+        language=Language(language),
+    )
+    return choice, {}
 
 
 def read_openness(view: dict[str, Any]) -> bool | None:
