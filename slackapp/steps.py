@@ -21,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.blocks.said import said
-from slackapp.blocks.words import words
+from slackapp.blocks.words import Words, words
 from slackapp.db import games, people
 from slackapp.db.channels import choice_in
 from slackapp.db.engine import transaction
@@ -599,6 +599,11 @@ class Steps:
             return state
         ballot = m.personal_ballot(state, user_id)
         return in_words(state, ballot) if isinstance(ballot, m.Line) else ballot
+
+    def words_of(self, game_id: int) -> Words:
+        """The words of the game's screens (English for a game that no longer exists)."""
+        state = self._read(game_id)
+        return words(m.Language.ENGLISH if isinstance(state, str) else state.language)
 
     def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | str:
         """The game's state as committed, read without a lock (to prepare a step), or why

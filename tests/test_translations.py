@@ -33,6 +33,8 @@ def catalogue(language: Language) -> Catalog:
 
 
 def translated_forms(entry: Message) -> tuple[str, ...]:
+    if entry.string is None:
+        return ()
     return (entry.string,) if isinstance(entry.string, str) else tuple(entry.string)
 
 

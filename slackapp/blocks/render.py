@@ -13,7 +13,7 @@ from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.said import said, said_or_text
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.sides import learned_goal
-from slackapp.blocks.words import ENGLISH, Words
+from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.game import machine as m
 from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_SEATS, Card
 from slackapp.game.night import SawCard, Swap, may_still_move
@@ -87,14 +87,19 @@ def render(view: m.View, words: Words = ENGLISH) -> Screen:
     raise TypeError(f"not a view: {view!r}")
 
 
-def personal_ballot(
-    view: m.PersonalBallotView, said: str | None = None, words: Words = ENGLISH
-) -> Screen:
-    """A person's own ballot, privately; ``said`` answers their last click on it."""
+def personal_ballot(view: m.PersonalBallotView, said: str | None = None) -> Screen:
+    """A person's own ballot, privately, in the game's words; ``said`` answers their last
+    click on it."""
     others = {seat.key: label(seat) for seat in view.others}
     chosen = None if view.target is None else others.get(view.target)
     return ballot_screen.personal_ballot(
-        view.game_id, list(others.values()), chosen, view.voted, view.deadline, said, words
+        view.game_id,
+        list(others.values()),
+        chosen,
+        view.voted,
+        view.deadline,
+        said,
+        words(view.language),
     )
 
 

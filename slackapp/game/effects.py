@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from slackapp.game.cards import Card
-from slackapp.game.lines import Line, Message
+from slackapp.game.lines import Language, Line, Message
 from slackapp.game.night import Knowledge, NightChoice
 from slackapp.game.outcome import BallotScore, Outcome
 
@@ -121,6 +121,8 @@ class PersonalBallotView:
     target: str | None
     """The seat key their ballot names; None for Nobody (or, without ``voted``, no ballot)."""
     deadline: datetime
+    language: Language = Language.ENGLISH
+    """The game's words: this ballot is drawn outside the game's own messages."""
 
 
 @dataclass(frozen=True)

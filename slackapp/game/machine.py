@@ -1073,7 +1073,9 @@ def personal_ballot(state: GameState, user: str) -> PersonalBallotView | Line:
     others = tuple(name for name in state.names if name.key != seat.key)
     kept = seat.ballot
     target = None if kept is None else kept.target
-    return PersonalBallotView(state.id, others, kept is not None, target, state.deadline)
+    return PersonalBallotView(
+        state.id, others, kept is not None, target, state.deadline, state.language
+    )
 
 
 def _ballot_seat(state: GameState, target: str | None) -> SeatName | None:
