@@ -17,7 +17,7 @@ from slackapp.game.lines import Language
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
 from tests.inprocess.test_games import NAMES, PEOPLE, new_table
-from tests.test_translations import PLACEHOLDER, catalogue
+from tests.test_translations import PLACEHOLDER, catalogue, translated_forms
 
 SV = words(Language.SWEDISH)
 ANNA, BO, CIA, DAN = PEOPLE[:4]
@@ -33,15 +33,13 @@ def english_fragments() -> set[str]:
     caught too."""
     swedish = catalogue(Language.SWEDISH)
     fragments: set[str] = set()
-    every_swedish = " ".join(
-        " ".join([e.string] if isinstance(e.string, str) else e.string) for e in swedish if e.id
-    )
+    every_swedish = " ".join(" ".join(translated_forms(e)) for e in swedish if e.id)
     for entry in swedish:
         if not entry.id:
             continue
         forms = (entry.id,) if isinstance(entry.id, str) else tuple(entry.id)
         assert entry.string, forms
-        translated = " ".join([entry.string] if isinstance(entry.string, str) else entry.string)
+        translated = " ".join(translated_forms(entry))
         for form in forms:
             for part in PLACEHOLDER.split(SLACK_MARKUP.sub("{}", form))[::2]:
                 part = part.strip(' \n*_:;,.()!?…—-`"“”')
