@@ -22,11 +22,12 @@ import slackapp.blocks.last as last_screen
 import slackapp.blocks.schedule as schedule_screen
 from slackapp.blocks.render import labels
 from slackapp.blocks.screen import Screen
-from slackapp.blocks.words import words
+from slackapp.blocks.words import ENGLISH, Words, words
+from slackapp.blocks.wrapup import season_name
 from slackapp.db import channels, erasure, games, history, scores, standing
 from slackapp.db.channels import ChannelChoice
 from slackapp.db.engine import transaction
-from slackapp.db.models import Game
+from slackapp.db.models import Game, Seat
 from slackapp.delivery.outbox import enqueue
 from slackapp.game import machine as m
 from slackapp.game.permissions import Change, Refusal
@@ -272,37 +273,61 @@ def forget_me(steps: Steps, team_id: str, user_id: str) -> str:
         return erasure.forget_me(session, team_id, user_id)
 
 
+def channel_words(steps: Steps, team_id: str, channel_id: str) -> Words:
+    """The words of the channel's language (``/varulv settings``)."""
+    return words(settings_now(steps, team_id, channel_id).language)
+
+
 def help_for(steps: Steps, team_id: str, channel_id: str) -> Screen:
-    """Help with this channel's phase lengths: a number stated for every channel would be
-    wrong wherever one set its own."""
-    return help_screen.help_screen(settings_now(steps, team_id, channel_id).lengths())
+    """Help with this channel's phase lengths, in its language: a number stated for every
+    channel would be wrong wherever one set its own."""
+    chosen = settings_now(steps, team_id, channel_id)
+    spoken = words(chosen.language)
+    return help_screen.help_screen(chosen.lengths(spoken), spoken)
 
 
 def score(steps: Steps, team_id: str, channel_id: str) -> Screen:
     rows = scores.leaderboard(steps.sessions, team_id, channel_id)
+    spoken = channel_words(steps, team_id, channel_id)
     with transaction(steps.sessions) as session:
         season, played = history.current_season(session, team_id, channel_id, steps.now())
-    return help_screen.leaderboard(channel_id, rows, (season.name, standings(played)))
+    named = season_name(season, spoken)
+    return help_screen.leaderboard(channel_id, rows, (named, standings(played)), spoken)
 
 
 def last(steps: Steps, team_id: str, channel_id: str) -> Screen | str:
+    spoken = channel_words(steps, team_id, channel_id)
     with transaction(steps.sessions) as session:
         game = history.last_finished(session, team_id, channel_id)
     if game is None:
-        return last_screen.NONE_YET
+        return spoken._(last_screen.NONE_YET)
     by_key = {label.key: label for label in labels(game.state.names)}
-    return last_screen.last_reveal(game.game_id, game.outcome, by_key)
+    return last_screen.last_reveal(game.game_id, game.outcome, by_key, words(game.state.language))
 
 
 def home_tab(steps: Steps, team_id: str, user_id: str) -> View:
-    """The person's App Home: their record, and each channel's season now."""
+    """The person's App Home, in the language of the last table they sat at: their record,
+    and each channel's season now."""
     record, boards = scores.record_of(steps.sessions, team_id, user_id)
-    seasons = channel_seasons(steps, team_id, user_id, [channel for channel, _ in boards])
-    return home_screen.home_view(user_id, record, boards, seasons=seasons)
+    with transaction(steps.sessions) as session:
+        newest = session.scalars(
+            select(Game.language)
+            .join(Seat, Seat.game_id == Game.id)
+            .where(Game.team_id == team_id, Seat.user_id == user_id)
+            .order_by(Game.id.desc())
+            .limit(1)
+        ).first()
+    spoken = words(m.Language(newest or m.Language.ENGLISH))
+    seasons = channel_seasons(steps, team_id, user_id, [channel for channel, _ in boards], spoken)
+    return home_screen.home_view(user_id, record, boards, seasons=seasons, words=spoken)
 
 
 def channel_seasons(
-    steps: Steps, team_id: str, user_id: str, channel_ids: list[str]
+    steps: Steps,
+    team_id: str,
+    user_id: str,
+    channel_ids: list[str],
+    spoken: Words = ENGLISH,
 ) -> dict[str, home_screen.ChannelSeason]:
     """Each channel's season now, and whether the person usually plays there."""
     shown = {}
@@ -311,6 +336,6 @@ def channel_seasons(
         for channel in channel_ids[: home_screen.HOME_BOARDS]:
             season, played = history.current_season(session, team_id, channel, steps.now())
             shown[channel] = home_screen.ChannelSeason(
-                season.name, standings(played), channel in regular_in
+                season_name(season, spoken), standings(played), channel in regular_in
             )
     return shown

@@ -87,3 +87,16 @@ def test_a_table_speaks_its_own_language_and_english_is_the_source() -> None:
     assert seats == "2 sekunder"
     assert swedish.ngettext("{count} second", "{count} seconds", 1) == "1 sekund"
     assert english._("Vote for {name}", name="Anna") == "Vote for Anna"
+
+
+def test_no_sentence_is_marked_where_the_extractor_cannot_see_it() -> None:
+    """Inside an f-string a marked sentence is one string token to Python 3.11's tokenizer, so
+    pybabel would never find it and it would show in English in every language."""
+    hidden = re.compile(r"""\bf(["'])(?:(?!\1).)*\b(_|ngettext)\(""")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "slackapp").rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), start=1)
+        if hidden.search(line)
+    ]
+    assert not found, found

@@ -17,6 +17,14 @@ GET_THE_REFEREE = (
 )
 
 
+def get_the_referee(words: Words = ENGLISH) -> str:
+    return words._(
+        "get the referee with `{install}`, save the game as `game.json`, then run "
+        "`varulv referee < game.json`.",
+        install=INSTALL_THE_REFEREE,
+    )
+
+
 def fingerprint_context(fingerprint: str, words: Words = ENGLISH) -> list[Block]:
     """The fingerprint's line on a night board (none when there is no fingerprint)."""
     if not fingerprint:

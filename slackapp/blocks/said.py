@@ -61,7 +61,8 @@ def said(line: Line, words: Words = ENGLISH) -> str:
                 high=MAX_SEATS,
                 count=line.count,
             )
-            return f"{text} {w._('Press *Fill with bots*.')}" if line.flag else text
+            fill = w._("Press *Fill with bots*.")
+            return f"{text} {fill}" if line.flag else text
         case Message.SOMEONE_SAT_DOWN:
             return w._("Someone sat down just as you pressed *Start*: press it again.")
         case Message.CANNOT_MESSAGE:
