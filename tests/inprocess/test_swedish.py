@@ -23,6 +23,8 @@ SV = words(Language.SWEDISH)
 ANNA, BO, CIA, DAN = PEOPLE[:4]
 SLACK_MARKUP = re.compile(r"<[@#!][^>]*>|:[a-z_]+:")
 """Mentions, channel links, dates and emoji: Slack draws them, not the words."""
+CODE = re.compile(r"`[^`]*`")
+"""What a person types or saves as it is: commands, file names."""
 
 
 def english_fragments() -> set[str]:
@@ -41,7 +43,7 @@ def english_fragments() -> set[str]:
         assert entry.string, forms
         translated = " ".join(translated_forms(entry))
         for form in forms:
-            for part in PLACEHOLDER.split(SLACK_MARKUP.sub("{}", form))[::2]:
+            for part in PLACEHOLDER.split(CODE.sub("{}", SLACK_MARKUP.sub("{}", form)))[::2]:
                 part = part.strip(' \n*_:;,.()!?…—-`"“”')
                 if re.search(r"[A-Za-z]{3}", part) and part not in translated:
                     fragments.add(part)
@@ -77,7 +79,7 @@ def without_what_stays(shown: str) -> str:
         shown = shown.replace(card.value, " ")
     for name in [*NAMES.values(), *LANGUAGE_NAMES.values()]:  # a language by its own name
         shown = re.sub(rf"(?<!\w){re.escape(name)}(?!\w)", " ", shown)
-    return SLACK_MARKUP.sub(" ", shown.replace("Varulv", " "))
+    return CODE.sub(" ", SLACK_MARKUP.sub(" ", shown.replace("Varulv", " ")))
 
 
 class Screens:
@@ -224,6 +226,17 @@ def test_a_whole_swedish_game_shows_no_english(
             ),  # type: ignore[misc]
             f"{user} told the game is over",
         )
+    for word in ("help", "score", "last"):
+        shown = len(fake.ephemerals(ANNA))
+        table.command(ANNA, word)
+        table.wait(lambda n=shown: len(fake.ephemerals(ANNA)) > n or None, f"/varulv {word}")  # type: ignore[misc]
+    before = (fake.home_view(BO) or {}).get("hash")
+    fake.app_home_opened(BO)
+    home = table.wait(
+        lambda: (v := fake.home_view(BO)) and v.get("hash") != before and v, "the Home tab"
+    )
+    assert SV._("*How a game goes*") in str(home)
+    screens.seen["home"] = "\n".join(texts_in(home))
     table.command(DAN)  # a new table opens in Swedish
     table.command(ANNA)  # and /varulv again says one is open
     open_here = SV._("A table is already open in this channel: press *Join* on its lobby above.")
