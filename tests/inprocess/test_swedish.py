@@ -230,10 +230,10 @@ def test_a_whole_swedish_game_shows_no_english(
         shown = len(fake.ephemerals(ANNA))
         table.command(ANNA, word)
         table.wait(lambda n=shown: len(fake.ephemerals(ANNA)) > n or None, f"/varulv {word}")  # type: ignore[misc]
-    before = (fake.home_view(BO) or {}).get("hash")
+    home_hash = (fake.home_view(BO) or {}).get("hash")
     fake.app_home_opened(BO)
     home = table.wait(
-        lambda: (v := fake.home_view(BO)) and v.get("hash") != before and v, "the Home tab"
+        lambda: (v := fake.home_view(BO)) and v.get("hash") != home_hash and v, "the Home tab"
     )
     assert SV._("*How a game goes*") in str(home)
     screens.seen["home"] = "\n".join(texts_in(home))
