@@ -211,15 +211,21 @@ def tell_schedule(
     enterprise_id: str | None = None,
 ) -> None:
     """Tell the channel its standing table was set (when the first opens) or removed."""
+    spoken = channel_words(steps, team_id, channel_id)
     if schedule is not None:
-        upcoming = schedule_screen.when(next_opening(schedule, steps.now()))
-        text = (
-            f"<@{user_id}> set a standing table here: {schedule.describe()}, the lobby open "
-            f"{schedule.lobby_minutes} minutes. The first one opens {upcoming}. Press "
-            "*I usually play* on a lobby to be mentioned."
+        upcoming = schedule_screen.when(next_opening(schedule, steps.now()), spoken)
+        text = spoken.ngettext(
+            "<@{user}> set a standing table here: {when}, the lobby open {count} minute. The "
+            "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
+            "<@{user}> set a standing table here: {when}, the lobby open {count} minutes. The "
+            "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
+            schedule.lobby_minutes,
+            user=user_id,
+            when=schedule_screen.describe(schedule, spoken),
+            upcoming=upcoming,
         )
     else:
-        text = f"<@{user_id}> removed this channel's standing table."
+        text = spoken._("<@{user}> removed this channel's standing table.", user=user_id)
     tell_channel(steps, team_id, channel_id, user_id, text, enterprise_id)
 
 
@@ -251,12 +257,16 @@ def toggle_regular(
         if not channel:
             return STALE
         marked = standing.toggle_regular(session, team_id, channel, user_id)
+    spoken = channel_words(steps, team_id, channel)
     if marked:
-        return (
-            f"Marked: you usually play in <#{channel}>, so its standing table mentions you "
-            "when it opens. Press again to take it back."
+        return spoken._(
+            "Marked: you usually play in <#{channel}>, so its standing table mentions you when "
+            "it opens. Press again to take it back.",
+            channel=channel,
         )
-    return f"Taken back: the standing table in <#{channel}> no longer mentions you."
+    return spoken._(
+        "Taken back: the standing table in <#{channel}> no longer mentions you.", channel=channel
+    )
 
 
 def game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:

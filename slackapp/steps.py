@@ -627,7 +627,11 @@ class Steps:
             game = games.open_in(session, team_id, channel_id)
             game_id = None if game is None else game.id
         if game_id is None:
-            return None if retry else "No game is running in this channel."
+            if retry:
+                return None
+            with self.sessions() as session:
+                chosen = choice_in(session, team_id, channel_id, self.lengths)
+            return said(m.Line(m.Message.NO_GAME_RUNNING), words(chosen.language))
         return self.act(game_id, m.Stop(user_id))
 
     def workspace_left(self, team_id: str | None, enterprise_id: str | None = None) -> int:

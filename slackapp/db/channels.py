@@ -86,14 +86,19 @@ def channel_choice(
         return choice_in(session, team_id, channel_id, defaults)
 
 
-def out_of_bounds(lengths: dict[str, int]) -> dict[str, str]:
+def out_of_bounds(lengths: dict[str, int], words: Words = ENGLISH) -> dict[str, str]:
     """For each length outside its bounds, what to tell the person who typed it."""
     problems = {}
     for name, seconds in lengths.items():
         low, high = LENGTH_BOUNDS[name]
         if not low <= seconds <= high:
-            span = f"{duration(low)} to {duration(high)}"
-            problems[name] = f"Choose {low} to {high} seconds ({span})."
+            problems[name] = words._(
+                "Choose {low} to {high} seconds ({shortest} to {longest}).",
+                low=low,
+                high=high,
+                shortest=duration(low, words),
+                longest=duration(high, words),
+            )
     return problems
 
 

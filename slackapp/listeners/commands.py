@@ -16,6 +16,7 @@ import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp import channel_steps
 from slackapp.blocks.screen import Screen
+from slackapp.blocks.words import words
 from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.permissions import Change
@@ -109,7 +110,9 @@ def _stop(
 ) -> str | None:
     refused = channel_steps.refusal(steps, client, team, channel, user, Change.STOP)
     if refused is not None:
-        return permissions_screen.refused(refused)
+        return permissions_screen.refused(
+            refused, channel_steps.channel_words(steps, team, channel)
+        )
     return steps.stop(team, channel, user, retry=retry)
 
 
@@ -128,10 +131,10 @@ def _open_settings(
     channel, team, user = command["channel_id"], command["team_id"], command["user_id"]
     admin = is_admin(client, user)
     refused = channel_steps.refusal(steps, client, team, channel, user, Change.SETTINGS, admin)
-    if refused is not None:
-        send(respond, Reply(permissions_screen.refused(refused)))
-        return
     choice = channel_steps.settings_now(steps, team, channel)
+    if refused is not None:
+        send(respond, Reply(permissions_screen.refused(refused, words(choice.language))))
+        return
     openness = channel_steps.open_to_everyone(steps, team, channel) if admin else None
     lengths = {
         "night_seconds": choice.night_seconds,
@@ -180,8 +183,9 @@ def _open_schedule(
     """Open the standing table's form, filled with the channel's schedule if it has one, to
     those who may change it."""
     refused = channel_steps.refusal(steps, client, team, channel, user, Change.SCHEDULE)
+    spoken = channel_steps.channel_words(steps, team, channel)
     if refused is not None:
-        send(respond, Reply(permissions_screen.refused(refused)))
+        send(respond, Reply(permissions_screen.refused(refused, spoken)))
         return
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:
@@ -189,7 +193,7 @@ def _open_schedule(
         return
     current, next_at, paused = channel_steps.schedule_now(steps, team, channel)
     zone = current.zone if current else person_zone(client, user)
-    view = schedule_screen.schedule_modal(channel, current, next_at, paused, zone)
+    view = schedule_screen.schedule_modal(channel, current, next_at, paused, zone, spoken)
     try:
         client.views_open(trigger_id=trigger, view=view)
     except SlackApiError as error:
