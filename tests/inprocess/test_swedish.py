@@ -162,6 +162,13 @@ def test_a_whole_swedish_game_shows_no_english(
         "the refusal, in Swedish",
     )
     table.click(DAN, lobby, SV._("Leave"))  # not seated: told so
+    table.click(BO, lobby, SV._("I usually play"))
+    table.ephemeral(BO, "Noterat: du brukar spela")
+    table.command(ANNA, "schedule")
+    table.wait(lambda: next(iter(fake.modals(ANNA)), None), "the standing table's form")
+    screens.look()
+    assert any(SV._("Standing table") in shown for shown in screens.seen.values())
+    fake.close_modal(ANNA)
     table.click(ANNA, lobby, SV._("Fill with bots"))
     table.wait(lambda: len(table.seats()) == 5 or None, "bots seated")
     screens.look()
