@@ -22,7 +22,7 @@ import slackapp.blocks.last as last_screen
 import slackapp.blocks.schedule as schedule_screen
 from slackapp.blocks.render import labels
 from slackapp.blocks.screen import Screen
-from slackapp.blocks.words import ENGLISH, Words, words
+from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.blocks.wrapup import season_name
 from slackapp.db import channels, erasure, games, history, scores, standing
 from slackapp.db.channels import ChannelChoice
@@ -38,7 +38,7 @@ from slackapp.shapes import slack_id
 from slackapp.steps import Steps
 
 STALE = "That button doesn't belong to any game I know."
-NOT_OVER = "That game is not over, or was not played in this channel: nothing to check."
+NOT_OVER = N_("That game is not over, or was not played in this channel: nothing to check.")
 
 
 def tell_channel(
@@ -274,8 +274,8 @@ def game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:
     with transaction(steps.sessions) as session:
         game = history.finished(session, team_id, game_id)
     if game is None or game.state.channel != channel:
-        return NOT_OVER
-    return last_screen.game_json(game.referee_input())
+        return channel_words(steps, team_id, channel)._(NOT_OVER) if channel else NOT_OVER
+    return last_screen.game_json(game.referee_input(), words(game.state.language))
 
 
 def forget_me(steps: Steps, team_id: str, user_id: str) -> str:

@@ -11,12 +11,6 @@ from slackapp.blocks.words import ENGLISH, Words
 INSTALL_THE_REFEREE = "pip install varulv"
 """The referee is the package's own command: nobody needs the app's repository to check."""
 
-GET_THE_REFEREE = (
-    f"get the referee with `{INSTALL_THE_REFEREE}`, save the game as `game.json`, then run "
-    "`varulv referee < game.json`."
-)
-
-
 def get_the_referee(words: Words = ENGLISH) -> str:
     return words._(
         "get the referee with `{install}`, save the game as `game.json`, then run "

@@ -9,7 +9,7 @@ from typing import Any
 from slack_sdk.models.blocks import ActionsBlock
 
 from slackapp.blocks import ids
-from slackapp.blocks.checking import GET_THE_REFEREE, get_the_referee
+from slackapp.blocks.checking import get_the_referee
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.reveal import reveal
 from slackapp.blocks.screen import Screen, button, context
@@ -42,16 +42,17 @@ def last_reveal(
     return Screen(text=w._("The last game here. {reveal}", reveal=shown.text), blocks=blocks)
 
 
-def game_json(data: Mapping[str, Any]) -> str:
+def game_json(data: Mapping[str, Any], words: Words = ENGLISH) -> str:
     """The referee's input as a message: plain text holds far more than a block may."""
+    w = words
     written = json.dumps(data, indent=1, ensure_ascii=False)
     shown = data.get("fingerprint")
-    checks = (
-        f" It carries the salt that checks the night board's fingerprint, `{shown}`."
-        if shown
-        else ""
-    )
-    return (
-        f"The whole game, as `varulv referee` reads it.{checks} To check it: "
-        f"{GET_THE_REFEREE} (Its key `center` is the centre.)\n```\n{written}\n```"
-    )
+    said = w._("The whole game, as `varulv referee` reads it.")
+    if shown:
+        checks = w._(
+            "It carries the salt that checks the night board's fingerprint, `{fingerprint}`.",
+            fingerprint=shown,
+        )
+        said = f"{said} {checks}"
+    how = w._("To check it: {how} (Its key `center` is the centre.)", how=get_the_referee(w))
+    return f"{said} {how}\n```\n{written}\n```"

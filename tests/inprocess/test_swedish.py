@@ -23,7 +23,7 @@ SV = words(Language.SWEDISH)
 ANNA, BO, CIA, DAN = PEOPLE[:4]
 SLACK_MARKUP = re.compile(r"<[@#!][^>]*>|:[a-z_]+:")
 """Mentions, channel links, dates and emoji: Slack draws them, not the words."""
-CODE = re.compile(r"`[^`]*`")
+CODE = re.compile(r"```.*?```|`[^`]*`", re.DOTALL)
 """What a person types or saves as it is: commands, file names."""
 
 
@@ -237,6 +237,9 @@ def test_a_whole_swedish_game_shows_no_english(
         shown = len(fake.ephemerals(ANNA))
         table.command(ANNA, word)
         table.wait(lambda n=shown: len(fake.ephemerals(ANNA)) > n or None, f"/varulv {word}")  # type: ignore[misc]
+    last = table.ephemeral(ANNA, "Avslöjandet: vad som egentligen hände")
+    table.click(ANNA, last, SV._("The whole game, for the referee"))
+    table.ephemeral(ANNA, "Hela spelet, så som")
     home_hash = (fake.home_view(BO) or {}).get("hash")
     fake.app_home_opened(BO)
     home = table.wait(
