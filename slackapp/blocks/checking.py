@@ -11,6 +11,7 @@ from slackapp.blocks.words import ENGLISH, Words
 INSTALL_THE_REFEREE = "pip install varulv"
 """The referee is the package's own command: nobody needs the app's repository to check."""
 
+
 def get_the_referee(words: Words = ENGLISH) -> str:
     return words._(
         "get the referee with `{install}`, save the game as `game.json`, then run "

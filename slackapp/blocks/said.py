@@ -5,7 +5,7 @@ from __future__ import annotations
 from slackapp.blocks.words import ENGLISH, Words
 from slackapp.game.cards import MAX_SEATS, MIN_SEATS
 from slackapp.game.effects import SeatName
-from slackapp.game.lines import Line, Message
+from slackapp.game.lines import Language, Line, Message
 
 
 def mention(seat: SeatName, words: Words = ENGLISH) -> str:
@@ -112,7 +112,7 @@ def said(line: Line, words: Words = ENGLISH) -> str:
         case Message.ALREADY_CONFIRMED:
             return w._("You have already confirmed your night.")
         case Message.ILLEGAL_MOVE:
-            if w is ENGLISH:  # the rules explain themselves in English only
+            if w.language is Language.ENGLISH:  # the rules explain themselves in English only
                 return f"That is not a move your card can make ({line.error})."
             return w._("That is not a move your card can make.")
         case Message.DAY_NOT_BEGUN:

@@ -16,7 +16,7 @@ import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp import channel_steps
 from slackapp.blocks.screen import Screen
-from slackapp.blocks.words import words
+from slackapp.blocks.words import N_, words
 from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.permissions import Change
@@ -35,7 +35,8 @@ USAGE = (
     + "."
 )
 WORDS = ("", "start", *COMMAND_WORDS)
-NO_TRIGGER = "Slack didn't send what it takes to open the settings. Try `/varulv settings` again."
+NO_TRIGGER = N_("Slack didn't send what it takes to open the form. Try `{command}` again.")
+NOT_OPENED = N_("Slack did not open the form. Try `{command}` again.")
 COMMAND_SOURCE = ("team_id", "channel_id", "user_id")
 """Where a command was typed and by whom: the signed payload's fields, never the text."""
 
@@ -132,8 +133,9 @@ def _open_settings(
     admin = is_admin(client, user)
     refused = channel_steps.refusal(steps, client, team, channel, user, Change.SETTINGS, admin)
     choice = channel_steps.settings_now(steps, team, channel)
+    spoken = words(choice.language)
     if refused is not None:
-        send(respond, Reply(permissions_screen.refused(refused, words(choice.language))))
+        send(respond, Reply(permissions_screen.refused(refused, spoken)))
         return
     openness = channel_steps.open_to_everyone(steps, team, channel) if admin else None
     lengths = {
@@ -152,13 +154,13 @@ def _open_settings(
     )
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one
-        send(respond, Reply(NO_TRIGGER))
+        send(respond, Reply(spoken._(NO_TRIGGER, command="/varulv settings")))
         return
     try:
         client.views_open(trigger_id=trigger, view=view)
     except SlackApiError as error:
         log.warning("could not open the settings: %s", error.response.get("error"))
-        send(respond, Reply("Slack did not open the settings. Try `/varulv settings` again."))
+        send(respond, Reply(spoken._(NOT_OPENED, command="/varulv settings")))
 
 
 def person_zone(client: WebClient, user: str) -> str:
@@ -189,7 +191,7 @@ def _open_schedule(
         return
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:
-        send(respond, Reply(NO_TRIGGER.replace("settings", "schedule")))
+        send(respond, Reply(spoken._(NO_TRIGGER, command="/varulv schedule")))
         return
     current, next_at, paused = channel_steps.schedule_now(steps, team, channel)
     zone = current.zone if current else person_zone(client, user)
@@ -198,4 +200,4 @@ def _open_schedule(
         client.views_open(trigger_id=trigger, view=view)
     except SlackApiError as error:
         log.warning("could not open the schedule: %s", error.response.get("error"))
-        send(respond, Reply("Slack did not open the form. Try `/varulv schedule` again."))
+        send(respond, Reply(spoken._(NOT_OPENED, command="/varulv schedule")))

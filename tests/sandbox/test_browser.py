@@ -451,7 +451,7 @@ def test_settings_open_in_a_modal_and_the_channel_hears_of_the_change(
     expect(dialog).to_be_visible(timeout=WAIT_MS)
     dialog.get_by_role("button", name="Cancel").click()
     expect(dialog).to_have_count(0)
-    expect(chat.messages("did not open the settings")).to_have_count(0)
+    expect(chat.messages("did not open the form")).to_have_count(0)
 
 
 def test_the_settings_modal_switches_the_table_to_swedish(page: Page, tmp_path: Path) -> None:
