@@ -89,12 +89,20 @@ class Screens:
     def __init__(self, fake: FakeSlack, table: Table) -> None:
         self.fake, self.table = fake, table
         self.seen: dict[str, str] = {}
+        self.before = {(m.channel, m.ts) for m in self._private()}
+        """What the same people were shown by earlier tests' tables, which is not this one's."""
+
+    def _private(self) -> list[Message]:
+        return [
+            m
+            for user in PEOPLE[:4]
+            for m in (*self.fake.dm_messages(user), *self.fake.ephemerals(user))
+        ]
 
     def look(self) -> None:
         messages = [*self.table.public()]
+        messages += [m for m in self._private() if (m.channel, m.ts) not in self.before]
         for user in PEOPLE[:4]:
-            messages += self.fake.dm_messages(user)
-            messages += self.fake.ephemerals(user)
             for modal in self.fake.modals(user):
                 self.seen[f"modal {modal['id']}"] = "\n".join(texts_in(modal))
         for message in messages:
