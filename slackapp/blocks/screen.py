@@ -31,11 +31,6 @@ BUTTON_LABEL_LIMIT = 75
 """Slack's limit on a button's ``accessibility_label``."""
 
 
-def centre_name(index: int, words: Words = ENGLISH) -> str:
-    """The two centre cards by index, as players say them ("the {side} centre card")."""
-    return words._("left") if index == 0 else words._("right")
-
-
 @dataclass(frozen=True)
 class Screen:
     text: str
