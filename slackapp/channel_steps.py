@@ -278,9 +278,11 @@ def game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:
     return last_screen.game_json(game.referee_input(), words(game.state.language))
 
 
-def forget_me(steps: Steps, team_id: str, user_id: str) -> str:
+def forget_me(steps: Steps, team_id: str, user_id: str, channel_id: str = "") -> str:
+    """``/varulv forget me``, answered in the language of the channel where it was typed."""
+    spoken = channel_words(steps, team_id, channel_id) if channel_id else ENGLISH
     with transaction(steps.sessions) as session:
-        return erasure.forget_me(session, team_id, user_id)
+        return erasure.forget_me(session, team_id, user_id, spoken)
 
 
 def channel_words(steps: Steps, team_id: str, channel_id: str) -> Words:

@@ -101,7 +101,7 @@ def register(app: App, steps: Steps) -> None:
             elif word == "score":
                 run_step(respond, lambda: _shown(channel_steps.score(steps, team, channel)))
             elif word == "forget me":
-                run_step(respond, lambda: channel_steps.forget_me(steps, team, user))
+                run_step(respond, lambda: channel_steps.forget_me(steps, team, user, channel))
 
     app.command(COMMAND)(acknowledge_then(app, handle, acknowledge))
 
