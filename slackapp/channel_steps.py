@@ -22,10 +22,12 @@ import slackapp.blocks.last as last_screen
 import slackapp.blocks.schedule as schedule_screen
 from slackapp.blocks.render import labels
 from slackapp.blocks.screen import Screen
+from slackapp.blocks.words import ENGLISH, N_, Words, words
+from slackapp.blocks.wrapup import season_name
 from slackapp.db import channels, erasure, games, history, scores, standing
 from slackapp.db.channels import ChannelChoice
 from slackapp.db.engine import transaction
-from slackapp.db.models import Game
+from slackapp.db.models import Game, Seat
 from slackapp.delivery.outbox import enqueue
 from slackapp.game import machine as m
 from slackapp.game.permissions import Change, Refusal
@@ -36,7 +38,7 @@ from slackapp.shapes import slack_id
 from slackapp.steps import Steps
 
 STALE = "That button doesn't belong to any game I know."
-NOT_OVER = "That game is not over, or was not played in this channel: nothing to check."
+NOT_OVER = N_("That game is not over, or was not played in this channel: nothing to check.")
 
 
 def tell_channel(
@@ -159,16 +161,16 @@ def tell_settings(
     choice: ChannelChoice,
     enterprise_id: str | None = None,
 ) -> None:
-    """Tell the channel its settings changed, since anyone there may change them."""
-    tell_channel(
-        steps,
-        team_id,
-        channel_id,
-        user_id,
-        f"<@{user_id}> changed the Varulv settings for this channel: {choice.summary()}. "
-        "The next game uses them.",
-        enterprise_id,
+    """Tell the channel its settings changed, since anyone there may change them: in the
+    language just chosen, which the channel's games speak from now on."""
+    w = words(choice.language)
+    told = w._(
+        "<@{user}> changed the Varulv settings for this channel: {summary}. The next game uses "
+        "them.",
+        user=user_id,
+        summary=choice.summary(w),
     )
+    tell_channel(steps, team_id, channel_id, user_id, told, enterprise_id)
 
 
 def store_schedule(
@@ -209,15 +211,21 @@ def tell_schedule(
     enterprise_id: str | None = None,
 ) -> None:
     """Tell the channel its standing table was set (when the first opens) or removed."""
+    spoken = channel_words(steps, team_id, channel_id)
     if schedule is not None:
-        upcoming = schedule_screen.when(next_opening(schedule, steps.now()))
-        text = (
-            f"<@{user_id}> set a standing table here: {schedule.describe()}, the lobby open "
-            f"{schedule.lobby_minutes} minutes. The first one opens {upcoming}. Press "
-            "*I usually play* on a lobby to be mentioned."
+        upcoming = schedule_screen.when(next_opening(schedule, steps.now()), spoken)
+        text = spoken.ngettext(
+            "<@{user}> set a standing table here: {when}, the lobby open {count} minute. The "
+            "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
+            "<@{user}> set a standing table here: {when}, the lobby open {count} minutes. The "
+            "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
+            schedule.lobby_minutes,
+            user=user_id,
+            when=schedule_screen.describe(schedule, spoken),
+            upcoming=upcoming,
         )
     else:
-        text = f"<@{user_id}> removed this channel's standing table."
+        text = spoken._("<@{user}> removed this channel's standing table.", user=user_id)
     tell_channel(steps, team_id, channel_id, user_id, text, enterprise_id)
 
 
@@ -249,12 +257,16 @@ def toggle_regular(
         if not channel:
             return STALE
         marked = standing.toggle_regular(session, team_id, channel, user_id)
+    spoken = channel_words(steps, team_id, channel)
     if marked:
-        return (
-            f"Marked: you usually play in <#{channel}>, so its standing table mentions you "
-            "when it opens. Press again to take it back."
+        return spoken._(
+            "Marked: you usually play in <#{channel}>, so its standing table mentions you when "
+            "it opens. Press again to take it back.",
+            channel=channel,
         )
-    return f"Taken back: the standing table in <#{channel}> no longer mentions you."
+    return spoken._(
+        "Taken back: the standing table in <#{channel}> no longer mentions you.", channel=channel
+    )
 
 
 def game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:
@@ -262,46 +274,72 @@ def game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:
     with transaction(steps.sessions) as session:
         game = history.finished(session, team_id, game_id)
     if game is None or game.state.channel != channel:
-        return NOT_OVER
-    return last_screen.game_json(game.referee_input())
+        return channel_words(steps, team_id, channel)._(NOT_OVER) if channel else NOT_OVER
+    return last_screen.game_json(game.referee_input(), words(game.state.language))
 
 
-def forget_me(steps: Steps, team_id: str, user_id: str) -> str:
+def forget_me(steps: Steps, team_id: str, user_id: str, channel_id: str = "") -> str:
+    """``/varulv forget me``, answered in the language of the channel where it was typed."""
+    spoken = channel_words(steps, team_id, channel_id) if channel_id else ENGLISH
     with transaction(steps.sessions) as session:
-        return erasure.forget_me(session, team_id, user_id)
+        return erasure.forget_me(session, team_id, user_id, spoken)
+
+
+def channel_words(steps: Steps, team_id: str, channel_id: str) -> Words:
+    """The words of the channel's language (``/varulv settings``)."""
+    return words(settings_now(steps, team_id, channel_id).language)
 
 
 def help_for(steps: Steps, team_id: str, channel_id: str) -> Screen:
-    """Help with this channel's phase lengths: a number stated for every channel would be
-    wrong wherever one set its own."""
-    return help_screen.help_screen(settings_now(steps, team_id, channel_id).lengths())
+    """Help with this channel's phase lengths, in its language: a number stated for every
+    channel would be wrong wherever one set its own."""
+    chosen = settings_now(steps, team_id, channel_id)
+    spoken = words(chosen.language)
+    return help_screen.help_screen(chosen.lengths(spoken), spoken)
 
 
 def score(steps: Steps, team_id: str, channel_id: str) -> Screen:
     rows = scores.leaderboard(steps.sessions, team_id, channel_id)
+    spoken = channel_words(steps, team_id, channel_id)
     with transaction(steps.sessions) as session:
         season, played = history.current_season(session, team_id, channel_id, steps.now())
-    return help_screen.leaderboard(channel_id, rows, (season.name, standings(played)))
+    named = season_name(season, spoken)
+    return help_screen.leaderboard(channel_id, rows, (named, standings(played)), spoken)
 
 
 def last(steps: Steps, team_id: str, channel_id: str) -> Screen | str:
+    spoken = channel_words(steps, team_id, channel_id)
     with transaction(steps.sessions) as session:
         game = history.last_finished(session, team_id, channel_id)
     if game is None:
-        return last_screen.NONE_YET
+        return spoken._(last_screen.NONE_YET)
     by_key = {label.key: label for label in labels(game.state.names)}
-    return last_screen.last_reveal(game.game_id, game.outcome, by_key)
+    return last_screen.last_reveal(game.game_id, game.outcome, by_key, words(game.state.language))
 
 
 def home_tab(steps: Steps, team_id: str, user_id: str) -> View:
-    """The person's App Home: their record, and each channel's season now."""
+    """The person's App Home, in the language of the last table they sat at: their record,
+    and each channel's season now."""
     record, boards = scores.record_of(steps.sessions, team_id, user_id)
-    seasons = channel_seasons(steps, team_id, user_id, [channel for channel, _ in boards])
-    return home_screen.home_view(user_id, record, boards, seasons=seasons)
+    with transaction(steps.sessions) as session:
+        newest = session.scalars(
+            select(Game.language)
+            .join(Seat, Seat.game_id == Game.id)
+            .where(Game.team_id == team_id, Seat.user_id == user_id)
+            .order_by(Game.id.desc())
+            .limit(1)
+        ).first()
+    spoken = words(m.Language(newest or m.Language.ENGLISH))
+    seasons = channel_seasons(steps, team_id, user_id, [channel for channel, _ in boards], spoken)
+    return home_screen.home_view(user_id, record, boards, seasons=seasons, words=spoken)
 
 
 def channel_seasons(
-    steps: Steps, team_id: str, user_id: str, channel_ids: list[str]
+    steps: Steps,
+    team_id: str,
+    user_id: str,
+    channel_ids: list[str],
+    spoken: Words = ENGLISH,
 ) -> dict[str, home_screen.ChannelSeason]:
     """Each channel's season now, and whether the person usually plays there."""
     shown = {}
@@ -310,6 +348,6 @@ def channel_seasons(
         for channel in channel_ids[: home_screen.HOME_BOARDS]:
             season, played = history.current_season(session, team_id, channel, steps.now())
             shown[channel] = home_screen.ChannelSeason(
-                season.name, standings(played), channel in regular_in
+                season_name(season, spoken), standings(played), channel in regular_in
             )
     return shown

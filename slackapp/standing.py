@@ -18,6 +18,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.blocks.wrapup import wrap_up_text
 from slackapp.db import games, history, standing
 from slackapp.db.engine import transaction
@@ -32,11 +33,12 @@ from slackapp.steps import Steps, new_table, utc_now
 log = logging.getLogger(__name__)
 
 
-def invitation(schedule: Schedule, regulars: list[str]) -> str:
+def invitation(schedule: Schedule, regulars: list[str], spoken: Words = ENGLISH) -> str:
     """The line that goes with a standing table's lobby: the regulars, mentioned."""
-    line = (
-        f"Fika time: the standing table is open for {schedule.lobby_minutes} minutes. "
-        "Press *Join* to play."
+    line = spoken.ngettext(
+        "Fika time: the standing table is open for {count} minute. Press *Join* to play.",
+        "Fika time: the standing table is open for {count} minutes. Press *Join* to play.",
+        schedule.lobby_minutes,
     )
     if regulars:
         line += " " + " ".join(f"<@{user}>" for user in regulars)
@@ -91,7 +93,8 @@ class StandingTables:
                     enterprise_id=row.enterprise_id,
                 )
                 regulars = standing.regulars(session, row.team_id, row.channel_id)
-                say = m.Say(invitation(schedule, regulars))
+                spoken = words(opened.state.language)
+                say = m.Say(invitation(schedule, regulars, spoken))
                 enqueue(session.connection(), game, (*opened.effects, say))
         except IntegrityError:
             log.info("standing table skipped: a table was just opened")
@@ -176,7 +179,8 @@ class SeasonWrapUps:
             connection = session.connection()
             game = games.lock(connection, last)
             assert game is not None
-            enqueue(connection, game, (m.Say(wrap_up_text(wrap)),))
+            said = wrap_up_text(wrap, words(game.state.language))
+            enqueue(connection, game, (m.Say(said),))
             log.info("season wrapped up", extra={"game_id": last})
         return last
 

@@ -20,6 +20,8 @@ from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from slackapp.blocks.said import said
+from slackapp.blocks.words import Words, words
 from slackapp.db import games, people
 from slackapp.db.channels import choice_in
 from slackapp.db.engine import transaction
@@ -79,12 +81,15 @@ class OpensDirectMessages(Protocol):
 class Committed:
     game_id: int
     answer: str | None
+    """The machine's answer, in the game's words."""
     deadline: datetime | None
     """The game's deadline, when this step set a new one."""
     shown: int
     """How many effects went into the outbox."""
     taken: Taken | None = None
     """The game's delivery lease and what it shows, taken in the step's transaction."""
+    reason: m.Message | None = None
+    """What the answer says, as data: nothing decides by comparing its words."""
 
 
 class Belonging(Protocol):
@@ -135,6 +140,7 @@ def _new_game(
     bots_allowed: bool,
     enterprise_id: str | None = None,
     opened_by_trigger: str | None = None,
+    language: m.Language = m.Language.ENGLISH,
 ) -> Game:
     """A new game row in its lobby, flushed for its id: the one-open-game-per-channel index
     refuses a second one here (IntegrityError). Whatever is known of it goes into that one
@@ -151,6 +157,7 @@ def _new_game(
         day_seconds=lengths.day_seconds,
         vote_seconds=lengths.vote_seconds,
         bots_allowed=bots_allowed,
+        language=language.value,
     )
     session.add(game)
     session.flush()
@@ -247,7 +254,16 @@ def _committed(
     game_id: int, before: m.GameState, done: m.Step, shown: int, taken: Taken | None = None
 ) -> Committed:
     changed = done.state.deadline if done.state.deadline != before.deadline else None
-    return Committed(game_id, done.answer, changed, shown, taken)
+    line = done.answer
+    if line is None:
+        return Committed(game_id, None, changed, shown, taken)
+    answer = said(line, words(done.state.language))
+    return Committed(game_id, answer, changed, shown, taken, line.message)
+
+
+def in_words(state: m.GameState, line: m.Line) -> str:
+    """What the machine says of a game, in the game's words."""
+    return said(line, words(state.language))
 
 
 def new_table(
@@ -274,6 +290,7 @@ def new_table(
         chosen.bots_allowed,
         enterprise_id,
         opened_by_trigger,
+        chosen.language,
     )
     opened = m.open_table(
         game.id,
@@ -284,6 +301,7 @@ def new_table(
         m.Lengths(game.night_seconds, game.day_seconds, game.vote_seconds),
         game.bots_allowed,
         seat_host=seat_host,
+        language=chosen.language,
     )
     games.store_new(session, game, opened.state)
     return game, opened
@@ -441,7 +459,8 @@ class Steps:
                 if running is not None:
                     if same_command(running):
                         return None
-                    return m.already_running(games.state_of(running), user_id)
+                    state = games.state_of(running)
+                    return in_words(state, m.already_running(state, user_id))
                 game, opened = new_table(
                     session,
                     team_id,
@@ -480,11 +499,14 @@ class Steps:
                     return ANOTHER_WORKSPACE
                 last = None if previous is None else previous.state
                 refusal = m.play_again_refusal(last)
-                if refusal is not None or previous is None or last is None:
-                    return refusal
+                if previous is None or last is None:
+                    return GONE
+                if refusal is not None:
+                    return in_words(last, refusal)
                 running = games.open_in(session, previous.team_id, previous.channel_id)
                 if running is not None:
-                    return m.already_running(games.state_of(running), user_id)
+                    state = games.state_of(running)
+                    return in_words(state, m.already_running(state, user_id))
                 game = _new_game(
                     session,
                     previous.team_id,
@@ -493,6 +515,7 @@ class Steps:
                     last.lengths,
                     last.bots_allowed,
                     previous.enterprise_id,
+                    language=last.language,
                 )
                 name = kept_name(session.connection(), previous.team_id, user_id, user_name)
                 opened = m.play_again(last, game.id, game.seed, user_id, name)
@@ -551,9 +574,9 @@ class Steps:
                 clicked=clicked,
                 take=self.take,
             )
-            if done is None or done.answer != m.SOMEONE_SAT_DOWN:
+            if done is None or done.reason is not m.Message.SOMEONE_SAT_DOWN:
                 return self._after(done)
-        return m.SOMEONE_SAT_DOWN
+        return state if isinstance(state, str) else in_words(state, m.SOMEONE_SAT_DOWN)
 
     def cancel_refusal(
         self, game_id: int, user_id: str, asking: Workspace | None = None
@@ -561,7 +584,10 @@ class Steps:
         """Why the person may not cancel the table, read before they are asked to confirm
         (the cancel itself checks again under the lock)."""
         state = self._read(game_id, asking)
-        return state if isinstance(state, str) else m.cancel_refusal(state, user_id)
+        if isinstance(state, str):
+            return state
+        refusal = m.cancel_refusal(state, user_id)
+        return None if refusal is None else in_words(state, refusal)
 
     def ballot(
         self, game_id: int, user_id: str, asking: Workspace | None = None
@@ -569,7 +595,15 @@ class Steps:
         """The person's own ballot as committed, read without a lock (a click on it is a step
         of its own), or why they have none."""
         state = self._read(game_id, asking)
-        return state if isinstance(state, str) else m.personal_ballot(state, user_id)
+        if isinstance(state, str):
+            return state
+        ballot = m.personal_ballot(state, user_id)
+        return in_words(state, ballot) if isinstance(ballot, m.Line) else ballot
+
+    def words_of(self, game_id: int) -> Words:
+        """The words of the game's screens (English for a game that no longer exists)."""
+        state = self._read(game_id)
+        return words(m.Language.ENGLISH if isinstance(state, str) else state.language)
 
     def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | str:
         """The game's state as committed, read without a lock (to prepare a step), or why
@@ -593,7 +627,11 @@ class Steps:
             game = games.open_in(session, team_id, channel_id)
             game_id = None if game is None else game.id
         if game_id is None:
-            return None if retry else "No game is running in this channel."
+            if retry:
+                return None
+            with self.sessions() as session:
+                chosen = choice_in(session, team_id, channel_id, self.lengths)
+            return said(m.Line(m.Message.NO_GAME_RUNNING), words(chosen.language))
         return self.act(game_id, m.Stop(user_id))
 
     def workspace_left(self, team_id: str | None, enterprise_id: str | None = None) -> int:

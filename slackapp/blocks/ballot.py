@@ -15,36 +15,52 @@ from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, HeaderBl
 from slackapp.blocks import ids
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.screen import Screen, button, context, deck_context, section, slack_time
+from slackapp.blocks.words import ENGLISH, N_, Words
 
-HOW_THE_VOTE_COUNTS = (
+HOW_THE_VOTE_COUNTS = N_(
     "Nobody counts like a player: the most votes die, ties all die, and no one dies unless "
     "someone has more votes than Nobody."
 )
 
 
 def ballot_board(
-    game_id: int, voted: int, total: int, deadline: datetime, seat_count: int
+    game_id: int,
+    voted: int,
+    total: int,
+    deadline: datetime,
+    seat_count: int,
+    words: Words = ENGLISH,
 ) -> Screen:
     """The channel's board while the vote is open, with the table's deck."""
+    w = words
     vote = button(
-        "Vote",
+        w._("Vote"),
         ids.BALLOT,
         ids.ButtonValue(game_id).pack(),
         style="primary",
-        label="Vote: open your own sealed ballot, seen only by you",
+        label=w._("Vote: open your own sealed ballot, seen only by you"),
     )
     blocks: list[Block] = [
-        HeaderBlock(text="Vote"),
+        HeaderBlock(text=w._("Vote")),
         section(
-            "One sealed ballot each, for another player or for Nobody. Press *Vote* for "
-            "yours: only you see it, and you may change it until the vote closes."
+            w._(
+                "One sealed ballot each, for another player or for Nobody. Press *Vote* for "
+                "yours: only you see it, and you may change it until the vote closes."
+            )
         ),
         ActionsBlock(elements=[vote]),
-        context(HOW_THE_VOTE_COUNTS),
-        context(f"{voted} of {total} have voted. The vote closes at {slack_time(deadline)}."),
-        *deck_context(seat_count),
+        context(w._(HOW_THE_VOTE_COUNTS)),
+        context(
+            w._(
+                "{voted} of {total} have voted. The vote closes at {time}.",
+                voted=voted,
+                total=total,
+                time=slack_time(deadline),
+            )
+        ),
+        *deck_context(seat_count, w),
     ]
-    return Screen(text="The Varulv vote is open: cast your sealed ballot.", blocks=blocks)
+    return Screen(text=w._("The Varulv vote is open: cast your sealed ballot."), blocks=blocks)
 
 
 def personal_ballot(
@@ -54,9 +70,11 @@ def personal_ballot(
     voted: bool,
     deadline: datetime,
     said: str | None = None,
+    words: Words = ENGLISH,
 ) -> Screen:
     """One person's ballot: ``others`` are every seat but theirs; ``chosen`` is the seat
     their ballot names (None with ``voted`` for Nobody); ``said`` answers their last click."""
+    w = words
 
     def choice(text: str, named: str, index: int, target: str, picked: bool) -> ButtonElement:
         return button(
@@ -64,7 +82,11 @@ def personal_ballot(
             ids.indexed(ids.VOTE, index),
             ids.ButtonValue(game_id, target).pack(),
             style="primary" if picked else None,
-            label=f"Your ballot now: {named}" if picked else f"Vote for {named}",
+            label=(
+                w._("Your ballot now: {name}", name=named)
+                if picked
+                else w._("Vote for {name}", name=named)
+            ),
         )
 
     buttons = [
@@ -78,27 +100,35 @@ def personal_ballot(
         for index, seat in enumerate(others)
     ]
     picked_nobody = voted and chosen is None
-    buttons.append(choice("Nobody", "nobody", len(others), ids.NOBODY, picked_nobody))
+    buttons.append(choice(w._("Nobody"), w._("nobody"), len(others), ids.NOBODY, picked_nobody))
     if not voted:
-        now = "You have not voted yet: pick another player, or Nobody."
+        now = w._("You have not voted yet: pick another player, or Nobody.")
     else:
-        named = "Nobody" if chosen is None else chosen.mention
-        now = f"You voted for {named}. Pick again to change it."
+        named = w._("Nobody") if chosen is None else chosen.mention
+        now = w._("You voted for {name}. Pick again to change it.", name=named)
     blocks: list[Block] = []
     if said:
         blocks.append(section(said))
     blocks += [
-        section(f"*Your sealed ballot*, seen only by you. {now}"),
+        section(w._("*Your sealed ballot*, seen only by you. {now}", now=now)),
         ActionsBlock(elements=buttons),
         context(
-            f"{HOW_THE_VOTE_COUNTS} The vote closes at {slack_time(deadline)}, "
-            "or once everyone has voted."
+            w._(
+                "{how} The vote closes at {time}, or once everyone has voted.",
+                how=w._(HOW_THE_VOTE_COUNTS),
+                time=slack_time(deadline),
+            )
         ),
     ]
-    return Screen(text=said or "Your sealed ballot for Varulv.", blocks=blocks)
+    return Screen(text=said or w._("Your sealed ballot for Varulv."), blocks=blocks)
 
 
-def ballot_closed(voted: int, total: int) -> Screen:
-    text = f"The vote is closed: {voted} of {total} voted. The reveal follows."
-    blocks: list[Block] = [section(f"*The vote is closed.* {voted} of {total} voted.")]
-    return Screen(text=text, blocks=[*blocks, *deck_context(total)])
+def ballot_closed(voted: int, total: int, words: Words = ENGLISH) -> Screen:
+    w = words
+    text = w._(
+        "The vote is closed: {voted} of {total} voted. The reveal follows.",
+        voted=voted,
+        total=total,
+    )
+    closed = w._("*The vote is closed.* {voted} of {total} voted.", voted=voted, total=total)
+    return Screen(text=text, blocks=[section(closed), *deck_context(total, w)])

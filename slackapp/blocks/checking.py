@@ -6,23 +6,30 @@ from __future__ import annotations
 from slack_sdk.models.blocks import Block
 
 from slackapp.blocks.screen import context
+from slackapp.blocks.words import ENGLISH, Words
 
 INSTALL_THE_REFEREE = "pip install varulv"
 """The referee is the package's own command: nobody needs the app's repository to check."""
 
-GET_THE_REFEREE = (
-    f"get the referee with `{INSTALL_THE_REFEREE}`, save the game as `game.json`, then run "
-    "`varulv referee < game.json`."
-)
+
+def get_the_referee(words: Words = ENGLISH) -> str:
+    return words._(
+        "get the referee with `{install}`, save the game as `game.json`, then run "
+        "`varulv referee < game.json`.",
+        install=INSTALL_THE_REFEREE,
+    )
 
 
-def fingerprint_context(fingerprint: str) -> list[Block]:
+def fingerprint_context(fingerprint: str, words: Words = ENGLISH) -> list[Block]:
     """The fingerprint's line on a night board (none when there is no fingerprint)."""
     if not fingerprint:
         return []
     return [
         context(
-            f"Fingerprint of the deal: `{fingerprint}`. After the reveal, `/varulv last` gives "
-            "the whole game with the salt that proves this was the deal."
+            words._(
+                "Fingerprint of the deal: `{fingerprint}`. After the reveal, `/varulv last` "
+                "gives the whole game with the salt that proves this was the deal.",
+                fingerprint=fingerprint,
+            )
         )
     ]

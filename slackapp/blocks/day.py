@@ -15,10 +15,10 @@ from slackapp.blocks.screen import (
     button,
     context,
     deck_context,
-    plural,
     section,
     slack_time,
 )
+from slackapp.blocks.words import ENGLISH, Words
 
 
 def day_board(
@@ -31,72 +31,100 @@ def day_board(
     first_speaker: SeatLabel | None = None,
     claims_order: Sequence[SeatLabel] = (),
     silent: Sequence[SeatLabel] = (),
+    words: Words = ENGLISH,
 ) -> Screen:
     """``seat_count`` shows the table's deck (0: not known to the caller, not shown);
     ``first_speaker`` is the person named to open the talk, ``claims_order`` every person in
     the order they claim, ``silent`` the bots, who claim nothing."""
-    blocks: list[Block] = [HeaderBlock(text="Day: talk it out, out loud")]
+    w = words
+    blocks: list[Block] = [HeaderBlock(text=w._("Day: talk it out, out loud"))]
     if first_speaker is not None:
         order = claims_order or [first_speaker]
         blocks.append(
             section(
-                f"{first_speaker.mention} speaks first. Start with one round of claims, in "
-                f"this order: {_numbered(order)}. Each says which card they hold and what "
-                "they saw. Then talk freely."
+                w._(
+                    "{first} speaks first. Start with one round of claims, in this order: "
+                    "{order}. Each says which card they hold and what they saw. Then talk "
+                    "freely.",
+                    first=first_speaker.mention,
+                    order=_numbered(order),
+                )
             )
         )
     if silent:
-        verb = "holds a card, may have moved cards in the night and will vote, but makes"
-        if len(silent) > 1:
-            verb = "hold cards, may have moved cards in the night and will vote, but make"
+        bots = and_list([bot.mention for bot in silent], w)
         blocks.append(
             section(
-                f"{and_list([bot.mention for bot in silent])} {verb} no claim: read their "
-                "cards from what the rest of you say."
+                w.ngettext(
+                    "{bots} holds a card, may have moved cards in the night and will vote, but "
+                    "makes no claim: read their cards from what the rest of you say.",
+                    "{bots} hold cards, may have moved cards in the night and will vote, but "
+                    "make no claim: read their cards from what the rest of you say.",
+                    len(silent),
+                    bots=bots,
+                )
             )
         )
     blocks += [
         section(
-            f"The vote opens at {slack_time(deadline)}, or as soon as "
-            f"{_how_many(needed, people)} have heard enough."
+            w._(
+                "The vote opens at {time}, or as soon as {how_many} have heard enough.",
+                time=slack_time(deadline),
+                how_many=_how_many(needed, people, w),
+            )
         ),
         ActionsBlock(
             elements=[
                 button(
-                    "Heard enough",
+                    w._("Heard enough"),
                     ids.HEARD_ENOUGH,
                     ids.ButtonValue(game_id).pack(),
-                    label="Heard enough: ready to vote (press again to take it back)",
+                    label=w._("Heard enough: ready to vote (press again to take it back)"),
                 )
             ]
         ),
-        context(f"{_heard(heard, needed, people)} Changed your mind? Click again to take it back."),
-        *deck_context(seat_count),
+        context(
+            w._(
+                "{heard} Changed your mind? Click again to take it back.",
+                heard=_heard(heard, needed, people, w),
+            )
+        ),
+        *deck_context(seat_count, w),
     ]
-    return Screen(text="Day breaks at the Varulv table: talk it out, out loud.", blocks=blocks)
+    return Screen(text=w._("Day breaks at the Varulv table: talk it out, out loud."), blocks=blocks)
 
 
-def _how_many(needed: int, people: int) -> str:
+def _how_many(needed: int, people: int, w: Words) -> str:
     """The people it takes to open the vote early, out of the people at the table."""
     if needed == people:
-        return "both people" if people == 2 else f"all {people} people"
-    return f"{needed} of the {people} people"
+        if people == 2:
+            return w._("both people")
+        return w._("all {people} people", people=people)
+    return w._("{needed} of the {people} people", needed=needed, people=people)
 
 
 def _numbered(order: Sequence[SeatLabel]) -> str:
     return ", ".join(f"{number}. {seat.mention}" for number, seat in enumerate(order, start=1))
 
 
-def _heard(heard: int, needed: int, people: int) -> str:
+def _heard(heard: int, needed: int, people: int, w: Words) -> str:
     """Only people count: the bots have no say in when the day ends."""
-    opens = f"the vote opens once {_how_many(needed, people)} have (bots are not counted)."
+    opens = w._(
+        "the vote opens once {how_many} have (bots are not counted).",
+        how_many=_how_many(needed, people, w),
+    )
     if not heard:
-        return f"No one has heard enough yet: {opens}"
-    so_far = plural(heard, "person has", "people have")
-    return f"{so_far} heard enough so far: {opens}"
+        return w._("No one has heard enough yet: {opens}", opens=opens)
+    return w.ngettext(
+        "{count} person has heard enough so far: {opens}",
+        "{count} people have heard enough so far: {opens}",
+        heard,
+        opens=opens,
+    )
 
 
-def day_over(reason: str, seat_count: int = 0) -> Screen:
+def day_over(reason: str, seat_count: int = 0, words: Words = ENGLISH) -> Screen:
     """The day board once the vote has opened; ``reason`` says why (time, or enough heard)."""
-    blocks: list[Block] = [section(f"*The day is over.* {reason}"), *deck_context(seat_count)]
-    return Screen(text=f"The day is over. {reason}", blocks=blocks)
+    over = words._("The day is over.")
+    blocks: list[Block] = [section(f"*{over}* {reason}"), *deck_context(seat_count, words)]
+    return Screen(text=f"{over} {reason}", blocks=blocks)

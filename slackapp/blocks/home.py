@@ -10,7 +10,8 @@ from slack_sdk.models.views import View
 
 from slackapp.blocks import ids
 from slackapp.blocks.help import DAWN_CARD, HARD_FOR, ScoreRow, card_lines, ranking
-from slackapp.blocks.screen import button, context, plural, section, sections
+from slackapp.blocks.screen import button, context, section, sections
+from slackapp.blocks.words import ENGLISH, Words
 from slackapp.game.seasons import Standing
 from slackapp.game.vote import WEREWOLF_BALLOT_POINTS, WIN_POINTS
 
@@ -20,17 +21,24 @@ HOME_BOARDS = 15
 *I usually play*)."""
 
 
-def how_a_game_goes() -> list[str]:
+def how_a_game_goes(words: Words = ENGLISH) -> list[str]:
     """The steps, with no phase length: each channel sets its own (``/varulv settings``)."""
+    w = words
     return [
-        "1. Someone types `/varulv` in a channel. 3 to 10 seats; bots fill up to 5.",
-        "2. *Night*: Varulv sends you your card in a DM. Act if it wakes, then confirm.",
-        "3. *Day*: talk, out loud, until the day's time is up. Varulv names who speaks first; "
-        "press “Heard enough” when you're done: the vote opens early once more than half of "
-        "the people (bots are not counted) have.",
-        "4. *Vote*: one sealed ballot each, for another player or for nobody.",
-        "5. *Reveal*: the card you hold at dawn decides your team. Winners get "
-        f"{WIN_POINTS} points, a ballot on a werewolf {WEREWOLF_BALLOT_POINTS}.",
+        w._("1. Someone types `/varulv` in a channel. 3 to 10 seats; bots fill up to 5."),
+        w._("2. *Night*: Varulv sends you your card in a DM. Act if it wakes, then confirm."),
+        w._(
+            "3. *Day*: talk, out loud, until the day's time is up. Varulv names who speaks "
+            "first; press “Heard enough” when you're done: the vote opens early once more than "
+            "half of the people (bots are not counted) have."
+        ),
+        w._("4. *Vote*: one sealed ballot each, for another player or for nobody."),
+        w._(
+            "5. *Reveal*: the card you hold at dawn decides your team. Winners get {win} "
+            "points, a ballot on a werewolf {ballot}.",
+            win=WIN_POINTS,
+            ballot=WEREWOLF_BALLOT_POINTS,
+        ),
     ]
 
 
@@ -47,52 +55,84 @@ def home_view(
     record: tuple[int, int, int],
     boards: Sequence[tuple[str, Sequence[ScoreRow]]],
     seasons: Mapping[str, ChannelSeason] | None = None,
+    words: Words = ENGLISH,
 ) -> View:
     """``record`` is the viewer's (games, wins, points); ``boards`` (channel id, rows) pairs,
     all time; ``seasons`` each board channel's season now, and whether the viewer usually
-    plays there."""
+    plays there. ``words``: the language of the viewer's newest table."""
+    w = words
     games, wins, points = record
+    if games:
+        mine = ", ".join(
+            [
+                w.ngettext("{count} game", "{count} games", games),
+                w.ngettext("{count} win", "{count} wins", wins),
+                w.ngettext("{count} point", "{count} points", points),
+            ]
+        )
+        heading = w._("*Your record*")
+        your_record = f"{heading}\n{mine}"
+    else:
+        your_record = w._(
+            "*Your record*\nNo games yet. Type `/varulv` in a channel to set a table."
+        )
     blocks: list[Block] = [
         HeaderBlock(text="Varulv"),
-        section("One night of werewolf for a fika break: one night, one day, one vote."),
-        section(
-            f"*Your record*\n{plural(games, 'game')}, {plural(wins, 'win')}, "
-            f"{plural(points, 'point')}"
-            if games
-            else "*Your record*\nNo games yet. Type `/varulv` in a channel to set a table."
+        section(w._("One night of werewolf for a fika break: one night, one day, one vote.")),
+        section(your_record),
+        DividerBlock(),
+        section("\n".join([w._("*How a game goes*"), *how_a_game_goes(w)])),
+        context(
+            w._(
+                "`/varulv settings` sets a channel's phase lengths, whether bots may sit in, "
+                "and its language."
+            )
         ),
+        section(w._(HARD_FOR)),
+        section(w._(DAWN_CARD)),
         DividerBlock(),
-        section("\n".join(["*How a game goes*", *how_a_game_goes()])),
-        context("`/varulv settings` sets a channel's phase lengths, and whether bots may sit in."),
-        section(HARD_FOR),
-        section(DAWN_CARD),
-        DividerBlock(),
-        *sections(["*The cards*", *card_lines()]),
+        *sections([w._("*The cards*"), *card_lines(w)]),
     ]
     if boards:
-        blocks += [DividerBlock(), HeaderBlock(text="Leaderboards")]
+        blocks += [DividerBlock(), HeaderBlock(text=w._("Leaderboards"))]
     for channel_id, rows in boards[:HOME_BOARDS]:
         # This season first, then all time: the order `/varulv score` shows them in.
         season = (seasons or {}).get(channel_id)
         if season is not None:
-            blocks += _season_blocks(user_id, channel_id, season)
+            blocks += _season_blocks(user_id, channel_id, season, w)
         else:
             blocks.append(section(f"*<#{channel_id}>*"))
-        lines = list(ranking(rows, HOME_BOARD_ROWS, you=user_id)) or ["_No games finished yet._"]
-        blocks += sections(["*All time*", *lines])
+        lines = list(ranking(rows, HOME_BOARD_ROWS, you=user_id, words=w)) or [
+            w._("_No games finished yet._")
+        ]
+        blocks += sections([w._("*All time*"), *lines])
     if len(boards) > HOME_BOARDS:
-        blocks.append(context(f"And {plural(len(boards) - HOME_BOARDS, 'more channel')}."))
+        more = len(boards) - HOME_BOARDS
+        blocks.append(
+            context(w.ngettext("And {count} more channel.", "And {count} more channels.", more))
+        )
     return View(type="home", blocks=blocks)
 
 
-def _season_blocks(user_id: str, channel_id: str, season: ChannelSeason) -> list[Block]:
+def _season_blocks(user_id: str, channel_id: str, season: ChannelSeason, w: Words) -> list[Block]:
     """The viewer's place this season, and their *I usually play* toggle for the channel."""
     mine = next((row for row in season.standings if row.key == user_id), None)
-    where = f"place {mine.rank} with {plural(mine.points, 'point')}" if mine else "no games yet"
-    words = "I usually play here ✓" if season.regular else "I usually play here"
-    label = f"I usually play in this channel: its standing table mentions me ({words})"
-    toggle = button(words, ids.USUALLY_PLAY, ids.ButtonValue(0, channel_id).pack(), label=label)
+    if mine:
+        where = w.ngettext(
+            "place {rank} with {count} point",
+            "place {rank} with {count} points",
+            mine.points,
+            rank=mine.rank,
+        )
+    else:
+        where = w._("no games yet")
+    said = w._("I usually play here ✓") if season.regular else w._("I usually play here")
+    label = w._(
+        "I usually play in this channel: its standing table mentions me ({said})", said=said
+    )
+    toggle = button(said, ids.USUALLY_PLAY, ids.ButtonValue(0, channel_id).pack(), label=label)
+    this_season = w._("This season ({name}): you, {where}.", name=season.name, where=where)
     return [
-        section(f"*<#{channel_id}>*\nThis season ({season.name}): you, {where}."),
+        section(f"*<#{channel_id}>*\n{this_season}"),
         ActionsBlock(elements=[toggle]),
     ]

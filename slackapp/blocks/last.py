@@ -9,45 +9,50 @@ from typing import Any
 from slack_sdk.models.blocks import ActionsBlock
 
 from slackapp.blocks import ids
-from slackapp.blocks.checking import GET_THE_REFEREE
+from slackapp.blocks.checking import get_the_referee
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.reveal import reveal
 from slackapp.blocks.screen import Screen, button, context
+from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.outcome import Outcome
 
-NONE_YET = "No game has been played to the end in this channel yet."
+NONE_YET = N_("No game has been played to the end in this channel yet.")
 
 
-def last_reveal(game_id: int, outcome: Outcome, labels: Mapping[str, SeatLabel]) -> Screen:
-    shown = reveal(outcome, labels)
+def last_reveal(
+    game_id: int, outcome: Outcome, labels: Mapping[str, SeatLabel], words: Words = ENGLISH
+) -> Screen:
+    w = words
+    shown = reveal(outcome, labels, words=w)
     value = ids.ButtonValue(game_id).pack()
     blocks = [
         *shown.blocks,
         ActionsBlock(
             elements=[
                 button(
-                    "The whole game, for the referee",
+                    w._("The whole game, for the referee"),
                     ids.GAME_JSON,
                     value,
-                    label="The whole game as the referee's JSON input",
+                    label=w._("The whole game as the referee's JSON input"),
                 )
             ]
         ),
-        context(f"Anyone can check it, without this app: {GET_THE_REFEREE}"),
+        context(w._("Anyone can check it, without this app: {how}", how=get_the_referee(w))),
     ]
-    return Screen(text=f"The last game here. {shown.text}", blocks=blocks)
+    return Screen(text=w._("The last game here. {reveal}", reveal=shown.text), blocks=blocks)
 
 
-def game_json(data: Mapping[str, Any]) -> str:
+def game_json(data: Mapping[str, Any], words: Words = ENGLISH) -> str:
     """The referee's input as a message: plain text holds far more than a block may."""
+    w = words
     written = json.dumps(data, indent=1, ensure_ascii=False)
     shown = data.get("fingerprint")
-    checks = (
-        f" It carries the salt that checks the night board's fingerprint, `{shown}`."
-        if shown
-        else ""
-    )
-    return (
-        f"The whole game, as `varulv referee` reads it.{checks} To check it: "
-        f"{GET_THE_REFEREE} (Its key `center` is the centre.)\n```\n{written}\n```"
-    )
+    said = w._("The whole game, as `varulv referee` reads it.")
+    if shown:
+        checks = w._(
+            "It carries the salt that checks the night board's fingerprint, `{fingerprint}`.",
+            fingerprint=shown,
+        )
+        said = f"{said} {checks}"
+    how = w._("To check it: {how} (Its key `center` is the centre.)", how=get_the_referee(w))
+    return f"{said} {how}\n```\n{written}\n```"

@@ -15,17 +15,18 @@ from slackapp.blocks import ids
 from slackapp.blocks.checking import fingerprint_context
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.screen import (
-    CENTRE_NAMES,
     Screen,
     and_list,
     button,
     context,
     deck_context,
-    possessive,
+    seat_name,
     seat_names,
     section,
     slack_time,
 )
+from slackapp.blocks.sides import day_goal
+from slackapp.blocks.words import ENGLISH, Words
 from slackapp.game.cards import Card
 from slackapp.game.night import (
     Knowledge,
@@ -44,33 +45,42 @@ def night_board(
     people: int,
     deadline: datetime,
     fingerprint: str = "",
+    words: Words = ENGLISH,
 ) -> Screen:
+    w = words
     blocks: list[Block] = [
-        HeaderBlock(text="Night falls"),
-        section(f"At the table: {and_list([seat.mention for seat in seats])}."),
-        section("Check your DM from Varulv for your card, then confirm the night there."),
+        HeaderBlock(text=w._("Night falls")),
+        section(w._("At the table: {seats}.", seats=and_list([s.mention for s in seats], w))),
+        section(w._("Check your DM from Varulv for your card, then confirm the night there.")),
         context(
-            f"{confirmed} of {people} people have confirmed the night. "
-            f"Dawn comes at {slack_time(deadline)} at the latest."
+            w._(
+                "{confirmed} of {people} people have confirmed the night. Dawn comes at "
+                "{time} at the latest.",
+                confirmed=confirmed,
+                people=people,
+                time=slack_time(deadline),
+            )
         ),
-        *fingerprint_context(fingerprint),
-        *deck_context(len(seats)),
+        *fingerprint_context(fingerprint, w),
+        *deck_context(len(seats), w),
     ]
     return Screen(
-        text="Night falls on the Varulv table: check your DM for your card.", blocks=blocks
+        text=w._("Night falls on the Varulv table: check your DM for your card."), blocks=blocks
     )
 
 
-def night_over(seats: Sequence[SeatLabel], fingerprint: str = "") -> Screen:
+def night_over(seats: Sequence[SeatLabel], fingerprint: str = "", words: Words = ENGLISH) -> Screen:
     """The night board once dawn breaks: the night is done, nothing more is said but the
     deal's fingerprint, kept for the whole game."""
+    w = words
+    everyone = and_list([seat.mention for seat in seats], w)
     blocks: list[Block] = [
-        HeaderBlock(text="Dawn breaks"),
-        section(f"The night is over. Wake up, {and_list([seat.mention for seat in seats])}!"),
-        *fingerprint_context(fingerprint),
-        *deck_context(len(seats)),
+        HeaderBlock(text=w._("Dawn breaks")),
+        section(w._("The night is over. Wake up, {seats}!", seats=everyone)),
+        *fingerprint_context(fingerprint, w),
+        *deck_context(len(seats), w),
     ]
-    return Screen(text="Dawn breaks at the Varulv table.", blocks=blocks)
+    return Screen(text=w._("Dawn breaks at the Varulv table."), blocks=blocks)
 
 
 def night_dm(
@@ -84,19 +94,22 @@ def night_dm(
     pending_first: SeatLabel | None,
     outcome_text: str | None,
     goal: str | None = None,
+    words: Words = ENGLISH,
 ) -> Screen:
     """The seat's private night message; ``outcome_text`` replaces the choices once made.
 
     ``kind`` is :func:`slackapp.game.night.choice_kind` for the card the seat was dealt;
     ``goal``: the side and goal of the card the seat has seen it now holds, which replaces
-    the dealt card's.
+    the dealt card's. The card's name and its line stay in English in every language.
     """
+    w = words
     # A header of its own: a new game's card never reads as a follow-up to the last game's DM.
-    blocks: list[Block] = [HeaderBlock(text="Night falls")]
+    blocks: list[Block] = [HeaderBlock(text=w._("Night falls"))]
+    yours = w._("Your card: *{card}*", card=card)
     if goal is None:
-        blocks.append(section(f"Your card: *{card}*\n{card.line}\n_{card.day_goal}_"))
+        blocks.append(section(f"{yours}\n{card.line}\n_{day_goal(card, w)}_"))
     else:
-        blocks.append(section(f"Your card: *{card}*\n{card.line}"))
+        blocks.append(section(f"{yours}\n{card.line}"))
     if known:
         blocks.append(section(known))
     if outcome_text:
@@ -106,13 +119,13 @@ def night_dm(
     else:
         # Never offer a seat itself, whatever the caller passed as "others".
         targets = [seat for seat in others if seat.key != me.key]
-        prompt, buttons = _choices(game_id, kind, targets, pending_first)
+        prompt, buttons = _choices(game_id, kind, targets, pending_first, w)
         if prompt:
             blocks.append(section(prompt))
         blocks.append(ActionsBlock(elements=buttons))
-    blocks.append(context(f"Table in <#{channel_id}>"))
-    blocks += deck_context(len({me.key, *(seat.key for seat in others)}))
-    return Screen(text="Varulv: your card for tonight is here.", blocks=blocks)
+    blocks.append(context(w._("Table in <#{channel}>", channel=channel_id)))
+    blocks += deck_context(len({me.key, *(seat.key for seat in others)}), w)
+    return Screen(text=w._("Varulv: your card for tonight is here."), blocks=blocks)
 
 
 def _choices(
@@ -120,6 +133,7 @@ def _choices(
     kind: str | None,
     others: Sequence[SeatLabel],
     pending_first: SeatLabel | None,
+    w: Words,
 ) -> tuple[str | None, list[ButtonElement]]:
     """The prompt and the buttons for one kind of night choice."""
 
@@ -140,65 +154,70 @@ def _choices(
             for index, seat in enumerate(seats)
         ]
 
-    skip = button("Skip", ids.NIGHT_SKIP, value(), label="Skip: do nothing tonight")
+    skip = button(w._("Skip"), ids.NIGHT_SKIP, value(), label=w._("Skip: do nothing tonight"))
     match kind:
         case "peek":
+            sides = (
+                (w._("Left centre card"), w._("Look at the left centre card")),
+                (w._("Right centre card"), w._("Look at the right centre card")),
+            )
             centre = [
-                button(
-                    f"{side.capitalize()} centre card",
-                    ids.indexed(ids.NIGHT_PEEK, i),
-                    value(str(i)),
-                    label=f"Look at the {side} centre card",
-                )
-                for i, side in enumerate(CENTRE_NAMES)
+                button(text, ids.indexed(ids.NIGHT_PEEK, i), value(str(i)), label=label)
+                for i, (text, label) in enumerate(sides)
             ]
-            return "Which centre card?", [*centre, skip]
+            return w._("Which centre card?"), [*centre, skip]
         case "look":
             both = button(
-                "Both centre cards",
+                w._("Both centre cards"),
                 ids.indexed(ids.NIGHT_LOOK, len(others)),
                 value(ids.CENTER),
-                label="Look at both centre cards",
+                label=w._("Look at both centre cards"),
             )
             return (
-                "Whose card, or both centre cards?",
+                w._("Whose card, or both centre cards?"),
                 [
-                    *per_seat(ids.NIGHT_LOOK, others, lambda name: f"Look at {name}'s card"),
+                    *per_seat(
+                        ids.NIGHT_LOOK, others, lambda name: w._("Look at {name}'s card", name=name)
+                    ),
                     both,
                     skip,
                 ],
             )
         case "rob":
             return (
-                "Whose card do you take?",
-                [*per_seat(ids.NIGHT_ROB, others, lambda name: f"Rob {name}"), skip],
+                w._("Whose card do you take?"),
+                [*per_seat(ids.NIGHT_ROB, others, lambda name: w._("Rob {name}", name=name)), skip],
             )
         case "swap":
             if pending_first is None:
-                first = per_seat(ids.NIGHT_SWAP, others, lambda name: f"Swap {name}'s card first")
-                return "Swap whom? Pick the first.", [*first, skip]
+                first = per_seat(
+                    ids.NIGHT_SWAP, others, lambda name: w._("Swap {name}'s card first", name=name)
+                )
+                return w._("Swap whom? Pick the first."), [*first, skip]
             seconds = [seat for seat in others if seat.key != pending_first.key]
             first_name = pending_first.button_text
             reset = button(
-                "Start over",
+                w._("Start over"),
                 ids.NIGHT_SWAP_RESET,
                 value(),
-                label="Start over: pick the first card again",
+                label=w._("Start over: pick the first card again"),
             )
             return (
-                f"Swap {pending_first.mention} with…",
+                w._("Swap {name} with…", name=pending_first.mention),
                 [
                     *per_seat(
                         ids.NIGHT_SWAP,
                         seconds,
-                        lambda name: f"Swap {first_name}'s card with {name}'s",
+                        lambda name: w._(
+                            "Swap {first}'s card with {name}'s", first=first_name, name=name
+                        ),
                     ),
                     reset,
                     skip,
                 ],
             )
         case None:
-            return None, [button("Got it", ids.NIGHT_CONFIRM, value(), style="primary")]
+            return None, [button(w._("Got it"), ids.NIGHT_CONFIRM, value(), style="primary")]
     raise ValueError(f"unknown night choice kind {kind!r}")
 
 
@@ -208,34 +227,48 @@ def knowledge_text(
     *,
     card: Card,
     choice: NightChoice | None = None,
+    words: Words = ENGLISH,
 ) -> str:
     """What a seat dealt ``card`` learned at night, as a sentence addressed to it.
 
     ``choice`` is the seat's own night choice: it names the seat a Robber took from.
     """
+    w = words
     match knowledge:
         case SawWerewolves(werewolves, centre) if card is Card.WEREWOLF:
             if centre is not None:  # a lone wolf's peek: waking already said it is alone
-                return f"The {CENTRE_NAMES[centre.index]} centre card is *{centre.card}*."
-            wolves = seat_names(labels, werewolves)
+                if centre.index == 0:
+                    return w._("The left centre card is *{card}*.", card=centre.card)
+                return w._("The right centre card is *{card}*.", card=centre.card)
+            wolves = seat_names(labels, werewolves, w)
             if not werewolves:
-                return "You are the only werewolf."
+                return w._("You are the only werewolf.")
             if len(werewolves) == 1:
-                return f"The other werewolf is {wolves}."
-            return f"The other werewolves are {wolves}."
+                return w._("The other werewolf is {wolves}.", wolves=wolves)
+            return w._("The other werewolves are {wolves}.", wolves=wolves)
         case SawWerewolves(werewolves):
             if not werewolves:
-                return "No one at the table was dealt a Werewolf."
-            verb = "werewolf is" if len(werewolves) == 1 else "werewolves are"
-            return f"The {verb} {seat_names(labels, werewolves)}."
+                return w._("No one at the table was dealt a Werewolf.")
+            wolves = seat_names(labels, werewolves, w)
+            if len(werewolves) == 1:
+                return w._("The werewolf is {wolves}.", wolves=wolves)
+            return w._("The werewolves are {wolves}.", wolves=wolves)
         case SawSeat(seat, seen):
-            return f"{possessive(labels, seat)} card is *{seen}*."
+            return w._("{seat}'s card is *{card}*.", seat=seat_name(labels, seat), card=seen)
         case SawCenter((left, right)):
-            return f"The centre cards are *{left}* (left) and *{right}* (right)."
+            return w._(
+                "The centre cards are *{left}* (left) and *{right}* (right).",
+                left=left,
+                right=right,
+            )
         case SawCard(held) if card is Card.ROBBER and isinstance(choice, Rob):
-            return f"You took {possessive(labels, choice.seat)} card: your card is now *{held}*."
+            return w._(
+                "You took {seat}'s card: your card is now *{card}*.",
+                seat=seat_name(labels, choice.seat),
+                card=held,
+            )
         case SawCard(held) if card is Card.INSOMNIAC:
-            return f"At the end of the night your card is *{held}*."
+            return w._("At the end of the night your card is *{card}*.", card=held)
         case SawCard(held):
-            return f"Your card is now *{held}*."
+            return w._("Your card is now *{card}*.", card=held)
     raise TypeError(f"not a night's knowledge: {knowledge!r}")

@@ -2,31 +2,34 @@
 
 from __future__ import annotations
 
+from slackapp.blocks.screen import and_list
+from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.permissions import Change, Refusal
 
 WHAT = {
-    Change.SETTINGS: "change this channel's Varulv settings",
-    Change.SCHEDULE: "set, change or remove this channel's standing table",
-    Change.STOP: "stop this game",
-    Change.OPENNESS: "open this channel's table to everyone, or close it again",
+    Change.SETTINGS: N_("change this channel's Varulv settings"),
+    Change.SCHEDULE: N_("set, change or remove this channel's standing table"),
+    Change.STOP: N_("stop this game"),
+    Change.OPENNESS: N_("open this channel's table to everyone, or close it again"),
 }
-ADMINS = "the workspace's admins and owners"
-OPEN_TO_EVERYONE = "Anyone in the channel may change its table"
-OPEN_TO_EVERYONE_DETAIL = "Its settings and standing table, and stopping its games."
-OPEN_TO_EVERYONE_HINT = (
+ADMINS = N_("the workspace's admins and owners")
+OPEN_TO_EVERYONE = N_("Anyone in the channel may change its table")
+OPEN_TO_EVERYONE_DETAIL = N_("Its settings and standing table, and stopping its games.")
+OPEN_TO_EVERYONE_HINT = N_(
     "Otherwise only the game's host, whoever set the standing table, and the workspace's "
     "admins and owners may. Only admins and owners see this choice."
 )
 
 
-def refused(refusal: Refusal) -> str:
+def refused(refusal: Refusal, words: Words = ENGLISH) -> str:
     """One line: only these people can make the change."""
+    w = words
     roles: dict[str, list[str]] = {}
     if refusal.host is not None:
-        roles.setdefault(refusal.host, []).append("the game's host")
+        roles.setdefault(refusal.host, []).append(w._("the game's host"))
     if refusal.standing_owner is not None:
-        roles.setdefault(refusal.standing_owner, []).append("who set the standing table")
+        roles.setdefault(refusal.standing_owner, []).append(w._("who set the standing table"))
     who = [f"<@{user}> ({', '.join(what)})" for user, what in roles.items()]
-    who.append(ADMINS)
-    listed = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
-    return f"Only {listed} can {WHAT[refusal.change]}."
+    who.append(w._(ADMINS))
+    listed = and_list(who, w)
+    return w._("Only {who} can {what}.", who=listed, what=w._(WHAT[refusal.change]))

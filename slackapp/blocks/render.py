@@ -10,9 +10,12 @@ import slackapp.blocks.lobby as lobby_screen
 import slackapp.blocks.night as night_screen
 import slackapp.blocks.reveal as reveal_screen
 from slackapp.blocks.labels import SeatLabel
+from slackapp.blocks.said import said, said_or_text
 from slackapp.blocks.screen import Screen
+from slackapp.blocks.sides import learned_goal
+from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.game import machine as m
-from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_SEATS, Card, learned_goal
+from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_SEATS, Card
 from slackapp.game.night import SawCard, Swap, may_still_move
 
 
@@ -24,7 +27,8 @@ def labels(seats: Sequence[m.SeatName]) -> list[SeatLabel]:
     return [label(seat) for seat in seats]
 
 
-def render(view: m.View) -> Screen:
+def render(view: m.View, words: Words = ENGLISH) -> Screen:
+    w = words
     match view:
         case m.LobbyView(game_id, host, seats, bots_allowed):
             return lobby_screen.lobby(
@@ -35,15 +39,16 @@ def render(view: m.View) -> Screen:
                 min_seats=MIN_SEATS,
                 max_seats=MAX_SEATS,
                 bot_table=BOT_TABLE,
+                words=w,
             )
-        case m.ClosedView(text):
-            return lobby_screen.lobby_closed(text)
+        case m.ClosedView(line):
+            return lobby_screen.lobby_closed(said_or_text(line, w), w)
         case m.NightBoardView(seats, confirmed, people, deadline, shown):
             return night_screen.night_board(
-                labels(seats), confirmed, people, deadline, fingerprint=shown
+                labels(seats), confirmed, people, deadline, fingerprint=shown, words=w
             )
         case m.NightOverView(seats, shown):
-            return night_screen.night_over(labels(seats), fingerprint=shown)
+            return night_screen.night_over(labels(seats), fingerprint=shown, words=w)
         case m.DayBoardView(
             game_id, deadline, heard, needed, people, seat_count, first, order, silent
         ):
@@ -58,39 +63,49 @@ def render(view: m.View) -> Screen:
                 first_speaker=speaker,
                 claims_order=labels(order),
                 silent=labels(silent),
+                words=w,
             )
         case m.DayOverView(reason, seat_count):
-            return day_screen.day_over(reason, seat_count)
+            return day_screen.day_over(said(reason, w), seat_count, w)
         case m.BallotBoardView(game_id, seats, voted, total, deadline):
-            return ballot_screen.ballot_board(game_id, voted, total, deadline, len(seats))
+            return ballot_screen.ballot_board(game_id, voted, total, deadline, len(seats), w)
         case m.BallotClosedView(voted, total):
-            return ballot_screen.ballot_closed(voted, total)
+            return ballot_screen.ballot_closed(voted, total, w)
         case m.RevealView(outcome, seats, game_id):
             named = {seat.key: label(seat) for seat in seats}
-            return reveal_screen.reveal(outcome, named, game_id=game_id or None)
+            return reveal_screen.reveal(outcome, named, game_id=game_id or None, words=w)
         case m.NightDmView():
-            return night_dm(view)
+            return night_dm(view, w)
         case m.GameOverDmView(channel, dealt, dawn, points, won, night, ballot):
             lines: list[str] = []
             if night is not None:
                 names = {seat.key: label(seat) for seat in night.seats}
-                lines = [line for line in night_lines(night, names) if line]
-            return reveal_screen.dm_game_over(channel, dealt, dawn, points, won, lines, ballot)
+                lines = [line for line in night_lines(night, names, w) if line]
+            return reveal_screen.dm_game_over(
+                channel, dealt, dawn, points, won, lines, ballot, words=w
+            )
     raise TypeError(f"not a view: {view!r}")
 
 
 def personal_ballot(view: m.PersonalBallotView, said: str | None = None) -> Screen:
-    """A person's own ballot, privately; ``said`` answers their last click on it."""
+    """A person's own ballot, privately, in the game's words; ``said`` answers their last
+    click on it."""
     others = {seat.key: label(seat) for seat in view.others}
     chosen = None if view.target is None else others.get(view.target)
     return ballot_screen.personal_ballot(
-        view.game_id, list(others.values()), chosen, view.voted, view.deadline, said
+        view.game_id,
+        list(others.values()),
+        chosen,
+        view.voted,
+        view.deadline,
+        said,
+        words(view.language),
     )
 
 
-def night_dm(view: m.NightDmView) -> Screen:
+def night_dm(view: m.NightDmView, words: Words = ENGLISH) -> Screen:
     names = {seat.key: label(seat) for seat in view.seats}
-    known, outcome = night_lines(view, names)
+    known, outcome = night_lines(view, names, words)
     me = names[view.me.key]
     return night_screen.night_dm(
         game_id=view.game_id,
@@ -102,47 +117,53 @@ def night_dm(view: m.NightDmView) -> Screen:
         known=known,
         pending_first=names.get(view.pending or ""),
         outcome_text=outcome,
-        goal=_learned_goal(view),
+        goal=_learned_goal(view, words),
+        words=words,
     )
 
 
 def night_lines(
-    view: m.NightDmView, names: Mapping[str, SeatLabel]
+    view: m.NightDmView, names: Mapping[str, SeatLabel], words: Words = ENGLISH
 ) -> tuple[str | None, str | None]:
     """What the seat learned on waking, and what it did and learned of its own choice."""
+    w = words
     known = None
     if view.waking is not None:
-        known = night_screen.knowledge_text(view.waking, names, card=view.card)
+        known = night_screen.knowledge_text(view.waking, names, card=view.card, words=w)
     outcome = None
     if view.confirmed:
-        outcome = _outcome_text(view, names)
+        outcome = _outcome_text(view, names, w)
     elif view.late:
-        outcome = "The night ended before you chose, so you did nothing tonight."
+        outcome = w._("The night ended before you chose, so you did nothing tonight.")
     if view.dawn_card is not None:
-        dawn = night_screen.knowledge_text(SawCard(view.dawn_card), names, card=view.card)
+        dawn = night_screen.knowledge_text(SawCard(view.dawn_card), names, card=view.card, words=w)
         outcome = dawn if outcome is None else f"{outcome}\n{dawn}"
     return known, outcome
 
 
-def _learned_goal(view: m.NightDmView) -> str | None:
+def _learned_goal(view: m.NightDmView, words: Words) -> str | None:
     """The side of the card the seat has seen it holds now, or None if it has seen none."""
     held = view.dawn_card
     if held is None and view.card is Card.ROBBER and isinstance(view.learned, SawCard):
         held = view.learned.card
     if held is None:
         return None
-    return learned_goal(view.card, held, may_still_move(view.card, len(view.seats)))
+    return learned_goal(view.card, held, may_still_move(view.card, len(view.seats)), words)
 
 
-def _outcome_text(view: m.NightDmView, names: Mapping[str, SeatLabel]) -> str:
+def _outcome_text(view: m.NightDmView, names: Mapping[str, SeatLabel], w: Words) -> str:
     choice = view.choice
     if isinstance(choice, Swap):
         first, second = names[choice.first].mention, names[choice.second].mention
-        return f"You swapped the cards of {first} and {second}. Sleep well."
+        return w._(
+            "You swapped the cards of {first} and {second}. Sleep well.", first=first, second=second
+        )
     if choice is not None and view.learned is not None:
-        return night_screen.knowledge_text(view.learned, names, card=view.card, choice=choice)
+        return night_screen.knowledge_text(
+            view.learned, names, card=view.card, choice=choice, words=w
+        )
     if view.kind is not None:
-        return "You chose to do nothing tonight. Sleep well."
+        return w._("You chose to do nothing tonight. Sleep well.")
     if view.card is Card.INSOMNIAC:
-        return "Sleep well: you will see your card again at dawn."
-    return "Got it. Sleep well."
+        return w._("Sleep well: you will see your card again at dawn.")
+    return w._("Got it. Sleep well.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from babel.dates import format_datetime, get_day_names
 from slack_sdk.models.blocks import (
     Block,
     CheckboxesElement,
@@ -16,8 +17,10 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from slackapp.blocks.screen import context, section
-from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, WEEKDAY_NAMES, WORKDAYS, Schedule
+from slackapp.blocks.screen import and_list, context, section
+from slackapp.blocks.words import ENGLISH, Words
+from slackapp.game.lines import Language
+from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, WORKDAYS, Schedule
 
 CALLBACK_ID = "varulv_schedule"
 DAYS = "weekdays"
@@ -30,25 +33,68 @@ DEFAULT_AT = "15:00"
 DEFAULT_LOBBY_MINUTES = 10
 
 
-def _day(day: int) -> Option:
-    return Option(value=str(day), text=PlainTextObject(text=WEEKDAY_NAMES[day]))
+def day_names(words: Words = ENGLISH) -> list[str]:
+    """Monday first, in the words' language (Babel knows every language's day names)."""
+    named = get_day_names("wide", context="stand-alone", locale=words.language.value)
+    return [named[day] for day in range(7)]
 
 
-def when(moment: datetime) -> str:
+def _day(day: int, words: Words) -> Option:
+    return Option(value=str(day), text=PlainTextObject(text=day_names(words)[day]))
+
+
+def describe(schedule: Schedule, words: Words = ENGLISH) -> str:
+    """One line: "Monday, Wednesday and Friday at 15:00 (Europe/Stockholm)"."""
+    w = words
+    if schedule.weekdays == frozenset(range(7)):
+        days = w._("Every day")
+    elif schedule.weekdays == WORKDAYS:
+        days = w._("Monday to Friday")
+    else:
+        names = day_names(w)
+        days = and_list([names[day] for day in sorted(schedule.weekdays)], w)
+    return w._(
+        "{days} at {time} ({zone})", days=days, time=f"{schedule.at:%H:%M}", zone=schedule.zone
+    )
+
+
+def when(moment: datetime, words: Words = ENGLISH) -> str:
     """A date and time every reader sees in their own zone, with a UTC fallback."""
-    fallback = moment.strftime("%A %d %B %H:%M UTC")
-    return f"<!date^{int(moment.timestamp())}^{{date_long_pretty}} at {{time}}|{fallback}>"
+    if words.language is Language.ENGLISH:
+        fallback = moment.strftime("%A %d %B %H:%M UTC")
+    else:
+        fallback = format_datetime(moment, "EEEE d MMMM HH:mm 'UTC'", locale=words.language.value)
+    # Slack fills in {date_long_pretty} and {time}: they are passed through as they are.
+    shown = words._("{date} at {time}", date="{date_long_pretty}", time="{time}")
+    return f"<!date^{int(moment.timestamp())}^{shown}|{fallback}>"
 
 
-def status(current: Schedule | None, next_at: datetime | None, paused: str | None) -> str:
+def status(
+    current: Schedule | None,
+    next_at: datetime | None,
+    paused: str | None,
+    words: Words = ENGLISH,
+) -> str:
     """What the channel's standing table is now, in a line."""
+    w = words
     if current is None:
-        return "No standing table yet: Varulv opens a lobby here only when someone types `/varulv`."
-    line = f"Now: {current.describe()}; the lobby stays open {current.lobby_minutes} minutes."
+        return w._(
+            "No standing table yet: Varulv opens a lobby here only when someone types `/varulv`."
+        )
+    line = w.ngettext(
+        "Now: {when}; the lobby stays open {count} minute.",
+        "Now: {when}; the lobby stays open {count} minutes.",
+        current.lobby_minutes,
+        when=describe(current, w),
+    )
     if paused:
-        return f"{line} *Paused*: Varulv could not post here (`{paused}`). Save to start again."
+        stopped = w._(
+            "*Paused*: Varulv could not post here (`{error}`). Save to start again.", error=paused
+        )
+        return f"{line} {stopped}"
     if next_at is not None:
-        line += f" Next: {when(next_at)}."
+        upcoming = w._("Next: {when}.", when=when(next_at, w))
+        line = f"{line} {upcoming}"
     return line
 
 
@@ -58,29 +104,35 @@ def schedule_modal(
     next_at: datetime | None,
     paused: str | None,
     zone: str,
+    words: Words = ENGLISH,
 ) -> View:
-    """The form, filled with the channel's schedule, or with weekdays at 15:00 in ``zone``
-    (the person's own); ``private_metadata`` carries the channel, which Slack signs back."""
+    """The form, in the channel's language, filled with the channel's schedule, or with
+    weekdays at 15:00 in ``zone`` (the person's own); ``private_metadata`` carries the
+    channel, which Slack signs back."""
+    w = words
     days = sorted(current.weekdays) if current else sorted(WORKDAYS)
     lobby_low, lobby_high = LOBBY_MINUTES_BOUNDS
     blocks: list[Block] = [
         section(
-            f"A standing table for <#{channel_id}>: Varulv opens the lobby by itself, "
-            "and mentions everyone who marked *I usually play*."
+            w._(
+                "A standing table for <#{channel}>: Varulv opens the lobby by itself, and "
+                "mentions everyone who marked *I usually play*.",
+                channel=channel_id,
+            )
         ),
-        context(status(current, next_at, paused)),
+        context(status(current, next_at, paused, w)),
         InputBlock(
             block_id=DAYS,
-            label="Days",
+            label=w._("Days"),
             element=CheckboxesElement(
                 action_id=DAYS,
-                options=[_day(day) for day in range(7)],
-                initial_options=[_day(day) for day in days],
+                options=[_day(day, w) for day in range(7)],
+                initial_options=[_day(day, w) for day in days],
             ),
         ),
         InputBlock(
             block_id=AT,
-            label="Time",
+            label=w._("Time"),
             element=TimePickerElement(
                 action_id=AT,
                 initial_time=f"{current.at:%H:%M}" if current else DEFAULT_AT,
@@ -88,8 +140,8 @@ def schedule_modal(
         ),
         InputBlock(
             block_id=ZONE,
-            label="Time zone",
-            hint="A name from the tz database, such as Europe/Stockholm or America/New_York.",
+            label=w._("Time zone"),
+            hint=w._("A name from the tz database, such as Europe/Stockholm or America/New_York."),
             element=PlainTextInputElement(
                 action_id=ZONE,
                 initial_value=current.zone if current else zone,
@@ -98,8 +150,12 @@ def schedule_modal(
         ),
         InputBlock(
             block_id=LOBBY,
-            label="Lobby open, in minutes",
-            hint=f"{lobby_low} to {lobby_high}; then it closes unless someone pressed Start.",
+            label=w._("Lobby open, in minutes"),
+            hint=w._(
+                "{low} to {high}; then it closes unless someone pressed Start.",
+                low=lobby_low,
+                high=lobby_high,
+            ),
             element=NumberInputElement(
                 action_id=LOBBY,
                 is_decimal_allowed=False,
@@ -112,24 +168,24 @@ def schedule_modal(
     if current is not None:
         remove = Option(
             value=REMOVE_IT,
-            text=PlainTextObject(text="Remove the standing table"),
-            description=PlainTextObject(text="No more lobbies on a schedule in this channel."),
+            text=PlainTextObject(text=w._("Remove the standing table")),
+            description=PlainTextObject(text=w._("No more lobbies on a schedule in this channel.")),
         )
         blocks.append(
             InputBlock(
                 block_id=REMOVE,
-                label="Remove",
+                label=w._("Remove"),
                 optional=True,
                 element=CheckboxesElement(action_id=REMOVE, options=[remove]),
             )
         )
-    blocks.append(context("The channel is told who changed it."))
+    blocks.append(context(w._("The channel is told who changed it.")))
     return View(
         type="modal",
         callback_id=CALLBACK_ID,
-        title="Standing table",
-        submit="Save",
-        close="Cancel",
+        title=w._("Standing table"),
+        submit=w._("Save"),
+        close=w._("Cancel"),
         private_metadata=channel_id,
         blocks=blocks,
     )

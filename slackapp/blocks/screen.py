@@ -21,15 +21,14 @@ from slack_sdk.models.blocks import (
 )
 
 from slackapp.blocks.labels import SeatLabel
-from slackapp.game.cards import MAX_SEATS, MIN_SEATS, describe_deck
-from slackapp.game.night import describe_wake_order
+from slackapp.blocks.words import ENGLISH, Words
+from slackapp.game.cards import MAX_SEATS, MIN_SEATS, Card, deck_for, deck_in_play
+from slackapp.game.night import wake_order
 
 SECTION_TEXT_LIMIT = SectionBlock.text_max_length
 BUTTON_TEXT_LIMIT = ButtonElement.text_max_length
 BUTTON_LABEL_LIMIT = 75
 """Slack's limit on a button's ``accessibility_label``."""
-CENTRE_NAMES = ("left", "right")
-"""The two centre cards by index, as players say them."""
 
 
 @dataclass(frozen=True)
@@ -51,11 +50,11 @@ def slack_time(moment: datetime) -> str:
     return f"<!date^{int(moment.timestamp())}^{{time}}|{fallback}>"
 
 
-def and_list(items: Sequence[str]) -> str:
+def and_list(items: Sequence[str], words: Words = ENGLISH) -> str:
     """``a``, ``a and b``, ``a, b and c``: how a sentence names several seats."""
     if len(items) <= 1:
         return "".join(items)
-    return f"{', '.join(items[:-1])} and {items[-1]}"
+    return words._("{some} and {last}", some=", ".join(items[:-1]), last=items[-1])
 
 
 def seat_name(labels: Mapping[str, SeatLabel], seat: str) -> str:
@@ -64,16 +63,14 @@ def seat_name(labels: Mapping[str, SeatLabel], seat: str) -> str:
     return label.mention if label else seat
 
 
-def seat_names(labels: Mapping[str, SeatLabel], seats: Sequence[str]) -> str:
-    return and_list([seat_name(labels, seat) for seat in seats])
-
-
-def possessive(labels: Mapping[str, SeatLabel], seat: str) -> str:
-    """``<@U>'s`` for a person, ``*Astrid* (bot)'s`` for a bot: marked like everywhere else."""
-    return f"{seat_name(labels, seat)}'s"
+def seat_names(
+    labels: Mapping[str, SeatLabel], seats: Sequence[str], words: Words = ENGLISH
+) -> str:
+    return and_list([seat_name(labels, seat) for seat in seats], words)
 
 
 def plural(count: int, one: str, many: str | None = None) -> str:
+    """English only (the referee's and the logs' words); screens count with ``ngettext``."""
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
@@ -101,17 +98,41 @@ def context(text: str) -> ContextBlock:
     return ContextBlock(elements=[MarkdownTextObject(text=text)])
 
 
-def deck_context(seat_count: int) -> list[ContextBlock]:
+def deck_context(seat_count: int, words: Words = ENGLISH) -> list[ContextBlock]:
     """The table's deck and the night's order: public by design, as at a real table."""
     if not MIN_SEATS <= seat_count <= MAX_SEATS:
         return []
-    return [context(_deck_text(seat_count))]
+    return [context(_deck_text(seat_count, words))]
 
 
 @functools.cache
-def _deck_text(seat_count: int) -> str:
-    """Worked out once per table size: most boards carry it, and a burst redraws many."""
-    return f"{describe_deck(seat_count)}\n{describe_wake_order(seat_count)}"
+def _deck_text(seat_count: int, words: Words) -> str:
+    """Worked out once per table size and language: most boards carry it, and a burst
+    redraws many. The cards keep their English names in every language."""
+    cards = ", ".join(
+        card if copies == 1 else f"{card} \N{MULTIPLICATION SIGN}{copies}"
+        for card, copies in deck_in_play(seat_count)
+    )
+    deck = words._(
+        "In play: {cards}. {total} cards for {seats} seats: two lie face down in the centre.",
+        cards=cards,
+        total=seat_count + 2,
+        seats=seat_count,
+    )
+    dealt = deck_for(seat_count)
+    names = [
+        words._("Werewolves") if card is Card.WEREWOLF and dealt.count(card) > 1 else str(card)
+        for card in wake_order(seat_count)
+    ]
+    wakes = words._("The night wakes: {order}.", order=" \N{RIGHTWARDS ARROW} ".join(names))
+    if Card.VILLAGER in dealt:
+        sleeps = (
+            words._("Villagers sleep.")
+            if dealt.count(Card.VILLAGER) > 1
+            else words._("The Villager sleeps.")
+        )
+        wakes = f"{wakes} {sleeps}"
+    return f"{deck}\n{wakes}"
 
 
 def button(

@@ -9,9 +9,10 @@ from sqlalchemy import func
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.blocks.screen import plural
+from slackapp.blocks.words import ENGLISH, LANGUAGE_NAMES, Words
 from slackapp.db.engine import transaction
 from slackapp.db.models import ChannelSettings
+from slackapp.game.lines import Language
 from slackapp.game.machine import LENGTH_BOUNDS, Lengths
 from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
 
@@ -25,25 +26,35 @@ class ChannelChoice:
     vote_seconds: int
     bots_allowed: bool
     season: SeasonLength = DEFAULT_SEASON
+    language: Language = Language.ENGLISH
 
-    def lengths(self) -> str:
-        return (
-            f"night {duration(self.night_seconds)}, day {duration(self.day_seconds)}, "
-            f"vote {duration(self.vote_seconds)}"
+    def lengths(self, words: Words = ENGLISH) -> str:
+        return words._(
+            "night {night}, day {day}, vote {vote}",
+            night=duration(self.night_seconds, words),
+            day=duration(self.day_seconds, words),
+            vote=duration(self.vote_seconds, words),
         )
 
-    def summary(self) -> str:
-        bots = "offered" if self.bots_allowed else "off"
-        return f"{self.lengths()}, bots {bots}, seasons by {self.season.value}"
+    def summary(self, words: Words = ENGLISH) -> str:
+        w = words
+        bots = w._("bots offered") if self.bots_allowed else w._("bots off")
+        seasons = (
+            w._("seasons by month") if self.season.value == "month" else w._("seasons by quarter")
+        )
+        return f"{self.lengths(w)}, {bots}, {seasons}, {LANGUAGE_NAMES[self.language]}"
 
 
-def duration(seconds: int) -> str:
+def duration(seconds: int, words: Words = ENGLISH) -> str:
+    w = words
     minutes, rest = divmod(seconds, 60)
+    in_minutes = w.ngettext("{count} minute", "{count} minutes", minutes)
     if minutes and not rest:
-        return plural(minutes, "minute")
+        return in_minutes
+    in_seconds = w.ngettext("{count} second", "{count} seconds", rest if minutes else seconds)
     if minutes:
-        return f"{plural(minutes, 'minute')} {plural(rest, 'second')}"
-    return plural(seconds, "second")
+        return f"{in_minutes} {in_seconds}"
+    return in_seconds
 
 
 def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths) -> ChannelChoice:
@@ -58,6 +69,7 @@ def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths
         row.vote_seconds,
         row.bots_allowed,
         SeasonLength(row.season),
+        Language(row.language),
     )
 
 
@@ -74,14 +86,19 @@ def channel_choice(
         return choice_in(session, team_id, channel_id, defaults)
 
 
-def out_of_bounds(lengths: dict[str, int]) -> dict[str, str]:
+def out_of_bounds(lengths: dict[str, int], words: Words = ENGLISH) -> dict[str, str]:
     """For each length outside its bounds, what to tell the person who typed it."""
     problems = {}
     for name, seconds in lengths.items():
         low, high = LENGTH_BOUNDS[name]
         if not low <= seconds <= high:
-            span = f"{duration(low)} to {duration(high)}"
-            problems[name] = f"Choose {low} to {high} seconds ({span})."
+            problems[name] = words._(
+                "Choose {low} to {high} seconds ({shortest} to {longest}).",
+                low=low,
+                high=high,
+                shortest=duration(low, words),
+                longest=duration(high, words),
+            )
     return problems
 
 
@@ -101,6 +118,7 @@ def save_choice(
         "vote_seconds": choice.vote_seconds,
         "bots_allowed": choice.bots_allowed,
         "season": choice.season.value,
+        "language": choice.language.value,
         "updated_by": user_id,
     }
     if open_to_everyone is not None:

@@ -11,6 +11,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Executable, Select, Table, delete, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
+from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.db.installations import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
 from slackapp.db.models import (
     Base,
@@ -42,35 +43,37 @@ class Forgotten:
     name: bool
 
 
-STILL_SEATED = (
+STILL_SEATED = N_(
     "You are seated at a game that is still running in {where}, and it needs your seat until "
     "it ends: nothing was erased. Ask again once it is over (anyone seated can end it with "
     "`/varulv stop`)."
 )
 
 
-def forget_me(session: Session, team_id: str, user_id: str) -> str:
-    """``/varulv forget me``: erase the person, or say why not; what to tell them."""
+def forget_me(session: Session, team_id: str, user_id: str, words: Words = ENGLISH) -> str:
+    """``/varulv forget me``: erase the person, or say why not; what to tell them, in the
+    words of the channel where they asked."""
+    w = words
     running = running_games(session, team_id, user_id)
     if running:
-        return STILL_SEATED.format(where=", ".join(f"<#{c}>" for c in sorted(set(running))))
+        return w._(STILL_SEATED, where=", ".join(f"<#{c}>" for c in sorted(set(running))))
     done = forget(session, team_id, user_id)
-    scores, marks = (
-        _count_of(done.score_channels, "channel"),
-        _count_of(done.regular_channels, "channel"),
+    name = (
+        w._("your name as Varulv knew it")
+        if done.name
+        else w._("your name as Varulv knew it (none was kept)")
     )
-    return (
-        f"Varulv has forgotten you in this workspace. Erased: your points and wins in {scores}, "
-        f"your name as Varulv knew it{'' if done.name else ' (none was kept)'}, and your "
-        f"*I usually play* marks in {marks}. In {_count_of(done.games, 'finished game')} "
-        f"you are now “{m.ERASED_NAME}”: their outcomes stay, with no name or id of yours. "
-        "Messages Slack already shows stay as Slack keeps them. A game you join from now on is "
-        "remembered again."
+    return w._(
+        "Varulv has forgotten you in this workspace. Erased: your points and wins in {scores}, "
+        "{name}, and your *I usually play* marks in {marks}. In {games} you are now “{erased}”: "
+        "their outcomes stay, with no name or id of yours. Messages Slack already shows stay as "
+        "Slack keeps them. A game you join from now on is remembered again.",
+        scores=w.ngettext("{count} channel", "{count} channels", done.score_channels),
+        name=name,
+        marks=w.ngettext("{count} channel", "{count} channels", done.regular_channels),
+        games=w.ngettext("{count} finished game", "{count} finished games", done.games),
+        erased=m.ERASED_NAME,
     )
-
-
-def _count_of(n: int, thing: str) -> str:
-    return f"{n} {thing}" if n == 1 else f"{n} {thing}s"
 
 
 def _games_seating(team_id: str, user_id: str, running: bool) -> Select[Game]:

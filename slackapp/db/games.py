@@ -55,6 +55,7 @@ _GAME_COLUMNS = (
     GAMES.c.day_seconds,
     GAMES.c.vote_seconds,
     GAMES.c.bots_allowed,
+    GAMES.c.language,
     GAMES.c.ended_by,
 )
 _SEATS_WITH_BALLOTS = (
@@ -102,6 +103,10 @@ class StoredGame:
     @property
     def channel_id(self) -> str:
         return self.state.channel
+
+    @property
+    def language(self) -> str:
+        return self.state.language.value
 
 
 def lock(connection: Connection, game_id: int, skip_locked: bool = False) -> StoredGame | None:
@@ -226,6 +231,7 @@ def _game_state(game: Any, seats: Sequence[m.SeatState]) -> m.GameState:
         center=center,
         deadline=game.deadline,
         ended_by=game.ended_by,
+        language=m.Language(game.language or m.Language.ENGLISH),
     )
 
 

@@ -29,6 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from slackapp.game.cards import MAX_SEATS
+from slackapp.game.lines import Language
 from slackapp.game.machine import LENGTH_BOUNDS, OPEN_PHASES, TIMED_PHASES, Phase
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS
 from slackapp.game.seasons import SeasonLength
@@ -94,6 +95,8 @@ class Game(Base):
     day_seconds: Mapped[int] = mapped_column(Integer)
     vote_seconds: Mapped[int] = mapped_column(Integer)
     bots_allowed: Mapped[bool] = mapped_column(Boolean, default=True)
+    language: Mapped[str] = mapped_column(String(8), server_default=Language.ENGLISH.value)
+    """The words of the game's screens: its channel's language when it opened."""
     outcome: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
     """When the game was decided: the instant its season counts it at."""
@@ -287,6 +290,7 @@ class ChannelSettings(Base):
     __table_args__ = (
         *(_between(column, bounds) for column, bounds in LENGTH_BOUNDS.items()),
         CheckConstraint(f"season IN ({_quoted(SeasonLength)})", name="season_known"),
+        CheckConstraint(f"language IN ({_quoted(Language)})", name="language_known"),
     )
 
     team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
@@ -296,6 +300,8 @@ class ChannelSettings(Base):
     vote_seconds: Mapped[int] = mapped_column(Integer)
     bots_allowed: Mapped[bool] = mapped_column(Boolean)
     """Whether the lobby offers "Fill with bots"."""
+    language: Mapped[str] = mapped_column(String(8), server_default=Language.ENGLISH.value)
+    """The words of the channel's games and answers (``en``, ``sv``)."""
     season: Mapped[str] = mapped_column(String(8), server_default="month")
     """How long the leaderboard's seasons run: ``month`` or ``quarter``."""
     open_to_everyone: Mapped[bool] = mapped_column(Boolean, server_default=false())

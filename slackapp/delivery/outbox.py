@@ -10,8 +10,11 @@ from typing import Any, Protocol, cast
 from sqlalchemy import Connection, Table, bindparam, func, insert, select
 
 from slackapp.blocks.render import render
+from slackapp.blocks.said import said, said_or_text
+from slackapp.blocks.words import words
 from slackapp.db.models import OutboxEntry
 from slackapp.game import machine as m
+from slackapp.game.lines import Language
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +35,11 @@ class Addressed(Protocol):
     @property
     def dm_channels(self) -> Mapping[str, str | None]:
         """Each seat's private message channel, once opened."""
+        ...
+
+    @property
+    def language(self) -> str:
+        """The words its messages are drawn in."""
         ...
 
 
@@ -60,6 +68,7 @@ def tell_surface(user: str) -> str:
 def outbox_rows(game: Addressed, effects: Iterable[m.Effect]) -> list[Row]:
     """Each Show, Say and Tell as the next version of its message, rendered."""
     rows: list[Row] = []
+    said_in = words(Language(game.language))
     for effect in effects:
         row: Row = {"game_id": game.id, "attempts": 0, "channel": None, "user_id": None}
         match effect:
@@ -69,14 +78,16 @@ def outbox_rows(game: Addressed, effects: Iterable[m.Effect]) -> list[Row]:
                 if channel is None:
                     log.warning("no private message channel for a seat: not shown")
                     continue
-                screen = render(view)
+                screen = render(view, said_in)
                 row |= {"surface": surface, "channel": channel, "text": screen.text}
                 row["blocks"] = screen.as_dicts()
             case m.Say(text):
-                row |= {"surface": say_surface(), "channel": game.channel_id, "text": text}
+                line = said_or_text(text, said_in)
+                row |= {"surface": say_surface(), "channel": game.channel_id, "text": line}
                 row["blocks"] = None
             case m.Tell(user, text):
-                row |= {"surface": tell_surface(user), "user_id": user, "text": text}
+                told = said(text, said_in)
+                row |= {"surface": tell_surface(user), "user_id": user, "text": told}
                 row["blocks"] = None
             case _:
                 continue

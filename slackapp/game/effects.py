@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from slackapp.game.cards import Card
+from slackapp.game.lines import Language, Line, Message
 from slackapp.game.night import Knowledge, NightChoice
 from slackapp.game.outcome import BallotScore, Outcome
 
@@ -53,9 +54,10 @@ class LobbyView:
 
 @dataclass(frozen=True)
 class ClosedView:
-    """A message once its game has moved on or ended: a line, no buttons."""
+    """A message once its game has moved on or ended: a line, no buttons (the machine's, or
+    words already in the table's language)."""
 
-    text: str
+    line: Line | str
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class DayBoardView:
 
 @dataclass(frozen=True)
 class DayOverView:
-    reason: str
+    reason: Line
     seat_count: int = 0
     """The table's size, for its public deck (0: not shown)."""
 
@@ -119,6 +121,8 @@ class PersonalBallotView:
     target: str | None
     """The seat key their ballot names; None for Nobody (or, without ``voted``, no ballot)."""
     deadline: datetime
+    language: Language = Language.ENGLISH
+    """The game's words: this ballot is drawn outside the game's own messages."""
 
 
 @dataclass(frozen=True)
@@ -194,9 +198,10 @@ class Show:
 
 @dataclass(frozen=True)
 class Say:
-    """A new line in the game's channel."""
+    """A new line in the game's channel: the machine's, or words already in the table's
+    language (a standing table's call)."""
 
-    text: str
+    text: Line | str
 
 
 @dataclass(frozen=True)
@@ -204,14 +209,18 @@ class Tell:
     """A private message to a person (seated or not), e.g. the host when a game had to end."""
 
     user: str
-    text: str
+    text: Line
 
 
 @dataclass(frozen=True)
 class Answer:
     """The private answer to whoever sent the event."""
 
-    text: str
+    line: Line
+
+    @property
+    def reason(self) -> Message:
+        return self.line.message
 
 
 @dataclass(frozen=True)

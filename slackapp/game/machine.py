@@ -63,6 +63,7 @@ from slackapp.game.effects import (
     dm_surface,
 )
 from slackapp.game.fingerprint import deal_salt, fingerprint
+from slackapp.game.lines import Language, Line, Message
 from slackapp.game.night import (
     IllegalChoice,
     LookAtCenter,
@@ -175,6 +176,8 @@ class GameState:
     center: tuple[Card, Card] | None = None
     deadline: datetime | None = None
     ended_by: str | None = None
+    language: Language = Language.ENGLISH
+    """The words of every screen of the game (the channel's setting when it opened)."""
 
     # -- questions a state answers about itself -------------------------------------------
 
@@ -419,69 +422,54 @@ class Step:
     effects: tuple[Effect, ...] = ()
 
     @property
-    def answer(self) -> str | None:
-        texts = [effect.text for effect in self.effects if isinstance(effect, Answer)]
-        return "\n".join(texts) if texts else None
+    def answer(self) -> Line | None:
+        """The answer to whoever acted (a step gives at most one)."""
+        return next((effect.line for effect in self.effects if isinstance(effect, Answer)), None)
 
 
-# --- words -----------------------------------------------------------------------------------
+# --- what the machine says (slackapp.blocks.said words it) --------------------------------
 
-NOT_SEATED = "You are not seated at this table. Press *Join* first."
-NIGHT_IS_OVER = "The night is over: your choice can no longer change anything."
-VOTE_IS_CLOSED = "The vote is closed: ballots can no longer change."
-VOTE_NOT_YET_OPEN = "The vote had not opened yet, so no ballot was cast."
-NO_BALLOT = "You are not seated at this table, so you have no ballot."
-DAY_IS_OVER = "The day is already over."
-DAY_OVER_VOTE_OPEN = "The day is over: the vote is open, so cast your ballot there."
-DAY_NOT_BEGUN = "The day has not begun yet."
-VOTE_OPENED_BY_YOU = "Yours made it: the vote is open."
-TIME_IS_UP = "Time is up."
-NOT_YOUR_DAY = "You are not seated at this table, so the day is not yours to end."
+NOT_SEATED = Line(Message.NOT_SEATED)
+NIGHT_IS_OVER = Line(Message.NIGHT_IS_OVER)
+VOTE_IS_CLOSED = Line(Message.VOTE_IS_CLOSED)
+VOTE_NOT_YET_OPEN = Line(Message.VOTE_NOT_YET_OPEN)
+NO_BALLOT = Line(Message.NO_BALLOT)
+DAY_IS_OVER = Line(Message.DAY_IS_OVER)
+DAY_OVER_VOTE_OPEN = Line(Message.DAY_OVER_VOTE_OPEN)
+DAY_NOT_BEGUN = Line(Message.DAY_NOT_BEGUN)
+TIME_IS_UP = Line(Message.TIME_IS_UP)
+NOT_YOUR_DAY = Line(Message.NOT_YOUR_DAY)
+SOMEONE_SAT_DOWN = Line(Message.SOMEONE_SAT_DOWN)
+GAME_GONE = Line(Message.GAME_GONE)
 
 
-def most_heard_enough(heard: int, people: int) -> str:
+def most_heard_enough(heard: int, people: int) -> Line:
     """Why the vote opened early: the people who pressed *Heard enough*, out of the people
     (bots are not counted)."""
-    if heard == people:
-        return (
-            "Both people have heard enough."
-            if people == 2
-            else f"All {people} people have heard enough."
-        )
-    return f"{heard} of the {people} people have heard enough."
-
-
-SOMEONE_SAT_DOWN = "Someone sat down just as you pressed *Start*: press it again."
+    return Line(Message.HEARD_ENOUGH, count=heard, total=people)
 
 
 def mention(seat: SeatState | SeatName) -> str:
     return f"*{seat.name}* (bot)" if seat.is_bot else f"<@{seat.key}>"
 
 
-def closed_lobby(state: GameState | None) -> str:
+def closed_lobby(state: GameState | None) -> Line:
     """What a lobby button pressed too late is told."""
     if state is None:
-        return "That game no longer exists."
+        return GAME_GONE
     if state.is_over():
-        return "That game is over. Type `/varulv` to start a new one."
-    return "That game has already started."
+        return Line(Message.GAME_OVER)
+    return Line(Message.GAME_STARTED)
 
 
-def already_running(state: GameState, user: str | None = None) -> str:
+def already_running(state: GameState, user: str | None = None) -> Line:
     """What ``/varulv`` by ``user`` is told in a channel whose table is open."""
     if state.phase == Phase.LOBBY and user is not None and state.seat(user) is not None:
-        return "You are seated at the table above: press *Start* once everyone is in."
+        return Line(Message.SEATED_IN_LOBBY)
     if state.phase == Phase.LOBBY:  # a lobby is no game yet: nothing runs until *Start*
-        return "A table is already open in this channel: press *Join* on its lobby above."
-    if user is not None and state.seat(user) is None:
-        where = f"You are not seated at it, so sit in on the next one: it is {state.phase} there."
-    else:
-        where = {
-            Phase.NIGHT: "It is night: check your DM from Varulv.",
-            Phase.DAY: "It is day: talk it out.",
-            Phase.VOTE: "The vote is open above.",
-        }.get(state.phase, "")
-    return f"A game is already running in this channel. {where} (`/varulv stop` ends it.)"
+        return Line(Message.LOBBY_OPEN)
+    seated = user is None or state.seat(user) is not None
+    return Line(Message.GAME_RUNNING, phase=state.phase.value, flag=seated)
 
 
 # --- the machine -----------------------------------------------------------------------------
@@ -496,6 +484,7 @@ def open_table(
     lengths: Lengths,
     bots_allowed: bool = True,
     seat_host: bool = True,
+    language: Language = Language.ENGLISH,
 ) -> Step:
     """A new table in its lobby with the host seated, and its lobby to post.
 
@@ -511,16 +500,17 @@ def open_table(
         lengths=lengths,
         bots_allowed=bots_allowed,
         seats=(host_seat,) if seat_host else (),
+        language=language,
     )
     return Step(state, (_show_lobby(state),))
 
 
-def play_again_refusal(previous: GameState | None) -> str | None:
+def play_again_refusal(previous: GameState | None) -> Line | None:
     """Why *Play again* on ``previous``'s reveal opens nothing, or None when it may."""
     if previous is None:
-        return "That game no longer exists."
+        return GAME_GONE
     if previous.phase != Phase.OVER:
-        return "Only a game that reached its reveal can be played again."
+        return Line(Message.NOT_REVEALED)
     return None
 
 
@@ -542,6 +532,7 @@ def play_again(previous: GameState, game_id: int, seed: int, user: str, user_nam
         seed=seed,
         lengths=previous.lengths,
         bots_allowed=previous.bots_allowed,
+        language=previous.language,
     )
     state = _replace_seats(state, _renamed_bots(seats))
     return Step(state, (_show_lobby(state),))
@@ -612,7 +603,7 @@ def _apply(state: GameState, event: Event, now: datetime) -> Step:
         case CloseLobby():
             if state.phase != Phase.LOBBY:
                 return Step(state)
-            note = ClosedView("Nobody started this table in time, so it is closed.")
+            note = ClosedView(Line(Message.NOBODY_STARTED))
             return Step(replace(state, phase=Phase.CANCELLED), (Show(LOBBY_BOARD, note),))
         case ChannelUnwritable(error):
             return _channel_lost(state, error)
@@ -625,8 +616,8 @@ def _apply(state: GameState, event: Event, now: datetime) -> Step:
     raise TypeError(f"not an event: {event!r}")
 
 
-def _refuse(state: GameState, text: str) -> Step:
-    return Step(state, (Answer(text),))
+def _refuse(state: GameState, line: Line) -> Step:
+    return Step(state, (Answer(line),))
 
 
 def _with_seat(state: GameState, seat: SeatState) -> GameState:
@@ -666,7 +657,7 @@ def _join(state: GameState, user: str, name: str) -> Step:
     if refusal is not None:
         return refusal
     if state.seat(user) is not None:
-        return _refuse(state, "You are already seated.")
+        return _refuse(state, Line(Message.ALREADY_SEATED))
     seats = list(state.seats)
     last = max((seat.position for seat in seats if not seat.is_bot), default=-1)
     bots = [seat for seat in seats if seat.is_bot]
@@ -676,7 +667,7 @@ def _join(state: GameState, user: str, name: str) -> Step:
     # that the person sits after everyone who sat down before them.
     bot = next(iter(namesakes or after_people or bots[::-1]), None)
     if bot is None and len(seats) >= MAX_SEATS:
-        return _refuse(state, f"The table is full ({MAX_SEATS} seats).")
+        return _refuse(state, Line(Message.TABLE_FULL, count=MAX_SEATS))
     if bot is not None and len(seats) >= BOT_TABLE:
         seats.remove(bot)  # bots only fill up to BOT_TABLE seats: a person takes a bot's seat
     position = _free_position(seats, after=last)
@@ -703,13 +694,11 @@ def _leave(state: GameState, user: str) -> Step:
         return _refuse(state, closed_lobby(state))
     seat = state.seat(user)
     if seat is None:
-        return _refuse(state, "You are not seated.")
+        return _refuse(state, Line(Message.NOT_SEATED_TO_LEAVE))
     state = _replace_seats(state, (each for each in state.seats if each.key != user))
     if not state.people:
         state = replace(state, phase=Phase.CANCELLED, ended_by=user)
-        return Step(
-            state, (Show(LOBBY_BOARD, ClosedView("Everyone left, so the table is closed.")),)
-        )
+        return Step(state, (Show(LOBBY_BOARD, ClosedView(Line(Message.EVERYONE_LEFT))),))
     return Step(state, (_show_lobby(state),))
 
 
@@ -718,9 +707,9 @@ def _fill_with_bots(state: GameState, user: str) -> Step:
     if refusal is not None:
         return refusal
     if not state.bots_allowed:
-        return _refuse(state, "Bots are switched off in this channel.")
+        return _refuse(state, Line(Message.BOTS_OFF))
     if len(state.seats) >= BOT_TABLE:
-        return _refuse(state, f"Bots only fill a table up to {BOT_TABLE} seats.")
+        return _refuse(state, Line(Message.BOTS_FILL_UP_TO, count=BOT_TABLE))
     state = _replace_seats(state, _with_bots(state.seats))
     return Step(state, (_show_lobby(state),))
 
@@ -765,7 +754,7 @@ def _renamed_bots(seats: list[SeatState]) -> list[SeatState]:
     return renamed
 
 
-def cancel_refusal(state: GameState, user: str) -> str | None:
+def cancel_refusal(state: GameState, user: str) -> Line | None:
     """Why ``user`` may not cancel the table; asked before they are asked to confirm, so
     nobody is asked "are you sure?" only to be refused."""
     refused = _lobby_refusal(state, user)
@@ -777,7 +766,7 @@ def _cancel(state: GameState, user: str) -> Step:
     if refusal is not None:
         return refusal
     state = replace(state, phase=Phase.CANCELLED, ended_by=user)
-    return Step(state, (Show(LOBBY_BOARD, ClosedView(f"<@{user}> cancelled this table.")),))
+    return Step(state, (Show(LOBBY_BOARD, ClosedView(Line(Message.CANCELLED_BY, user=user))),))
 
 
 def _start(
@@ -792,15 +781,10 @@ def _start(
         return refusal
     seats, people = len(state.seats), len(state.people)
     if people < MIN_PEOPLE:
-        return _refuse(
-            state,
-            f"A game needs at least {MIN_PEOPLE} people: a bot cannot argue, "
-            "and the day is the game.",
-        )
+        return _refuse(state, Line(Message.NEEDS_PEOPLE, count=MIN_PEOPLE))
     if not MIN_SEATS <= seats <= MAX_SEATS:
-        hint = " Press *Fill with bots*." if state.bots_allowed else ""
         return _refuse(
-            state, f"A table has {MIN_SEATS} to {MAX_SEATS} seats; this one has {seats}.{hint}"
+            state, Line(Message.SEATS_OUT_OF_BOUNDS, count=seats, flag=state.bots_allowed)
         )
     if reachable is not None and any(
         seat.key not in reachable and seat.key not in unreachable for seat in state.people
@@ -808,16 +792,8 @@ def _start(
         return _refuse(state, SOMEONE_SAT_DOWN)
     cut_off = [seat for seat in state.people if seat.key in unreachable]
     if cut_off:
-        who = ", ".join(mention(seat) for seat in cut_off)
-        return Step(
-            state,
-            (
-                Say(
-                    f"I can't send a private message to {who}, so the game can't start. "
-                    "The lobby stays open: they can check their Slack settings or press *Leave*."
-                ),
-            ),
-        )
+        names = tuple(SeatName(seat.key, seat.name, seat.is_bot) for seat in cut_off)
+        return Step(state, (Say(Line(Message.CANNOT_MESSAGE, seats=names)),))
     dealt = deal([seat.key for seat in state.seats], state.seed)
     lone = dealt.dealt_werewolves()
     started: list[SeatState] = []
@@ -888,13 +864,13 @@ def _night_move(state: GameState, move: NightMove, now: datetime) -> Step:
         return _refuse(state, NIGHT_IS_OVER)
     seat = state.seat(move.user)
     if seat is None:
-        return _refuse(state, "You are not seated at this table.")
+        return _refuse(state, Line(Message.NIGHT_NOT_SEATED))
     if seat.confirmed:
-        return _refuse(state, "You have already confirmed your night.")
+        return _refuse(state, Line(Message.ALREADY_CONFIRMED))
     try:
         changed = _read_move(state, seat, move)
     except IllegalChoice as error:
-        return _refuse(state, f"That is not a move your card can make ({error}).")
+        return _refuse(state, Line(Message.ILLEGAL_MOVE, error=str(error)))
     state = _with_seat(state, changed)
     effects: list[Effect] = [_show_night_dm(state, changed)]
     if changed.confirmed:  # a first pick must not show on the board: only confirmations do
@@ -1028,18 +1004,18 @@ def _heard_enough(state: GameState, user: str, clicked_at: Decimal | None, now: 
     if vote_opens_early(len(people), heard):
         reason = most_heard_enough(heard, len(people))
         ended = _end_day(state, now, reason)
-        return Step(ended.state, (*ended.effects, Answer(f"{reason} {VOTE_OPENED_BY_YOU}")))
+        return Step(
+            ended.state, (*ended.effects, Answer(Line(Message.VOTE_OPENED_BY_YOU, reason=reason)))
+        )
     answer = _heard_enough_answer(changed.heard_enough)
     return Step(state, (_show_day_board(state), Answer(answer)))
 
 
-def _heard_enough_answer(marked: bool) -> str:
-    if marked:
-        return "Noted: you have heard enough. Press again to take it back."
-    return "Taken back: you want to hear more."
+def _heard_enough_answer(marked: bool) -> Line:
+    return Line(Message.HEARD_ENOUGH_NOTED if marked else Message.HEARD_ENOUGH_TAKEN_BACK)
 
 
-def _end_day(state: GameState, now: datetime, reason: str) -> Step:
+def _end_day(state: GameState, now: datetime, reason: Line) -> Step:
     """The vote opens; bots cast their ballots at once, from what they know."""
     effects: list[Effect] = [Show(DAY_BOARD, DayOverView(reason, len(state.seats)))]
     dealt = state.deal()
@@ -1083,7 +1059,7 @@ def _show_ballot_board(state: GameState) -> Show:
     return Show(VOTE_BOARD, view)
 
 
-def personal_ballot(state: GameState, user: str) -> PersonalBallotView | str:
+def personal_ballot(state: GameState, user: str) -> PersonalBallotView | Line:
     """The ballot ``user`` may cast: every other seat and Nobody, their current choice marked;
     or why they have none."""
     if state.phase in BEFORE_THE_VOTE:
@@ -1097,12 +1073,15 @@ def personal_ballot(state: GameState, user: str) -> PersonalBallotView | str:
     others = tuple(name for name in state.names if name.key != seat.key)
     kept = seat.ballot
     target = None if kept is None else kept.target
-    return PersonalBallotView(state.id, others, kept is not None, target, state.deadline)
+    return PersonalBallotView(
+        state.id, others, kept is not None, target, state.deadline, state.language
+    )
 
 
-def _ballot_text(state: GameState, target: str | None) -> str:
+def _ballot_seat(state: GameState, target: str | None) -> SeatName | None:
+    """The seat a ballot names; None for Nobody."""
     seat = None if target is None else state.seat(target)
-    return "nobody" if seat is None else mention(seat)
+    return None if seat is None else SeatName(seat.key, seat.name, seat.is_bot)
 
 
 def _cast(state: GameState, user: str, target: str | None, clicked_at: Decimal | None) -> Step:
@@ -1115,10 +1094,8 @@ def _cast(state: GameState, user: str, target: str | None, clicked_at: Decimal |
         check_ballot(tuple(each.key for each in state.seats), seat.key, target)
     except IllegalBallot:
         if target == seat.key:
-            return _refuse(state, "You cannot vote for yourself. Pick another player, or nobody.")
-        return _refuse(
-            state, "That ballot names nobody seated at this table. Pick a player, or nobody."
-        )
+            return _refuse(state, Line(Message.NO_SELF_VOTE))
+        return _refuse(state, Line(Message.BALLOT_NAMES_NOBODY_SEATED))
     kept = seat.ballot
     if (
         kept is not None
@@ -1126,15 +1103,15 @@ def _cast(state: GameState, user: str, target: str | None, clicked_at: Decimal |
         and kept.clicked_at is not None
         and clicked_at < kept.clicked_at
     ):
-        text = _ballot_text(state, kept.target)
-        return _refuse(state, f"Your ballot stays {text}: you changed it after that click.")
+        kept_seat = _ballot_seat(state, kept.target)
+        return _refuse(state, Line(Message.BALLOT_STAYS, seat=kept_seat))
     state = _with_seat(state, replace(seat, ballot=Ballot(target, clicked_at)))
-    choice = _ballot_text(state, target)
+    choice = _ballot_seat(state, target)
     if all(each.ballot is not None for each in state.seats):
         closed = _close_vote(state)
-        answer = f"Your ballot: {choice}. That was the last one: the reveal is up."
+        answer = Line(Message.BALLOT_CAST_LAST, seat=choice)
         return Step(closed.state, (*closed.effects, Answer(answer)))
-    answer = f"Your ballot: {choice}. You can change it until the vote closes."
+    answer = Line(Message.BALLOT_CAST, seat=choice)
     return Step(state, (_show_ballot_board(state), Answer(answer)))
 
 
@@ -1188,16 +1165,16 @@ def _stop(state: GameState, user: str) -> Step:
     """Who may stop a game is :mod:`slackapp.game.permissions`' rule, decided before the step
     from what the game does not know (the channel's standing table, Slack's admin flags)."""
     if not state.is_open:
-        return _refuse(state, "No game is running in this channel.")
+        return _refuse(state, Line(Message.NO_GAME_RUNNING))
     board = current_board(state)
     started = state.phase != Phase.LOBBY
     state = replace(state, phase=Phase.STOPPED, deadline=None, ended_by=user)
-    note = ClosedView(f"<@{user}> stopped this game. No one scores.")
+    note = ClosedView(Line(Message.STOPPED_BY, user=user))
     effects: list[Effect] = [Show(board, note)]
     if started:
         effects += [Show(dm_surface(seat.key), note) for seat in state.people if seat.reachable]
     # The board says it to the channel: one message, not two.
-    effects.append(Answer("You stopped the game: its board in the channel now says so."))
+    effects.append(Answer(Line(Message.YOU_STOPPED)))
     return Step(state, tuple(effects))
 
 
@@ -1208,17 +1185,10 @@ def _channel_lost(state: GameState, error: str) -> Step:
         return Step(state)
     started = state.phase != Phase.LOBBY
     state = replace(state, phase=Phase.STOPPED if started else Phase.CANCELLED, deadline=None)
-    why = f"Varulv can no longer post in <#{state.channel}> (Slack says `{error}`)"
-    again = "Invite Varulv with `/invite @Varulv`, then type `/varulv` to play again."
-    told = (
-        f"{why}, so the game there has ended and no one scores. {again}"
-        if started
-        else f"Varulv can't post in <#{state.channel}> (Slack says `{error}`), so the table "
-        f"there is closed. {again}"
-    )
+    told = Line(Message.CHANNEL_LOST, channel=state.channel, error=error, flag=started)
     effects: list[Effect] = [Tell(state.host, told)]
     if started:
-        note = ClosedView(f"{why}, so this game has ended. No one scores.")
+        note = ClosedView(Line(Message.CHANNEL_LOST_ENDED, channel=state.channel, error=error))
         effects += [
             Show(dm_surface(seat.key), note)
             for seat in state.people
@@ -1235,12 +1205,7 @@ def _dm_lost(state: GameState, key: str, error: str) -> Step:
     state = _with_seat(state, replace(seat, reachable=False))
     return Step(
         state,
-        (
-            Say(
-                f"Varulv can't reach {mention(seat)} by private message any more, so they "
-                "can't see their messages from Varulv. The game goes on."
-            ),
-        ),
+        (Say(Line(Message.UNREACHABLE, seat=SeatName(seat.key, seat.name, seat.is_bot))),),
     )
 
 
@@ -1272,9 +1237,12 @@ __all__ = [
     "GameState",
     "HeardEnough",
     "Join",
+    "Language",
     "Leave",
     "Lengths",
+    "Line",
     "LobbyView",
+    "Message",
     "NightBoardView",
     "NightConfirm",
     "NightDmView",

@@ -21,6 +21,7 @@ from slack_sdk import WebClient
 from slackapp import channel_steps
 from slackapp.blocks import ids, lobby, render
 from slackapp.blocks.ids import ButtonValue
+from slackapp.blocks.words import N_
 from slackapp.delivery.copies import Copy
 from slackapp.game import machine as m
 from slackapp.listeners.ack import Reply, acknowledge_then, header, run_step, send
@@ -43,7 +44,7 @@ class Click:
 
 
 STALE = channel_steps.STALE
-CANCELLED = "You cancelled the table."
+CANCELLED = N_("You cancelled the table.")
 
 
 def _user(body: dict[str, Any]) -> tuple[str, str]:
@@ -292,7 +293,7 @@ def _ask_to_cancel(steps: Steps, game_id: int, user_id: str, asking: Workspace) 
     refusal = steps.cancel_refusal(game_id, user_id, asking)
     if refusal is not None:
         return Reply(refusal)
-    question = lobby.cancel_question(game_id)
+    question = lobby.cancel_question(game_id, steps.words_of(game_id))
     return Reply(question.text, question.as_dicts())
 
 
@@ -327,7 +328,9 @@ def _cancelled(
     """The answer takes the private question's place; a *Yes, cancel* that came with any
     other message (no button of Varulv's sends one) must not replace that message."""
     answer = steps.act(game_id, event, asking)
-    return Reply(answer or CANCELLED, replace_original=on_question)
+    if answer is None:
+        answer = steps.words_of(game_id)._(CANCELLED)
+    return Reply(answer, replace_original=on_question)
 
 
 def register_unknown(app: App) -> None:

@@ -16,6 +16,7 @@ import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp import channel_steps
 from slackapp.blocks.screen import Screen
+from slackapp.blocks.words import N_, words
 from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.permissions import Change
@@ -34,7 +35,8 @@ USAGE = (
     + "."
 )
 WORDS = ("", "start", *COMMAND_WORDS)
-NO_TRIGGER = "Slack didn't send what it takes to open the settings. Try `/varulv settings` again."
+NO_TRIGGER = N_("Slack didn't send what it takes to open the form. Try `{command}` again.")
+NOT_OPENED = N_("Slack did not open the form. Try `{command}` again.")
 COMMAND_SOURCE = ("team_id", "channel_id", "user_id")
 """Where a command was typed and by whom: the signed payload's fields, never the text."""
 
@@ -99,7 +101,7 @@ def register(app: App, steps: Steps) -> None:
             elif word == "score":
                 run_step(respond, lambda: _shown(channel_steps.score(steps, team, channel)))
             elif word == "forget me":
-                run_step(respond, lambda: channel_steps.forget_me(steps, team, user))
+                run_step(respond, lambda: channel_steps.forget_me(steps, team, user, channel))
 
     app.command(COMMAND)(acknowledge_then(app, handle, acknowledge))
 
@@ -109,7 +111,9 @@ def _stop(
 ) -> str | None:
     refused = channel_steps.refusal(steps, client, team, channel, user, Change.STOP)
     if refused is not None:
-        return permissions_screen.refused(refused)
+        return permissions_screen.refused(
+            refused, channel_steps.channel_words(steps, team, channel)
+        )
     return steps.stop(team, channel, user, retry=retry)
 
 
@@ -128,10 +132,11 @@ def _open_settings(
     channel, team, user = command["channel_id"], command["team_id"], command["user_id"]
     admin = is_admin(client, user)
     refused = channel_steps.refusal(steps, client, team, channel, user, Change.SETTINGS, admin)
-    if refused is not None:
-        send(respond, Reply(permissions_screen.refused(refused)))
-        return
     choice = channel_steps.settings_now(steps, team, channel)
+    spoken = words(choice.language)
+    if refused is not None:
+        send(respond, Reply(permissions_screen.refused(refused, spoken)))
+        return
     openness = channel_steps.open_to_everyone(steps, team, channel) if admin else None
     lengths = {
         "night_seconds": choice.night_seconds,
@@ -139,17 +144,23 @@ def _open_settings(
         "vote_seconds": choice.vote_seconds,
     }
     view = settings_screen.settings_modal(
-        channel, lengths, LENGTH_BOUNDS, choice.bots_allowed, choice.season.value, openness
+        channel,
+        lengths,
+        LENGTH_BOUNDS,
+        choice.bots_allowed,
+        choice.season.value,
+        openness,
+        choice.language,
     )
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one
-        send(respond, Reply(NO_TRIGGER))
+        send(respond, Reply(spoken._(NO_TRIGGER, command="/varulv settings")))
         return
     try:
         client.views_open(trigger_id=trigger, view=view)
     except SlackApiError as error:
         log.warning("could not open the settings: %s", error.response.get("error"))
-        send(respond, Reply("Slack did not open the settings. Try `/varulv settings` again."))
+        send(respond, Reply(spoken._(NOT_OPENED, command="/varulv settings")))
 
 
 def person_zone(client: WebClient, user: str) -> str:
@@ -174,18 +185,19 @@ def _open_schedule(
     """Open the standing table's form, filled with the channel's schedule if it has one, to
     those who may change it."""
     refused = channel_steps.refusal(steps, client, team, channel, user, Change.SCHEDULE)
+    spoken = channel_steps.channel_words(steps, team, channel)
     if refused is not None:
-        send(respond, Reply(permissions_screen.refused(refused)))
+        send(respond, Reply(permissions_screen.refused(refused, spoken)))
         return
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:
-        send(respond, Reply(NO_TRIGGER.replace("settings", "schedule")))
+        send(respond, Reply(spoken._(NO_TRIGGER, command="/varulv schedule")))
         return
     current, next_at, paused = channel_steps.schedule_now(steps, team, channel)
     zone = current.zone if current else person_zone(client, user)
-    view = schedule_screen.schedule_modal(channel, current, next_at, paused, zone)
+    view = schedule_screen.schedule_modal(channel, current, next_at, paused, zone, spoken)
     try:
         client.views_open(trigger_id=trigger, view=view)
     except SlackApiError as error:
         log.warning("could not open the schedule: %s", error.response.get("error"))
-        send(respond, Reply("Slack did not open the form. Try `/varulv schedule` again."))
+        send(respond, Reply(spoken._(NOT_OPENED, command="/varulv schedule")))

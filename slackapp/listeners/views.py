@@ -14,7 +14,9 @@ import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp import channel_steps
+from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.db.channels import ChannelChoice, out_of_bounds
+from slackapp.game.lines import Language
 from slackapp.game.permissions import Change
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones
 from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
@@ -26,10 +28,23 @@ from slackapp.steps import Steps
 log = logging.getLogger(__name__)
 
 NO_CHANNEL = "This form doesn't say which channel it is for. Open it again with /varulv settings."
+NO_DATABASE = N_("Varulv can't reach its database right now. Try again.")
+
+
+def modal_words(view: dict[str, Any]) -> Words:
+    """The words the modal was drawn in: the channel's language when it was opened (its
+    language field's first choice), so that its errors need no database."""
+    for block in view.get("blocks") or []:
+        if isinstance(block, dict) and block.get("block_id") == settings_screen.LANGUAGE:
+            shown = ((block.get("element") or {}).get("initial_option") or {}).get("value")
+            if shown in {each.value for each in Language}:
+                return words(Language(shown))
+    return words(Language.ENGLISH)
 
 
 def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, str]]:
     """The settings entered in the modal, or what to say next to each field that is wrong."""
+    w = modal_words(view)
     values = (view.get("state") or {}).get("values") or {}
     lengths: dict[str, int] = {}
     errors: dict[str, str] = {}
@@ -38,8 +53,8 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
         try:
             lengths[name] = int(str(raw).strip())
         except ValueError:
-            errors[name] = "Type a whole number of seconds."
-    errors.update(out_of_bounds(lengths))
+            errors[name] = w._("Type a whole number of seconds.")
+    errors.update(out_of_bounds(lengths, w))
     if errors:
         return None, errors
     picked = (values.get(settings_screen.BOTS_BLOCK) or {}).get(settings_screen.BOTS_ACTION) or {}
@@ -50,8 +65,20 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
     season = (values.get(settings_screen.SEASON) or {}).get(settings_screen.SEASON) or {}
     length = str((season.get("selected_option") or {}).get("value") or DEFAULT_SEASON.value)
     if length not in settings_screen.SEASON_LABELS:
-        return None, {settings_screen.SEASON: "Pick a month or a quarter."}
-    return ChannelChoice(bots_allowed=bots, season=SeasonLength(length), **lengths), {}
+        return None, {settings_screen.SEASON: w._("Pick a month or a quarter.")}
+    spoken = (values.get(settings_screen.LANGUAGE) or {}).get(settings_screen.LANGUAGE) or {}
+    language = str((spoken.get("selected_option") or {}).get("value") or Language.ENGLISH.value)
+    if language not in {each.value for each in Language}:
+        return None, {settings_screen.LANGUAGE: w._("Pick English or Svenska.")}
+    choice = ChannelChoice(
+        lengths["night_seconds"],
+        lengths["day_seconds"],
+        lengths["vote_seconds"],
+        bots_allowed=bots,
+        season=SeasonLength(length),
+        language=Language(language),
+    )
+    return choice, {}
 
 
 def read_openness(view: dict[str, Any]) -> bool | None:
@@ -91,7 +118,7 @@ def register(app: App, steps: Steps) -> None:
                 if refused is not None:
                     ack(
                         response_action="errors",
-                        errors={first: permissions_screen.refused(refused)},
+                        errors={first: permissions_screen.refused(refused, modal_words(view))},
                     )
                     return
                 channel_steps.store_settings(steps, team, channel, user, choice, openness)
@@ -99,7 +126,7 @@ def register(app: App, steps: Steps) -> None:
                 log.exception("could not store the channel's settings")
                 ack(
                     response_action="errors",
-                    errors={first: "Varulv can't reach its database right now. Try again."},
+                    errors={first: modal_words(view)._(NO_DATABASE)},
                 )
                 return
             log.info("channel settings changed")
@@ -144,7 +171,9 @@ def _user_of(body: dict[str, Any]) -> str:
 DAY_VALUES = frozenset(str(day) for day in range(7))
 
 
-def read_schedule(view: dict[str, Any]) -> tuple[Schedule | None, bool, dict[str, str]]:
+def read_schedule(
+    view: dict[str, Any], words: Words = ENGLISH
+) -> tuple[Schedule | None, bool, dict[str, str]]:
     """The standing table entered in the modal, whether to remove it instead, and what to say
     next to each field that is wrong."""
     values = (view.get("state") or {}).get("values") or {}
@@ -153,22 +182,24 @@ def read_schedule(view: dict[str, Any]) -> tuple[Schedule | None, bool, dict[str
     errors: dict[str, str] = {}
     days = frozenset(int(day) for day in _picked(values, schedule_screen.DAYS) if day in DAY_VALUES)
     if not days:
-        errors[schedule_screen.DAYS] = "Pick at least one day."
+        errors[schedule_screen.DAYS] = words._("Pick at least one day.")
     try:
         hour, minute = str(_value(values, schedule_screen.AT).get("selected_time")).split(":")
         at = time(int(hour), int(minute))
     except ValueError:
-        errors[schedule_screen.AT] = "Pick a time."
+        errors[schedule_screen.AT] = words._("Pick a time.")
     zone = str(_value(values, schedule_screen.ZONE).get("value") or "").strip()
     if zone not in known_zones():
-        errors[schedule_screen.ZONE] = "Type a time zone's name, such as Europe/Stockholm."
+        errors[schedule_screen.ZONE] = words._("Type a time zone's name, such as Europe/Stockholm.")
     try:
         lobby = int(str(_value(values, schedule_screen.LOBBY).get("value")).strip())
     except ValueError:
         lobby = 0
     low, high = LOBBY_MINUTES_BOUNDS
     if not low <= lobby <= high:
-        errors[schedule_screen.LOBBY] = f"Type a whole number of minutes, {low} to {high}."
+        errors[schedule_screen.LOBBY] = words._(
+            "Type a whole number of minutes, {low} to {high}.", low=low, high=high
+        )
     if errors:
         return None, False, errors
     return Schedule(days, at, zone, lobby), False, {}
@@ -185,7 +216,8 @@ def register_schedule(app: App, steps: Steps) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
         team, user = str(context.team_id or ""), _user_of(body)
         channel = slack_id(view.get("private_metadata"))
-        schedule, remove, errors = read_schedule(view)
+        spoken = channel_steps.channel_words(steps, team, channel) if channel else ENGLISH
+        schedule, remove, errors = read_schedule(view, spoken)
         if not channel or not user:
             errors = {schedule_screen.DAYS: NO_CHANNEL.replace("settings", "schedule")}
         if errors:
@@ -195,7 +227,7 @@ def register_schedule(app: App, steps: Steps) -> None:
             try:
                 refused = channel_steps.refusal(steps, client, team, channel, user, Change.SCHEDULE)
                 if refused is not None:
-                    text = permissions_screen.refused(refused)
+                    text = permissions_screen.refused(refused, spoken)
                     ack(response_action="errors", errors={schedule_screen.DAYS: text})
                     return
                 if schedule is not None or remove:

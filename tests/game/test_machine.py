@@ -16,6 +16,7 @@ from hypothesis import event as hypothesis_event
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from slackapp.blocks import said as words
 from slackapp.game import machine as m
 from slackapp.game.cards import Card, deal
 from slackapp.game.night import Knowledge, NightChoice, Peek, Swap
@@ -66,7 +67,12 @@ def started(people: list[str], wanted: Callable[..., bool] = lambda d, c: True) 
 
 
 def answers(step: m.Step) -> list[str]:
-    return [effect.text for effect in step.effects if isinstance(effect, m.Answer)]
+    """The step's answers, in English."""
+    return [words.said(effect.line) for effect in step.effects if isinstance(effect, m.Answer)]
+
+
+def english(line: m.Line | str | None) -> str:
+    return "" if line is None else words.said_or_text(line)
 
 
 def shows(step: m.Step, surface: str | None = None) -> list[m.Show]:
@@ -220,7 +226,7 @@ def test_an_unreachable_person_blocks_the_start_and_is_named_in_the_channel() ->
     done = m.step(state, m.Start("UANNA", unreachable=("UCIA",)), T0)
     assert done.state == state
     (said,) = [effect for effect in done.effects if isinstance(effect, m.Say)]
-    assert "<@UCIA>" in said.text and "can't start" in said.text
+    assert "<@UCIA>" in english(said.text) and "can't start" in english(said.text)
 
 
 def test_start_deals_by_the_seed_bots_choose_and_each_person_gets_a_card() -> None:
@@ -343,7 +349,7 @@ def test_a_late_night_move_finds_dawn_already_come() -> None:
     done = m.step(state, m.NightLook("UANNA", "UBO"), late)
     assert done.state.phase == m.Phase.DAY
     assert seat_of(done.state, "UANNA").choice is None
-    assert m.NIGHT_IS_OVER in answers(done)
+    assert english(m.NIGHT_IS_OVER) in answers(done)
     told = {show.surface: show.view for show in shows(done) if show.surface.startswith("dm:")}
     assert set(told) == {f"dm:{p}" for p in people}, "each who never confirmed is told"
     assert all(isinstance(view, m.NightDmView) and view.late for view in told.values())
@@ -387,7 +393,8 @@ def test_heard_enough_toggles_and_more_than_half_of_the_people_open_the_vote() -
     done = m.step(state, m.HeardEnough("UCIA"), T0)
     assert done.state.phase == m.Phase.VOTE
     (over,) = [show.view for show in shows(done, m.DAY_BOARD)]
-    assert over == m.DayOverView("3 of the 4 people have heard enough.", 4)
+    assert over == m.DayOverView(m.most_heard_enough(3, 4), 4)
+    assert english(over.reason) == "3 of the 4 people have heard enough."
     assert answers(done) == [
         "3 of the 4 people have heard enough. Yours made it: the vote is open."
     ]
@@ -430,7 +437,7 @@ def test_bots_count_on_neither_side_of_heard_enough() -> None:
     state = confirm_all(m.step(state, m.Start("UANNA"), T0).state)
     bot = next(seat for seat in state.seats if seat.is_bot)
     refused = m.step(state, m.HeardEnough(bot.key), T0)
-    assert refused.state == state and answers(refused) == [m.NOT_YOUR_DAY], "a bot's key"
+    assert refused.state == state and answers(refused) == [english(m.NOT_YOUR_DAY)], "a bot's key"
     state = m.step(state, m.HeardEnough("UANNA"), T0).state
     assert state.phase == m.Phase.DAY, "one of two people"
     state = m.step(state, m.HeardEnough("UBO"), T0).state
@@ -443,9 +450,9 @@ def test_the_day_ends_at_its_deadline_whatever_comes_first() -> None:
     late = T0 + timedelta(seconds=LENGTHS.day_seconds)
     done = m.step(state, m.HeardEnough("UANNA"), late)
     assert done.state.phase == m.Phase.VOTE
-    assert answers(done) == [m.DAY_OVER_VOTE_OPEN], "not Noted: the click came too late"
+    assert answers(done) == [english(m.DAY_OVER_VOTE_OPEN)], "not Noted: the click came too late"
     assert shows(done, m.DAY_BOARD)[0].view == m.DayOverView(m.TIME_IS_UP, 3)
-    assert "day is over" not in m.TIME_IS_UP, "the day-over board says that already"
+    assert "day is over" not in english(m.TIME_IS_UP), "the day-over board says that already"
 
 
 def test_the_day_board_names_one_person_to_speak_first_from_the_seed() -> None:
@@ -468,13 +475,15 @@ def test_the_day_board_names_one_person_to_speak_first_from_the_seed() -> None:
 
 def test_a_second_slash_varulv_is_told_what_fits_the_person_and_the_phase() -> None:
     lobby = seated(["UANNA", "UBO", "UCIA"])
-    assert "press *Start*" in m.already_running(lobby, "UANNA")
-    assert "press *Join*" not in m.already_running(lobby, "UANNA")
-    assert "press *Join*" in m.already_running(lobby, "USTRANGER")
-    assert "running" not in m.already_running(lobby, "USTRANGER") + m.already_running(lobby)
+    assert "press *Start*" in english(m.already_running(lobby, "UANNA"))
+    assert "press *Join*" not in english(m.already_running(lobby, "UANNA"))
+    assert "press *Join*" in english(m.already_running(lobby, "USTRANGER"))
+    assert "running" not in english(m.already_running(lobby, "USTRANGER")) + english(
+        m.already_running(lobby)
+    )
     night = started(["UANNA", "UBO", "UCIA"])
-    assert "check your DM" in m.already_running(night, "UBO")
-    stranger = m.already_running(night, "USTRANGER")
+    assert "check your DM" in english(m.already_running(night, "UBO"))
+    stranger = english(m.already_running(night, "USTRANGER"))
     assert "DM" not in stranger and "not seated" in stranger and "next one" in stranger
 
 
@@ -520,7 +529,7 @@ def test_the_last_ballot_closes_the_vote_scores_once_and_reveals() -> None:
     for award in scored.awards:
         assert award.points == outcome.result.points[award.key]
         assert award.named_werewolf == (award.key in outcome.result.named_werewolf)
-    assert m.VOTE_IS_CLOSED in answers(m.step(done.state, m.CastBallot("UANNA", None), T0))
+    assert english(m.VOTE_IS_CLOSED) in answers(m.step(done.state, m.CastBallot("UANNA", None), T0))
 
 
 def test_the_vote_deadline_counts_what_was_cast_and_a_late_ballot_does_not() -> None:
@@ -528,7 +537,7 @@ def test_the_vote_deadline_counts_what_was_cast_and_a_late_ballot_does_not() -> 
     state = m.step(state, m.CastBallot("UANNA", "UBO"), T0).state
     late = T0 + timedelta(seconds=LENGTHS.vote_seconds)
     done = m.step(state, m.CastBallot("UBO", "UANNA"), late)
-    assert m.VOTE_IS_CLOSED in answers(done)
+    assert english(m.VOTE_IS_CLOSED) in answers(done)
     outcome = done.state.outcome()
     assert outcome is not None and outcome.ballots == {"UANNA": "UBO"}
 
@@ -542,9 +551,9 @@ def test_a_ballot_clicked_before_the_vote_opened_is_not_cast_when_the_vote_catch
     done = m.step(day, m.CastBallot("UANNA", "UBO"), late)
     assert done.state.phase == m.Phase.VOTE and shows(done, m.VOTE_BOARD)
     assert all(seat.ballot is None for seat in done.state.seats)
-    assert m.VOTE_NOT_YET_OPEN in answers(done)
+    assert english(m.VOTE_NOT_YET_OPEN) in answers(done)
     early = m.step(day, m.CastBallot("UANNA", "UBO"), T0)
-    assert early.state == day and answers(early) == [m.VOTE_NOT_YET_OPEN]
+    assert early.state == day and answers(early) == [english(m.VOTE_NOT_YET_OPEN)]
 
 
 def test_named_werewolf_is_the_reason_for_the_extra_point() -> None:
@@ -574,7 +583,8 @@ def test_stop_ends_the_game_and_tells_everyone() -> None:
     assert {show.surface for show in shows(done)} == {"lobby", *(f"dm:{p}" for p in people)}
     assert not any(isinstance(e, m.Say) for e in done.effects), "the board says it, once"
     (board,) = [show.view for show in shows(done) if not m.dm_key(show.surface)]
-    assert board == m.ClosedView("<@UBO> stopped this game. No one scores.")
+    assert board == m.ClosedView(m.Line(m.Message.STOPPED_BY, user="UBO"))
+    assert english(board.line) == "<@UBO> stopped this game. No one scores."
     assert answers(done) == ["You stopped the game: its board in the channel now says so."]
     assert not any(isinstance(effect, m.Scored) for effect in done.effects)
 
@@ -584,7 +594,7 @@ def test_a_channel_that_cannot_be_written_ends_the_game_and_tells_the_host_priva
     done = m.step(started(people), m.ChannelUnwritable("not_in_channel"), T0)
     assert done.state.phase == m.Phase.STOPPED and not done.state.is_open
     (told,) = [effect for effect in done.effects if isinstance(effect, m.Tell)]
-    assert told.user == "UANNA" and "not_in_channel" in told.text
+    assert told.user == "UANNA" and "not_in_channel" in english(told.text)
     assert not [effect for effect in done.effects if isinstance(effect, m.Say)]
     assert all(show.surface.startswith("dm:") for show in shows(done))
     lobby = m.step(new_table(), m.ChannelUnwritable("channel_not_found"), T0)
@@ -596,8 +606,8 @@ def test_a_person_whose_dm_fails_is_named_once_without_a_secret() -> None:
     state = started(people)
     done = m.step(state, m.DmFailed("UBO", "account_inactive"), T0)
     (said,) = [effect for effect in done.effects if isinstance(effect, m.Say)]
-    assert "<@UBO>" in said.text
-    assert not any(card.value in said.text for card in Card)
+    assert "<@UBO>" in english(said.text)
+    assert not any(card.value in english(said.text) for card in Card)
     assert not seat_of(done.state, "UBO").reachable
     assert m.step(done.state, m.DmFailed("UBO", "account_inactive"), T0).effects == ()
 
@@ -801,7 +811,7 @@ def test_random_sequences_keep_the_invariants(seed: int, data: st.DataObject) ->
                 secrets = [value for value in values_in(effect.view) if is_secret(value)]
                 assert not secrets, (effect, secrets)
             if isinstance(effect, m.Say):
-                assert not any(card.value in effect.text for card in Card)
+                assert not any(card.value in english(effect.text) for card in Card)
     assert scored == (1 if state.phase == m.Phase.OVER else 0)
     hypothesis_event(f"ended in {state.phase}")
 
@@ -868,8 +878,8 @@ def test_play_again_by_someone_new_seats_them_and_without_bots_adds_none() -> No
 
 
 def test_play_again_only_after_a_reveal() -> None:
-    assert m.play_again_refusal(None) == "That game no longer exists."
+    assert english(m.play_again_refusal(None)) == "That game no longer exists."
     for state in (seated(["UANNA", "UBO", "UCIA"]), started(["UANNA", "UBO", "UCIA"])):
-        assert "reached its reveal" in (m.play_again_refusal(state) or "")
+        assert "reached its reveal" in english(m.play_again_refusal(state))
     stopped = m.step(started(["UANNA", "UBO", "UCIA"]), m.Stop("UANNA"), T0).state
-    assert "reached its reveal" in (m.play_again_refusal(stopped) or "")
+    assert "reached its reveal" in english(m.play_again_refusal(stopped))

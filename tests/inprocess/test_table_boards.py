@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import Engine
 
+from slackapp.blocks.said import said as in_english
 from slackapp.fakeslack import FakeSlack
 from slackapp.game.cards import describe_deck
 from slackapp.game.machine import DAY_OVER_VOTE_OPEN
@@ -105,7 +106,7 @@ def test_heard_enough_as_the_day_runs_out_is_told_the_vote_is_open_not_noted(
     board = table.board("Heard enough")
     app.clock.advance(table.game()["day_seconds"])  # the day is up; no timer has fired yet
     table.click(CIA, board, "Heard enough")
-    table.ephemeral(CIA, DAY_OVER_VOTE_OPEN)
+    table.ephemeral(CIA, in_english(DAY_OVER_VOTE_OPEN))
     assert not [m for m in fake.ephemerals(CIA, table.channel) if "Noted" in m.rendered_text]
     assert table.game()["phase"] == "vote"
     assert table.board("The day is over.", saying="Time is up.")

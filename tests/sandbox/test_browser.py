@@ -451,7 +451,34 @@ def test_settings_open_in_a_modal_and_the_channel_hears_of_the_change(
     expect(dialog).to_be_visible(timeout=WAIT_MS)
     dialog.get_by_role("button", name="Cancel").click()
     expect(dialog).to_have_count(0)
-    expect(chat.messages("did not open the settings")).to_have_count(0)
+    expect(chat.messages("did not open the form")).to_have_count(0)
+
+
+def test_the_settings_modal_switches_the_table_to_swedish(page: Page, tmp_path: Path) -> None:
+    chat = ChatPage(page)
+    chat.play_as(PLAYERS[0])
+    chat.open_channel()
+    chat.type("/varulv settings")
+    dialog = page.get_by_role("dialog", name="Varulv settings")
+    expect(dialog).to_be_visible(timeout=WAIT_MS)
+    dialog.get_by_role("radio", name="Svenska").check()
+    dialog.get_by_role("button", name="Save").click()
+    expect(dialog).to_have_count(0, timeout=WAIT_MS)
+    expect(chat.message("ändrade Varulvs inställningar")).to_contain_text("Svenska")
+    try:
+        chat.type("/varulv")
+        lobby = chat.message("dukar ett bord")
+        expect(lobby.get_by_role("button", name="Sätt dig")).to_be_visible(timeout=WAIT_MS)
+        page.screenshot(path=str(tmp_path / "svenska.png"))
+        chat.type("/varulv stop")
+        expect(chat.message("avbröt spelet")).to_be_visible(timeout=WAIT_MS)
+    finally:  # the next tests play in English
+        chat.type("/varulv settings")
+        swedish = page.get_by_role("dialog", name="Varulvs inställningar")
+        expect(swedish).to_be_visible(timeout=WAIT_MS)
+        swedish.get_by_role("radio", name="English").check()
+        swedish.get_by_role("button", name="Spara").click()
+        expect(swedish).to_have_count(0, timeout=WAIT_MS)
 
 
 def test_everyone_fits_a_laptop_and_a_phone_can_switch_person(page: Page, tmp_path: Path) -> None:

@@ -640,6 +640,7 @@ def test_settings_open_as_a_modal_for_the_one_who_asked_and_save(client: Client)
         "vote_seconds": "number_input",
         "bots_allowed": "checkboxes",
         "season": "radio_buttons",
+        "language": "radio_buttons",
         "open_to_everyone": "checkboxes",
     }
     for other in (SAGA, NILS, MANS):
@@ -668,6 +669,34 @@ def test_settings_open_as_a_modal_for_the_one_who_asked_and_save(client: Client)
     assert night["element"]["initial_value"] == "90"
     assert client.post("/api/close", {"as": LINNEA, "view_id": again["id"]}) == {"ok": True}
     assert client.state(LINNEA)["modal"] is None
+
+
+def test_the_settings_switch_the_channel_to_swedish_and_back(client: Client) -> None:
+    """The sandbox shows what Slack would show: the language is the settings modal's."""
+    modal = open_settings(client, LINNEA)
+    language = next(b for b in modal["blocks"] if b.get("block_id") == "language")
+    named = [option["text"]["text"] for option in language["element"]["options"]]
+    assert named == ["English", "Svenska"]
+    submit = {"as": LINNEA, "view_id": modal["id"]}
+    answer = client.post("/api/submit", {**submit, "values": entered(modal, language="sv")})
+    assert answer == {"ok": True}
+    client.wait_for(NILS, "channel", "ändrade Varulvs inställningar")
+    try:
+        client.command(LINNEA, "/varulv")
+        lobby = client.wait_for(NILS, "channel", "dukar ett bord")
+        assert "Sätt dig" in buttons(lobby) and "Join" not in buttons(lobby)
+        client.act(LINNEA, CHANNEL_ID, lobby, "Avbryt")
+        question = client.wait_for(LINNEA, "channel", "Ställa in bordet?")
+        client.act(LINNEA, CHANNEL_ID, question, "Ja, ställ in")
+        client.wait_for(NILS, "channel", "ställde in bordet")
+        swedish = open_settings(client, LINNEA)
+        assert swedish["title"]["text"] == "Varulvs inställningar"
+    finally:
+        back = open_settings(client, LINNEA) if client.state(LINNEA)["modal"] is None else None
+        shown = back or client.state(LINNEA)["modal"]
+        again = {"as": LINNEA, "view_id": shown["id"], "values": entered(shown, language="en")}
+        assert client.post("/api/submit", again) == {"ok": True}
+    client.wait_for(NILS, "channel", "changed the Varulv settings")
 
 
 def test_a_modal_submission_reaches_the_app_shaped_like_slacks(

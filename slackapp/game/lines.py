@@ -1,0 +1,103 @@
+"""What the machine says, as data: a :class:`Line` names its :class:`Message` and carries the
+values it speaks of. ``slackapp.blocks.said`` puts it into words in the table's language, so
+nothing decides anything by comparing sentences, and one process serves tables in many
+languages."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # effects carry lines: the seat's type is only named here
+    from slackapp.game.effects import SeatName
+
+
+class Language(StrEnum):
+    """A table's language: every screen's words, but not the cards' names and lines."""
+
+    ENGLISH = "en"
+    SWEDISH = "sv"
+
+
+class Message(StrEnum):
+    # joining, leaving and starting
+    NOT_SEATED = "not_seated"
+    NOT_SEATED_TO_LEAVE = "not_seated_to_leave"
+    ALREADY_SEATED = "already_seated"
+    TABLE_FULL = "table_full"
+    BOTS_OFF = "bots_off"
+    BOTS_FILL_UP_TO = "bots_fill_up_to"
+    NEEDS_PEOPLE = "needs_people"
+    SEATS_OUT_OF_BOUNDS = "seats_out_of_bounds"
+    SOMEONE_SAT_DOWN = "someone_sat_down"
+    CANNOT_MESSAGE = "cannot_message"
+    # a table's lobby, closed
+    GAME_GONE = "game_gone"
+    GAME_OVER = "game_over"
+    GAME_STARTED = "game_started"
+    NOT_REVEALED = "not_revealed"
+    SEATED_IN_LOBBY = "seated_in_lobby"
+    LOBBY_OPEN = "lobby_open"
+    GAME_RUNNING = "game_running"
+    NOBODY_STARTED = "nobody_started"
+    EVERYONE_LEFT = "everyone_left"
+    CANCELLED_BY = "cancelled_by"
+    # the night
+    NIGHT_IS_OVER = "night_is_over"
+    NIGHT_NOT_SEATED = "night_not_seated"
+    ALREADY_CONFIRMED = "already_confirmed"
+    ILLEGAL_MOVE = "illegal_move"
+    # the day
+    DAY_NOT_BEGUN = "day_not_begun"
+    DAY_IS_OVER = "day_is_over"
+    DAY_OVER_VOTE_OPEN = "day_over_vote_open"
+    NOT_YOUR_DAY = "not_your_day"
+    HEARD_ENOUGH_NOTED = "heard_enough_noted"
+    HEARD_ENOUGH_TAKEN_BACK = "heard_enough_taken_back"
+    TIME_IS_UP = "time_is_up"
+    HEARD_ENOUGH = "heard_enough"
+    VOTE_OPENED_BY_YOU = "vote_opened_by_you"
+    # the vote
+    VOTE_NOT_YET_OPEN = "vote_not_yet_open"
+    VOTE_IS_CLOSED = "vote_is_closed"
+    NO_BALLOT = "no_ballot"
+    NO_SELF_VOTE = "no_self_vote"
+    BALLOT_NAMES_NOBODY_SEATED = "ballot_names_nobody_seated"
+    BALLOT_STAYS = "ballot_stays"
+    BALLOT_CAST = "ballot_cast"
+    BALLOT_CAST_LAST = "ballot_cast_last"
+    # ending early
+    NO_GAME_RUNNING = "no_game_running"
+    STOPPED_BY = "stopped_by"
+    YOU_STOPPED = "you_stopped"
+    CHANNEL_LOST = "channel_lost"
+    """To the host, privately: ``flag`` when the game had begun (else its lobby closed)."""
+    CHANNEL_LOST_ENDED = "channel_lost_ended"
+    """On each person's night message."""
+    UNREACHABLE = "unreachable"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One thing the machine says, and the values it speaks of (each message uses a few)."""
+
+    message: Message
+    user: str = ""
+    """A person, by Slack id."""
+    seat: SeatName | None = None
+    """A seat: the one a ballot names (None: nobody), or the one a line is about."""
+    seats: tuple[SeatName, ...] = ()
+    count: int = 0
+    total: int = 0
+    flag: bool = False
+    """A message's one yes-or-no: e.g. whether the lobby offers *Fill with bots*."""
+    phase: str = ""
+    channel: str = ""
+    error: str = ""
+    """What Slack said, or (for an illegal move) what the rules said, in English."""
+    reason: Line | None = None
+    """The line this one follows: why the vote opened."""
+
+
+__all__ = ["Language", "Line", "Message"]
