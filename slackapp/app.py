@@ -215,7 +215,8 @@ def build(
             listener_executor=StepExecutor(),
             request_verification_enabled=False,
         )
-    pacer = Pacer(updates=Limit(settings.updates_per_minute / 60, UPDATE_BURST))
+    # In the database: every process of the deployment paces against the same budget.
+    pacer = Pacer(updates=Limit(settings.updates_per_minute / 60, UPDATE_BURST), engine=engine)
     deliverer = Deliverer(
         sessions,
         delivering,

@@ -272,6 +272,19 @@ class DeliveryLease(Base):
     until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class PacingBucket(Base):
+    """A rate limit's token bucket, shared by every process of a deployment: a workspace's
+    ``chat.update`` calls, or a channel's posts (``slackapp.delivery.pacing``)."""
+
+    __tablename__ = "pacing_buckets"
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    free_from: Mapped[float]
+    """Seconds since the epoch, on the database's clock, from which a full burst is free."""
+    taken: Mapped[bool] = mapped_column(Boolean)
+    """Whether the last call that asked took a turn (what that call's statement returns)."""
+
+
 def _between(column: str, bounds: tuple[int, int]) -> CheckConstraint:
     low, high = bounds
     return CheckConstraint(f"{column} BETWEEN {low} AND {high}", name=f"{column}_in_bounds")

@@ -38,7 +38,7 @@ from slackapp.db.models import DeliveryLease, OutboxEntry
 from slackapp.delivery import leases, plan
 from slackapp.delivery.copies import dropped_ts
 from slackapp.delivery.landings import DONE, Landing, Landings
-from slackapp.delivery.pacing import Pacer
+from slackapp.delivery.pacing import Pacer, Turn
 from slackapp.delivery.policy import GiveUp, after_failure
 from slackapp.delivery.reading import ToShow, read
 from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, WorkspaceId, classify
@@ -480,14 +480,14 @@ class Deliverer:
                 if channel is None:  # a private word: open the DM first
                     opened = client.conversations_open(users=newest.user_id)
                     channel = str(opened["channel"]["id"])
-                if self._put_off(game_id, pending, lambda: self.pacer.post(str(channel))):
+                if self._put_off(game_id, pending, lambda: Turn(self.pacer.post(str(channel)))):
                     return None
                 posted = client.chat_postMessage(
                     channel=channel, text=newest.text, blocks=newest.blocks
                 )
                 first: tuple[str, str] | None = (str(posted["channel"]), str(posted["ts"]))
             else:
-                if self._put_off(game_id, pending, lambda: self.pacer.update(team_id)):
+                if self._put_off(game_id, pending, lambda: self._update_turn(team_id, pending)):
                     return None
                 client.chat_update(
                     channel=send.shown.channel,
@@ -510,7 +510,7 @@ class Deliverer:
         newest: plan.Entry,
         ts: str,
     ) -> Landing | None:
-        if self._put_off(game_id, pending, lambda: self.pacer.update(team_id)):
+        if self._put_off(game_id, pending, lambda: Turn(self.pacer.update(team_id))):
             return None
         try:
             client.chat_delete(channel=str(newest.channel), ts=ts)
@@ -524,14 +524,27 @@ class Deliverer:
             return None
         return Landing(game_id, pending.surface, newest.version)
 
-    def _put_off(self, game_id: int, pending: plan.Pending, turn: Callable[[], float]) -> bool:
+    def _update_turn(self, team_id: str, pending: plan.Pending) -> Turn:
+        """A person's own view takes the next turn, however far off: it is what they look at
+        after their click. A public board takes one only if it is near; when the budget is
+        short it waits without one, and is redrawn at its newest version once a turn is free."""
+        if m.dm_key(pending.surface) is not None:
+            return Turn(self.pacer.update(team_id))
+        return self.pacer.update_within(team_id, SLEEP_AT_MOST_SECONDS)
+
+    def _put_off(self, game_id: int, pending: plan.Pending, turn: Callable[[], Turn]) -> bool:
         """Wait for the message's turn at Slack's rate limit, or, when it is further off, put
-        the message off until then (True)."""
+        the message off until then (True); one that got no turn is put off without one."""
         key = (game_id, pending.surface)
         with self._lock:
             kept = self._turns.pop(key, None)
         now = time.monotonic()
-        wait = turn() if kept is None else kept - now
+        given = turn() if kept is None else Turn(kept - now)
+        wait = given.wait
+        if not given.taken:
+            version, attempts = pending.newest.version, pending.attempts
+            self._retry_later(game_id, pending.surface, version, attempts, wait)
+            return True
         if wait <= SLEEP_AT_MOST_SECONDS:
             if wait > 0:
                 time.sleep(wait)

@@ -1,0 +1,36 @@
+"""The rate limits' token buckets, shared by every process of a deployment
+
+Revision ID: 0010_limits_pacing_buckets
+Revises: 0009
+Create Date: 2026-12-02 22:10:00.000000
+
+Each process paced its Web API calls alone, so two processes together went beyond Slack's
+limits; one row per bucket, updated by one statement per call, paces them together.
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+# revision identifiers, used by Alembic.
+revision: str = "0010_limits_pacing_buckets"
+down_revision: str | Sequence[str] | None = "0009"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    """Upgrade schema."""
+    op.create_table(
+        "pacing_buckets",
+        sa.Column("key", sa.String(length=200), nullable=False),
+        sa.Column("free_from", sa.Float(), nullable=False),
+        sa.Column("taken", sa.Boolean(), nullable=False),
+        sa.PrimaryKeyConstraint("key", name=op.f("pk_pacing_buckets")),
+    )
+
+
+def downgrade() -> None:
+    """Downgrade schema."""
+    op.drop_table("pacing_buckets")
