@@ -30,7 +30,7 @@ from slackapp.db.journal import keep_journal
 from slackapp.db.retention import Retention
 from slackapp.delivery.deliverer import Deliverer, Taken
 from slackapp.delivery.notices import Notices
-from slackapp.delivery.pacing import UPDATE_BURST, Limit, Pacer
+from slackapp.delivery.pacing import Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.install_page import LandingOAuthFlow
@@ -216,7 +216,8 @@ def build(
             request_verification_enabled=False,
         )
     # In the database: every process of the deployment paces against the same budget.
-    pacer = Pacer(updates=Limit(settings.updates_per_minute / 60, UPDATE_BURST), engine=engine)
+    updates = Limit(settings.updates_per_minute / 60, settings.update_burst)
+    pacer = Pacer(updates=updates, engine=engine)
     deliverer = Deliverer(
         sessions,
         delivering,

@@ -82,15 +82,15 @@ class Buckets:
 RESERVE = text(
     """
     INSERT INTO pacing_buckets AS b (key, free_from, taken)
-    VALUES (:key, extract(epoch FROM statement_timestamp()) + :interval, true)
+    VALUES (:key, extract(epoch FROM statement_timestamp())::float8 + :interval, true)
     ON CONFLICT (key) DO UPDATE SET
         free_from = CASE WHEN b.free_from - :ahead
-                              <= extract(epoch FROM statement_timestamp()) + :within
-                         THEN greatest(b.free_from, extract(epoch FROM statement_timestamp()))
+                              <= extract(epoch FROM statement_timestamp())::float8 + :within
+                         THEN greatest(b.free_from, extract(epoch FROM statement_timestamp())::float8)
                               + :interval
                          ELSE b.free_from END,
-        taken = b.free_from - :ahead <= extract(epoch FROM statement_timestamp()) + :within
-    RETURNING free_from, taken, extract(epoch FROM statement_timestamp()) AS now
+        taken = b.free_from - :ahead <= extract(epoch FROM statement_timestamp())::float8 + :within
+    RETURNING free_from, taken, extract(epoch FROM statement_timestamp())::float8 AS now
     """
 )
 """One bucket's turn, as ``Buckets.reserve`` takes it, on the database's clock (the one clock

@@ -1,0 +1,42 @@
+"""The token buckets on their own clocks: the app's (its pacing) and the stand-in's (Slack's
+limits, enforced)."""
+
+from __future__ import annotations
+
+import pytest
+
+from slackapp.delivery.pacing import Buckets, Limit, Turn
+from slackapp.fakeslack.limits import Limit as SlackLimit
+from slackapp.fakeslack.limits import Limiter, RateLimits
+
+
+def test_a_turn_asked_within_a_bound_is_taken_only_when_that_near() -> None:
+    clock = [0.0]
+    buckets = Buckets(Limit(1.0, 2), clock=lambda: clock[0])
+    assert buckets.reserve("T1") == Turn(0.0)
+    assert buckets.reserve("T1") == Turn(0.0), "a burst of two"
+    assert buckets.reserve("T1") == Turn(pytest.approx(1.0))  # taken ahead: the own views'
+    refused = buckets.reserve("T1", within=1.0)
+    assert not refused.taken and refused.wait == pytest.approx(2.0), "a board takes none"
+    assert buckets.reserve("T1") == Turn(pytest.approx(2.0)), "the next turn is still free"
+    clock[0] = 2.5
+    assert buckets.reserve("T1", within=1.0) == Turn(pytest.approx(0.5)), "near again: taken"
+
+
+def test_the_stand_in_refuses_beyond_its_limits_with_whole_seconds_to_wait() -> None:
+    clock = [0.0]
+    limits = RateLimits(updates=SlackLimit(0.5, 2), posts=SlackLimit(1.0, 1))
+    limiter = Limiter(limits, clock=lambda: clock[0])
+    update = {"channel": "C1", "ts": "1.0"}
+    assert [limiter.retry_after("chat.update", update) for _ in range(3)] == [0, 0, 2]
+    assert limiter.retry_after("chat.update", {"channel": "C2", "ts": "1.0"}) == 2, (
+        "updates are counted per workspace, whatever the channel"
+    )
+    assert limiter.retry_after("chat.postMessage", {"channel": "C1"}) == 0
+    assert limiter.retry_after("chat.postMessage", {"channel": "C1"}) == 1
+    assert limiter.retry_after("chat.postMessage", {"channel": "C2"}) == 0, "per channel"
+    assert limiter.retry_after("views.publish", {}) == 0, "other methods are not limited here"
+    clock[0] = 2.0
+    assert limiter.retry_after("chat.update", update) == 0, "a token free again after 2 s"
+    assert limiter.retry_after("chat.update", update) == 2, "a refused call took no token"
+    assert limiter.refused == {"chat.update": 3, "chat.postMessage": 1}
