@@ -84,18 +84,17 @@ RESERVE = text(
     INSERT INTO pacing_buckets AS b (key, free_from, taken)
     VALUES (:key, extract(epoch FROM statement_timestamp())::float8 + :interval, true)
     ON CONFLICT (key) DO UPDATE SET
-        free_from = CASE WHEN b.free_from - :ahead
-                              <= extract(epoch FROM statement_timestamp())::float8 + :within
-                         THEN greatest(b.free_from, extract(epoch FROM statement_timestamp())::float8)
-                              + :interval
+        free_from = CASE WHEN b.free_from - :ahead <= excluded.free_from - :interval + :within
+                         THEN greatest(b.free_from + :interval, excluded.free_from)
                          ELSE b.free_from END,
-        taken = b.free_from - :ahead <= extract(epoch FROM statement_timestamp())::float8 + :within
+        taken = b.free_from - :ahead <= excluded.free_from - :interval + :within
     RETURNING free_from, taken, extract(epoch FROM statement_timestamp())::float8 AS now
     """
 )
 """One bucket's turn, as ``Buckets.reserve`` takes it, on the database's clock (the one clock
 every process shares) and under the row's lock (so two processes never take the same turn).
-The statement's own timestamp is the one moment it decides and answers by: after a wait for
+The row it would insert carries the statement's own timestamp (plus an interval), the one
+moment it decides and answers by: after a wait for
 the lock it is a little old, which only makes the turn later, never earlier."""
 
 
