@@ -1,11 +1,14 @@
-"""The rate limits' token buckets, shared by every process of a deployment
+"""The rate limits' token buckets, shared by every process of a deployment, and the click a
+message's version answers
 
 Revision ID: 0010_limits_pacing_buckets
 Revises: 0009
 Create Date: 2026-12-02 22:10:00.000000
 
 Each process paced its Web API calls alone, so two processes together went beyond Slack's
-limits; one row per bucket, updated by one statement per call, paces them together.
+limits; one row per bucket, updated by one statement per call, paces them together. A version
+that answers a click keeps the click's ``response_url``, through which it is redrawn without
+spending the workspace's ``chat.update`` budget.
 """
 
 from collections.abc import Sequence
@@ -29,8 +32,10 @@ def upgrade() -> None:
         sa.Column("taken", sa.Boolean(), nullable=False),
         sa.PrimaryKeyConstraint("key", name=op.f("pk_pacing_buckets")),
     )
+    op.add_column("outbox", sa.Column("response_url", sa.Text(), nullable=True))
 
 
 def downgrade() -> None:
     """Downgrade schema."""
+    op.drop_column("outbox", "response_url")
     op.drop_table("pacing_buckets")

@@ -244,6 +244,9 @@ class OutboxEntry(Base):
     done_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
     failure: Mapped[str | None] = mapped_column(String(64), default=None)
     """Why it was given up (Slack's error), or ``superseded`` by a newer version."""
+    response_url: Mapped[str | None] = mapped_column(Text, default=None)
+    """The click's own ``response_url`` when this version answers a click on the message: it
+    is redrawn through that, which Slack does not count against ``chat.update``'s limit."""
 
 
 class SlackMessage(Base):

@@ -41,7 +41,14 @@ from slackapp.delivery.landings import DONE, Landing, Landings
 from slackapp.delivery.pacing import Pacer, Turn
 from slackapp.delivery.policy import GiveUp, after_failure
 from slackapp.delivery.reading import ToShow, read
-from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, WorkspaceId, classify
+from slackapp.delivery.slack import (
+    ClientFor,
+    Failure,
+    NotInstalled,
+    WorkspaceId,
+    classify,
+    redraw_in_place,
+)
 from slackapp.game import machine as m
 from slackapp.logs import log_context
 
@@ -486,6 +493,10 @@ class Deliverer:
                     channel=channel, text=newest.text, blocks=newest.blocks
                 )
                 first: tuple[str, str] | None = (str(posted["channel"]), str(posted["ts"]))
+            elif pending.response_url is not None and redraw_in_place(
+                pending.response_url, newest.text, newest.blocks
+            ):
+                first = None  # the click's own answer redrew it: no chat.update spent
             else:
                 if self._put_off(game_id, pending, lambda: self._update_turn(team_id, pending)):
                     return None
