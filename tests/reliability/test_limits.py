@@ -15,11 +15,12 @@ from slackapp.db.engine import make_sessions, transaction
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game, OutboxEntry
 from slackapp.delivery.deliverer import Deliverer
-from slackapp.delivery.outbox import enqueue
+from slackapp.delivery.outbox import answering, outbox_rows, write
 from slackapp.delivery.pacing import Limit, Pacer
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import UNLIMITED, Call, FakeSlack, RateLimits
 from slackapp.fakeslack import Limit as SlackLimit
+from slackapp.fakeslack.grants import HookError
 from slackapp.game import machine as m
 from tests.e2e.conftest import BOT_TOKEN
 from tests.waiting import until
@@ -63,13 +64,18 @@ def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, str
         return game.id, channel
 
 
-def show(sessions: sessionmaker[Session], game_ids: list[int], text: str) -> None:
-    """Each game's board, to say ``text``: in one transaction, so all are due at once."""
+def show(
+    sessions: sessionmaker[Session], game_ids: list[int], text: str, answers: str | None = None
+) -> None:
+    """Each game's board, to say ``text``: in one transaction, so all are due at once;
+    ``answers``: the redraw answers a click on the board that had that response_url."""
     with transaction(sessions) as session:
         for game_id in game_ids:
             game = session.get(Game, game_id)
             assert game is not None
-            enqueue(session.connection(), game, [m.Show(m.LOBBY_BOARD, m.ClosedView(text))])
+            rows = outbox_rows(game, [m.Show(m.LOBBY_BOARD, m.ClosedView(text))])
+            answering(rows, m.LOBBY_BOARD, answers)
+            write(session.connection(), rows)
 
 
 def undelivered(sessions: sessionmaker[Session], game_ids: list[int]) -> list[OutboxEntry]:
@@ -121,6 +127,39 @@ def test_the_stand_ins_429_is_waited_out_for_its_retry_after(
     assert then.ok and then.at >= first.at + 1.0, "tried again only after Retry-After"
     for _, board in games:
         assert fake.messages(board)[-1].text == "redrawn"
+
+
+def test_a_redraw_answering_a_click_spends_no_update_unless_its_url_is_refused(
+    limited: FakeSlack, sessions: sessionmaker[Session]
+) -> None:
+    fake = limited
+    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
+    deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None)
+    game_id, channel = new_game(fake, sessions)
+    try:
+        deliverer.start(sweep_seconds=0.1)
+        show(sessions, [game_id], "posted")
+        deliverer.kick(game_id)
+        until(lambda: not undelivered(sessions, [game_id]), "the board posted")
+        board = fake.messages(channel)[-1]
+        hook = fake.grants.issue_hook("U0HOST", channel, board.ts)  # a click on the board
+        url = f"{fake.people.response_base_url}/response/{hook}"
+        before = len(fake.calls)
+        show(sessions, [game_id], "answered in place", answers=url)
+        deliverer.kick(game_id)
+        until(lambda: not undelivered(sessions, [game_id]), "the board redrawn")
+        assert fake.message(channel, board.ts).text == "answered in place"
+        assert updates_of(fake.calls[before:], channel) == [], "no chat.update spent"
+        with pytest.raises(HookError):
+            while True:  # the URL's other uses, spent elsewhere
+                fake.grants.use_hook(hook)
+        show(sessions, [game_id], "updated after all", answers=url)
+        deliverer.kick(game_id)
+        until(lambda: not undelivered(sessions, [game_id]), "the board redrawn again")
+    finally:
+        deliverer.stop()
+    assert fake.message(channel, board.ts).text == "updated after all"
+    assert [c.ok for c in updates_of(fake.calls[before:], channel)] == [True], "updated instead"
 
 
 def test_two_pacers_on_one_database_share_a_budget(db: Engine, sessions: object) -> None:
