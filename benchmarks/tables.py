@@ -36,6 +36,9 @@ from sqlalchemy import Engine, create_engine, text
 
 from benchmarks.processes import Server, Slack, database, start_server
 from benchmarks.stats import percentile
+from slackapp.db.engine import make_engine
+from slackapp.db.migrate import upgrade
+from slackapp.delivery.pacing import Limit, Pacer
 from slackapp.fakeslack import JSON, SLACK, Message
 from tests.databases import fresh_database
 
@@ -275,6 +278,28 @@ def one_run(server_url: str, tables: int, seats: int, workers: int, think: float
     db.dispose()
 
 
+def pacing_cost(server_url: str, calls: int = 2000) -> None:
+    """What a turn from the shared bucket costs a call: one statement on the database, against
+    the same from a bucket in the process's memory, by turns."""
+    url = fresh_database(server_url, "pacing")
+    engine = make_engine(url)
+    upgrade(engine)
+    roomy = Limit(1e9, 1_000_000)  # never a wait: only the cost of asking is measured
+    shared, alone = Pacer(updates=roomy, engine=engine), Pacer(updates=roomy)
+    spent = {"database": 0.0, "memory": 0.0}
+    for n in range(calls):
+        for name, pacer in (("database", shared), ("memory", alone)):
+            started = time.perf_counter()
+            pacer.update(f"T{n % 20}")
+            spent[name] += time.perf_counter() - started
+    engine.dispose()
+    print(
+        f"a turn from the shared bucket: {spent['database'] / calls * 1000:.3f} ms a call, "
+        f"from memory {spent['memory'] / calls * 1e6:.1f} µs ({calls} calls each, by turns; "
+        f"load {os.getloadavg()[0]:.2f})"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=20)
@@ -283,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     options = parser.parse_args(argv)
     with database() as server_url:
+        pacing_cost(server_url)
         for workers in options.processes:
             one_run(server_url, options.tables, options.seats, workers, options.think)
     return 0

@@ -31,6 +31,7 @@ def upgrade() -> None:
         sa.Column("free_from", sa.Float(), nullable=False),
         sa.Column("taken", sa.Boolean(), nullable=False),
         sa.PrimaryKeyConstraint("key", name=op.f("pk_pacing_buckets")),
+        prefixes=["UNLOGGED"],  # a crash that empties it only lets a burst go again
     )
     op.add_column("outbox", sa.Column("response_url", sa.Text(), nullable=True))
 
