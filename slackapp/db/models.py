@@ -282,7 +282,7 @@ class PacingBucket(Base):
     __tablename__ = "pacing_buckets"
     # No WAL: a turn costs no flush to disk, and a crash that empties the table only lets a
     # burst go again, as after a quiet spell.
-    __table_args__ = {"prefixes": ["UNLOGGED"]}
+    __table_args__ = ({"prefixes": ["UNLOGGED"]},)
 
     key: Mapped[str] = mapped_column(String(200), primary_key=True)
     free_from: Mapped[float]

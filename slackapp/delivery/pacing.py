@@ -6,10 +6,10 @@ welcome. Each limit is a token bucket here: ``burst`` calls may go at once, then
 ``1 / rate`` seconds. A call takes the next free moment of its bucket, so calls queued behind
 one another are spread out rather than sent together and refused together.
 
-A call may also ask for a turn only if one is free ``within`` some seconds (a public board's
-redraw does): when the budget is short it takes none, so the turns go to the calls that take
-them ahead (a person's own view) and the board, coalesced meanwhile to its newest version,
-asks again once the bucket would have one free.
+A call may also ask for a turn only if one is free ``within`` some seconds: when the budget is
+short it takes none, so the turns go to the calls that may take them further ahead, and the
+message, coalesced meanwhile to its newest version, asks again once one would be that near
+(``slackapp.delivery.deliverer`` says which message may look how far ahead).
 
 The buckets live in the database (``SharedBuckets``, one row per bucket, one statement per
 call) so that every process of a deployment paces against the same budget, or in memory
@@ -41,7 +41,7 @@ class Limit:
 @dataclass(frozen=True)
 class Turn:
     """``taken``: the call has its turn in ``wait`` seconds. Not taken: none was free soon
-    enough, and one would be in about ``wait`` seconds."""
+    enough; ask again in about ``wait`` seconds, when one would be."""
 
     wait: float
     taken: bool = True
@@ -72,7 +72,7 @@ class Buckets:
             earliest = full_from - (self.limit.burst - 1) * interval  # a burst may run ahead
             at = max(now, earliest)
             if within is not None and at - now > within:
-                return Turn(at - now, taken=False)
+                return Turn(at - now - within, taken=False)
             self._free_from[key] = max(full_from, now) + interval
             if len(self._free_from) > 10_000:  # forget the buckets that are full again
                 self._free_from = {k: v for k, v in self._free_from.items() if v > now}
@@ -121,7 +121,7 @@ class SharedBuckets:
                 },
             ).one()
         if not taken:  # the bucket as it was: a turn is free once its backlog is within a burst
-            return Turn(max(0.0, free_from - ahead - now), taken=False)
+            return Turn(max(0.0, free_from - ahead - now - (within or 0.0)), taken=False)
         # free_from moved one interval past the turn taken, which a burst may run ahead of.
         at = max(now, free_from - interval - ahead)
         return Turn(at - now if at - now > 1e-6 else 0.0)
