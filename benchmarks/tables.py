@@ -3,6 +3,9 @@
     python -m benchmarks.tables                       # 20 ten-seat tables; 1, then 2 processes
     python -m benchmarks.tables --tables 4 --think 1  # smaller, quicker
 
+Each is run twice, by turns: first the floor (the same tables and clicks, no limit at the
+stand-in and none in the app), then against Slack's limits.
+
 Every seat is a person, each on a thread of their own, who waits ``--think`` seconds (on
 average) before each click, as people at a fika table do: *Join*, then the night's choices in
 their DM, *Heard enough* (a majority), and their own ballot. The app runs as ``varulv serve``
@@ -39,7 +42,7 @@ from benchmarks.stats import percentile
 from slackapp.db.engine import make_engine
 from slackapp.db.migrate import upgrade
 from slackapp.delivery.pacing import Limit, Pacer
-from slackapp.fakeslack import JSON, SLACK, Message
+from slackapp.fakeslack import JSON, SLACK, UNLIMITED, Message
 from tests.databases import fresh_database
 
 T = TypeVar("T")
@@ -215,9 +218,10 @@ def summary(values: list[float]) -> str:
 
 
 @contextmanager
-def app_for(fake: Slack, url: str, workers: int) -> Iterator[Server]:
-    os.environ["VARULV_UPDATES_PER_MINUTE"] = "50"  # Slack's pace, as deployed
-    os.environ["VARULV_UPDATE_BURST"] = "50"
+def app_for(fake: Slack, url: str, workers: int, limited: bool) -> Iterator[Server]:
+    # Slack's pace, as deployed; unpaced for the floor, whose stand-in has no limit.
+    os.environ["VARULV_UPDATES_PER_MINUTE"] = "50" if limited else "1000000"
+    os.environ["VARULV_UPDATE_BURST"] = "50" if limited else "1000000"
     server = start_server(f"tables-{workers}", "slackapp.cli", fake, url, workers)
     try:
         yield server
@@ -225,10 +229,15 @@ def app_for(fake: Slack, url: str, workers: int) -> Iterator[Server]:
         server.stop()
 
 
-def one_run(server_url: str, tables: int, seats: int, workers: int, think: float) -> None:
+def one_run(
+    server_url: str, tables: int, seats: int, workers: int, think: float, limited: bool = True
+) -> None:
+    """``limited``: the stand-in enforces Slack's limits and the app keeps Slack's pace; else
+    the floor: the same tables and clicks with no limit anywhere."""
     url = fresh_database(server_url, f"tables{workers}")
     db = create_engine(url)
-    with Slack(limits=SLACK) as fake, app_for(fake, url, workers) as server:
+    limits = SLACK if limited else UNLIMITED
+    with Slack(limits=limits) as fake, app_for(fake, url, workers, limited) as server:
         fake.app_url = server.events_url
         run = Run(fake, db, server, think, prefix=f"T{workers}")
         started = time.monotonic()
@@ -260,7 +269,8 @@ def one_run(server_url: str, tables: int, seats: int, workers: int, think: float
             if c.method == "chat.update" and c.ok and str(c.params.get("channel")).startswith("D")
         )
         load = os.getloadavg()[0]
-        print(f"\n{tables} tables of {seats}, {workers} web process(es), think {think:g} s")
+        kind = "Slack's limits" if limited else "the floor: no limits"
+        print(f"\n{tables} tables of {seats}, {workers} web process(es), think {think:g} s, {kind}")
         print(f"  took {took:.0f} s; every game over and shown: {not stuck}{stuck}")
         print(f"  own night DM after a click: {summary(run.own['night'])}")
         print(f"  own ballot after casting it: {summary(run.own['ballot'])}")
@@ -300,17 +310,23 @@ def pacing_cost(server_url: str, calls: int = 2000) -> None:
     )
 
 
+def sizes(options: argparse.Namespace) -> tuple[int, int]:
+    return int(options.tables), int(options.seats)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tables", type=int, default=20)
     parser.add_argument("--seats", type=int, default=10)
     parser.add_argument("--think", type=float, default=3.0, help="seconds before a click")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--no-floor", action="store_true", help="skip the runs with no limits")
     options = parser.parse_args(argv)
     with database() as server_url:
         pacing_cost(server_url)
-        for workers in options.processes:
-            one_run(server_url, options.tables, options.seats, workers, options.think)
+        for workers in options.processes:  # by turns: the floor, then Slack's limits
+            for limited in (False, True) if not options.no_floor else (True,):
+                one_run(server_url, *sizes(options), workers, options.think, limited)
     return 0
 
 
