@@ -64,15 +64,16 @@ class Buckets:
 
     def reserve(self, key: str, within: float | None = None) -> Turn:
         """Take the next free moment of ``key``'s bucket (only if it is ``within`` seconds
-        from now, when given)."""
+        from now, when given; a negative ``within`` asks for a turn only while that many
+        seconds' worth of the burst would still be free after it)."""
         interval = 1.0 / self.limit.per_second
         with self._lock:
             now = self.clock()
             full_from = self._free_from.get(key, now)
             earliest = full_from - (self.limit.burst - 1) * interval  # a burst may run ahead
             at = max(now, earliest)
-            if within is not None and at - now > within:
-                return Turn(at - now - within, taken=False)
+            if within is not None and earliest - now > within:  # below 0: tokens to spare
+                return Turn(earliest - now - within, taken=False)
             self._free_from[key] = max(full_from, now) + interval
             if len(self._free_from) > 10_000:  # forget the buckets that are full again
                 self._free_from = {k: v for k, v in self._free_from.items() if v > now}
@@ -140,6 +141,7 @@ class Pacer:
     ) -> None:
         self.posts: Bucketing
         self.updates: Bucketing
+        self.update_limit = updates
         if engine is None:
             self.posts, self.updates = Buckets(posts, clock), Buckets(updates, clock)
         else:
@@ -155,3 +157,10 @@ class Pacer:
     def update_within(self, team_id: str, within: float) -> Turn:
         """A turn for a redraw that may be put off: taken only if it is ``within`` seconds."""
         return self.updates.reserve(team_id, within)
+
+    def update_sparing(self, team_id: str, spare: int) -> Turn:
+        """A turn for a redraw that may wait longest: taken only now, and only while ``spare``
+        more calls of the burst (at most half of it) stay free for the others."""
+        limit = self.update_limit
+        kept = min(spare, limit.burst // 2)
+        return self.updates.reserve(team_id, -kept / limit.per_second)

@@ -3,7 +3,7 @@ limits, enforced)."""
 
 from __future__ import annotations
 
-from slackapp.delivery.pacing import Buckets, Limit, Turn
+from slackapp.delivery.pacing import Buckets, Limit, Pacer, Turn
 from slackapp.fakeslack.limits import Limit as SlackLimit
 from slackapp.fakeslack.limits import Limiter, RateLimits
 
@@ -38,3 +38,14 @@ def test_the_stand_in_refuses_beyond_its_limits_with_whole_seconds_to_wait() -> 
     assert limiter.retry_after("chat.update", update) == 0, "a token free again after 2 s"
     assert limiter.retry_after("chat.update", update) == 2, "a refused call took no token"
     assert limiter.refused == {"chat.update": 3, "chat.postMessage": 1}
+
+
+def test_a_redraw_that_may_wait_longest_leaves_part_of_the_burst_to_the_others() -> None:
+    clock = [0.0]
+    pacer = Pacer(updates=Limit(1.0, 4), clock=lambda: clock[0])
+    sparing = [pacer.update_sparing("T1", spare=20) for _ in range(3)]
+    assert [turn.taken for turn in sparing] == [True, True, False], "half the burst is left"
+    assert sparing[2].wait == 1.0, "until a call's worth more is free"
+    assert [pacer.update("T1") for _ in range(2)] == [0.0, 0.0], "the boards' share, at once"
+    clock[0] = 10.0
+    assert pacer.update_sparing("T1", spare=20).taken, "full again after a quiet spell"

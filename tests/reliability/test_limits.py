@@ -183,6 +183,10 @@ def test_two_pacers_on_one_database_share_a_budget(db: Engine, sessions: object)
     turn_at(board.wait, 5.0)  # when the free turn at 6 s is within a second
     turn_at(first.update(team), 6.0)  # the turn the board did not take
     assert first.update(f"{team}X") == 0.0, "another workspace has a budget of its own"
+    fresh = f"{team}Y"  # a burst of two: a redraw that may wait longest leaves one of it
+    assert first.update_sparing(fresh, spare=20).taken
+    assert not second.update_sparing(fresh, spare=20).taken
+    assert second.update(fresh) == 0.0, "the call left over, for a board"
     posts = Pacer(posts=Limit(1.0, 1), engine=db)
     assert posts.post(f"C{team}") == 0.0
     started = time.monotonic()
