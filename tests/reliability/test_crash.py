@@ -184,7 +184,7 @@ def test_a_crash_right_after_a_person_saw_their_night_result_keeps_that_choice(
         redrawn = Held(
             fake, "response_url", lambda p: p.get("replace_original") is True, applied=True
         )
-        with redrawn as held:  # her DM, redrawn through her click's response URL
+        with redrawn as held:
             table.click(anna, dm, dm.buttons()[0].text)  # the Seer looks at a card
             held.wait()
             seen = fake.message(dm.channel, dm.ts)
