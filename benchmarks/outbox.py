@@ -252,7 +252,7 @@ def until_a_post_may_go(fake: Slack, channel: str) -> float:
     bucket = Buckets(Limit(POSTS_PER_SECOND, POST_BURST), clock=lambda: next(moments))
     for _ in posted:
         bucket.reserve(channel)
-    return bucket.reserve(channel)
+    return bucket.reserve(channel).wait
 
 
 def ballot_to_reveal(

@@ -21,7 +21,7 @@ from sqlalchemy import Engine, text
 
 from benchmarks.fire import Prepared, fire
 from slackapp.db.engine import temporary_postgres
-from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack import UNLIMITED, FakeSlack, RateLimits
 from slackapp.game.machine import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
 from slackapp.serving import free_port
 
@@ -44,8 +44,10 @@ LONG = {
 
 
 class Slack(FakeSlack):
-    def __init__(self) -> None:
-        super().__init__(SECRET, tokens=[TOKEN])
+    def __init__(self, limits: RateLimits = UNLIMITED) -> None:
+        """Unlimited unless told: a run plays thousands of games in one workspace, and Slack's
+        limits would measure only the pacing (``benchmarks.tables`` measures that)."""
+        super().__init__(SECRET, tokens=[TOKEN], limits=limits)
 
     @contextlib.contextmanager
     def preparing(self, kind: str) -> Iterator[list[Prepared]]:
@@ -158,7 +160,7 @@ def start_server(
         "VARULV_NIGHT_SECONDS": str(LONG["night"]),
         "VARULV_DAY_SECONDS": str(LONG["day"]),
         "VARULV_VOTE_SECONDS": str(LONG["vote"]),
-        # The stand-in has no Tier 3 limit, and a run plays thousands of games in one
+        # The stand-in enforces no limit here, and a run plays thousands of games in one
         # workspace: pacing chat.update to Slack's 50 a minute would measure only the pacing.
         "VARULV_UPDATES_PER_MINUTE": os.environ.get("VARULV_UPDATES_PER_MINUTE", "100000"),
     }

@@ -30,7 +30,7 @@ from slackapp.db.journal import keep_journal
 from slackapp.db.retention import Retention
 from slackapp.delivery.deliverer import Deliverer, Taken
 from slackapp.delivery.notices import Notices
-from slackapp.delivery.pacing import UPDATE_BURST, Limit, Pacer
+from slackapp.delivery.pacing import Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.install_page import LandingOAuthFlow
@@ -215,7 +215,9 @@ def build(
             listener_executor=StepExecutor(),
             request_verification_enabled=False,
         )
-    pacer = Pacer(updates=Limit(settings.updates_per_minute / 60, UPDATE_BURST))
+    # In the database: every process of the deployment paces against the same budget.
+    updates = Limit(settings.updates_per_minute / 60, settings.update_burst)
+    pacer = Pacer(updates=updates, engine=engine)
     deliverer = Deliverer(
         sessions,
         delivering,

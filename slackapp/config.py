@@ -157,6 +157,8 @@ class Settings:
     """How long a request's head, and then its body, may take to arrive."""
     updates_per_minute: int = 50
     """chat.update calls a minute per workspace the deliverer paces itself to (Tier 3)."""
+    update_burst: int = 50
+    """chat.update calls a workspace may make at once before that pace applies."""
     host: str = DEFAULT_HOST
     token_keys: tuple[str, ...] = ()
     """``VARULV_TOKEN_KEY``: the stored Slack tokens are encrypted with the first (Fernet)."""
@@ -239,5 +241,8 @@ class Settings:
             retention_days=_whole_number("VARULV_RETENTION_DAYS", 90, 1, 36500, "a number of days"),
             updates_per_minute=_whole_number(
                 "VARULV_UPDATES_PER_MINUTE", 50, 1, 1_000_000, "a number of calls a minute"
+            ),
+            update_burst=_whole_number(
+                "VARULV_UPDATE_BURST", 50, 1, 1_000_000, "a number of calls"
             ),
         )

@@ -29,7 +29,7 @@ from slackapp.db.games import GAMES, StoredGame
 from slackapp.db.models import Game, Seat
 from slackapp.delivery.copies import Copy, adopt
 from slackapp.delivery.deliverer import Taken
-from slackapp.delivery.outbox import Row, enqueue, outbox_rows, write
+from slackapp.delivery.outbox import Row, answering, enqueue, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
 from slackapp.names import Names
@@ -196,7 +196,11 @@ def commit_step(
         changes = games.Changes()
         before, done, game = _decide(changes, game, event, now(), dm_channels)
         changes.write(session)
-        shown = adopted + enqueue(connection, game, done.effects)
+        rows = outbox_rows(game, done.effects)
+        if clicked is not None:  # the clicked message is redrawn through the click's answer
+            answering(rows, clicked.surface, clicked.response_url)
+        write(connection, rows)
+        shown = adopted + len(rows)
         taken = take(connection, [game.id]) if take is not None and shown else None
         return _committed(game.id, before, done, shown, taken)
 

@@ -34,8 +34,9 @@ def pytest_configure(config: pytest.Config) -> None:
         runtime = _folder / "runtime"
         runtime.mkdir(mode=0o700)
         _set_environ("XDG_RUNTIME_DIR", str(runtime))
-    # The stand-in for Slack has no Tier 3 limit, and a test run plays hundreds of games in one
-    # workspace: its apps pace chat.update far less than Slack's 50 a minute.
+    # A test run plays hundreds of games in one workspace, on a stand-in for Slack that lets it
+    # (its shared ones enforce no limit): its apps pace chat.update far less than Slack's 50 a
+    # minute, and the tests about the limits set their own.
     os.environ.setdefault("VARULV_UPDATES_PER_MINUTE", "100000")
     # The run starts over a hundred Python processes (xdist's workers, the apps): they keep the
     # project's compiled bytecode (in __pycache__/, which git ignores) rather than each compiling

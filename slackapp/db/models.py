@@ -247,6 +247,9 @@ class OutboxEntry(Base):
     done_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
     failure: Mapped[str | None] = mapped_column(String(64), default=None)
     """Why it was given up (Slack's error), or ``superseded`` by a newer version."""
+    response_url: Mapped[str | None] = mapped_column(Text, default=None)
+    """The click's own ``response_url`` when this version answers a click on the message: it
+    is redrawn through that, which Slack does not count against ``chat.update``'s limit."""
 
 
 class SlackMessage(Base):
@@ -273,6 +276,22 @@ class DeliveryLease(Base):
     )
     holder: Mapped[str] = mapped_column(String(64))
     until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class PacingBucket(Base):
+    """A rate limit's token bucket, shared by every process of a deployment: a workspace's
+    ``chat.update`` calls, or a channel's posts (``slackapp.delivery.pacing``)."""
+
+    __tablename__ = "pacing_buckets"
+    # No WAL: a turn costs no flush to disk, and a crash that empties the table only lets a
+    # burst go again, as after a quiet spell.
+    __table_args__ = ({"prefixes": ["UNLOGGED"]},)
+
+    key: Mapped[str] = mapped_column(String(200), primary_key=True)
+    free_from: Mapped[float]
+    """Seconds since the epoch, on the database's clock, from which a full burst is free."""
+    taken: Mapped[bool] = mapped_column(Boolean)
+    """Whether the last call that asked took a turn (what that call's statement returns)."""
 
 
 def _between(column: str, bounds: tuple[int, int]) -> CheckConstraint:

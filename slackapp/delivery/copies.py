@@ -35,6 +35,8 @@ class Copy:
     surface: str
     channel: str
     ts: str
+    response_url: str | None = None
+    """The click's own, through which the message it was on can be redrawn."""
 
 
 def drop_surface(ts: str) -> str:

@@ -38,10 +38,17 @@ from slackapp.db.models import DeliveryLease, OutboxEntry
 from slackapp.delivery import leases, plan
 from slackapp.delivery.copies import dropped_ts
 from slackapp.delivery.landings import DONE, Landing, Landings
-from slackapp.delivery.pacing import Pacer
+from slackapp.delivery.pacing import Pacer, Turn
 from slackapp.delivery.policy import GiveUp, after_failure
 from slackapp.delivery.reading import ToShow, read
-from slackapp.delivery.slack import ClientFor, Failure, NotInstalled, WorkspaceId, classify
+from slackapp.delivery.slack import (
+    ClientFor,
+    Failure,
+    NotInstalled,
+    WorkspaceId,
+    classify,
+    redraw_in_place,
+)
 from slackapp.game import machine as m
 from slackapp.logs import log_context
 
@@ -58,6 +65,12 @@ SWEEP_SECONDS = 0.5
 RELEASE_WITHIN_SECONDS = 0.05
 """A game whose last call landed is let go within this long, with the others landing then:
 one transaction for them all, and no message waits for it."""
+BOARD_AHEAD_SECONDS = 10.0
+"""How far ahead a public board's redraw may take its turn at ``chat.update``'s limit."""
+LEFT_FOR_BOARDS = 20
+"""A private message's redraw that answers no click of theirs (the game's end in each DM)
+takes a turn only while this many calls of the workspace's burst stay free: the boards the
+whole table looks at go first."""
 SLEEP_AT_MOST_SECONDS = 1.0
 """A call whose turn (see slackapp.delivery.pacing) is nearer waits for it; a later one is put
 off in the outbox with its turn kept, so no call thread sleeps long."""
@@ -480,14 +493,18 @@ class Deliverer:
                 if channel is None:  # a private word: open the DM first
                     opened = client.conversations_open(users=newest.user_id)
                     channel = str(opened["channel"]["id"])
-                if self._put_off(game_id, pending, lambda: self.pacer.post(str(channel))):
+                if self._put_off(game_id, pending, lambda: Turn(self.pacer.post(str(channel)))):
                     return None
                 posted = client.chat_postMessage(
                     channel=channel, text=newest.text, blocks=newest.blocks
                 )
                 first: tuple[str, str] | None = (str(posted["channel"]), str(posted["ts"]))
+            elif pending.response_url is not None and redraw_in_place(
+                pending.response_url, newest.text, newest.blocks
+            ):
+                first = None  # the click's own answer redrew it: no chat.update spent
             else:
-                if self._put_off(game_id, pending, lambda: self.pacer.update(team_id)):
+                if self._put_off(game_id, pending, lambda: self._update_turn(team_id, pending)):
                     return None
                 client.chat_update(
                     channel=send.shown.channel,
@@ -510,7 +527,7 @@ class Deliverer:
         newest: plan.Entry,
         ts: str,
     ) -> Landing | None:
-        if self._put_off(game_id, pending, lambda: self.pacer.update(team_id)):
+        if self._put_off(game_id, pending, lambda: Turn(self.pacer.update(team_id))):
             return None
         try:
             client.chat_delete(channel=str(newest.channel), ts=ts)
@@ -524,14 +541,31 @@ class Deliverer:
             return None
         return Landing(game_id, pending.surface, newest.version)
 
-    def _put_off(self, game_id: int, pending: plan.Pending, turn: Callable[[], float]) -> bool:
+    def _update_turn(self, team_id: str, pending: plan.Pending) -> Turn:
+        """A person's own view after their click is redrawn through the click's response_url;
+        if Slack refused that, it takes the next turn, however far off. A public board takes
+        one up to ``BOARD_AHEAD_SECONDS`` ahead, any other private redraw (the game's end in a
+        DM) only one that leaves ``LEFT_FOR_BOARDS`` of the burst: when the budget is short
+        they wait without one, and are redrawn at their newest version once one is free."""
+        if pending.response_url is not None:
+            return Turn(self.pacer.update(team_id))
+        if m.dm_key(pending.surface) is None:
+            return self.pacer.update_within(team_id, BOARD_AHEAD_SECONDS)
+        return self.pacer.update_sparing(team_id, LEFT_FOR_BOARDS)
+
+    def _put_off(self, game_id: int, pending: plan.Pending, turn: Callable[[], Turn]) -> bool:
         """Wait for the message's turn at Slack's rate limit, or, when it is further off, put
-        the message off until then (True)."""
+        the message off until then (True); one that got no turn is put off without one."""
         key = (game_id, pending.surface)
         with self._lock:
             kept = self._turns.pop(key, None)
         now = time.monotonic()
-        wait = turn() if kept is None else kept - now
+        given = turn() if kept is None else Turn(kept - now)
+        wait = given.wait
+        if not given.taken:
+            version, attempts = pending.newest.version, pending.attempts
+            self._retry_later(game_id, pending.surface, version, attempts, wait)
+            return True
         if wait <= SLEEP_AT_MOST_SECONDS:
             if wait > 0:
                 time.sleep(wait)

@@ -70,7 +70,13 @@ def outbox_rows(game: Addressed, effects: Iterable[m.Effect]) -> list[Row]:
     rows: list[Row] = []
     said_in = words(Language(game.language))
     for effect in effects:
-        row: Row = {"game_id": game.id, "attempts": 0, "channel": None, "user_id": None}
+        row: Row = {
+            "game_id": game.id,
+            "attempts": 0,
+            "channel": None,
+            "user_id": None,
+            "response_url": None,
+        }
         match effect:
             case m.Show(surface, view):
                 key = m.dm_key(surface)
@@ -94,6 +100,15 @@ def outbox_rows(game: Addressed, effects: Iterable[m.Effect]) -> list[Row]:
         row |= {"of_game": game.id, "of_surface": row["surface"]}
         rows.append(row)
     return rows
+
+
+def answering(rows: list[Row], surface: str, response_url: str | None) -> None:
+    """The versions of the clicked message ``surface`` answer the click: they carry its
+    ``response_url`` (see ``OutboxEntry.response_url``)."""
+    if response_url:
+        for row in rows:
+            if row["surface"] == surface:
+                row["response_url"] = response_url
 
 
 def write(connection: Connection, rows: list[Row]) -> None:

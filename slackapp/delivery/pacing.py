@@ -5,6 +5,15 @@ and ``chat.update`` is a Tier 3 method: 50 or more a minute per workspace, spora
 welcome. Each limit is a token bucket here: ``burst`` calls may go at once, then one every
 ``1 / rate`` seconds. A call takes the next free moment of its bucket, so calls queued behind
 one another are spread out rather than sent together and refused together.
+
+A call may also ask for a turn only if one is free ``within`` some seconds: when the budget is
+short it takes none, so the turns go to the calls that may take them further ahead, and the
+message, coalesced meanwhile to its newest version, asks again once one would be that near
+(``slackapp.delivery.deliverer`` says which message may look how far ahead).
+
+The buckets live in the database (``SharedBuckets``, one row per bucket, one statement per
+call) so that every process of a deployment paces against the same budget, or in memory
+(``Buckets``) for one process alone.
 """
 
 from __future__ import annotations
@@ -13,6 +22,9 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
+
+from sqlalchemy import Engine, text
 
 POSTS_PER_SECOND = 1.0
 POST_BURST = 3
@@ -26,8 +38,22 @@ class Limit:
     burst: int
 
 
+@dataclass(frozen=True)
+class Turn:
+    """``taken``: the call has its turn in ``wait`` seconds. Not taken: none was free soon
+    enough; ask again in about ``wait`` seconds, when one would be."""
+
+    wait: float
+    taken: bool = True
+
+
+class Bucketing(Protocol):
+    def reserve(self, key: str, within: float | None = None) -> Turn: ...
+
+
 class Buckets:
-    """Token buckets by key, all of one limit; safe to share between threads."""
+    """Token buckets by key, all of one limit, in this process's memory; safe to share
+    between threads."""
 
     def __init__(self, limit: Limit, clock: Callable[[], float] = time.monotonic) -> None:
         self.limit = limit
@@ -36,34 +62,105 @@ class Buckets:
         self._free_from: dict[str, float] = {}
         """Per key, the moment from which a full burst would be free again."""
 
-    def reserve(self, key: str) -> float:
-        """Take the next free moment of ``key``'s bucket; seconds from now until then."""
+    def reserve(self, key: str, within: float | None = None) -> Turn:
+        """Take the next free moment of ``key``'s bucket (only if it is ``within`` seconds
+        from now, when given; a negative ``within`` asks for a turn only while that many
+        seconds' worth of the burst would still be free after it)."""
         interval = 1.0 / self.limit.per_second
         with self._lock:
             now = self.clock()
             full_from = self._free_from.get(key, now)
             earliest = full_from - (self.limit.burst - 1) * interval  # a burst may run ahead
             at = max(now, earliest)
+            if within is not None and earliest - now > within:  # below 0: tokens to spare
+                return Turn(earliest - now - within, taken=False)
             self._free_from[key] = max(full_from, now) + interval
             if len(self._free_from) > 10_000:  # forget the buckets that are full again
                 self._free_from = {k: v for k, v in self._free_from.items() if v > now}
-            return at - now if at - now > 1e-6 else 0.0  # not a float's rounding
+            return Turn(at - now if at - now > 1e-6 else 0.0)  # not a float's rounding
+
+
+RESERVE = text(
+    """
+    INSERT INTO pacing_buckets AS b (key, free_from, taken)
+    VALUES (:key, extract(epoch FROM statement_timestamp())::float8 + :interval, true)
+    ON CONFLICT (key) DO UPDATE SET
+        free_from = CASE WHEN b.free_from - :ahead <= excluded.free_from - :interval + :within
+                         THEN greatest(b.free_from + :interval, excluded.free_from)
+                         ELSE b.free_from END,
+        taken = b.free_from - :ahead <= excluded.free_from - :interval + :within
+    RETURNING free_from, taken, extract(epoch FROM statement_timestamp())::float8 AS now
+    """
+)
+"""One bucket's turn, as ``Buckets.reserve`` takes it, on the database's clock (the one clock
+every process shares) and under the row's lock (so two processes never take the same turn).
+The row it would insert carries the statement's own timestamp (plus an interval), the one
+moment it decides and answers by: after a wait for
+the lock it is a little old, which only makes the turn later, never earlier."""
+
+
+class SharedBuckets:
+    """Token buckets by key, all of one limit, in the database: every process that paces
+    against the same ``kind`` shares them."""
+
+    def __init__(self, engine: Engine, kind: str, limit: Limit) -> None:
+        self.engine = engine
+        self.kind = kind
+        self.limit = limit
+
+    def reserve(self, key: str, within: float | None = None) -> Turn:
+        interval = 1.0 / self.limit.per_second
+        ahead = (self.limit.burst - 1) * interval
+        with self.engine.begin() as connection:
+            free_from, taken, now = connection.execute(
+                RESERVE,
+                {
+                    "key": f"{self.kind}:{key}"[:200],
+                    "interval": interval,
+                    "ahead": ahead,
+                    "within": 1e9 if within is None else within,
+                },
+            ).one()
+        if not taken:  # the bucket as it was: a turn is free once its backlog is within a burst
+            return Turn(max(0.0, free_from - ahead - now - (within or 0.0)), taken=False)
+        # free_from moved one interval past the turn taken, which a burst may run ahead of.
+        at = max(now, free_from - interval - ahead)
+        return Turn(at - now if at - now > 1e-6 else 0.0)
 
 
 class Pacer:
-    """The deliverer's buckets: posts per channel, updates per workspace."""
+    """The deliverer's buckets: posts per channel, updates per workspace; in this process's
+    memory unless ``engine`` is given (then in that database, shared by every process)."""
 
     def __init__(
         self,
         posts: Limit = Limit(POSTS_PER_SECOND, POST_BURST),
         updates: Limit = Limit(UPDATES_PER_MINUTE / 60, UPDATE_BURST),
         clock: Callable[[], float] = time.monotonic,
+        engine: Engine | None = None,
     ) -> None:
-        self.posts = Buckets(posts, clock)
-        self.updates = Buckets(updates, clock)
+        self.posts: Bucketing
+        self.updates: Bucketing
+        self.update_limit = updates
+        if engine is None:
+            self.posts, self.updates = Buckets(posts, clock), Buckets(updates, clock)
+        else:
+            self.posts = SharedBuckets(engine, "post", posts)
+            self.updates = SharedBuckets(engine, "update", updates)
 
     def post(self, channel: str) -> float:
-        return self.posts.reserve(channel)
+        return self.posts.reserve(channel).wait
 
     def update(self, team_id: str) -> float:
-        return self.updates.reserve(team_id)
+        return self.updates.reserve(team_id).wait
+
+    def update_within(self, team_id: str, within: float) -> Turn:
+        """A turn for a redraw that may be put off: taken only if it is ``within`` seconds."""
+        return self.updates.reserve(team_id, within)
+
+    def update_sparing(self, team_id: str, spare: int) -> Turn:
+        """A turn for a redraw that may wait longest: taken only now, and only while ``spare``
+        more calls of the burst (at most half of it) stay free for the others."""
+        limit = self.update_limit
+        kept = min(spare, limit.burst // 2)
+        return self.updates.reserve(team_id, -kept / limit.per_second)

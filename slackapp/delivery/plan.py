@@ -35,6 +35,8 @@ class Entry:
     blocks: list[dict[str, Any]] | None
     due_at: datetime
     attempts: int
+    response_url: str | None = None
+    """The click this version answers, if it does: where it can be redrawn in place."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +63,12 @@ class Pending:
     @property
     def attempts(self) -> int:
         return max(entry.attempts for entry in self.entries)
+
+    @property
+    def response_url(self) -> str | None:
+        """The newest click's ``response_url`` among the undelivered versions (a newer
+        version may come from a step that was not a click on it)."""
+        return next((e.response_url for e in reversed(self.entries) if e.response_url), None)
 
 
 @dataclass(frozen=True, slots=True)

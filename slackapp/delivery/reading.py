@@ -23,6 +23,7 @@ UNDELIVERED = (
         OutboxEntry.blocks,
         OutboxEntry.due_at,
         OutboxEntry.attempts,
+        OutboxEntry.response_url,
         Game.team_id,
         Game.enterprise_id,
         SlackMessage.channel,
@@ -62,8 +63,8 @@ def read(connection: Connection, game_ids: Collection[int]) -> dict[int, ToShow]
     entries: dict[int, list[Entry]] = {}
     shown: dict[int, dict[str, Shown]] = {}
     for row in connection.execute(UNDELIVERED, {"games": list(game_ids)}):
-        entry = Entry(*row[:9])
-        team_id, enterprise_id, channel, ts, version = row[9:]
+        entry = Entry(*row[:10])
+        team_id, enterprise_id, channel, ts, version = row[10:]
         teams[entry.game_id] = WorkspaceId(team_id, enterprise_id)
         entries.setdefault(entry.game_id, []).append(entry)
         if ts is not None:

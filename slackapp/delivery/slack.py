@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.oauth.installation_store import InstallationStore
 from slack_sdk.oauth.token_rotation import TokenRotator
+from slack_sdk.webhook import WebhookClient
 
 from slackapp.authorize import fresh_bot
 
@@ -41,6 +43,19 @@ def web_client(token: str | None, api_url: str, wait_out_rate_limits: bool = Tru
     if wait_out_rate_limits:
         client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
     return client
+
+
+def redraw_in_place(response_url: str, text: str, blocks: list[dict[str, Any]] | None) -> bool:
+    """Redraw the message a click was on through the click's ``response_url``, which Slack
+    does not count against ``chat.update``'s limit (a URL may be used five times in thirty
+    minutes); whether Slack took it (an expired or used-up URL is refused: update instead)."""
+    try:
+        answer = WebhookClient(response_url, timeout=CALL_TIMEOUT_SECONDS).send(
+            text=text, blocks=blocks, replace_original=True
+        )
+    except Exception:  # unreachable, or a timeout: chat.update is the way that is left
+        return False
+    return answer.status_code == 200
 
 
 class InstalledClients:

@@ -8,17 +8,22 @@ would see.
 
 from slackapp.fakeslack.client import AppClient, SignedRequest, signature, signed_headers
 from slackapp.fakeslack.fake import DEFAULT_APP_URL, FakeSlack
+from slackapp.fakeslack.limits import SLACK, UNLIMITED, Limit, RateLimits
 from slackapp.fakeslack.models import JSON, Button, Call, Identity, Message
 
 __all__ = [
     "DEFAULT_APP_URL",
     "JSON",
+    "SLACK",
+    "UNLIMITED",
     "AppClient",
     "Button",
     "Call",
     "FakeSlack",
     "Identity",
+    "Limit",
     "Message",
+    "RateLimits",
     "SignedRequest",
     "signature",
     "signed_headers",

@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from slackapp.fakeslack.client import AppClient
 from slackapp.fakeslack.grants import Grants
+from slackapp.fakeslack.limits import SLACK, RateLimits
 from slackapp.fakeslack.models import Call, Identity
 from slackapp.fakeslack.people import People
 from slackapp.fakeslack.server import SlackHttpServer
@@ -52,9 +53,11 @@ class FakeSlack:
         port: int = 0,
         enterprise_id: str | None = None,
         org_wide: bool = False,
+        limits: RateLimits = SLACK,
     ) -> None:
         """``enterprise_id``: the workspace belongs to that Enterprise Grid organisation;
-        ``org_wide``: the app is installed on the whole organisation, not the workspace."""
+        ``org_wide``: the app is installed on the whole organisation, not the workspace;
+        ``limits``: the rate limits it enforces (Slack's, unless a test wants others)."""
         if org_wide and enterprise_id is None:
             raise ValueError("only an Enterprise Grid organisation has org-wide installs")
         self.identity = Identity(
@@ -71,7 +74,7 @@ class FakeSlack:
             trigger_ttl=trigger_ttl,
             token_lifetime=token_lifetime,
         )
-        self.api = WebApi(self.workspace, self.grants)
+        self.api = WebApi(self.workspace, self.grants, limits)
         self._http = SlackHttpServer(self.api, host, port)
         self._app = AppClient(signing_secret, app_url, ack_timeout)
         self.people = People(
@@ -173,6 +176,15 @@ class FakeSlack:
     def calls(self) -> list[Call]:
         """Every request the app made, oldest first."""
         return self.workspace.calls
+
+    @property
+    def limits(self) -> RateLimits:
+        """The rate limits enforced now; set new ones (every bucket full again) at any time."""
+        return self.api.limiter.limits
+
+    @limits.setter
+    def limits(self, limits: RateLimits) -> None:
+        self.api.limiter.limits = limits
 
     @property
     def version(self) -> int:

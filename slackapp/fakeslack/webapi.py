@@ -15,6 +15,7 @@ from typing import Any
 
 from slackapp.fakeslack import blocks as block_kit
 from slackapp.fakeslack.grants import Grants, HookError, ResponseHook
+from slackapp.fakeslack.limits import SLACK, Limiter, RateLimits
 from slackapp.fakeslack.models import JSON, Call, Message
 from slackapp.fakeslack.workspace import Workspace
 
@@ -63,9 +64,11 @@ Hook = Callable[[ApiRequest, Answerer], ApiAnswer]
 class WebApi:
     """Slack's Web API over a Workspace; every call is recorded there."""
 
-    def __init__(self, workspace: Workspace, grants: Grants) -> None:
+    def __init__(self, workspace: Workspace, grants: Grants, limits: RateLimits = SLACK) -> None:
         self.workspace = workspace
         self.grants = grants
+        self.limiter = Limiter(limits)
+        """Slack's rate limits, enforced (``slackapp.fakeslack.limits``)."""
         self.hooks: list[Hook] = []
         """Run around every call, response_urls included, the first outermost."""
         self._methods: dict[str, Handler] = {
@@ -122,6 +125,10 @@ class WebApi:
             token_error = self.grants.token_error(request.token)
             if token_error:
                 return ApiAnswer({"ok": False, "error": token_error})
+        if retry_after := self.limiter.retry_after(request.method, request.params):
+            return ApiAnswer(
+                {"ok": False, "error": "ratelimited"}, 429, {"Retry-After": str(retry_after)}
+            )
         try:
             return ApiAnswer({"ok": True, **handler(request)})
         except ApiError as error:

@@ -135,7 +135,8 @@ def copy_clicked(body: dict[str, Any], click: Click) -> Copy | None:
         surface = CHANNEL_SURFACES[click.action]
     else:
         return None
-    return Copy(surface, channel, ts)
+    url = body.get("response_url")
+    return Copy(surface, channel, ts, url if isinstance(url, str) and url else None)
 
 
 def command_for(click: Click) -> m.Event | None:

@@ -15,7 +15,7 @@ from sqlalchemy import Engine, create_engine
 
 from slackapp import serving
 from slackapp.db.engine import sqlalchemy_url
-from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack import UNLIMITED, FakeSlack
 from slackapp.serving import (
     SERVE,
     ExitedAtStart,
@@ -48,7 +48,10 @@ def db(database_url: str) -> Iterator[Engine]:
 
 @pytest.fixture(scope="session")
 def fake() -> Iterator[FakeSlack]:
-    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as slack:
+    # The whole run plays hundreds of games in this one workspace, and its apps pace chat.update
+    # far faster than Slack would (tests/conftest.py): Slack's limits are enforced by the
+    # stand-ins of the tests that are about them.
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], limits=UNLIMITED) as slack:
         yield slack
         ACK_LATENCIES.extend(slack.ack_latencies)
 

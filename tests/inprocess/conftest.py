@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Engine, create_engine
 
-from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack import UNLIMITED, FakeSlack
 from tests.databases import migrated_database
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
 from tests.inprocess.harness import InProcessApp, tracked_answers
@@ -29,7 +29,9 @@ def db(database_url: str) -> Iterator[Engine]:
 
 @pytest.fixture(scope="session")
 def fake() -> Iterator[FakeSlack]:
-    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as slack:
+    # The app here is unpaced on a clock nobody moves (pacing has tests of its own), and the
+    # whole run plays in this one workspace: Slack's limits would only hold its games back.
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], limits=UNLIMITED) as slack:
         yield slack
 
 

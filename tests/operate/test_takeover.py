@@ -48,7 +48,8 @@ def test_the_survivor_shows_what_a_killed_process_was_sending(
     lobby = table.seat_people(ALVA, [BENGT])  # in the first process
     # Slack takes its time over the lobby's redraw; the first process is then killed, and
     # what it had sent is refused (Slack never saw it).
-    redraw = Held(fake, "chat.update", lambda p: p.get("channel") == table.channel, applied=False)
+    # The lobby is redrawn through the Join click's response URL (a private answer is not).
+    redraw = Held(fake, "response_url", lambda p: p.get("replace_original") is True, applied=False)
     with redraw:
         table.click(CARIN, lobby, "Join")
         redraw.wait(30)  # the first process is sending the lobby's redraw

@@ -20,7 +20,7 @@ from sqlalchemy import Engine, text
 from slackapp.blocks.ids import ButtonValue
 from slackapp.fakeslack import FakeSlack, Message, SignedRequest
 from slackapp.fakeslack.models import JSON
-from slackapp.fakeslack.webapi import ApiAnswer, ApiRequest
+from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
 from tests.e2e.conftest import AppProcess, PhaseLengths, start_app
 from tests.e2e.driver import Table
 
@@ -38,7 +38,8 @@ def new_people(fake: FakeSlack, count: int) -> list[str]:
 
 
 class Held:
-    """The first Web API call to ``method`` that ``matches`` waits at the fake Slack.
+    """The first Web API call to ``method`` that ``matches`` waits at the fake Slack
+    (``response_url``: a post to a response URL, whose parameters are its body).
 
     With ``applied``, Slack has done what was asked (the message is posted) and only the answer
     is held, so the app never learns of it; without, the call waits before it takes effect, and
@@ -65,6 +66,7 @@ class Held:
 
     def __enter__(self) -> Held:
         self.fake.api.handle = self._handle  # type: ignore[method-assign]  # held, put back on exit
+        self.fake.api.hooks.append(self._hook)  # response URLs do not go through handle
         return self
 
     def __exit__(
@@ -75,6 +77,7 @@ class Held:
     ) -> None:
         self.release()
         self.fake.api.handle = self._original  # type: ignore[method-assign]  # as it was
+        self.fake.api.hooks.remove(self._hook)
 
     def wait(self, timeout: float = 20.0) -> ApiRequest:
         if not self.reached.wait(timeout):
@@ -89,20 +92,38 @@ class Held:
         """Whether this is the call to hold (asked once per call, under the lock)."""
         return request.method == self.method and self.matches(request.params)
 
+    def channel_of(self, request: ApiRequest) -> str:
+        """The conversation a call is about; a response URL's, from Slack's own record."""
+        if request.method != "response_url":
+            return str(request.params.get("channel"))
+        try:
+            return self.fake.grants.hook(request.token or "").channel
+        except KeyError:
+            return ""
+
     def _handle(self, request: ApiRequest) -> ApiAnswer:
+        return self._held(request, self._original)
+
+    def _hook(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        if request.method != "response_url":  # a Web API call: _handle saw it already
+            return answer(request)
+        return self._held(request, answer)
+
+    def _held(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
         with self._lock:
             mine = self.request is None and self.claims(request)
             if mine:
                 self.request = request
         if not mine:
-            return self._original(request)
-        answer = self._original(request) if self.applied else None
+            return answer(request)
+        answered = answer(request) if self.applied else None
         self.reached.set()
         self.released.wait(60)
-        if answer is None:
+        if answered is None:
             # The caller is gone by now; Slack never saw the call.
-            return ApiAnswer({"ok": False, "error": "request_timeout"})
-        return answer
+            status = 500 if request.method == "response_url" else 200
+            return ApiAnswer({"ok": False, "error": "request_timeout"}, status)
+        return answered
 
 
 def restart(
@@ -270,7 +291,9 @@ class HeldNth(Held):
     def claims(self, request: ApiRequest) -> bool:
         if request.method not in self.methods:
             return False
-        if str(request.params.get("channel")) not in self.channels():
+        if request.method == "response_url" and request.params.get("replace_original") is not True:
+            return False  # a private answer, not a message redrawn
+        if self.channel_of(request) not in self.channels():
             return False
         self.seen += 1
         return self.seen == self.n + 1

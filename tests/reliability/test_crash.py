@@ -180,8 +180,11 @@ def test_a_crash_right_after_a_person_saw_their_night_result_keeps_that_choice(
         table.arrange_deal(lambda dealt, center: dealt[anna] is Card.SEER)
         table.start(anna)
         dm = table.dm(anna)
-        her_dm = dm.channel
-        with Held(fake, "chat.update", lambda p: p.get("channel") == her_dm, applied=True) as held:
+        # Her DM is redrawn through her click's response URL (her private answer is not).
+        redrawn = Held(
+            fake, "response_url", lambda p: p.get("replace_original") is True, applied=True
+        )
+        with redrawn as held:
             table.click(anna, dm, dm.buttons()[0].text)  # the Seer looks at a card
             held.wait()
             seen = fake.message(dm.channel, dm.ts)

@@ -21,7 +21,8 @@ pytestmark = pytest.mark.long(30)
 
 T = TypeVar("T")
 
-MESSAGE_CALLS = ("chat.postMessage", "chat.update")
+MESSAGE_CALLS = ("chat.postMessage", "chat.update", "response_url")
+"""A message posted, updated, or redrawn through the response URL of the click it answers."""
 
 
 def finish_from_anywhere(table: Table, people: list[str]) -> None:

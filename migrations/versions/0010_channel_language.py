@@ -1,6 +1,6 @@
 """a language per channel, and each game's language
 
-Revision ID: 0010_svenska_language
+Revision ID: 0010
 Revises: 0009
 Create Date: 2026-12-02 22:30:00.000000
 
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 # revision identifiers, used by Alembic.
-revision: str = "0010_svenska_language"
+revision: str = "0010"
 down_revision: str | Sequence[str] | None = "0009"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -1,0 +1,112 @@
+"""A few tables in one workspace on a tiny budget of Slack's, played through one ``varulv serve``
+and through two: the pacing all the processes share keeps their calls within the stand-in's
+limits, every board ends showing its newest version, and no game is stuck."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, create_engine, text
+
+from slackapp.fakeslack import FakeSlack, Limit, RateLimits
+from tests.databases import fresh_database
+from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
+from tests.e2e.driver import Table
+
+pytestmark = pytest.mark.long(30)
+
+TABLES = 3
+TINY = RateLimits(updates=Limit(1.0, 3), posts=Limit(1.0, 3))
+"""A workspace's chat.update budget of 60 a minute after a burst of three, and a post a second
+per channel: three tables of three spend it faster than it comes."""
+PACED = {"VARULV_UPDATES_PER_MINUTE": "60", "VARULV_UPDATE_BURST": "3"}
+
+
+def shown_against_newest(fake: FakeSlack, db: Engine, game_id: int) -> list[str]:
+    """Each of the game's messages whose Slack copy is not its newest version's text."""
+    with db.connect() as connection:
+        rows = connection.execute(
+            text(
+                "SELECT m.surface, m.channel, m.ts, m.version, o.version AS newest, o.text "
+                "FROM messages m JOIN LATERAL (SELECT version, text FROM outbox "
+                "  WHERE game_id = m.game_id AND surface = m.surface "
+                "  ORDER BY version DESC LIMIT 1) o ON true WHERE m.game_id = :g"
+            ),
+            {"g": game_id},
+        ).all()
+    wrong = []
+    for surface, channel, ts, version, newest, words in rows:
+        in_slack = fake.get_message(channel, ts)
+        if version != newest or in_slack is None or in_slack.text != words:
+            wrong.append(f"{surface}: shows v{version} of v{newest}")
+    return wrong
+
+
+def outbox_facts(db: Engine, game_ids: list[int]) -> dict[str, Any]:
+    with db.connect() as connection:
+        row = connection.execute(
+            text(
+                "SELECT count(*) FILTER (WHERE done_at IS NULL) AS undelivered, "
+                "count(*) FILTER (WHERE failure IS NOT NULL AND failure <> 'superseded') "
+                "AS failed, coalesce(max(attempts), 0) AS attempts "
+                "FROM outbox WHERE game_id = ANY(:g)"
+            ),
+            {"g": game_ids},
+        ).one()
+    return dict(row._mapping)
+
+
+def in_phase(table: Table, phase: str) -> None:
+    """Until the game is in ``phase`` (committed; what it shows may follow later)."""
+    table.wait(lambda: table.game()["phase"] == phase or None, f"phase {phase}")
+
+
+@pytest.mark.parametrize("processes", [1, 2])
+def test_a_few_tables_on_a_tiny_budget_end_right(postgres: str, processes: int) -> None:
+    url = fresh_database(postgres, f"limits{processes}")
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], limits=TINY) as fake:
+        apps: list[AppProcess] = []
+        engine = create_engine(url)
+        try:
+            apps = [start_app(fake, url, env=PACED) for _ in range(processes)]
+            tables: list[tuple[Table, list[str]]] = []
+            for number in range(TABLES):
+                people = [f"U0T{number}P{seat}" for seat in range(3)]
+                for user in people:
+                    fake.add_user(user, user.lower())
+                tables.append((Table(fake, apps[number % processes], engine), people))
+            # The tables play side by side: each step at every table before the next step.
+            for table, (host, *others) in tables:
+                table.seat_people(host, others)
+            for table, people in tables:
+                table.start(people[0])
+            for table, people in tables:
+                table.play_night(people)
+            for table, people in tables:
+                in_phase(table, "day")
+                table.heard_enough(people[:2])
+            for table, people in tables:
+                in_phase(table, "vote")
+                table.vote(dict.fromkeys(people, "Nobody"))
+            for table, _ in tables:
+                table.wait_for_phase("over", timeout=60)
+                table.reveal()
+                table.stored_outcome_matches_referee()
+            game_ids = [table.game_id() for table, _ in tables]
+            for game_id in game_ids:
+                assert shown_against_newest(fake, engine, game_id) == []
+            facts = outbox_facts(engine, game_ids)
+            refused = fake.api.limiter.refused
+            assert facts["undelivered"] == 0 and facts["failed"] == 0, facts
+            assert facts["attempts"] <= 1, f"a call was refused more than once: {refused}"
+            updates = [c for c in fake.calls if c.method == "chat.update" and c.ok]
+            assert len(updates) > 3 * TABLES, "the budget was spent, not spared"
+            # A night choice redraws the chooser's DM through the click's own response_url:
+            # chat.update reaches a DM only for what no click of theirs changed (the dawn).
+            dm_updates = [u for u in updates if str(u.params["channel"]).startswith("D")]
+            assert len(dm_updates) <= 3 * TABLES, [u.params["text"] for u in dm_updates]
+        finally:
+            for app in apps:
+                app.stop()
+            engine.dispose()

@@ -1,0 +1,193 @@
+"""Slack's rate limits with small numbers: the stand-in refuses beyond them, the deliverer waits
+out its Retry-After, and the pacing every process shares keeps calls within them."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from slackapp.db.engine import make_sessions, transaction
+from slackapp.db.migrate import upgrade
+from slackapp.db.models import Game, OutboxEntry
+from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.outbox import answering, outbox_rows, write
+from slackapp.delivery.pacing import Limit, Pacer
+from slackapp.delivery.slack import web_client
+from slackapp.fakeslack import UNLIMITED, Call, FakeSlack, RateLimits
+from slackapp.fakeslack import Limit as SlackLimit
+from slackapp.fakeslack.grants import HookError
+from slackapp.game import machine as m
+from tests.e2e.conftest import BOT_TOKEN
+from tests.waiting import until
+
+_channels = itertools.count(1)
+_teams = itertools.count(1)
+
+
+@pytest.fixture(scope="module")
+def sessions(db: Engine) -> sessionmaker[Session]:
+    upgrade(db)
+    return make_sessions(db)
+
+
+@pytest.fixture
+def limited(fake: FakeSlack) -> Iterator[FakeSlack]:
+    """The run's stand-in, allowing one chat.update a second after a burst of one."""
+    fake.limits = RateLimits(updates=SlackLimit(1.0, 1), posts=None)
+    try:
+        yield fake
+    finally:
+        fake.limits = UNLIMITED
+
+
+def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, str]:
+    channel = f"C{next(_channels):04d}LIM"
+    fake.add_channel(channel, channel.lower())
+    with transaction(sessions) as session:
+        game = Game(
+            team_id="T0001",
+            channel_id=channel,
+            host_user_id="U0HOST",
+            phase="lobby",
+            seed=1,
+            night_seconds=120,
+            day_seconds=300,
+            vote_seconds=120,
+        )
+        session.add(game)
+        session.flush()
+        return game.id, channel
+
+
+def show(
+    sessions: sessionmaker[Session], game_ids: list[int], text: str, answers: str | None = None
+) -> None:
+    """Each game's board, to say ``text``: in one transaction, so all are due at once;
+    ``answers``: the redraw answers a click on the board that had that response_url."""
+    with transaction(sessions) as session:
+        for game_id in game_ids:
+            game = session.get(Game, game_id)
+            assert game is not None
+            rows = outbox_rows(game, [m.Show(m.LOBBY_BOARD, m.ClosedView(text))])
+            answering(rows, m.LOBBY_BOARD, answers)
+            write(session.connection(), rows)
+
+
+def undelivered(sessions: sessionmaker[Session], game_ids: list[int]) -> list[OutboxEntry]:
+    with sessions() as session:
+        return list(
+            session.scalars(
+                select(OutboxEntry).where(
+                    OutboxEntry.game_id.in_(game_ids), OutboxEntry.done_at.is_(None)
+                )
+            )
+        )
+
+
+def updates_of(calls: list[Call], channel: str) -> list[Call]:
+    return [c for c in calls if c.method == "chat.update" and c.params.get("channel") == channel]
+
+
+def test_the_stand_ins_429_is_waited_out_for_its_retry_after(
+    limited: FakeSlack, sessions: sessionmaker[Session]
+) -> None:
+    """An app that does not pace itself (here: the deliverer given a huge budget) is refused by
+    the stand-in as Slack refuses, and tries again once Retry-After has passed, not before."""
+    fake = limited
+    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
+    unpaced = Pacer(updates=Limit(1000.0, 1000))
+    deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None, pacer=unpaced)
+    games = [new_game(fake, sessions) for _ in range(2)]
+    ids = [game_id for game_id, _ in games]
+    try:
+        deliverer.start(sweep_seconds=0.1)
+        show(sessions, ids, "posted")
+        for game_id in ids:
+            deliverer.kick(game_id)
+        until(lambda: not undelivered(sessions, ids), "both boards posted")
+        before = len(fake.calls)
+        show(sessions, ids, "redrawn")
+        for game_id in ids:  # both redraws at once: one is refused
+            deliverer.kick(game_id)
+        until(lambda: not undelivered(sessions, ids), "both boards redrawn")
+    finally:
+        deliverer.stop()
+    mine = {channel for _, channel in games}  # the sweep may deliver other tests' leftovers
+    calls = [c for c in fake.calls[before:] if c.params.get("channel") in mine]
+    refused = [c for c in calls if c.method == "chat.update" and c.status == 429]
+    assert len(refused) == 1, [(c.status, c.params.get("channel")) for c in calls]
+    channel = str(refused[0].params["channel"])
+    assert refused[0].response == {"ok": False, "error": "ratelimited"}
+    first, then = updates_of(calls, channel)
+    assert then.ok and then.at >= first.at + 1.0, "tried again only after Retry-After"
+    for _, board in games:
+        assert fake.messages(board)[-1].text == "redrawn"
+
+
+def test_a_redraw_answering_a_click_spends_no_update_unless_its_url_is_refused(
+    limited: FakeSlack, sessions: sessionmaker[Session]
+) -> None:
+    fake = limited
+    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
+    deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None)
+    game_id, channel = new_game(fake, sessions)
+    try:
+        deliverer.start(sweep_seconds=0.1)
+        show(sessions, [game_id], "posted")
+        deliverer.kick(game_id)
+        until(lambda: not undelivered(sessions, [game_id]), "the board posted")
+        board = fake.messages(channel)[-1]
+        hook = fake.grants.issue_hook("U0HOST", channel, board.ts)  # a click on the board
+        url = f"{fake.people.response_base_url}/response/{hook}"
+        before = len(fake.calls)
+        show(sessions, [game_id], "answered in place", answers=url)
+        deliverer.kick(game_id)
+        until(lambda: not undelivered(sessions, [game_id]), "the board redrawn")
+        assert fake.message(channel, board.ts).text == "answered in place"
+        assert updates_of(fake.calls[before:], channel) == [], "no chat.update spent"
+        with pytest.raises(HookError):
+            while True:  # the URL's other uses, spent elsewhere
+                fake.grants.use_hook(hook)
+        show(sessions, [game_id], "updated after all", answers=url)
+        deliverer.kick(game_id)
+        until(lambda: not undelivered(sessions, [game_id]), "the board redrawn again")
+    finally:
+        deliverer.stop()
+    assert fake.message(channel, board.ts).text == "updated after all"
+    assert [c.ok for c in updates_of(fake.calls[before:], channel)] == [True], "updated instead"
+
+
+def test_two_pacers_on_one_database_share_a_budget(db: Engine, sessions: object) -> None:
+    """Each process has a pacer of its own: on the database they take turns from one bucket,
+    never the same turn twice, and a board's redraw takes none while the budget is spent."""
+    team = f"T{next(_teams):04d}PACE"
+    every_two_seconds = Limit(0.5, 2)
+    first, second = (Pacer(updates=every_two_seconds, engine=db) for _ in range(2))
+    started = time.monotonic()
+
+    def turn_at(wait: float, due: float) -> None:
+        """A turn ``due`` seconds after the first call, seen ``wait`` seconds ahead just now."""
+        elapsed = time.monotonic() - started
+        assert due - elapsed - 0.05 <= wait <= due + 0.05, (wait, due, elapsed)
+
+    assert first.update(team) == 0.0 and second.update(team) == 0.0, "a burst of two"
+    turn_at(first.update(team), 2.0)
+    turn_at(second.update(team), 4.0)
+    board = second.update_within(team, 1.0)
+    assert not board.taken
+    turn_at(board.wait, 5.0)  # when the free turn at 6 s is within a second
+    turn_at(first.update(team), 6.0)  # the turn the board did not take
+    assert first.update(f"{team}X") == 0.0, "another workspace has a budget of its own"
+    fresh = f"{team}Y"  # a burst of two: a redraw that may wait longest leaves one of it
+    assert first.update_sparing(fresh, spare=20).taken
+    assert not second.update_sparing(fresh, spare=20).taken
+    assert second.update(fresh) == 0.0, "the call left over, for a board"
+    posts = Pacer(posts=Limit(1.0, 1), engine=db)
+    assert posts.post(f"C{team}") == 0.0
+    started = time.monotonic()
+    turn_at(posts.post(f"C{team}"), 1.0)
