@@ -42,6 +42,8 @@ from slackapp.game.night import (
 )
 from slackapp.game.vote import check_ballot
 
+pytestmark = pytest.mark.long(6)
+
 W, M, S, R, T, INS, V = (
     Card.WEREWOLF,
     Card.MINION,
