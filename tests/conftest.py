@@ -7,13 +7,20 @@ import contextlib
 import os
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
 
 from slackapp.db.engine import sqlalchemy_url
 from tests import forked, processes
-from tests.databases import RUN_SERVER, RUN_TEMPLATE, embedded_server, migrate_template
+from tests.databases import (
+    RUN_SERVER,
+    embedded_server,
+    migrate_template,
+    run_server,
+    write_run_server,
+)
 
 _folder: Path | None = None
 _tempdir_before: str | None = None
@@ -21,6 +28,7 @@ _environ_before: dict[str, str | None] = {}
 """The variables of the environment this run sets, as they were: put back at its end."""
 _server = contextlib.ExitStack()
 """The run's embedded PostgreSQL, stopped at its end."""
+_server_starting: threading.Thread | None = None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -45,17 +53,27 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     if not hasattr(config, "workerinput"):
         _make_the_postgres_user_once()
-        _start_the_runs_postgres()
+        _start_the_runs_postgres(_folder)
 
 
-def _start_the_runs_postgres() -> None:
+def _start_the_runs_postgres(folder: Path) -> None:
     """One PostgreSQL server for the whole run (``DATABASE_URL``, else an embedded one started
-    here) with the schema migrated once into a template, both handed to the workers, which
-    start after this: a server and a migration per worker cost seconds of every run."""
-    given = os.environ.get("DATABASE_URL")
-    url = sqlalchemy_url(given) if given else _server.enter_context(embedded_server())
-    _set_environ(RUN_SERVER, url)
-    _set_environ(RUN_TEMPLATE, migrate_template(url))
+    here) with the schema migrated once into a template, both handed to the workers: a server
+    and a migration per worker cost seconds of every run. It starts while the workers start
+    and collect; a test that needs it waits for it (``tests.databases.run_server``)."""
+    global _server_starting
+
+    def start() -> tuple[str, str]:
+        given = os.environ.get("DATABASE_URL")
+        url = sqlalchemy_url(given) if given else _server.enter_context(embedded_server())
+        return url, migrate_template(url)
+
+    path = folder / "postgres.json"
+    _set_environ(RUN_SERVER, str(path))
+    _server_starting = threading.Thread(
+        target=write_run_server, args=(path, start), name="varulv-tests-postgres"
+    )
+    _server_starting.start()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -89,6 +107,8 @@ def _make_the_postgres_user_once() -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     processes.end_all()
     forked.stop_fork_server()
+    if _server_starting is not None:
+        _server_starting.join()
     _server.close()
     if _folder is not None:
         shutil.rmtree(_folder, ignore_errors=True)
@@ -116,4 +136,4 @@ def postgres() -> str:
     """The run's PostgreSQL server's URL (``DATABASE_URL`` when given, else an embedded one),
     shared by every tier and every worker: each deployment or app gets a database of its own
     on it."""
-    return os.environ[RUN_SERVER]
+    return run_server()[0]
