@@ -3,22 +3,32 @@ one folder of its own, removed when the run ends, after every process a test sta
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+import threading
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
 
-from slackapp.db.engine import sqlalchemy_url, temporary_postgres
+from slackapp.db.engine import sqlalchemy_url
 from tests import forked, processes
+from tests.databases import (
+    RUN_SERVER,
+    embedded_server,
+    migrate_template,
+    run_server,
+    write_run_server,
+)
 
 _folder: Path | None = None
 _tempdir_before: str | None = None
 _environ_before: dict[str, str | None] = {}
 """The variables of the environment this run sets, as they were: put back at its end."""
+_server = contextlib.ExitStack()
+"""The run's embedded PostgreSQL, stopped at its end."""
+_server_starting: threading.Thread | None = None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -44,6 +54,27 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     if not hasattr(config, "workerinput"):
         _make_the_postgres_user_once()
+        _start_the_runs_postgres(_folder)
+
+
+def _start_the_runs_postgres(folder: Path) -> None:
+    """One PostgreSQL server for the whole run (``DATABASE_URL``, else an embedded one started
+    here) with the schema migrated once into a template, both handed to the workers: a server
+    and a migration per worker cost seconds of every run. It starts while the workers start
+    and collect; a test that needs it waits for it (``tests.databases.run_server``)."""
+    global _server_starting
+
+    def start() -> tuple[str, str]:
+        given = os.environ.get("DATABASE_URL")
+        url = sqlalchemy_url(given) if given else _server.enter_context(embedded_server())
+        return url, migrate_template(url)
+
+    path = folder / "postgres.json"
+    _set_environ(RUN_SERVER, str(path))
+    _server_starting = threading.Thread(
+        target=write_run_server, args=(path, start), name="varulv-tests-postgres"
+    )
+    _server_starting.start()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -77,6 +108,9 @@ def _make_the_postgres_user_once() -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     processes.end_all()
     forked.stop_fork_server()
+    if _server_starting is not None:
+        _server_starting.join()
+    _server.close()
     if _folder is not None:
         shutil.rmtree(_folder, ignore_errors=True)
     tempfile.tempdir = _tempdir_before
@@ -99,25 +133,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres() -> Iterator[str]:
+def postgres() -> str:
     """The run's PostgreSQL server's URL (``DATABASE_URL`` when given, else an embedded one),
-    shared by every tier: each deployment or app gets a database of its own on it."""
-    given = os.environ.get("DATABASE_URL")
-    if given:
-        yield sqlalchemy_url(given)
-        return
-    with temporary_postgres("varulv-tests-pg-") as server:
-        url = sqlalchemy_url(str(server.get_uri()))
-        without_waiting_for_the_disk(url)
-        yield url
-
-
-def without_waiting_for_the_disk(url: str) -> None:
-    """The run's own server never flushes a commit to disk: a test kills apps, never this
-    server, and the machine outlives the run. A run commits tens of thousands of times."""
-    engine = create_engine(url, isolation_level="AUTOCOMMIT")
-    with engine.connect() as connection:
-        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
-            connection.execute(text(f"ALTER SYSTEM SET {setting} = off"))
-        connection.execute(text("SELECT pg_reload_conf()"))
-    engine.dispose()
+    shared by every tier and every worker: each deployment or app gets a database of its own
+    on it."""
+    return run_server()[0]

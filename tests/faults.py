@@ -90,7 +90,9 @@ def rate_limit(fake: FakeSlack, method: str, times: int = 1, retry_after: int = 
 
 def slow_down(fake: FakeSlack, seconds: float, method: str | None = None) -> None:
     """Answer every Web API call (or every call of ``method``, ``response_url`` included)
-    ``seconds`` later, as a loaded Slack does; 0 answers at once again."""
+    ``seconds`` later, as a loaded Slack does; 0 answers at once again. For the benchmarks,
+    which measure against real time: a test holds calls on events instead (``Held``, or a
+    barrier hook), so it never waits on the clock."""
     faults(fake).set_latency(seconds, method)
 
 

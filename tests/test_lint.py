@@ -6,6 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+# mypy with no cache (a fresh clone) checks every library the code imports: about twenty
+# seconds of CPU, so it starts with the other long files rather than last, alone.
+pytestmark = pytest.mark.long(20)
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -24,6 +24,7 @@ from slackapp.serving import (
     healthy,
 )
 from tests import processes
+from tests.databases import migrated_database
 from tests.forked import fork_python
 
 SIGNING_SECRET = "e2e-signing-secret"
@@ -35,8 +36,9 @@ ACK_LATENCIES: list[float] = []
 
 @pytest.fixture(scope="session")
 def database_url(postgres: str) -> str:
-    """The database the end-to-end apps share (each of their games has its own channel)."""
-    return postgres
+    """The database this worker's end-to-end apps share (each of their games has its own
+    channel); the run's other workers have theirs, so no app delivers another's games."""
+    return migrated_database(postgres, "e2e")
 
 
 @pytest.fixture(scope="session")

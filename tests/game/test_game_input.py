@@ -27,6 +27,8 @@ from slackapp.game.referee import (
 from tests.game.test_properties import Game, games
 from tests.game.test_referee_errors import VALID
 
+pytestmark = pytest.mark.long(6)
+
 ENOUGH = settings(max_examples=150, deadline=None)
 
 

@@ -22,6 +22,8 @@ from slackapp.game.cards import Card, deal
 from slackapp.game.night import Knowledge, NightChoice, Peek, Swap
 from slackapp.game.outcome import Outcome, play
 
+pytestmark = pytest.mark.long(8)
+
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 LENGTHS = m.Lengths(night_seconds=120, day_seconds=300, vote_seconds=120)
 PEOPLE = ["UANNA", "UBO", "UCIA", "UDAN", "UEVA", "UFIA", "UGUS", "UHED", "UIVO", "UJON", "UKIM"]

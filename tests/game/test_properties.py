@@ -41,7 +41,7 @@ from slackapp.game.outcome import play
 from slackapp.game.referee import name_problem, referee
 from slackapp.game.vote import check_ballot
 
-pytestmark = pytest.mark.long(11)
+pytestmark = pytest.mark.long(25)
 
 # Per test rather than a global profile, so other test modules keep their own settings.
 ENOUGH = settings(max_examples=100, deadline=None)

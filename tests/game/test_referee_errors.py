@@ -23,6 +23,8 @@ from slackapp.game.cards import Deal
 from slackapp.game.fingerprint import fingerprint
 from slackapp.game.referee import RefereeError, parse_input, referee
 
+pytestmark = pytest.mark.long(6)
+
 VALID: dict[str, Any] = {
     "seats": ["anna", "bo", "cia", "dan", "eva"],
     "dealt": {

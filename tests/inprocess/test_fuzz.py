@@ -42,7 +42,7 @@ from tests.reliability.support import (
     signed_click,
 )
 
-pytestmark = pytest.mark.long(8)
+pytestmark = pytest.mark.long(20)
 
 FUZZ = settings(deadline=None, max_examples=120, suppress_health_check=[HealthCheck.too_slow])
 EACH_KIND = settings(FUZZ, max_examples=60)

@@ -28,7 +28,7 @@ from tests.e2e.driver import Table, without_deck
 from tests.inprocess.harness import InProcessApp
 from tests.reliability.support import new_people
 
-pytestmark = pytest.mark.long(8)
+pytestmark = pytest.mark.long(16)
 
 CARD_NAMES = [card.value for card in Card]
 FIRST_LONG_SEED = 10**15

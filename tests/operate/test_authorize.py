@@ -4,6 +4,7 @@ not installed; a workspace that did uninstall it is still told so."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 
@@ -28,22 +29,25 @@ def installed(postgres: str) -> Iterator[Deployment]:
 
 @pytest.fixture
 def auth_test_broken(installed: Deployment) -> Iterator[list[float]]:
-    """``auth.test`` answers after 3.5 s with an HTTP 500; the times it was called."""
+    """``auth.test`` answers nothing until the test is over, then an HTTP 500: longer than
+    Slack's three seconds, as a struggling Slack can be. The times it was called."""
     fake = installed.fake
     original = fake.api.handle
     called: list[float] = []
+    over = threading.Event()
 
     def handle(request: ApiRequest) -> ApiAnswer:
         if request.method != "auth.test":
             return original(request)
         called.append(time.monotonic())
-        time.sleep(3.5)  # longer than Slack's three seconds, as a struggling Slack can be
+        over.wait(60)  # held until the test ends (a bound only for a test that hangs)
         return ApiAnswer({"ok": False, "error": "internal_error"}, status=500)
 
     fake.api.handle = handle  # type: ignore[method-assign]  # replaced for the test, put back after
     try:
         yield called
     finally:
+        over.set()
         fake.api.handle = original  # type: ignore[method-assign]  # as it was
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -254,19 +253,6 @@ def signed_click(fake: FakeSlack, user: str, message: Message, action_id: str) -
 
 def signed_command(fake: FakeSlack, user: str, channel: str, words: str = "") -> SignedRequest:
     return signed(fake, lambda: fake.slash_command(user, text=words, channel_id=channel))
-
-
-def settled(fake: FakeSlack, quiet: float = 1.0, timeout: float = 60.0) -> None:
-    """Return once the app has made no Web API call for ``quiet`` seconds: whatever it still
-    had queued (steps wait while requests are being acknowledged) is done."""
-    deadline = time.monotonic() + timeout
-    seen = len(fake.calls)
-    while time.monotonic() < deadline:
-        time.sleep(quiet)  # the app's process says nothing of being done: it is quiet a while
-        if len(fake.calls) == seen:
-            return
-        seen = len(fake.calls)
-    raise AssertionError(f"the app was still busy after {timeout} s")
 
 
 class HeldNth(Held):

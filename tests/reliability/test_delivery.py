@@ -8,6 +8,7 @@ import itertools
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -63,7 +64,6 @@ def deliverer(
     deliverer = Deliverer(sessions, lambda team: client, reports)
     yield deliverer
     deliverer.stop()
-    faults.slow_down(fake, 0)
 
 
 def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, str]:
@@ -295,12 +295,20 @@ def test_one_deliverer_at_a_time_and_a_dead_ones_lease_is_taken_over(
     other = Deliverer(sessions, lambda team: client, reports)
     try:
         show(sessions, game_id, closed("once"))
-        faults.slow_down(fake, 0.3)
-        together = [threading.Thread(target=d.drain, args=(game_id,)) for d in (deliverer, other)]
+        one_left = threading.Event()
+
+        def drain(one: Deliverer) -> None:
+            one.drain(game_id)
+            one_left.set()
+
+        with Held(fake, "chat.postMessage", applied=True) as post:
+            together = [threading.Thread(target=drain, args=(d,)) for d in (deliverer, other)]
+            for thread in together:
+                thread.start()
+            post.wait()  # one deliverer's post is with Slack, and held there
+            assert one_left.wait(60), "the other deliverer left the game to the one holding it"
         for thread in together:
-            thread.start()
-        for thread in together:
-            thread.join(10)
+            thread.join(60)
         assert texts(fake, channel) == ["once"]
         assert (
             len(
@@ -448,6 +456,24 @@ def test_updates_are_paced_per_workspace_after_a_burst() -> None:
     assert pacer.update("T1") == 0.0, "the bucket fills again"
 
 
+@contextmanager
+def answered_together(fake: FakeSlack, method: str, count: int) -> Iterator[None]:
+    """Calls of ``method`` wait at the fake Slack until ``count`` of them are there, and are
+    then answered at the same instant, as a loaded Slack answers a burst."""
+    everyone = threading.Barrier(count)
+
+    def hook(request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        if request.method == method:
+            everyone.wait(60)
+        return answer(request)
+
+    fake.api.hooks.append(hook)
+    try:
+        yield
+    finally:
+        fake.api.hooks.remove(hook)
+
+
 def test_games_whose_calls_land_together_are_let_go_together(
     fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
 ) -> None:
@@ -462,8 +488,8 @@ def test_games_whose_calls_land_together_are_let_go_together(
         return release(game_ids)
 
     deliverer._release = counted  # type: ignore[method-assign]
-    faults.slow_down(fake, 0.3)  # every post with Slack at once, answered together
-    deliverer.drain_many([game_id for game_id, _ in games])
+    with answered_together(fake, "chat.postMessage", len(games)):  # every post with Slack at once
+        deliverer.drain_many([game_id for game_id, _ in games])
 
     assert sorted(g for batch in released for g in batch) == sorted(g for g, _ in games)
     # Eight posts answered at one instant land within a few milliseconds; on a loaded machine

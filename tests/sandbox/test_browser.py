@@ -20,6 +20,7 @@ from playwright.sync_api import Browser, Locator, Page, Playwright, Route, expec
 from slackapp.fakeslack import JSON
 from slackapp.sandbox import CHANNEL_ID, PEOPLE
 from slackapp.sandbox.run import Sandbox
+from tests.databases import migrated_database
 from tests.sandbox.test_sandbox_api import BUN_SELECT, AppStandIn
 
 pytestmark = pytest.mark.long(20)
@@ -188,8 +189,10 @@ def chromium() -> str:
 
 
 @pytest.fixture(scope="module")
-def sandbox(chromium: str) -> Iterator[Sandbox]:
-    with Sandbox(port=0) as running:
+def sandbox(chromium: str, postgres: str) -> Iterator[Sandbox]:
+    """The sandbox on a database of the run's server, as with ``DATABASE_URL``: its embedded
+    PostgreSQL is started by the plain ``varulv`` test of ``test_sandbox_api``."""
+    with Sandbox(port=0, database_url=migrated_database(postgres, "browser")) as running:
         yield running
 
 

@@ -38,6 +38,7 @@ from slackapp.sandbox import CHANNEL_ID, PEOPLE, SandboxPage
 from slackapp.sandbox.run import Sandbox
 from slackapp.serving import free_port
 from tests import processes
+from tests.databases import migrated_database
 from tests.waiting import until
 
 pytestmark = pytest.mark.long(10)
@@ -48,8 +49,10 @@ JSON = dict[str, Any]
 
 
 @pytest.fixture(scope="module")
-def sandbox() -> Iterator[Sandbox]:
-    with Sandbox(port=0) as running:
+def sandbox(postgres: str) -> Iterator[Sandbox]:
+    """The sandbox on a database of the run's server, as with ``DATABASE_URL`` (the plain
+    ``varulv`` test below starts one with its embedded PostgreSQL, as a person's run does)."""
+    with Sandbox(port=0, database_url=migrated_database(postgres, "sandbox")) as running:
         yield running
 
 
