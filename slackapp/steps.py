@@ -190,17 +190,18 @@ def commit_step(
             return None
         if asking is not None and not asking.owns(game):
             return Committed(game.id, ANOTHER_WORKSPACE, None, 0)
-        adopted = 0 if clicked is None else adopt(connection, game.id, clicked)
+        adopted = None if clicked is None else adopt(connection, game.id, clicked)
         if isinstance(event, m.Join):  # the name kept for them, if Varulv has met them
             event = replace(event, name=kept_name(connection, game.team_id, event.user, event.name))
         changes = games.Changes()
         before, done, game = _decide(changes, game, event, now(), dm_channels)
         changes.write(session)
         rows = outbox_rows(game, done.effects)
-        if clicked is not None:  # the clicked message is redrawn through the click's answer
+        if clicked is not None and adopted is not None and adopted.is_the_message:
+            # the clicked message is redrawn through the click's answer
             answering(rows, clicked.surface, clicked.response_url)
         write(connection, rows)
-        shown = adopted + len(rows)
+        shown = (0 if adopted is None else adopted.rows) + len(rows)
         taken = take(connection, [game.id]) if take is not None and shown else None
         return _committed(game.id, before, done, shown, taken)
 

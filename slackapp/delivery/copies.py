@@ -48,9 +48,19 @@ def dropped_ts(surface: str) -> str | None:
     return surface.removeprefix(DROP) if surface.startswith(DROP) else None
 
 
-def adopt(connection: Connection, game_id: int, clicked: Copy) -> int:
-    """Make the clicked copy the game's message, unless it is the one recorded already; how
-    many outbox entries were added (a redraw, and the other copy's deletion).
+@dataclass(frozen=True)
+class Adopted:
+    """What :func:`adopt` did with a clicked copy."""
+
+    rows: int
+    """How many outbox entries were added (a redraw, and the other copy's deletion)."""
+    is_the_message: bool
+    """The clicked copy is the game's message now, so the click's ``response_url`` redraws
+    it; not for a copy being deleted or one the app does not know."""
+
+
+def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
+    """Make the clicked copy the game's message, unless it is the one recorded already.
 
     Called with the game row locked, in the click's own step, so the redraw comes before the
     step's own new version of the message and the deliverer shows only the newer one. The
@@ -64,7 +74,7 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> int:
     if recorded is None or tuple(recorded) == (clicked.channel, clicked.ts):
         # The common case, one read by primary key. With no copy recorded yet, the one clicked
         # is being recorded just now, or will be posted again and then recorded.
-        return 0
+        return Adopted(0, recorded is not None)
     newest = connection.execute(
         select(OUTBOX.c.channel, OUTBOX.c.user_id, OUTBOX.c.text, OUTBOX.c.blocks)
         .where(OUTBOX.c.game_id == game_id, OUTBOX.c.surface == clicked.surface)
@@ -72,14 +82,14 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> int:
         .limit(1)
     ).first()
     if newest is None or newest.channel != clicked.channel:
-        return 0  # not a message of this game's that went there
+        return Adopted(0, False)  # not a message of this game's that went there
     being_dropped = connection.execute(
         select(OUTBOX.c.id)
         .where(OUTBOX.c.game_id == game_id, OUTBOX.c.surface == drop_surface(clicked.ts))
         .limit(1)
     ).first()
     if being_dropped is not None:
-        return 0  # the copy clicked is the one going away: the recorded one stays
+        return Adopted(0, False)  # the copy clicked is going away: the recorded one stays
     connection.execute(
         update(MESSAGES)
         .where(MESSAGES.c.game_id == game_id, MESSAGES.c.surface == clicked.surface)
@@ -109,4 +119,4 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> int:
         }
     )
     connection.execute(ADD, rows)
-    return len(rows)
+    return Adopted(len(rows), True)

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.db.engine import make_sessions, transaction
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import OutboxEntry, SlackMessage
-from slackapp.delivery.copies import Copy, adopt, dropped_ts
+from slackapp.delivery.copies import Adopted, Copy, adopt, dropped_ts
 from slackapp.fakeslack import FakeSlack
 from tests.reliability.test_delivery import new_game
 
@@ -43,7 +43,7 @@ def lobby_shown(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, 
     return game_id, channel
 
 
-def adopted(sessions: sessionmaker[Session], game_id: int, clicked: Copy) -> int:
+def adopted(sessions: sessionmaker[Session], game_id: int, clicked: Copy) -> Adopted:
     with transaction(sessions) as session:
         return adopt(session.connection(), game_id, clicked)
 
@@ -68,33 +68,40 @@ def test_a_click_on_the_unrecorded_copy_adopts_it_and_drops_the_other(
     fake: FakeSlack, sessions: sessionmaker[Session], db: Engine
 ) -> None:
     game_id, channel = lobby_shown(fake, sessions)
-    assert adopted(sessions, game_id, Copy("lobby", channel, "1.0")) == 2
+    assert adopted(sessions, game_id, Copy("lobby", channel, "1.0")) == Adopted(2, True)
     message, undelivered = state(db, game_id)
     assert message == ("1.0", 0), "recorded as showing nothing yet: the newest goes to it"
     assert undelivered == [("lobby", 3, "lobby 2"), ("drop:2.0", 1, "2.0")]
     assert dropped_ts("drop:2.0") == "2.0" and dropped_ts("lobby") is None
 
-    # The copy being dropped, clicked before it went: nothing changes.
-    assert adopted(sessions, game_id, Copy("lobby", channel, "2.0")) == 0
+    # The copy being dropped, clicked before it went: nothing changes, and the click's
+    # response_url must not redraw it (it is going away).
+    assert adopted(sessions, game_id, Copy("lobby", channel, "2.0")) == Adopted(0, False)
     assert state(db, game_id) == (message, undelivered)
 
 
 @pytest.mark.parametrize(
-    "clicked",
+    ("clicked", "is_the_message"),
     [
-        Copy("lobby", "{channel}", "2.0"),  # the recorded copy: the common case
-        Copy("lobby", "C0ELSEWHERE", "1.0"),  # not where the lobby went
-        Copy("day", "{channel}", "1.0"),  # a message the game never showed
+        (Copy("lobby", "{channel}", "2.0"), True),  # the recorded copy: the common case
+        (Copy("lobby", "C0ELSEWHERE", "1.0"), False),  # not where the lobby went
+        (Copy("day", "{channel}", "1.0"), False),  # a message the game never showed
     ],
     ids=["recorded", "another-conversation", "no-such-message"],
 )
 def test_other_clicks_change_no_record(
-    fake: FakeSlack, sessions: sessionmaker[Session], db: Engine, clicked: Copy
+    fake: FakeSlack,
+    sessions: sessionmaker[Session],
+    db: Engine,
+    clicked: Copy,
+    is_the_message: bool,
 ) -> None:
     game_id, channel = lobby_shown(fake, sessions)
     before = state(db, game_id)
     where = clicked.channel.replace("{channel}", channel)
-    assert adopted(sessions, game_id, Copy(clicked.surface, where, clicked.ts)) == 0
+    assert adopted(sessions, game_id, Copy(clicked.surface, where, clicked.ts)) == Adopted(
+        0, is_the_message
+    )
     assert state(db, game_id) == before == (("2.0", 2), [])
 
 
@@ -103,7 +110,7 @@ def test_no_copy_recorded_yet_changes_no_record(
 ) -> None:
     """The copy clicked is the one being recorded just then (or posted again, then recorded)."""
     game_id, channel = new_game(fake, sessions)
-    assert adopted(sessions, game_id, Copy("lobby", channel, "1.0")) == 0
+    assert adopted(sessions, game_id, Copy("lobby", channel, "1.0")) == Adopted(0, False)
     with db.connect() as connection:
         assert not connection.execute(
             text("SELECT count(*) FROM messages WHERE game_id = :g"), {"g": game_id}
