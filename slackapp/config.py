@@ -155,6 +155,9 @@ class Settings:
     database_wait_seconds: int = DATABASE_WAIT_SECONDS
     request_seconds: int = 10
     """How long a request's head, and then its body, may take to arrive."""
+    ready_behind_seconds: int = 120
+    """``VARULV_READY_BEHIND_SECONDS``: ``/readyz`` fails once a message has been due, or a
+    deadline passed, this long ago (a storm of a thousand deadlines takes seconds)."""
     updates_per_minute: int = 50
     """chat.update calls a minute per workspace the deliverer paces itself to (Tier 3)."""
     update_burst: int = 50
@@ -233,6 +236,9 @@ class Settings:
             ),
             request_seconds=_whole_number(
                 "VARULV_REQUEST_SECONDS", 10, 1, 300, "a number of seconds"
+            ),
+            ready_behind_seconds=_whole_number(
+                "VARULV_READY_BEHIND_SECONDS", 120, 5, 86400, "a number of seconds"
             ),
             host=env.get("HOST") or DEFAULT_HOST,
             token_keys=token_keys_from_env(),

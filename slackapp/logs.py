@@ -186,21 +186,34 @@ def quiet_libraries() -> None:
             logger.addFilter(lowered)
 
 
+OUTAGE_STATES = ("08", "57P01", "57P02", "57P03", "53300")
+"""SQLSTATEs of a database away: connection exceptions, a server shutting down or starting,
+too many connections. A deadlock (40P01) or a serialization failure is an OperationalError
+too, with the database there: that is no outage."""
+
+
 def _database_down(error: BaseException | None) -> bool:
     """Whether ``error`` (or what caused it) is the database being unreachable."""
+    from psycopg import Error as PsycopgError
     from psycopg import OperationalError as PsycopgOperational
     from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
     from sqlalchemy.exc import TimeoutError as PoolTimeout
 
-    seen = 0
+    seen, down = 0, False
     while error is not None and seen < 10:
+        if isinstance(error, PsycopgError) and error.sqlstate is not None:
+            return error.sqlstate.startswith(OUTAGE_STATES)  # the server said what it was
         if isinstance(error, OperationalError | InterfaceError | PoolTimeout | PsycopgOperational):
-            return True
-        if isinstance(error, DBAPIError) and error.connection_invalidated:
-            return True
+            down = True
+        if isinstance(error, DBAPIError):
+            if error.connection_invalidated:
+                return True
+            error = error.orig  # the driver's own error, with the server's SQLSTATE if any
+            seen += 1
+            continue
         error = error.__cause__ or error.__context__
         seen += 1
-    return False
+    return down
 
 
 class DatabaseOutage(logging.Filter):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import logging
 import resource
+import shutil
 import signal
 from collections.abc import Callable, Iterable
 from datetime import timedelta
@@ -19,6 +20,7 @@ from slack_bolt.adapter.wsgi.http_response import WsgiHttpResponse
 from slack_sdk.signature import SignatureVerifier
 from sqlalchemy import func, select
 
+from slackapp import metrics
 from slackapp.app import Varulv, build
 from slackapp.asgi import Buffered, HeadDeadline
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings, hand_down_database_url
@@ -36,9 +38,6 @@ MAX_BODY_BYTES = 1 << 20
 MAX_CONNECTIONS = 4000
 """Per process: idle ones cost a socket each, and Slack itself needs only a few; beyond this
 many, uvicorn answers 503."""
-BEHIND_SECONDS = 120
-"""A message due, or a deadline passed, this long ago and still waiting: the process(es) that
-deliver and keep the timers are not keeping up (a storm of a thousand deadlines takes seconds)."""
 OLDEST_WORK = select(
     func.now(),
     select(func.min(OutboxEntry.due_at)).where(OutboxEntry.done_at.is_(None)).scalar_subquery(),
@@ -51,12 +50,19 @@ GRACEFUL_SECONDS = 10
 
 
 class Router:
-    """``/slack/events`` (and the OAuth pages) to Bolt, ``/healthz`` for the platform."""
+    """``/slack/events`` (and the OAuth pages) to Bolt; ``/healthz``, ``/readyz`` and
+    ``/metrics`` for the platform."""
 
-    def __init__(self, varulv: Varulv, keeps_timers: bool = False) -> None:
+    def __init__(
+        self, varulv: Varulv, keeps_timers: bool = False, ready_behind_seconds: float = 120
+    ) -> None:
         self.varulv = varulv
         self.keeps_timers = keeps_timers
         """This process's timers run while it serves (``/healthz`` says when they stopped)."""
+        self.ready_behind_seconds = ready_behind_seconds
+        """A message due, or a deadline passed, this long ago and still waiting: the processes
+        that deliver and keep the timers are not keeping up (``/readyz`` says so)."""
+        self.scrape = metrics.exposition(varulv.sessions)
         self.slack = SlackRequestHandler(varulv.app)
         secret = varulv.signing_secret
         self.verifier = SignatureVerifier(secret) if secret else None
@@ -72,7 +78,13 @@ class Router:
         if path in self.slack_paths:
             return self.slack(environ, start_response)
         if path == "/healthz":
-            return self.health(start_response)
+            return self.alive(start_response)
+        if path == "/readyz":
+            return self.ready(start_response)
+        if path == "/metrics":
+            body, content_type = self.scrape()
+            start_response("200 OK", [("Content-Type", content_type)])
+            return [body]
         start_response("404 Not Found", [("Content-Type", "text/plain")])
         return [b"not found\n"]
 
@@ -119,24 +131,29 @@ class Router:
         except (ValueError, TypeError):
             return False
 
-    def health(self, start_response: StartResponse) -> Iterable[bytes]:
-        """200 while the database answers and deliveries and deadlines keep up: no message
-        due, and no deadline passed, more than :data:`BEHIND_SECONDS` ago (whichever process
-        should have handled it), and this process's timers running. One indexed query."""
+    def alive(self, start_response: StartResponse) -> Iterable[bytes]:
+        """Liveness: 200 while this process answers and its timers run. No database: a
+        restart would not bring a database back (``/readyz`` says when it is away)."""
+        if self.keeps_timers and not self.varulv.deadlines.scheduler.running:
+            return _answer(start_response, "503 Service Unavailable", b"timers stopped\n")
+        return _answer(start_response, "200 OK", b"ok\n")
+
+    def ready(self, start_response: StartResponse) -> Iterable[bytes]:
+        """Readiness: 200 while the database answers and deliveries and deadlines keep up: no
+        message due, and no deadline passed, more than ``ready_behind_seconds`` ago (whichever
+        process should have handled it), and this process's timers running. One query."""
         try:
             with self.varulv.sessions() as session:
                 now, message_due, deadline = session.execute(OLDEST_WORK).one()
-        except Exception:
-            log.exception("health check: database unreachable")
+        except Exception as error:
+            log.warning("readiness: database unreachable: %s", type(error).__name__)
             return _answer(start_response, "503 Service Unavailable", b"database unreachable\n")
-        behind = now - timedelta(seconds=BEHIND_SECONDS)
+        behind = now - timedelta(seconds=self.ready_behind_seconds)
         if message_due is not None and message_due < behind:
             return _answer(start_response, "503 Service Unavailable", b"deliveries behind\n")
         if deadline is not None and deadline < behind:
             return _answer(start_response, "503 Service Unavailable", b"deadlines behind\n")
-        if self.keeps_timers and not self.varulv.deadlines.scheduler.running:
-            return _answer(start_response, "503 Service Unavailable", b"timers stopped\n")
-        return _answer(start_response, "200 OK", b"ok\n")
+        return self.alive(start_response)
 
 
 def _answer(start_response: StartResponse, status: str, body: bytes) -> Iterable[bytes]:
@@ -151,7 +168,7 @@ def asgi_app(settings: Settings, database_url: str) -> Buffered:
     HeadDeadline.seconds = settings.request_seconds
     varulv = build(settings, database_url)
     return Buffered(
-        Router(varulv, keeps_timers=True),
+        Router(varulv, keeps_timers=True, ready_behind_seconds=settings.ready_behind_seconds),
         settings.threads,
         MAX_BODY_BYTES,
         settings.request_seconds,
@@ -199,9 +216,13 @@ def serve_http(settings: Settings, url: str) -> None:
         uvicorn.Server(uvicorn.Config(asgi_app(settings, url), **options)).run()
         return
     hand_down_database_url(url)  # the workers' own Settings.from_env() reads it
-    uvicorn.run(
-        "slackapp.server:from_environment", factory=True, workers=settings.workers, **options
-    )
+    samples = metrics.prepare_multiprocess()  # the workers, spawned, inherit where it is
+    try:
+        uvicorn.run(
+            "slackapp.server:from_environment", factory=True, workers=settings.workers, **options
+        )
+    finally:
+        shutil.rmtree(samples, ignore_errors=True)
 
 
 def stopped(signum: int, frame: object) -> None:

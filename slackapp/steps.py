@@ -20,6 +20,7 @@ from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
+from slackapp import metrics
 from slackapp.blocks.said import said
 from slackapp.blocks.words import Words, words
 from slackapp.db import games, people
@@ -183,7 +184,7 @@ def commit_step(
     ``clicked``: the copy of the game's message the click came from, made the message if it
     is a second copy the app did not record (see slackapp.delivery.copies).
     ``take``: given, a step with something to show takes its game's delivery lease too."""
-    with transaction(sessions) as session:
+    with metrics.stepping(type(event).__name__), transaction(sessions) as session:
         connection = session.connection()
         game = games.lock(connection, game_id, skip_locked=skip_locked)
         if game is None:
@@ -216,10 +217,12 @@ def commit_due(
     transaction. A game another transaction holds is skipped: that step catches up with the
     clock itself, and a later batch finds the game if it is still due. ``take``: given, the
     delivery leases of the games with something to show are taken in it too."""
-    with transaction(sessions) as session:
+    with metrics.stepping("Deadline") as counted, transaction(sessions) as session:
         connection = session.connection()
         at = now()
         due = games.lock_due(connection, at, limit)
+        counted(len(due))
+        metrics.deadlines_late([game.state.deadline for game in due], at)
         changes = games.Changes()  # every game's changes of a kind in one statement
         stepped = [_decide(changes, game, m.Deadline(), at) for game in due]
         changes.write(session)

@@ -34,6 +34,7 @@ from slack_sdk import WebClient
 from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from slackapp import metrics
 from slackapp.db.models import DeliveryLease, OutboxEntry
 from slackapp.delivery import leases, plan
 from slackapp.delivery.copies import dropped_ts
@@ -516,6 +517,7 @@ class Deliverer:
         except Exception as error:
             self._failed(game_id, pending, error)
             return None
+        metrics.delivered(_method(send, pending), pending.entries[0].due_at, utc_now())
         return Landing(game_id, pending.surface, newest.version, first)
 
     def _drop(
@@ -562,6 +564,7 @@ class Deliverer:
         now = time.monotonic()
         given = turn() if kept is None else Turn(kept - now)
         wait = given.wait
+        metrics.waited_for_turn(_turn_method(pending), wait)
         if not given.taken:
             version, attempts = pending.newest.version, pending.attempts
             self._retry_later(game_id, pending.surface, version, attempts, wait)
@@ -583,6 +586,7 @@ class Deliverer:
         if self._stopped.is_set():
             return  # as it is, for whoever delivers next
         failure, code, retry_after = classify(error)
+        metrics.slack_refused(_method_of(error, pending), code)
         surface, version = pending.surface, pending.newest.version
         then = after_failure(failure, code, retry_after, pending.attempts, surface)
         if not isinstance(then, GiveUp):
@@ -654,3 +658,23 @@ class Deliverer:
                 .values(done_at=func.now(), failure=code)
                 .execution_options(synchronize_session=False)
             )
+
+
+def _method(send: plan.Send, pending: plan.Pending) -> str:
+    """The Web API method that showed a message (a click's response_url counts as one)."""
+    if isinstance(send, plan.Post):
+        return "chat.postMessage"
+    return "response_url" if pending.response_url is not None else "chat.update"
+
+
+def _turn_method(pending: plan.Pending) -> str:
+    if dropped_ts(pending.surface) is not None:
+        return "chat.delete"
+    return "chat.postMessage" if pending.shown is None else "chat.update"
+
+
+def _method_of(error: Exception, pending: plan.Pending) -> str:
+    """The method Slack refused, as slack_sdk's error names it where it can."""
+    response = getattr(error, "response", None)
+    url = str(getattr(response, "api_url", "") or "")
+    return url.rstrip("/").rsplit("/", 1)[-1] or _turn_method(pending)

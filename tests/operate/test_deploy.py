@@ -24,7 +24,7 @@ from slackapp.db.engine import make_sessions
 from slackapp.db.migrate import MIGRATIONS, alembic_config, upgrade
 from slackapp.db.models import Game, OutboxEntry, Phase
 from slackapp.fakeslack import FakeSlack
-from slackapp.server import BEHIND_SECONDS, Router
+from slackapp.server import Router
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
 from tests.operate.conftest import fresh_database
 
@@ -137,15 +137,18 @@ def call(router: Router, path: str) -> tuple[str, bytes]:
     return answer["status"], body
 
 
-def test_healthz_checks_the_database(fake: FakeSlack, postgres: str) -> None:
+def test_readyz_checks_the_database_and_healthz_does_not(fake: FakeSlack, postgres: str) -> None:
+    """A platform stops routing to a process whose database is away (readiness), and does not
+    restart it for that (liveness): a restart would not bring the database back."""
     single = settings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=fake.api_url)
     url = fresh_database(postgres, "health")
     upgrade_schema(url)
     healthy = Router(build(single, url))
+    assert call(healthy, "/readyz") == ("200 OK", b"ok\n")
     assert call(healthy, "/healthz") == ("200 OK", b"ok\n")
     down = Router(build(single, UNREACHABLE_DATABASE))
-    status, _ = call(down, "/healthz")
-    assert status.startswith("503")
+    assert call(down, "/readyz") == ("503 Service Unavailable", b"database unreachable\n")
+    assert call(down, "/healthz") == ("200 OK", b"ok\n")
 
 
 def upgrade_schema(url: str) -> None:
@@ -187,7 +190,7 @@ def late_game(
 
 
 @pytest.mark.parametrize("late", ["message", "deadline"])
-def test_healthz_says_when_deliveries_or_deadlines_fall_behind(
+def test_readyz_says_when_deliveries_or_deadlines_fall_behind(
     fake: FakeSlack, postgres: str, late: str
 ) -> None:
     """A message due, or a deadline passed, long ago and still waiting: nobody is delivering
@@ -195,18 +198,16 @@ def test_healthz_says_when_deliveries_or_deadlines_fall_behind(
     single = settings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=fake.api_url)
     url = fresh_database(postgres, f"behind-{late}")
     upgrade_schema(url)
-    router = Router(build(single, url))
+    router = Router(build(single, url), ready_behind_seconds=30)
     now = datetime.now(UTC)
-    for ago, expected in (
-        (timedelta(seconds=5), "200"),
-        (timedelta(seconds=BEHIND_SECONDS * 2), "503"),
-    ):
+    for ago, expected in ((timedelta(seconds=5), "200"), (timedelta(seconds=60), "503")):
         if late == "message":
             late_game(url, Phase.LOBBY, None, now - ago)
         else:
             late_game(url, Phase.NIGHT, now - ago, None)
-        status, body = call(router, "/healthz")
+        status, body = call(router, "/readyz")
         assert status.startswith(expected), (ago, status, body)
+        assert call(router, "/healthz")[0].startswith("200"), "still alive: nothing to restart"
         with create_engine(url).begin() as connection:
             connection.execute(text("DELETE FROM games"))
     assert body == (b"deliveries behind\n" if late == "message" else b"deadlines behind\n")
@@ -263,6 +264,8 @@ def test_healthz_says_when_this_processs_timers_have_stopped(
     varulv.start()
     try:
         assert call(router, "/healthz") == ("200 OK", b"ok\n")
+        assert call(router, "/readyz") == ("200 OK", b"ok\n")
     finally:
         varulv.stop()
     assert call(router, "/healthz") == ("503 Service Unavailable", b"timers stopped\n")
+    assert call(router, "/readyz") == ("503 Service Unavailable", b"timers stopped\n")

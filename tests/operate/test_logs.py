@@ -149,3 +149,30 @@ def test_a_database_outage_is_one_error_then_quiet_until_one_line_says_it_is_ove
     assert lines[0]["message"].startswith("the database is unreachable (connection refused)")
     assert all("error" not in line for line in lines[:3]), "no traceback per failure"
     assert "KeyError" in lines[3]["error"], "a bug keeps its traceback"
+
+
+def test_a_deadlock_keeps_its_traceback_and_is_no_outage() -> None:
+    """PostgreSQL's deadlock and serialization failures are OperationalErrors too, from a
+    database that is there: logged as what they are, never as "unreachable"."""
+    from psycopg import errors
+    from sqlalchemy.exc import OperationalError
+
+    outage = DatabaseOutage(clock=lambda: 0.0)
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    handler.addFilter(outage)
+    logger = logging.getLogger("tests.operate.deadlock")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        for cause in (errors.DeadlockDetected("deadlock detected"), errors.SerializationFailure()):
+            try:
+                raise OperationalError("UPDATE games ...", {}, cause)
+            except OperationalError:
+                logger.exception("a game step failed")
+    finally:
+        logger.removeHandler(handler)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [line["message"] for line in lines] == ["a game step failed"] * 2
+    assert all("OperationalError" in line["error"] for line in lines)

@@ -120,12 +120,13 @@ def test_postgres_restarting_under_the_app_costs_only_the_requests_in_that_momen
         table.ephemeral(bo, UNAVAILABLE)
         table.command(cia, "score")
         table.ephemeral(cia, UNAVAILABLE)
-        assert requests.get(f"{app.url}/healthz", timeout=5).status_code == 503
+        assert requests.get(f"{app.url}/readyz", timeout=5).status_code == 503
+        assert requests.get(f"{app.url}/healthz", timeout=5).status_code == 200, "alive"
         assert fake.message(dm.channel, dm.ts).buttons(), "bo may still make the choice"
 
         own_postgres.start()
         table.wait(
-            lambda: requests.get(f"{app.url}/healthz", timeout=5).status_code == 200 or None,
+            lambda: requests.get(f"{app.url}/readyz", timeout=5).status_code == 200 or None,
             "the app to reach the database again",
         )
         assert app.process.poll() is None, "the same process, never restarted"

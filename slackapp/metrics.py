@@ -1,0 +1,168 @@
+"""What ``/metrics`` shows, in Prometheus's format, through ``prometheus_client``.
+
+Counters and histograms are recorded where things happen, one line at each place: steps and
+their latency, Slack's answers and rate-limit waits, deliveries, how late deadlines were
+stepped. What the database holds (the outbox's depth and age, games by phase) is read when
+``/metrics`` is scraped, by one query, so it is the same whichever process is asked.
+
+With several worker processes (``WEB_CONCURRENCY`` > 1) each writes its samples to files in
+``PROMETHEUS_MULTIPROC_DIR`` (prometheus_client's multiprocess mode), and a scrape of any
+worker adds them up; :func:`prepare_multiprocess` sets the folder up before the workers start.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    REGISTRY,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from slackapp.db.models import Game, OutboxEntry
+
+MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
+
+STEPS = Counter("varulv_steps", "Events stepped by the phase machine, by kind.", ["kind"])
+STEP_SECONDS = Histogram(
+    "varulv_step_seconds",
+    "One step's transaction (lock, decide, store state and outbox, commit), by kind.",
+    ["kind"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
+)
+DEADLINE_LATENESS = Histogram(
+    "varulv_deadline_lateness_seconds",
+    "How long after its deadline a phase was ended.",
+    buckets=(0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120),
+)
+DELIVERY_SECONDS = Histogram(
+    "varulv_delivery_seconds",
+    "From a message's oldest undelivered version falling due to Slack taking it, by method.",
+    ["method"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60),
+)
+SLACK_ERRORS = Counter(
+    "varulv_slack_errors",
+    "Web API calls Slack did not take, by method and error.",
+    ["method", "error"],
+)
+RATE_LIMIT_WAITS = Counter(
+    "varulv_rate_limit_wait_seconds",
+    "Time messages waited for a turn at Slack's rate limits, by method.",
+    ["method"],
+)
+
+OPEN_PHASES = ("lobby", "night", "day", "vote")
+DATABASE_FIGURES = select(
+    func.now(),
+    select(func.count()).where(OutboxEntry.done_at.is_(None)).scalar_subquery(),
+    select(func.min(OutboxEntry.due_at)).where(OutboxEntry.done_at.is_(None)).scalar_subquery(),
+)
+GAMES_BY_PHASE = (
+    select(Game.phase, func.count()).where(Game.phase.in_(OPEN_PHASES)).group_by(Game.phase)
+)
+
+
+@contextmanager
+def stepping(kind: str) -> Iterator[Callable[[int], None]]:
+    """Times one step's transaction; a batch says how many events it stepped (none: no
+    sample, so an empty sweep for deadlines is not counted as a step)."""
+    count = [1]
+    started = time.perf_counter()
+    yield lambda stepped: count.__setitem__(0, stepped)
+    if count[0]:
+        STEPS.labels(kind).inc(count[0])
+        STEP_SECONDS.labels(kind).observe(time.perf_counter() - started)
+
+
+def deadlines_late(deadlines: list[datetime | None], at: datetime) -> None:
+    for deadline in deadlines:
+        if deadline is not None:
+            DEADLINE_LATENESS.observe(max(0.0, (at - deadline).total_seconds()))
+
+
+def delivered(method: str, due_at: datetime, at: datetime) -> None:
+    DELIVERY_SECONDS.labels(method).observe(max(0.0, (at - due_at).total_seconds()))
+
+
+def slack_refused(method: str, error: str) -> None:
+    SLACK_ERRORS.labels(method, error).inc()
+
+
+def waited_for_turn(method: str, seconds: float) -> None:
+    if seconds > 0:
+        RATE_LIMIT_WAITS.labels(method).inc(seconds)
+
+
+class DatabaseFigures(Collector):
+    """The outbox's depth, the age of its oldest undelivered effect and the open games by
+    phase, read at scrape time (a failed read leaves them out; ``/readyz`` says why)."""
+
+    def __init__(self, sessions: sessionmaker[Session]) -> None:
+        self.sessions = sessions
+
+    def collect(self) -> Iterator[GaugeMetricFamily]:
+        try:
+            with self.sessions() as session:
+                now, depth, oldest = session.execute(DATABASE_FIGURES).one()
+                phases = dict(session.execute(GAMES_BY_PHASE).tuples().all())
+        except Exception:
+            return
+        yield GaugeMetricFamily(
+            "varulv_outbox_undelivered", "Effects committed and not yet taken by Slack.", depth
+        )
+        age = 0.0 if oldest is None else max(0.0, (now - oldest).total_seconds())
+        yield GaugeMetricFamily(
+            "varulv_outbox_oldest_undelivered_seconds",
+            "How long the oldest undelivered effect has been due (0 when none is).",
+            age,
+        )
+        games = GaugeMetricFamily("varulv_games", "Open games, by phase.", labels=["phase"])
+        for phase in OPEN_PHASES:
+            games.add_metric([phase], phases.get(phase, 0))
+        yield games
+
+
+def exposition(sessions: sessionmaker[Session]) -> Callable[[], tuple[bytes, str]]:
+    """What a scrape answers: this process's samples (or every worker's, in multiprocess
+    mode), then the database's figures (two registries, one text: their names differ)."""
+    samples = REGISTRY
+    if os.environ.get(MULTIPROCESS_ENV):
+        samples = CollectorRegistry()
+        multiprocess.MultiProcessCollector(samples)  # type: ignore[no-untyped-call]
+    database = CollectorRegistry()
+    database.register(DatabaseFigures(sessions))
+
+    def scrape() -> tuple[bytes, str]:
+        return generate_latest(samples) + generate_latest(database), CONTENT_TYPE_LATEST
+
+    return scrape
+
+
+def prepare_multiprocess() -> str:
+    """A fresh, empty folder for the workers' samples, named in the environment the workers
+    inherit (unless the platform named one: then it is emptied, as prometheus_client asks
+    before the workers start)."""
+    folder = os.environ.get(MULTIPROCESS_ENV)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder, exist_ok=True)
+    else:
+        folder = tempfile.mkdtemp(prefix="varulv-metrics-")
+        os.environ[MULTIPROCESS_ENV] = folder
+    return folder
