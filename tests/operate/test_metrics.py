@@ -10,7 +10,10 @@ from tests.operate.conftest import PEOPLE, Deployment
 ALVA, BENGT, CARIN, _ = PEOPLE
 
 
-def scrape(deployment: Deployment) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape(deployment: Deployment) -> Samples:
     answer = requests.get(f"{deployment.app.url}/metrics", timeout=10)
     assert answer.status_code == 200
     assert answer.headers["Content-Type"].startswith("text/plain")
@@ -21,7 +24,7 @@ def scrape(deployment: Deployment) -> dict[tuple[str, tuple[tuple[str, str], ...
     }
 
 
-def moved(before: dict, after: dict, name: str, **labels: str) -> float:  # type: ignore[type-arg]
+def moved(before: Samples, after: Samples, name: str, **labels: str) -> float:
     key = (name, tuple(sorted(labels.items())))
     assert key in after, f"{name}{labels} is not exposed"
     return after[key] - before.get(key, 0.0)
