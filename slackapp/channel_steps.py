@@ -33,7 +33,7 @@ from slackapp.game import machine as m
 from slackapp.game.permissions import Change, Refusal
 from slackapp.game.schedule import Schedule, next_opening
 from slackapp.game.seasons import standings
-from slackapp.permits import is_admin, refusal_of
+from slackapp.permits import checked, is_admin, refusal_of
 from slackapp.shapes import slack_id
 from slackapp.steps import Steps
 
@@ -113,6 +113,13 @@ def refusal(
 ) -> Refusal | None:
     """None when the person may make ``change`` in the channel; otherwise who can."""
     return refusal_of(steps.sessions, client, team_id, channel_id, user_id, change, admin)
+
+
+def stop_refusal(
+    steps: Steps, client: WebClient, team_id: str, channel_id: str, user_id: str
+) -> tuple[Refusal | None, int | None]:
+    """Whether the person may stop the channel's open game, and which game that was."""
+    return checked(steps.sessions, client, team_id, channel_id, user_id, Change.STOP)
 
 
 def open_to_everyone(steps: Steps, team_id: str, channel_id: str) -> bool:

@@ -30,6 +30,8 @@ class Standing:
     open_to_everyone: bool
     in_lobby: bool = False
     """The open game has not been dealt yet."""
+    game_id: int | None = None
+    """The open game the facts are of."""
 
     def answering_for(self, change: Change) -> str | None:
         """The host who answers for the table in ``change``: for the settings and the
@@ -46,6 +48,7 @@ def channel_standing(session: Session, team_id: str, channel_id: str) -> Standin
         None if row is None else row.owner_user_id,
         channels.open_to_everyone(session, team_id, channel_id),
         game is not None and game.phase == Phase.LOBBY.value,
+        None if game is None else game.id,
     )
 
 
@@ -71,10 +74,24 @@ def refusal_of(
 ) -> Refusal | None:
     """None when ``user_id`` may make ``change`` in the channel; otherwise who can.
     ``admin``: Slack's flags, already asked; otherwise asked only if they decide."""
+    return checked(sessions, client, team_id, channel_id, user_id, change, admin)[0]
+
+
+def checked(
+    sessions: sessionmaker[Session],
+    client: WebClient,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    change: Change,
+    admin: bool | None = None,
+) -> tuple[Refusal | None, int | None]:
+    """:func:`refusal_of`, and the open game it was decided for (a stop may end only that
+    one: another opened meanwhile has not been checked)."""
     with transaction(sessions) as session:
         facts = channel_standing(session, team_id, channel_id)
     if change is Change.STOP and facts.host is None:
-        return None  # no game to stop: the step says so, without asking Slack
+        return None, None  # no game to stop: the step says so, without asking Slack
     host = facts.answering_for(change)
     asker = Asker(
         hosts_the_game=host is not None and host == user_id,
@@ -84,5 +101,5 @@ def refusal_of(
     if admin is None and rule.needs_admin_flags(change, asker, facts.open_to_everyone):
         asker = replace(asker, is_admin=is_admin(client, user_id))
     if rule.may(change, asker, facts.open_to_everyone):
-        return None
-    return rule.refusal(change, host, facts.standing_owner)
+        return None, facts.game_id
+    return rule.refusal(change, host, facts.standing_owner), facts.game_id

@@ -624,16 +624,27 @@ class Steps:
             return ANOTHER_WORKSPACE
         return game.state
 
-    def stop(self, team_id: str, channel_id: str, user_id: str, retry: bool = False) -> str | None:
+    def stop(
+        self,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        retry: bool = False,
+        checked: int | None = None,
+    ) -> str | None:
         """``/varulv stop``: end the channel's running game, for someone
         :mod:`slackapp.game.permissions` lets stop it.
 
         ``retry``: Slack is sending the command again, and the first delivery may have stopped
-        it: then there is nothing to say.
+        it: then there is nothing to say. ``checked``: the game the permission was decided
+        for; if another is open by now, it is not stopped (the person is told to ask again).
         """
         with self.sessions() as session:
             game = games.open_in(session, team_id, channel_id)
             game_id = None if game is None else game.id
+            language = m.Language.ENGLISH if game is None else m.Language(game.language)
+        if game_id is not None and checked is not None and game_id != checked:
+            return said(m.Line(m.Message.ANOTHER_GAME_NOW), words(language))
         if game_id is None:
             if retry:
                 return None

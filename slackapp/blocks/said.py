@@ -169,6 +169,11 @@ def said(line: Line, words: Words = ENGLISH) -> str:
             )
         case Message.NO_GAME_RUNNING:
             return w._("No game is running in this channel.")
+        case Message.ANOTHER_GAME_NOW:
+            return w._(
+                "That game ended just now and another one is open: "
+                "type `/varulv stop` again to stop the new one."
+            )
         case Message.STOPPED_BY:
             return w._("<@{user}> stopped this game. No one scores.", user=line.user)
         case Message.YOU_STOPPED:

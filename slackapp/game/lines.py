@@ -69,6 +69,8 @@ class Message(StrEnum):
     BALLOT_CAST_LAST = "ballot_cast_last"
     # ending early
     NO_GAME_RUNNING = "no_game_running"
+    ANOTHER_GAME_NOW = "another_game_now"
+    """The game whose stop was allowed ended meanwhile, and another is open."""
     STOPPED_BY = "stopped_by"
     YOU_STOPPED = "you_stopped"
     CHANNEL_LOST = "channel_lost"

@@ -8,11 +8,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from slack_sdk import WebClient
 from sqlalchemy import Engine, text
 
 import slackapp.blocks.schedule as schedule_screen
+from slackapp import permits
 from slackapp.blocks.settings import BOTS_ACTION, OPEN_BLOCK
 from slackapp.fakeslack import FakeSlack
+from slackapp.game.permissions import Change
+from tests.e2e.conftest import BOT_TOKEN
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
 from tests.inprocess.test_hostile_input import with_payload
@@ -269,3 +273,29 @@ def test_night_choices_and_ballots_never_ask_slack_who_is_an_admin(
     table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
     table.wait_for_phase("over")
     assert len(fake.calls_to("users.info")) == asked
+
+
+def test_a_stop_ends_only_the_game_it_was_allowed_for(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """The permission is decided for the game open then; if that game ends and another opens
+    before the stop is stepped, the new game (not checked) is left running."""
+    host, bo, cia, other = new_people(fake, 4)
+    table = Table(fake, app, db)
+    table.seat_people(host, [bo, cia])
+    steps = app.varulv.steps
+    team = fake.identity.team_id
+    client = WebClient(token=BOT_TOKEN, base_url=fake.api_url)
+    refused_then, checked = permits.checked(
+        steps.sessions, client, team, table.channel, host, Change.STOP
+    )
+    assert refused_then is None and checked == table.game_id()
+    table.command(host, "stop")  # the checked game ends meanwhile ...
+    table.wait_for_phase("stopped")
+    table.command(other)  # ... and someone else opens a new lobby
+    new_game = table.wait(
+        lambda: ((g := table.game_id()) != checked and g) or None, "the new lobby"
+    )
+    told = steps.stop(team, table.channel, host, checked=checked)
+    assert told is not None and "/varulv stop" in told and "again" in told
+    assert table.game()["phase"] == "lobby" and table.game_id() == new_game
