@@ -4,17 +4,20 @@ A process takes a game's lease (a row with an expiry) in the same transaction th
 that commits the step which gave the game something to show, so no lock is held while Slack
 answers. While it delivers, a heartbeat renews its leases every ``RENEW_SECONDS``; a process
 that dies stops renewing, and its leases lapse within ``LEASE_SECONDS``, when any live process's
-sweep takes its games over. On the same host a dead holder's leases go at once (its pid is
-gone). Hosts' clocks must agree to well within ``LEASE_SECONDS`` (NTP does).
+sweep takes its games over. In the same pid space (host, boot and pid namespace) a dead
+holder's leases go at once (its pid is gone). Hosts' clocks must agree to well within
+``LEASE_SECONDS`` (NTP does).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import uuid
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from sqlalchemy import Connection, bindparam, delete, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
@@ -66,8 +69,27 @@ STILL_DUE = (
 
 
 def new_holder() -> str:
-    """This process's name in the leases it takes: host, pid, and a token of its own."""
-    return f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """This process's name in the leases it takes: its pid space, pid, and a token of its
+    own. Only processes that share the pid space (see :func:`pid_space`) judge each other's
+    pids, so two containers with the same host name never free each other's leases."""
+    return f"{pid_space()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def pid_space() -> str:
+    """The host name (shortened, to read) and a digest of what makes pids comparable: the
+    whole host name, the kernel's boot and the pid namespace."""
+    facts = [socket.gethostname()]
+    reads: tuple[Callable[[], str], ...] = (
+        lambda: Path("/proc/sys/kernel/random/boot_id").read_text(),
+        lambda: os.readlink("/proc/self/ns/pid"),
+    )
+    for read in reads:
+        try:
+            facts.append(read())
+        except OSError:
+            facts.append(uuid.uuid4().hex)  # unknown: this process's own, judged by none
+    digest = hashlib.sha256("\0".join(facts).encode()).hexdigest()[:12]
+    return f"{facts[0][:24]}~{digest}"
 
 
 def expiry(now: datetime) -> datetime:
@@ -121,8 +143,8 @@ def alive(holder: str) -> bool:
 
 
 def free_dead_of_host(connection: Connection, holder: str, now: datetime) -> None:
-    """A lease held by a process of this host that no longer runs (killed, crashed) is let go
-    at once rather than at its expiry; other hosts' leases simply lapse."""
+    """A lease held by a process of this pid space that no longer runs (killed, crashed) is
+    let go at once rather than at its expiry; other hosts' leases simply lapse."""
     host = holder.split(":")[0]
     held = connection.execute(
         select(DeliveryLease.holder)

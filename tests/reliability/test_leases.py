@@ -143,3 +143,28 @@ def test_a_lease_is_renewed_while_its_holder_sends_and_taken_over_once_it_lapses
         lambda: undelivered(sessions, game_id) == 0 or None, timeout=20, what="taken over"
     )
     assert [message.text for message in fake.messages(channel)] == ["the lobby"]
+
+
+def test_only_dead_holders_of_this_pid_space_are_freed_at_once(
+    fake: FakeSlack, sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    """A dead pid means something only in the pid space it was taken in: a container with
+    the same host name (another pid space) keeps its lease until the lease lapses."""
+    mine, same_name = new_game(fake, sessions, "mine")[0], new_game(fake, sessions, "other")[0]
+    dead_pid = 2**22 + 12_345  # above any pid_max Linux allows by default: no such process
+    here = leases.pid_space()
+    host_name = here.split("~")[0]
+    holders = {mine: f"{here}:{dead_pid}:aaaa", same_name: f"{host_name}~0123456789ab:{dead_pid}:b"}
+    with transaction(sessions) as session:
+        for game_id, holder in holders.items():
+            assert leases.claim(session.connection(), holder, [game_id], clock()) == [game_id]
+    alive = leases.new_holder()
+    assert alive.startswith(f"{here}:"), "a process's holder names its own pid space"
+    with transaction(sessions) as session:
+        leases.free_dead_of_host(session.connection(), alive, clock())
+    with sessions() as session:
+        left = dict(
+            session.execute(select(DeliveryLease.game_id, DeliveryLease.holder)).tuples().all()
+        )
+    assert mine not in left, "a dead process of this pid space lets go at once"
+    assert left[same_name] == holders[same_name], "another pid space's lease waits to lapse"
