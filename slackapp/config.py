@@ -134,6 +134,21 @@ def hand_down_database_url(url: str) -> None:
     os.environ["DATABASE_URL"] = url
 
 
+METRICS_FOLDER_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's own name for it
+
+
+def metrics_folder_from_env() -> str | None:
+    """Where worker processes write their metrics' samples (prometheus_client's multiprocess
+    mode); None when they are kept in this process alone."""
+    return os.environ.get(METRICS_FOLDER_ENV) or None
+
+
+def hand_down_metrics_folder(folder: str) -> None:
+    """The samples' folder named for the workers this process starts, and for
+    prometheus_client in each of them, which reads it on import."""
+    os.environ[METRICS_FOLDER_ENV] = folder
+
+
 @dataclass(frozen=True)
 class Settings:
     bot_token: str | None

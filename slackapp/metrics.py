@@ -34,9 +34,8 @@ from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
+from slackapp.config import hand_down_metrics_folder, metrics_folder_from_env
 from slackapp.db.models import Game, OutboxEntry
-
-MULTIPROCESS_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 STEPS = Counter("varulv_steps", "Events stepped by the phase machine, by kind.", ["kind"])
 STEP_SECONDS = Histogram(
@@ -142,7 +141,7 @@ def exposition(sessions: sessionmaker[Session]) -> Callable[[], tuple[bytes, str
     """What a scrape answers: this process's samples (or every worker's, in multiprocess
     mode), then the database's figures (two registries, one text: their names differ)."""
     samples = REGISTRY
-    if os.environ.get(MULTIPROCESS_ENV):
+    if metrics_folder_from_env():
         samples = CollectorRegistry()
         multiprocess.MultiProcessCollector(samples)  # type: ignore[no-untyped-call]
     database = CollectorRegistry()
@@ -158,11 +157,11 @@ def prepare_multiprocess() -> str:
     """A fresh, empty folder for the workers' samples, named in the environment the workers
     inherit (unless the platform named one: then it is emptied, as prometheus_client asks
     before the workers start)."""
-    folder = os.environ.get(MULTIPROCESS_ENV)
+    folder = metrics_folder_from_env()
     if folder:
         shutil.rmtree(folder, ignore_errors=True)
         os.makedirs(folder, exist_ok=True)
     else:
         folder = tempfile.mkdtemp(prefix="varulv-metrics-")
-        os.environ[MULTIPROCESS_ENV] = folder
+        hand_down_metrics_folder(folder)
     return folder
