@@ -34,6 +34,7 @@ import functools
 import itertools
 import os
 import statistics
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
@@ -44,6 +45,7 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TypeVar
 
+import requests
 from sqlalchemy import Engine, create_engine, event, text
 
 from benchmarks.fire import Prepared, fire
@@ -423,8 +425,15 @@ def help_commands(fake: Slack, count: int, kind: str) -> list[Prepared]:
 
 
 def deadlines_together(
-    fake: Slack, db: Engine, database_url: str, pool: ProcessPoolExecutor, games: int
+    fake: Slack,
+    db: Engine,
+    database_url: str,
+    pool: ProcessPoolExecutor,
+    games: int,
+    scrape_every: float | None = None,
 ) -> dict[str, float]:
+    """``games`` nights due at once; with ``scrape_every``, ``/metrics`` is scraped that often
+    from the deadline until every day board is posted, as Prometheus would."""
     lead = 20.0
     due = datetime.now(UTC) + timedelta(seconds=lead)
     prefix = "CD"
@@ -448,7 +457,25 @@ def deadlines_together(
                 if c.method == "chat.postMessage" and c.ok and c.params.get("channel") in channels
             ]
 
-        wait(lambda: len(boards()) >= games, "every day board", timeout=300)
+        scrapes: list[float] = []
+        cleared_event = threading.Event()
+
+        def scrape() -> None:
+            assert scrape_every is not None
+            while not cleared_event.wait(scrape_every):
+                began = time.monotonic()
+                requests.get(f"{app.url}/metrics", timeout=30).raise_for_status()
+                scrapes.append(time.monotonic() - began)
+
+        scraper = threading.Thread(target=scrape, daemon=True)
+        if scrape_every is not None:
+            scraper.start()
+        try:
+            wait(lambda: len(boards()) >= games, "every day board", timeout=300)
+        finally:
+            cleared_event.set()
+        if scraper.is_alive():
+            scraper.join()
         cleared = max(boards()) - due.timestamp()
         background_cpu = cpu_seconds(background) - background_cpu
         calls = sum(
@@ -474,6 +501,8 @@ def deadlines_together(
             "stream_s": streamed_until - due.timestamp(),
             "background_cpu_s": background_cpu,
             "calls": calls,
+            "scrapes": len(scrapes),
+            "scrape_p99_ms": percentile(scrapes, 0.99) * 1000 if scrapes else 0.0,
         }
     finally:
         app.stop()

@@ -1,0 +1,111 @@
+"""What a scrape of ``/metrics`` costs, and whether scraping changes the 1,000 deadlines' figures.
+
+    python -m benchmarks.scrape                  # what BENCHMARKS.md reports
+    python -m benchmarks.scrape --rounds 1 --deadlines 200   # a quick look
+
+It starts PostgreSQL (embedded, or ``DATABASE_URL``), the local stand-in for Slack and the app
+(``varulv serve``, one process). First, with ``--deadlines`` games open at night (so the
+database's figures have rows to count), the app's CPU over ``--scrapes`` scrapes one after
+another, less its CPU over as long with none. Then the 1,000 deadlines of
+``benchmarks.outbox --only deadlines``, by turns without scraping and with ``/metrics`` scraped
+every ``--every`` seconds, ``--rounds`` times each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from concurrent.futures import ProcessPoolExecutor
+from datetime import UTC, datetime, timedelta
+from multiprocessing import get_context
+from pathlib import Path
+
+import requests
+from sqlalchemy import Engine, create_engine
+
+from benchmarks.fire import fire
+from benchmarks.opened import close_games, open_games
+from benchmarks.outbox import deadlines_together
+from benchmarks.processes import Slack, database, start_server, warm_up
+from slackapp.db.engine import sqlalchemy_url
+from slackapp.db.migrate import upgrade
+
+
+def load_average() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def scrape_cost(
+    fake: Slack, db: Engine, url: str, pool: ProcessPoolExecutor, games: int, scrapes: int
+) -> tuple[float, float, int]:
+    """CPU milliseconds of the app per scrape, the scrape's median wall time in ms, and the
+    size of one answer in bytes."""
+    prefix = "CS"
+    open_games(fake, db, games, prefix, [datetime.now(UTC) + timedelta(hours=1)] * games)
+    app = start_server("app", "slackapp.cli", fake, url, 1)
+    try:
+        warm_up(fake, pool, [app])
+        session = requests.Session()
+        size = len(session.get(f"{app.url}/metrics", timeout=30).content)
+        time.sleep(2)  # the warm-up's replies out of the way
+        idle_began, idle_cpu = time.monotonic(), app.cpu_seconds()
+        time.sleep(5)
+        idle_rate = (app.cpu_seconds() - idle_cpu) / (time.monotonic() - idle_began)
+        walls = []
+        began, cpu = time.monotonic(), app.cpu_seconds()
+        for _ in range(scrapes):
+            started = time.monotonic()
+            session.get(f"{app.url}/metrics", timeout=30).raise_for_status()
+            walls.append(time.monotonic() - started)
+        spent = app.cpu_seconds() - cpu - idle_rate * (time.monotonic() - began)
+        return spent / scrapes * 1000, statistics.median(walls) * 1000, size
+    finally:
+        app.stop()
+        close_games(db, prefix)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--deadlines", type=int, default=1000)
+    parser.add_argument("--scrapes", type=int, default=200)
+    parser.add_argument("--every", type=float, default=1.0, help="seconds between scrapes")
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args(argv)
+    with (
+        database() as url,
+        Slack() as fake,
+        ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool,
+    ):
+        db = create_engine(sqlalchemy_url(url))
+        upgrade(db)
+        pool.submit(fire, "http://127.0.0.1:9/", [], 1).result()  # start the client process
+        cpu_ms, wall_ms, size = scrape_cost(fake, db, url, pool, args.deadlines, args.scrapes)
+        print(
+            f"one scrape with {args.deadlines} games open: {cpu_ms:.2f} ms of the app's CPU, "
+            f"{wall_ms:.2f} ms to answer (median of {args.scrapes}), {size} bytes "
+            f"(load {load_average():.1f})",
+            flush=True,
+        )
+        for round_number in range(args.rounds):
+            for every in (None, args.every):
+                result = deadlines_together(fake, db, url, pool, args.deadlines, every)
+                scraped = (
+                    f"scraped every {every:g} s ({result['scrapes']:.0f} scrapes, p99 "
+                    f"{result['scrape_p99_ms']:.1f} ms)"
+                    if every
+                    else "not scraped"
+                )
+                print(
+                    f"round {round_number + 1}, {scraped}: every day board posted "
+                    f"{result['cleared_s']:.1f} s after the deadline, all committed after "
+                    f"{result['committed_s']:.1f} s, the app's CPU {result['background_cpu_s']:.1f}"
+                    f" s (load {load_average():.1f})",
+                    flush=True,
+                )
+        db.dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
