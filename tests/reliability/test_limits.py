@@ -120,11 +120,14 @@ def test_the_stand_ins_429_is_waited_out_for_its_retry_after(
     mine = {channel for _, channel in games}  # the sweep may deliver other tests' leftovers
     calls = [c for c in fake.calls[before:] if c.params.get("channel") in mine]
     refused = [c for c in calls if c.method == "chat.update" and c.status == 429]
-    assert len(refused) == 1, [(c.status, c.params.get("channel")) for c in calls]
-    channel = str(refused[0].params["channel"])
-    assert refused[0].response == {"ok": False, "error": "ratelimited"}
-    first, then = updates_of(calls, channel)
-    assert then.ok and then.at >= first.at + 1.0, "tried again only after Retry-After"
+    # One at least: a busy run's other tests share the workspace's budget, so maybe both.
+    assert refused, [(c.status, c.params.get("channel")) for c in calls]
+    for refusal in refused:
+        assert refusal.response == {"ok": False, "error": "ratelimited"}
+        updates = updates_of(calls, str(refusal.params["channel"]))
+        then = updates[updates.index(refusal) + 1]
+        assert then.at >= refusal.at + 1.0, "tried again only after Retry-After"
+        assert updates[-1].ok
     for _, board in games:
         assert fake.messages(board)[-1].text == "redrawn"
 
