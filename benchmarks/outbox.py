@@ -67,7 +67,6 @@ from benchmarks.stats import percentile
 from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
 from slackapp.db.migrate import upgrade
 from slackapp.delivery.deliverer import Deliverer
-from slackapp.delivery.notices import Listener, Notices
 from slackapp.delivery.pacing import POST_BURST, POSTS_PER_SECOND, Buckets, Limit
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import JSON, Button, Call, FakeSlack, Message
@@ -292,15 +291,13 @@ def ballot_to_reveal(
 def lock_held(
     fake: Slack, database_url: str, pool: ProcessPoolExecutor, latency: float, games: int
 ) -> list[float]:
-    """Whole ten-seat games played by the app's own steps in a process of their own, as a web
-    worker runs them (its kicks and deadlines are notices); this process, like the background
-    one, delivers what they commit to the stand-in. Each step's time holding the game row."""
+    """Whole ten-seat games played by the app's own steps in a process of their own; this
+    process delivers what they commit to the stand-in, finding it by its sweep, as another
+    process of the app would. Each step's time holding the game row."""
     sessions = make_sessions(make_engine(database_url))
     client = web_client(TOKEN, fake.api_url, wait_out_rate_limits=False)
     deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None)
-    listener = Listener(database_url, deliverer.kick, lambda game, at: None, deliverer.sweep)
     deliverer.start(sweep_seconds=0.2)
-    listener.start()
     label = f"{int(latency * 1000):03d}"
     for number in range(games):  # the channels and people the steps' process will play with
         fake.add_channel(f"CL{label}{number:03d}", f"cl{label}{number:03d}")
@@ -310,8 +307,17 @@ def lock_held(
         with slack_at(fake, latency):
             return pool.submit(play_timed, database_url, fake.api_url, label, games).result()
     finally:
-        listener.stop()
         deliverer.stop()
+
+
+class Elsewhere:
+    """The steps' deliverer and alarm: both in the benchmark's main process, which sweeps."""
+
+    def kick(self, game_id: int) -> None:
+        pass
+
+    def arm(self, game_id: int, at: datetime) -> None:
+        pass
 
 
 def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[float]:
@@ -334,8 +340,7 @@ def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[
 
     sessions = make_sessions(engine)
     client = web_client(TOKEN, api_url, wait_out_rate_limits=False)
-    notices = Notices(engine)
-    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), notices, notices)
+    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), Elsewhere(), Elsewhere())
     clicks = ThreadPoolExecutor(10)
     try:
         for number in range(games):

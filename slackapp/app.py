@@ -19,7 +19,6 @@ from slack_bolt.authorization.authorize import CallableAuthorize
 from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk.oauth.token_rotation import TokenRotator
-from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.authorize import from_store
@@ -28,8 +27,7 @@ from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.installations import installation_store, oauth_state_store
 from slackapp.db.journal import keep_journal
 from slackapp.db.retention import Retention
-from slackapp.delivery.deliverer import Deliverer, Taken
-from slackapp.delivery.notices import Notices
+from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.pacing import Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
@@ -77,12 +75,8 @@ class Varulv:
     retention: Retention | None = None
     """The daily prune of old ended games, on the timers' sweep."""
     signing_secret: str | None = None
-    relays: bool = False
-    """This process only answers requests: another delivers and keeps the timers."""
 
     def start(self) -> None:
-        if self.relays:
-            return
         self.deliverer.start()
         self.deadlines.start(
             self.steps.deadlines_due,
@@ -95,24 +89,6 @@ class Varulv:
         self.deadlines.stop()
         self.deliverer.stop()
         self.steps.names.stop()
-
-
-@dataclass(frozen=True)
-class Relayed:
-    """A web worker's delivery: what its steps commit it sends itself, right after the commit;
-    a game whose lease another process holds is that process's, told by a NOTIFY."""
-
-    deliverer: Deliverer
-    notices: Notices
-
-    def take(self, connection: Connection, game_ids: list[int]) -> Taken:
-        return self.deliverer.take(connection, game_ids)
-
-    def hand_over(self, taken: Taken) -> None:
-        self.deliverer.hand_over(taken)
-
-    def kick(self, game_id: int) -> None:
-        self.notices.kick(game_id)
 
 
 def installed(args: SuccessArgs) -> BoltResponse:
@@ -136,14 +112,10 @@ def build(
     settings: Settings,
     database_url: str,
     now: Callable[[], datetime] = utc_now,
-    relays: bool = False,
 ) -> Varulv:
     """Wire everything; the caller starts the timers and the deliverer once serving.
 
     ``now``: the one clock every step, deadline and delivery goes by (a test's, to move it on).
-    ``relays``: the steps tell the background process when a deadline falls, and what to show
-    when they cannot show it themselves (slackapp.delivery.notices): this process's deliverer
-    sends only what its own steps commit, and the background's sweeps the rest.
     The server checks every request's signature before Bolt sees it, so Bolt does not again.
     """
     engine = make_engine(database_url)
@@ -226,9 +198,7 @@ def build(
         now=now,
     )
     deadlines = Deadlines(sessions, now=now)
-    notices = Notices(engine) if relays else None
-    delivery = deliverer if notices is None else Relayed(deliverer, notices)
-    steps = Steps(sessions, lengths, delivery, notices or deadlines, now)
+    steps = Steps(sessions, lengths, deliverer, deadlines, now)
     register(app, steps)
     return Varulv(
         app=app,
@@ -240,7 +210,6 @@ def build(
         wrap_ups=SeasonWrapUps(sessions, now),
         retention=Retention(sessions, settings.retention_days, now),
         signing_secret=settings.signing_secret,
-        relays=relays,
     )
 
 

@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 from slack_sdk.errors import SlackApiError
 from sqlalchemy import Connection, select
@@ -29,7 +29,6 @@ from slackapp.db.engine import transaction
 from slackapp.db.games import GAMES, StoredGame
 from slackapp.db.models import Game, Seat
 from slackapp.delivery.copies import Copy, adopt
-from slackapp.delivery.deliverer import Taken
 from slackapp.delivery.outbox import Row, answering, enqueue, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
@@ -59,19 +58,6 @@ class Kick(Protocol):
     def kick(self, game_id: int) -> None: ...
 
 
-Take = Callable[[Connection, list[int]], Taken]
-"""In a step's transaction: take the games' delivery leases and read what they show."""
-
-
-@runtime_checkable
-class HandsOver(Kick, Protocol):
-    """A deliverer in this process: a step hands it what it committed, with no transaction
-    between the commit and the first call to Slack (slackapp.delivery.deliverer)."""
-
-    def take(self, connection: Connection, game_ids: list[int]) -> Taken: ...
-    def hand_over(self, taken: Taken) -> None: ...
-
-
 class OpensDirectMessages(Protocol):
     """What *Start* asks of Slack (a ``WebClient``): a person's private message channel."""
 
@@ -87,8 +73,6 @@ class Committed:
     """The game's deadline, when this step set a new one."""
     shown: int
     """How many effects went into the outbox."""
-    taken: Taken | None = None
-    """The game's delivery lease and what it shows, taken in the step's transaction."""
     reason: m.Message | None = None
     """What the answer says, as data: nothing decides by comparing its words."""
 
@@ -175,15 +159,13 @@ def commit_step(
     dm_channels: dict[str, str] | None = None,
     asking: Workspace | None = None,
     clicked: Copy | None = None,
-    take: Take | None = None,
 ) -> Committed | None:
     """Apply ``event`` to the game in one transaction; None if there is no such game (or,
     with ``skip_locked``, another transaction holds it). ``dm_channels``: the people's private
     message channels, kept for the deliverer when the event starts the night. ``asking``: the
     workspace of the signed request, refused (nothing changes) unless it owns the game.
     ``clicked``: the copy of the game's message the click came from, made the message if it
-    is a second copy the app did not record (see slackapp.delivery.copies).
-    ``take``: given, a step with something to show takes its game's delivery lease too."""
+    is a second copy the app did not record (see slackapp.delivery.copies)."""
     with metrics.stepping(type(event).__name__), transaction(sessions) as session:
         connection = session.connection()
         game = games.lock(connection, game_id, skip_locked=skip_locked)
@@ -203,20 +185,17 @@ def commit_step(
             answering(rows, clicked.surface, clicked.response_url)
         write(connection, rows)
         shown = (0 if adopted is None else adopted.rows) + len(rows)
-        taken = take(connection, [game.id]) if take is not None and shown else None
-        return _committed(game.id, before, done, shown, taken)
+        return _committed(game.id, before, done, shown)
 
 
 def commit_due(
     sessions: sessionmaker[Session],
     now: Callable[[], datetime] = utc_now,
     limit: int = DEADLINE_BATCH,
-    take: Take | None = None,
-) -> tuple[list[Committed], Taken | None]:
+) -> list[Committed]:
     """Up to ``limit`` games whose deadline has passed, each stepped by the machine, in one
     transaction. A game another transaction holds is skipped: that step catches up with the
-    clock itself, and a later batch finds the game if it is still due. ``take``: given, the
-    delivery leases of the games with something to show are taken in it too."""
+    clock itself, and a later batch finds the game if it is still due."""
     with metrics.stepping("Deadline") as counted, transaction(sessions) as session:
         connection = session.connection()
         at = now()
@@ -233,9 +212,7 @@ def commit_due(
             rows += shown
             done.append(_committed(game.id, before, after, len(shown)))
         write(connection, rows)  # every game's messages in one statement
-        showing = [each.game_id for each in done if each.shown]
-        taken = take(connection, showing) if take is not None and showing else None
-        return done, taken
+        return done
 
 
 def _decide(
@@ -258,15 +235,13 @@ def _decide(
     return before, done, game
 
 
-def _committed(
-    game_id: int, before: m.GameState, done: m.Step, shown: int, taken: Taken | None = None
-) -> Committed:
+def _committed(game_id: int, before: m.GameState, done: m.Step, shown: int) -> Committed:
     changed = done.state.deadline if done.state.deadline != before.deadline else None
     line = done.answer
     if line is None:
-        return Committed(game_id, None, changed, shown, taken)
+        return Committed(game_id, None, changed, shown)
     answer = said(line, words(done.state.language))
-    return Committed(game_id, answer, changed, shown, taken, line.message)
+    return Committed(game_id, answer, changed, shown, line.message)
 
 
 def in_words(state: m.GameState, line: m.Line) -> str:
@@ -333,31 +308,19 @@ class Steps:
         self.now = now
         self.names = Names(sessions, self.rename, now)
 
-    @property
-    def take(self) -> Take | None:
-        """How a step would take its games' delivery in its own transaction: not yet. A step
-        holds its game's row lock while taking the lease, and with two processes and many
-        ballots at once that closed a cycle of waits that PostgreSQL ended as a deadlock
-        (tests/reliability/test_concurrency.py), so the step kicks its deliverer instead,
-        which claims the lease in a transaction of its own."""
-        return None
-
-    def _show(self, game_ids: list[int], taken: Taken | None) -> None:
-        """After the commit: what the games show goes to the deliverer."""
-        if taken is None:
-            for game_id in game_ids:
-                self.deliverer.kick(game_id)
-            return
-        assert isinstance(self.deliverer, HandsOver)
-        self.deliverer.hand_over(taken)
-        for game_id in sorted(taken.left):  # another process delivers it: tell it
+    def _show(self, game_ids: list[int]) -> None:
+        """After the commit: what the games show goes to the deliverer. A step keeps its
+        game's row locked until it commits, so the delivery lease is claimed after, by the
+        deliverer: taken inside the step, with two processes and many ballots at once, the
+        two kinds of lock closed a cycle that PostgreSQL ended as a deadlock."""
+        for game_id in game_ids:
             self.deliverer.kick(game_id)
 
     def _after(self, done: Committed | None) -> str | None:
         if done is None:
             return GONE
         if done.shown:
-            self._show([done.game_id], done.taken)
+            self._show([done.game_id])
         if done.deadline is not None:
             self.alarm.arm(done.game_id, done.deadline)
         return done.answer
@@ -378,20 +341,17 @@ class Steps:
             self.now,
             asking=asking,
             clicked=clicked,
-            take=self.take,
         )
         return self._after(done)
 
     def report(self, game_id: int, event: m.Event) -> None:
         """The deliverer's news that Slack refused something for good."""
-        self._after(commit_step(self.sessions, game_id, event, self.now, take=self.take))
+        self._after(commit_step(self.sessions, game_id, event, self.now))
 
     def deadline(self, game_id: int) -> bool:
         """A timer woke for the game; True if it moved. A game another transaction holds is
         left to it (it catches up with the clock too), so no timer thread waits on a lock."""
-        done = commit_step(
-            self.sessions, game_id, m.Deadline(), self.now, skip_locked=True, take=self.take
-        )
+        done = commit_step(self.sessions, game_id, m.Deadline(), self.now, skip_locked=True)
         if done is None:
             return False
         self._after(done)
@@ -404,7 +364,7 @@ class Steps:
         Should one game's step fail, the batch is rolled back and its games are stepped one
         by one, so that one game never holds the others' deadlines back."""
         try:
-            done, taken = commit_due(self.sessions, self.now, limit, self.take)
+            done = commit_due(self.sessions, self.now, limit)
         except Exception:
             log.exception("a batch of deadlines failed; its games are stepped one by one")
             with self.sessions() as session:
@@ -415,7 +375,7 @@ class Steps:
                 except Exception:
                     log.exception("the deadline of game %s failed; the sweep tries again", game_id)
             return 0  # what failed stays due: the sweep comes back, not this loop
-        self._show([each.game_id for each in done if each.shown], taken)
+        self._show([each.game_id for each in done if each.shown])
         for each in done:
             if each.deadline is not None:
                 self.alarm.arm(each.game_id, each.deadline)
@@ -481,15 +441,13 @@ class Steps:
                 )
                 enqueue(session.connection(), game, opened.effects)
                 game_id = game.id
-                take = self.take
-                taken = take(session.connection(), [game_id]) if take is not None else None
         except IntegrityError:  # another /varulv in the channel won: perhaps this same one
             with self.sessions() as session:
                 running = games.open_in(session, team_id, channel_id)
                 if running is not None and same_command(running):
                     return None
             return "A game is already open in this channel."
-        self._show([game_id], taken)
+        self._show([game_id])
         return None
 
     def play_again(
@@ -531,11 +489,9 @@ class Steps:
                 games.store_new(session, game, opened.state)
                 enqueue(session.connection(), game, opened.effects)
                 new_id = game.id
-                take = self.take
-                taken = take(session.connection(), [new_id]) if take is not None else None
         except IntegrityError:  # a /varulv in the channel won
             return "A game is already open in this channel."
-        self._show([new_id], taken)
+        self._show([new_id])
         return None
 
     def start(
@@ -580,7 +536,6 @@ class Steps:
                 dm_channels=channels,
                 asking=asking,
                 clicked=clicked,
-                take=self.take,
             )
             if done is None or done.reason is not m.Message.SOMEONE_SAT_DOWN:
                 return self._after(done)

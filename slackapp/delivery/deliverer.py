@@ -9,14 +9,12 @@ The pieces, each a module of its own:
 - ``pacing``: Slack's rate limits, kept ahead of.
 
 This module runs them: threads that drain games (read, decide, send, read again as calls land)
-and threads that make the calls. A step hands its committed effects over at once
-(``take`` inside its transaction, ``hand_over`` after the commit): the lease was taken and the
-rows read in that transaction, so the first call goes out with no transaction before it.
-Otherwise ``kick`` (a step in another process) or the sweep (a crash, a retry's backoff) make a
-drain read first. Messages are independent, so a game's messages are sent side by side; one
-message's versions are sent in order, newest only, never older than what it shows. The one
-window a crash cannot close is a post Slack took whose ``ts`` was not committed yet: that post
-is made again, identical.
+and threads that make the calls. A step ``kick``s the deliverer after its commit, and the sweep
+finds what a crash or a retry's backoff left; either way a drain claims the games' leases and
+reads their outbox in one transaction, then sends. Messages are independent, so a game's
+messages are sent side by side; one message's versions are sent in order, newest only, never
+older than what it shows. The one window a crash cannot close is a post Slack took whose ``ts``
+was not committed yet: that post is made again, identical.
 """
 
 from __future__ import annotations
@@ -27,11 +25,10 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from slack_sdk import WebClient
-from sqlalchemy import Connection, func, or_, select, update
+from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp import metrics
@@ -82,21 +79,6 @@ Report = Callable[[int, m.Event], None]
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True)
-class Taken:
-    """Games whose leases a step's transaction took, with what they have to show as read
-    there; ``asked``: every game the step gave something to show (those another live process
-    holds are its to deliver)."""
-
-    asked: frozenset[int]
-    games: dict[int, ToShow]
-
-    @property
-    def left(self) -> frozenset[int]:
-        """The asked games this process did not get."""
-        return self.asked - self.games.keys()
 
 
 class Deliverer:
@@ -160,32 +142,6 @@ class Deliverer:
         self._records.shutdown(wait=False, cancel_futures=False)  # what Slack took is kept
         if self._heart is not None and self._heart is not threading.current_thread():
             self._heart.join(timeout=leases.RENEW_SECONDS * 2)
-
-    def take(self, connection: Connection, game_ids: list[int]) -> Taken:
-        """In a step's transaction, once its outbox rows are written: take the games' leases
-        and read what they have to show, for ``hand_over`` after the commit."""
-        asked = frozenset(game_ids)
-        claimed = leases.claim(connection, self.holder, asked, self.now())
-        return Taken(asked, read(connection, claimed) if claimed else {})
-
-    def hand_over(self, taken: Taken) -> None:
-        """After the commit of the step that took them: send the games' messages now. A game
-        this process is draining already is read again by its drain."""
-        fresh: dict[int, ToShow] = {}
-        with self._lock:
-            for game_id, to_show in taken.games.items():
-                if game_id in self._queued:
-                    self._wake(game_id)
-                else:
-                    self._queued.add(game_id)
-                    fresh[game_id] = to_show
-        if fresh:
-            self._beat()
-            try:
-                self._drains.submit(self._drain_and_follow, sorted(fresh), fresh)
-            except RuntimeError:  # stopping: the leases lapse, another process sends them
-                with self._lock:
-                    self._queued.difference_update(fresh)
 
     def kick(self, game_id: int) -> None:
         """Deliver the game's new entries now (a step committed some). Games kicked while
@@ -277,11 +233,11 @@ class Deliverer:
         with self._lock:
             batch, self._waiting = self._waiting[:DRAIN_BATCH], self._waiting[DRAIN_BATCH:]
         if batch:
-            self._drain_and_follow(batch, None)
+            self._drain_and_follow(batch)
 
-    def _drain_and_follow(self, batch: list[int], taken: dict[int, ToShow] | None) -> None:
+    def _drain_and_follow(self, batch: list[int]) -> None:
         try:
-            self.drain_many(batch, taken)
+            self.drain_many(batch)
         except Exception:
             if not self._stopped.is_set():
                 log.exception("delivering games' messages failed; the sweep tries again")
@@ -298,12 +254,11 @@ class Deliverer:
         """Deliver the game's entries until none is due, or the next must wait its retry."""
         self.drain_many([game_id])
 
-    def drain_many(self, game_ids: list[int], taken: dict[int, ToShow] | None = None) -> None:
+    def drain_many(self, game_ids: list[int]) -> None:
         """Deliver the games' entries until none is due, or the next must wait its retry.
 
-        ``taken``: the games' leases are held and this is what they have to show (a step's
-        transaction read it); else each read is one transaction that claims the games and
-        reads them, and a game another live process holds is left to it. Every ready message
+        Each read is one transaction that claims the games and reads them, and a game
+        another live process holds is left to it. Every ready message
         of every game is then sent side by side (``slackapp.delivery.plan`` decides which).
         A message still being sent is not sent again alongside itself, but it does not hold
         the others back: as soon as any call lands, or a step gives one of these games
@@ -325,10 +280,7 @@ class Deliverer:
         try:
             while (to_read or to_release or in_flight) and not self._stopped.is_set():
                 if to_read:
-                    if taken is not None:
-                        found, taken = {g: taken[g] for g in to_read if g in taken}, None
-                    else:
-                        found = self._claim_and_read(sorted(to_read))
+                    found = self._claim_and_read(sorted(to_read))
                     to_read = set()
                     now = self.now()
                     ready: list[tuple[int, WorkspaceId, list[plan.Send]]] = []
