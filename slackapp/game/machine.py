@@ -102,9 +102,9 @@ BEFORE_THE_VOTE = (Phase.LOBBY, Phase.NIGHT, Phase.DAY)
 BOT_NAMES = ("Astrid", "Bosse", "Cissi", "Dagge", "Ebba", "Frasse", "Greta", "Hasse")
 
 ERASED_PREFIX = "erased-"
-ERASED_NAME = "a former player"
-"""A person who had Varulv forget them is, in the games they played, a seat of this name whose
-key is ``erased-<seat number>``: lower case with a hyphen, so it never equals a Slack id."""
+"""A person who had Varulv forget them is, in the games they played, a seat whose key is
+``erased-<seat number>``: lower case with a hyphen, so it never equals a Slack id (its name is
+``slackapp.db.erasure.ERASED_NAME``, in the game's language)."""
 
 
 def erased_key(position: int) -> str:
@@ -1212,7 +1212,6 @@ def _dm_lost(state: GameState, key: str, error: str) -> Step:
 
 __all__ = [
     "DAY_BOARD",
-    "ERASED_NAME",
     "LOBBY_BOARD",
     "REVEAL",
     "SOMEONE_SAT_DOWN",
