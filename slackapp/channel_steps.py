@@ -35,10 +35,17 @@ from slackapp.game.schedule import Schedule, next_opening
 from slackapp.game.seasons import standings
 from slackapp.permits import checked, is_admin, refusal_of
 from slackapp.shapes import slack_id
-from slackapp.steps import Steps
+from slackapp.steps import Steps, Workspace
 
-STALE = "That button doesn't belong to any game I know."
+STALE = N_("That button doesn't belong to any game I know.")
 NOT_OVER = N_("That game is not over, or was not played in this channel: nothing to check.")
+
+
+def stale(steps: Steps, asking: Workspace, game_id: int = 0) -> str:
+    """A click Varulv cannot place: in its game's language when the button names a game that
+    still exists, else in that of the channel it was clicked in."""
+    spoken = steps.words_of(game_id, asking) if game_id else steps.channel_words(asking)
+    return spoken._(STALE)
 
 
 def tell_channel(
@@ -252,9 +259,10 @@ def schedule_now(
 
 
 def toggle_regular(
-    steps: Steps, team_id: str, user_id: str, game_id: int, target: str | None
+    steps: Steps, team_id: str, user_id: str, game_id: int, target: str | None, where: str = ""
 ) -> str:
-    """*I usually play*: on a lobby the button names its game; on the App Home, the channel."""
+    """*I usually play*: on a lobby the button names its game; on the App Home, the channel.
+    ``where``: the channel it was clicked in, whose language says a button names nothing."""
     with transaction(steps.sessions) as session:
         if game_id:
             game = session.get(Game, game_id)
@@ -262,7 +270,7 @@ def toggle_regular(
         else:
             channel = slack_id(target)
         if not channel:
-            return STALE
+            return channel_words(steps, team_id, where)._(STALE) if where else STALE
         marked = standing.toggle_regular(session, team_id, channel, user_id)
     spoken = channel_words(steps, team_id, channel)
     if marked:
@@ -295,6 +303,11 @@ def forget_me(steps: Steps, team_id: str, user_id: str, channel_id: str = "") ->
 def channel_words(steps: Steps, team_id: str, channel_id: str) -> Words:
     """The words of the channel's language (``/varulv settings``)."""
     return words(settings_now(steps, team_id, channel_id).language)
+
+
+def unknown_word(steps: Steps, team_id: str, channel_id: str, typed: str) -> str:
+    """``/varulv`` followed by a word it does not know, answered in the channel's language."""
+    return help_screen.unknown_word(typed, channel_words(steps, team_id, channel_id))
 
 
 def help_for(steps: Steps, team_id: str, channel_id: str) -> Screen:

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp import metrics
 from slackapp.blocks.said import said
-from slackapp.blocks.words import Words, words
+from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.db import games, people
 from slackapp.db.channels import choice_in
 from slackapp.db.engine import transaction
@@ -36,11 +36,6 @@ from slackapp.names import Names
 
 log = logging.getLogger(__name__)
 
-GONE = "That game no longer exists."
-ANOTHER_WORKSPACE = (
-    "That table belongs to another workspace, so you cannot play at it from yours. "
-    "Ask someone there to start a table in a channel of your own workspace."
-)
 START_TRIES = 3
 DEADLINE_BATCH = 50
 """Due games stepped in one transaction: one commit for many, each lock held only that long."""
@@ -95,6 +90,9 @@ class Workspace:
     """The Enterprise Grid organisation, when the workspace belongs to one."""
     org_wide: bool = False
     """Varulv is installed on the whole organisation (Slack's ``is_enterprise_install``)."""
+    channel_id: str = ""
+    """The channel the request came from: a game that no longer exists is answered in its
+    language."""
 
     def owns(self, game: Belonging) -> bool:
         """Whether a request from here may act on ``game``: one from the game's own workspace
@@ -172,7 +170,9 @@ def commit_step(
         if game is None:
             return None
         if asking is not None and not asking.owns(game):
-            return Committed(game.id, ANOTHER_WORKSPACE, None, 0)
+            return Committed(
+                game.id, in_words(game.state, m.Line(m.Message.ANOTHER_WORKSPACE)), None, 0
+            )
         adopted = None if clicked is None else adopt(connection, game.id, clicked)
         if isinstance(event, m.Join):  # the name kept for them, if Varulv has met them
             event = replace(event, name=kept_name(connection, game.team_id, event.user, event.name))
@@ -316,9 +316,9 @@ class Steps:
         for game_id in game_ids:
             self.deliverer.kick(game_id)
 
-    def _after(self, done: Committed | None) -> str | None:
+    def _after(self, done: Committed | None, asking: Workspace | None = None) -> str | None:
         if done is None:
-            return GONE
+            return self.gone(asking)
         if done.shown:
             self._show([done.game_id])
         if done.deadline is not None:
@@ -342,7 +342,7 @@ class Steps:
             asking=asking,
             clicked=clicked,
         )
-        return self._after(done)
+        return self._after(done, asking)
 
     def report(self, game_id: int, event: m.Event) -> None:
         """The deliverer's news that Slack refused something for good."""
@@ -446,7 +446,7 @@ class Steps:
                 running = games.open_in(session, team_id, channel_id)
                 if running is not None and same_command(running):
                     return None
-            return "A game is already open in this channel."
+            return self._opened_meanwhile(team_id, channel_id, user_id)
         self._show([game_id])
         return None
 
@@ -462,17 +462,18 @@ class Steps:
             with transaction(self.sessions) as session:
                 previous = games.lock(session.connection(), game_id)
                 if previous is not None and asking is not None and not asking.owns(previous):
-                    return ANOTHER_WORKSPACE
+                    return in_words(previous.state, m.Line(m.Message.ANOTHER_WORKSPACE))
                 last = None if previous is None else previous.state
                 refusal = m.play_again_refusal(last)
                 if previous is None or last is None:
-                    return GONE
+                    return self.gone(asking)
                 if refusal is not None:
                     return in_words(last, refusal)
                 running = games.open_in(session, previous.team_id, previous.channel_id)
                 if running is not None:
                     state = games.state_of(running)
                     return in_words(state, m.already_running(state, user_id))
+                previous_team, previous_channel = previous.team_id, previous.channel_id
                 game = _new_game(
                     session,
                     previous.team_id,
@@ -490,7 +491,7 @@ class Steps:
                 enqueue(session.connection(), game, opened.effects)
                 new_id = game.id
         except IntegrityError:  # a /varulv in the channel won
-            return "A game is already open in this channel."
+            return self._opened_meanwhile(previous_team, previous_channel, user_id)
         self._show([new_id])
         return None
 
@@ -538,7 +539,7 @@ class Steps:
                 clicked=clicked,
             )
             if done is None or done.reason is not m.Message.SOMEONE_SAT_DOWN:
-                return self._after(done)
+                return self._after(done, asking)
         return state if isinstance(state, str) else in_words(state, m.SOMEONE_SAT_DOWN)
 
     def cancel_refusal(
@@ -563,20 +564,49 @@ class Steps:
         ballot = m.personal_ballot(state, user_id)
         return in_words(state, ballot) if isinstance(ballot, m.Line) else ballot
 
-    def words_of(self, game_id: int) -> Words:
-        """The words of the game's screens (English for a game that no longer exists)."""
-        state = self._read(game_id)
-        return words(m.Language.ENGLISH if isinstance(state, str) else state.language)
+    def words_of(self, game_id: int, asking: Workspace | None = None) -> Words:
+        """The words of the game's screens, read from its row alone, so that a game whose
+        state cannot be read still answers in them; for a game that no longer exists, those
+        of the channel ``asking`` came from."""
+        with self.sessions() as session:
+            language = session.scalar(select(Game.language).where(Game.id == game_id))
+        if language is None:
+            return self.channel_words(asking)
+        return words(m.Language(language))
+
+    def channel_words(self, asking: Workspace | None) -> Words:
+        """The words of the channel a request came from (its setting), English when the
+        request names none."""
+        if asking is None or not asking.channel_id:
+            return ENGLISH
+        with self.sessions() as session:
+            chosen = choice_in(session, asking.team_id, asking.channel_id, self.lengths)
+        return words(chosen.language)
+
+    def gone(self, asking: Workspace | None = None) -> str:
+        """A click on a game that no longer exists, answered in its channel's language."""
+        return said(m.GAME_GONE, self.channel_words(asking))
+
+    def _opened_meanwhile(self, team_id: str, channel_id: str, user_id: str) -> str:
+        """Another command opened the channel's table first: what is open there now, as a
+        second command would be told, or, if it has closed again, that it opened."""
+        with self.sessions() as session:
+            running = games.open_in(session, team_id, channel_id)
+            if running is not None:
+                state = games.state_of(running)
+                return in_words(state, m.already_running(state, user_id))
+            chosen = choice_in(session, team_id, channel_id, self.lengths)
+        return said(m.Line(m.Message.OPENED_MEANWHILE), words(chosen.language))
 
     def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | str:
         """The game's state as committed, read without a lock (to prepare a step), or why
-        there is none for ``asking``: GONE, or ANOTHER_WORKSPACE."""
+        there is none for ``asking``: the game is gone, or another workspace's."""
         with self.sessions() as session:
             game = games.read(session.connection(), game_id)
         if game is None:
-            return GONE
+            return self.gone(asking)
         if asking is not None and not asking.owns(game):
-            return ANOTHER_WORKSPACE
+            return in_words(game.state, m.Line(m.Message.ANOTHER_WORKSPACE))
         return game.state
 
     def stop(

@@ -31,6 +31,15 @@ WHAT_EACH_WORD_DOES = {
 }
 
 
+def unknown_word(typed: str, words: Words = ENGLISH) -> str:
+    """The answer to ``/varulv`` followed by a word it does not know, echoed as typed, and
+    the words it does know (which stay as they are typed, in every language)."""
+    known = ", ".join(f"`{COMMAND} {word}`" for word in COMMAND_WORDS)
+    unknown = words._("I don't know `{command}`.", command=f"{COMMAND} {typed}")
+    usage = words._("Try `{command}` to open a table, or {words}.", command=COMMAND, words=known)
+    return f"{unknown} {usage}"
+
+
 def commands(words: Words = ENGLISH) -> list[str]:
     return [
         f"`{COMMAND}` " + words._("set a table in this channel"),

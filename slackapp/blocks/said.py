@@ -5,7 +5,8 @@ from __future__ import annotations
 from slackapp.blocks.words import ENGLISH, Words
 from slackapp.game.cards import MAX_SEATS, MIN_SEATS
 from slackapp.game.effects import SeatName
-from slackapp.game.lines import Language, Line, Message
+from slackapp.game.lines import Line, Message
+from slackapp.game.night import NightRule
 
 
 def mention(seat: SeatName, words: Words = ENGLISH) -> str:
@@ -31,6 +32,30 @@ def _phase(phase: str, words: Words) -> str:
         "day": words._("day"),
         "vote": words._("the vote"),
     }.get(phase, phase)
+
+
+def _broken_rule(rule: NightRule | None, w: Words) -> str:
+    """Why the rules refuse a night move."""
+    match rule:
+        case NightRule.CHOICE_TO_MAKE:
+            return w._("Your card has a choice to make: make it, or skip.")
+        case NightRule.NOTHING_TO_SKIP:
+            return w._("There is nothing to skip: your card makes no choice tonight.")
+        case NightRule.NO_PICK:
+            return w._("There is no pick to take back.")
+        case NightRule.CENTRE_CARD:
+            return w._("Peek at the left or the right centre card.")
+        case NightRule.ONLY_TROUBLEMAKER:
+            return w._("Only a Troublemaker picks players to swap.")
+        case NightRule.TWO_OTHERS:
+            return w._("Swap two other players.")
+        case NightRule.TWO_DIFFERENT:
+            return w._("Pick two different players to swap.")
+        case NightRule.NOT_ITSELF:
+            return w._("Pick someone other than yourself.")
+        case NightRule.UNKNOWN_SEAT:
+            return w._("Nobody sits in that seat at this table.")
+    return w._("That is not a move your card can make.")
 
 
 def said(line: Line, words: Words = ENGLISH) -> str:
@@ -112,9 +137,7 @@ def said(line: Line, words: Words = ENGLISH) -> str:
         case Message.ALREADY_CONFIRMED:
             return w._("You have already confirmed your night.")
         case Message.ILLEGAL_MOVE:
-            if w.language is Language.ENGLISH:  # the rules explain themselves in English only
-                return f"That is not a move your card can make ({line.error})."
-            return w._("That is not a move your card can make.")
+            return _broken_rule(line.rule, w)
         case Message.DAY_NOT_BEGUN:
             return w._("The day has not begun yet.")
         case Message.DAY_IS_OVER:
@@ -202,6 +225,13 @@ def said(line: Line, words: Words = ENGLISH) -> str:
                 channel=line.channel,
                 error=line.error,
             )
+        case Message.ANOTHER_WORKSPACE:
+            return w._(
+                "That table belongs to another workspace, so you cannot play at it from yours. "
+                "Ask someone there to start a table in a channel of your own workspace."
+            )
+        case Message.OPENED_MEANWHILE:
+            return w._("Someone opened a table in this channel at the same moment. Try again.")
         case Message.UNREACHABLE:
             assert line.seat is not None
             return w._(

@@ -11,7 +11,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Executable, Select, Table, delete, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
-from slackapp.blocks.words import ENGLISH, N_, Words
+from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.db.installations import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
 from slackapp.db.models import (
     Base,
@@ -30,6 +30,8 @@ from slackapp.game import machine as m
 
 ERASED = "erased"
 """Who did something (hosted, stopped, changed a setting) once that person is forgotten."""
+ERASED_NAME = N_("a former player")
+"""The name of a forgotten person's seat in each game they played, in the game's language."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ def forget_me(session: Session, team_id: str, user_id: str, words: Words = ENGLI
         name=name,
         marks=w.ngettext("{count} channel", "{count} channels", done.regular_channels),
         games=w.ngettext("{count} finished game", "{count} finished games", done.games),
-        erased=m.ERASED_NAME,
+        erased=w._(ERASED_NAME),
     )
 
 
@@ -136,6 +138,7 @@ def _anonymise(session: Session, game: Game, user_id: str) -> None:
     seat = next(seat for seat in game.seats if seat.user_id == user_id)
     key = m.erased_key(seat.position)
     name = seat.display_name
+    erased_name = words(m.Language(game.language))._(ERASED_NAME)
 
     def swap(value: Any) -> Any:  # the seat's key, wherever the game's JSON names it
         return _walk(value, lambda s: key if s == user_id else s, keys=True)
@@ -147,13 +150,13 @@ def _anonymise(session: Session, game: Game, user_id: str) -> None:
         if each.ballot is not None:
             each.ballot.voter_key = swap(each.ballot.voter_key)
             each.ballot.target = swap(each.ballot.target)
-    seat.user_id, seat.display_name, seat.dm_channel = key, m.ERASED_NAME, None
+    seat.user_id, seat.display_name, seat.dm_channel = key, erased_name, None
     game.outcome = swap(game.outcome)
     named = re.compile(rf"(?<!\w){re.escape(name)}(?!\w)") if name else None
 
     def shown(text: str) -> str:  # what was shown: mentions, button values, labels
-        text = text.replace(f"<@{user_id}>", m.ERASED_NAME).replace(user_id, key)
-        return named.sub(m.ERASED_NAME, text) if named else text
+        text = text.replace(f"<@{user_id}>", erased_name).replace(user_id, key)
+        return named.sub(erased_name, text) if named else text
 
     entries = session.scalars(select(OutboxEntry).where(OutboxEntry.game_id == game.id))
     for entry in entries:

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # effects carry lines: the seat's type is only named here
+if TYPE_CHECKING:  # effects carry lines: the seat's and the rule's types are only named here
     from slackapp.game.effects import SeatName
+    from slackapp.game.night import NightRule
 
 
 class Language(StrEnum):
@@ -48,6 +49,7 @@ class Message(StrEnum):
     NIGHT_NOT_SEATED = "night_not_seated"
     ALREADY_CONFIRMED = "already_confirmed"
     ILLEGAL_MOVE = "illegal_move"
+    """``rule``: the rule the move breaks."""
     # the day
     DAY_NOT_BEGUN = "day_not_begun"
     DAY_IS_OVER = "day_is_over"
@@ -78,6 +80,11 @@ class Message(StrEnum):
     CHANNEL_LOST_ENDED = "channel_lost_ended"
     """On each person's night message."""
     UNREACHABLE = "unreachable"
+    # beside the machine: what a step says before or instead of it
+    ANOTHER_WORKSPACE = "another_workspace"
+    """A click from a workspace that does not own the game (Slack Connect)."""
+    OPENED_MEANWHILE = "opened_meanwhile"
+    """Another command opened the channel's table at the same moment, and it is closed again."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,9 @@ class Line:
     phase: str = ""
     channel: str = ""
     error: str = ""
-    """What Slack said, or (for an illegal move) what the rules said, in English."""
+    """What Slack said."""
+    rule: NightRule | None = None
+    """The rule a night move breaks."""
     reason: Line | None = None
     """The line this one follows: why the vote opened."""
 

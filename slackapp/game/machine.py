@@ -70,6 +70,7 @@ from slackapp.game.night import (
     LookAtSeat,
     Night,
     NightChoice,
+    NightRule,
     Peek,
     Rob,
     Swap,
@@ -101,9 +102,9 @@ BEFORE_THE_VOTE = (Phase.LOBBY, Phase.NIGHT, Phase.DAY)
 BOT_NAMES = ("Astrid", "Bosse", "Cissi", "Dagge", "Ebba", "Frasse", "Greta", "Hasse")
 
 ERASED_PREFIX = "erased-"
-ERASED_NAME = "a former player"
-"""A person who had Varulv forget them is, in the games they played, a seat of this name whose
-key is ``erased-<seat number>``: lower case with a hyphen, so it never equals a Slack id."""
+"""A person who had Varulv forget them is, in the games they played, a seat whose key is
+``erased-<seat number>``: lower case with a hyphen, so it never equals a Slack id (its name is
+``slackapp.db.erasure.ERASED_NAME``, in the game's language)."""
 
 
 def erased_key(position: int) -> str:
@@ -870,7 +871,7 @@ def _night_move(state: GameState, move: NightMove, now: datetime) -> Step:
     try:
         changed = _read_move(state, seat, move)
     except IllegalChoice as error:
-        return _refuse(state, Line(Message.ILLEGAL_MOVE, error=str(error)))
+        return _refuse(state, Line(Message.ILLEGAL_MOVE, rule=error.rule))
     state = _with_seat(state, changed)
     effects: list[Effect] = [_show_night_dm(state, changed)]
     if changed.confirmed:  # a first pick must not show on the board: only confirmations do
@@ -888,19 +889,19 @@ def _read_move(state: GameState, seat: SeatState, move: NightMove) -> SeatState:
     match move:
         case NightConfirm():
             if kind is not None:
-                raise IllegalChoice("your card has a choice to make, or skip")
+                raise IllegalChoice(NightRule.CHOICE_TO_MAKE)
             return replace(seat, confirmed=True, pending=None)
         case NightSkip():
             if kind is None:
-                raise IllegalChoice("there is nothing to skip")
+                raise IllegalChoice(NightRule.NOTHING_TO_SKIP)
             return replace(seat, confirmed=True, pending=None)
         case NightResetPick():
             if kind != "swap":
-                raise IllegalChoice("there is no pick to take back")
+                raise IllegalChoice(NightRule.NO_PICK)
             return replace(seat, pending=None)
         case NightPeek(_, index):
             if isinstance(index, bool) or index not in (0, 1):
-                raise IllegalChoice("peek at the left or the right centre card")
+                raise IllegalChoice(NightRule.CENTRE_CARD)
             choice = Peek(index)
         case NightLook(_, target):
             choice = LookAtCenter() if target is None else LookAtSeat(target)
@@ -909,9 +910,9 @@ def _read_move(state: GameState, seat: SeatState, move: NightMove) -> SeatState:
         case NightPick(_, target):
             if seat.pending is None:
                 if kind != "swap":
-                    raise IllegalChoice("only a Troublemaker picks seats to swap")
+                    raise IllegalChoice(NightRule.ONLY_TROUBLEMAKER)
                 if target == seat.key or state.seat(target) is None:
-                    raise IllegalChoice("swap two other players")
+                    raise IllegalChoice(NightRule.TWO_OTHERS)
                 return replace(seat, pending=target)
             choice = Swap(seat.pending, target)
     check_choice(state.deal(), seat.key, choice)
@@ -1211,7 +1212,6 @@ def _dm_lost(state: GameState, key: str, error: str) -> Step:
 
 __all__ = [
     "DAY_BOARD",
-    "ERASED_NAME",
     "LOBBY_BOARD",
     "REVEAL",
     "SOMEONE_SAT_DOWN",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
 from slackapp.game.cards import Card, Deal, deck_for
 
@@ -57,8 +58,29 @@ class Swap:
 NightChoice = Peek | LookAtSeat | LookAtCenter | Rob | Swap
 
 
+class NightRule(StrEnum):
+    """The rule a night choice breaks: what a person is told, as data
+    (``slackapp.blocks.said`` words it)."""
+
+    NOT_THIS_CARD = "not_this_card"
+    CHOICE_TO_MAKE = "choice_to_make"
+    NOTHING_TO_SKIP = "nothing_to_skip"
+    NO_PICK = "no_pick"
+    CENTRE_CARD = "centre_card"
+    ONLY_TROUBLEMAKER = "only_troublemaker"
+    TWO_OTHERS = "two_others"
+    TWO_DIFFERENT = "two_different"
+    NOT_ITSELF = "not_itself"
+    UNKNOWN_SEAT = "unknown_seat"
+
+
 class IllegalChoice(ValueError):
-    """A night choice that the seat's dealt card cannot make."""
+    """A night choice that the seat's dealt card cannot make: the ``rule`` it breaks, and (for
+    the referee, in English) which seat made it."""
+
+    def __init__(self, rule: NightRule, detail: str = "") -> None:
+        super().__init__(detail or rule.value)
+        self.rule = rule
 
 
 # --- what a seat learns --------------------------------------------------------------------
@@ -123,7 +145,7 @@ def check_choice(deal: Deal, seat: str, choice: NightChoice) -> None:
         _must_be_other(deal, seat, choice.first)
         _must_be_other(deal, seat, choice.second)
         if choice.first == choice.second:
-            raise IllegalChoice(f"{seat!r} must swap two different seats")
+            raise IllegalChoice(NightRule.TWO_DIFFERENT, f"{seat!r} must swap two different seats")
         return
     if card is _SEER and isinstance(choice, LookAtSeat):
         _must_be_other(deal, seat, choice.seat)
@@ -134,18 +156,22 @@ def check_choice(deal: Deal, seat: str, choice: NightChoice) -> None:
     if lone and isinstance(choice, Peek):
         index = choice.index
         if index not in (0, 1) or isinstance(index, bool):
-            raise IllegalChoice(f"{seat!r} may peek at centre card 0 or 1, not {index!r}")
+            raise IllegalChoice(
+                NightRule.CENTRE_CARD, f"{seat!r} may peek at centre card 0 or 1, not {index!r}"
+            )
         return
     article = "an" if card.value[0] in "AEIOU" else "a"
     what = "a lone Werewolf" if lone else f"{article} {card}"
-    raise IllegalChoice(f"{seat!r} was dealt {what} and cannot make that choice")
+    raise IllegalChoice(
+        NightRule.NOT_THIS_CARD, f"{seat!r} was dealt {what} and cannot make that choice"
+    )
 
 
 def _must_be_other(deal: Deal, seat: str, target: str) -> None:
     if target == seat:
-        raise IllegalChoice(f"{seat!r} cannot act on itself")
+        raise IllegalChoice(NightRule.NOT_ITSELF, f"{seat!r} cannot act on itself")
     if target not in deal.dealt:
-        raise IllegalChoice(f"{seat!r} names unknown seat {target!r}")
+        raise IllegalChoice(NightRule.UNKNOWN_SEAT, f"{seat!r} names unknown seat {target!r}")
 
 
 def learned_on_choosing(deal: Deal, seat: str, choice: NightChoice | None) -> Knowledge | None:
@@ -271,7 +297,9 @@ def resolve_night(deal: Deal, choices: Mapping[str, NightChoice]) -> Night:
     """
     for chooser, made in choices.items():
         if chooser not in deal.dealt:
-            raise IllegalChoice(f"unknown seat {chooser!r} made a night choice")
+            raise IllegalChoice(
+                NightRule.UNKNOWN_SEAT, f"unknown seat {chooser!r} made a night choice"
+            )
         check_choice(deal, chooser, made)
 
     holding = dict(deal.dealt)

@@ -18,4 +18,4 @@ def register(app: App, steps: Steps) -> None:
     actions.register(app, steps)
     events.register(app, steps)
     views.register(app, steps)
-    actions.register_unknown(app)
+    actions.register_unknown(app, steps)

@@ -25,6 +25,8 @@ from slack_bolt.request import BoltRequest
 from slack_sdk.errors import SlackApiError, SlackClientError
 from sqlalchemy.exc import SQLAlchemyError
 
+from slackapp.blocks.words import ENGLISH, N_, Words
+
 log = logging.getLogger(__name__)
 
 Listener = Callable[..., Any]
@@ -33,11 +35,15 @@ Listener = Callable[..., Any]
 UNAVAILABLE = (
     "Varulv can't reach its database right now, so nothing changed. Try again in a moment."
 )
-SLACK_UNAVAILABLE = (
+"""In English in every channel: a channel's language is one of its settings, kept in the very
+database that could not be reached."""
+SLACK_UNAVAILABLE = N_(
     "Slack didn't take that from Varulv just now, so it may not have gone through. "
     "Try again in a moment."
 )
-BROKEN = "Something went wrong in Varulv, so that may not have gone through. Try again."
+BROKEN = N_("Something went wrong in Varulv, so that may not have gone through. Try again.")
+Spoken = Callable[[], Words]
+"""How a listener learns the words of the table or channel it acts on (a database read)."""
 
 
 @dataclass(frozen=True)
@@ -114,22 +120,39 @@ def _answer(respond: Respond, text: str, reply: Reply) -> None:
         log.warning("could not answer privately: %s", error)
 
 
-def run_step(respond: Respond | None, step: Callable[[], str | Reply | None]) -> None:
-    """Run one game step and answer privately; a failed step has rolled back and says so."""
+def run_step(
+    respond: Respond | None,
+    step: Callable[[], str | Reply | None],
+    spoken: Spoken | None = None,
+) -> None:
+    """Run one game step and answer privately; a failed step has rolled back and says so, in
+    the words ``spoken`` gives (English without it, or should that read fail too)."""
     try:
         said = step()
         reply = said if isinstance(said, Reply) else Reply(said)
     except SQLAlchemyError:
         log.exception("a game step failed in the database")
-        reply = Reply(UNAVAILABLE)
+        reply = Reply(UNAVAILABLE)  # the language is not asked of a database that just failed
     except (SlackApiError, SlackClientError, OSError) as error:
         # Throttled beyond slack_sdk's retries, or Slack failing: the step rolled back.
         log.warning("a game step failed at Slack: %s", error)
-        reply = Reply(SLACK_UNAVAILABLE)
+        reply = Reply(words_of(spoken)._(SLACK_UNAVAILABLE))
     except Exception:
         log.exception("a game step failed")
-        reply = Reply(BROKEN)
+        reply = Reply(words_of(spoken)._(BROKEN))
     send(respond, reply)
+
+
+def words_of(spoken: Spoken | None) -> Words:
+    """The words ``spoken`` reads, or English when there is none or it cannot be read: the
+    answer that something failed must not fail itself."""
+    if spoken is None:
+        return ENGLISH
+    try:
+        return spoken()
+    except Exception:
+        log.warning("the language of a failed step's answer could not be read", exc_info=True)
+        return ENGLISH
 
 
 def header(request: BoltRequest, name: str) -> str:

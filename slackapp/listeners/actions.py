@@ -21,10 +21,10 @@ from slack_sdk import WebClient
 from slackapp import channel_steps
 from slackapp.blocks import ids, lobby, render
 from slackapp.blocks.ids import ButtonValue
-from slackapp.blocks.words import N_
+from slackapp.blocks.words import N_, Words
 from slackapp.delivery.copies import Copy
 from slackapp.game import machine as m
-from slackapp.listeners.ack import Reply, acknowledge_then, header, run_step, send
+from slackapp.listeners.ack import Reply, acknowledge_then, header, run_step
 from slackapp.listeners.events import publish_home_tab
 from slackapp.logs import log_context
 from slackapp.shapes import display_name, slack_id
@@ -43,7 +43,6 @@ class Click:
     action_ts: Decimal | None
 
 
-STALE = channel_steps.STALE
 CANCELLED = N_("You cancelled the table.")
 
 
@@ -54,6 +53,18 @@ def _user(body: dict[str, Any]) -> tuple[str, str]:
         return "", ""
     user_id = slack_id(user.get("id"))
     return user_id, display_name(user.get("name") or user.get("username"), user_id)
+
+
+def asking_of(body: dict[str, Any], context: BoltContext) -> Workspace:
+    """Where the click came from: the workspace Slack signed it for (each step checks it owns
+    the game, under the game's lock) and the channel of the message it was on."""
+    where = body.get("channel")
+    container = body.get("container")
+    channel = slack_id(where.get("id")) if isinstance(where, dict) else ""
+    if not channel and isinstance(container, dict):
+        channel = slack_id(container.get("channel_id"))
+    team_id = str(context.team_id or "")
+    return Workspace(team_id, context.enterprise_id, bool(context.is_enterprise_install), channel)
 
 
 def _clicked(body: dict[str, Any]) -> dict[str, Any]:
@@ -183,14 +194,16 @@ def register(app: App, steps: Steps) -> None:
     ) -> None:
         user_id, user_name = _user(body)
         clicked = _clicked(body)
+        asking = asking_of(body, context)
+        team_id = asking.team_id
         raw = clicked.get("value")
         try:
             value = ButtonValue.unpack(raw if isinstance(raw, str) else None)
         except ValueError:
-            send(respond, Reply(STALE))
+            run_step(respond, lambda: channel_steps.stale(steps, asking))
             return
         if not user_id:  # Slack names who clicked: without a person it is nobody's move
-            send(respond, Reply(STALE))
+            run_step(respond, lambda: channel_steps.stale(steps, asking, value.game_id))
             return
         click = Click(
             value=value,
@@ -199,44 +212,50 @@ def register(app: App, steps: Steps) -> None:
             action=str(clicked.get("action_id") or "").split(":")[0],
             action_ts=_timestamp(clicked.get("action_ts"), sent_at(request)),
         )
-        team_id = str(context.team_id or "")
-        asking = Workspace(
-            team_id, context.enterprise_id, bool(context.is_enterprise_install)
-        )  # each step checks it owns the game, under the game's lock
 
         def sat_down() -> None:  # their name as Slack shows it, made sure of in the background
             steps.names.sat_down(client, team_id, user_id, user_name)
 
         game_id = value.game_id
+
+        def spoken() -> Words:  # should the step fail, it says so in the game's words
+            return steps.words_of(game_id, asking)
+
         if click.action == ids.PLAY_AGAIN:  # opens a new game rather than changing this one
             with log_context(game_id=game_id, user_id=user_id):
-                run_step(respond, lambda: steps.play_again(game_id, user_id, user_name, asking))
+                run_step(
+                    respond, lambda: steps.play_again(game_id, user_id, user_name, asking), spoken
+                )
                 sat_down()
             return
         if click.action == ids.CANCEL:  # asked first, privately, only if they may cancel
-            run_step(respond, lambda: _ask_to_cancel(steps, game_id, user_id, asking))
+            run_step(respond, lambda: _ask_to_cancel(steps, game_id, user_id, asking), spoken)
             return
         if click.action == ids.BALLOT:  # the person's own ballot, privately
-            run_step(respond, lambda: _ballot(steps, game_id, user_id, asking))
+            run_step(respond, lambda: _ballot(steps, game_id, user_id, asking), spoken)
             return
         event = command_for(click)
         if event is None:
-            send(respond, Reply(STALE))
+            run_step(respond, lambda: channel_steps.stale(steps, asking, game_id))
             return
         on = copy_clicked(body, click)  # a second copy clicked becomes the message
         with log_context(team_id=team_id, game_id=game_id, user_id=user_id):
             if isinstance(event, m.Start):  # the cards' DMs are opened first, as the clicker's app
-                run_step(respond, lambda: steps.start(game_id, user_id, client, asking, on))
+                run_step(respond, lambda: steps.start(game_id, user_id, client, asking, on), spoken)
             elif isinstance(event, m.Join):  # under the name kept for them, else the handle
-                run_step(respond, lambda: steps.act(game_id, event, asking, on))
+                run_step(respond, lambda: steps.act(game_id, event, asking, on), spoken)
                 sat_down()
             elif isinstance(event, m.Cancel):
                 on_question = _on_private_message(body)
-                run_step(respond, lambda: _cancelled(steps, game_id, event, asking, on_question))
+                run_step(
+                    respond,
+                    lambda: _cancelled(steps, game_id, event, asking, on_question),
+                    spoken,
+                )
             elif isinstance(event, m.CastBallot) and _on_private_message(body):
-                run_step(respond, lambda: _cast_on_ballot(steps, game_id, event, asking))
+                run_step(respond, lambda: _cast_on_ballot(steps, game_id, event, asking), spoken)
             else:
-                run_step(respond, lambda: steps.act(game_id, event, asking, on))
+                run_step(respond, lambda: steps.act(game_id, event, asking, on), spoken)
 
     for action in ids.ALL_ACTIONS:
         app.action(ids.pattern(action))(acknowledge_then(app, handle))
@@ -246,7 +265,9 @@ def register(app: App, steps: Steps) -> None:
 def register_other(app: App, steps: Steps) -> None:
     """Buttons that are not a move: "I usually play" and the game for the referee."""
 
-    def clicked(body: dict[str, Any], respond: Respond) -> tuple[str, ButtonValue] | None:
+    def clicked(
+        body: dict[str, Any], respond: Respond, context: BoltContext
+    ) -> tuple[str, ButtonValue] | None:
         user_id, _ = _user(body)
         raw = _clicked(body).get("value")
         try:
@@ -254,29 +275,31 @@ def register_other(app: App, steps: Steps) -> None:
         except ValueError:
             value = None
         if value is None or not user_id:
-            send(respond, Reply(STALE))
+            asking = asking_of(body, context)
+            run_step(respond, lambda: channel_steps.stale(steps, asking))
             return None
         return user_id, value
 
     def usually_play(
         body: dict[str, Any], respond: Respond, context: BoltContext, client: WebClient
     ) -> None:
-        got = clicked(body, respond)
+        got = clicked(body, respond, context)
         if got is None:
             return
         user_id, value = got
-        team_id = str(context.team_id or "")
+        asking = asking_of(body, context)
         run_step(
             respond,
             lambda: channel_steps.toggle_regular(
-                steps, team_id, user_id, value.game_id, value.target
+                steps, asking.team_id, user_id, value.game_id, value.target, asking.channel_id
             ),
+            lambda: steps.words_of(value.game_id, asking),
         )
         if not value.game_id:  # pressed on the Home tab: show it with the change
-            publish_home_tab(steps, client, team_id, user_id)
+            publish_home_tab(steps, client, asking.team_id, user_id)
 
     def game_json(body: dict[str, Any], respond: Respond, context: BoltContext) -> None:
-        got = clicked(body, respond)
+        got = clicked(body, respond, context)
         if got is None:
             return
         team_id, game_id = str(context.team_id or ""), got[1].game_id
@@ -284,7 +307,11 @@ def register_other(app: App, steps: Steps) -> None:
         where = body.get("channel")
         channel = slack_id(where.get("id")) if isinstance(where, dict) else ""
         with log_context(team_id=team_id, game_id=game_id, user_id=got[0]):
-            run_step(respond, lambda: channel_steps.game_json(steps, team_id, channel, game_id))
+            run_step(
+                respond,
+                lambda: channel_steps.game_json(steps, team_id, channel, game_id),
+                lambda: channel_steps.channel_words(steps, team_id, channel),
+            )
 
     app.action(ids.pattern(ids.USUALLY_PLAY))(acknowledge_then(app, usually_play))
     app.action(ids.pattern(ids.GAME_JSON))(acknowledge_then(app, game_json))
@@ -334,12 +361,14 @@ def _cancelled(
     return Reply(answer, replace_original=on_question)
 
 
-def register_unknown(app: App) -> None:
+def register_unknown(app: App, steps: Steps) -> None:
     """Any other button (an old message's, or a payload naming no action Varulv has) gets an
-    answer instead of Bolt's 404, which Slack would show the person as an error. Registered
-    last: Bolt gives a request to the first listener that matches."""
+    answer instead of Bolt's 404, which Slack would show the person as an error, in the
+    language of the channel it was clicked in. Registered last: Bolt gives a request to the
+    first listener that matches."""
 
-    def answer(respond: Respond) -> None:
-        send(respond, Reply(STALE))
+    def answer(body: dict[str, Any], respond: Respond, context: BoltContext) -> None:
+        asking = asking_of(body, context)
+        run_step(respond, lambda: channel_steps.stale(steps, asking))
 
     app.action(re.compile(".*"))(acknowledge_then(app, answer))

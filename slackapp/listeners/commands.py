@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_bolt import Ack, App
+from slack_bolt import App
 from slack_bolt.context.respond import Respond
 from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
@@ -16,7 +16,7 @@ import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp import channel_steps
 from slackapp.blocks.screen import Screen
-from slackapp.blocks.words import N_, words
+from slackapp.blocks.words import N_, Words, words
 from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.permissions import Change
@@ -29,11 +29,6 @@ from slackapp.steps import Steps
 
 log = logging.getLogger(__name__)
 
-USAGE = (
-    f"Try `{COMMAND}` to open a table, or "
-    + ", ".join(f"`{COMMAND} {word}`" for word in COMMAND_WORDS)
-    + "."
-)
 WORDS = ("", "start", *COMMAND_WORDS)
 NO_TRIGGER = N_("Slack didn't send what it takes to open the form. Try `{command}` again.")
 NOT_OPENED = N_("Slack did not open the form. Try `{command}` again.")
@@ -51,13 +46,6 @@ def word_of(command: dict[str, Any]) -> str:
 
 
 def register(app: App, steps: Steps) -> None:
-    def acknowledge(ack: Ack, command: dict[str, Any]) -> None:
-        if word_of(command) not in WORDS:  # echoed as typed: "Dance" stays "Dance"
-            words = typed(command)[:40]
-            ack(text=f"I don't know `/varulv {words}`. {USAGE}", response_type="ephemeral")
-        else:
-            ack()
-
     def handle(
         command: dict[str, Any], respond: Respond, client: WebClient, request: BoltRequest
     ) -> None:
@@ -70,10 +58,17 @@ def register(app: App, steps: Steps) -> None:
         trigger = command.get("trigger_id")
         trigger = trigger if isinstance(trigger, str) else ""
         enterprise = slack_id(command.get("enterprise_id")) or None
+
+        def spoken() -> Words:  # should the step fail, it says so in the channel's words
+            return channel_steps.channel_words(steps, team, channel)
+
         with log_context(team_id=team, channel_id=channel, user_id=user):
             if word in WORDS:
                 log.info("command", extra={"word": word or "start"})
-            if word in ("", "start"):
+            if word not in WORDS:  # echoed as typed: "Dance" stays "Dance"
+                unknown = typed(command)[:40]
+                run_step(respond, lambda: channel_steps.unknown_word(steps, team, channel, unknown))
+            elif word in ("", "start"):
                 handle = display_name(command.get("user_name"), user)
                 run_step(
                     respond,
@@ -86,24 +81,29 @@ def register(app: App, steps: Steps) -> None:
                         trigger[:255],
                         enterprise,
                     ),
+                    spoken,
                 )
                 steps.names.sat_down(client, team, user, handle)  # in the background
             elif word == "help":
-                run_step(respond, lambda: _shown(channel_steps.help_for(steps, team, channel)))
+                run_step(
+                    respond, lambda: _shown(channel_steps.help_for(steps, team, channel)), spoken
+                )
             elif word == "settings":
                 _open_settings(steps, client, command, respond)
             elif word == "schedule":
                 _open_schedule(steps, client, team, channel, user, command, respond)
             elif word == "last":
-                run_step(respond, lambda: _shown(channel_steps.last(steps, team, channel)))
+                run_step(respond, lambda: _shown(channel_steps.last(steps, team, channel)), spoken)
             elif word == "stop":
-                run_step(respond, lambda: _stop(steps, client, team, channel, user, retry))
+                run_step(respond, lambda: _stop(steps, client, team, channel, user, retry), spoken)
             elif word == "score":
-                run_step(respond, lambda: _shown(channel_steps.score(steps, team, channel)))
+                run_step(respond, lambda: _shown(channel_steps.score(steps, team, channel)), spoken)
             elif word == "forget me":
-                run_step(respond, lambda: channel_steps.forget_me(steps, team, user, channel))
+                run_step(
+                    respond, lambda: channel_steps.forget_me(steps, team, user, channel), spoken
+                )
 
-    app.command(COMMAND)(acknowledge_then(app, handle, acknowledge))
+    app.command(COMMAND)(acknowledge_then(app, handle))
 
 
 def _stop(

@@ -27,7 +27,7 @@ from slackapp.steps import Steps
 
 log = logging.getLogger(__name__)
 
-NO_CHANNEL = "This form doesn't say which channel it is for. Open it again with /varulv settings."
+NO_CHANNEL = N_("This form doesn't say which channel it is for. Open it again with {command}.")
 NO_DATABASE = N_("Varulv can't reach its database right now. Try again.")
 
 
@@ -107,7 +107,8 @@ def register(app: App, steps: Steps) -> None:
             ack(response_action="errors", errors=errors)
             return
         if not channel:  # not the modal Varulv opened: nothing to store
-            ack(response_action="errors", errors={first: NO_CHANNEL})
+            no_channel = modal_words(view)._(NO_CHANNEL, command="/varulv settings")
+            ack(response_action="errors", errors={first: no_channel})
             return
         openness = read_openness(view)
         with log_context(team_id=team, channel_id=channel, user_id=user):
@@ -205,6 +206,18 @@ def read_schedule(
     return Schedule(days, at, zone, lobby), False, {}
 
 
+def _channel_words(steps: Steps, team: str, channel: str) -> Words:
+    """The channel's words for its schedule form; English for a form that names no channel,
+    or when the database that keeps the channel's language cannot be reached."""
+    if not channel:
+        return ENGLISH
+    try:
+        return channel_steps.channel_words(steps, team, channel)
+    except SQLAlchemyError:
+        log.warning("the channel's language could not be read", exc_info=True)
+        return ENGLISH
+
+
 def register_schedule(app: App, steps: Steps) -> None:
     def save(
         ack: Ack,
@@ -216,10 +229,10 @@ def register_schedule(app: App, steps: Steps) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
         team, user = str(context.team_id or ""), _user_of(body)
         channel = slack_id(view.get("private_metadata"))
-        spoken = channel_steps.channel_words(steps, team, channel) if channel else ENGLISH
+        spoken = _channel_words(steps, team, channel)
         schedule, remove, errors = read_schedule(view, spoken)
         if not channel or not user:
-            errors = {schedule_screen.DAYS: NO_CHANNEL.replace("settings", "schedule")}
+            errors = {schedule_screen.DAYS: spoken._(NO_CHANNEL, command="/varulv schedule")}
         if errors:
             ack(response_action="errors", errors=errors)
             return
@@ -236,10 +249,7 @@ def register_schedule(app: App, steps: Steps) -> None:
                     )
             except SQLAlchemyError:
                 log.exception("could not store the standing table")
-                ack(
-                    response_action="errors",
-                    errors={schedule_screen.DAYS: "Varulv can't reach its database. Try again."},
-                )
+                ack(response_action="errors", errors={schedule_screen.DAYS: spoken._(NO_DATABASE)})
                 return
             log.info("standing table removed" if remove else "standing table set")
         ack()

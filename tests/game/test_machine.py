@@ -268,13 +268,13 @@ def test_night_moves_only_the_dealt_card_allows() -> None:
     people = ["UANNA", "UBO", "UCIA"]
     state = started(people, lambda d, c: d["UANNA"] is Card.SEER)
     refusals: list[tuple[m.Event, str]] = [
-        (m.NightRob("UANNA", "UBO"), "cannot make that choice"),
-        (m.NightLook("UANNA", "UANNA"), "cannot act on itself"),
-        (m.NightLook("UANNA", "UNOBODY"), "unknown seat"),
-        (m.NightPeek("UANNA", 0), "cannot make that choice"),
+        (m.NightRob("UANNA", "UBO"), "not a move your card can make"),
+        (m.NightLook("UANNA", "UANNA"), "someone other than yourself"),
+        (m.NightLook("UANNA", "UNOBODY"), "Nobody sits in that seat"),
+        (m.NightPeek("UANNA", 0), "not a move your card can make"),
         (m.NightConfirm("UANNA"), "choice to make"),
-        (m.NightPick("UANNA", "UBO"), "only a Troublemaker"),
-        (m.NightResetPick("UANNA"), "no pick"),
+        (m.NightPick("UANNA", "UBO"), "Only a Troublemaker"),
+        (m.NightResetPick("UANNA"), "no pick to take back"),
         (m.NightConfirm("USTRANGER"), "not seated"),
     ]
     for event, said in refusals:
@@ -302,20 +302,20 @@ def test_the_lone_wolf_may_peek_at_a_centre_card_and_a_pack_may_not() -> None:
     assert seat_of(peeked.state, "UANNA").choice == Peek(1)
     pack = started(people, lambda d, c: d["UANNA"] is Card.WEREWOLF and d["UBO"] is Card.WEREWOLF)
     assert pack.choice_kind("UANNA") is None
-    assert "cannot make that choice" in answers(m.step(pack, m.NightPeek("UANNA", 0), T0))[0]
+    assert "not a move your card can make" in answers(m.step(pack, m.NightPeek("UANNA", 0), T0))[0]
 
 
 def test_the_troublemaker_picks_twice_can_start_over_and_the_first_pick_is_not_public() -> None:
     people = ["UANNA", "UBO", "UCIA"]
     state = started(people, lambda d, c: d["UANNA"] is Card.TROUBLEMAKER)
-    assert "swap two other players" in answers(m.step(state, m.NightPick("UANNA", "UANNA"), T0))[0]
+    assert "Swap two other players" in answers(m.step(state, m.NightPick("UANNA", "UANNA"), T0))[0]
     first = m.step(state, m.NightPick("UANNA", "UBO"), T0)
     assert seat_of(first.state, "UANNA").pending == "UBO"
     assert [show.surface for show in shows(first)] == ["dm:UANNA"], "the board is not redrawn"
     reset = m.step(first.state, m.NightResetPick("UANNA"), T0).state
     assert seat_of(reset, "UANNA").pending is None
     again = run(first.state, m.NightPick("UANNA", "UBO")).state
-    assert "different seats" in answers(m.step(again, m.NightPick("UANNA", "UBO"), T0))[0]
+    assert "two different players" in answers(m.step(again, m.NightPick("UANNA", "UBO"), T0))[0]
     swapped = m.step(again, m.NightPick("UANNA", "UCIA"), T0).state
     assert seat_of(swapped, "UANNA").choice == Swap("UBO", "UCIA")
 

@@ -8,6 +8,7 @@ import json
 
 from sqlalchemy import Engine
 
+from slackapp.db.erasure import ERASED_NAME
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
 from tests.e2e.driver import Table
@@ -50,12 +51,12 @@ def test_forget_me_erases_a_person_and_keeps_their_games_outcomes_anonymous(
     erased = m.erased_key(position)
     assert json.dumps(outcome_of(db, finished)) == before.replace(anna, erased)
     seat = next(seat for seat in seat_rows_of(db, finished) if seat["position"] == position)
-    assert (seat["user_id"], seat["display_name"]) == (erased, m.ERASED_NAME)
+    assert (seat["user_id"], seat["display_name"]) == (erased, ERASED_NAME)
     assert "scores" in rows_naming(db, bo), "the others keep theirs"
 
     table.command(bo, "last")  # the reveal told again: the game, without the person
     again = table.ephemeral(bo, "Anyone can check it")
-    assert m.ERASED_NAME in again.rendered_text and anna not in json.dumps(again.blocks)
+    assert ERASED_NAME in again.rendered_text and anna not in json.dumps(again.blocks)
     table.command(bo, "help")
     table.ephemeral(bo, "/varulv forget me")
     table.command(bo, "score")
