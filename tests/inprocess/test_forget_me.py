@@ -8,8 +8,8 @@ import json
 
 from sqlalchemy import Engine
 
-from slackapp.fakeslack import FakeSlack
 from slackapp.db.erasure import ERASED_NAME
+from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
