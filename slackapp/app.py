@@ -47,6 +47,8 @@ NOT_INSTALLED = (
     "Varulv isn't installed in this workspace any more. A workspace admin can add it again "
     "from its “Add to Slack” page."
 )
+"""Bolt's one answer to a workspace it finds no installation for, set when the app is built:
+English in every channel, since Bolt gives it before any listener could read a language."""
 
 
 STEP_THREADS = 8
