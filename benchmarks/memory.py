@@ -13,17 +13,10 @@ call for a moment, it reads the process's resident set (``VmRSS``) and prints it
 from __future__ import annotations
 
 import argparse
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from pathlib import Path
 
-from sqlalchemy import create_engine
-
-from benchmarks.fire import fire
-from benchmarks.processes import Slack, database, start_server, warm_up
+from benchmarks.processes import bench, load_average, start_server, warm_up
 from benchmarks.storms import Storms
-from slackapp.db.engine import sqlalchemy_url
-from slackapp.db.migrate import upgrade
 
 
 def resident_mb(pid: int) -> float:
@@ -31,10 +24,6 @@ def resident_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError(f"no VmRSS for process {pid}")
-
-
-def load_average() -> float:
-    return float(Path("/proc/loadavg").read_text().split()[0])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -45,14 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.every % args.at_once or args.games % args.every:
         parser.error("--every must be a multiple of --at-once, and --games of --every")
-    with (
-        database() as url,
-        Slack() as fake,
-        ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool,
-    ):
-        db = create_engine(sqlalchemy_url(url))
-        upgrade(db)
-        pool.submit(fire, "http://127.0.0.1:9/", [], 1).result()  # start the client process
+    with bench() as ran:
+        url, db, fake, pool = ran.url, ran.db, ran.fake, ran.pool
         app = start_server("app", "slackapp.cli", fake, url, 1)
         try:
             warm_up(fake, pool, [app])
@@ -72,10 +55,9 @@ def main(argv: list[str] | None = None) -> int:
             errors = app.errors_logged()
         finally:
             app.stop()
-        db.dispose()
     first = next(mb for games, mb in readings if games >= args.every)
     last = readings[-1][1]
-    per_game_kb = (last - first) * 1024 / (readings[-1][0] - args.every)
+    per_game_kb = (last - first) * 1024 / max(1, readings[-1][0] - args.every)
     print(
         f"\nresident set after {args.every} games {first:.1f} MB, after {readings[-1][0]} "
         f"{last:.1f} MB: {last / first:.3f}x, {per_game_kb:.2f} KB a game; errors logged {errors}"

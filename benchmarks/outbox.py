@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import functools
 import itertools
-import os
 import statistics
 import threading
 import time
@@ -41,12 +40,11 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, TypeVar
 
 import requests
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, event, text
 
 from benchmarks.fire import Prepared, fire
 from benchmarks.opened import close_games, open_games
@@ -56,16 +54,16 @@ from benchmarks.processes import (
     TOKEN,
     Server,
     Slack,
+    bench,
     cpu_seconds,
-    database,
+    load_average,
     postgres_cpu_seconds,
     postmaster_of,
     start_server,
     warm_up,
 )
 from benchmarks.stats import percentile
-from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
-from slackapp.db.migrate import upgrade
+from slackapp.db.engine import make_engine, make_sessions
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.pacing import POST_BURST, POSTS_PER_SECOND, Buckets, Limit
 from slackapp.delivery.slack import web_client
@@ -582,10 +580,6 @@ def opened_at(
     )
 
 
-def load_average() -> float:
-    return os.getloadavg()[0]
-
-
 def click_to_screen(
     fake: Slack,
     pool: ProcessPoolExecutor,
@@ -684,15 +678,9 @@ def main(argv: list[str] | None = None) -> int:
         print(line, flush=True)
         lines.append(line)
 
-    with (
-        database() as url,
-        Slack() as fake,
-        ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool,
-    ):
-        db = create_engine(sqlalchemy_url(url))
-        upgrade(db)
+    with bench() as ran:
+        url, db, fake, pool = ran.url, ran.db, ran.fake, ran.pool
         postmaster = postmaster_of(db)
-        pool.submit(fire, "http://127.0.0.1:9/", [], 1).result()  # start the client process
         label = "[app vs floor]"
         if {"reveal", "quiet", "screen"} & set(args.only):
             app = start_server("app", "slackapp.cli", fake, url, 1, args.app_root)
@@ -736,7 +724,6 @@ def main(argv: list[str] | None = None) -> int:
             for latency in (0.0, 0.1):
                 held = lock_held(fake, url, pool, latency, args.games)
                 say(f"lock held, Slack at {ms(latency)} ms: {summary(held)}")
-        db.dispose()
     print("\n".join(["", "## summary", *lines]))
     return 0
 

@@ -13,14 +13,16 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing import get_context
 from pathlib import Path
 
 import psutil
 import requests
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, create_engine, text
 
 from benchmarks.fire import Prepared, fire
-from slackapp.db.engine import temporary_postgres
+from slackapp.db.engine import sqlalchemy_url, temporary_postgres
+from slackapp.db.migrate import upgrade
 from slackapp.fakeslack import UNLIMITED, FakeSlack, RateLimits
 from slackapp.game.machine import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
 from slackapp.serving import free_port
@@ -220,3 +222,34 @@ def database() -> Iterator[str]:
         return
     with temporary_postgres("varulv-load-pg-") as server:
         yield str(server.get_uri())
+
+
+@dataclass
+class Bench:
+    """What a benchmark runs against: the database (its URL and a migrated engine), the
+    stand-in for Slack, and a client process of its own, already started."""
+
+    url: str
+    db: Engine
+    fake: Slack
+    pool: ProcessPoolExecutor
+
+
+@contextlib.contextmanager
+def bench() -> Iterator[Bench]:
+    with (
+        database() as url,
+        Slack() as fake,
+        ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool,
+    ):
+        db = create_engine(sqlalchemy_url(url))
+        upgrade(db)
+        pool.submit(fire, "http://127.0.0.1:9/", [], 1).result()  # start the client process
+        try:
+            yield Bench(url, db, fake, pool)
+        finally:
+            db.dispose()
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]

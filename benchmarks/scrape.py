@@ -18,22 +18,13 @@ import statistics
 import time
 from concurrent.futures import ProcessPoolExecutor
 from datetime import UTC, datetime, timedelta
-from multiprocessing import get_context
-from pathlib import Path
 
 import requests
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine
 
-from benchmarks.fire import fire
 from benchmarks.opened import close_games, open_games
 from benchmarks.outbox import deadlines_together
-from benchmarks.processes import Slack, database, start_server, warm_up
-from slackapp.db.engine import sqlalchemy_url
-from slackapp.db.migrate import upgrade
-
-
-def load_average() -> float:
-    return float(Path("/proc/loadavg").read_text().split()[0])
+from benchmarks.processes import Slack, bench, load_average, start_server, warm_up
 
 
 def scrape_cost(
@@ -72,14 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=float, default=1.0, help="seconds between scrapes")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args(argv)
-    with (
-        database() as url,
-        Slack() as fake,
-        ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool,
-    ):
-        db = create_engine(sqlalchemy_url(url))
-        upgrade(db)
-        pool.submit(fire, "http://127.0.0.1:9/", [], 1).result()  # start the client process
+    with bench() as ran:
+        url, db, fake, pool = ran.url, ran.db, ran.fake, ran.pool
         cpu_ms, wall_ms, size = scrape_cost(fake, db, url, pool, args.deadlines, args.scrapes)
         print(
             f"one scrape with {args.deadlines} games open: {cpu_ms:.2f} ms of the app's CPU, "
@@ -103,7 +88,6 @@ def main(argv: list[str] | None = None) -> int:
                     f" s (load {load_average():.1f})",
                     flush=True,
                 )
-        db.dispose()
     return 0
 
 
