@@ -6,7 +6,8 @@
 It starts PostgreSQL (embedded, or ``DATABASE_URL``), the local stand-in for Slack and the app
 (``varulv serve``, one process). First, with ``--deadlines`` games open at night (so the
 database's figures have rows to count), the app's CPU over ``--scrapes`` scrapes one after
-another, less its CPU over as long with none. Then the 1,000 deadlines of
+another, less its CPU over as long with none, by turns with as many requests of ``/healthz``
+(the floor: the same server answering a request that does nothing). Then the 1,000 deadlines of
 ``benchmarks.outbox --only deadlines``, by turns without scraping and with ``/metrics`` scraped
 every ``--every`` seconds, ``--rounds`` times each.
 """
@@ -26,12 +27,15 @@ from benchmarks.opened import close_games, open_games
 from benchmarks.outbox import deadlines_together
 from benchmarks.processes import Slack, bench, load_average, start_server, warm_up
 
+TURNS = 3
+
 
 def scrape_cost(
     fake: Slack, db: Engine, url: str, pool: ProcessPoolExecutor, games: int, scrapes: int
-) -> tuple[float, float, int]:
-    """CPU milliseconds of the app per scrape, the scrape's median wall time in ms, and the
-    size of one answer in bytes."""
+) -> dict[str, float]:
+    """CPU milliseconds of the app per request of ``/metrics`` and, as the floor, of
+    ``/healthz`` (the same server answering a request that does nothing), by turns; the
+    scrape's median wall time in ms; and the size of one answer in bytes."""
     prefix = "CS"
     open_games(fake, db, games, prefix, [datetime.now(UTC) + timedelta(hours=1)] * games)
     app = start_server("app", "slackapp.cli", fake, url, 1)
@@ -43,14 +47,24 @@ def scrape_cost(
         idle_began, idle_cpu = time.monotonic(), app.cpu_seconds()
         time.sleep(5)
         idle_rate = (app.cpu_seconds() - idle_cpu) / (time.monotonic() - idle_began)
-        walls = []
-        began, cpu = time.monotonic(), app.cpu_seconds()
-        for _ in range(scrapes):
-            started = time.monotonic()
-            session.get(f"{app.url}/metrics", timeout=30).raise_for_status()
-            walls.append(time.monotonic() - started)
-        spent = app.cpu_seconds() - cpu - idle_rate * (time.monotonic() - began)
-        return spent / scrapes * 1000, statistics.median(walls) * 1000, size
+        cpu: dict[str, list[float]] = {"/healthz": [], "/metrics": []}
+        walls: list[float] = []
+        for _ in range(TURNS):
+            for path, spent in cpu.items():
+                began, before = time.monotonic(), app.cpu_seconds()
+                for _ in range(scrapes):
+                    started = time.monotonic()
+                    session.get(f"{app.url}{path}", timeout=30).raise_for_status()
+                    if path == "/metrics":
+                        walls.append(time.monotonic() - started)
+                used = app.cpu_seconds() - before - idle_rate * (time.monotonic() - began)
+                spent.append(used / scrapes * 1000)
+        return {
+            "metrics_ms": statistics.median(cpu["/metrics"]),
+            "healthz_ms": statistics.median(cpu["/healthz"]),
+            "wall_ms": statistics.median(walls) * 1000,
+            "bytes": size,
+        }
     finally:
         app.stop()
         close_games(db, prefix)
@@ -65,10 +79,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with bench() as ran:
         url, db, fake, pool = ran.url, ran.db, ran.fake, ran.pool
-        cpu_ms, wall_ms, size = scrape_cost(fake, db, url, pool, args.deadlines, args.scrapes)
+        cost = scrape_cost(fake, db, url, pool, args.deadlines, args.scrapes)
         print(
-            f"one scrape with {args.deadlines} games open: {cpu_ms:.2f} ms of the app's CPU, "
-            f"{wall_ms:.2f} ms to answer (median of {args.scrapes}), {size} bytes "
+            f"one scrape with {args.deadlines} games open: {cost['metrics_ms']:.2f} ms of the "
+            f"app's CPU against {cost['healthz_ms']:.2f} ms for /healthz (the floor: the same "
+            f"server, a request that does nothing; median of {TURNS} turns of {args.scrapes}), "
+            f"{cost['metrics_ms'] - cost['healthz_ms']:.2f} ms above it; "
+            f"{cost['wall_ms']:.2f} ms to answer, {cost['bytes']:.0f} bytes "
             f"(load {load_average():.1f})",
             flush=True,
         )

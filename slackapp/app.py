@@ -19,6 +19,7 @@ from slack_bolt.authorization.authorize import CallableAuthorize
 from slack_bolt.oauth.callback_options import CallbackOptions, FailureArgs, SuccessArgs
 from slack_bolt.oauth.oauth_settings import OAuthSettings
 from slack_sdk.oauth.token_rotation import TokenRotator
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.authorize import from_store
@@ -68,6 +69,8 @@ class Varulv:
     deliverer going once the process serves."""
 
     app: App
+    engine: Engine
+    """For what needs a plain connection and no unit of work (the figures ``/metrics`` reads)."""
     sessions: sessionmaker[Session]
     steps: Steps
     deadlines: Deadlines
@@ -204,6 +207,7 @@ def build(
     register(app, steps)
     return Varulv(
         app=app,
+        engine=engine,
         sessions=sessions,
         steps=steps,
         deadlines=deadlines,

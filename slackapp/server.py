@@ -62,7 +62,7 @@ class Router:
         self.ready_behind_seconds = ready_behind_seconds
         """A message due, or a deadline passed, this long ago and still waiting: the processes
         that deliver and keep the timers are not keeping up (``/readyz`` says so)."""
-        self.scrape = metrics.exposition(varulv.sessions)
+        self.scrape = metrics.exposition(varulv.engine)
         self.slack = SlackRequestHandler(varulv.app)
         secret = varulv.signing_secret
         self.verifier = SignatureVerifier(secret) if secret else None
