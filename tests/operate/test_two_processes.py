@@ -11,6 +11,8 @@ from collections import Counter
 from collections.abc import Iterator
 
 import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import create_engine
 
 from slackapp.fakeslack import JSON, FakeSlack
@@ -106,7 +108,8 @@ def test_the_other_process_finishes_a_game(two_processes: tuple[Deployment, AppP
 def test_uvicorns_workers_each_serve_deliver_and_keep_the_timers(postgres: str) -> None:
     """``WEB_CONCURRENCY=2``: uvicorn's own supervisor runs two worker processes (started
     afresh, with the usual phase lengths), and a game played through them is delivered to the
-    reveal."""
+    reveal. Any worker's ``/metrics`` counts every worker's steps (prometheus_client's
+    multiprocess mode)."""
     url = fresh_database(postgres, "workers")
     with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
         app = start_app(fake, url, env={"WEB_CONCURRENCY": "2"})
@@ -128,6 +131,20 @@ def test_uvicorns_workers_each_serve_deliver_and_keep_the_timers(postgres: str) 
             table.play_night([ALVA, BENGT, CARIN])
             table.nobody_dies_tonight([ALVA, BENGT, CARIN])
             table.reveal()
+            joins: set[float] = set()
+            for _ in range(10):  # each a new connection, to whichever worker takes it
+                answer = requests.get(f"{app.url}/metrics", timeout=10)
+                joins.add(joins_counted(answer.text))
+            assert joins == {2.0}, f"the Joins counted, scrape by scrape: {joins}"
         finally:
             app.stop()
             engine.dispose()
+
+
+def joins_counted(exposition: str) -> float:
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(exposition)
+        for sample in family.samples
+        if sample.name == "varulv_steps_total" and sample.labels.get("kind") == "Join"
+    )
