@@ -21,6 +21,9 @@ T = TypeVar("T")
 
 RECORDING_WAIT_SECONDS = 5.0
 """How long reading the call log waits for calls being answered to be logged."""
+WAIT_SECONDS = 60.0
+"""How long ``wait_for`` waits unless told: only how long a failing wait takes to say so (a
+busy machine may be slow, never wrong)."""
 
 ROLES = ("admin", "owner", "primary_owner")
 """A workspace's roles above a member's, lowest first."""
@@ -363,7 +366,7 @@ class Workspace:
     # -- waiting -----------------------------------------------------------------
 
     def wait_for(
-        self, predicate: Callable[[], T | None], timeout: float = 10.0, what: str = ""
+        self, predicate: Callable[[], T | None], timeout: float = WAIT_SECONDS, what: str = ""
     ) -> T:
         """Return ``predicate()`` as soon as it is truthy; TimeoutError after ``timeout``.
 
@@ -390,7 +393,7 @@ class Workspace:
         containing: str = "",
         *,
         viewer: str | None = None,
-        timeout: float = 10.0,
+        timeout: float = WAIT_SECONDS,
     ) -> Message:
         """The newest message in ``channel`` containing ``containing``, once it exists."""
         return self.wait_for(

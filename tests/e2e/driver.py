@@ -16,6 +16,7 @@ from slackapp.game import MAX_SEATS, MIN_SEATS, Card, deal
 from slackapp.game.cards import describe_deck
 from slackapp.game.night import describe_wake_order
 from slackapp.game.referee import referee
+from tests.waiting import PATIENCE
 
 T = TypeVar("T")
 _channels = itertools.count(1)
@@ -67,7 +68,7 @@ class Table:
         assert response.status_code == 200, response.text
         return response
 
-    def wait(self, predicate: Callable[[], T | None], what: str, timeout: float = 15.0) -> T:
+    def wait(self, predicate: Callable[[], T | None], what: str, timeout: float = PATIENCE) -> T:
         try:
             return self.fake.wait_for(predicate, timeout, what=what)
         except TimeoutError as error:
@@ -354,7 +355,7 @@ class Table:
                 ).scalar_one()
             )
 
-    def wait_for_phase(self, phase: str, timeout: float = 15.0) -> None:
+    def wait_for_phase(self, phase: str, timeout: float = PATIENCE) -> None:
         """Until the game is in ``phase`` and Slack shows everything the app decided so far:
         a phase is committed first, and shown after."""
         self.wait(lambda: self.game()["phase"] == phase or None, f"phase {phase}", timeout)
