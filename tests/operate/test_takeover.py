@@ -1,8 +1,8 @@
 """Two ``varulv serve`` processes on one database, one killed with ``kill -9`` while Slack is
 still taking its game's redraws: the other shows them, the newest version, soon after.
 
-The killed process held the game's delivery lease (its web worker took it in the step's own
-transaction and was sending); nobody renews it any more, so it goes (at once on this host,
+The killed process held the game's delivery lease (its deliverer took it just after the step
+and was sending); nobody renews it any more, so it goes (at once on this host,
 where the holder's pid is seen to be gone; within seconds on another, where it lapses), and the
 survivor's sweep takes the game over.
 """
