@@ -381,6 +381,10 @@ def play_at_once(
 # -- a quiet table during a burst ------------------------------------------------------------
 
 
+def said_heard(call: Call) -> bool:
+    return "heard enough" in str(call.params)
+
+
 def quiet_during_burst(
     fake: Slack, db: Engine, pool: ProcessPoolExecutor, app: Server, rounds: int
 ) -> list[tuple[float, float]]:
@@ -399,14 +403,17 @@ def quiet_during_burst(
             sent = next(each.sent_at for each in timed if each.kind == "heard")
 
             def is_redraw(c: Call, q: str = quiet) -> bool:
+                """The board redrawn: by ``chat.update``, or through the click's own answer,
+                which replaces the message clicked."""
+                if c.method == "response_url":
+                    return c.params.get("replace_original") is True and said_heard(c)
                 return c.method == "chat.update" and c.params.get("channel") == q
 
+            def is_answer(c: Call) -> bool:
+                return c.method == "response_url" and not is_redraw(c) and said_heard(c)
+
             redraw = first_call(fake, before, is_redraw)
-            answer = first_call(
-                fake,
-                before,
-                lambda c: c.method == "response_url" and "heard enough" in str(c.params),
-            )
+            answer = first_call(fake, before, is_answer)
             shown.append((redraw.at - sent, answer.at - sent))
 
             def both_settled(b: str = busy, q: str = quiet) -> bool:
