@@ -1,10 +1,11 @@
 """Which process delivers a game's messages: a short lease per game, renewed while it works.
 
 A process takes a game's lease (a row with an expiry) in the same transaction that reads the
-game's due messages, so no lock is held while Slack answers. While it delivers, a heartbeat renews its leases every ``RENEW_SECONDS``; a process
-that dies stops renewing, and its leases lapse within ``LEASE_SECONDS``, when any live process's
-sweep takes its games over. In the same pid space (host, boot and pid namespace) a dead
-holder's leases go at once (its pid is gone). Hosts' clocks must agree to well within
+game's due messages, so no lock is held while Slack answers. While it delivers, a heartbeat
+renews its leases every ``RENEW_SECONDS``; a process that dies stops renewing, and its leases
+lapse within ``LEASE_SECONDS``, when any live process's sweep takes its games over. In the
+same pid space (host, boot and pid namespace) a dead holder's leases go at once (its pid is
+gone). Hosts' clocks must agree to well within
 ``LEASE_SECONDS`` (NTP does).
 """
 
