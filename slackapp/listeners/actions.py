@@ -6,6 +6,7 @@ decide.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from slackapp.blocks.ids import ButtonValue
 from slackapp.blocks.words import N_, Words
 from slackapp.delivery.copies import Copy
 from slackapp.game import machine as m
-from slackapp.listeners.ack import Reply, acknowledge_then, header, run_step
+from slackapp.listeners.ack import Lanes, Reply, acknowledge_then, header, run_step
 from slackapp.listeners.events import publish_home_tab
 from slackapp.logs import log_context
 from slackapp.shapes import display_name, slack_id
@@ -257,9 +258,36 @@ def register(app: App, steps: Steps) -> None:
             else:
                 run_step(respond, lambda: steps.act(game_id, event, asking, on), spoken)
 
+    lanes = Lanes()
+
+    def in_its_lane(
+        body: dict[str, Any],
+        respond: Respond,
+        context: BoltContext,
+        client: WebClient,
+        request: BoltRequest,
+    ) -> None:
+        """Clicks of one game one after another (see ``Lanes``); a click that names no game
+        is read and answered at once."""
+        lane = lane_of(body)
+        work = functools.partial(handle, body, respond, context, client, request)
+        if lane is None:
+            work()
+        else:
+            lanes.run(lane, work)
+
     for action in ids.ALL_ACTIONS:
-        app.action(ids.pattern(action))(acknowledge_then(app, handle))
+        app.action(ids.pattern(action))(acknowledge_then(app, in_its_lane))
     register_other(app, steps)
+
+
+def lane_of(body: dict[str, Any]) -> int | None:
+    """The game a click is about, from its button's value (None when there is none)."""
+    raw = _clicked(body).get("value")
+    try:
+        return ButtonValue.unpack(raw if isinstance(raw, str) else None).game_id or None
+    except ValueError:
+        return None
 
 
 def register_other(app: App, steps: Steps) -> None:

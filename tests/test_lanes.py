@@ -1,0 +1,50 @@
+"""``Lanes``: one game's clicks one after another, on the thread already stepping that game."""
+
+from __future__ import annotations
+
+import threading
+
+from slackapp.listeners.ack import Lanes
+from tests.waiting import PATIENCE
+
+
+def test_a_click_behind_a_busy_one_is_run_after_it_on_its_thread_and_frees_its_own() -> None:
+    lanes = Lanes()
+    first_began, let_first_end = threading.Event(), threading.Event()
+    ran: list[tuple[str, int]] = []
+
+    def first() -> None:
+        first_began.set()
+        assert let_first_end.wait(PATIENCE)
+        ran.append(("first", threading.get_ident()))
+
+    stepping = threading.Thread(target=lanes.run, args=(1, first))
+    stepping.start()
+    assert first_began.wait(PATIENCE)
+    lanes.run(1, lambda: ran.append(("second", threading.get_ident())))  # returns at once
+    lanes.run(2, lambda: ran.append(("other game", threading.get_ident())))  # runs here, now
+    assert ran == [("other game", threading.get_ident())]
+    let_first_end.set()
+    stepping.join(PATIENCE)
+    assert ran[1:] == [("first", stepping.ident), ("second", stepping.ident)]
+
+
+def test_a_click_that_raises_does_not_stop_the_ones_behind_it() -> None:
+    lanes = Lanes()
+    began, let_end = threading.Event(), threading.Event()
+    ran: list[str] = []
+
+    def failing() -> None:
+        began.set()
+        assert let_end.wait(PATIENCE)
+        raise RuntimeError("a step broke")
+
+    stepping = threading.Thread(target=lanes.run, args=(7, failing))
+    stepping.start()
+    assert began.wait(PATIENCE)
+    lanes.run(7, lambda: ran.append("behind"))
+    let_end.set()
+    stepping.join(PATIENCE)
+    assert ran == ["behind"]
+    lanes.run(7, lambda: ran.append("later"))  # the lane is free again
+    assert ran == ["behind", "later"]
