@@ -1,0 +1,113 @@
+"""Two processes, one killed: how soon the other shows what the killed one still had to send.
+
+    python -m benchmarks.takeover                      # what BENCHMARKS.md reports
+    python -m benchmarks.takeover --rounds 1 --games 20   # a quick look
+
+Two ``varulv serve`` on one database (PostgreSQL embedded, or ``DATABASE_URL``) and the
+stand-in for Slack answering every Web API call ``--latency`` seconds late. ``--games``
+``/varulv`` at once go to the first process; once ``--posted`` of their lobbies are on screen
+and the rest still wait in its outbox, it is killed with ``kill -9``, and the clock runs from the
+kill until every lobby is posted (nothing of those games is left undelivered). The floor is the
+same run without the kill: from the same moment until the first process, still alive, has
+posted them all. By turns, ``--rounds`` times.
+
+Here both processes share one pid space, so the survivor sees the holder's pid gone and takes
+its leases at once; on another host they lapse ``LEASE_SECONDS`` after their last renewal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import statistics
+import time
+
+from sqlalchemy import Engine, text
+
+from benchmarks.fire import fire
+from benchmarks.outbox import slack_at
+from benchmarks.processes import IN_FLIGHT, Bench, bench, load_average, start_server, warm_up
+from slackapp.delivery.leases import LEASE_SECONDS
+
+UNDELIVERED = text(
+    "SELECT count(*) FROM outbox JOIN games ON games.id = outbox.game_id "
+    "WHERE games.channel_id LIKE :p AND outbox.done_at IS NULL"
+)
+
+
+def lobbies_posted(ran: Bench, channels: list[str]) -> int:
+    return sum(bool(ran.fake.messages(channel)) for channel in channels)  # a lobby is all it has
+
+
+def undelivered(db: Engine, prefix: str) -> int:
+    with db.connect() as connection:
+        return int(connection.execute(UNDELIVERED, {"p": prefix + "%"}).scalar_one())
+
+
+def one_round(ran: Bench, run: str, games: int, posted: int, kill: bool) -> tuple[float, int]:
+    """Seconds from the moment ``posted`` lobbies were on screen (and the kill, if any) until
+    every one was; and how many of the games' effects were undelivered at that moment."""
+    first = start_server(f"first-{run}", "slackapp.cli", ran.fake, ran.url, 1)
+    second = start_server(f"second-{run}", "slackapp.cli", ran.fake, ran.url, 1)
+    try:
+        warm_up(ran.fake, ran.pool, [first, second])
+        prefix = f"C{run}"
+        channels = [f"{prefix}{game:04d}" for game in range(games)]
+        for index, channel in enumerate(channels):
+            ran.fake.add_channel(channel, channel.lower())
+            ran.fake.add_user(f"U{run}{index:04d}", f"host-{run}-{index}")
+        with ran.fake.preparing("command:open") as prepared:
+            for index, channel in enumerate(channels):
+                ran.fake.slash_command(f"U{run}{index:04d}", channel_id=channel)
+        ran.pool.submit(fire, first.events_url, prepared, IN_FLIGHT).result()
+        while lobbies_posted(ran, channels) < posted:
+            time.sleep(0.005)
+        began = time.monotonic()
+        if kill:
+            os.killpg(first.process.pid, signal.SIGKILL)
+        left = undelivered(ran.db, prefix)
+        while lobbies_posted(ran, channels) < games or undelivered(ran.db, prefix):
+            if time.monotonic() - began > 120:
+                raise TimeoutError(f"{undelivered(ran.db, prefix)} effects never delivered")
+            time.sleep(0.02)
+        return time.monotonic() - began, left
+    finally:
+        first.stop()
+        second.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=50)
+    parser.add_argument("--posted", type=int, default=10, help="lobbies on screen at the kill")
+    parser.add_argument("--latency", type=float, default=0.2, help="Slack's answer, seconds")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    killed: list[float] = []
+    alive: list[float] = []
+    with bench() as ran, slack_at(ran.fake, args.latency):
+        for round_number in range(args.rounds):
+            for kill, figures in ((True, killed), (False, alive)):
+                run = f"{'K' if kill else 'A'}{round_number}"
+                seconds, left = one_round(ran, run, args.games, args.posted, kill)
+                figures.append(seconds)
+                print(
+                    f"round {round_number + 1}, {'killed' if kill else 'not killed'}: every "
+                    f"lobby on screen {seconds:.2f} s later ({left} effects undelivered then; "
+                    f"load {load_average():.1f})",
+                    flush=True,
+                )
+    print(
+        f"{args.games} lobbies, {args.posted} on screen at the kill, Slack at "
+        f"{args.latency * 1000:.0f} ms: the rest shown {statistics.median(killed):.2f} s after "
+        f"the kill by the other process, against {statistics.median(alive):.2f} s by the first "
+        f"left alive (medians of {args.rounds}); a lease on another host lapses after "
+        f"{LEASE_SECONDS:g} s",
+        flush=True,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
