@@ -7,9 +7,10 @@ Two ``varulv serve`` on one database (PostgreSQL embedded, or ``DATABASE_URL``) 
 stand-in for Slack answering every Web API call ``--latency`` seconds late. ``--games``
 ``/varulv`` at once go to the first process; once ``--posted`` of their lobbies are on screen
 and the rest still wait in its outbox, it is killed with ``kill -9``, and the clock runs from the
-kill until every lobby is posted (nothing of those games is left undelivered). The floor is the
-same run without the kill: from the same moment until the first process, still alive, has
-posted them all. By turns, ``--rounds`` times.
+kill until every table opened has its lobby posted (nothing of those games is left
+undelivered); a ``/varulv`` the killed process had acknowledged but not yet stepped is lost, and
+counted. The floor is the same run without the kill: from the same moment until the first
+process, still alive, has posted them all. By turns, ``--rounds`` times.
 
 Here both processes share one pid space, so the survivor sees the holder's pid gone and takes
 its leases at once; on another host they lapse ``LEASE_SECONDS`` after their last renewal.
@@ -34,6 +35,7 @@ UNDELIVERED = text(
     "SELECT count(*) FROM outbox JOIN games ON games.id = outbox.game_id "
     "WHERE games.channel_id LIKE :p AND outbox.done_at IS NULL"
 )
+OPENED = text("SELECT count(*) FROM games WHERE channel_id LIKE :p")
 
 
 def lobbies_posted(ran: Bench, channels: list[str]) -> int:
@@ -45,9 +47,17 @@ def undelivered(db: Engine, prefix: str) -> int:
         return int(connection.execute(UNDELIVERED, {"p": prefix + "%"}).scalar_one())
 
 
-def one_round(ran: Bench, run: str, games: int, posted: int, kill: bool) -> tuple[float, int]:
+def opened(db: Engine, prefix: str) -> int:
+    with db.connect() as connection:
+        return int(connection.execute(OPENED, {"p": prefix + "%"}).scalar_one())
+
+
+def one_round(ran: Bench, run: str, games: int, posted: int, kill: bool) -> tuple[float, int, int]:
     """Seconds from the moment ``posted`` lobbies were on screen (and the kill, if any) until
-    every one was; and how many of the games' effects were undelivered at that moment."""
+    every table opened had its lobby on screen; how many of the games' effects were
+    undelivered at that moment; and how many ``/varulv`` were acknowledged but never
+    stepped (the killed process had them in hand, uncommitted: Slack does not send an
+    acknowledged command again, and the person sees no lobby)."""
     first = start_server(f"first-{run}", "slackapp.cli", ran.fake, ran.url, 1)
     second = start_server(f"second-{run}", "slackapp.cli", ran.fake, ran.url, 1)
     try:
@@ -67,11 +77,11 @@ def one_round(ran: Bench, run: str, games: int, posted: int, kill: bool) -> tupl
         if kill:
             os.killpg(first.process.pid, signal.SIGKILL)
         left = undelivered(ran.db, prefix)
-        while lobbies_posted(ran, channels) < games or undelivered(ran.db, prefix):
+        while lobbies_posted(ran, channels) < opened(ran.db, prefix) or undelivered(ran.db, prefix):
             if time.monotonic() - began > 120:
                 raise TimeoutError(f"{undelivered(ran.db, prefix)} effects never delivered")
             time.sleep(0.02)
-        return time.monotonic() - began, left
+        return time.monotonic() - began, left, games - opened(ran.db, prefix)
     finally:
         first.stop()
         second.stop()
@@ -90,12 +100,12 @@ def main(argv: list[str] | None = None) -> int:
         for round_number in range(args.rounds):
             for kill, figures in ((True, killed), (False, alive)):
                 run = f"{'K' if kill else 'A'}{round_number}"
-                seconds, left = one_round(ran, run, args.games, args.posted, kill)
+                seconds, left, lost = one_round(ran, run, args.games, args.posted, kill)
                 figures.append(seconds)
                 print(
                     f"round {round_number + 1}, {'killed' if kill else 'not killed'}: every "
-                    f"lobby on screen {seconds:.2f} s later ({left} effects undelivered then; "
-                    f"load {load_average():.1f})",
+                    f"lobby on screen {seconds:.2f} s later ({left} effects undelivered then, "
+                    f"{lost} /varulv acknowledged but never stepped; load {load_average():.1f})",
                     flush=True,
                 )
     print(
