@@ -5,7 +5,8 @@
 
 It starts PostgreSQL (embedded, or ``DATABASE_URL``), the local stand-in for Slack and the app
 (``varulv serve``, one process). First, with ``--deadlines`` games open at night (so the
-database's figures have rows to count), the app's CPU over ``--scrapes`` scrapes one after
+database's figures have rows to count) and one whole game played (so every kind of step and
+call has its series), the app's CPU over ``--scrapes`` scrapes one after
 another, less its CPU over as long with none, by turns with as many requests of ``/healthz``
 (the floor: the same server answering a request that does nothing). Then the 1,000 deadlines of
 ``benchmarks.outbox --only deadlines``, by turns without scraping and with ``/metrics`` scraped
@@ -26,6 +27,7 @@ from sqlalchemy import Engine
 from benchmarks.opened import close_games, open_games
 from benchmarks.outbox import deadlines_together
 from benchmarks.processes import Slack, bench, load_average, start_server, warm_up
+from benchmarks.storms import Storms
 
 TURNS = 3
 
@@ -41,6 +43,8 @@ def scrape_cost(
     app = start_server("app", "slackapp.cli", fake, url, 1)
     try:
         warm_up(fake, pool, [app])
+        # One whole game first, so a scrape shows a series for every kind of step and call.
+        Storms(fake, db, pool, app, None, 1, run="SCRAPE").play()
         session = requests.Session()
         size = len(session.get(f"{app.url}/metrics", timeout=30).content)
         time.sleep(2)  # the warm-up's replies out of the way
