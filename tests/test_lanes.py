@@ -9,7 +9,7 @@ from tests.waiting import PATIENCE
 
 
 def test_a_click_behind_a_busy_one_is_run_after_it_on_its_thread_and_frees_its_own() -> None:
-    lanes = Lanes()
+    lanes = Lanes(lambda body: body.get("game"))
     first_began, let_first_end = threading.Event(), threading.Event()
     ran: list[tuple[str, int]] = []
 
@@ -30,7 +30,7 @@ def test_a_click_behind_a_busy_one_is_run_after_it_on_its_thread_and_frees_its_o
 
 
 def test_a_click_that_raises_does_not_stop_the_ones_behind_it() -> None:
-    lanes = Lanes()
+    lanes = Lanes(lambda body: body.get("game"))
     began, let_end = threading.Event(), threading.Event()
     ran: list[str] = []
 

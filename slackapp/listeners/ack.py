@@ -10,6 +10,7 @@ modal submissions and events all go this way.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import threading
@@ -62,10 +63,11 @@ def just_ack(ack: Ack) -> None:
 
 
 def acknowledge_then(
-    app: App, work: Listener, acknowledge: Listener = just_ack
+    app: App, work: Listener, acknowledge: Listener = just_ack, lanes: Lanes | None = None
 ) -> Callable[[Args], None]:
     """A listener that runs ``acknowledge`` now and ``work`` on a step thread, each called with
-    the Bolt arguments its parameters name, as if ``work`` were a lazy listener."""
+    the Bolt arguments its parameters name, as if ``work`` were a lazy listener; with
+    ``lanes``, after the work of that request's lane ahead of it."""
     executor = app.listener_runner.listener_executor
     acknowledge_wants = list(inspect.signature(acknowledge).parameters)
     work_wants = list(inspect.signature(work).parameters)
@@ -78,7 +80,12 @@ def acknowledge_then(
 
     def listener(args: Args) -> None:
         acknowledge(**{name: getattr(args, name) for name in acknowledge_wants})
-        executor.submit(run, {name: getattr(args, name) for name in work_wants})
+        given = {name: getattr(args, name) for name in work_wants}
+        lane = None if lanes is None else lanes.lane_of(args.body)
+        if lanes is None or lane is None:
+            executor.submit(run, given)
+        else:
+            executor.submit(lanes.run, lane, functools.partial(run, given))
 
     return listener
 
@@ -90,7 +97,9 @@ class Lanes:
     had every step thread waiting on that one game's row lock, and a click at a quiet table
     waited behind them all."""
 
-    def __init__(self) -> None:
+    def __init__(self, lane_of: Callable[[dict[str, Any]], Hashable | None]) -> None:
+        self.lane_of = lane_of
+        """The lane of a request, from its body (None: it waits for nothing)."""
         self._lock = threading.Lock()
         self._waiting: dict[Hashable, deque[Callable[[], None]]] = {}
 

@@ -6,7 +6,6 @@ decide.
 
 from __future__ import annotations
 
-import functools
 import re
 import time
 from collections.abc import Callable
@@ -258,26 +257,9 @@ def register(app: App, steps: Steps) -> None:
             else:
                 run_step(respond, lambda: steps.act(game_id, event, asking, on), spoken)
 
-    lanes = Lanes()
-
-    def in_its_lane(
-        body: dict[str, Any],
-        respond: Respond,
-        context: BoltContext,
-        client: WebClient,
-        request: BoltRequest,
-    ) -> None:
-        """Clicks of one game one after another (see ``Lanes``); a click that names no game
-        is read and answered at once."""
-        lane = lane_of(body)
-        work = functools.partial(handle, body, respond, context, client, request)
-        if lane is None:
-            work()
-        else:
-            lanes.run(lane, work)
-
+    lanes = Lanes(lane_of)
     for action in ids.ALL_ACTIONS:
-        app.action(ids.pattern(action))(acknowledge_then(app, in_its_lane))
+        app.action(ids.pattern(action))(acknowledge_then(app, handle, lanes=lanes))
     register_other(app, steps)
 
 
