@@ -2,6 +2,7 @@
 
     python -m benchmarks.takeover                      # what BENCHMARKS.md reports
     python -m benchmarks.takeover --rounds 1 --games 20   # a quick look
+    python -m benchmarks.takeover --stop TERM    # stopped as a platform stops it to deploy
 
 Two ``varulv serve`` on one database (PostgreSQL embedded, or ``DATABASE_URL``) and the
 stand-in for Slack answering every Web API call ``--latency`` seconds late. ``--games``
@@ -52,7 +53,9 @@ def opened(db: Engine, prefix: str) -> int:
         return int(connection.execute(OPENED, {"p": prefix + "%"}).scalar_one())
 
 
-def one_round(ran: Bench, run: str, games: int, posted: int, kill: bool) -> tuple[float, int, int]:
+def one_round(
+    ran: Bench, run: str, games: int, posted: int, kill: signal.Signals | None
+) -> tuple[float, int, int]:
     """Seconds from the moment ``posted`` lobbies were on screen (and the kill, if any) until
     every table opened had its lobby on screen; how many of the games' effects were
     undelivered at that moment; and how many ``/varulv`` were acknowledged but never
@@ -74,8 +77,8 @@ def one_round(ran: Bench, run: str, games: int, posted: int, kill: bool) -> tupl
         while lobbies_posted(ran, channels) < posted:
             time.sleep(0.005)
         began = time.monotonic()
-        if kill:
-            os.killpg(first.process.pid, signal.SIGKILL)
+        if kill is not None:
+            os.killpg(first.process.pid, kill)
         left = undelivered(ran.db, prefix)
         while lobbies_posted(ran, channels) < opened(ran.db, prefix) or undelivered(ran.db, prefix):
             if time.monotonic() - began > 120:
@@ -93,17 +96,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--posted", type=int, default=10, help="lobbies on screen at the kill")
     parser.add_argument("--latency", type=float, default=0.2, help="Slack's answer, seconds")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--stop",
+        choices=("KILL", "TERM"),
+        default="KILL",
+        help="how the first process is stopped: kill -9, or as a platform stops it to deploy",
+    )
     args = parser.parse_args(argv)
+    stop = signal.Signals[f"SIG{args.stop}"]
     killed: list[float] = []
     alive: list[float] = []
     with bench() as ran, slack_at(ran.fake, args.latency):
         for round_number in range(args.rounds):
-            for kill, figures in ((True, killed), (False, alive)):
+            for kill, figures in ((stop, killed), (None, alive)):
                 run = f"{'K' if kill else 'A'}{round_number}"
+                said = f"stopped with SIG{args.stop}" if kill else "not stopped"
                 seconds, left, lost = one_round(ran, run, args.games, args.posted, kill)
                 figures.append(seconds)
                 print(
-                    f"round {round_number + 1}, {'killed' if kill else 'not killed'}: every "
+                    f"round {round_number + 1}, {said}: every "
                     f"lobby on screen {seconds:.2f} s later ({left} effects undelivered then, "
                     f"{lost} /varulv acknowledged but never stepped; load {load_average():.1f})",
                     flush=True,
