@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 from slackapp.listeners.ack import Lanes
@@ -48,3 +49,29 @@ def test_a_click_that_raises_does_not_stop_the_ones_behind_it() -> None:
     assert ran == ["behind"]
     lanes.run(7, lambda: ran.append("later"))  # the lane is free again
     assert ran == ["behind", "later"]
+
+
+def test_the_clicks_behind_one_that_ends_its_thread_still_run() -> None:
+    lanes = Lanes(lambda body: body.get("game"))
+    began, let_end = threading.Event(), threading.Event()
+    behind_ran = threading.Event()
+
+    def ending() -> None:
+        began.set()
+        assert let_end.wait(PATIENCE)
+        raise SystemExit  # the thread stops, as at an exit
+
+    def step() -> None:
+        with contextlib.suppress(SystemExit):
+            lanes.run(3, ending)
+
+    stepping = threading.Thread(target=step)
+    stepping.start()
+    assert began.wait(PATIENCE)
+    lanes.run(3, behind_ran.set)
+    let_end.set()
+    stepping.join(PATIENCE)
+    assert behind_ran.wait(PATIENCE), "the click behind ran on another thread"
+    done = threading.Event()
+    lanes.run(3, done.set)  # and the lane goes on
+    assert done.wait(PATIENCE)

@@ -105,23 +105,39 @@ class Lanes:
 
     def run(self, lane: Hashable, work: Callable[[], None]) -> None:
         """Run ``work`` now, or, if this lane is busy, after what is ahead of it, on the thread
-        that is running the lane. ``work`` must not raise (``run_step`` does not)."""
+        that is running the lane."""
         with self._lock:
             if lane in self._waiting:
                 self._waiting[lane].append(work)
                 return
             self._waiting[lane] = deque()
+        self._run_lane(lane, work)
+
+    def _run_lane(self, lane: Hashable, work: Callable[[], None]) -> None:
+        """(This thread holds the lane.) ``work``, then whatever queues behind it."""
         while True:
             try:
                 work()
             except Exception:  # the lane goes on for the clicks queued behind
-                log.exception("a click's work failed")
+                log.exception("a click's work failed (lane %s)", lane)
+            except BaseException:  # this thread is ending: the clicks behind go on elsewhere
+                self._hand_on(lane)
+                raise
             with self._lock:
                 queued = self._waiting[lane]
                 if not queued:
                     del self._waiting[lane]
                     return
                 work = queued.popleft()
+
+    def _hand_on(self, lane: Hashable) -> None:
+        with self._lock:
+            queued = self._waiting[lane]
+            if not queued:
+                del self._waiting[lane]
+                return
+            work = queued.popleft()
+        threading.Thread(target=self._run_lane, args=(lane, work), name="varulv-lane").start()
 
 
 ANSWER_THREADS = 32

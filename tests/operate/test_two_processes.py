@@ -132,7 +132,10 @@ def test_uvicorns_workers_each_serve_deliver_and_keep_the_timers(postgres: str) 
             table.nobody_dies_tonight([ALVA, BENGT, CARIN])
             table.reveal()
             joins: set[float] = set()
-            for _ in range(10):  # each a new connection, to whichever worker takes it
+            # Each scrape a new connection, to whichever worker takes it: a worker counting only
+            # its own steps would show 0 or 1 Joins on some of them, unless both Joins and all
+            # thirty scrapes fell to the same worker.
+            for _ in range(30):
                 answer = requests.get(f"{app.url}/metrics", timeout=10)
                 joins.add(joins_counted(answer.text))
             assert joins == {2.0}, f"the Joins counted, scrape by scrape: {joins}"
