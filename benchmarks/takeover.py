@@ -24,6 +24,7 @@ import os
 import signal
 import statistics
 import time
+from dataclasses import dataclass
 
 from sqlalchemy import Engine, text
 
@@ -53,14 +54,22 @@ def opened(db: Engine, prefix: str) -> int:
         return int(connection.execute(OPENED, {"p": prefix + "%"}).scalar_one())
 
 
-def one_round(
-    ran: Bench, run: str, games: int, posted: int, kill: signal.Signals | None
-) -> tuple[float, int, int]:
-    """Seconds from the moment ``posted`` lobbies were on screen (and the kill, if any) until
-    every table opened had its lobby on screen; how many of the games' effects were
-    undelivered at that moment; and how many ``/varulv`` were acknowledged but never
-    stepped (the killed process had them in hand, uncommitted: Slack does not send an
-    acknowledged command again, and the person sees no lobby)."""
+@dataclass(frozen=True)
+class Round:
+    seconds: float
+    """From the moment ``posted`` lobbies were on screen (and the signal, if any) until every
+    table opened had its lobby on screen."""
+    shown: int
+    """Lobbies shown in that time."""
+    undelivered: int
+    """The games' effects undelivered at that moment."""
+    lost: int
+    """``/varulv`` acknowledged but never stepped: the killed process had them in hand,
+    uncommitted; Slack does not send an acknowledged command again, and the person sees no
+    lobby."""
+
+
+def one_round(ran: Bench, run: str, games: int, posted: int, kill: signal.Signals | None) -> Round:
     first = start_server(f"first-{run}", "slackapp.cli", ran.fake, ran.url, 1)
     second = start_server(f"second-{run}", "slackapp.cli", ran.fake, ran.url, 1)
     try:
@@ -77,17 +86,29 @@ def one_round(
         while lobbies_posted(ran, channels) < posted:
             time.sleep(0.005)
         began = time.monotonic()
+        on_screen = lobbies_posted(ran, channels)
         if kill is not None:
             os.killpg(first.process.pid, kill)
         left = undelivered(ran.db, prefix)
-        while lobbies_posted(ran, channels) < opened(ran.db, prefix) or undelivered(ran.db, prefix):
+
+        def tables() -> int:
+            """All of them, while the first process lives; once it has exited, those it
+            opened (no more can come)."""
+            return games if first.process.poll() is None else opened(ran.db, prefix)
+
+        while lobbies_posted(ran, channels) < tables() or undelivered(ran.db, prefix):
             if time.monotonic() - began > 120:
                 raise TimeoutError(f"{undelivered(ran.db, prefix)} effects never delivered")
             time.sleep(0.02)
-        return time.monotonic() - began, left, games - opened(ran.db, prefix)
+        seconds, shown = time.monotonic() - began, lobbies_posted(ran, channels) - on_screen
+        return Round(seconds, shown, left, games - opened(ran.db, prefix))
     finally:
         first.stop()
         second.stop()
+
+
+def median(rounds: list[Round], field: str) -> float:
+    return float(statistics.median(getattr(each, field) for each in rounds))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,27 +125,29 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     stop = signal.Signals[f"SIG{args.stop}"]
-    killed: list[float] = []
-    alive: list[float] = []
+    killed: list[Round] = []
+    alive: list[Round] = []
     with bench() as ran, slack_at(ran.fake, args.latency):
         for round_number in range(args.rounds):
             for kill, figures in ((stop, killed), (None, alive)):
                 run = f"{'K' if kill else 'A'}{round_number}"
                 said = f"stopped with SIG{args.stop}" if kill else "not stopped"
-                seconds, left, lost = one_round(ran, run, args.games, args.posted, kill)
-                figures.append(seconds)
+                ran_round = one_round(ran, run, args.games, args.posted, kill)
+                figures.append(ran_round)
                 print(
-                    f"round {round_number + 1}, {said}: every "
-                    f"lobby on screen {seconds:.2f} s later ({left} effects undelivered then, "
-                    f"{lost} /varulv acknowledged but never stepped; load {load_average():.1f})",
+                    f"round {round_number + 1}, {said}: {ran_round.shown} more lobbies on screen "
+                    f"{ran_round.seconds:.2f} s later ({ran_round.undelivered} effects "
+                    f"undelivered then, {ran_round.lost} /varulv acknowledged but never "
+                    f"stepped; load {load_average():.1f})",
                     flush=True,
                 )
     print(
-        f"{args.games} lobbies, {args.posted} on screen at the kill, Slack at "
-        f"{args.latency * 1000:.0f} ms: the rest shown {statistics.median(killed):.2f} s after "
-        f"the kill by the other process, against {statistics.median(alive):.2f} s by the first "
-        f"left alive (medians of {args.rounds}); a lease on another host lapses after "
-        f"{LEASE_SECONDS:g} s",
+        f"{args.games} /varulv, {args.posted} lobbies on screen at the signal, Slack at "
+        f"{args.latency * 1000:.0f} ms: the other process showed the rest "
+        f"({median(killed, 'shown'):.0f} lobbies) {median(killed, 'seconds'):.2f} s after it, "
+        f"{median(killed, 'lost'):.0f} /varulv lost; the first left alive showed its "
+        f"{median(alive, 'shown'):.0f} in {median(alive, 'seconds'):.2f} s (medians of "
+        f"{args.rounds}); a lease on another host lapses after {LEASE_SECONDS:g} s",
         flush=True,
     )
     return 0
