@@ -3,10 +3,13 @@
 # PostgreSQL (compose.yaml).
 FROM python:3.13-slim
 
+# MALLOC_ARENA_MAX: glibc's, not Varulv's; two malloc arenas for all the threads, not one per
+# thread up to eight a core, keep a long-running process's memory level (docs/configuration.md).
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
-    PIP_DISABLE_PIP_VERSION_CHECK=1
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    MALLOC_ARENA_MAX=2
 
 WORKDIR /app
 COPY pyproject.toml README.md alembic.ini ./

@@ -317,6 +317,9 @@ class Elsewhere:
     def arm(self, game_id: int, at: datetime) -> None:
         pass
 
+    def disarm(self, game_id: int) -> None:
+        pass
+
 
 def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[float]:
     """In the steps' process: play ``games`` games, each event a step at the same time as the

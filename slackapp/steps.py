@@ -47,6 +47,7 @@ def utc_now() -> datetime:
 
 class Alarm(Protocol):
     def arm(self, game_id: int, at: datetime) -> None: ...
+    def disarm(self, game_id: int) -> None: ...
 
 
 class Kick(Protocol):
@@ -70,6 +71,8 @@ class Committed:
     """How many effects went into the outbox."""
     reason: m.Message | None = None
     """What the answer says, as data: nothing decides by comparing its words."""
+    deadline_gone: bool = False
+    """The step took the game's deadline away (the game ended): its timer has nothing to do."""
 
 
 class Belonging(Protocol):
@@ -237,11 +240,12 @@ def _decide(
 
 def _committed(game_id: int, before: m.GameState, done: m.Step, shown: int) -> Committed:
     changed = done.state.deadline if done.state.deadline != before.deadline else None
+    gone = before.deadline is not None and done.state.deadline is None
     line = done.answer
     if line is None:
-        return Committed(game_id, None, changed, shown)
+        return Committed(game_id, None, changed, shown, deadline_gone=gone)
     answer = said(line, words(done.state.language))
-    return Committed(game_id, answer, changed, shown, line.message)
+    return Committed(game_id, answer, changed, shown, line.message, gone)
 
 
 def in_words(state: m.GameState, line: m.Line) -> str:
@@ -321,8 +325,7 @@ class Steps:
             return self.gone(asking)
         if done.shown:
             self._show([done.game_id])
-        if done.deadline is not None:
-            self.alarm.arm(done.game_id, done.deadline)
+        self._rearm(done)
         return done.answer
 
     def act(
@@ -377,9 +380,14 @@ class Steps:
             return 0  # what failed stays due: the sweep comes back, not this loop
         self._show([each.game_id for each in done if each.shown])
         for each in done:
-            if each.deadline is not None:
-                self.alarm.arm(each.game_id, each.deadline)
+            self._rearm(each)
         return len(done)
+
+    def _rearm(self, done: Committed) -> None:
+        if done.deadline is not None:
+            self.alarm.arm(done.game_id, done.deadline)
+        elif done.deadline_gone:  # a game ended by its last ballot leaves no timer behind
+            self.alarm.disarm(done.game_id)
 
     def rename(self, team_id: str, user_id: str, name: str) -> int:
         """Write a person's name, as learned from Slack, over the one they sat down under at

@@ -10,11 +10,13 @@ stepped together: their messages go out together too.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -91,6 +93,13 @@ class Deadlines:
             replace_existing=True,
             misfire_grace_time=None,
         )
+
+    def disarm(self, game_id: int) -> None:
+        """The game has no deadline any more: its job goes now, not when the old one was due."""
+        if not self.scheduler.running:
+            return
+        with contextlib.suppress(JobLookupError):  # already run, or armed in another process
+            self.scheduler.remove_job(f"deadline-{game_id}")
 
     def wake(self) -> None:
         """Step every due game, a batch at a time. A thousand deadlines due at once wake this

@@ -279,19 +279,28 @@ def bot_ballot(view: BotView, seed: int | str, deck_werewolves: int) -> str | No
     index = {seat: position for position, seat in enumerate(view.seats)}
     if len(view.seats) > FORESEEN_VOTE_SEATS:
         order = tuple(index[seat] for seat in table_order(view.seats, seed))
-        return _plain_ballot(view, order, deck_werewolves)
+        return _ballot_alone(view, order, deck_werewolves)
     orders = tuple(
         tuple(index[seat] for seat in seat_order(view.seats, seed, voter)) for voter in view.seats
     )
     if view.dealt.team is Team.VILLAGE:
         target = foreseen_ballot(_by_position(view), orders, deck_werewolves)
         return None if target is None else view.seats[target]
-    return _plain_ballot(view, orders[index[view.seat]], deck_werewolves)
+    return _ballot_alone(view, orders[index[view.seat]], deck_werewolves)
 
 
 @lru_cache(maxsize=8192)
 def _plain_ballot(view: BotView, order: tuple[int, ...], deck_werewolves: int) -> str | None:
-    """The ballot worth the most as if it alone settled the vote."""
+    """:func:`_ballot_alone` for the foreseen vote, which asks it again and again with views
+    named by position (the same in every game)."""
+    return _ballot_alone(view, order, deck_werewolves)
+
+
+def _ballot_alone(view: BotView, order: tuple[int, ...], deck_werewolves: int) -> str | None:
+    """The ballot worth the most as if it alone settled the vote.
+
+    Not kept as such: a view naming a game's seats is asked once per bot and never again, and
+    what takes the time, the beliefs, is kept by position (:func:`bot_beliefs`)."""
     index = {seat: position for position, seat in enumerate(view.seats)}
     believed = bot_beliefs(view, deck_werewolves)
     if believed is None:

@@ -13,7 +13,7 @@ from collections import Counter
 
 import pytest
 
-from slackapp.game import worlds
+from slackapp.game import bots, worlds
 from slackapp.game.bots import (
     BotView,
     assumed_deck,
@@ -170,6 +170,32 @@ def test_beliefs_do_not_depend_on_which_seat_is_called_what() -> None:
     one = bot_beliefs(night_view(game, "anna"), 2)
     other = bot_beliefs(night_view(renamed, "eve"), 2)
     assert one == other
+
+
+def kept_by_bots() -> int:
+    """Entries in every ``functools.lru_cache`` of the bots' modules."""
+    cached = [f for m in (bots, worlds) for f in vars(m).values() if hasattr(f, "cache_info")]
+    return sum(f.cache_info().currsize for f in cached)
+
+
+def test_what_the_bots_keep_stops_growing_when_new_people_play_the_same_games() -> None:
+    # A running app meets new people at every table: nothing the bots keep is named by them,
+    # so the same situations under other names add nothing (memory levels off).
+    def play(people: tuple[str, ...]) -> list[str | None]:
+        """The bots' ballots, at a table where the people's cards make no move."""
+        seated_bots = ("Astrid", "Bosse")
+        seats = (*people, *seated_bots)
+        game = Deal(seats, dict(zip(seats, [V, INS, W, W, S], strict=True)), (R, T))
+        choices, night = bot_night(game, "same seed")
+        return [bot_ballot(day_view(game, choices, night, b), "same seed", 2) for b in seated_bots]
+
+    first = play(("U1A", "U1B", "U1C"))
+    kept = kept_by_bots()
+    for number in range(2, 30):
+        people = tuple(f"U{number}{seat}" for seat in "ABC")
+        renamed = dict(zip(("U1A", "U1B", "U1C"), people, strict=True))
+        assert play(people) == [renamed.get(b, b) if b else None for b in first]
+    assert kept_by_bots() == kept
 
 
 # --- what the bots believe -----------------------------------------------------------------

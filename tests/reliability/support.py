@@ -304,3 +304,6 @@ class Nothing:
 
     def arm(self, game_id: int, at: datetime) -> None:
         pass
+
+    def disarm(self, game_id: int) -> None:
+        pass

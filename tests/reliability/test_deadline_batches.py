@@ -16,6 +16,7 @@ from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
 from slackapp.game import machine as m
 from slackapp.steps import Steps
+from slackapp.timers import Deadlines
 from tests.reliability.support import Clock, Nothing
 
 TEAM = "T0BATCH"
@@ -76,3 +77,33 @@ def test_a_batch_skips_a_held_game_and_a_later_one_steps_it(db: Engine) -> None:
             text("SELECT count(*) FROM outbox WHERE game_id = ANY(:i)"), {"i": ids}
         )
     assert after == before, "and shows nothing twice"
+
+
+def test_a_game_ended_by_its_ballots_leaves_no_timer_behind(db: Engine) -> None:
+    # The vote's timer would otherwise wait, held in memory, until the vote would have ended.
+    upgrade(db)
+    sessions = make_sessions(db)
+    clock = Clock(datetime(1999, 12, 2, 12, 0, tzinfo=UTC))  # before any other test's games
+    timers = Deadlines(sessions, now=clock)
+    timers.scheduler.start(paused=True)  # jobs are kept and never run: the test is the clock
+    try:
+        steps = Steps(sessions, m.Lengths(60, 300, 120), Nothing(), timers, clock)
+        game_id = night_game(steps, sessions)
+        job = f"deadline-{game_id}"
+        assert timers.scheduler.get_job(job) is not None, "the night's end is armed"
+        for seconds in (61, 301):  # night to day, day to vote: each re-arms the one timer
+            clock.at += timedelta(seconds=seconds)
+            assert steps.deadlines_due() == 1
+            assert timers.scheduler.get_job(job) is not None
+        assert phases(sessions, [game_id]) == ["vote"]
+        with sessions() as session:
+            people = session.scalars(
+                text("SELECT user_id FROM seats WHERE game_id = :g ORDER BY user_id"),
+                {"g": game_id},
+            ).all()
+        for voter, target in zip(people, [*people[1:], people[0]], strict=True):
+            steps.act(game_id, m.CastBallot(voter, target))
+        assert phases(sessions, [game_id]) == ["over"]
+        assert timers.scheduler.get_job(job) is None
+    finally:
+        timers.stop()
