@@ -163,8 +163,7 @@ def test_only_dead_holders_of_this_pid_space_are_freed_at_once(
     with transaction(sessions) as session:
         leases.free_dead_of_host(session.connection(), alive, clock())
     with sessions() as session:
-        left = dict(
-            session.execute(select(DeliveryLease.game_id, DeliveryLease.holder)).tuples().all()
-        )
+        rows = session.execute(select(DeliveryLease.game_id, DeliveryLease.holder)).all()
+        left = {game_id: holder for game_id, holder in rows}
     assert mine not in left, "a dead process of this pid space lets go at once"
     assert left[same_name] == holders[same_name], "another pid space's lease waits to lapse"
