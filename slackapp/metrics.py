@@ -78,7 +78,8 @@ DATABASE_FIGURES = select(
     *(select(func.count()).where(Game.phase == phase).scalar_subquery() for phase in OPEN_PHASES),
 )
 """Now, the outbox's depth and oldest due time, and the open games in each phase: one round
-trip, each part on an index."""
+trip (the outbox's parts on its index of undelivered entries; the phases count the open
+games, a few rows each)."""
 
 
 @contextmanager

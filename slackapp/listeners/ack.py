@@ -95,7 +95,8 @@ class Lanes:
     being stepped, the next click of that game waits here, in memory, and the step thread it
     came on is free at once for another game's click. Without this, a burst at a busy table
     had every step thread waiting on that one game's row lock, and a click at a quiet table
-    waited behind them all."""
+    waited behind them all. A *Start* opening its people's DMs holds its game's lane while it
+    does: a *Join* then comes after the night has begun, never in the middle of it."""
 
     def __init__(self, lane_of: Callable[[dict[str, Any]], Hashable | None]) -> None:
         self.lane_of = lane_of
