@@ -10,7 +10,7 @@ which can answer every Web API call late (``tests.faults.slow_down``):
 - reveal: a ten-seat vote, all ten ballots at once, once its channel may take a post again
   (the app paces posts to about one a second per channel); from the first ballot sent to the
   reveal's post answered by the stand-in, with Slack answering in 0 ms and in 100 ms;
-- lock: how long each step holds the game row (from its ``SELECT ... FOR UPDATE`` to the
+- lock: how long each step holds the game row (from its ``SELECT ... FOR NO KEY UPDATE`` to the
   connection's return after the commit), p50/p99/max over whole ten-seat games played with the
   app's own steps in a process of their own, as a web worker runs them, while this process
   delivers what they commit, as another process on the database may; Slack at 0 ms and 100 ms;
@@ -330,7 +330,7 @@ def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[
 
     @event.listens_for(engine, "after_cursor_execute")
     def locked(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if "FOR UPDATE" in statement and "FROM games" in statement:
+        if "FOR NO KEY UPDATE" in statement and "FROM games" in statement:
             conn.info["locked_at"] = time.perf_counter()
 
     @event.listens_for(engine.pool, "checkin")

@@ -13,7 +13,7 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from slack_sdk.errors import SlackApiError
 from sqlalchemy import Connection, select
@@ -29,6 +29,7 @@ from slackapp.db.engine import transaction
 from slackapp.db.games import GAMES, StoredGame
 from slackapp.db.models import Game, Seat
 from slackapp.delivery.copies import Copy, adopt
+from slackapp.delivery.deliverer import Taken
 from slackapp.delivery.outbox import Row, answering, enqueue, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
@@ -54,6 +55,19 @@ class Kick(Protocol):
     def kick(self, game_id: int) -> None: ...
 
 
+Take = Callable[[Connection, list[int]], Taken]
+"""In a step's transaction: take the games' delivery leases and read what they show."""
+
+
+@runtime_checkable
+class HandsOver(Kick, Protocol):
+    """A deliverer in this process: a step hands it what it committed, with no transaction
+    between the commit and the first call to Slack (slackapp.delivery.deliverer)."""
+
+    def take(self, connection: Connection, game_ids: list[int]) -> Taken: ...
+    def hand_over(self, taken: Taken) -> None: ...
+
+
 class OpensDirectMessages(Protocol):
     """What *Start* asks of Slack (a ``WebClient``): a person's private message channel."""
 
@@ -71,6 +85,8 @@ class Committed:
     """How many effects went into the outbox."""
     reason: m.Message | None = None
     """What the answer says, as data: nothing decides by comparing its words."""
+    taken: Taken | None = None
+    """The game's delivery lease and what it shows, taken in the step's transaction."""
     deadline_gone: bool = False
     """The step took the game's deadline away (the game ended): its timer has nothing to do."""
 
@@ -160,13 +176,15 @@ def commit_step(
     dm_channels: dict[str, str] | None = None,
     asking: Workspace | None = None,
     clicked: Copy | None = None,
+    take: Take | None = None,
 ) -> Committed | None:
     """Apply ``event`` to the game in one transaction; None if there is no such game (or,
     with ``skip_locked``, another transaction holds it). ``dm_channels``: the people's private
     message channels, kept for the deliverer when the event starts the night. ``asking``: the
     workspace of the signed request, refused (nothing changes) unless it owns the game.
     ``clicked``: the copy of the game's message the click came from, made the message if it
-    is a second copy the app did not record (see slackapp.delivery.copies)."""
+    is a second copy the app did not record (see slackapp.delivery.copies).
+    ``take``: given, a step with something to show takes its game's delivery lease too."""
     with metrics.stepping(type(event).__name__), transaction(sessions) as session:
         connection = session.connection()
         game = games.lock(connection, game_id, skip_locked=skip_locked)
@@ -188,17 +206,20 @@ def commit_step(
             answering(rows, clicked.surface, clicked.response_url)
         write(connection, rows)
         shown = (0 if adopted is None else adopted.rows) + len(rows)
-        return _committed(game.id, before, done, shown)
+        taken = take(connection, [game.id]) if take is not None and shown else None
+        return _committed(game.id, before, done, shown, taken)
 
 
 def commit_due(
     sessions: sessionmaker[Session],
     now: Callable[[], datetime] = utc_now,
     limit: int = DEADLINE_BATCH,
-) -> list[Committed]:
+    take: Take | None = None,
+) -> tuple[list[Committed], Taken | None]:
     """Up to ``limit`` games whose deadline has passed, each stepped by the machine, in one
     transaction. A game another transaction holds is skipped: that step catches up with the
-    clock itself, and a later batch finds the game if it is still due."""
+    clock itself, and a later batch finds the game if it is still due. ``take``: given, the
+    delivery leases of the games with something to show are taken in it too."""
     with metrics.stepping("Deadline") as counted, transaction(sessions) as session:
         connection = session.connection()
         at = now()
@@ -215,7 +236,9 @@ def commit_due(
             rows += shown
             done.append(_committed(game.id, before, after, len(shown)))
         write(connection, rows)  # every game's messages in one statement
-        return done
+        showing = [each.game_id for each in done if each.shown]
+        taken = take(connection, showing) if take is not None and showing else None
+        return done, taken
 
 
 def _decide(
@@ -238,14 +261,16 @@ def _decide(
     return before, done, game
 
 
-def _committed(game_id: int, before: m.GameState, done: m.Step, shown: int) -> Committed:
+def _committed(
+    game_id: int, before: m.GameState, done: m.Step, shown: int, taken: Taken | None = None
+) -> Committed:
     changed = done.state.deadline if done.state.deadline != before.deadline else None
     gone = before.deadline is not None and done.state.deadline is None
     line = done.answer
     if line is None:
-        return Committed(game_id, None, changed, shown, deadline_gone=gone)
+        return Committed(game_id, None, changed, shown, taken=taken, deadline_gone=gone)
     answer = said(line, words(done.state.language))
-    return Committed(game_id, answer, changed, shown, line.message, gone)
+    return Committed(game_id, answer, changed, shown, line.message, taken, gone)
 
 
 def in_words(state: m.GameState, line: m.Line) -> str:
@@ -312,11 +337,22 @@ class Steps:
         self.now = now
         self.names = Names(sessions, self.rename, now)
 
-    def _show(self, game_ids: list[int]) -> None:
-        """After the commit: what the games show goes to the deliverer. A step keeps its
-        game's row locked until it commits, so the delivery lease is claimed after, by the
-        deliverer: taken inside the step, with two processes and many ballots at once, the
-        two kinds of lock closed a cycle that PostgreSQL ended as a deadlock."""
+    @property
+    def take(self) -> Take | None:
+        """How a step takes its games' delivery in its own transaction, when the deliverer
+        runs in this process."""
+        return self.deliverer.take if isinstance(self.deliverer, HandsOver) else None
+
+    def _taken(self, session: Session, game_ids: list[int]) -> Taken | None:
+        take = self.take
+        return None if take is None else take(session.connection(), game_ids)
+
+    def _show(self, game_ids: list[int], taken: Taken | None = None) -> None:
+        """After the commit: what the games show goes to the deliverer, as the step's
+        transaction read it when it took their leases."""
+        if taken is not None and isinstance(self.deliverer, HandsOver):
+            self.deliverer.hand_over(taken)
+            return
         for game_id in game_ids:
             self.deliverer.kick(game_id)
 
@@ -324,7 +360,7 @@ class Steps:
         if done is None:
             return self.gone(asking)
         if done.shown:
-            self._show([done.game_id])
+            self._show([done.game_id], done.taken)
         self._rearm(done)
         return done.answer
 
@@ -344,17 +380,20 @@ class Steps:
             self.now,
             asking=asking,
             clicked=clicked,
+            take=self.take,
         )
         return self._after(done, asking)
 
     def report(self, game_id: int, event: m.Event) -> None:
         """The deliverer's news that Slack refused something for good."""
-        self._after(commit_step(self.sessions, game_id, event, self.now))
+        self._after(commit_step(self.sessions, game_id, event, self.now, take=self.take))
 
     def deadline(self, game_id: int) -> bool:
         """A timer woke for the game; True if it moved. A game another transaction holds is
         left to it (it catches up with the clock too), so no timer thread waits on a lock."""
-        done = commit_step(self.sessions, game_id, m.Deadline(), self.now, skip_locked=True)
+        done = commit_step(
+            self.sessions, game_id, m.Deadline(), self.now, skip_locked=True, take=self.take
+        )
         if done is None:
             return False
         self._after(done)
@@ -367,7 +406,7 @@ class Steps:
         Should one game's step fail, the batch is rolled back and its games are stepped one
         by one, so that one game never holds the others' deadlines back."""
         try:
-            done = commit_due(self.sessions, self.now, limit)
+            done, taken = commit_due(self.sessions, self.now, limit, self.take)
         except Exception:
             log.exception("a batch of deadlines failed; its games are stepped one by one")
             with self.sessions() as session:
@@ -378,7 +417,7 @@ class Steps:
                 except Exception:
                     log.exception("the deadline of game %s failed; the sweep tries again", game_id)
             return 0  # what failed stays due: the sweep comes back, not this loop
-        self._show([each.game_id for each in done if each.shown])
+        self._show([each.game_id for each in done if each.shown], taken)
         for each in done:
             self._rearm(each)
         return len(done)
@@ -404,7 +443,10 @@ class Steps:
                 )
             ).all()
         for game_id in lobbies:
-            self._after(commit_step(self.sessions, game_id, m.Rename(user_id, name), self.now))
+            renamed = commit_step(
+                self.sessions, game_id, m.Rename(user_id, name), self.now, take=self.take
+            )
+            self._after(renamed)
         return len(lobbies)
 
     def open_table(
@@ -449,13 +491,14 @@ class Steps:
                 )
                 enqueue(session.connection(), game, opened.effects)
                 game_id = game.id
+                taken = self._taken(session, [game_id])
         except IntegrityError:  # another /varulv in the channel won: perhaps this same one
             with self.sessions() as session:
                 running = games.open_in(session, team_id, channel_id)
                 if running is not None and same_command(running):
                     return None
             return self._opened_meanwhile(team_id, channel_id, user_id)
-        self._show([game_id])
+        self._show([game_id], taken)
         return None
 
     def play_again(
@@ -498,9 +541,10 @@ class Steps:
                 games.store_new(session, game, opened.state)
                 enqueue(session.connection(), game, opened.effects)
                 new_id = game.id
+                taken = self._taken(session, [new_id])
         except IntegrityError:  # a /varulv in the channel won
             return self._opened_meanwhile(previous_team, previous_channel, user_id)
-        self._show([new_id])
+        self._show([new_id], taken)
         return None
 
     def start(
@@ -545,6 +589,7 @@ class Steps:
                 dm_channels=channels,
                 asking=asking,
                 clicked=clicked,
+                take=self.take,
             )
             if done is None or done.reason is not m.Message.SOMEONE_SAT_DOWN:
                 return self._after(done, asking)

@@ -110,7 +110,9 @@ class StoredGame:
 
 
 def lock(connection: Connection, game_id: int, skip_locked: bool = False) -> StoredGame | None:
-    """The game, its row locked until the transaction ends.
+    """The game, its row locked until the transaction ends (``FOR NO KEY UPDATE``: a step
+    never changes a game's id, so the rows that refer to it, a delivery lease or what Slack
+    took, are written meanwhile without waiting for the step).
 
     Two statements: the lock, then the seats with their ballots. The seats must be read by a
     statement begun after the lock was granted, or a step that waited for it would see them
@@ -153,7 +155,7 @@ def _games(
 ) -> list[StoredGame]:
     """The games ``query`` finds, locked unless ``skip_locked`` is None, with their seats."""
     if skip_locked is not None:
-        query = query.with_for_update(skip_locked=skip_locked)
+        query = query.with_for_update(skip_locked=skip_locked, key_share=True)
     rows = connection.execute(query).all()
     if not rows:
         return []

@@ -9,12 +9,15 @@ The pieces, each a module of its own:
 - ``pacing``: Slack's rate limits, kept ahead of.
 
 This module runs them: threads that drain games (read, decide, send, read again as calls land)
-and threads that make the calls. A step ``kick``s the deliverer after its commit, and the sweep
-finds what a crash or a retry's backoff left; either way a drain claims the games' leases and
-reads their outbox in one transaction, then sends. Messages are independent, so a game's
-messages are sent side by side; one message's versions are sent in order, newest only, never
-older than what it shows. The one window a crash cannot close is a post Slack took whose ``ts``
-was not committed yet: that post is made again, identical.
+and threads that make the calls. A step in this process takes its games' leases and reads their
+outbox in its own transaction (``take``), and hands that over after the commit
+(``hand_over``), so the first call goes out with no transaction before it. Otherwise ``kick``
+(a game another process held as the step read it) or the sweep (a crash, a retry's backoff)
+make a drain claim the games' leases and read their outbox in one transaction, then send.
+Messages are independent, so a game's messages are sent side by side; one message's versions
+are sent in order, newest only, never older than what it shows. The one window a crash cannot
+close is a post Slack took whose ``ts`` was not committed yet: that post is made again,
+identical.
 """
 
 from __future__ import annotations
@@ -25,10 +28,11 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from slack_sdk import WebClient
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp import metrics
@@ -81,6 +85,21 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+@dataclass(frozen=True)
+class Taken:
+    """What a step's transaction took: the leases of ``games`` and what they show, as read
+    there. ``asked``: every game the step gave something to show; those another live process
+    held are its to deliver."""
+
+    asked: frozenset[int]
+    games: dict[int, ToShow]
+
+    @property
+    def left(self) -> frozenset[int]:
+        """The asked games this process did not get."""
+        return self.asked - self.games.keys()
+
+
 class Deliverer:
     def __init__(
         self,
@@ -108,6 +127,8 @@ class Deliverer:
         self._queued: set[int] = set()
         """Games this process drains or is about to: their leases are renewed."""
         self._waiting: list[int] = []
+        self._taken: dict[int, ToShow] = {}
+        """What steps read of waiting games as they took their leases."""
         self._again: set[int] = set()
         self._wakers: dict[int, Future[None]] = {}
         """Per game being drained, what wakes its drain to read it again."""
@@ -142,6 +163,41 @@ class Deliverer:
         self._records.shutdown(wait=False, cancel_futures=False)  # what Slack took is kept
         if self._heart is not None and self._heart is not threading.current_thread():
             self._heart.join(timeout=leases.RENEW_SECONDS * 2)
+
+    def take(self, connection: Connection, game_ids: list[int]) -> Taken:
+        """In a step's transaction, once its outbox rows are written: take the games' leases
+        and read what they have to show, for ``hand_over`` after the commit. The step holds
+        its games' rows (``FOR NO KEY UPDATE``, which a lease's foreign key does not wait on)
+        and takes the leases last, in order, so no other transaction waits in a cycle."""
+        asked = frozenset(game_ids)
+        claimed = leases.claim(connection, self.holder, asked, self.now())
+        return Taken(asked, read(connection, claimed) if claimed else {})
+
+    def hand_over(self, taken: Taken) -> None:
+        """After the commit of the step that took them: send the games' messages now. A game
+        this process is draining already is read again by its drain; one another process held
+        is kicked, so it is claimed as soon as that process lets it go. Games handed over while
+        the drain threads are busy wait with those kicked, and go as one batch."""
+        fresh: list[int] = []
+        with self._lock:
+            for game_id, to_show in taken.games.items():
+                if game_id in self._queued:
+                    self._wake(game_id)
+                else:
+                    self._queued.add(game_id)
+                    self._taken[game_id] = to_show
+                    self._waiting.append(game_id)
+                    fresh.append(game_id)
+        if fresh:
+            self._beat()
+            try:
+                for _ in fresh:
+                    self._drains.submit(self._drain_waiting)
+            except RuntimeError:  # stopping: the leases lapse, another process sends them
+                with self._lock:
+                    self._queued.difference_update(fresh)
+        for game_id in sorted(taken.left):
+            self.kick(game_id)
 
     def kick(self, game_id: int) -> None:
         """Deliver the game's new entries now (a step committed some). Games kicked while
@@ -232,12 +288,16 @@ class Deliverer:
     def _drain_waiting(self) -> None:
         with self._lock:
             batch, self._waiting = self._waiting[:DRAIN_BATCH], self._waiting[DRAIN_BATCH:]
+            taken = {g: self._taken.pop(g) for g in batch if g in self._taken}
+            for game_id in self._again.intersection(taken):  # a later step: read it anew
+                del taken[game_id]
+                self._again.discard(game_id)
         if batch:
-            self._drain_and_follow(batch)
+            self._drain_and_follow(batch, taken)
 
-    def _drain_and_follow(self, batch: list[int]) -> None:
+    def _drain_and_follow(self, batch: list[int], taken: dict[int, ToShow] | None = None) -> None:
         try:
-            self.drain_many(batch)
+            self.drain_many(batch, taken)
         except Exception:
             if not self._stopped.is_set():
                 log.exception("delivering games' messages failed; the sweep tries again")
@@ -254,11 +314,12 @@ class Deliverer:
         """Deliver the game's entries until none is due, or the next must wait its retry."""
         self.drain_many([game_id])
 
-    def drain_many(self, game_ids: list[int]) -> None:
+    def drain_many(self, game_ids: list[int], taken: dict[int, ToShow] | None = None) -> None:
         """Deliver the games' entries until none is due, or the next must wait its retry.
 
-        Each read is one transaction that claims the games and reads them, and a game
-        another live process holds is left to it. Every ready message
+        ``taken``: of those games whose leases are held, what they show (a step's transaction
+        read it); every other read is one transaction that claims the games and reads them,
+        and a game another live process holds is left to it. Every ready message
         of every game is then sent side by side (``slackapp.delivery.plan`` decides which).
         A message still being sent is not sent again alongside itself, but it does not hold
         the others back: as soon as any call lands, or a step gives one of these games
@@ -280,7 +341,10 @@ class Deliverer:
         try:
             while (to_read or to_release or in_flight) and not self._stopped.is_set():
                 if to_read:
-                    found = self._claim_and_read(sorted(to_read))
+                    found = {g: taken[g] for g in to_read if g in taken} if taken else {}
+                    if rest := sorted(to_read - found.keys()):
+                        found |= self._claim_and_read(rest)
+                    taken = None
                     to_read = set()
                     now = self.now()
                     ready: list[tuple[int, WorkspaceId, list[plan.Send]]] = []

@@ -1,7 +1,8 @@
 """Which process delivers a game's messages: a short lease per game, renewed while it works.
 
 A process takes a game's lease (a row with an expiry) in the same transaction that reads the
-game's due messages, so no lock is held while Slack answers. While it delivers, a heartbeat
+game's due messages, so no lock is held while Slack answers: a step, as it commits what the
+game shows, or the deliverer, for what it finds later. While it delivers, a heartbeat
 renews its leases every ``RENEW_SECONDS``; a process that dies stops renewing, and its leases
 lapse within ``LEASE_SECONDS``, when any live process's sweep takes its games over. In the
 same pid space (host, boot and pid namespace) a dead holder's leases go at once (its pid is
@@ -43,18 +44,24 @@ CLAIM = _LEASE.on_conflict_do_update(
 many games at once (SQLAlchemy sends them as one multi-row insert) and compiled once; a
 statement built with ``values([...])`` is compiled anew on every call."""
 
-RENEW = (
-    update(DeliveryLease)
+_HELD_IN_ORDER = (
+    select(DeliveryLease.game_id)
     .where(
         DeliveryLease.holder == bindparam("by"),
         DeliveryLease.game_id.in_(bindparam("games", expanding=True)),
     )
+    .order_by(DeliveryLease.game_id)
+    .with_for_update()
+    .scalar_subquery()
+)
+"""The games' leases this holder has, locked in the games' order: a step takes its games'
+leases in that order too, so the two never wait on each other in a cycle."""
+RENEW = (
+    update(DeliveryLease)
+    .where(DeliveryLease.game_id.in_(_HELD_IN_ORDER))
     .values(until=bindparam("to"))
 )
-LET_GO = delete(DeliveryLease).where(
-    DeliveryLease.game_id.in_(bindparam("games", expanding=True)),
-    DeliveryLease.holder == bindparam("holder"),
-)
+LET_GO = delete(DeliveryLease).where(DeliveryLease.game_id.in_(_HELD_IN_ORDER))
 """Let go of the games' leases this holder has."""
 STILL_DUE = (
     select(OutboxEntry.game_id)
@@ -117,7 +124,7 @@ def let_go(
     connection: Connection, holder: str, game_ids: Collection[int], now: datetime
 ) -> list[int]:
     """Let the games' leases go; those with something due as they went (to claim again)."""
-    connection.execute(LET_GO, {"games": list(game_ids), "holder": holder})
+    connection.execute(LET_GO, {"games": sorted(game_ids), "by": holder})
     return list(connection.scalars(STILL_DUE, {"games": list(game_ids), "now": now}))
 
 

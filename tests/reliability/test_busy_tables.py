@@ -15,7 +15,7 @@ from tests.waiting import until
 STEPS_WAITING_ON = text(
     "SELECT count(*) FROM pg_stat_activity"
     " WHERE pg_blocking_pids(pid) @> ARRAY[CAST(:holder AS integer)]"
-    " AND query ILIKE '%FOR UPDATE%'"
+    " AND query ILIKE '%FOR NO KEY UPDATE%'"
 )
 """Steps waiting for the game row the test holds (a delivery's insert may wait on it too,
 for its key: not counted)."""
