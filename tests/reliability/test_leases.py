@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, event, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
+from slackapp.db import games
 from slackapp.db.engine import make_sessions, transaction
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat
@@ -21,6 +22,7 @@ from slackapp.delivery.outbox import enqueue
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
+from slackapp.steps import Steps
 from tests.e2e.conftest import BOT_TOKEN
 from tests.reliability.support import Held
 
@@ -167,3 +169,73 @@ def test_only_dead_holders_of_this_pid_space_are_freed_at_once(
         left = {game_id: holder for game_id, holder in rows}
     assert mine not in left, "a dead process of this pid space lets go at once"
     assert left[same_name] == holders[same_name], "another pid space's lease waits to lapse"
+
+
+class NoAlarm:
+    def arm(self, game_id: int, at: datetime) -> None:
+        pass
+
+    def disarm(self, game_id: int) -> None:
+        pass
+
+
+def test_a_steps_first_post_follows_its_commit_with_no_claim_between(
+    fake: FakeSlack,
+    db: Engine,
+    sessions: sessionmaker[Session],
+    clock: Clock,
+    two: tuple[Deliverer, Deliverer],
+) -> None:
+    """``/varulv``'s step takes its game's lease and reads its lobby in its own transaction,
+    and the deliverer posts that: between the commit and the post, no transaction claims the
+    lease or reads the outbox again."""
+    first, _ = two
+    steps = Steps(sessions, m.Lengths(120, 300, 120), first, NoAlarm(), clock)
+    channel = f"C{next(_channels):04d}LSE"
+    fake.add_channel(channel, channel.lower())
+    sent: list[str] = []
+
+    def seen(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        sent.append(" ".join(statement.split()))
+
+    def committed(_conn: object) -> None:
+        sent.append("COMMIT")
+
+    post = Held(fake, "chat.postMessage", lambda p: p.get("channel") == channel, applied=True)
+    event.listen(db, "before_cursor_execute", seen)
+    event.listen(db, "commit", committed)
+    try:
+        with post:
+            assert steps.open_table("T0001", channel, "U0HOST", "host") is None
+            post.wait()
+            at_post = list(sent)
+    finally:
+        event.remove(db, "before_cursor_execute", seen)
+        event.remove(db, "commit", committed)
+        steps.names.stop()
+    step_began = max(n for n, s in enumerate(at_post) if s.startswith("INSERT INTO outbox"))
+    step_ended = at_post.index("COMMIT", step_began)
+    in_step = at_post[step_began:step_ended]
+    assert any(s.startswith("INSERT INTO delivery_leases") for s in in_step), in_step
+    after = at_post[step_ended + 1 :]
+    assert not [s for s in after if "delivery_leases" in s or "FROM outbox" in s], after
+    fake.wait_for(lambda: undelivered(sessions, steps_game(sessions, channel)) == 0 or None)
+
+
+def steps_game(sessions: sessionmaker[Session], channel: str) -> int:
+    with sessions() as session:
+        return int(session.scalars(select(Game.id).where(Game.channel_id == channel)).one())
+
+
+def test_a_lease_is_taken_while_a_step_holds_its_games_row(
+    fake: FakeSlack, db: Engine, sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    """A step holds its game's row ``FOR NO KEY UPDATE``: a lease (or anything else that
+    refers to the game) is written meanwhile without waiting for it, so a step that takes the
+    lease too never closes a cycle of waits with a deliverer claiming it."""
+    game_id, _ = new_game(fake, sessions, "the lobby")
+    with db.connect() as stepping, stepping.begin():
+        assert games.lock(stepping, game_id) is not None
+        with db.connect() as claiming, claiming.begin():
+            claiming.execute(text("SET LOCAL lock_timeout = '1ms'"))  # waiting at all fails
+            assert leases.claim(claiming, "another:1:x", [game_id], clock()) == [game_id]
