@@ -289,9 +289,10 @@ def ballot_to_reveal(
 def lock_held(
     fake: Slack, database_url: str, pool: ProcessPoolExecutor, latency: float, games: int
 ) -> list[float]:
-    """Whole ten-seat games played by the app's own steps in a process of their own; this
-    process delivers what they commit to the stand-in, finding it by its sweep, as another
-    process of the app would. Each step's time holding the game row."""
+    """Whole ten-seat games played by the app's own steps in a process of their own, which
+    delivers what they commit as a ``varulv serve`` does (each step takes its game's lease);
+    this process sweeps for what it leaves, as another process of the app would. Each step's
+    time holding the game row."""
     sessions = make_sessions(make_engine(database_url))
     client = web_client(TOKEN, fake.api_url, wait_out_rate_limits=False)
     deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None)
@@ -308,11 +309,8 @@ def lock_held(
         deliverer.stop()
 
 
-class Elsewhere:
-    """The steps' deliverer and alarm: both in the benchmark's main process, which sweeps."""
-
-    def kick(self, game_id: int) -> None:
-        pass
+class NoAlarm:
+    """Every phase ends by clicks here: no timer to arm."""
 
     def arm(self, game_id: int, at: datetime) -> None:
         pass
@@ -324,7 +322,7 @@ class Elsewhere:
 def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[float]:
     """In the steps' process: play ``games`` games, each event a step at the same time as the
     table's other clicks; how long each step held its game's row, from its ``SELECT ... FOR
-    UPDATE`` to the connection's return after the commit."""
+    NO KEY UPDATE`` to the connection's return after the commit."""
     engine = make_engine(database_url)
     held: list[float] = []
 
@@ -341,7 +339,8 @@ def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[
 
     sessions = make_sessions(engine)
     client = web_client(TOKEN, api_url, wait_out_rate_limits=False)
-    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), Elsewhere(), Elsewhere())
+    deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None)
+    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), deliverer, NoAlarm())
     clicks = ThreadPoolExecutor(10)
     try:
         for number in range(games):
@@ -370,6 +369,7 @@ def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[
             assert isinstance(state, m.GameState) and state.phase == m.Phase.OVER, state
     finally:
         clicks.shutdown()
+        deliverer.stop()
         engine.dispose()
     return held
 

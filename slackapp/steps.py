@@ -348,8 +348,8 @@ class Steps:
         return None if take is None else take(session.connection(), game_ids)
 
     def _show(self, game_ids: list[int], taken: Taken | None = None) -> None:
-        """After the commit: what the games show goes to the deliverer, as the step's
-        transaction read it when it took their leases."""
+        """After the commit: the games whose leases the step took go to the deliverer, which
+        sends what they show at once; else the deliverer is kicked to claim them."""
         if taken is not None and isinstance(self.deliverer, HandsOver):
             self.deliverer.hand_over(taken)
             return

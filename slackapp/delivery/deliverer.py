@@ -9,11 +9,12 @@ The pieces, each a module of its own:
 - ``pacing``: Slack's rate limits, kept ahead of.
 
 This module runs them: threads that drain games (read, decide, send, read again as calls land)
-and threads that make the calls. A step in this process takes its games' leases and reads their
-outbox in its own transaction (``take``), and hands that over after the commit
-(``hand_over``), so the first call goes out with no transaction before it. Otherwise ``kick``
-(a game another process held as the step read it) or the sweep (a crash, a retry's backoff)
-make a drain claim the games' leases and read their outbox in one transaction, then send.
+and threads that make the calls. A step in this process takes its games' leases in its own
+transaction (``take``) and hands them over after the commit (``hand_over``): the drain reads
+what they show in one statement, outside any transaction, and sends, so no transaction stands
+between the commit and the first call. Otherwise ``kick`` (a game another process held as the
+step took it) or the sweep (a crash, a retry's backoff) make a drain claim the games' leases
+and read their outbox in one transaction, then send.
 Messages are independent, so a game's messages are sent side by side; one message's versions
 are sent in order, newest only, never older than what it shows. The one window a crash cannot
 close is a post Slack took whose ``ts`` was not committed yet: that post is made again,
@@ -87,17 +88,17 @@ def utc_now() -> datetime:
 
 @dataclass(frozen=True)
 class Taken:
-    """What a step's transaction took: the leases of ``games`` and what they show, as read
-    there. ``asked``: every game the step gave something to show; those another live process
-    held are its to deliver."""
+    """The leases a step's transaction took: of ``asked``, every game the step gave
+    something to show, the ``games`` this process got (another live process held the rest:
+    those are its to deliver)."""
 
     asked: frozenset[int]
-    games: dict[int, ToShow]
+    games: frozenset[int]
 
     @property
     def left(self) -> frozenset[int]:
         """The asked games this process did not get."""
-        return self.asked - self.games.keys()
+        return self.asked - self.games
 
 
 class Deliverer:
@@ -127,8 +128,8 @@ class Deliverer:
         self._queued: set[int] = set()
         """Games this process drains or is about to: their leases are renewed."""
         self._waiting: list[int] = []
-        self._taken: dict[int, ToShow] = {}
-        """What steps read of waiting games as they took their leases."""
+        self._leased: set[int] = set()
+        """Waiting games whose leases a step took: read without claiming them again."""
         self._again: set[int] = set()
         self._wakers: dict[int, Future[None]] = {}
         """Per game being drained, what wakes its drain to read it again."""
@@ -165,27 +166,32 @@ class Deliverer:
             self._heart.join(timeout=leases.RENEW_SECONDS * 2)
 
     def take(self, connection: Connection, game_ids: list[int]) -> Taken:
-        """In a step's transaction, once its outbox rows are written: take the games' leases
-        and read what they have to show, for ``hand_over`` after the commit. The step holds
-        its games' rows (``FOR NO KEY UPDATE``, which a lease's foreign key does not wait on)
-        and takes the leases last, in order, so no other transaction waits in a cycle."""
+        """In a step's transaction, once its outbox rows are written: take the games' leases,
+        for ``hand_over`` after the commit. The step holds its games' rows (``FOR NO KEY
+        UPDATE``, which a lease's foreign key does not wait on) and takes the leases last, in
+        order, so no other transaction waits on it in a cycle; it reads nothing more under
+        its lock. A game this process is draining already holds its lease: it is left out,
+        and kicked after the commit (its drain reads it again, or claims it anew if it let
+        the game go meanwhile), so a busy table's steps do not queue on its lease's row."""
         asked = frozenset(game_ids)
-        claimed = leases.claim(connection, self.holder, asked, self.now())
-        return Taken(asked, read(connection, claimed) if claimed else {})
+        with self._lock:
+            free = asked - self._queued
+        return Taken(asked, frozenset(leases.claim(connection, self.holder, free, self.now())))
 
     def hand_over(self, taken: Taken) -> None:
         """After the commit of the step that took them: send the games' messages now. A game
         this process is draining already is read again by its drain; one another process held
-        is kicked, so it is claimed as soon as that process lets it go. Games handed over while
+        is kicked, so it is claimed as soon as that process lets it go (one this process was
+        draining as the step began is kicked too, to be read again). Games handed over while
         the drain threads are busy wait with those kicked, and go as one batch."""
         fresh: list[int] = []
         with self._lock:
-            for game_id, to_show in taken.games.items():
+            for game_id in sorted(taken.games):
                 if game_id in self._queued:
                     self._wake(game_id)
                 else:
                     self._queued.add(game_id)
-                    self._taken[game_id] = to_show
+                    self._leased.add(game_id)
                     self._waiting.append(game_id)
                     fresh.append(game_id)
         if fresh:
@@ -288,16 +294,14 @@ class Deliverer:
     def _drain_waiting(self) -> None:
         with self._lock:
             batch, self._waiting = self._waiting[:DRAIN_BATCH], self._waiting[DRAIN_BATCH:]
-            taken = {g: self._taken.pop(g) for g in batch if g in self._taken}
-            for game_id in self._again.intersection(taken):  # a later step: read it anew
-                del taken[game_id]
-                self._again.discard(game_id)
+            leased = self._leased.intersection(batch)
+            self._leased -= leased
         if batch:
-            self._drain_and_follow(batch, taken)
+            self._drain_and_follow(batch, leased)
 
-    def _drain_and_follow(self, batch: list[int], taken: dict[int, ToShow] | None = None) -> None:
+    def _drain_and_follow(self, batch: list[int], leased: set[int] | None = None) -> None:
         try:
-            self.drain_many(batch, taken)
+            self.drain_many(batch, leased)
         except Exception:
             if not self._stopped.is_set():
                 log.exception("delivering games' messages failed; the sweep tries again")
@@ -314,13 +318,14 @@ class Deliverer:
         """Deliver the game's entries until none is due, or the next must wait its retry."""
         self.drain_many([game_id])
 
-    def drain_many(self, game_ids: list[int], taken: dict[int, ToShow] | None = None) -> None:
+    def drain_many(self, game_ids: list[int], leased: set[int] | None = None) -> None:
         """Deliver the games' entries until none is due, or the next must wait its retry.
 
-        ``taken``: of those games whose leases are held, what they show (a step's transaction
-        read it); every other read is one transaction that claims the games and reads them,
-        and a game another live process holds is left to it. Every ready message
-        of every game is then sent side by side (``slackapp.delivery.plan`` decides which).
+        ``leased``: those of the games whose leases a step has just taken, read first in one
+        statement outside any transaction; every other read is one transaction that claims
+        the games and reads them, and a game another live process holds is left to it. Every
+        ready message of every game is then sent side by side (``slackapp.delivery.plan``
+        decides which).
         A message still being sent is not sent again alongside itself, but it does not hold
         the others back: as soon as any call lands, or a step gives one of these games
         something new, the games concerned are read again and whatever else is ready goes
@@ -341,10 +346,11 @@ class Deliverer:
         try:
             while (to_read or to_release or in_flight) and not self._stopped.is_set():
                 if to_read:
-                    found = {g: taken[g] for g in to_read if g in taken} if taken else {}
-                    if rest := sorted(to_read - found.keys()):
+                    held = sorted(to_read & leased) if leased else []
+                    found = self._read_held(held) if held else {}
+                    if rest := sorted(to_read - set(held)):
                         found |= self._claim_and_read(rest)
-                    taken = None
+                    leased = None
                     to_read = set()
                     now = self.now()
                     ready: list[tuple[int, WorkspaceId, list[plan.Send]]] = []
@@ -423,6 +429,13 @@ class Deliverer:
             connection = session.connection()  # plain rows: nothing for the ORM to track
             claimed = leases.claim(connection, self.holder, game_ids, self.now())
             return read(connection, claimed) if claimed else {}
+
+    def _read_held(self, game_ids: list[int]) -> dict[int, ToShow]:
+        """What the games whose leases this process holds show: one statement, as committed
+        when it runs, in no transaction (nothing to begin or end)."""
+        with self.sessions() as session:
+            autocommit = {"isolation_level": "AUTOCOMMIT"}
+            return read(session.connection(execution_options=autocommit), game_ids)
 
     def _release(self, game_ids: list[int]) -> list[int]:
         """Let the games' leases go; those with something due as they went (to claim again)."""
