@@ -1,13 +1,12 @@
 """Which process delivers a game's messages: a short lease per game, renewed while it works.
 
-A process takes a game's lease (a row with an expiry) in the same transaction that reads the
-game's due messages, so no lock is held while Slack answers: a step, as it commits what the
-game shows, or the deliverer, for what it finds later. While it delivers, a heartbeat
+A process takes a game's lease (a row with an expiry) in a short transaction, so no lock is held
+while Slack answers: a step's own, as it commits what the game shows, or the deliverer's claim,
+which reads the game's due messages too, for what it finds later. While it delivers, a heartbeat
 renews its leases every ``RENEW_SECONDS``; a process that dies stops renewing, and its leases
-lapse within ``LEASE_SECONDS``, when any live process's sweep takes its games over. In the
-same pid space (host, boot and pid namespace) a dead holder's leases go at once (its pid is
-gone). Hosts' clocks must agree to well within
-``LEASE_SECONDS`` (NTP does).
+lapse within ``LEASE_SECONDS``, when any live process's sweep takes its games over. In the same
+pid space (host, boot and pid namespace) a dead holder's leases go at once (its pid is gone).
+Hosts' clocks must agree to well within ``LEASE_SECONDS`` (NTP does).
 """
 
 from __future__ import annotations
