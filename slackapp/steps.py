@@ -56,7 +56,7 @@ class Kick(Protocol):
 
 
 Take = Callable[[Connection, list[int]], Taken]
-"""In a step's transaction: take the games' delivery leases and read what they show."""
+"""In a step's transaction: take the games' delivery leases."""
 
 
 @runtime_checkable
@@ -86,7 +86,7 @@ class Committed:
     reason: m.Message | None = None
     """What the answer says, as data: nothing decides by comparing its words."""
     taken: Taken | None = None
-    """The game's delivery lease and what it shows, taken in the step's transaction."""
+    """The game's delivery lease, when the step's transaction took it."""
     deadline_gone: bool = False
     """The step took the game's deadline away (the game ended): its timer has nothing to do."""
 
@@ -390,7 +390,8 @@ class Steps:
 
     def deadline(self, game_id: int) -> bool:
         """A timer woke for the game; True if it moved. A game another transaction holds is
-        left to it (it catches up with the clock too), so no timer thread waits on a lock."""
+        left to it (it catches up with the clock too), so no timer thread waits on a game's
+        lock (on its lease's row at most, for a claim's short transaction)."""
         done = commit_step(
             self.sessions, game_id, m.Deadline(), self.now, skip_locked=True, take=self.take
         )
@@ -593,6 +594,8 @@ class Steps:
             )
             if done is None or done.reason is not m.Message.SOMEONE_SAT_DOWN:
                 return self._after(done, asking)
+            if done.shown:  # the click's copy made the message: shown while DMs are opened
+                self._show([done.game_id], done.taken)
         return state if isinstance(state, str) else in_words(state, m.SOMEONE_SAT_DOWN)
 
     def cancel_refusal(

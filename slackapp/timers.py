@@ -2,10 +2,10 @@
 
 Each deadline gets a one-shot job at its exact time, and a sweep every few seconds catches
 whatever a job could not (a deadline armed by another process, a job lost in a restart).
-Both only wake the same loop, which takes the due games in batches (``SELECT ... FOR UPDATE
-SKIP LOCKED LIMIT``), lets the phase machine catch up with the clock for each, and commits each
-batch once, so a late, double or concurrent wake-up is harmless, and games due together are
-stepped together: their messages go out together too.
+Both only wake the same loop, which takes the due games in batches (``SELECT ... FOR NO KEY
+UPDATE SKIP LOCKED LIMIT``), lets the phase machine catch up with the clock for each, and
+commits each batch once, so a late, double or concurrent wake-up is harmless, and games due
+together are stepped together: their messages go out together too.
 """
 
 from __future__ import annotations

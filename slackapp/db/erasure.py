@@ -86,7 +86,7 @@ def _games_seating(team_id: str, user_id: str, running: bool) -> Select[Game]:
         select(Game)
         .join(Seat)
         .where(Game.team_id == team_id, phase, Seat.user_id == user_id)
-        .with_for_update(of=Game)
+        .with_for_update(of=Game, key_share=True)  # as a step locks it
     )
 
 

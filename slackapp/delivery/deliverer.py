@@ -129,7 +129,9 @@ class Deliverer:
         """Games this process drains or is about to: their leases are renewed."""
         self._waiting: list[int] = []
         self._leased: set[int] = set()
-        """Waiting games whose leases a step took: read without claiming them again."""
+        """Waiting games whose leases a step took: not renewed while they wait for a drain
+        thread (so another process may take one over if none comes within the lease), then
+        read without claiming them again if the lease is still this process's."""
         self._again: set[int] = set()
         self._wakers: dict[int, Future[None]] = {}
         """Per game being drained, what wakes its drain to read it again."""
@@ -170,9 +172,9 @@ class Deliverer:
         for ``hand_over`` after the commit. The step holds its games' rows (``FOR NO KEY
         UPDATE``, which a lease's foreign key does not wait on) and takes the leases last, in
         order, so no other transaction waits on it in a cycle; it reads nothing more under
-        its lock. A game this process is draining already holds its lease: it is left out,
-        and kicked after the commit (its drain reads it again, or claims it anew if it let
-        the game go meanwhile), so a busy table's steps do not queue on its lease's row."""
+        its lock. A game this process has queued or is draining is left out and kicked after
+        the commit (its drain reads it again, or a claim finds it if it was let go
+        meanwhile), so a busy table's steps do not queue on its lease's row."""
         asked = frozenset(game_ids)
         with self._lock:
             free = asked - self._queued
@@ -180,10 +182,10 @@ class Deliverer:
 
     def hand_over(self, taken: Taken) -> None:
         """After the commit of the step that took them: send the games' messages now. A game
-        this process is draining already is read again by its drain; one another process held
-        is kicked, so it is claimed as soon as that process lets it go (one this process was
-        draining as the step began is kicked too, to be read again). Games handed over while
-        the drain threads are busy wait with those kicked, and go as one batch."""
+        this process is draining already is read again by its drain. The games the step did
+        not take are kicked: those another process holds are found by that process as it lets
+        them go; those this process had queued are read again. Games handed over while the
+        drain threads are busy wait with those kicked, and go as one batch."""
         fresh: list[int] = []
         with self._lock:
             for game_id in sorted(taken.games):
@@ -280,7 +282,7 @@ class Deliverer:
     def _renewing(self) -> None:
         while not self._stopped.wait(leases.RENEW_SECONDS):
             with self._lock:
-                held = set(self._queued)
+                held = self._queued - self._leased
             if not held:
                 continue
             try:
@@ -348,7 +350,7 @@ class Deliverer:
                 if to_read:
                     held = sorted(to_read & leased) if leased else []
                     found = self._read_held(held) if held else {}
-                    if rest := sorted(to_read - set(held)):
+                    if rest := sorted(to_read - found.keys()):
                         found |= self._claim_and_read(rest)
                     leased = None
                     to_read = set()
@@ -431,11 +433,14 @@ class Deliverer:
             return read(connection, claimed) if claimed else {}
 
     def _read_held(self, game_ids: list[int]) -> dict[int, ToShow]:
-        """What the games whose leases this process holds show: one statement, as committed
-        when it runs, in no transaction (nothing to begin or end)."""
+        """What the games whose leases a step took show, of those whose leases this process
+        still has (renewed first): two statements in no transaction (nothing to begin or end).
+        A game whose lease lapsed while it waited is left out, for a claim to find."""
         with self.sessions() as session:
             autocommit = {"isolation_level": "AUTOCOMMIT"}
-            return read(session.connection(execution_options=autocommit), game_ids)
+            connection = session.connection(execution_options=autocommit)
+            kept = leases.keep(connection, self.holder, game_ids, self.now())
+            return read(connection, kept) if kept else {}
 
     def _release(self, game_ids: list[int]) -> list[int]:
         """Let the games' leases go; those with something due as they went (to claim again)."""

@@ -62,6 +62,16 @@ RENEW = (
 )
 LET_GO = delete(DeliveryLease).where(DeliveryLease.game_id.in_(_HELD_IN_ORDER))
 """Let go of the games' leases this holder has."""
+KEEP = (
+    update(DeliveryLease)
+    .where(
+        DeliveryLease.game_id.in_(_HELD_IN_ORDER),
+        DeliveryLease.until >= bindparam("now"),
+    )
+    .values(until=bindparam("to"))
+    .returning(DeliveryLease.game_id)
+)
+"""Renew the games' leases this holder still has, unexpired; those it has."""
 STILL_DUE = (
     select(OutboxEntry.game_id)
     .where(
@@ -117,6 +127,17 @@ def claim(
 def renew(connection: Connection, holder: str, game_ids: Collection[int], now: datetime) -> None:
     if game_ids:
         connection.execute(RENEW, {"by": holder, "games": sorted(game_ids), "to": expiry(now)})
+
+
+def keep(
+    connection: Connection, holder: str, game_ids: Collection[int], now: datetime
+) -> list[int]:
+    """Of the games whose leases this holder took, those it still has (renewed): a lease that
+    lapsed meanwhile may be another process's now."""
+    if not game_ids:
+        return []
+    params = {"by": holder, "games": sorted(game_ids), "now": now, "to": expiry(now)}
+    return list(connection.scalars(KEEP, params))
 
 
 def let_go(

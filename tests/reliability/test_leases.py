@@ -187,8 +187,9 @@ def test_a_steps_first_post_follows_its_commit_with_no_claim_between(
     two: tuple[Deliverer, Deliverer],
 ) -> None:
     """``/varulv``'s step takes its game's lease in its own transaction, and the deliverer
-    posts its lobby: between the commit and the post, nothing claims the lease, and the lobby
-    is read in one statement outside any transaction."""
+    posts its lobby: between the commit and the post, nothing claims the lease, and the lease
+    is checked and the lobby read outside any transaction (only the heartbeat, renewing
+    leases every 0.75 s, may run one meanwhile)."""
     first, _ = two
     steps = Steps(sessions, m.Lengths(120, 300, 120), first, NoAlarm(), clock)
     channel = f"C{next(_channels):04d}LSE"
@@ -218,8 +219,12 @@ def test_a_steps_first_post_follows_its_commit_with_no_claim_between(
     step_ended = at_post.index("COMMIT", step_began)
     in_step = at_post[step_began:step_ended]
     assert any(s.startswith("INSERT INTO delivery_leases") for s in in_step), in_step
-    after = [s for s in at_post[step_ended + 1 :] if "delivery_leases" in s or "outbox" in s]
-    assert len(after) == 1 and after[0].startswith("(autocommit) SELECT outbox."), after
+    touched = [s for s in at_post[step_ended + 1 :] if "delivery_leases" in s or "outbox" in s]
+    heartbeat = [s for s in touched if s.startswith("UPDATE") and "RETURNING" not in s]
+    after = [s for s in touched if s not in heartbeat]
+    assert all(s.startswith("(autocommit) ") for s in after), after
+    assert not any("INSERT INTO delivery_leases" in s for s in after), after
+    assert any(s.startswith("(autocommit) SELECT outbox.") for s in after), after
     fake.wait_for(lambda: undelivered(sessions, steps_game(sessions, channel)) == 0 or None)
 
 
@@ -240,3 +245,29 @@ def test_a_lease_is_taken_while_a_step_holds_its_games_row(
         with db.connect() as claiming, claiming.begin():
             claiming.execute(text("SET LOCAL lock_timeout = '1ms'"))  # waiting at all fails
             assert leases.claim(claiming, "another:1:x", [game_id], clock()) == [game_id]
+
+
+def test_a_lease_that_lapsed_before_its_drain_began_is_not_read_as_held(
+    fake: FakeSlack,
+    sessions: sessionmaker[Session],
+    clock: Clock,
+    two: tuple[Deliverer, Deliverer],
+) -> None:
+    """A step took the game's lease, but no drain thread came for it before the lease lapsed,
+    and another process took the game over: the late drain checks the lease before it reads,
+    and sends nothing alongside the other."""
+    first, second = two
+    game_id, channel = new_game(fake, sessions, "the lobby")
+    with transaction(sessions) as session:
+        taken = first.take(session.connection(), [game_id])
+    assert taken.games == {game_id}
+    clock.advance(leases.LEASE_SECONDS + 0.001)  # never renewed while it waited: lapsed
+    post = Held(fake, "chat.postMessage", lambda p: p.get("channel") == channel, applied=True)
+    with post:
+        second.kick(game_id)
+        post.wait()  # the other process took it over: Slack has the post, the answer waits
+        first.drain_many([game_id], leased={game_id})  # the late drain
+        lease = lease_of(sessions, game_id)
+        assert lease is not None and lease[0] == second.holder
+    fake.wait_for(lambda: undelivered(sessions, game_id) == 0 or None, timeout=20, what="delivered")
+    assert [message.text for message in fake.messages(channel)] == ["the lobby"]
