@@ -6,8 +6,10 @@ button labels (the night's and the ballot's), the referee's input, a bot's choic
 That name is the one kept in ``people``, read in the step's own transaction; someone Varulv
 has not met yet sits down under the handle their click carried, and their profile's name is
 asked of Slack (``users.info``) afterwards, on a thread of its own, kept, and written over
-the handle while the lobby is still open. Slack's ``user_change`` event keeps it current, and
-a kept name older than ``NAME_REFRESH`` is asked again the next time its person sits down.
+the handle while the lobby is still open (*Start* waits for the look-ups still under way, up
+to ``NAME_LOOKUP_SECONDS``, so a quick start does not deal the night under handles). Slack's
+``user_change`` event keeps it current, and a kept name older than ``NAME_REFRESH`` is asked
+again the next time its person sits down.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -53,6 +55,8 @@ class Names:
         """When this process last made sure of a person's name: asked again a day later."""
         self.lookups: Executor | None = None
         """Where the look-ups run: threads of their own, started on first use."""
+        self._under_way: dict[str, Future[None]] = {}
+        """Per person, the look-up not finished yet."""
 
     def sat_down(self, client: WebClient, team_id: str, user_id: str, handle: str) -> None:
         """A person sat down (or opened a table): make sure their name is known, in the
@@ -69,7 +73,23 @@ class Names:
                 self.lookups = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="names")
             lookups = self.lookups
         token, base_url = client.token, client.base_url
-        lookups.submit(self._make_sure, token, base_url, team_id, user_id, handle)
+        future = lookups.submit(self._make_sure, token, base_url, team_id, user_id, handle)
+        with self._lock:
+            self._under_way[user_id] = future
+        future.add_done_callback(lambda done: self._finished(user_id, done))
+
+    def _finished(self, user_id: str, done: Future[None]) -> None:
+        with self._lock:
+            if self._under_way.get(user_id) is done:
+                del self._under_way[user_id]
+
+    def settle(self, user_ids: list[str], seconds: float = NAME_LOOKUP_SECONDS) -> None:
+        """Wait for the people's look-ups still under way (their names written over their
+        handles at the lobby), up to ``seconds``; at once when none is."""
+        with self._lock:
+            under_way = [f for u in user_ids if (f := self._under_way.get(u)) is not None]
+        if under_way:
+            wait(under_way, timeout=seconds)
 
     def _make_sure(
         self, token: str | None, base_url: str, team_id: str, user_id: str, handle: str

@@ -571,6 +571,7 @@ class Steps:
             if m.step(state, m.Start(user_id), self.now()).state.phase != m.Phase.NIGHT:
                 # refused, or due: the machine says
                 return self.act(game_id, m.Start(user_id), asking, clicked)
+            self.names.settle([seat.key for seat in state.people])
             for seat in state.people:
                 if seat.key in channels or seat.key in unreachable:
                     continue

@@ -434,13 +434,13 @@ class Deliverer:
 
     def _read_held(self, game_ids: list[int]) -> dict[int, ToShow]:
         """What the games whose leases a step took show, of those whose leases this process
-        still has (renewed first): two statements in no transaction (nothing to begin or end).
-        A game whose lease lapsed while it waited is left out, for a claim to find."""
+        still has: two reads in no transaction (nothing to begin, end or write). A game whose
+        lease lapsed, or nearly, while it waited is left out, for a claim to find."""
         with self.sessions() as session:
             autocommit = {"isolation_level": "AUTOCOMMIT"}
             connection = session.connection(execution_options=autocommit)
-            kept = leases.keep(connection, self.holder, game_ids, self.now())
-            return read(connection, kept) if kept else {}
+            held = leases.still_held(connection, self.holder, game_ids, self.now())
+            return read(connection, held) if held else {}
 
     def _release(self, game_ids: list[int]) -> list[int]:
         """Let the games' leases go; those with something due as they went (to claim again)."""

@@ -187,9 +187,9 @@ def test_a_steps_first_post_follows_its_commit_with_no_claim_between(
     two: tuple[Deliverer, Deliverer],
 ) -> None:
     """``/varulv``'s step takes its game's lease in its own transaction, and the deliverer
-    posts its lobby: between the commit and the post, nothing claims the lease, and the lease
-    is checked and the lobby read outside any transaction (only the heartbeat, renewing
-    leases every 0.75 s, may run one meanwhile)."""
+    posts its lobby: between the commit and the post, nothing claims the lease or writes, and
+    the lease is checked and the lobby read outside any transaction (only the heartbeat,
+    renewing leases every 0.75 s, may run a transaction meanwhile)."""
     first, _ = two
     steps = Steps(sessions, m.Lengths(120, 300, 120), first, NoAlarm(), clock)
     channel = f"C{next(_channels):04d}LSE"
@@ -220,10 +220,11 @@ def test_a_steps_first_post_follows_its_commit_with_no_claim_between(
     in_step = at_post[step_began:step_ended]
     assert any(s.startswith("INSERT INTO delivery_leases") for s in in_step), in_step
     touched = [s for s in at_post[step_ended + 1 :] if "delivery_leases" in s or "outbox" in s]
-    heartbeat = [s for s in touched if s.startswith("UPDATE") and "RETURNING" not in s]
+    heartbeat = [s for s in touched if s.startswith("UPDATE delivery_leases")]
     after = [s for s in touched if s not in heartbeat]
     assert all(s.startswith("(autocommit) ") for s in after), after
     assert not any("INSERT INTO delivery_leases" in s for s in after), after
+    assert not any(s.startswith(("(autocommit) INSERT", "(autocommit) UPDATE")) for s in after)
     assert any(s.startswith("(autocommit) SELECT outbox.") for s in after), after
     fake.wait_for(lambda: undelivered(sessions, steps_game(sessions, channel)) == 0 or None)
 
