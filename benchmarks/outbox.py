@@ -18,7 +18,8 @@ which can answer every Web API call late (``tests.faults.slow_down``):
   clicks, Slack at 300 ms: from the click to its board's redraw and to its private answer;
 - deadlines: 1,000 nights due at the same moment in one process: until every day board is
   posted, and the acknowledgement p99 of ``/varulv help`` meanwhile against the same at idle;
-  and the app's CPU from the deadline until then, per Web API call made;
+  and the app's CPU from the deadline until then, per Web API call made; then the floor: the
+  same messages, each posted after one committed row, from as many threads as the app's calls;
 - screen: 50 ``/varulv`` in 50 channels at once, each on a fresh connection, at the app and then
   the same requests at the floor (``benchmarks/floor.py``: bare Bolt on gunicorn ``gthread``
   that acks, commits a row and posts a lobby), by turns, ``--rounds`` times: from each request
@@ -44,7 +45,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import requests
-from sqlalchemy import Engine, event, text
+from slack_sdk import WebClient
+from sqlalchemy import Engine, create_engine, event, text
 
 from benchmarks.fire import Prepared, fire
 from benchmarks.opened import close_games, open_games
@@ -63,7 +65,7 @@ from benchmarks.processes import (
     warm_up,
 )
 from benchmarks.stats import percentile
-from slackapp.db.engine import make_engine, make_sessions
+from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.pacing import POST_BURST, POSTS_PER_SECOND, Buckets, Limit
 from slackapp.delivery.slack import web_client
@@ -501,6 +503,11 @@ def deadlines_together(
                 ),
                 {"p": prefix + "%"},
             ).scalar_one()
+        shown = [
+            (str(c.params.get("channel")), str(c.params.get("text") or ""), c.params.get("blocks"))
+            for c in fake.calls[before:]
+            if c.at >= due.timestamp() and c.method in ("chat.postMessage", "chat.update")
+        ]
         timed = during.result()
         streamed_until = max(each.sent_at + each.seconds for each in timed)
         meanwhile = [each.seconds for each in timed if each.sent_at <= due.timestamp() + cleared]
@@ -516,10 +523,45 @@ def deadlines_together(
             "calls": calls,
             "scrapes": len(scrapes),
             "scrape_p99_ms": percentile(scrapes, 0.99) * 1000 if scrapes else 0.0,
+            "floor_s": pool.submit(post_all, database_url, fake.api_url, shown).result(),
+            "floor_posts": len(shown),
         }
     finally:
         app.stop()
         close_games(db, prefix)
+
+
+FLOOR_THREADS = 16
+"""As many as the app's deliverer has call threads."""
+
+
+def post_all(database_url: str, api_url: str, messages: list[tuple[str, str, Any]]) -> float:
+    """The deadlines' floor, in a process of its own: each message the app posted or redrew,
+    posted with ``chat.postMessage`` after one row INSERTed and COMMITted, from
+    ``FLOOR_THREADS`` threads, as the bare Bolt floor posts a lobby; seconds until all are in."""
+    engine = create_engine(sqlalchemy_url(database_url), pool_size=FLOOR_THREADS)
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "CREATE TABLE IF NOT EXISTS floor_commands (id bigserial PRIMARY KEY, channel text)"
+            )
+        )
+    client = WebClient(token=TOKEN, base_url=api_url)
+
+    def post(message: tuple[str, str, Any]) -> None:
+        channel, words, blocks = message
+        with engine.begin() as connection:
+            connection.execute(
+                text("INSERT INTO floor_commands (channel) VALUES (:c)"), {"c": channel}
+            )
+        client.chat_postMessage(channel=channel, text=words, blocks=blocks)
+
+    began = time.monotonic()
+    with ThreadPoolExecutor(FLOOR_THREADS) as threads:
+        list(threads.map(post, messages))
+    took = time.monotonic() - began
+    engine.dispose()
+    return took
 
 
 # -- click to screen -------------------------------------------------------------------------
@@ -728,7 +770,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x; the app's CPU, "
                 f"serving, stepping and delivering, {result['background_cpu_s']:.1f} s "
                 f"= {result['background_cpu_s'] / result['calls'] * 1000:.2f} ms a Web API "
-                f"call (n={result['calls']:.0f})"
+                f"call (n={result['calls']:.0f}); the floor, the same {result['floor_posts']:.0f} "
+                f"messages each posted after a committed row, {result['floor_s']:.1f} s"
             )
         if "lock" in args.only:
             for latency in (0.0, 0.1):
