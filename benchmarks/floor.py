@@ -75,16 +75,19 @@ def lobby(host: str) -> list[dict[str, Any]]:
     ]
 
 
+CREATE_ROWS = text(
+    "CREATE TABLE IF NOT EXISTS floor_commands (id bigserial PRIMARY KEY, channel text)"
+)
+INSERT_ROW = text("INSERT INTO floor_commands (channel) VALUES (:c)")
+"""The one row the floor commits before each message it posts."""
+
+
 def wsgi() -> Wsgi:
     """The app, as gunicorn's worker loads it (``benchmarks.floor:wsgi()``)."""
     env = os.environ
     engine = create_engine(sqlalchemy_url(env["DATABASE_URL"]), pool_size=THREADS)
     with engine.begin() as connection:
-        connection.execute(
-            text(
-                "CREATE TABLE IF NOT EXISTS floor_commands (id bigserial PRIMARY KEY, channel text)"
-            )
-        )
+        connection.execute(CREATE_ROWS)
     client = WebClient(token=env["SLACK_BOT_TOKEN"], base_url=env["SLACK_API_URL"])
     app = App(
         token=env["SLACK_BOT_TOKEN"], signing_secret=env["SLACK_SIGNING_SECRET"], client=client
@@ -95,9 +98,7 @@ def wsgi() -> Wsgi:
         ack()
         channel = body["channel_id"]
         with engine.begin() as connection:
-            connection.execute(
-                text("INSERT INTO floor_commands (channel) VALUES (:c)"), {"c": channel}
-            )
+            connection.execute(INSERT_ROW, {"c": channel})
         client.chat_postMessage(channel=channel, text="Varulv", blocks=lobby(body["user_id"]))
 
     def acknowledge(ack: Ack) -> None:

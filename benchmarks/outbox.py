@@ -49,6 +49,7 @@ from slack_sdk import WebClient
 from sqlalchemy import Engine, create_engine, event, text
 
 from benchmarks.fire import Prepared, fire
+from benchmarks.floor import CREATE_ROWS, INSERT_ROW
 from benchmarks.opened import close_games, open_games
 from benchmarks.processes import (
     IN_FLIGHT,
@@ -541,19 +542,13 @@ def post_all(database_url: str, api_url: str, messages: list[tuple[str, str, Any
     ``FLOOR_THREADS`` threads, as the bare Bolt floor posts a lobby; seconds until all are in."""
     engine = create_engine(sqlalchemy_url(database_url), pool_size=FLOOR_THREADS)
     with engine.begin() as connection:
-        connection.execute(
-            text(
-                "CREATE TABLE IF NOT EXISTS floor_commands (id bigserial PRIMARY KEY, channel text)"
-            )
-        )
+        connection.execute(CREATE_ROWS)
     client = WebClient(token=TOKEN, base_url=api_url)
 
     def post(message: tuple[str, str, Any]) -> None:
         channel, words, blocks = message
         with engine.begin() as connection:
-            connection.execute(
-                text("INSERT INTO floor_commands (channel) VALUES (:c)"), {"c": channel}
-            )
+            connection.execute(INSERT_ROW, {"c": channel})
         client.chat_postMessage(channel=channel, text=words, blocks=blocks)
 
     began = time.monotonic()

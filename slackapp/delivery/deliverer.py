@@ -10,9 +10,9 @@ The pieces, each a module of its own:
 
 This module runs them: threads that drain games (read, decide, send, read again as calls land)
 and threads that make the calls. A step in this process takes its games' leases in its own
-transaction (``take``) and hands them over after the commit (``hand_over``): the drain reads
-what they show in one statement, outside any transaction, and sends, so no transaction stands
-between the commit and the first call. Otherwise ``kick`` (a game another process held as the
+transaction (``take``) and hands them over after the commit (``hand_over``): the drain checks
+the leases and reads what the games show outside any transaction, and sends, so no transaction
+stands between the commit and the first call. Otherwise ``kick`` (a game another process held as the
 step took it) or the sweep (a crash, a retry's backoff) make a drain claim the games' leases
 and read their outbox in one transaction, then send.
 Messages are independent, so a game's messages are sent side by side; one message's versions
@@ -186,43 +186,35 @@ class Deliverer:
         not take are kicked: those another process holds are found by that process as it lets
         them go; those this process had queued are read again. Games handed over while the
         drain threads are busy wait with those kicked, and go as one batch."""
-        fresh: list[int] = []
-        with self._lock:
-            for game_id in sorted(taken.games):
-                if game_id in self._queued:
-                    self._wake(game_id)
-                else:
-                    self._queued.add(game_id)
-                    self._leased.add(game_id)
-                    self._waiting.append(game_id)
-                    fresh.append(game_id)
-        if fresh:
-            self._beat()
-            try:
-                for _ in fresh:
-                    self._drains.submit(self._drain_waiting)
-            except RuntimeError:  # stopping: the leases lapse, another process sends them
-                with self._lock:
-                    self._queued.difference_update(fresh)
+        for game_id in sorted(taken.games):
+            self._queue(game_id, leased=True)
         for game_id in sorted(taken.left):
-            self.kick(game_id)
+            self._queue(game_id, leased=False)
 
     def kick(self, game_id: int) -> None:
         """Deliver the game's new entries now (a step committed some). Games kicked while
         the drain threads are busy wait together, and the next free thread takes them as one
         batch: one transaction claims them all and reads their outbox, one lets them go."""
+        self._queue(game_id, leased=False)
+
+    def _queue(self, game_id: int, leased: bool) -> None:
+        """The game waits for a drain thread, unless this process drains it already (its
+        drain then reads it again); ``leased``: a step took its lease, so it is not claimed."""
         with self._lock:
             if game_id in self._queued:
                 self._wake(game_id)
                 return
             self._queued.add(game_id)
+            if leased:
+                self._leased.add(game_id)
             self._waiting.append(game_id)
         self._beat()
         try:
             self._drains.submit(self._drain_waiting)
-        except RuntimeError:  # stopping
+        except RuntimeError:  # stopping: a lease lapses, and another process sends the game
             with self._lock:
                 self._queued.discard(game_id)
+                self._leased.discard(game_id)
 
     def _wake(self, game_id: int) -> None:
         """(Holding the lock.) The game's drain reads it again."""
