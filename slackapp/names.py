@@ -3,13 +3,13 @@
 Slack draws a person's name itself wherever Varulv writes a mention (``<@U…>`` in mrkdwn), so
 most screens need no name at all. A name is written out only where Slack renders no mention:
 button labels (the night's and the ballot's), the referee's input, a bot's choice of name.
-That name is the one kept in ``people``, read in the step's own transaction; someone Varulv
-has not met yet sits down under the handle their click carried, and their profile's name is
-asked of Slack (``users.info``) afterwards, on a thread of its own, kept, and written over
-the handle while the lobby is still open (*Start* waits for the look-ups still under way, up
-to ``NAME_LOOKUP_SECONDS``, so a quick start does not deal the night under handles). Slack's
-``user_change`` event keeps it current, and a kept name older than ``NAME_REFRESH`` is asked
-again the next time its person sits down.
+That name is the one kept in ``people``, read in the step's own transaction
+(:meth:`Names.name_for`); someone Varulv has not met yet sits down under the handle their click
+carried, and their profile's name is asked of Slack (``users.info``) afterwards, on a thread of
+its own, kept, and written over the handle while the lobby is still open (*Start* waits for the
+look-ups still under way, up to ``NAME_LOOKUP_SECONDS``, so a quick start does not deal the night
+under handles). Slack's ``user_change`` event keeps it current, and a kept name older than
+``NAME_REFRESH`` is asked again the next time its person sits down.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
+from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db import people
@@ -36,8 +37,10 @@ NAME_LOOKUP_SECONDS = 3
 """users.info gets this long, once, with no wait for a rate limit."""
 LOOKUP_THREADS = 2
 
-Renamed = Callable[[str, str, str], object]
-"""Write a person's learned name over the one they sat down under: (team, user, name)."""
+Renamed = Callable[[str, str, str, datetime | None], object]
+"""Write a person's name over the one they sat down under at every open lobby: (team, user,
+name, and the moment it was learned from Slack, to keep it as the person's name in the same
+transaction; None: kept already)."""
 
 
 class Names:
@@ -58,9 +61,22 @@ class Names:
         self._under_way: dict[str, Future[None]] = {}
         """Per person, the look-up not finished yet."""
 
+    def name_for(self, connection: Connection, team_id: str, user_id: str, handle: str) -> str:
+        """The name a person sits down under, read in the step's own transaction: the one kept
+        for them, else the handle their request carried. A kept name still fresh is made sure
+        of until ``NAME_REFRESH`` after it was fetched, so ``sat_down`` asks nothing more."""
+        known = people.known_in(connection, team_id, user_id)
+        if known is None:
+            return handle
+        if self.now() - known.fetched_at < NAME_REFRESH:
+            with self._lock:
+                key = (team_id, user_id)
+                self._asked[key] = max(self._asked.get(key, known.fetched_at), known.fetched_at)
+        return known.name
+
     def sat_down(self, client: WebClient, team_id: str, user_id: str, handle: str) -> None:
-        """A person sat down (or opened a table): make sure their name is known, in the
-        background; returns at once."""
+        """A person sat down (or opened a table), under the name :meth:`name_for` gave: unless
+        that was a kept name still fresh, ask Slack for it in the background; returns at once."""
         key, now = (team_id, user_id), self.now()
         with self._lock:
             last = self._asked.get(key)
@@ -95,11 +111,6 @@ class Names:
         self, token: str | None, base_url: str, team_id: str, user_id: str, handle: str
     ) -> None:
         try:
-            known = people.known(self.sessions, team_id, user_id)
-            if known is not None and self.now() - known.fetched_at < NAME_REFRESH:
-                if known.name != handle:
-                    self.renamed(team_id, user_id, known.name)  # seated before it was kept
-                return
             lookup = WebClient(token=token, base_url=base_url, timeout=NAME_LOOKUP_SECONDS)
             try:
                 user = lookup.users_info(user=user_id).get("user")
@@ -121,14 +132,13 @@ class Names:
             return
         name = profile_name(user, str(user.get("name") or user_id))
         if people.changed(self.sessions, team_id, user_id, name, self.now()):
-            self.renamed(team_id, user_id, name)
+            self.renamed(team_id, user_id, name, None)
 
     def learned(self, team_id: str, user_id: str, name: str) -> None:
         now = self.now()
-        people.remember(self.sessions, team_id, user_id, name, now)
+        self.renamed(team_id, user_id, name, now)
         with self._lock:
             self._asked[team_id, user_id] = now
-        self.renamed(team_id, user_id, name)
 
     def stop(self) -> None:
         with self._lock:

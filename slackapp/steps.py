@@ -127,6 +127,11 @@ class Workspace:
         return self.org_wide and same_org
 
 
+NameFor = Callable[[Connection, str, str, str], str]
+"""The name a person sits down under, read in the step's transaction (``Names.name_for``):
+(connection, team, user, the handle their request carried)."""
+
+
 def kept_name(connection: Connection, team_id: str, user_id: str, handle: str) -> str:
     """The name kept for a person (see slackapp.names), else the handle their request carried."""
     known = people.known_in(connection, team_id, user_id)
@@ -177,6 +182,7 @@ def commit_step(
     asking: Workspace | None = None,
     clicked: Copy | None = None,
     take: Take | None = None,
+    name_for: NameFor = kept_name,
 ) -> Committed | None:
     """Apply ``event`` to the game in one transaction; None if there is no such game (or,
     with ``skip_locked``, another transaction holds it). ``dm_channels``: the people's private
@@ -184,7 +190,8 @@ def commit_step(
     workspace of the signed request, refused (nothing changes) unless it owns the game.
     ``clicked``: the copy of the game's message the click came from, made the message if it
     is a second copy the app did not record (see slackapp.delivery.copies).
-    ``take``: given, a step with something to show takes its game's delivery lease too."""
+    ``take``: given, a step with something to show takes its game's delivery lease too.
+    ``name_for``: the name a person who joins sits down under."""
     with metrics.stepping(type(event).__name__), transaction(sessions) as session:
         connection = session.connection()
         game = games.lock(connection, game_id, skip_locked=skip_locked)
@@ -196,7 +203,7 @@ def commit_step(
             )
         adopted = None if clicked is None else adopt(connection, game.id, clicked)
         if isinstance(event, m.Join):  # the name kept for them, if Varulv has met them
-            event = replace(event, name=kept_name(connection, game.team_id, event.user, event.name))
+            event = replace(event, name=name_for(connection, game.team_id, event.user, event.name))
         changes = games.Changes()
         before, done, game = _decide(changes, game, event, now(), dm_channels)
         changes.write(session)
@@ -381,6 +388,7 @@ class Steps:
             asking=asking,
             clicked=clicked,
             take=self.take,
+            name_for=self.names.name_for,
         )
         return self._after(done, asking)
 
@@ -429,10 +437,15 @@ class Steps:
         elif done.deadline_gone:  # a game ended by its last ballot leaves no timer behind
             self.alarm.disarm(done.game_id)
 
-    def rename(self, team_id: str, user_id: str, name: str) -> int:
-        """Write a person's name, as learned from Slack, over the one they sat down under at
+    def rename(
+        self, team_id: str, user_id: str, name: str, learned_at: datetime | None = None
+    ) -> int:
+        """Write a person's name, as learned from Slack (at ``learned_at``: kept as their name
+        in the same transaction that finds their lobbies), over the one they sat down under at
         every lobby of the workspace where they sit; how many lobbies were told."""
-        with self.sessions() as session:
+        with transaction(self.sessions) as session:
+            if learned_at is not None:
+                people.remember_in(session.connection(), team_id, user_id, name, learned_at)
             lobbies = session.scalars(
                 select(Game.id)
                 .join(Seat, Seat.game_id == Game.id)
@@ -480,7 +493,7 @@ class Steps:
                     channel_id,
                     self.lengths,
                     user_id,
-                    kept_name(session.connection(), team_id, user_id, user_name),
+                    self.names.name_for(session.connection(), team_id, user_id, user_name),
                     enterprise_id=enterprise_id,
                     opened_by_trigger=trigger or None,
                 )
@@ -533,7 +546,9 @@ class Steps:
                     previous.enterprise_id,
                     language=last.language,
                 )
-                name = kept_name(session.connection(), previous.team_id, user_id, user_name)
+                name = self.names.name_for(
+                    session.connection(), previous.team_id, user_id, user_name
+                )
                 opened = m.play_again(last, game.id, game.seed, user_id, name)
                 game.host_user_id = opened.state.host
                 games.store_new(session, game, opened.state)

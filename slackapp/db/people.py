@@ -34,24 +34,19 @@ _REMEMBERED = _REMEMBERED.on_conflict_do_update(
 flush would be most of the cost."""
 
 
-def known(sessions: sessionmaker[Session], team_id: str, user_id: str) -> Known | None:
-    with sessions() as session:
-        return known_in(session.connection(), team_id, user_id)
-
-
 def known_in(connection: Connection, team_id: str, user_id: str) -> Known | None:
     """The kept name, read in a transaction already open (a step's own)."""
     found = connection.execute(_KNOWN, {"team_id": team_id, "user_id": user_id}).first()
     return None if found is None else Known(found.name, found.fetched_at)
 
 
-def remember(
-    sessions: sessionmaker[Session], team_id: str, user_id: str, name: str, at: datetime
+def remember_in(
+    connection: Connection, team_id: str, user_id: str, name: str, at: datetime
 ) -> None:
-    with transaction(sessions) as session:
-        session.connection().execute(
-            _REMEMBERED, {"team_id": team_id, "user_id": user_id, "name": name, "fetched_at": at}
-        )
+    """Keep ``name`` as the person's, learned from Slack ``at``, in a transaction already open."""
+    connection.execute(
+        _REMEMBERED, {"team_id": team_id, "user_id": user_id, "name": name, "fetched_at": at}
+    )
 
 
 _CHANGED = (
