@@ -12,7 +12,8 @@ another, less its CPU over as long with none, by turns with as many requests of 
 (the floor: the same server answering a request that does nothing). Then the 1,000 deadlines of
 ``benchmarks.outbox --only deadlines``, by turns without scraping and with ``/metrics`` scraped
 every ``--every`` seconds, ``--rounds`` times each. With ``--app-root``, that tree's app (another
-version's) is started beside this one's and its scrapes are measured by turns with this one's.
+version's; the option may be given again) is started beside this one's and its scrapes are
+measured by turns with this one's.
 """
 
 from __future__ import annotations
@@ -100,12 +101,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--every", type=float, default=1.0, help="seconds between scrapes")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument(
-        "--app-root", type=Path, help="another tree (another version's), measured by turns too"
+        "--app-root",
+        type=Path,
+        action="append",
+        default=[],
+        help="another tree (another version's), measured by turns too; may be given again",
     )
     args = parser.parse_args(argv)
     with bench() as ran:
         url, db, fake, pool = ran.url, ran.db, ran.fake, ran.pool
-        roots = [ROOT] + ([args.app_root] if args.app_root else [])
+        roots = [ROOT, *args.app_root]
         costs = scrape_cost(fake, db, url, pool, args.deadlines, args.scrapes, roots)
         for root, cost in zip(roots, costs, strict=True):
             print(
