@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, create_engine, event, make_url, text
+from sqlalchemy import URL, Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -79,10 +79,9 @@ def make_engine(url: str) -> Engine:
     # hide_parameters: an error's message must not print a dealt card or a ballot into the log.
     # connect_timeout: an address that never answers fails in seconds, and start-up retries.
     url = sqlalchemy_url(url)
-    connect_args = {} if "connect_timeout" in make_url(url).query else {"connect_timeout": 10}
     engine = create_engine(
         url,
-        connect_args=connect_args,
+        connect_args=_connect_args(make_url(url)),
         pool_pre_ping=True,
         pool_size=10,
         max_overflow=20,
@@ -91,6 +90,25 @@ def make_engine(url: str) -> Engine:
     # A new connection after an outage is its end: the log says so once (slackapp.logs).
     event.listen(engine, "connect", _connected)
     return engine
+
+
+def reading_engine(engine: Engine) -> Engine:
+    """One autocommit connection beside ``engine``'s pool, for a cheap read that may fail (what
+    ``/metrics`` reads): one round trip a read, where a checkout of ``engine``'s pings the
+    database and a transaction begins and rolls back around the read (four). Not pinged: a read
+    on a connection the database dropped fails, and the next one connects again."""
+    return create_engine(
+        engine.url,
+        connect_args=_connect_args(engine.url),
+        isolation_level="AUTOCOMMIT",
+        pool_size=1,
+        max_overflow=2,
+        hide_parameters=True,
+    )
+
+
+def _connect_args(url: URL) -> dict[str, int]:
+    return {} if "connect_timeout" in url.query else {"connect_timeout": 10}
 
 
 def _connected(*_: object) -> None:
