@@ -48,10 +48,14 @@ def test_a_game_moves_the_steps_deliveries_and_the_database_figures(
     table.wait(lambda: table.undelivered() == 0 or None, "everything delivered")
     after = scrape(single_workspace)
 
-    assert moved(before, after, "varulv_steps_total", kind="Join") >= 2
-    assert moved(before, after, "varulv_steps_total", kind="CastBallot") >= 3
+    assert moved(before, after, "varulv_step_seconds_count", kind="Join") >= 2
     assert moved(before, after, "varulv_step_seconds_count", kind="CastBallot") >= 3
+    assert moved(before, after, "varulv_step_seconds_sum", kind="CastBallot") > 0
+    # The unlabelled histograms count every kind of step and every method.
+    assert moved(before, after, "varulv_step_latency_seconds_count") >= 5
+    assert moved(before, after, "varulv_step_latency_seconds_bucket", le="+Inf") >= 5
     assert moved(before, after, "varulv_delivery_seconds_count", method="chat.postMessage") >= 4
+    assert moved(before, after, "varulv_delivery_latency_seconds_count") >= 4
     assert after[("varulv_outbox_undelivered", ())] == 0
     assert after[("varulv_outbox_oldest_undelivered_seconds", ())] == 0
     assert ("varulv_deadline_lateness_seconds_count", ()) in after

@@ -149,5 +149,5 @@ def joins_counted(exposition: str) -> float:
         sample.value
         for family in text_string_to_metric_families(exposition)
         for sample in family.samples
-        if sample.name == "varulv_steps_total" and sample.labels.get("kind") == "Join"
+        if sample.name == "varulv_step_seconds_count" and sample.labels.get("kind") == "Join"
     )
