@@ -4,8 +4,9 @@ its table is open to everyone to change."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
-from sqlalchemy import func
+from sqlalchemy import Connection, Table, bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -57,8 +58,28 @@ def duration(seconds: int, words: Words = ENGLISH) -> str:
     return in_seconds
 
 
+CHANNELS = cast(Table, ChannelSettings.__table__)
+_CHOICE = select(
+    CHANNELS.c.night_seconds,
+    CHANNELS.c.day_seconds,
+    CHANNELS.c.vote_seconds,
+    CHANNELS.c.bots_allowed,
+    CHANNELS.c.season,
+    CHANNELS.c.language,
+).where(CHANNELS.c.team_id == bindparam("team_id"), CHANNELS.c.channel_id == bindparam("channel"))
+"""A plain statement: every ``/varulv``, its help and every new table read it, and the ORM's
+identity map was most of what that read cost."""
+
+
 def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths) -> ChannelChoice:
-    row = session.get(ChannelSettings, (team_id, channel_id))
+    """The channel's choice, read in the session's transaction."""
+    return _choice(session.connection(), team_id, channel_id, defaults)
+
+
+def _choice(
+    connection: Connection, team_id: str, channel_id: str, defaults: Lengths
+) -> ChannelChoice:
+    row = connection.execute(_CHOICE, {"team_id": team_id, "channel": channel_id}).first()
     if row is None:
         return ChannelChoice(
             defaults.night_seconds, defaults.day_seconds, defaults.vote_seconds, bots_allowed=True
@@ -82,8 +103,10 @@ def open_to_everyone(session: Session, team_id: str, channel_id: str) -> bool:
 def channel_choice(
     sessions: sessionmaker[Session], team_id: str, channel_id: str, defaults: Lengths
 ) -> ChannelChoice:
-    with transaction(sessions) as session:
-        return choice_in(session, team_id, channel_id, defaults)
+    """The channel's choice, read in one statement outside any transaction."""
+    with sessions() as session:
+        autocommit = session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        return _choice(autocommit, team_id, channel_id, defaults)
 
 
 def out_of_bounds(lengths: dict[str, int], words: Words = ENGLISH) -> dict[str, str]:
