@@ -7,12 +7,20 @@ lobby-sized message (a header, the seats, the deck line, four buttons) is posted
 ``chat.postMessage``. Every Varulv button is only acknowledged. Whatever the real app takes
 beyond this is the game's cost.
 
+With ``FLOOR=durable`` it also does the durable work Varulv's design asks of every message,
+written as plainly as Core SQL allows: the game row, its outbox row (the lobby's blocks) and its
+delivery lease committed in one transaction; a turn from a shared rate-limit bucket (one
+autocommit statement on an unlogged table); the post; then the message's ``ts`` recorded, the
+outbox row marked done and the lease let go in one transaction. No phase machine, no ORM, no
+Block Kit models, no names: what the app takes beyond this floor is its own code's.
+
     SLACK_BOT_TOKEN=… SLACK_SIGNING_SECRET=… SLACK_API_URL=… DATABASE_URL=… PORT=… \\
-        python -m benchmarks.floor
+        [FLOOR=durable] python -m benchmarks.floor
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Iterable
@@ -81,6 +89,36 @@ CREATE_ROWS = text(
 INSERT_ROW = text("INSERT INTO floor_commands (channel) VALUES (:c)")
 """The one row the floor commits before each message it posts."""
 
+DURABLE_TABLES = [
+    text("CREATE TABLE IF NOT EXISTS floor_games (id bigserial PRIMARY KEY, channel text)"),
+    text(
+        "CREATE TABLE IF NOT EXISTS floor_outbox (id bigserial PRIMARY KEY, game_id bigint, "
+        "blocks jsonb, done_at timestamptz)"
+    ),
+    text(
+        "CREATE TABLE IF NOT EXISTS floor_leases (game_id bigint PRIMARY KEY, holder text, "
+        "until timestamptz)"
+    ),
+    text("CREATE TABLE IF NOT EXISTS floor_messages (game_id bigint PRIMARY KEY, ts text)"),
+    text("CREATE UNLOGGED TABLE IF NOT EXISTS floor_buckets (key text PRIMARY KEY, free float8)"),
+]
+NEW_GAME = text("INSERT INTO floor_games (channel) VALUES (:c) RETURNING id")
+NEW_ENTRY = text(
+    "INSERT INTO floor_outbox (game_id, blocks) VALUES (:g, CAST(:b AS jsonb)) RETURNING id"
+)
+TAKE_LEASE = text(
+    "INSERT INTO floor_leases (game_id, holder, until) VALUES (:g, 'floor', now() + interval '3s')"
+)
+TURN = text(
+    "INSERT INTO floor_buckets AS b (key, free) VALUES (:k, extract(epoch FROM now()))"
+    " ON CONFLICT (key) DO UPDATE SET free = greatest(b.free, excluded.free) + 1 RETURNING free"
+)
+LANDED = [
+    text("INSERT INTO floor_messages (game_id, ts) VALUES (:g, :ts)"),
+    text("UPDATE floor_outbox SET done_at = now() WHERE id = :e"),
+    text("DELETE FROM floor_leases WHERE game_id = :g"),
+]
+
 
 def wsgi() -> Wsgi:
     """The app, as gunicorn's worker loads it (``benchmarks.floor:wsgi()``)."""
@@ -93,13 +131,36 @@ def wsgi() -> Wsgi:
         token=env["SLACK_BOT_TOKEN"], signing_secret=env["SLACK_SIGNING_SECRET"], client=client
     )
 
-    @app.command("/varulv")
     def command(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
         ack()
         channel = body["channel_id"]
         with engine.begin() as connection:
             connection.execute(INSERT_ROW, {"c": channel})
         client.chat_postMessage(channel=channel, text="Varulv", blocks=lobby(body["user_id"]))
+
+    turns = engine.execution_options(isolation_level="AUTOCOMMIT")
+
+    def durably(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+        ack()
+        channel, blocks = body["channel_id"], lobby(body["user_id"])
+        with engine.begin() as connection:
+            game = connection.execute(NEW_GAME, {"c": channel}).scalar_one()
+            entry = connection.execute(NEW_ENTRY, {"g": game, "b": json.dumps(blocks)}).scalar_one()
+            connection.execute(TAKE_LEASE, {"g": game})
+        with turns.connect() as connection:
+            connection.execute(TURN, {"k": channel}).scalar_one()
+        posted = client.chat_postMessage(channel=channel, text="Varulv", blocks=blocks)
+        with engine.begin() as connection:
+            for statement in LANDED:
+                connection.execute(statement, {"g": game, "e": entry, "ts": posted["ts"]})
+
+    if env.get("FLOOR") == "durable":
+        with engine.begin() as connection:
+            for table in DURABLE_TABLES:
+                connection.execute(table)
+        app.command("/varulv")(durably)
+    else:
+        app.command("/varulv")(command)
 
     def acknowledge(ack: Ack) -> None:
         ack()

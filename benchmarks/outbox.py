@@ -672,8 +672,14 @@ def click_to_screen(
     }
 
 
-def say_screen(say: Callable[[str], None], label: str, what: str, found: dict[str, Any]) -> None:
-    app, floor = found["app"], found["floor"]
+def say_screen(
+    say: Callable[[str], None],
+    label: str,
+    what: str,
+    found: dict[str, Any],
+    floor_name: str = "floor",
+) -> None:
+    app, floor = found["app"], found[floor_name]
 
     def cpu(of: dict[str, float]) -> float:
         return float(sum(of[f"{name}_cpu_ms_per_command"] for name in CPU_PARTS))
@@ -695,6 +701,9 @@ def say_screen(say: Callable[[str], None], label: str, what: str, found: dict[st
 
 
 CPU_PARTS = ("server", "stand-in", "postgres")
+DURABLE_LABEL = "[app vs durable floor]"
+"""The floor that also commits the game, its outbox row and its lease, takes a shared
+rate-limit turn and records the landing (``FLOOR=durable``, ``benchmarks/floor.py``)."""
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -732,8 +741,11 @@ def main(argv: list[str] | None = None) -> int:
         if {"reveal", "quiet", "screen"} & set(args.only):
             app = start_server("app", "slackapp.cli", fake, url, 1, args.app_root)
             floor = start_server("floor", "benchmarks.floor", fake, url, 1)
+            durable = start_server(
+                "durable floor", "benchmarks.floor", fake, url, 1, settings={"FLOOR": "durable"}
+            )
             try:
-                warm_up(fake, pool, [app, floor])
+                warm_up(fake, pool, [app, floor, durable])
                 if "reveal" in args.only:
                     fast = ballot_to_reveal(fake, db, pool, app, 0.0, args.games)
                     slow = ballot_to_reveal(fake, db, pool, app, 0.1, args.games)
@@ -746,14 +758,17 @@ def main(argv: list[str] | None = None) -> int:
                     say(f"{label} quiet table, board: {summary([s for s, _ in shown])}")
                     say(f"{label} quiet table, answer: {summary([a for _, a in shown])}")
                 if "screen" in args.only:
-                    servers = [app, floor]
+                    servers = [app, floor, durable]
                     burst = click_to_screen(fake, pool, servers, postmaster, args.rounds, 50)
-                    say_screen(say, label, "50 /varulv at once in 50 channels", burst)
                     lone = click_to_screen(fake, pool, servers, postmaster, LONE_COMMANDS, 1)
-                    say_screen(say, label, "one /varulv on an idle server", lone)
+                    for against, said in (("floor", label), ("durable floor", DURABLE_LABEL)):
+                        burst_what = "50 /varulv at once in 50 channels"
+                        say_screen(say, said, burst_what, burst, against)
+                        say_screen(say, said, "one /varulv on an idle server", lone, against)
             finally:
                 app.stop()
                 floor.stop()
+                durable.stop()
         if "deadlines" in args.only:
             result = deadlines_together(fake, db, url, pool, args.deadlines)
             say(

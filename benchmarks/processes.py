@@ -144,7 +144,13 @@ class Server:
 
 
 def start_server(
-    name: str, module: str, fake: FakeSlack, database_url: str, workers: int, root: Path = ROOT
+    name: str,
+    module: str,
+    fake: FakeSlack,
+    database_url: str,
+    workers: int,
+    root: Path = ROOT,
+    settings: dict[str, str] | None = None,
 ) -> Server:
     port = free_port()
     descriptor, log_name = tempfile.mkstemp(prefix=f"varulv-{name}-", suffix=".log")
@@ -165,6 +171,7 @@ def start_server(
         # The stand-in enforces no limit here, and a run plays thousands of games in one
         # workspace: pacing chat.update to Slack's 50 a minute would measure only the pacing.
         "VARULV_UPDATES_PER_MINUTE": os.environ.get("VARULV_UPDATES_PER_MINUTE", "100000"),
+        **(settings or {}),
     }
     env.pop("SLACK_APP_TOKEN", None)
     argv = [sys.executable, "-m", module, *(["serve"] if module == "slackapp.cli" else [])]
