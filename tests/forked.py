@@ -20,7 +20,13 @@ from collections.abc import Mapping, Sequence
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 
-PRELOADED = ["slackapp.cli", "slackapp.server", "slackapp.db.migrate", "tests.e2e.short_phases"]
+PRELOADED = [
+    "slackapp.cli",
+    "slackapp.server",
+    "slackapp.db.migrate",
+    "tests.e2e.short_phases",
+    "tests.fork_server",
+]
 
 _context = multiprocessing.get_context("forkserver")
 _context.set_forkserver_preload(PRELOADED)
