@@ -1,22 +1,19 @@
 """What the fork server (``tests.forked``) does once, so that no app forked from it does it again:
-each did it on its way to ``/healthz``: 0.36 s of CPU a start before, 0.15 s with all of it, in
-each of the run's eighty-odd forked starts.
+each did it on its way to ``/healthz``: 0.36 s of CPU a start before, 0.22-0.27 s with all of it,
+in each of the run's eighty-odd forked starts.
 
 - the modules ``varulv serve`` imports only once it starts: psycopg (loaded by SQLAlchemy's
   dialect when the first engine is made), the token cipher's, and uvicorn's loop, lifespan and
   WebSocket protocol (imported by name when its server starts);
-- SQLAlchemy's mappers, configured on the first query of each process;
-- the garbage collector's walk over every object all this made: they are frozen here
-  (``gc.freeze``), so a forked process's collections leave them alone instead of each walking
-  them all and copying every page it touches. So this module comes last in the fork server's
-  preloads.
+- SQLAlchemy's mappers, configured on the first query of each process.
+
+The garbage collector is left as the app has it in production: the forked apps are the app under
+test.
 
 Nothing here connects, starts a thread or opens a file that a forked process would share.
 """
 
 from __future__ import annotations
-
-import gc
 
 import uvicorn.lifespan.on
 import uvicorn.loops.auto
@@ -30,5 +27,3 @@ import slackapp.db.tokens  # noqa: F401
 
 create_engine("postgresql+psycopg://").dispose()  # imports psycopg; connects to nothing
 configure_mappers()
-gc.collect()  # no garbage kept for good
-gc.freeze()
