@@ -30,7 +30,7 @@ WARM_UP = 20
 def main() -> int:
     with database() as url:
         upgrade(create_engine(sqlalchemy_url(url)))
-        engine = make_engine(url)  # the app's own pool settings, pre-ping included
+        engine = make_engine(url)  # the app's own pool settings
         sessions = make_sessions(engine)
         with sessions() as session, session.begin():
             games = [

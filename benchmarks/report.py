@@ -26,7 +26,7 @@ def _lateness_table(lateness: list[Lateness]) -> list[str]:
 def _statements_table(statements: dict[int, dict[str, str]]) -> list[str]:
     opened = sorted(statements)
     lines = ["", "## SQL statements per interaction, by the number of other open games", ""]
-    lines.append("Statements (round trips: with BEGIN, COMMIT and the pool's liveness ping).")
+    lines.append("Statements (round trips: with BEGIN and COMMIT).")
     lines.append("")
     lines.append("| interaction | " + " | ".join(f"{n} open" for n in opened) + " |")
     lines.append("|---|" + "---|" * len(opened))

@@ -7,13 +7,13 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, create_engine, event, make_url, text
-from sqlalchemy.exc import DisconnectionError, OperationalError
+from sqlalchemy.exc import InvalidatePoolError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -101,30 +101,33 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
-def ping_when_idle(engine: Engine, idle_seconds: float) -> None:
+def ping_when_idle(
+    engine: Engine, idle_seconds: float, clock: Callable[[], float] = time.monotonic
+) -> None:
     """A database restart costs the requests in that moment, not the process: a connection
-    that sat in the pool for ``idle_seconds`` or more is pinged as it is checked out, and one
-    that does not answer is replaced by a fresh one (the pool's documented answer to a
-    ``DisconnectionError`` raised in its ``checkout`` event). Unlike ``pool_pre_ping``, a
-    connection used a moment ago is not pinged: that ping was a round trip on every step, read
-    and rate-limit turn on the way to a person's screen. A connection that the database drops
-    within ``idle_seconds`` of its last use fails its next statement instead, and the pool then
-    replaces every connection it had (SQLAlchemy's disconnect handling)."""
+    that sat in the pool for ``idle_seconds`` or more is pinged as it is checked out, and if it
+    does not answer, the pool replaces it and every other connection it had (the documented
+    answer to an ``InvalidatePoolError`` raised in the pool's ``checkout`` event, as
+    ``pool_pre_ping`` does). Unlike ``pool_pre_ping``, a connection used a moment ago is not
+    pinged: that ping was a round trip on every step, read and rate-limit turn on the way to a
+    person's screen. A connection that the database drops within ``idle_seconds`` of its last use
+    fails its next statement instead (that request answers that the database is unreachable),
+    and the pool then replaces every connection it had."""
     dialect = engine.dialect
 
     def checked_in(_connection: object, record: ConnectionPoolEntry) -> None:
-        record.info["idle_since"] = time.monotonic()
+        record.info["idle_since"] = clock()
 
     def checking_out(
         dbapi_connection: DBAPIConnection, record: ConnectionPoolEntry, _proxy: object
     ) -> None:
         idle_since = record.info.pop("idle_since", None)
-        if idle_since is None or time.monotonic() - idle_since < idle_seconds:
+        if idle_since is None or clock() - idle_since < idle_seconds:
             return
         try:
             dialect.do_ping(dbapi_connection)
         except Exception as error:
-            raise DisconnectionError(first_line(error)) from error
+            raise InvalidatePoolError(first_line(error)) from error
 
     event.listen(engine, "checkin", checked_in)
     event.listen(engine, "checkout", checking_out)

@@ -49,15 +49,48 @@ def drop(admin: Engine, backend: int) -> None:
         )
 
 
+def test_a_connection_that_sat_idle_and_answers_its_ping_is_kept(url: str) -> None:
+    engine = pooled(url, idle_seconds=0)  # every connection taken from the pool counts as idle
+    try:
+        assert backend_of(engine) == backend_of(engine)
+    finally:
+        engine.dispose()
+
+
 def test_a_connection_that_sat_idle_and_was_dropped_is_replaced_before_use(
     url: str, admin: Engine
 ) -> None:
-    engine = pooled(url, idle_seconds=0)  # every connection taken from the pool counts as idle
+    engine = pooled(url, idle_seconds=0)
     try:
         dropped = backend_of(engine)
         drop(admin, dropped)
         replaced = backend_of(engine)  # no error: the ping found it dead, the pool made another
         assert replaced != dropped
+    finally:
+        engine.dispose()
+
+
+def test_a_failed_ping_replaces_every_connection_of_the_pool(url: str, admin: Engine) -> None:
+    """A connection that does not answer its ping means the database went away: a pool-mate
+    used a moment ago (so not pinged) is not trusted either, as with ``pool_pre_ping``."""
+    now = [0.0]
+    engine = create_engine(url, pool_size=2, max_overflow=0)  # first in, first out
+    ping_when_idle(engine, idle_seconds=1, clock=lambda: now[0])
+    try:
+        idle, hot = engine.connect(), engine.connect()
+        backends = {
+            int(c.execute(text("SELECT pg_backend_pid()")).scalar_one()) for c in (idle, hot)
+        }
+        idle.close()  # back in the pool at 0 s
+        now[0] = 10.0
+        hot.close()  # back in the pool at 10 s
+        for backend in backends:
+            drop(admin, backend)
+        now[0] = 10.5  # the first sat 10.5 s (pinged, dead), the second 0.5 s (not pinged)
+        with engine.connect() as first, engine.connect() as second:
+            for connection in (first, second):  # neither meets a dropped connection
+                backend = int(connection.execute(text("SELECT pg_backend_pid()")).scalar_one())
+                assert backend not in backends
     finally:
         engine.dispose()
 
