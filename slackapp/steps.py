@@ -485,8 +485,14 @@ class Steps:
             own = running.phase == m.Phase.LOBBY and running.host_user_id == user_id
             return own and (retry or (bool(trigger) and running.opened_by_trigger == trigger))
 
-        try:  # no read first: the one-open-game index refuses a second table
+        try:
             with transaction(self.sessions) as session:
+                running = games.open_in(session, team_id, channel_id)
+                if running is not None:
+                    if same_command(running):
+                        return None
+                    state = games.state_of(running)
+                    return in_words(state, m.already_running(state, user_id))
                 game, opened = new_table(
                     session,
                     team_id,
@@ -500,14 +506,11 @@ class Steps:
                 enqueue(session.connection(), game, opened.effects)
                 game_id = game.id
                 taken = self._taken(session, [game_id])
-        except IntegrityError:  # a table is open there already: perhaps this same command's
+        except IntegrityError:  # another /varulv in the channel won: perhaps this same one
             with self.sessions() as session:
                 running = games.open_in(session, team_id, channel_id)
-                if running is not None:
-                    if same_command(running):
-                        return None
-                    state = games.state_of(running)
-                    return in_words(state, m.already_running(state, user_id))
+                if running is not None and same_command(running):
+                    return None
             return self._opened_meanwhile(team_id, channel_id, user_id)
         self._show([game_id], taken)
         return None
