@@ -71,7 +71,7 @@ class Names:
         if self.now() - known.fetched_at < NAME_REFRESH:
             with self._lock:
                 key = (team_id, user_id)
-                self._asked[key] = max(self._asked.get(key, known.fetched_at), known.fetched_at)
+                self._made_sure(key, max(self._asked.get(key, known.fetched_at), known.fetched_at))
         return known.name
 
     def sat_down(self, client: WebClient, team_id: str, user_id: str, handle: str) -> None:
@@ -82,9 +82,7 @@ class Names:
             last = self._asked.get(key)
             if last is not None and now - last < NAME_REFRESH:
                 return
-            if len(self._asked) > 100_000:  # a long-lived process forgets the oldest first
-                self._asked = dict(sorted(self._asked.items(), key=lambda kv: kv[1])[50_000:])
-            self._asked[key] = now
+            self._made_sure(key, now)
             if self.lookups is None:
                 self.lookups = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="names")
             lookups = self.lookups
@@ -138,7 +136,14 @@ class Names:
         now = self.now()
         self.renamed(team_id, user_id, name, now)
         with self._lock:
-            self._asked[team_id, user_id] = now
+            self._made_sure((team_id, user_id), now)
+
+    def _made_sure(self, key: tuple[str, str], at: datetime) -> None:
+        """(Holding the lock.) The person's name is sure as of ``at``; a long-lived process
+        forgets those it made sure of longest ago, once it knows of 100,000."""
+        if len(self._asked) > 100_000 and key not in self._asked:
+            self._asked = dict(sorted(self._asked.items(), key=lambda kv: kv[1])[50_000:])
+        self._asked[key] = at
 
     def stop(self) -> None:
         with self._lock:
