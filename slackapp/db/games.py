@@ -176,7 +176,50 @@ def _games(
     ]
 
 
-def store_new(session: Session, game: Game, opened: m.GameState) -> None:
+@dataclass(frozen=True)
+class NewGame:
+    """A game row just inserted, as the step that opened it knows it: what the machine's opening
+    state and the outbox need, with no ORM object to track and flush."""
+
+    id: int
+    team_id: str
+    enterprise_id: str | None
+    channel_id: str
+    host_user_id: str
+    seed: int
+    night_seconds: int
+    day_seconds: int
+    vote_seconds: int
+    bots_allowed: bool
+    language: str
+    phase: str = m.Phase.LOBBY.value
+    center: list[str] | None = None
+    deadline: datetime | None = None
+    ended_by: str | None = None
+
+    @property
+    def dm_channels(self) -> dict[str, str | None]:
+        """No seat has a private message channel yet."""
+        return {}
+
+
+def insert_new(connection: Connection, game: dict[str, Any]) -> NewGame:
+    """Insert a game row in its lobby with ``game``'s columns (the one-open-game-per-channel
+    index refuses a second one here: IntegrityError); the row as inserted."""
+    game_id = connection.execute(_NEW_GAME, game).scalar_one()
+    fields = {name: value for name, value in game.items() if name != "opened_by_trigger"}
+    return NewGame(id=game_id, **fields)
+
+
+_NEW_GAME = insert(GAMES).returning(GAMES.c.id)
+"""Built once: building and compiling the statement anew was most of what an insert cost."""
+
+
+def rehost(connection: Connection, game_id: int, host: str) -> None:
+    connection.execute(update(GAMES).where(GAMES.c.id == game_id).values(host_user_id=host))
+
+
+def store_new(session: Session, game: Game | NewGame, opened: m.GameState) -> None:
     """Write the machine's opening state over a game row that was just inserted; the table's
     opening is logged once it commits."""
     opening = journal.PhaseChange(game.id, game.team_id, game.channel_id, None, opened.phase.value)
