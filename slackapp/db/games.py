@@ -203,16 +203,16 @@ class NewGame:
         return {}
 
 
+_NEW_GAME = insert(GAMES).returning(GAMES.c.id)
+"""Built once: building and compiling the statement anew was most of what an insert cost."""
+
+
 def insert_new(connection: Connection, game: dict[str, Any]) -> NewGame:
     """Insert a game row in its lobby with ``game``'s columns (the one-open-game-per-channel
     index refuses a second one here: IntegrityError); the row as inserted."""
     game_id = connection.execute(_NEW_GAME, game).scalar_one()
     fields = {name: value for name, value in game.items() if name != "opened_by_trigger"}
     return NewGame(id=game_id, **fields)
-
-
-_NEW_GAME = insert(GAMES).returning(GAMES.c.id)
-"""Built once: building and compiling the statement anew was most of what an insert cost."""
 
 
 def rehost(connection: Connection, game_id: int, host: str) -> None:
