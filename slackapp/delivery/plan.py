@@ -10,7 +10,9 @@ The rules, per message (a game's ``surface``):
   nobody is ever shown something older than what they saw;
 - a message being sent is not sent again alongside itself: its newer version waits for the
   call to land (then the message's ``ts`` is known, and the next version is an update);
-- a message any of whose undelivered versions waits for a retry or its turn waits with it.
+- a message whose newest version waits (for a retry, or for its turn at Slack's limit) waits
+  with it; a version written after the message was put off asks again at once, as its own
+  (a phase's last word must not wait for the turn a count did not get).
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ class Entry:
     attempts: int
     response_url: str | None = None
     """The click this version answers, if it does: where it can be redrawn in place."""
+    settles: bool = False
+    """The message's last word: its phase is over (``OutboxEntry.settles``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,9 +134,8 @@ def next_for(pending: Pending, sending: Collection[str], now: datetime) -> Decis
         return InFlight(pending.surface)
     if shown is not None and shown.version >= newest.version:
         return AlreadyShown(pending.surface, newest.version)
-    not_yet = [entry.due_at for entry in pending.entries if entry.due_at > now]
-    if not_yet:
-        return NotYet(pending.surface, max(not_yet))
+    if newest.due_at > now:
+        return NotYet(pending.surface, newest.due_at)
     return Post(pending) if shown is None else Update(pending, shown)
 
 
