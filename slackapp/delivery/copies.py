@@ -71,10 +71,8 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
             MESSAGES.c.game_id == game_id, MESSAGES.c.surface == clicked.surface
         )
     ).first()
-    if recorded is None or tuple(recorded) == (clicked.channel, clicked.ts):
-        # The common case, one read by primary key. With no copy recorded yet, the one clicked
-        # is being recorded just now, or will be posted again and then recorded.
-        return Adopted(0, recorded is not None)
+    if recorded is not None and tuple(recorded) == (clicked.channel, clicked.ts):
+        return Adopted(0, True)  # the common case, one read by primary key
     newest = connection.execute(
         select(OUTBOX.c.channel, OUTBOX.c.user_id, OUTBOX.c.text, OUTBOX.c.blocks)
         .where(OUTBOX.c.game_id == game_id, OUTBOX.c.surface == clicked.surface)
@@ -83,6 +81,11 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
     ).first()
     if newest is None or newest.channel != clicked.channel:
         return Adopted(0, False)  # not a message of this game's that went there
+    if recorded is None:
+        # The copy clicked is being recorded just now (a post's landing is recorded off the
+        # path of the next click), so the click's answer redraws it; if its ts was lost in a
+        # crash, the message is posted again at its newest version and the URL goes unused.
+        return Adopted(0, True)
     being_dropped = connection.execute(
         select(OUTBOX.c.id)
         .where(OUTBOX.c.game_id == game_id, OUTBOX.c.surface == drop_surface(clicked.ts))

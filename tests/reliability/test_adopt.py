@@ -105,12 +105,19 @@ def test_other_clicks_change_no_record(
     assert state(db, game_id) == before == (("2.0", 2), [])
 
 
-def test_no_copy_recorded_yet_changes_no_record(
+def test_no_copy_recorded_yet_changes_no_record_and_the_click_redraws_the_copy_clicked(
     fake: FakeSlack, sessions: sessionmaker[Session], db: Engine
 ) -> None:
-    """The copy clicked is the one being recorded just then (or posted again, then recorded)."""
+    """The copy clicked is the one being recorded just then (or posted again, then recorded):
+    its click's answer redraws it, unless the game sent that message nowhere there."""
     game_id, channel = new_game(fake, sessions)
     assert adopted(sessions, game_id, Copy("lobby", channel, "1.0")) == Adopted(0, False)
+    with transaction(sessions) as session:
+        session.add(
+            OutboxEntry(game_id=game_id, surface="lobby", version=1, channel=channel, text="1")
+        )
+    assert adopted(sessions, game_id, Copy("lobby", channel, "1.0")) == Adopted(0, True)
+    assert adopted(sessions, game_id, Copy("lobby", "C0ELSEWHERE", "1.0")) == Adopted(0, False)
     with db.connect() as connection:
         assert not connection.execute(
             text("SELECT count(*) FROM messages WHERE game_id = :g"), {"g": game_id}
