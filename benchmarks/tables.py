@@ -184,8 +184,9 @@ class Run:
                 self.errors.append(f"{user}: {error}")
 
 
-def board_lags(fake: Slack, db: Engine) -> list[float]:
-    """Per public board: seconds from its newest version's commit to the stand-in showing it."""
+def board_lags(fake: Slack, db: Engine) -> dict[str, list[float]]:
+    """Per public board, by board: seconds from its newest version's commit to the stand-in
+    showing it."""
     answered: dict[tuple[str, str], float] = {}
     for call in fake.calls:
         if call.method in ("chat.update", "chat.postMessage") and call.ok:
@@ -193,7 +194,7 @@ def board_lags(fake: Slack, db: Engine) -> list[float]:
     with db.connect() as connection:
         rows = connection.execute(
             text(
-                "SELECT m.channel, m.ts, m.version, o.version, "
+                "SELECT m.surface, m.channel, m.ts, m.version, o.version, "
                 "extract(epoch FROM o.created_at)::float8 FROM messages m "
                 "JOIN LATERAL (SELECT version, created_at FROM outbox WHERE game_id = m.game_id "
                 "AND surface = m.surface ORDER BY version DESC LIMIT 1) o ON true "
@@ -201,10 +202,11 @@ def board_lags(fake: Slack, db: Engine) -> list[float]:
             ),
             {"boards": list(BOARDS)},
         ).all()
-    lags = []
-    for channel, ts, shown, newest, changed in rows:
+    lags: dict[str, list[float]] = {board: [] for board in BOARDS}
+    for surface, channel, ts, shown, newest, changed in rows:
         at = answered.get((channel, ts))
-        lags.append(float("inf") if at is None or shown != newest else max(0.0, at - changed))
+        lag = float("inf") if at is None or shown != newest else max(0.0, at - changed)
+        lags[surface].append(lag)
     return lags
 
 
@@ -274,7 +276,13 @@ def one_run(
         print(f"  took {took:.0f} s; every game over and shown: {not stuck}{stuck}")
         print(f"  own night DM after a click: {summary(run.own['night'])}")
         print(f"  own ballot after casting it: {summary(run.own['ballot'])}")
-        print(f"  board right after its last change: {summary(board_lags(fake, db))}")
+        lags = board_lags(fake, db)
+        every = [lag for each in lags.values() for lag in each]
+        print(f"  board right after its last change: {summary(every)}")
+        print(
+            "    by board, max: "
+            + ", ".join(f"{b} {max(v, default=0):.2f} s" for b, v in lags.items())
+        )
         print(f"  most 429s before one message went: {attempts}; failed messages: {failed}")
         print(f"  the stand-in's 429s: {dict(fake.api.limiter.refused) or 'none'}")
         per_game = {method: round(n / tables, 1) for method, n in sorted(calls.items())}
