@@ -76,14 +76,8 @@ def render(view: m.View, words: Words = ENGLISH) -> Screen:
             return reveal_screen.reveal(outcome, named, game_id=game_id or None, words=w)
         case m.NightDmView():
             return night_dm(view, w)
-        case m.GameOverDmView(channel, dealt, dawn, points, won, night, ballot):
-            lines: list[str] = []
-            if night is not None:
-                names = {seat.key: label(seat) for seat in night.seats}
-                lines = [line for line in night_lines(night, names, w) if line]
-            return reveal_screen.dm_game_over(
-                channel, dealt, dawn, points, won, lines, ballot, words=w
-            )
+        case m.GameOverDmView(channel, dealt, dawn, points, won, ballot):
+            return reveal_screen.dm_game_over(channel, dealt, dawn, points, won, ballot, words=w)
     raise TypeError(f"not a view: {view!r}")
 
 

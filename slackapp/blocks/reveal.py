@@ -7,7 +7,7 @@ sections as Slack allows, so a ten-seat game fits well inside one message.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 
 from slack_sdk.models.blocks import ActionsBlock, Block, DividerBlock, HeaderBlock
@@ -103,12 +103,11 @@ def dm_game_over(
     dawn: Card,
     points: int,
     won: bool,
-    night_lines: Sequence[str] = (),
     ballot: BallotScore | None = None,
     words: Words = ENGLISH,
 ) -> Screen:
-    """The line each person gets privately once the reveal is out, over their night message:
-    ``night_lines`` are what that message said they saw and did, kept."""
+    """The line each person gets privately once the reveal is out, below their night message
+    (which still says what they saw and did)."""
     w = words
     if dealt is dawn:
         held = w._("You were dealt the *{dealt}* and still held it at dawn.", dealt=dealt)
@@ -128,8 +127,6 @@ def dm_game_over(
             why=_your_ballot_reason(ballot, w),
         )
     blocks: list[Block] = [section(f"{verdict} {held} {scored}")]
-    if night_lines:
-        blocks += sections([w._("*Your night*"), *night_lines])
     blocks.append(context(w._("The whole story is in <#{channel}>.", channel=channel_id)))
     return Screen(
         text=w._("The Varulv game in <#{channel}> is over.", channel=channel_id), blocks=blocks

@@ -158,6 +158,7 @@ def _anonymise(session: Session, game: Game, user_id: str) -> None:
         text = text.replace(f"<@{user_id}>", erased_name).replace(user_id, key)
         return named.sub(erased_name, text) if named else text
 
+    private = (m.dm_surface(user_id), m.over_surface(user_id))
     entries = session.scalars(select(OutboxEntry).where(OutboxEntry.game_id == game.id))
     for entry in entries:
         entry.text = shown(entry.text)
@@ -165,13 +166,13 @@ def _anonymise(session: Session, game: Game, user_id: str) -> None:
             entry.blocks = _walk(entry.blocks, shown)
         if entry.user_id == user_id:
             entry.user_id = key
-        if entry.surface.startswith(f"tell:{user_id}:") or entry.surface == f"dm:{user_id}":
+        if entry.surface.startswith(f"tell:{user_id}:") or entry.surface in private:
             entry.surface = entry.surface.replace(user_id, key, 1)
             entry.channel = None
             entry.user_id = key
     session.execute(
         delete(SlackMessage).where(
-            SlackMessage.game_id == game.id, SlackMessage.surface == f"dm:{user_id}"
+            SlackMessage.game_id == game.id, SlackMessage.surface.in_(private)
         )
     )
 

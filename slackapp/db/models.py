@@ -250,6 +250,10 @@ class OutboxEntry(Base):
     response_url: Mapped[str | None] = mapped_column(Text, default=None)
     """The click's own ``response_url`` when this version answers a click on the message: it
     is redrawn through that, which Slack does not count against ``chat.update``'s limit."""
+    settles: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """This version is the message's last word (its phase is over, ``game.effects.settles``):
+    its redraw takes the next turn at ``chat.update``'s limit however far off, while a board
+    that still counts takes one only while the burst keeps room for these."""
 
 
 class SlackMessage(Base):

@@ -68,12 +68,11 @@ SWEEP_SECONDS = 0.5
 RELEASE_WITHIN_SECONDS = 0.05
 """A game whose last call landed is let go within this long, with the others landing then:
 one transaction for them all, and no message waits for it."""
-BOARD_AHEAD_SECONDS = 10.0
-"""How far ahead a public board's redraw may take its turn at ``chat.update``'s limit."""
-LEFT_FOR_BOARDS = 20
-"""A private message's redraw that answers no click of theirs (the game's end in each DM)
-takes a turn only while this many calls of the workspace's burst stay free: the boards the
-whole table looks at go first."""
+LEFT_FOR_LAST_WORDS = 40
+"""A redraw that the game will redraw again (a board's count of who confirmed or voted) takes
+a turn at ``chat.update``'s limit only while this many calls of the workspace's burst (all but
+one of it at most) stay free, for the redraws that end a phase (dawn, the vote closed, a
+person's night at dawn): with many tables at once, those are what people wait for."""
 SLEEP_AT_MOST_SECONDS = 1.0
 """A call whose turn (see slackapp.delivery.pacing) is nearer waits for it; a later one is put
 off in the outbox with its turn kept, so no call thread sleeps long."""
@@ -571,15 +570,14 @@ class Deliverer:
 
     def _update_turn(self, team_id: str, pending: plan.Pending) -> Turn:
         """A person's own view after their click is redrawn through the click's response_url;
-        if Slack refused that, it takes the next turn, however far off. A public board takes
-        one up to ``BOARD_AHEAD_SECONDS`` ahead, any other private redraw (the game's end in a
-        DM) only one that leaves ``LEFT_FOR_BOARDS`` of the burst: when the budget is short
-        they wait without one, and are redrawn at their newest version once one is free."""
-        if pending.response_url is not None:
+        if Slack refused that, it takes the next turn, however far off, as a message's last
+        word does (no later step changes it, so the turn is never spent in vain). A redraw
+        that will itself be redrawn takes one only while ``LEFT_FOR_LAST_WORDS`` of the burst
+        stay free: when the budget is short it waits without one, and is redrawn at its newest
+        version once one is free."""
+        if pending.response_url is not None or pending.newest.settles:
             return Turn(self.pacer.update(team_id))
-        if m.dm_key(pending.surface) is None:
-            return self.pacer.update_within(team_id, BOARD_AHEAD_SECONDS)
-        return self.pacer.update_sparing(team_id, LEFT_FOR_BOARDS)
+        return self.pacer.update_sparing(team_id, LEFT_FOR_LAST_WORDS)
 
     def _put_off(self, game_id: int, pending: plan.Pending, turn: Callable[[], Turn]) -> bool:
         """Wait for the message's turn at Slack's rate limit, or, when it is further off, put

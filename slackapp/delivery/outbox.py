@@ -76,6 +76,7 @@ def outbox_rows(game: Addressed, effects: Iterable[m.Effect]) -> list[Row]:
             "channel": None,
             "user_id": None,
             "response_url": None,
+            "settles": False,
         }
         match effect:
             case m.Show(surface, view):
@@ -86,6 +87,7 @@ def outbox_rows(game: Addressed, effects: Iterable[m.Effect]) -> list[Row]:
                     continue
                 screen = render(view, said_in)
                 row |= {"surface": surface, "channel": channel, "text": screen.text}
+                row["settles"] = m.settles(view)
                 row["blocks"] = screen.as_dicts()
             case m.Say(text):
                 line = said_or_text(text, said_in)

@@ -161,7 +161,7 @@ class Pacer:
 
     def update_sparing(self, team_id: str, spare: int) -> Turn:
         """A turn for a redraw that may wait longest: taken only now, and only while ``spare``
-        more calls of the burst (at most half of it) stay free for the others."""
+        more calls of the burst (all but one of it at most) stay free for the others."""
         limit = self.update_limit
-        kept = min(spare, limit.burst // 2)
+        kept = min(spare, limit.burst - 1)
         return self.updates.reserve(team_id, -kept / limit.per_second)

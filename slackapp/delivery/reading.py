@@ -24,6 +24,7 @@ UNDELIVERED = (
         OutboxEntry.due_at,
         OutboxEntry.attempts,
         OutboxEntry.response_url,
+        OutboxEntry.settles,
         Game.team_id,
         Game.enterprise_id,
         SlackMessage.channel,
@@ -63,8 +64,8 @@ def read(connection: Connection, game_ids: Collection[int]) -> dict[int, ToShow]
     entries: dict[int, list[Entry]] = {}
     shown: dict[int, dict[str, Shown]] = {}
     for row in connection.execute(UNDELIVERED, {"games": list(game_ids)}):
-        entry = Entry(*row[:10])
-        team_id, enterprise_id, channel, ts, version = row[10:]
+        entry = Entry(*row[:11])
+        team_id, enterprise_id, channel, ts, version = row[11:]
         teams[entry.game_id] = WorkspaceId(team_id, enterprise_id)
         entries.setdefault(entry.game_id, []).append(entry)
         if ts is not None:

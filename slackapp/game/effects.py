@@ -1,12 +1,13 @@
 """What a decision shows: the machine's effects, and the views of each Slack surface.
 
 A surface is one Slack message of a game: the channel's "lobby" (which becomes the night
-board), the "day" board, the "vote" board, the "reveal", and each person's night message
-"dm:<key>". A :class:`Show` says what a surface must show now (its first Show posts it);
-:class:`Say` and :class:`Tell` are new posts; :class:`Answer` is the private answer to whoever
-acted; :class:`Scored` carries the decided game and the reasons for each seat's points. Views
-are plain data: ``slackapp.blocks.render`` draws them as Block Kit. Public views hold names,
-counts and times only, never a card, a night choice or a ballot.
+board), the "day" board, the "vote" board, the "reveal", each person's night message
+"dm:<key>" and their word at the game's end "over:<key>". A :class:`Show` says what a surface
+must show now (its first Show posts it); :class:`Say` and :class:`Tell` are new posts;
+:class:`Answer` is the private answer to whoever acted; :class:`Scored` carries the decided game
+and the reasons for each seat's points. Views are plain data: ``slackapp.blocks.render`` draws
+them as Block Kit. Public views hold names, counts and times only, never a card, a night choice
+or a ballot.
 """
 
 from __future__ import annotations
@@ -39,9 +40,19 @@ def dm_surface(key: str) -> str:
     return f"dm:{key}"
 
 
+def over_surface(key: str) -> str:
+    """A person's word at the game's end: a message of its own in their DM, posted once below
+    their night message (which keeps their night as it stood at dawn). A post, not a redraw:
+    ten redraws at every reveal would spend the workspace's shared ``chat.update`` budget."""
+    return f"over:{key}"
+
+
 def dm_key(surface: str) -> str | None:
     """The seat a private surface belongs to, or None for a channel surface."""
-    return surface.removeprefix("dm:") if surface.startswith("dm:") else None
+    for prefix in ("dm:", "over:"):
+        if surface.startswith(prefix):
+            return surface.removeprefix(prefix)
+    return None
 
 
 @dataclass(frozen=True)
@@ -170,8 +181,6 @@ class GameOverDmView:
     dawn: Card
     points: int
     won: bool
-    night: NightDmView | None = None
-    """The person's night message as it stood at dawn: the game's end keeps its lines."""
     ballot: BallotScore | None = None
     """What the person's ballot did for their points."""
 
@@ -188,6 +197,19 @@ PublicView = (
     | RevealView
 )
 View = PublicView | NightDmView | GameOverDmView
+
+
+def settles(view: View) -> bool:
+    """Whether ``view`` is its message's last word: the phase it shows is over (dawn, the day
+    or the vote closed, a lobby closed, the reveal, a person's night at dawn or their result),
+    so no later step of the game redraws it. A board that still counts (confirmed, voted) is
+    not: it is redrawn again before its phase ends."""
+    if isinstance(view, NightDmView):
+        return view.late or view.dawn_card is not None
+    return isinstance(
+        view,
+        ClosedView | NightOverView | DayOverView | BallotClosedView | RevealView | GameOverDmView,
+    )
 
 
 @dataclass(frozen=True)

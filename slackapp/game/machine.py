@@ -61,6 +61,8 @@ from slackapp.game.effects import (
     View,
     dm_key,
     dm_surface,
+    over_surface,
+    settles,
 )
 from slackapp.game.fingerprint import deal_salt, fingerprint
 from slackapp.game.lines import Language, Line, Message
@@ -1147,10 +1149,9 @@ def _close_vote(state: GameState) -> Step:
             dawn=outcome.night.dawn[seat.key],
             points=result.points[seat.key],
             won=seat.key in result.winners,
-            night=_night_dm(state, seat, outcome.night),
             ballot=ballot_score(outcome, seat.key),
         )
-        effects.append(Show(dm_surface(seat.key), view))
+        effects.append(Show(over_surface(seat.key), view))
     return Step(state, tuple(effects))
 
 
@@ -1279,7 +1280,9 @@ __all__ = [
     "first_speaker",
     "is_erased",
     "open_table",
+    "over_surface",
     "play_again",
     "play_again_refusal",
+    "settles",
     "step",
 ]

@@ -534,6 +534,21 @@ def test_the_last_ballot_closes_the_vote_scores_once_and_reveals() -> None:
     assert english(m.VOTE_IS_CLOSED) in answers(m.step(done.state, m.CastBallot("UANNA", None), T0))
 
 
+def test_each_persons_word_at_the_end_is_a_new_message_and_their_night_message_stays() -> None:
+    people = ["UANNA", "UBO", "UCIA"]
+    state = run(vote_of(people), m.CastBallot("UANNA", "UBO"), m.CastBallot("UBO", None)).state
+    done = m.step(state, m.CastBallot("UCIA", "UBO"), T0)
+    private = [show for show in shows(done) if m.dm_key(show.surface) is not None]
+    assert [show.surface for show in private] == [m.over_surface(key) for key in people]
+    outcome = done.state.outcome()
+    assert outcome is not None
+    for show in private:
+        key = m.dm_key(show.surface)
+        assert isinstance(show.view, m.GameOverDmView) and key is not None
+        assert show.view.points == outcome.result.points[key]
+        assert show.view.dawn is outcome.night.dawn[key]
+
+
 def test_the_vote_deadline_counts_what_was_cast_and_a_late_ballot_does_not() -> None:
     state = vote_of(["UANNA", "UBO", "UCIA"])
     state = m.step(state, m.CastBallot("UANNA", "UBO"), T0).state
@@ -741,6 +756,7 @@ def test_random_sequences_keep_the_invariants(seed: int, data: st.DataObject) ->
     state = m.open_table(7, "CFIKA", "UANNA", "anna", seed, LENGTHS).state
     now = T0
     scored = 0
+    settled: set[str] = set()
     phases = [state.phase]
     for _ in range(data.draw(LENGTHS_OF_SEQUENCES, label="length")):
         kind = data.draw(KINDS)
@@ -796,6 +812,11 @@ def test_random_sequences_keep_the_invariants(seed: int, data: st.DataObject) ->
             (reveal,) = [s.view for s in shows(done, m.REVEAL)]
             assert isinstance(reveal, m.RevealView) and reveal.outcome == scores[0].outcome
 
+        # a message's last word is never redrawn by a later step, unless the game is stopped
+        for show in shows(done):
+            assert show.surface not in settled or state.phase == m.Phase.STOPPED, show
+        settled |= {show.surface for show in shows(done) if m.settles(show.view)}
+
         # no secret on a public surface before the reveal; a DM shows only its own seat
         revealed = False
         for effect in done.effects:
@@ -807,6 +828,9 @@ def test_random_sequences_keep_the_invariants(seed: int, data: st.DataObject) ->
                 assert seat is not None and not seat.is_bot
                 if isinstance(effect.view, m.NightDmView):
                     assert effect.view.me.key == key and effect.view.card is seat.dealt
+                # the game's end is a message of its own: the night message stays
+                at_end = isinstance(effect.view, m.GameOverDmView)
+                assert at_end == (effect.surface == m.over_surface(key or ""))
                 continue
             if isinstance(effect, m.Show) and not revealed:
                 assert not isinstance(effect.view, m.NightDmView | m.GameOverDmView)

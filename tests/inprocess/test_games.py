@@ -94,7 +94,7 @@ def test_three_people_from_command_to_reveal(
         def told_it_is_over(u: str = user) -> bool | None:
             return "whole story" in fake.dm_messages(u)[-1].rendered_text or None
 
-        table.wait(told_it_is_over, "the night DM to say the game is over")
+        table.wait(told_it_is_over, "a DM to say the game is over")
     with db.connect() as connection:
         scores: dict[str, int] = dict(
             connection.execute(

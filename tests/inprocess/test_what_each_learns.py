@@ -1,5 +1,5 @@
 """Each person is told what they know: the side of the card they learned they hold, and, once
-the game is over, their own night still in their private message."""
+the game is over, their own night still in their private message, their result below it."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_the_insomniac_who_wakes_as_a_werewolf_is_told_the_werewolf_side_for_goo
     assert "You are on the village side" not in dm and VILLAGE_GOAL not in dm, dm
 
 
-def test_the_message_at_the_games_end_keeps_the_persons_own_night(
+def test_the_games_end_is_a_message_below_the_persons_own_night_which_stays(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     table = new_table(fake, app, db)
@@ -72,16 +72,24 @@ def test_the_message_at_the_games_end_keeps_the_persons_own_night(
     table.finish_night(ANNA, lambda *_: NAMES[BO])
     table.play_night([BO, CIA], lambda *_: "Skip")
     table.wait_for_phase("day")
-    table.nobody_dies_tonight([ANNA, BO, CIA])
     robbed = f"You took <@{BO}>'s card: your card is now *Seer*."
 
-    def game_over() -> str | None:
-        said = [m.rendered_text for m in fake.dm_messages(ANNA)]
-        return next((text for text in reversed(said) if "this game" in text), None)
+    def night_told() -> Message | None:
+        return next((m for m in fake.dm_messages(ANNA) if robbed in m.rendered_text), None)
+
+    night = table.wait(night_told, "Anna's night message to say what she did")
+    table.nobody_dies_tonight([ANNA, BO, CIA])
+
+    def game_over() -> Message | None:
+        return next((m for m in fake.dm_messages(ANNA) if "this game" in m.rendered_text), None)
 
     over = table.wait(game_over, "Anna's message at the game's end")
-    assert "You were dealt the *Robber* and held the *Seer* at dawn" in over, over
-    assert "*Your night*" in over and robbed in over, over
+    assert "You were dealt the *Robber* and held the *Seer* at dawn" in over.rendered_text
+    assert robbed not in over.rendered_text, "the night is told once, in the night message"
+    said = fake.dm_messages(ANNA)
+    kept = next(m for m in said if m.ts == night.ts)
+    assert kept == night, "the night message is not redrawn at the game's end"
+    assert said.index(kept) < said.index(over), "the result comes below the night"
 
 
 def test_every_points_line_says_why_zero_included(

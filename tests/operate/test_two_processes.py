@@ -72,8 +72,9 @@ def test_each_phase_changes_once(two_processes: tuple[Deployment, AppProcess]) -
     assert posted("The Varulv vote is open") == 1
     assert posted("The Varulv reveal") == 1
     assert len(channel_texts) == 4, f"the lobby and those three: {channel_texts}"
-    night_messages = [post for post in posts if post["channel"] in dm_channels]
-    assert len(night_messages) == 3, "each person gets one night message"
+    private = [post["text"] for post in posts if post["channel"] in dm_channels]
+    assert private.count("Varulv: your card for tonight is here.") == 3, private
+    assert len(private) == 6, "each person gets one night message and one result"
 
     journal = journal_of(deployment, [first, second], table.game_id())
     assert sorted(Counter(entry["phase"] for entry in journal).items()) == sorted(

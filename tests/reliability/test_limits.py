@@ -194,3 +194,45 @@ def test_two_pacers_on_one_database_share_a_budget(db: Engine, sessions: object)
     assert posts.post(f"C{team}") == 0.0
     started = time.monotonic()
     turn_at(posts.post(f"C{team}"), 1.0)
+
+
+def test_a_redraw_that_ends_a_phase_goes_ahead_of_boards_that_still_count(
+    fake: FakeSlack, sessions: sessionmaker[Session]
+) -> None:
+    """With the burst nearly spent, a board's count (who joined, confirmed, voted: it will be
+    redrawn again) waits for the budget to refill, while a last word (dawn, the vote closed)
+    takes the turn left for it, on a board whose count is waiting too."""
+    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
+    short = Pacer(updates=Limit(0.01, 4))  # a burst of 4, then one every 100 s; 3 kept back
+    deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None, pacer=short)
+    games = [new_game(fake, sessions) for _ in range(2)]
+    ids = [game_id for game_id, _ in games]
+    seat = m.SeatName("U0HOST", "host", is_bot=False)
+
+    def redraw(game_ids: list[int], view: m.View) -> None:
+        with transaction(sessions) as session:
+            for game_id in game_ids:
+                game = session.get(Game, game_id)
+                assert game is not None
+                write(session.connection(), outbox_rows(game, [m.Show(m.LOBBY_BOARD, view)]))
+        for game_id in game_ids:
+            deliverer.kick(game_id)
+
+    def shown(saying: str) -> list[int]:
+        return [g for g, channel in games if saying in fake.messages(channel)[-1].text]
+
+    try:
+        deliverer.start(sweep_seconds=0.1)
+        redraw(ids, m.ClosedView("posted"))  # posts: a budget of their own
+        until(lambda: not undelivered(sessions, ids), "the boards posted")
+        counting = m.LobbyView(ids[0], "U0HOST", (seat,), bots_allowed=True)
+        assert not m.settles(counting) and m.settles(m.ClosedView("done"))
+        redraw(ids, counting)
+        until(lambda: shown("Varulv") and undelivered(sessions, ids), "one count redrawn")
+        (waiting,) = {entry.game_id for entry in undelivered(sessions, ids)}
+        redraw([waiting], m.ClosedView("the last word"))
+        until(lambda: shown("the last word") or None, "the last word redrawn")
+    finally:
+        deliverer.stop()
+    assert not undelivered(sessions, ids), "the count it replaced is done with"
+    assert shown("the last word") == [waiting] and len(shown("Varulv")) == 1
