@@ -186,10 +186,11 @@ class Run:
 
 def board_lags(fake: Slack, db: Engine) -> dict[str, list[float]]:
     """Per public board, by board: seconds from its newest version's commit to the stand-in
-    showing it."""
+    showing it (posted, updated, or redrawn through a click's response_url)."""
     answered: dict[tuple[str, str], float] = {}
-    for call in fake.calls:
-        if call.method in ("chat.update", "chat.postMessage") and call.ok:
+    for call in fake.calls:  # a click's response_url redraws in place: its answer names where
+        redrawn = call.method == "response_url" and call.params.get("replace_original")
+        if call.ok and (redrawn or call.method in ("chat.update", "chat.postMessage")):
             answered[(str(call.response.get("channel")), str(call.response.get("ts")))] = call.at
     with db.connect() as connection:
         rows = connection.execute(

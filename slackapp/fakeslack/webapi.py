@@ -361,14 +361,17 @@ class WebApi:
         return answer.status, str(answer.body.get("answer", answer.body.get("error", "")))
 
     def _respond(self, request: ApiRequest) -> ApiAnswer:
+        """The answer, and (for the record of calls only) the message the hook points at."""
+        target: JSON = {}
         try:
             hook = self.grants.use_hook(request.token or "")
+            target = {"channel": hook.channel, "ts": hook.message_ts}
             status, text = 200, self.apply_response(hook, request.params)
         except HookError as error:
             status, text = 404, str(error)
         except ApiError as error:
             status, text = 400, error.error
-        return ApiAnswer({"ok": status == 200, "answer": text}, status)
+        return ApiAnswer({"ok": status == 200, "answer": text, **target}, status)
 
     def apply_response(self, hook: ResponseHook, body: JSON) -> str:
         """Show a response (response_url post or command ack) the way Slack would."""
