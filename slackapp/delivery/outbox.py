@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from typing import Any, Protocol, cast
 
-from sqlalchemy import Connection, Table, bindparam, func, insert, select
+from sqlalchemy import Connection, Table, bindparam, func, insert, select, tuple_
 
 from slackapp.blocks.render import render
 from slackapp.blocks.said import said, said_or_text
@@ -113,9 +114,42 @@ def answering(rows: list[Row], surface: str, response_url: str | None) -> None:
                 row["response_url"] = response_url
 
 
+CLICK_KEPT = timedelta(minutes=25)
+"""How long after a click its ``response_url`` is lent to its message's last word: Slack takes
+one five times within thirty minutes."""
+_LAST_CLICKS = (
+    select(OUTBOX.c.game_id, OUTBOX.c.surface, OUTBOX.c.response_url)
+    .distinct(OUTBOX.c.game_id, OUTBOX.c.surface)
+    .where(
+        tuple_(OUTBOX.c.game_id, OUTBOX.c.surface).in_(bindparam("messages", expanding=True)),
+        OUTBOX.c.response_url.is_not(None),
+        OUTBOX.c.created_at > func.now() - CLICK_KEPT,
+    )
+    .order_by(OUTBOX.c.game_id, OUTBOX.c.surface, OUTBOX.c.version.desc())
+)
+"""Each message's newest click still young enough to answer through."""
+
+
+def lend_last_clicks(connection: Connection, rows: list[Row]) -> None:
+    """A message's last word (``settles``: dawn on the night board, a night message at dawn)
+    that answers no click of its own is redrawn through the message's newest recent click,
+    so it spends nothing of the workspace's ``chat.update`` budget, which every table shares;
+    should Slack refuse that URL, the deliverer updates instead."""
+    lenders = {(row["game_id"], row["surface"]) for row in rows if row["settles"]}
+    lenders -= {(row["game_id"], row["surface"]) for row in rows if row["response_url"]}
+    if not lenders:
+        return
+    found = connection.execute(_LAST_CLICKS, {"messages": sorted(lenders)})
+    urls = {(game_id, surface): url for game_id, surface, url in found}
+    for row in rows:
+        if row["settles"] and not row["response_url"]:
+            row["response_url"] = urls.get((row["game_id"], row["surface"]))
+
+
 def write(connection: Connection, rows: list[Row]) -> None:
     """The rows, of any number of games, sent together."""
     if rows:
+        lend_last_clicks(connection, rows)
         connection.execute(ADD, rows)
 
 

@@ -32,6 +32,10 @@ def test_the_robber_who_takes_a_werewolf_is_told_the_werewolf_side_and_that_it_m
     assert dm.index("your card is now *Werewolf*") < dm.index(WOLF_SIDE)
 
 
+def nothing_tonight(user: str, card: Card, dm: Message) -> str:
+    return "Skip" if "Skip" in [button.text for button in dm.buttons()] else "Got it"
+
+
 def skip_or_swap_anna_with_cia(user: str, card: Card, dm: Message) -> str:
     """Bo, the Troublemaker, swaps Anna's card with Cia's; everyone else does nothing."""
     offered = [button.text for button in dm.buttons()]
@@ -60,6 +64,28 @@ def test_the_insomniac_who_wakes_as_a_werewolf_is_told_the_werewolf_side_for_goo
     assert WOLF_SIDE in dm, dm
     assert "No card wakes after yours: this is your card, and your side, at dawn." in dm
     assert "You are on the village side" not in dm and VILLAGE_GOAL not in dm, dm
+
+
+def test_dawn_is_drawn_through_the_clicks_that_led_to_it_not_chat_update(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """Dawn on the night board and the Insomniac's card at dawn are each their message's last
+    word: they go through the message's newest click (*Start*, the Insomniac's own *Got it*),
+    sparing the workspace's ``chat.update`` budget, which all its tables share."""
+    before = len(fake.calls)
+    table = new_table(fake, app, db)
+    five = PEOPLE[:5]
+    table.seat_people(ANNA, five[1:])
+    table.arrange_deal(lambda dealt, _: dealt[BO] is Card.INSOMNIAC)
+    table.start(ANNA)
+    table.play_night([BO, *five[:1], *five[2:]], nothing_tonight)
+    table.wait_for_phase("day")
+    dawn = table.board("Dawn breaks")
+    insomniac = table.dm_saying(BO, "At the end of the night your card is")
+    updated = [c for c in fake.calls[before:] if c.method == "chat.update"]
+    dawn_updates = [c for c in updated if "Dawn breaks" in str(c.params.get("text"))]
+    assert dawn.edited_ts and not dawn_updates, "dawn drawn, and not by chat.update"
+    assert not [c for c in updated if c.params.get("channel") == insomniac.channel]
 
 
 def test_the_games_end_is_a_message_below_the_persons_own_night_which_stays(
