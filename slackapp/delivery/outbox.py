@@ -117,17 +117,16 @@ def answering(rows: list[Row], surface: str, response_url: str | None) -> None:
 CLICK_KEPT = timedelta(minutes=25)
 """How long after a click its ``response_url`` is lent to its message's last word: Slack takes
 one five times within thirty minutes."""
-_LAST_CLICKS = (
+_RECENT_CLICKS = (
     select(OUTBOX.c.game_id, OUTBOX.c.surface, OUTBOX.c.response_url)
-    .distinct(OUTBOX.c.game_id, OUTBOX.c.surface)
     .where(
         tuple_(OUTBOX.c.game_id, OUTBOX.c.surface).in_(bindparam("messages", expanding=True)),
         OUTBOX.c.response_url.is_not(None),
         OUTBOX.c.created_at > func.now() - CLICK_KEPT,
     )
-    .order_by(OUTBOX.c.game_id, OUTBOX.c.surface, OUTBOX.c.version.desc())
+    .order_by(OUTBOX.c.version)
 )
-"""Each message's newest click still young enough to answer through."""
+"""The messages' clicks still young enough to answer through, oldest first (a few each)."""
 
 
 def lend_last_clicks(connection: Connection, rows: list[Row]) -> None:
@@ -139,8 +138,8 @@ def lend_last_clicks(connection: Connection, rows: list[Row]) -> None:
     lenders -= {(row["game_id"], row["surface"]) for row in rows if row["response_url"]}
     if not lenders:
         return
-    found = connection.execute(_LAST_CLICKS, {"messages": sorted(lenders)})
-    urls = {(game_id, surface): url for game_id, surface, url in found}
+    found = connection.execute(_RECENT_CLICKS, {"messages": sorted(lenders)})
+    urls = {(game_id, surface): url for game_id, surface, url in found}  # the newest stays
     for row in rows:
         if row["settles"] and not row["response_url"]:
             row["response_url"] = urls.get((row["game_id"], row["surface"]))

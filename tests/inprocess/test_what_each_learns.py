@@ -106,8 +106,9 @@ def test_the_games_end_is_a_message_below_the_persons_own_night_which_stays(
     night = table.wait(night_told, "Anna's night message to say what she did")
     table.nobody_dies_tonight([ANNA, BO, CIA])
 
-    def game_over() -> Message | None:
-        return next((m for m in fake.dm_messages(ANNA) if "this game" in m.rendered_text), None)
+    def game_over() -> Message | None:  # below this game's night: earlier games' are above
+        said = fake.dm_messages(ANNA)
+        return next((m for m in said if m.ts > night.ts and "this game" in m.rendered_text), None)
 
     over = table.wait(game_over, "Anna's message at the game's end")
     assert "You were dealt the *Robber* and held the *Seer* at dawn" in over.rendered_text

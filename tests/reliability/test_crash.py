@@ -437,11 +437,11 @@ def test_a_crash_while_the_day_board_is_posted_never_shows_the_insomniac_a_false
         swapped = seat_rows(db, table.game_id())[anna]["night_choice"]["swap"]
         assert sorted(swapped) == sorted([bo, cia]), "the swap was kept"
         insomniac_dm = fake.dm_channel(bo)
-        said = [
+        said = [  # posted, redrawn, or redrawn through a click's response_url
             str(call.params.get("blocks"))
             for call in fake.calls
-            if call.method in ("chat.postMessage", "chat.update")
-            and call.params.get("channel") == insomniac_dm
+            if insomniac_dm in (call.params.get("channel"), call.response.get("channel"))
+            and call.method in ("chat.postMessage", "chat.update", "response_url")
             and "At the end of the night your card is" in str(call.params.get("blocks"))
         ]
         assert said, "the Insomniac was shown their card at dawn"
