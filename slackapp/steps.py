@@ -211,7 +211,7 @@ def commit_step(
         rows = outbox_rows(game, done.effects)
         if clicked is not None and adopted is not None and adopted.is_the_message:
             # the clicked message is redrawn through the click's answer
-            answering(rows, clicked.surface, clicked.response_url)
+            answering(rows, clicked.surface, clicked.response_url, clicked.ts)
         write(connection, rows)
         shown = (0 if adopted is None else adopted.rows) + len(rows)
         taken = take(connection, [game.id]) if take is not None and shown else None

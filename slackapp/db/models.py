@@ -217,7 +217,7 @@ class OutboxEntry(Base):
     """What one of a game's Slack messages must show, committed with the step that decided it.
 
     A message is a game's ``surface`` (its lobby, day board, vote board, reveal, a person's
-    night message ``dm:<key>``, a line ``say:<token>``, a private word
+    night message ``dm:<key>`` and result ``over:<key>``, a line ``say:<token>``, a private word
     ``tell:<user>:<token>``); each step's picture of it is the next ``version``. The deliverer
     sends the newest undelivered version of each message after the commit, and marks every
     version up to it done.
@@ -248,8 +248,13 @@ class OutboxEntry(Base):
     failure: Mapped[str | None] = mapped_column(String(64), default=None)
     """Why it was given up (Slack's error), or ``superseded`` by a newer version."""
     response_url: Mapped[str | None] = mapped_column(Text, default=None)
-    """The click's own ``response_url`` when this version answers a click on the message: it
-    is redrawn through that, which Slack does not count against ``chat.update``'s limit."""
+    """The click's own ``response_url`` when this version answers a click on the message (or,
+    for a last word, the newest recent click it borrowed): it is redrawn through that, which
+    Slack does not count against ``chat.update``'s limit."""
+    response_ts: Mapped[str | None] = mapped_column(String(32), default=None)
+    """The ``ts`` of the copy the click was on: its ``response_url`` redraws that copy, so it is
+    used only while that copy is the one recorded (``messages.ts``). A phase's last word that
+    answers no click borrows its message's newest recent click (``delivery.outbox``)."""
     settles: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     """This version is the message's last word (its phase is over, ``game.effects.settles``):
     its redraw takes the next turn at ``chat.update``'s limit however far off, while a board

@@ -74,7 +74,7 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
     if recorded is not None and tuple(recorded) == (clicked.channel, clicked.ts):
         return Adopted(0, True)  # the common case, one read by primary key
     newest = connection.execute(
-        select(OUTBOX.c.channel, OUTBOX.c.user_id, OUTBOX.c.text, OUTBOX.c.blocks)
+        select(OUTBOX.c.channel, OUTBOX.c.user_id, OUTBOX.c.text, OUTBOX.c.blocks, OUTBOX.c.settles)
         .where(OUTBOX.c.game_id == game_id, OUTBOX.c.surface == clicked.surface)
         .order_by(OUTBOX.c.version.desc())
         .limit(1)
@@ -98,16 +98,19 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
         .where(MESSAGES.c.game_id == game_id, MESSAGES.c.surface == clicked.surface)
         .values(channel=clicked.channel, ts=clicked.ts, version=UNKNOWN_VERSION)
     )
-    base: Row = {"game_id": game_id, "attempts": 0, "of_game": game_id}
+    base: Row = {"game_id": game_id, "of_game": game_id, "settles": False}
     rows: list[Row] = [
         base
-        | {
+        | {  # the newest version again, on the copy clicked, through the click's own answer
             "surface": clicked.surface,
             "of_surface": clicked.surface,
             "channel": newest.channel,
             "user_id": newest.user_id,
             "text": newest.text,
             "blocks": newest.blocks,
+            "response_url": clicked.response_url,
+            "response_ts": clicked.ts,
+            "settles": newest.settles,
         }
     ]
     rows.append(
@@ -119,6 +122,8 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
             "user_id": None,
             "text": recorded.ts,
             "blocks": None,
+            "response_url": None,
+            "response_ts": None,
         }
     )
     connection.execute(ADD, rows)

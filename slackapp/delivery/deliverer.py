@@ -31,6 +31,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 
 from slack_sdk import WebClient
 from sqlalchemy import Connection, func, or_, select, update
@@ -525,12 +526,13 @@ class Deliverer:
                     channel=channel, text=newest.text, blocks=newest.blocks
                 )
                 first: tuple[str, str] | None = (str(posted["channel"]), str(posted["ts"]))
-            elif pending.response_url is not None and redraw_in_place(
-                pending.response_url, newest.text, newest.blocks
+            elif (url := pending.answer_at(send.shown.ts)) and redraw_in_place(
+                url, newest.text, newest.blocks
             ):
                 first = None  # the click's own answer redrew it: no chat.update spent
             else:
-                if self._put_off(game_id, pending, lambda: self._update_turn(team_id, pending)):
+                turn = partial(self._update_turn, team_id, pending, url is not None)
+                if self._put_off(game_id, pending, turn):
                     return None
                 client.chat_update(
                     channel=send.shown.channel,
@@ -568,14 +570,14 @@ class Deliverer:
             return None
         return Landing(game_id, pending.surface, newest.version)
 
-    def _update_turn(self, team_id: str, pending: plan.Pending) -> Turn:
+    def _update_turn(self, team_id: str, pending: plan.Pending, clicked: bool) -> Turn:
         """A person's own view after their click is redrawn through the click's response_url;
         if Slack refused that, it takes the next turn, however far off, as a message's last
         word does (no later step changes it, so the turn is never spent in vain). A redraw
         that will itself be redrawn takes one only while ``LEFT_FOR_LAST_WORDS`` of the burst
         stay free: when the budget is short it waits without one, and is redrawn at its newest
         version once one is free."""
-        if pending.response_url is not None or pending.newest.settles:
+        if clicked or pending.newest.settles:
             return Turn(self.pacer.update(team_id))
         return self.pacer.update_sparing(team_id, LEFT_FOR_LAST_WORDS)
 
@@ -688,7 +690,8 @@ def _method(send: plan.Send, pending: plan.Pending) -> str:
     """The Web API method that showed a message (a click's response_url counts as one)."""
     if isinstance(send, plan.Post):
         return "chat.postMessage"
-    return "response_url" if pending.response_url is not None else "chat.update"
+    shown = send.shown.ts
+    return "response_url" if pending.answer_at(shown) is not None else "chat.update"
 
 
 def _turn_method(pending: plan.Pending) -> str:

@@ -49,11 +49,28 @@ _NEWEST = (
     .where(OUTBOX.c.game_id == bindparam("of_game"), OUTBOX.c.surface == bindparam("of_surface"))
     .scalar_subquery()
 )
-ADD = insert(OUTBOX).values(version=_NEWEST + 1)
+_RETRYING = (
+    OUTBOX.c.game_id == bindparam("of_game"),
+    OUTBOX.c.surface == bindparam("of_surface"),
+    OUTBOX.c.done_at.is_(None),
+    OUTBOX.c.attempts > 0,
+)
+ADD = insert(OUTBOX).values(
+    version=_NEWEST + 1,
+    due_at=func.greatest(
+        func.now(), select(func.max(OUTBOX.c.due_at)).where(*_RETRYING).scalar_subquery()
+    ),
+    attempts=func.coalesce(
+        select(func.max(OUTBOX.c.attempts)).where(*_RETRYING).scalar_subquery(), 0
+    ),
+)
 """A message's next version, numbered by the database as the row goes in: steps hold their
 game's lock, so no other step adds a version meanwhile, and no read of the versions is needed
 first. Rows sent together are inserted one after another (psycopg's ``executemany``), so a
-message shown twice in one step gets two versions in turn (a test holds to it)."""
+message shown twice in one step gets two versions in turn (a test holds to it). A version
+written while the message waits out a failure (Slack's ``Retry-After``, a backoff) waits with
+it and counts its tries: only the newest version's wait holds a message back
+(``delivery.plan``)."""
 
 
 def say_surface() -> str:
@@ -73,10 +90,10 @@ def outbox_rows(game: Addressed, effects: Iterable[m.Effect]) -> list[Row]:
     for effect in effects:
         row: Row = {
             "game_id": game.id,
-            "attempts": 0,
             "channel": None,
             "user_id": None,
             "response_url": None,
+            "response_ts": None,
             "settles": False,
         }
         match effect:
@@ -105,44 +122,48 @@ def outbox_rows(game: Addressed, effects: Iterable[m.Effect]) -> list[Row]:
     return rows
 
 
-def answering(rows: list[Row], surface: str, response_url: str | None) -> None:
-    """The versions of the clicked message ``surface`` answer the click: they carry its
-    ``response_url`` (see ``OutboxEntry.response_url``)."""
+def answering(rows: list[Row], surface: str, response_url: str | None, ts: str) -> None:
+    """The versions of the clicked message ``surface`` answer the click on its copy ``ts``:
+    they carry its ``response_url`` (see ``OutboxEntry.response_url``)."""
     if response_url:
         for row in rows:
             if row["surface"] == surface:
-                row["response_url"] = response_url
+                row["response_url"], row["response_ts"] = response_url, ts
 
 
 CLICK_KEPT = timedelta(minutes=25)
 """How long after a click its ``response_url`` is lent to its message's last word: Slack takes
 one five times within thirty minutes."""
 _RECENT_CLICKS = (
-    select(OUTBOX.c.game_id, OUTBOX.c.surface, OUTBOX.c.response_url)
+    select(OUTBOX.c.game_id, OUTBOX.c.surface, OUTBOX.c.response_url, OUTBOX.c.response_ts)
     .where(
         tuple_(OUTBOX.c.game_id, OUTBOX.c.surface).in_(bindparam("messages", expanding=True)),
         OUTBOX.c.response_url.is_not(None),
-        OUTBOX.c.created_at > func.now() - CLICK_KEPT,
     )
-    .order_by(OUTBOX.c.version)
+    .group_by(OUTBOX.c.game_id, OUTBOX.c.surface, OUTBOX.c.response_url, OUTBOX.c.response_ts)
+    .having(func.min(OUTBOX.c.created_at) > func.now() - CLICK_KEPT)
+    .order_by(func.max(OUTBOX.c.version))
 )
-"""The messages' clicks still young enough to answer through, oldest first (a few each)."""
+"""The messages' clicks still young enough to answer through (their age from the version that
+first carried them, not one that borrowed them), oldest first: a few each."""
 
 
 def lend_last_clicks(connection: Connection, rows: list[Row]) -> None:
     """A message's last word (``settles``: dawn on the night board, a night message at dawn)
     that answers no click of its own is redrawn through the message's newest recent click,
     so it spends nothing of the workspace's ``chat.update`` budget, which every table shares;
-    should Slack refuse that URL, the deliverer updates instead."""
+    should Slack refuse that URL, or the copy clicked no longer be the message's, the
+    deliverer updates instead."""
     lenders = {(row["game_id"], row["surface"]) for row in rows if row["settles"]}
     lenders -= {(row["game_id"], row["surface"]) for row in rows if row["response_url"]}
     if not lenders:
         return
     found = connection.execute(_RECENT_CLICKS, {"messages": sorted(lenders)})
-    urls = {(game_id, surface): url for game_id, surface, url in found}  # the newest stays
+    clicks = {(game_id, surface): (url, ts) for game_id, surface, url, ts in found}  # newest
     for row in rows:
-        if row["settles"] and not row["response_url"]:
-            row["response_url"] = urls.get((row["game_id"], row["surface"]))
+        click = clicks.get((row["game_id"], row["surface"]))
+        if click and row["settles"] and not row["response_url"]:
+            row["response_url"], row["response_ts"] = click
 
 
 def write(connection: Connection, rows: list[Row]) -> None:

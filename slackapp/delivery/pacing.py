@@ -6,10 +6,10 @@ welcome. Each limit is a token bucket here: ``burst`` calls may go at once, then
 ``1 / rate`` seconds. A call takes the next free moment of its bucket, so calls queued behind
 one another are spread out rather than sent together and refused together.
 
-A call may also ask for a turn only if one is free ``within`` some seconds: when the budget is
-short it takes none, so the turns go to the calls that may take them further ahead, and the
-message, coalesced meanwhile to its newest version, asks again once one would be that near
-(``slackapp.delivery.deliverer`` says which message may look how far ahead).
+A call may also ask for a turn only while part of the burst would stay free after it
+(``Pacer.update_sparing``): when the budget is short it takes none, so the turns go to the
+calls that may wait no longer, and the message, coalesced meanwhile to its newest version,
+asks again once one would be free (``slackapp.delivery.deliverer`` says which message is which).
 
 The buckets live in the database (``SharedBuckets``, one row per bucket, one statement per
 call) so that every process of a deployment paces against the same budget, or in memory
@@ -154,10 +154,6 @@ class Pacer:
 
     def update(self, team_id: str) -> float:
         return self.updates.reserve(team_id).wait
-
-    def update_within(self, team_id: str, within: float) -> Turn:
-        """A turn for a redraw that may be put off: taken only if it is ``within`` seconds."""
-        return self.updates.reserve(team_id, within)
 
     def update_sparing(self, team_id: str, spare: int) -> Turn:
         """A turn for a redraw that may wait longest: taken only now, and only while ``spare``

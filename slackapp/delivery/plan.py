@@ -41,6 +41,8 @@ class Entry:
     """The click this version answers, if it does: where it can be redrawn in place."""
     settles: bool = False
     """The message's last word: its phase is over (``OutboxEntry.settles``)."""
+    response_ts: str | None = None
+    """The copy the click was on: its ``response_url`` redraws that copy only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,11 +70,12 @@ class Pending:
     def attempts(self) -> int:
         return max(entry.attempts for entry in self.entries)
 
-    @property
-    def response_url(self) -> str | None:
-        """The newest click's ``response_url`` among the undelivered versions (a newer
-        version may come from a step that was not a click on it)."""
-        return next((e.response_url for e in reversed(self.entries) if e.response_url), None)
+    def answer_at(self, ts: str) -> str | None:
+        """The newest ``response_url`` among the undelivered versions of a click on the copy
+        ``ts`` (a newer version may come from a step that was not a click on it; a click on
+        another copy cannot redraw this one)."""
+        clicked = (e.response_url for e in reversed(self.entries) if e.response_ts == ts)
+        return next((url for url in clicked if url), None)
 
 
 @dataclass(frozen=True, slots=True)

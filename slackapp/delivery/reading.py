@@ -25,6 +25,7 @@ UNDELIVERED = (
         OutboxEntry.attempts,
         OutboxEntry.response_url,
         OutboxEntry.settles,
+        OutboxEntry.response_ts,
         Game.team_id,
         Game.enterprise_id,
         SlackMessage.channel,
@@ -64,8 +65,8 @@ def read(connection: Connection, game_ids: Collection[int]) -> dict[int, ToShow]
     entries: dict[int, list[Entry]] = {}
     shown: dict[int, dict[str, Shown]] = {}
     for row in connection.execute(UNDELIVERED, {"games": list(game_ids)}):
-        entry = Entry(*row[:11])
-        team_id, enterprise_id, channel, ts, version = row[11:]
+        entry = Entry(*row[:12])
+        team_id, enterprise_id, channel, ts, version = row[12:]
         teams[entry.game_id] = WorkspaceId(team_id, enterprise_id)
         entries.setdefault(entry.game_id, []).append(entry)
         if ts is not None:

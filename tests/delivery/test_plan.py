@@ -129,3 +129,16 @@ def test_a_private_word_is_posted_to_its_person_whose_dm_is_opened_first() -> No
     decision = plan.next_for(Pending("tell:U1:abc", (word,), None), set(), NOW)
     assert decision == plan.Post(Pending("tell:U1:abc", (word,), None))
     assert decision.entry.channel is None and decision.entry.user_id == "U1"
+
+
+def test_a_clicks_url_answers_only_on_the_copy_it_was_clicked_on() -> None:
+    def clicked(version: int, url: str | None, ts: str | None) -> Entry:
+        return Entry(1, "lobby", version, "C1", None, "", None, NOW, 0, url, False, ts)
+
+    pending = plan.pending_of(
+        [clicked(2, "https://u/2", "1.0"), clicked(3, None, None), clicked(4, "https://u/4", "2")],
+        {"lobby": Shown("C1", "1.0", 1)},
+    )[0]
+    assert pending.answer_at("1.0") == "https://u/2", "the newest click on that copy"
+    assert pending.answer_at("2") == "https://u/4"
+    assert pending.answer_at("5.0") is None, "no click on the copy Slack shows: an update"

@@ -8,7 +8,7 @@ from slackapp.delivery.policy import MAX_ATTEMPTS, GiveUp, Retry, after_failure,
 from slackapp.delivery.slack import Failure
 from slackapp.game import machine as m
 
-SURFACES = [m.LOBBY_BOARD, "dm:U1", "tell:U1:abc", "say:abc"]
+SURFACES = [m.LOBBY_BOARD, "dm:U1", "over:U1", "tell:U1:abc", "say:abc"]
 
 
 def test_every_failure_of_every_message() -> None:
@@ -23,7 +23,7 @@ def test_every_failure_of_every_message() -> None:
         assert isinstance(then, GiveUp) and then.code == "some_error"
         if failure is not Failure.UNWRITABLE:
             assert then == GiveUp("some_error"), "nothing for the machine to decide"
-        elif surface == "dm:U1":
+        elif surface in ("dm:U1", "over:U1"):  # the night message, the result
             assert then.report == m.DmFailed("U1", "some_error") and not then.whole_channel
         elif surface.startswith("tell:"):
             assert then == GiveUp("some_error")

@@ -103,8 +103,8 @@ def test_a_few_tables_on_a_tiny_budget_end_right(postgres: str, processes: int) 
             updates = [c for c in fake.calls if c.method == "chat.update" and c.ok]
             assert TINY.updates is not None
             assert len(updates) > TINY.updates.burst, "more redraws than a burst: paced"
-            # A night choice redraws the chooser's DM through the click's own response_url:
-            # chat.update reaches a DM only for what no click of theirs changed (the dawn).
+            # A night choice redraws the chooser's DM through the click's own response_url, and
+            # dawn through their newest click's: chat.update reaches a DM only when a URL fails.
             dm_updates = [u for u in updates if str(u.params["channel"]).startswith("D")]
             assert len(dm_updates) <= 3 * TABLES, [u.params["text"] for u in dm_updates]
         finally:

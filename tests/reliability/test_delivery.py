@@ -259,6 +259,38 @@ def test_throttling_is_retried_after_retry_after(
         deliverer.stop()
 
 
+def test_a_version_written_while_its_message_waits_out_retry_after_waits_with_it(
+    fake: FakeSlack, sessions: sessionmaker[Session], reports: Reports
+) -> None:
+    """Only the newest version's wait holds a message back, so a newer one inherits the wait
+    and the tries of a failure (a count put off for a turn does not hold a last word back)."""
+    game_id, channel = new_game(fake, sessions)
+    show(sessions, game_id, closed("first"))
+    clock = Clock(datetime.now(UTC))
+    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
+    deliverer = Deliverer(sessions, lambda team: client, reports, now=clock)
+    try:
+        faults.rate_limit(fake, "chat.postMessage", times=1, retry_after=60)
+        deliverer.drain(game_id)
+        show(sessions, game_id, closed("second"))
+        deliverer.drain(game_id)
+        assert texts(fake, channel) == [], "not before Retry-After"
+        with sessions() as session:
+            entries = session.scalars(
+                select(OutboxEntry)
+                .where(OutboxEntry.game_id == game_id)
+                .order_by(OutboxEntry.version)
+            ).all()
+            waits = [(entry.attempts, entry.due_at) for entry in entries]
+        assert waits == [(1, clock.at + timedelta(seconds=60))] * 2, waits
+        clock.at += timedelta(seconds=60)
+        deliverer.sweep()
+        drained(sessions, game_id)
+        assert texts(fake, channel) == ["second"]
+    finally:
+        deliverer.stop()
+
+
 def test_a_channel_that_refuses_the_bot_is_reported_and_its_messages_given_up(
     fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer, reports: Reports
 ) -> None:

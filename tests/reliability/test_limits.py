@@ -6,9 +6,10 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import make_sessions, transaction
@@ -65,16 +66,20 @@ def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, str
 
 
 def show(
-    sessions: sessionmaker[Session], game_ids: list[int], text: str, answers: str | None = None
+    sessions: sessionmaker[Session],
+    game_ids: list[int],
+    text: str,
+    answers: tuple[str, str] | None = None,
 ) -> None:
     """Each game's board, to say ``text``: in one transaction, so all are due at once;
-    ``answers``: the redraw answers a click on the board that had that response_url."""
+    ``answers``: the redraw answers a click (its response_url, and the copy's ts)."""
     with transaction(sessions) as session:
         for game_id in game_ids:
             game = session.get(Game, game_id)
             assert game is not None
             rows = outbox_rows(game, [m.Show(m.LOBBY_BOARD, m.ClosedView(text))])
-            answering(rows, m.LOBBY_BOARD, answers)
+            if answers:
+                answering(rows, m.LOBBY_BOARD, *answers)
             write(session.connection(), rows)
 
 
@@ -148,7 +153,7 @@ def test_a_redraw_answering_a_click_spends_no_update_unless_its_url_is_refused(
         hook = fake.grants.issue_hook("U0HOST", channel, board.ts)  # a click on the board
         url = f"{fake.people.response_base_url}/response/{hook}"
         before = len(fake.calls)
-        show(sessions, [game_id], "answered in place", answers=url)
+        show(sessions, [game_id], "answered in place", answers=(url, board.ts))
         deliverer.kick(game_id)
         until(lambda: not undelivered(sessions, [game_id]), "the board redrawn")
         assert fake.message(channel, board.ts).text == "answered in place"
@@ -156,7 +161,7 @@ def test_a_redraw_answering_a_click_spends_no_update_unless_its_url_is_refused(
         with pytest.raises(HookError):
             while True:  # the URL's other uses, spent elsewhere
                 fake.grants.use_hook(hook)
-        show(sessions, [game_id], "updated after all", answers=url)
+        show(sessions, [game_id], "updated after all", answers=(url, board.ts))
         deliverer.kick(game_id)
         until(lambda: not undelivered(sessions, [game_id]), "the board redrawn again")
     finally:
@@ -181,7 +186,7 @@ def test_two_pacers_on_one_database_share_a_budget(db: Engine, sessions: object)
     assert first.update(team) == 0.0 and second.update(team) == 0.0, "a burst of two"
     turn_at(first.update(team), 2.0)
     turn_at(second.update(team), 4.0)
-    board = second.update_within(team, 1.0)
+    board = second.updates.reserve(team, within=1.0)
     assert not board.taken
     turn_at(board.wait, 5.0)  # when the free turn at 6 s is within a second
     turn_at(first.update(team), 6.0)  # the turn the board did not take
@@ -228,11 +233,51 @@ def test_a_redraw_that_ends_a_phase_goes_ahead_of_boards_that_still_count(
         counting = m.LobbyView(ids[0], "U0HOST", (seat,), bots_allowed=True)
         assert not m.settles(counting) and m.settles(m.ClosedView("done"))
         redraw(ids, counting)
-        until(lambda: shown("Varulv") and undelivered(sessions, ids), "one count redrawn")
-        (waiting,) = {entry.game_id for entry in undelivered(sessions, ids)}
+
+        def one_count_put_off() -> int | None:
+            """The game whose count waits, once the other's is shown and recorded."""
+            rows, counted = undelivered(sessions, ids), shown("Varulv")
+            if len(counted) == 1 and len(rows) == 1 and rows[0].game_id not in counted:
+                return rows[0].game_id if rows[0].due_at > datetime.now(UTC) else None
+            return None
+
+        waiting = until(one_count_put_off, "one count redrawn, the other put off")
+        assert waiting is not None
         redraw([waiting], m.ClosedView("the last word"))
         until(lambda: shown("the last word") or None, "the last word redrawn")
     finally:
         deliverer.stop()
     assert not undelivered(sessions, ids), "the count it replaced is done with"
     assert shown("the last word") == [waiting] and len(shown("Varulv")) == 1
+
+
+def test_a_last_word_borrows_its_messages_newest_recent_click_with_its_copy(
+    fake: FakeSlack, sessions: sessionmaker[Session]
+) -> None:
+    """A last word that answers no click goes through the message's newest click, as long as
+    the click (not a version that borrowed it) is under 25 minutes old; a count borrows none."""
+    game_id, _ = new_game(fake, sessions)
+    seat = m.SeatName("U0HOST", "host", is_bot=False)
+    counting = m.LobbyView(game_id, "U0HOST", (seat,), bots_allowed=True)
+
+    def written(view: m.View, click: tuple[str, str] | None = None) -> tuple[str | None, ...]:
+        with transaction(sessions) as session:
+            game = session.get(Game, game_id)
+            assert game is not None
+            rows = outbox_rows(game, [m.Show(m.LOBBY_BOARD, view)])
+            if click:
+                answering(rows, m.LOBBY_BOARD, *click)
+            write(session.connection(), rows)
+            return rows[0]["response_url"], rows[0]["response_ts"]
+
+    assert written(counting, ("https://hooks/old", "1.0")) == ("https://hooks/old", "1.0")
+    assert written(counting, ("https://hooks/new", "2.0")) == ("https://hooks/new", "2.0")
+    assert written(counting) == (None, None), "a count borrows no click"
+    assert written(m.ClosedView("dawn")) == ("https://hooks/new", "2.0")
+    with transaction(sessions) as session:  # the clicks age past what Slack allows
+        session.execute(
+            update(OutboxEntry)
+            .where(OutboxEntry.game_id == game_id, OutboxEntry.version <= 2)
+            .values(created_at=func.now() - timedelta(minutes=26))
+        )
+    assert written(m.ClosedView("dawn")) == (None, None), "too old, though lent just now"
