@@ -526,10 +526,11 @@ class Deliverer:
                     channel=channel, text=newest.text, blocks=newest.blocks
                 )
                 first: tuple[str, str] | None = (str(posted["channel"]), str(posted["ts"]))
+                method = "chat.postMessage"
             elif (url := pending.answer_at(send.shown.ts)) and redraw_in_place(
                 url, newest.text, newest.blocks
             ):
-                first = None  # the click's own answer redrew it: no chat.update spent
+                first, method = None, "response_url"  # the click's answer: no chat.update
             else:
                 turn = partial(self._update_turn, team_id, pending, url is not None)
                 if self._put_off(game_id, pending, turn):
@@ -540,11 +541,11 @@ class Deliverer:
                     text=newest.text,
                     blocks=newest.blocks,
                 )
-                first = None
+                first, method = None, "chat.update"
         except Exception as error:
             self._failed(game_id, pending, error)
             return None
-        metrics.delivered(_method(send, pending), pending.entries[0].due_at, utc_now())
+        metrics.delivered(method, pending.entries[0].due_at, utc_now())
         return Landing(game_id, pending.surface, newest.version, first)
 
     def _drop(
@@ -684,14 +685,6 @@ class Deliverer:
                 .values(done_at=func.now(), failure=code)
                 .execution_options(synchronize_session=False)
             )
-
-
-def _method(send: plan.Send, pending: plan.Pending) -> str:
-    """The Web API method that showed a message (a click's response_url counts as one)."""
-    if isinstance(send, plan.Post):
-        return "chat.postMessage"
-    shown = send.shown.ts
-    return "response_url" if pending.answer_at(shown) is not None else "chat.update"
 
 
 def _turn_method(pending: plan.Pending) -> str:
