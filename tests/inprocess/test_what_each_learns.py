@@ -8,6 +8,7 @@ from sqlalchemy import Engine
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import Card
 from slackapp.game.cards import GOALS, Team
+from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
 from tests.inprocess.test_games import NAMES, PEOPLE, new_table
 
@@ -106,11 +107,8 @@ def test_the_games_end_is_a_message_below_the_persons_own_night_which_stays(
     night = table.wait(night_told, "Anna's night message to say what she did")
     table.nobody_dies_tonight([ANNA, BO, CIA])
 
-    def game_over() -> Message | None:  # below this game's night: earlier games' are above
-        said = fake.dm_messages(ANNA)
-        return next((m for m in said if m.ts > night.ts and "this game" in m.rendered_text), None)
-
-    over = table.wait(game_over, "Anna's message at the game's end")
+    over = table.wait(lambda: result_dm(fake, ANNA, table), "Anna's message at the game's end")
+    assert over.ts > night.ts
     assert "You were dealt the *Robber* and held the *Seer* at dawn" in over.rendered_text
     assert robbed not in over.rendered_text, "the night is told once, in the night message"
     said = fake.dm_messages(ANNA)
@@ -138,9 +136,15 @@ def test_every_points_line_says_why_zero_included(
     assert f"<@{BO}>: *3 points* (won; named a Werewolf)" in points, points
     assert f"<@{CIA}>: *3 points* (won; named a Werewolf)" in points, points
 
-    def game_over() -> str | None:
-        said = [m.rendered_text for m in fake.dm_messages(ANNA)]
-        return next((text for text in reversed(said) if "this game" in text), None)
-
-    over = table.wait(game_over, "Anna's message at the game's end")
+    told = table.wait(lambda: result_dm(fake, ANNA, table), "Anna's message at the game's end")
+    over = told.rendered_text
     assert "0 points this game: lost; your ballot named no Werewolf." in over, over
+
+
+def result_dm(fake: FakeSlack, person: str, table: Table) -> Message | None:
+    """The person's message at the end of this table's game. Games of earlier tests, with the
+    same people, may end meanwhile: theirs name another channel."""
+    ours = f"<#{table.channel}>"
+    return next(
+        (m for m in fake.dm_messages(person) if ours in m.text and "is over" in m.text), None
+    )
