@@ -95,18 +95,28 @@ class Table:
             "the lobby",
         )
 
-    def dm(self, user: str) -> Message:
-        """The person's night message."""
+    def dm(self, user: str, saying: str = "Your card") -> Message:
+        """The person's night message at this table (``saying``: its words for "Your card"
+        in the table's language). The same person's DMs from other tables' games, earlier
+        or ending meanwhile, name another channel."""
+        return self.wait(lambda: self.newest_dm(user, saying), f"{user}'s night DM at this table")
+
+    def result_dm(self, user: str, saying: str = "The whole story is in") -> Message:
+        """The person's message at the end of this table's game, below their night message."""
         return self.wait(
-            lambda: next(
-                (
-                    m
-                    for m in reversed(self.fake.dm_messages(user))
-                    if "Your card" in m.rendered_text
-                ),
-                None,
+            lambda: self.newest_dm(user, saying), f"{user}'s message at this game's end"
+        )
+
+    def newest_dm(self, user: str, saying: str) -> Message | None:
+        """The person's newest DM that says ``saying`` and names this table's channel."""
+        here = f"<#{self.channel}>"
+        return next(
+            (
+                m
+                for m in reversed(self.fake.dm_messages(user))
+                if saying in m.rendered_text and here in m.rendered_text
             ),
-            f"{user}'s night DM",
+            None,
         )
 
     def dm_saying(self, user: str, containing: str) -> Message:

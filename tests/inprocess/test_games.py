@@ -90,11 +90,7 @@ def test_three_people_from_command_to_reveal(
     assert "No one died" in reveal.rendered_text
 
     for user in (anna, bo, cia):
-
-        def told_it_is_over(u: str = user) -> bool | None:
-            return "whole story" in fake.dm_messages(u)[-1].rendered_text or None
-
-        table.wait(told_it_is_over, "a DM to say the game is over")
+        table.result_dm(user)
     with db.connect() as connection:
         scores: dict[str, int] = dict(
             connection.execute(

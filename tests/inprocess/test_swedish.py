@@ -186,17 +186,7 @@ def test_a_whole_swedish_game_shows_no_english(
     people = (ANNA, BO, CIA)
 
     def night_dm(user: str) -> Message:
-        return table.wait(
-            lambda: next(
-                (
-                    m
-                    for m in reversed(fake.dm_messages(user))
-                    if "Ditt kort" in m.text + str(m.blocks)
-                ),
-                None,
-            ),
-            f"{user}'s Swedish night message",
-        )
+        return table.dm(user, "Ditt kort")
 
     table.wait(lambda: all(night_dm(user) for user in people) or None, "every card sent")
     screens.look()
@@ -235,12 +225,7 @@ def test_a_whole_swedish_game_shows_no_english(
     table.wait_for_phase("over")
     table.board(SV._("The reveal: what really happened"))
     for user in people:
-        table.wait(
-            lambda u=user: (
-                any("Hela historien" in readable(m) for m in fake.dm_messages(u)) or None
-            ),  # type: ignore[misc]
-            f"{user} told the game is over",
-        )
+        table.result_dm(user, "Hela historien")
     for word in ("help", "score", "last"):
         shown = len(fake.ephemerals(ANNA))
         table.command(ANNA, word)

@@ -57,17 +57,7 @@ def swedish_lobby(table: Table, host: str, others: list[str]) -> Message:
 
 
 def night_dm(table: Table, user: str) -> Message:
-    return table.wait(
-        lambda: next(
-            (
-                m
-                for m in reversed(table.fake.dm_messages(user))
-                if "Ditt kort" in m.text + str(m.blocks)
-            ),
-            None,
-        ),
-        f"{user}'s Swedish night message",
-    )
+    return table.dm(user, "Ditt kort")
 
 
 def swedish_night(table: Table, people: list[str]) -> None:

@@ -8,7 +8,6 @@ from sqlalchemy import Engine
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import Card
 from slackapp.game.cards import GOALS, Team
-from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
 from tests.inprocess.test_games import NAMES, PEOPLE, new_table
 
@@ -101,13 +100,10 @@ def test_the_games_end_is_a_message_below_the_persons_own_night_which_stays(
     table.wait_for_phase("day")
     robbed = f"You took <@{BO}>'s card: your card is now *Seer*."
 
-    def night_told() -> Message | None:
-        return next((m for m in fake.dm_messages(ANNA) if robbed in m.rendered_text), None)
-
-    night = table.wait(night_told, "Anna's night message to say what she did")
+    night = table.dm_saying(ANNA, robbed)
     table.nobody_dies_tonight([ANNA, BO, CIA])
 
-    over = table.wait(lambda: result_dm(fake, ANNA, table), "Anna's message at the game's end")
+    over = table.result_dm(ANNA)
     assert over.ts > night.ts
     assert "You were dealt the *Robber* and held the *Seer* at dawn" in over.rendered_text
     assert robbed not in over.rendered_text, "the night is told once, in the night message"
@@ -136,15 +132,5 @@ def test_every_points_line_says_why_zero_included(
     assert f"<@{BO}>: *3 points* (won; named a Werewolf)" in points, points
     assert f"<@{CIA}>: *3 points* (won; named a Werewolf)" in points, points
 
-    told = table.wait(lambda: result_dm(fake, ANNA, table), "Anna's message at the game's end")
-    over = told.rendered_text
+    over = table.result_dm(ANNA).rendered_text
     assert "0 points this game: lost; your ballot named no Werewolf." in over, over
-
-
-def result_dm(fake: FakeSlack, person: str, table: Table) -> Message | None:
-    """The person's message at the end of this table's game. Games of earlier tests, with the
-    same people, may end meanwhile: theirs name another channel."""
-    ours = f"<#{table.channel}>"
-    return next(
-        (m for m in fake.dm_messages(person) if ours in m.text and "is over" in m.text), None
-    )
