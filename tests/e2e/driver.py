@@ -87,7 +87,27 @@ class Table:
             message = self.fake.find_message(self.channel, containing)
             return message if message is not None and saying in message.rendered_text else None
 
-        return self.wait(found, f"a channel message containing {containing!r} {saying!r}")
+        try:
+            return self.wait(found, f"a channel message containing {containing!r} {saying!r}")
+        except AssertionError as error:
+            raise AssertionError(f"{error}\n--- what it shows ---\n{self.shown()}") from None
+
+    def shown(self) -> str:
+        """The channel's messages and the game's messages as the outbox left them: what a
+        failing wait for a board reports."""
+        lines = [f"{m.ts} {m.text!r}" for m in self.fake.messages(self.channel)]
+        with self.db.connect() as connection:
+            lines += [
+                f"{surface} v{version}: {failure or ('sent' if done else 'waiting')}"
+                for surface, version, failure, done in connection.execute(
+                    text(
+                        "SELECT surface, version, failure, done_at IS NOT NULL FROM outbox "
+                        "WHERE game_id = :id ORDER BY id"
+                    ),
+                    {"id": self.game_id()},
+                )
+            ]
+        return "\n".join(lines)
 
     def lobby(self) -> Message:
         return self.wait(
