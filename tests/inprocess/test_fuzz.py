@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -147,8 +147,9 @@ def games(fake: FakeSlack, app: InProcessApp, db: Engine) -> Games:
     games.first_ids = games.ids
     # The app's clock runs with the real one, and on a busy machine the fuzzing can outlast a
     # two-minute phase: a payload that changes nothing would then be the first to find the
-    # deadline passed, and end the phase. Here only the test moves time on.
-    a_day_on = datetime.now(UTC) + timedelta(days=1)
+    # deadline passed, and end the phase. Here only the test moves time on. A day on the app's
+    # own clock, which earlier tests of this worker may have moved days ahead of the real one.
+    a_day_on = app.clock.now() + timedelta(days=1)
     for timed in (night, vote):  # the lobby has no deadline
         set_deadline(db, timed.game_id(), a_day_on)
     return games
