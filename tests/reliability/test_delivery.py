@@ -7,7 +7,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.db.engine import make_sessions, transaction
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat, SlackMessage
-from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.deliverer import Deliverer, utc_now
 from slackapp.delivery.leases import CLAIM, LET_GO, STILL_DUE
 from slackapp.delivery.outbox import enqueue
 from slackapp.delivery.pacing import POST_BURST, Limit, Pacer
@@ -56,12 +56,23 @@ def reports() -> Reports:
     return Reports()
 
 
+def new_deliverer(
+    fake: FakeSlack,
+    sessions: sessionmaker[Session],
+    reports: Reports,
+    now: Callable[[], datetime] = utc_now,
+    pacer: Pacer | None = None,
+) -> Deliverer:
+    """A deliverer whose client hands every 429 to it rather than waiting it out itself."""
+    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
+    return Deliverer(sessions, lambda team: client, reports, now=now, pacer=pacer)
+
+
 @pytest.fixture
 def deliverer(
     fake: FakeSlack, sessions: sessionmaker[Session], reports: Reports
 ) -> Iterator[Deliverer]:
-    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
-    deliverer = Deliverer(sessions, lambda team: client, reports)
+    deliverer = new_deliverer(fake, sessions, reports)
     yield deliverer
     deliverer.stop()
 
@@ -237,8 +248,7 @@ def test_throttling_is_retried_after_retry_after(
     game_id, channel = new_game(fake, sessions)
     show(sessions, game_id, closed("later"))
     clock = Clock(datetime.now(UTC))  # the entry is due
-    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
-    deliverer = Deliverer(sessions, lambda team: client, reports, now=clock)
+    deliverer = new_deliverer(fake, sessions, reports, now=clock)
     try:
         faults.rate_limit(fake, "chat.postMessage", times=1, retry_after=1)
         deliverer.drain(game_id)
@@ -267,8 +277,7 @@ def test_a_version_written_while_its_message_waits_out_retry_after_waits_with_it
     game_id, channel = new_game(fake, sessions)
     show(sessions, game_id, closed("first"))
     clock = Clock(datetime.now(UTC))
-    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
-    deliverer = Deliverer(sessions, lambda team: client, reports, now=clock)
+    deliverer = new_deliverer(fake, sessions, reports, now=clock)
     try:
         faults.rate_limit(fake, "chat.postMessage", times=1, retry_after=60)
         deliverer.drain(game_id)
@@ -323,8 +332,7 @@ def test_one_deliverer_at_a_time_and_a_dead_ones_lease_is_taken_over(
     fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer, reports: Reports
 ) -> None:
     game_id, channel = new_game(fake, sessions)
-    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
-    other = Deliverer(sessions, lambda team: client, reports)
+    other = new_deliverer(fake, sessions, reports)
     try:
         show(sessions, game_id, closed("once"))
         one_left = threading.Event()
@@ -445,8 +453,7 @@ def test_posts_to_a_channel_are_paced_to_about_one_a_second_after_a_short_burst(
     deliverer asks it for every post and sends none before the moment it was given. Load only
     makes posts later, so these hold however busy the machine is."""
     turns = Turns()
-    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
-    deliverer = Deliverer(sessions, lambda team: client, reports, pacer=turns)
+    deliverer = new_deliverer(fake, sessions, reports, pacer=turns)
     game_id, channel = new_game(fake, sessions)
     other_id, other = new_game(fake, sessions)
     before = len(fake.calls)
