@@ -6,10 +6,12 @@ button labels (the night's and the ballot's), the referee's input, a bot's choic
 That name is the one kept in ``people``, read in the step's own transaction
 (:meth:`Names.name_for`); someone Varulv has not met yet sits down under the handle their click
 carried, and their profile's name is asked of Slack (``users.info``) afterwards, on a thread of
-its own, kept, and written over the handle while the lobby is still open (*Start* waits for the
-look-ups still under way, up to ``NAME_LOOKUP_SECONDS``, so a quick start does not deal the night
-under handles). Slack's ``user_change`` event keeps it current, and a kept name older than
-``NAME_REFRESH`` is asked again the next time its person sits down.
+its own, kept, and written over the handle while the lobby is still open. A look-up waits
+``LOOKUP_AFTER_SECONDS`` before it starts, so the screen the click brings (the lobby, the seat
+taken) is not drawn beside it; *Start* begins any still waiting at once and waits for them, up
+to ``NAME_LOOKUP_SECONDS``, so a quick start does not deal the night under handles. Slack's
+``user_change`` event keeps a kept name current, and one older than ``NAME_REFRESH`` is asked
+again the next time its person sits down.
 """
 
 from __future__ import annotations
@@ -36,6 +38,10 @@ NAME_REFRESH = timedelta(days=1)
 NAME_LOOKUP_SECONDS = 3
 """users.info gets this long, once, with no wait for a rate limit."""
 LOOKUP_THREADS = 2
+LOOKUP_AFTER_SECONDS = 0.5
+"""How long a look-up waits after the click that asked for it. Begun at once, its call and
+transaction ran beside the lobby's, and a lone ``/varulv`` took a tenth longer to show its lobby
+on a two-core machine."""
 
 Renamed = Callable[[str, str, str, datetime | None], object]
 """Write a person's name over the one they sat down under at every open lobby: (team, user,
@@ -49,10 +55,12 @@ class Names:
         sessions: sessionmaker[Session],
         renamed: Renamed,
         now: Callable[[], datetime],
+        after_seconds: float = LOOKUP_AFTER_SECONDS,
     ) -> None:
         self.sessions = sessions
         self.renamed = renamed
         self.now = now
+        self.after_seconds = after_seconds
         self._lock = threading.Lock()
         self._asked: dict[tuple[str, str], datetime] = {}
         """When this process last made sure of a person's name: asked again a day later."""
@@ -60,6 +68,9 @@ class Names:
         """Where the look-ups run: threads of their own, started on first use."""
         self._under_way: dict[str, Future[None]] = {}
         """Per person, the look-up not finished yet."""
+        self._waiting: dict[Future[None], tuple[threading.Timer, Callable[[], None]]] = {}
+        """The look-ups not begun yet: each one's timer, and what begins it (once: when the
+        timer fires, or at ``settle``)."""
 
     def name_for(self, connection: Connection, team_id: str, user_id: str, handle: str) -> str:
         """The name a person sits down under, read in the step's own transaction: the one kept
@@ -86,22 +97,60 @@ class Names:
             if self.lookups is None:
                 self.lookups = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="names")
             lookups = self.lookups
-        token, base_url = client.token, client.base_url
-        future = lookups.submit(self._make_sure, token, base_url, team_id, user_id, handle)
-        with self._lock:
+            future: Future[None] = Future()
             self._under_way[user_id] = future
+            token, base_url = client.token, client.base_url
+            timer = threading.Timer(self.after_seconds, self._begin, [future])
+            timer.daemon = True
+            self._waiting[future] = (
+                timer,
+                lambda: self._run(lookups, future, token, base_url, team_id, user_id, handle),
+            )
         future.add_done_callback(lambda done: self._finished(user_id, done))
+        timer.start()
+
+    def _begin(self, future: Future[None]) -> None:
+        """Start the look-up, unless it started already (``settle`` and the timer both may)."""
+        with self._lock:
+            waiting = self._waiting.pop(future, None)
+        if waiting is not None:
+            timer, begin = waiting
+            timer.cancel()
+            begin()
+
+    def _run(
+        self,
+        lookups: Executor,
+        future: Future[None],
+        token: str | None,
+        base_url: str,
+        team_id: str,
+        user_id: str,
+        handle: str,
+    ) -> None:
+        try:
+            running = lookups.submit(self._make_sure, token, base_url, team_id, user_id, handle)
+        except RuntimeError:  # stopped
+            future.cancel()
+            return
+        running.add_done_callback(lambda _: future.set_result(None))
 
     def _finished(self, user_id: str, done: Future[None]) -> None:
         with self._lock:
             if self._under_way.get(user_id) is done:
                 del self._under_way[user_id]
 
-    def settle(self, user_ids: list[str], seconds: float = NAME_LOOKUP_SECONDS) -> None:
-        """Wait for the people's look-ups still under way (their names written over their
-        handles at the lobby), up to ``seconds``; at once when none is."""
+    def settle(
+        self, user_ids: list[str] | None = None, seconds: float = NAME_LOOKUP_SECONDS
+    ) -> None:
+        """Begin the people's look-ups still waiting (everyone's: ``None``), and wait for those
+        under way (their names written over their handles at the lobby), up to ``seconds``; at
+        once when none is."""
         with self._lock:
-            under_way = [f for u in user_ids if (f := self._under_way.get(u)) is not None]
+            people = self._under_way if user_ids is None else user_ids
+            under_way = [f for u in people if (f := self._under_way.get(u)) is not None]
+        for future in under_way:
+            self._begin(future)
         if under_way:
             wait(under_way, timeout=seconds)
 
@@ -148,5 +197,9 @@ class Names:
     def stop(self) -> None:
         with self._lock:
             lookups, self.lookups = self.lookups, None
+            waiting, self._waiting = self._waiting, {}
+        for future, (timer, _) in waiting.items():
+            timer.cancel()
+            future.cancel()  # never begun: nobody waits for it
         if lookups is not None:
             lookups.shutdown(wait=False, cancel_futures=True)

@@ -3,8 +3,11 @@ kept name is fresh is not asked of Slack again, nor read again, when they sit do
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from slack_sdk import WebClient
@@ -57,3 +60,56 @@ def test_a_stale_kept_name_is_asked_again(engine: Engine) -> None:
         assert names.lookups is not None, "a look-up started"
     finally:
         names.stop()
+
+
+class Counting(ThreadPoolExecutor):
+    """The look-ups' thread, counting the look-ups begun."""
+
+    def __init__(self) -> None:
+        super().__init__(1, thread_name_prefix="names")
+        self.begun = 0
+        self.first = threading.Event()
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.begun += 1
+        self.first.set()
+        return super().submit(fn, *args, **kwargs)
+
+
+def waiting_names(engine: Engine, after_seconds: float) -> tuple[Names, Counting]:
+    names = Names(make_sessions(engine), lambda *_: None, lambda: NOW, after_seconds)
+    lookups = Counting()
+    names.lookups = lookups
+    return names, lookups
+
+
+def test_a_look_up_waits_for_the_click_to_show_and_start_begins_it_at_once(
+    engine: Engine,
+) -> None:
+    names, lookups = waiting_names(engine, after_seconds=3600)
+    try:
+        assert seat(engine, names, "U0WAITS") == "handle"
+        assert lookups.begun == 0, "the look-up waits"
+        names.settle(["U0WAITS"])  # as Start does: it returns once the look-up is over
+        assert lookups.begun == 1, "begun at once"
+        names.settle(["U0WAITS"])
+        assert lookups.begun == 1, "begun once"
+    finally:
+        names.stop()
+
+
+def test_a_waiting_look_up_begins_by_itself(engine: Engine) -> None:
+    names, lookups = waiting_names(engine, after_seconds=0.01)
+    try:
+        seat(engine, names, "U0BEGINS")
+        assert lookups.first.wait(timeout=60), "the look-up began"
+    finally:
+        names.stop()
+
+
+def test_a_look_up_still_waiting_when_the_process_stops_never_begins(engine: Engine) -> None:
+    names, lookups = waiting_names(engine, after_seconds=3600)
+    seat(engine, names, "U0STOPS")
+    names.stop()
+    names.settle(["U0STOPS"])  # nothing to wait for: it returns at once
+    assert lookups.begun == 0

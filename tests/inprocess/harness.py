@@ -235,6 +235,7 @@ class InProcessApp:
         answers = ack._answering()
         while True:
             self.step_threads.wait_idle("steps")
+            self.varulv.steps.names.settle()  # the look-ups still waiting begin now
             self.names_lookups.wait_idle("names")
             assert isinstance(answers, TrackedPool)
             answers.wait_idle("private answers")
