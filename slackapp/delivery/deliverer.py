@@ -44,7 +44,7 @@ from slackapp.delivery.copies import dropped_ts
 from slackapp.delivery.landings import DONE, Landing, Landings
 from slackapp.delivery.pacing import Pacer, Turn
 from slackapp.delivery.policy import GiveUp, after_failure
-from slackapp.delivery.reading import ToShow, read
+from slackapp.delivery.reading import ToShow, read, read_held
 from slackapp.delivery.slack import (
     ClientFor,
     Failure,
@@ -426,13 +426,12 @@ class Deliverer:
 
     def _read_held(self, game_ids: list[int]) -> dict[int, ToShow]:
         """What the games whose leases a step took show, of those whose leases this process
-        still has: two reads in no transaction (nothing to begin, end or write). A game whose
+        still has: one read in no transaction (nothing to begin, end or write). A game whose
         lease lapsed, or nearly, while it waited is left out, for a claim to find."""
         with self.sessions() as session:
             autocommit = {"isolation_level": "AUTOCOMMIT"}
             connection = session.connection(execution_options=autocommit)
-            held = leases.still_held(connection, self.holder, game_ids, self.now())
-            return read(connection, held) if held else {}
+            return read_held(connection, self.holder, game_ids, leases.held_until(self.now()))
 
     def _release(self, game_ids: list[int]) -> list[int]:
         """Let the games' leases go; those with something due as they went (to claim again)."""

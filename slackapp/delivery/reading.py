@@ -3,12 +3,15 @@ Slack, as plain values (``slackapp.delivery.plan``), in one statement for many g
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, select
 
 from slackapp.db.models import Game, OutboxEntry, SlackMessage
+from slackapp.delivery.leases import STILL_HELD
 from slackapp.delivery.plan import Entry, Pending, Shown, pending_of
 from slackapp.delivery.slack import WorkspaceId
 
@@ -49,6 +52,9 @@ UNDELIVERED = (
 its game's workspace (and Grid organisation) and where its message is in Slack (the channel,
 ``ts`` and version it shows), if it was posted. Built once, here: building a statement is a
 good part of the cost of running it."""
+UNDELIVERED_HELD = UNDELIVERED.where(OutboxEntry.game_id.in_(STILL_HELD))
+"""The same, of the games whose leases a holder has for a while yet: the reads after a step
+that took them, as one statement."""
 
 
 @dataclass
@@ -61,10 +67,27 @@ class ToShow:
 
 def read(connection: Connection, game_ids: Collection[int]) -> dict[int, ToShow]:
     """Each of the games (all of them, those with nothing to show too)."""
+    found = _to_show(connection.execute(UNDELIVERED, {"games": list(game_ids)}))
+    return {game_id: found.get(game_id) or ToShow(WorkspaceId("")) for game_id in game_ids}
+
+
+def read_held(
+    connection: Connection, holder: str, game_ids: Collection[int], until: datetime
+) -> dict[int, ToShow]:
+    """Those of the games whose leases ``holder`` has until ``until`` at least (see
+    ``leases.held_until``) and that have something undelivered, in one read: nothing is
+    written, so nothing waits for the disk. A game left out is for a claim to find."""
+    games = sorted(game_ids)
+    rows = connection.execute(UNDELIVERED_HELD, {"games": games, "by": holder, "until": until})
+    return _to_show(rows)
+
+
+def _to_show(rows: Iterable[Sequence[Any]]) -> dict[int, ToShow]:
+    """Rows of ``UNDELIVERED``, by game."""
     teams: dict[int, WorkspaceId] = {}
     entries: dict[int, list[Entry]] = {}
     shown: dict[int, dict[str, Shown]] = {}
-    for row in connection.execute(UNDELIVERED, {"games": list(game_ids)}):
+    for row in rows:
         entry = Entry(*row[:12])
         team_id, enterprise_id, channel, ts, version = row[12:]
         teams[entry.game_id] = WorkspaceId(team_id, enterprise_id)
@@ -72,9 +95,6 @@ def read(connection: Connection, game_ids: Collection[int]) -> dict[int, ToShow]
         if ts is not None:
             shown.setdefault(entry.game_id, {})[entry.surface] = Shown(channel, ts, version)
     return {
-        game_id: ToShow(
-            teams.get(game_id, WorkspaceId("")),
-            pending_of(entries.get(game_id, []), shown.get(game_id, {})),
-        )
-        for game_id in game_ids
+        game_id: ToShow(team, pending_of(entries[game_id], shown.get(game_id, {})))
+        for game_id, team in teams.items()
     }
