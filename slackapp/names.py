@@ -66,8 +66,8 @@ class Names:
         """When this process last made sure of a person's name: asked again a day later."""
         self.lookups: Executor | None = None
         """Where the look-ups run: threads of their own, started on first use."""
-        self._under_way: dict[str, Future[None]] = {}
-        """Per person, the look-up not finished yet."""
+        self._under_way: dict[tuple[str, str], Future[None]] = {}
+        """Per person (workspace and user), the look-up not finished yet."""
         self._waiting: dict[Future[None], tuple[threading.Timer, Callable[[], None]]] = {}
         """The look-ups not begun yet: each one's timer, and what begins it (once: when the
         timer fires, or at ``settle``)."""
@@ -98,15 +98,15 @@ class Names:
                 self.lookups = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="names")
             lookups = self.lookups
             future: Future[None] = Future()
-            self._under_way[user_id] = future
+            self._under_way[key] = future
             token, base_url = client.token, client.base_url
             timer = threading.Timer(self.after_seconds, self._begin, [future])
-            timer.daemon = True
+            timer.name, timer.daemon = "names-waiting", True
             self._waiting[future] = (
                 timer,
                 lambda: self._run(lookups, future, token, base_url, team_id, user_id, handle),
             )
-        future.add_done_callback(lambda done: self._finished(user_id, done))
+        future.add_done_callback(lambda done: self._finished(key, done))
         timer.start()
 
     def _begin(self, future: Future[None]) -> None:
@@ -130,25 +130,28 @@ class Names:
     ) -> None:
         try:
             running = lookups.submit(self._make_sure, token, base_url, team_id, user_id, handle)
-        except RuntimeError:  # stopped
-            future.cancel()
+        except RuntimeError:  # stopped: over, and nobody waits for it
+            future.set_result(None)
             return
         running.add_done_callback(lambda _: future.set_result(None))
 
-    def _finished(self, user_id: str, done: Future[None]) -> None:
+    def _finished(self, key: tuple[str, str], done: Future[None]) -> None:
         with self._lock:
-            if self._under_way.get(user_id) is done:
-                del self._under_way[user_id]
+            if self._under_way.get(key) is done:
+                del self._under_way[key]
 
     def settle(
         self, user_ids: list[str] | None = None, seconds: float = NAME_LOOKUP_SECONDS
     ) -> None:
-        """Begin the people's look-ups still waiting (everyone's: ``None``), and wait for those
-        under way (their names written over their handles at the lobby), up to ``seconds``; at
-        once when none is."""
+        """Begin the people's look-ups still waiting, in any workspace (everyone's: ``None``),
+        and wait for those under way (their names written over their handles at the lobby), up
+        to ``seconds``; at once when none is."""
         with self._lock:
-            people = self._under_way if user_ids is None else user_ids
-            under_way = [f for u in people if (f := self._under_way.get(u)) is not None]
+            under_way = [
+                future
+                for (_, user_id), future in self._under_way.items()
+                if user_ids is None or user_id in user_ids
+            ]
         for future in under_way:
             self._begin(future)
         if under_way:
@@ -200,6 +203,6 @@ class Names:
             waiting, self._waiting = self._waiting, {}
         for future, (timer, _) in waiting.items():
             timer.cancel()
-            future.cancel()  # never begun: nobody waits for it
+            future.set_result(None)  # never begun: over, and nobody waits for it
         if lookups is not None:
             lookups.shutdown(wait=False, cancel_futures=True)

@@ -31,12 +31,12 @@ def engine(postgres: str) -> Iterator[Engine]:
     engine.dispose()
 
 
-def names_with(engine: Engine, user: str, fetched_at: datetime) -> Names:
+def names_with(engine: Engine, user: str, fetched_at: datetime) -> tuple[Names, Counting]:
     with engine.begin() as connection:
         connection.execute(
             insert(PEOPLE).values(team_id=TEAM, user_id=user, name="Kept", fetched_at=fetched_at)
         )
-    return Names(make_sessions(engine), lambda *_: None, lambda: NOW)
+    return waiting_names(engine, after_seconds=3600)
 
 
 def seat(engine: Engine, names: Names, user: str) -> str:
@@ -48,16 +48,18 @@ def seat(engine: Engine, names: Names, user: str) -> str:
 
 
 def test_a_fresh_kept_name_is_neither_asked_nor_read_again(engine: Engine) -> None:
-    names = names_with(engine, "U0FRESH", NOW - NAME_REFRESH + timedelta(minutes=1))
+    names, lookups = names_with(engine, "U0FRESH", NOW - NAME_REFRESH + timedelta(minutes=1))
     assert seat(engine, names, "U0FRESH") == "Kept"
-    assert names.lookups is None, "no look-up started"
+    names.settle()
+    assert lookups.begun == 0, "no look-up at all"
 
 
 def test_a_stale_kept_name_is_asked_again(engine: Engine) -> None:
-    names = names_with(engine, "U0STALE", NOW - NAME_REFRESH)
+    names, lookups = names_with(engine, "U0STALE", NOW - NAME_REFRESH)
     try:
         assert seat(engine, names, "U0STALE") == "Kept", "sat down under it meanwhile"
-        assert names.lookups is not None, "a look-up started"
+        names.settle(["U0STALE"])
+        assert lookups.begun == 1, "asked again"
     finally:
         names.stop()
 
@@ -92,8 +94,6 @@ def test_a_look_up_waits_for_the_click_to_show_and_start_begins_it_at_once(
         assert lookups.begun == 0, "the look-up waits"
         names.settle(["U0WAITS"])  # as Start does: it returns once the look-up is over
         assert lookups.begun == 1, "begun at once"
-        names.settle(["U0WAITS"])
-        assert lookups.begun == 1, "begun once"
     finally:
         names.stop()
 
@@ -112,5 +112,18 @@ def test_a_look_up_still_waiting_when_the_process_stops_never_begins(engine: Eng
     names, lookups = waiting_names(engine, after_seconds=3600)
     seat(engine, names, "U0STOPS")
     names.stop()
-    names.settle(["U0STOPS"])  # nothing to wait for: it returns at once
+    names.settle(["U0STOPS"])
     assert lookups.begun == 0
+
+
+def test_a_look_up_that_cannot_begin_as_the_process_stops_keeps_no_start_waiting(
+    engine: Engine,
+) -> None:
+    names, lookups = waiting_names(engine, after_seconds=3600)
+    seat(engine, names, "U0LATE")
+    lookups.shutdown()  # the process is stopping as Start begins the look-up
+    settling = threading.Thread(target=names.settle, args=(["U0LATE"], 3600), daemon=True)
+    settling.start()
+    settling.join(timeout=60)
+    assert not settling.is_alive(), "Start waits for a look-up that never runs"
+    names.stop()

@@ -427,7 +427,9 @@ class Deliverer:
     def _read_held(self, game_ids: list[int]) -> dict[int, ToShow]:
         """What the games whose leases a step took show, of those whose leases this process
         still has: one read in no transaction (nothing to begin, end or write). A game whose
-        lease lapsed, or nearly, while it waited is left out, for a claim to find."""
+        lease lapsed, or nearly, while it waited is left out, for a claim to find; so is one
+        with nothing undelivered (rare: its step has just written to it), which the claim then
+        finds idle and lets go."""
         with self.sessions() as session:
             autocommit = {"isolation_level": "AUTOCOMMIT"}
             connection = session.connection(execution_options=autocommit)
