@@ -130,7 +130,7 @@ class Names:
     ) -> None:
         try:
             running = lookups.submit(self._make_sure, token, base_url, team_id, user_id, handle)
-        except RuntimeError:  # stopped: over, and nobody waits for it
+        except RuntimeError:  # the process is stopping: over, without a name
             future.set_result(None)
             return
         running.add_done_callback(lambda _: future.set_result(None))
