@@ -15,7 +15,6 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.blocks.words import ENGLISH, Words, words
@@ -80,25 +79,24 @@ class StandingTables:
         if games.open_in(session, row.team_id, row.channel_id) is not None:
             log.info("standing table skipped: a game is running")
             return None
-        try:
-            with session.begin_nested():  # a /varulv racing in keeps the channel's one table
-                game, opened = new_table(
-                    session,
-                    row.team_id,
-                    row.channel_id,
-                    self.steps.lengths,
-                    row.owner_user_id,
-                    "",
-                    seat_host=False,
-                    enterprise_id=row.enterprise_id,
-                )
-                regulars = standing.regulars(session, row.team_id, row.channel_id)
-                spoken = words(opened.state.language)
-                say = m.Say(invitation(schedule, regulars, spoken))
-                enqueue(session.connection(), game, (*opened.effects, say))
-        except IntegrityError:
+        table = new_table(
+            session,
+            row.team_id,
+            row.channel_id,
+            self.steps.lengths,
+            row.owner_user_id,
+            "",
+            seat_host=False,
+            enterprise_id=row.enterprise_id,
+        )
+        if table is None:  # a /varulv racing in keeps the channel's one table
             log.info("standing table skipped: a table was just opened")
             return None
+        game, opened = table
+        regulars = standing.regulars(session, row.team_id, row.channel_id)
+        spoken = words(opened.state.language)
+        say = m.Say(invitation(schedule, regulars, spoken))
+        enqueue(session.connection(), game, (*opened.effects, say))
         row.lobby_game_id = game.id
         row.lobby_closes_at = woke.opening + schedule.lobby_length
         log.info("standing table opened", extra={"game_id": game.id})

@@ -17,7 +17,6 @@ from typing import Any, Protocol, runtime_checkable
 
 from slack_sdk.errors import SlackApiError
 from sqlalchemy import Connection, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp import metrics
@@ -148,9 +147,9 @@ def _new_game(
     enterprise_id: str | None = None,
     opened_by_trigger: str | None = None,
     language: m.Language = m.Language.ENGLISH,
-) -> NewGame:
-    """A new game row in its lobby, inserted for its id: the one-open-game-per-channel index
-    refuses a second one here (IntegrityError). Whatever is known of it goes into that one
+) -> NewGame | None:
+    """A new game row in its lobby, inserted for its id, or None if the channel has an open
+    game (the one-open-game-per-channel index). Whatever is known of it goes into that one
     insert, since setting it afterwards costs an update; a plain statement, since the ORM's
     unit of work was a sixth of a ``/varulv`` step's time."""
     return games.insert_new(
@@ -296,9 +295,9 @@ def new_table(
     seat_host: bool = True,
     enterprise_id: str | None = None,
     opened_by_trigger: str | None = None,
-) -> tuple[NewGame, m.Step]:
-    """A table in the channel with its settings, stored (the one-open-game index refuses a
-    second one on insert); the caller enqueues the step's effects."""
+) -> tuple[NewGame, m.Step] | None:
+    """A table in the channel with its settings, stored, or None if the channel has one open
+    (the one-open-game index); the caller enqueues the step's effects."""
     chosen = choice_in(session, team_id, channel_id, defaults)
     lengths = m.Lengths(chosen.night_seconds, chosen.day_seconds, chosen.vote_seconds)
     game = _new_game(
@@ -312,6 +311,8 @@ def new_table(
         opened_by_trigger,
         chosen.language,
     )
+    if game is None:
+        return None
     opened = m.open_table(
         game.id,
         channel_id,
@@ -486,34 +487,26 @@ class Steps:
             own = running.phase == m.Phase.LOBBY and running.host_user_id == user_id
             return own and (retry or (bool(trigger) and running.opened_by_trigger == trigger))
 
-        try:
-            with transaction(self.sessions) as session:
-                running = games.open_in(session, team_id, channel_id)
-                if running is not None:
-                    if same_command(running):
-                        return None
-                    state = games.state_of(running)
-                    return in_words(state, m.already_running(state, user_id))
-                game, opened = new_table(
-                    session,
-                    team_id,
-                    channel_id,
-                    self.lengths,
-                    user_id,
-                    self.names.name_for(session.connection(), team_id, user_id, user_name),
-                    enterprise_id=enterprise_id,
-                    opened_by_trigger=trigger or None,
-                )
-                enqueue(session.connection(), game, opened.effects)
-                game_id = game.id
-                taken = self._taken(session, [game_id])
-        except IntegrityError:  # another /varulv in the channel won: perhaps this same one
-            with self.sessions() as session:
+        with transaction(self.sessions) as session:
+            table = new_table(
+                session,
+                team_id,
+                channel_id,
+                self.lengths,
+                user_id,
+                self.names.name_for(session.connection(), team_id, user_id, user_name),
+                enterprise_id=enterprise_id,
+                opened_by_trigger=trigger or None,
+            )
+            if table is None:  # the channel has a table: perhaps this same command's
                 running = games.open_in(session, team_id, channel_id)
                 if running is not None and same_command(running):
                     return None
-            return self._opened_meanwhile(team_id, channel_id, user_id)
-        self._show([game_id], taken)
+                return self._open_already(session, running, team_id, channel_id, user_id)
+            game, opened = table
+            enqueue(session.connection(), game, opened.effects)
+            taken = self._taken(session, [game.id])
+        self._show([game.id], taken)
         return None
 
     def play_again(
@@ -524,45 +517,38 @@ class Steps:
         The revealed game's row is locked first, so of several clicks at once one opens the
         table and the others find it open (the one-open-game index stands behind that).
         """
-        try:
-            with transaction(self.sessions) as session:
-                previous = games.lock(session.connection(), game_id)
-                if previous is not None and asking is not None and not asking.owns(previous):
-                    return in_words(previous.state, m.Line(m.Message.ANOTHER_WORKSPACE))
-                last = None if previous is None else previous.state
-                refusal = m.play_again_refusal(last)
-                if previous is None or last is None:
-                    return self.gone(asking)
-                if refusal is not None:
-                    return in_words(last, refusal)
-                running = games.open_in(session, previous.team_id, previous.channel_id)
-                if running is not None:
-                    state = games.state_of(running)
-                    return in_words(state, m.already_running(state, user_id))
-                previous_team, previous_channel = previous.team_id, previous.channel_id
-                game = _new_game(
-                    session,
-                    previous.team_id,
-                    previous.channel_id,
-                    user_id,
-                    last.lengths,
-                    last.bots_allowed,
-                    previous.enterprise_id,
-                    language=last.language,
-                )
-                name = self.names.name_for(
-                    session.connection(), previous.team_id, user_id, user_name
-                )
-                opened = m.play_again(last, game.id, game.seed, user_id, name)
-                if opened.state.host != game.host_user_id:  # the previous host, still seated
-                    games.rehost(session.connection(), game.id, opened.state.host)
-                games.store_new(session, game, opened.state)
-                enqueue(session.connection(), game, opened.effects)
-                new_id = game.id
-                taken = self._taken(session, [new_id])
-        except IntegrityError:  # a /varulv in the channel won
-            return self._opened_meanwhile(previous_team, previous_channel, user_id)
-        self._show([new_id], taken)
+        with transaction(self.sessions) as session:
+            previous = games.lock(session.connection(), game_id)
+            if previous is not None and asking is not None and not asking.owns(previous):
+                return in_words(previous.state, m.Line(m.Message.ANOTHER_WORKSPACE))
+            last = None if previous is None else previous.state
+            refusal = m.play_again_refusal(last)
+            if previous is None or last is None:
+                return self.gone(asking)
+            if refusal is not None:
+                return in_words(last, refusal)
+            team_id, channel_id = previous.team_id, previous.channel_id
+            game = _new_game(
+                session,
+                team_id,
+                channel_id,
+                user_id,
+                last.lengths,
+                last.bots_allowed,
+                previous.enterprise_id,
+                language=last.language,
+            )
+            if game is None:  # a /varulv in the channel came first
+                running = games.open_in(session, team_id, channel_id)
+                return self._open_already(session, running, team_id, channel_id, user_id)
+            name = self.names.name_for(session.connection(), team_id, user_id, user_name)
+            opened = m.play_again(last, game.id, game.seed, user_id, name)
+            if opened.state.host != game.host_user_id:  # the previous host, still seated
+                games.rehost(session.connection(), game.id, opened.state.host)
+            games.store_new(session, game, opened.state)
+            enqueue(session.connection(), game, opened.effects)
+            taken = self._taken(session, [game.id])
+        self._show([game.id], taken)
         return None
 
     def start(
@@ -661,15 +647,15 @@ class Steps:
         """A click on a game that no longer exists, answered in its channel's language."""
         return said(m.GAME_GONE, self.channel_words(asking))
 
-    def _opened_meanwhile(self, team_id: str, channel_id: str, user_id: str) -> str:
-        """Another command opened the channel's table first: what is open there now, as a
-        second command would be told, or, if it has closed again, that it opened."""
-        with self.sessions() as session:
-            running = games.open_in(session, team_id, channel_id)
-            if running is not None:
-                state = games.state_of(running)
-                return in_words(state, m.already_running(state, user_id))
-            chosen = choice_in(session, team_id, channel_id, self.lengths)
+    def _open_already(
+        self, session: Session, running: Game | None, team_id: str, channel_id: str, user_id: str
+    ) -> str:
+        """The channel's table opened before this one could: ``running``, what is open there
+        now, as a second command is told of it, or, if it has closed again, that it opened."""
+        if running is not None:
+            state = games.state_of(running)
+            return in_words(state, m.already_running(state, user_id))
+        chosen = choice_in(session, team_id, channel_id, self.lengths)
         return said(m.Line(m.Message.OPENED_MEANWHILE), words(chosen.language))
 
     def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | str:

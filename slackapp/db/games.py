@@ -22,13 +22,22 @@ from sqlalchemy import (
     bindparam,
     delete,
     select,
+    text,
     update,
 )
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from slackapp.db import journal
-from slackapp.db.models import NOBODY_TARGET, Ballot, Game, Score, Seat, seat_key
+from slackapp.db.models import (
+    NOBODY_TARGET,
+    OPEN_GAME_SQL,
+    Ballot,
+    Game,
+    Score,
+    Seat,
+    seat_key,
+)
 from slackapp.game import machine as m
 from slackapp.game.cards import Card
 from slackapp.game.codec import choice_from_json, choice_to_json
@@ -203,14 +212,24 @@ class NewGame:
         return {}
 
 
-_NEW_GAME = insert(GAMES).returning(GAMES.c.id)
+_NEW_GAME = (
+    insert(GAMES)
+    .on_conflict_do_nothing(
+        index_elements=[GAMES.c.team_id, GAMES.c.channel_id], index_where=text(OPEN_GAME_SQL)
+    )
+    .returning(GAMES.c.id)
+)
 """Built once: building and compiling the statement anew was most of what an insert cost."""
 
 
-def insert_new(connection: Connection, game: dict[str, Any]) -> NewGame:
-    """Insert a game row in its lobby with ``game``'s columns (the one-open-game-per-channel
-    index refuses a second one here: IntegrityError); the row as inserted."""
-    game_id = connection.execute(_NEW_GAME, game).scalar_one()
+def insert_new(connection: Connection, game: dict[str, Any]) -> NewGame | None:
+    """Insert a game row in its lobby with ``game``'s columns; the row as inserted, or None if
+    the channel has an open game (the one-open-game-per-channel index: a table opening in
+    another transaction is waited for). One statement, so the usual ``/varulv`` does not first
+    ask whether the channel is free."""
+    game_id = connection.execute(_NEW_GAME, game).scalar_one_or_none()
+    if game_id is None:
+        return None
     fields = {name: value for name, value in game.items() if name != "opened_by_trigger"}
     return NewGame(id=game_id, **fields)
 

@@ -53,7 +53,8 @@ def _quoted(values: Iterable[StrEnum]) -> str:
     return ", ".join(f"'{value.value}'" for value in values)
 
 
-_OPEN_SQL = f"phase IN ({_quoted(OPEN_PHASES)})"
+OPEN_GAME_SQL = f"phase IN ({_quoted(OPEN_PHASES)})"
+"""A game still open: at most one such a channel (``uq_games_one_open_per_channel``)."""
 
 
 class Game(Base):
@@ -73,9 +74,9 @@ class Game(Base):
             "team_id",
             "channel_id",
             unique=True,
-            postgresql_where=text(_OPEN_SQL),
+            postgresql_where=text(OPEN_GAME_SQL),
         ),
-        Index("ix_games_open_deadline", "deadline", postgresql_where=text(_OPEN_SQL)),
+        Index("ix_games_open_deadline", "deadline", postgresql_where=text(OPEN_GAME_SQL)),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

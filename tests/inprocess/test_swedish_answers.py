@@ -202,7 +202,9 @@ def test_the_loser_of_two_tables_opened_at_once_is_told_in_swedish_what_is_open(
     lengths = m.Lengths(60, 120, 60)
     loser = threading.Thread(target=table.command, args=(bo,))
     with sessions.begin() as session:  # anna's /varulv, its table stored but not yet committed
-        game, opened = new_table(session, team, table.channel, lengths, anna, "anna")
+        opening = new_table(session, team, table.channel, lengths, anna, "anna")
+        assert opening is not None, "no table was open in the channel"
+        game, opened = opening
         enqueue(session.connection(), game, opened.effects)
         loser.start()  # bo's /varulv finds no table open, and waits on the one-table index
 
