@@ -43,6 +43,7 @@ from prometheus_client.registry import Collector
 from sqlalchemy import Engine, func, select
 
 from slackapp.config import hand_down_metrics_folder, metrics_folder_from_env
+from slackapp.db.engine import AUTOCOMMIT
 from slackapp.db.models import Game, OutboxEntry
 
 # No ``_created`` line beside every series: Prometheus does not read them, and they were a
@@ -144,7 +145,7 @@ class DatabaseFigures(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         try:
-            with self.engine.connect() as connection:
+            with self.engine.connect().execution_options(**AUTOCOMMIT) as connection:
                 now, depth, oldest, *open_games = connection.execute(DATABASE_FIGURES).one()
         except Exception:
             return

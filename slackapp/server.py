@@ -24,7 +24,7 @@ from slackapp import metrics
 from slackapp.app import Varulv, build
 from slackapp.asgi import Buffered, HeadDeadline
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings, hand_down_database_url
-from slackapp.db.engine import database_url
+from slackapp.db.engine import database_url, outside_transaction
 from slackapp.db.models import TIMED_PHASES, Game, OutboxEntry
 from slackapp.logs import configure_logging, logging_config
 from slackapp.shapes import malformed, misnamed
@@ -143,7 +143,7 @@ class Router:
         message due, and no deadline passed, more than ``ready_behind_seconds`` ago (whichever
         process should have handled it), and this process's timers running. One query."""
         try:
-            with self.varulv.sessions() as session:
+            with outside_transaction(self.varulv.sessions) as session:
                 now, message_due, deadline = session.execute(OLDEST_WORK).one()
         except Exception as error:
             log.warning("readiness: database unreachable: %s", type(error).__name__)

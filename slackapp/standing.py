@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.blocks.wrapup import wrap_up_text
 from slackapp.db import games, history, standing
-from slackapp.db.engine import transaction
+from slackapp.db.engine import outside_transaction, transaction
 from slackapp.db.models import Game, SeasonWrapUp, StandingTable
 from slackapp.delivery.outbox import enqueue
 from slackapp.game import machine as m
@@ -138,7 +138,7 @@ class SeasonWrapUps:
 
     def post_due(self, now: datetime) -> list[int]:
         """Post every wrap-up due at ``now``; the games whose messages carry them."""
-        with self.sessions() as session:
+        with outside_transaction(self.sessions) as session:
             channels = session.execute(
                 select(Game.team_id, Game.channel_id)
                 .where(

@@ -24,7 +24,7 @@ from slackapp.blocks.said import said
 from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.db import games, people
 from slackapp.db.channels import choice_in
-from slackapp.db.engine import transaction
+from slackapp.db.engine import outside_transaction, transaction
 from slackapp.db.games import GAMES, NewGame, StoredGame
 from slackapp.db.models import Game, Seat
 from slackapp.delivery.copies import Copy, adopt
@@ -420,7 +420,7 @@ class Steps:
             done, taken = commit_due(self.sessions, self.now, limit, self.take)
         except Exception:
             log.exception("a batch of deadlines failed; its games are stepped one by one")
-            with self.sessions() as session:
+            with outside_transaction(self.sessions) as session:
                 due = session.scalars(games.due(select(GAMES.c.id), self.now(), limit)).all()
             for game_id in due:
                 try:
@@ -628,7 +628,7 @@ class Steps:
         """The words of the game's screens, read from its row alone, so that a game whose
         state cannot be read still answers in them; for a game that no longer exists, those
         of the channel ``asking`` came from."""
-        with self.sessions() as session:
+        with outside_transaction(self.sessions) as session:
             language = session.scalar(select(Game.language).where(Game.id == game_id))
         if language is None:
             return self.channel_words(asking)
@@ -639,7 +639,7 @@ class Steps:
         request names none."""
         if asking is None or not asking.channel_id:
             return ENGLISH
-        with self.sessions() as session:
+        with outside_transaction(self.sessions) as session:
             chosen = choice_in(session, asking.team_id, asking.channel_id, self.lengths)
         return words(chosen.language)
 
@@ -661,7 +661,7 @@ class Steps:
     def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | str:
         """The game's state as committed, read without a lock (to prepare a step), or why
         there is none for ``asking``: the game is gone, or another workspace's."""
-        with self.sessions() as session:
+        with outside_transaction(self.sessions) as session:
             game = games.read(session.connection(), game_id)
         if game is None:
             return self.gone(asking)
@@ -684,7 +684,7 @@ class Steps:
         it: then there is nothing to say. ``checked``: the game the permission was decided
         for; if another is open by now, it is not stopped (the person is told to ask again).
         """
-        with self.sessions() as session:
+        with outside_transaction(self.sessions) as session:
             game = games.open_in(session, team_id, channel_id)
             game_id = None if game is None else game.id
             language = m.Language.ENGLISH if game is None else m.Language(game.language)
@@ -693,7 +693,7 @@ class Steps:
         if game_id is None:
             if retry:
                 return None
-            with self.sessions() as session:
+            with outside_transaction(self.sessions) as session:
                 chosen = choice_in(session, team_id, channel_id, self.lengths)
             return said(m.Line(m.Message.NO_GAME_RUNNING), words(chosen.language))
         return self.act(game_id, m.Stop(user_id))
@@ -707,7 +707,7 @@ class Steps:
             whose = Game.enterprise_id == enterprise_id
         else:
             whose = Game.team_id == team_id
-        with self.sessions() as session:
+        with outside_transaction(self.sessions) as session:
             open_games = session.scalars(
                 select(Game.id).where(
                     whose, Game.phase.in_([phase.value for phase in m.OPEN_PHASES])

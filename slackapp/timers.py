@@ -21,6 +21,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from slackapp.db.engine import outside_transaction
 from slackapp.db.models import TIMED_PHASES, Game
 
 log = logging.getLogger(__name__)
@@ -139,7 +140,7 @@ class Deadlines:
 
     def due_games(self) -> list[int]:
         """Open games whose deadline has passed, oldest first."""
-        with self.sessions() as session:
+        with outside_transaction(self.sessions) as session:
             return list(
                 session.scalars(
                     select(Game.id)
@@ -151,7 +152,7 @@ class Deadlines:
 
     def armed_games(self) -> list[tuple[int, datetime]]:
         """Every open game's id and deadline, to re-arm timers after a restart."""
-        with self.sessions() as session:
+        with outside_transaction(self.sessions) as session:
             rows = session.execute(
                 select(Game.id, Game.deadline).where(
                     Game.phase.in_([p.value for p in TIMED_PHASES]), Game.deadline.is_not(None)

@@ -11,7 +11,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.blocks.words import ENGLISH, LANGUAGE_NAMES, Words
-from slackapp.db.engine import transaction
+from slackapp.db.engine import outside_transaction, transaction
 from slackapp.db.models import ChannelSettings
 from slackapp.game.lines import Language
 from slackapp.game.machine import LENGTH_BOUNDS, Lengths
@@ -104,9 +104,8 @@ def channel_choice(
     sessions: sessionmaker[Session], team_id: str, channel_id: str, defaults: Lengths
 ) -> ChannelChoice:
     """The channel's choice, read in one statement outside any transaction."""
-    with sessions() as session:
-        autocommit = session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
-        return _choice(autocommit, team_id, channel_id, defaults)
+    with outside_transaction(sessions) as session:
+        return _choice(session.connection(), team_id, channel_id, defaults)
 
 
 def out_of_bounds(lengths: dict[str, int], words: Words = ENGLISH) -> dict[str, str]:

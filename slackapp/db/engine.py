@@ -179,3 +179,17 @@ def transaction(sessions: sessionmaker[Session]) -> Iterator[Session]:
     """One unit of work: commit when the block ends, roll back if it raises."""
     with sessions() as session, session.begin():
         yield session
+
+
+AUTOCOMMIT = {"isolation_level": "AUTOCOMMIT"}
+
+
+@contextmanager
+def outside_transaction(sessions: sessionmaker[Session]) -> Iterator[Session]:
+    """Reads with no transaction around them: no BEGIN to wait for, and no ROLLBACK at the
+    end, which would make psycopg drop the connection's prepared statements (it forgets them
+    at every rollback, so a pooled connection that read this way once or twice a second
+    parsed every statement anew). Each statement sees what was committed when it began."""
+    with sessions() as session:
+        session.connection(execution_options=AUTOCOMMIT)
+        yield session

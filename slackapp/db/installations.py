@@ -15,6 +15,8 @@ from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallation
 from slack_sdk.oauth.state_store.sqlalchemy import SQLAlchemyOAuthStateStore
 from sqlalchemy import Engine, MetaData, Text
 
+from slackapp.db.engine import AUTOCOMMIT
+
 INSTALLATIONS_TABLE = SQLAlchemyInstallationStore.default_installations_table_name
 BOTS_TABLE = SQLAlchemyInstallationStore.default_bots_table_name
 OAUTH_STATES_TABLE = SQLAlchemyOAuthStateStore.default_table_name
@@ -55,7 +57,10 @@ def installation_store(
     from slackapp.db.tokens import SealedInstallationStore, TokenKeys
 
     store = SQLAlchemyInstallationStore(client_id=client_id, engine=engine)
-    return SealedInstallationStore(store, TokenKeys(token_keys) if token_keys else None)
+    # Bolt looks the bot up on every request: outside a transaction (slackapp.db.engine).
+    reading = engine.execution_options(**AUTOCOMMIT)
+    finder = SQLAlchemyInstallationStore(client_id=client_id, engine=reading)
+    return SealedInstallationStore(store, TokenKeys(token_keys) if token_keys else None, finder)
 
 
 def oauth_state_store(engine: Engine) -> SQLAlchemyOAuthStateStore:

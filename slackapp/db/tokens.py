@@ -98,9 +98,16 @@ class SealedInstallationStore(InstallationStore):
     every lookup (by team, by enterprise, org-wide installs) is the wrapped store's own.
     Without keys it stores tokens as given, and refuses to hand out one it cannot read."""
 
-    def __init__(self, store: InstallationStore, keys: TokenKeys | None) -> None:
+    def __init__(
+        self,
+        store: InstallationStore,
+        keys: TokenKeys | None,
+        finder: InstallationStore | None = None,
+    ) -> None:
         self.store = store
         self.keys = keys
+        self.finder = finder or store
+        """Where lookups go (the same tables, read outside a transaction: one a request)."""
         self.engine = getattr(store, "engine", None)
         """The wrapped store's database, for the token refresh's lock (slackapp.authorize)."""
 
@@ -130,7 +137,7 @@ class SealedInstallationStore(InstallationStore):
         is_enterprise_install: bool | None = False,
     ) -> Bot | None:
         return self._opened(
-            self.store.find_bot(
+            self.finder.find_bot(
                 enterprise_id=enterprise_id,
                 team_id=team_id,
                 is_enterprise_install=is_enterprise_install,
@@ -146,7 +153,7 @@ class SealedInstallationStore(InstallationStore):
         is_enterprise_install: bool | None = False,
     ) -> Installation | None:
         return self._opened(
-            self.store.find_installation(
+            self.finder.find_installation(
                 enterprise_id=enterprise_id,
                 team_id=team_id,
                 user_id=user_id,

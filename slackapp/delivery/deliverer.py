@@ -38,6 +38,7 @@ from sqlalchemy import Connection, func, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp import metrics
+from slackapp.db.engine import outside_transaction
 from slackapp.db.models import DeliveryLease, OutboxEntry
 from slackapp.delivery import leases, plan
 from slackapp.delivery.copies import dropped_ts
@@ -232,7 +233,7 @@ class Deliverer:
             with self.sessions() as session, session.begin():
                 now = self.now()
                 leases.free_dead_of_host(session.connection(), self.holder, now)
-            with self.sessions() as session:
+            with outside_transaction(self.sessions) as session:
                 due = session.execute(
                     select(OutboxEntry.game_id, DeliveryLease.holder)
                     .outerjoin(DeliveryLease, DeliveryLease.game_id == OutboxEntry.game_id)
@@ -430,10 +431,9 @@ class Deliverer:
         lease lapsed, or nearly, while it waited is left out, for a claim to find; so is one
         with nothing undelivered (rare: its step has just written to it), which the claim then
         finds idle and lets go."""
-        with self.sessions() as session:
-            autocommit = {"isolation_level": "AUTOCOMMIT"}
-            connection = session.connection(execution_options=autocommit)
-            return read_held(connection, self.holder, game_ids, leases.held_until(self.now()))
+        with outside_transaction(self.sessions) as session:
+            held_until = leases.held_until(self.now())
+            return read_held(session.connection(), self.holder, game_ids, held_until)
 
     def _release(self, game_ids: list[int]) -> list[int]:
         """Let the games' leases go; those with something due as they went (to claim again)."""

@@ -1,0 +1,75 @@
+"""A pooled connection keeps the statements psycopg prepared for it (slackapp.db.engine): psycopg
+prepares a statement the fifth time a connection runs it and forgets them all at a ROLLBACK,
+so a read that ended in one (once or twice a second: the delivery sweep, the readiness probe,
+Bolt's installation lookup) had every step parse its statements anew."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from sqlalchemy import Engine, Select, create_engine, select, text
+from sqlalchemy.orm import Session, sessionmaker
+
+from slackapp.db.engine import outside_transaction, transaction
+from slackapp.db.installations import installation_store
+from slackapp.db.migrate import upgrade
+from slackapp.db.models import Game
+from tests.databases import fresh_database
+
+PREPARED = text("SELECT count(*) FROM pg_prepared_statements")
+OFTEN_ENOUGH = 6
+"""More than psycopg's ``prepare_threshold`` (5)."""
+
+
+@pytest.fixture
+def engine(postgres: str) -> Iterator[Engine]:
+    engine = create_engine(fresh_database(postgres, "prepared"), pool_size=1, max_overflow=0)
+    upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+def lobbies() -> Select[tuple[int]]:
+    return select(Game.id).where(Game.phase == "lobby")
+
+
+def prepared_after(engine: Engine, read: Callable[[sessionmaker[Session]], object]) -> int:
+    """The statements the pool's one connection has prepared, after steps that prepare one
+    and then ``read``."""
+    sessions = sessionmaker(engine)
+    for _ in range(OFTEN_ENOUGH):
+        with transaction(sessions) as session:
+            session.scalars(lobbies()).all()
+    read(sessions)
+    with transaction(sessions) as session:
+        return int(session.execute(PREPARED).scalar_one())
+
+
+def test_a_read_outside_a_transaction_keeps_the_connections_prepared_statements(
+    engine: Engine,
+) -> None:
+    def read(sessions: sessionmaker[Session]) -> None:
+        with outside_transaction(sessions) as session:
+            session.scalars(lobbies()).all()
+
+    assert prepared_after(engine, read) >= 1
+
+
+def test_a_read_that_ends_in_a_rollback_loses_them(engine: Engine) -> None:
+    """What the test above guards against: the same read in a session that rolls back."""
+
+    def read(sessions: sessionmaker[Session]) -> None:
+        with sessions() as session:
+            session.scalars(lobbies()).all()
+
+    assert prepared_after(engine, read) == 0
+
+
+def test_bolts_installation_lookup_keeps_them(engine: Engine) -> None:
+    store = installation_store(engine, "client-id")
+
+    def read(_: sessionmaker[Session]) -> None:
+        assert store.find_bot(enterprise_id=None, team_id="T-nobody") is None
+
+    assert prepared_after(engine, read) >= 1
