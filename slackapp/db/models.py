@@ -136,7 +136,8 @@ class Seat(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
     position: Mapped[int] = mapped_column(Integer)
-    user_id: Mapped[str | None] = mapped_column(String(32), default=None)
+    user_id: Mapped[str | None] = mapped_column(String(32), default=None, index=True)
+    """Indexed: a name learned from Slack, the App Home and "forget me" find a person's seats."""
     bot_name: Mapped[str | None] = mapped_column(String(32), default=None)
     """A bot's seat key, ``bot1``…; lower case, so it never equals a Slack user id."""
     display_name: Mapped[str] = mapped_column(String(80))
