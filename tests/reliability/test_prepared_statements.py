@@ -30,7 +30,7 @@ def engine(postgres: str) -> Iterator[Engine]:
     engine.dispose()
 
 
-def lobbies() -> Select[tuple[int]]:
+def lobbies() -> Select[int]:
     return select(Game.id).where(Game.phase == "lobby")
 
 
