@@ -1,7 +1,8 @@
-"""A pooled connection keeps the statements psycopg prepared for it (slackapp.db.engine): psycopg
-prepares a statement the fifth time a connection runs it and forgets them all at a ROLLBACK,
-so a read that ended in one (once or twice a second: the delivery sweep, the readiness probe,
-Bolt's installation lookup) had every step parse its statements anew."""
+"""Pooled connections last (slackapp.db.engine): those a burst opened are kept for the next one,
+and each keeps the statements psycopg prepared for it. psycopg prepares a statement the fifth
+time a connection runs it and forgets them all at a ROLLBACK, so a read that ended in one (once
+or twice a second: the delivery sweep, the readiness probe, Bolt's installation lookup) had
+every step parse its statements anew."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from sqlalchemy import Engine, Select, create_engine, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.db.engine import outside_transaction, transaction
+from slackapp.db.engine import POOL_SIZE, make_engine, outside_transaction, transaction
 from slackapp.db.installations import installation_store
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
@@ -73,3 +74,23 @@ def test_bolts_installation_lookup_keeps_them(engine: Engine) -> None:
         assert store.find_bot(enterprise_id=None, team_id="T-nobody") is None
 
     assert prepared_after(engine, read) >= 1
+
+
+def test_the_connections_a_burst_opened_are_kept_for_the_next(postgres: str) -> None:
+    engine = make_engine(fresh_database(postgres, "kept"))
+    try:
+
+        def backends_of_a_burst() -> set[int]:
+            connections = [engine.connect() for _ in range(POOL_SIZE)]
+            try:
+                pid = text("SELECT pg_backend_pid()")
+                return {int(each.execute(pid).scalar_one()) for each in connections}
+            finally:
+                for each in connections:
+                    each.close()
+
+        first = backends_of_a_burst()
+        assert len(first) == POOL_SIZE
+        assert backends_of_a_burst() == first, "no backend started anew"
+    finally:
+        engine.dispose()
