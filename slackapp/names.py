@@ -46,7 +46,7 @@ on a two-core machine."""
 Renamed = Callable[[str, str, str, datetime | None], object]
 """Write a person's name over the one they sat down under at every open lobby: (team, user,
 name, and the moment it was learned from Slack, to keep it as the person's name in the same
-transaction; None: kept already)."""
+statement; None: kept already)."""
 
 
 class Names:

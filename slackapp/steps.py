@@ -26,7 +26,7 @@ from slackapp.db import games, people
 from slackapp.db.channels import choice_in
 from slackapp.db.engine import outside_transaction, transaction
 from slackapp.db.games import GAMES, NewGame, StoredGame
-from slackapp.db.models import Game, Seat
+from slackapp.db.models import Game
 from slackapp.delivery.copies import Copy, adopt
 from slackapp.delivery.deliverer import Taken
 from slackapp.delivery.outbox import Row, answering, enqueue, outbox_rows, write
@@ -443,21 +443,12 @@ class Steps:
         self, team_id: str, user_id: str, name: str, learned_at: datetime | None = None
     ) -> int:
         """Write a person's name, as learned from Slack (at ``learned_at``: kept as their name
-        in the same transaction that finds their lobbies), over the one they sat down under at
+        in the same statement that finds their lobbies), over the one they sat down under at
         every lobby of the workspace where they sit; how many lobbies were told."""
-        with transaction(self.sessions) as session:
-            if learned_at is not None:
-                people.remember_in(session.connection(), team_id, user_id, name, learned_at)
-            lobbies = session.scalars(
-                select(Game.id)
-                .join(Seat, Seat.game_id == Game.id)
-                .where(
-                    Game.team_id == team_id,
-                    Game.phase == m.Phase.LOBBY.value,
-                    Seat.user_id == user_id,
-                    Seat.display_name != name,
-                )
-            ).all()
+        with outside_transaction(self.sessions) as session:
+            lobbies = people.lobbies_to_rename(
+                session.connection(), team_id, user_id, name, learned_at
+            )
         for game_id in lobbies:
             renamed = commit_step(
                 self.sessions, game_id, m.Rename(user_id, name), self.now, take=self.take
