@@ -72,6 +72,7 @@ from slackapp.delivery.pacing import POST_BURST, POSTS_PER_SECOND, Buckets, Limi
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import JSON, Button, Call, FakeSlack, Message
 from slackapp.game import machine as m
+from slackapp.names import LOOKUP_AFTER_SECONDS
 from slackapp.steps import Steps
 from tests import faults
 
@@ -595,9 +596,12 @@ def opened_at(
     postmaster: int,
     channels: list[str],
     commands: list[Prepared],
+    settle: bool = False,
 ) -> Opened:
     """Send ``commands`` to ``server`` all at once (fresh connections, at most IN_FLIGHT in
-    flight), and wait for a lobby in each of ``channels``."""
+    flight), and wait for a lobby in each of ``channels``; with ``settle``, the CPU is counted
+    until the server is quiet again, its name look-ups (``LOOKUP_AFTER_SECONDS`` after each
+    click) included."""
     before = len(fake.calls)
 
     def cpu_so_far() -> dict[str, float]:
@@ -619,12 +623,34 @@ def opened_at(
         }
 
     wait(lambda: len(lobbies()) == len(channels), f"every lobby from the {server.name}")
+    if settle:
+        quiet_again(server)
     cpu_after = cpu_so_far()
     return Opened(
         [each.seconds for each in timed],
         [at - sent_at[channel] for channel, at in lobbies().items()],
         {name: cpu_after[name] - cpu_before[name] for name in cpu_before},
     )
+
+
+QUIET_SECONDS = LOOKUP_AFTER_SECONDS + 0.2
+"""After a turn: a server's name look-ups, half a second after each new person's click, begin
+before the next server's turn does."""
+QUIET_CPU_SECONDS = 0.01
+"""A server is quiet again once it spends less than this in a tenth of a second."""
+
+
+def quiet_again(server: Server, patience: float = 30) -> None:
+    """Wait until the server's work after the lobbies (a newcomer's name look-up) is over."""
+    time.sleep(QUIET_SECONDS)
+    deadline = time.monotonic() + patience
+    before = server.cpu_seconds()
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        now = server.cpu_seconds()
+        if now - before < QUIET_CPU_SECONDS:
+            return
+        before = now
 
 
 def click_to_screen(
@@ -636,7 +662,10 @@ def click_to_screen(
     at_once: int,
 ) -> dict[str, dict[str, float]]:
     """``rounds`` rounds, by turns: ``at_once`` people type ``/varulv`` at the same moment in
-    channels of their own, at each server in turn (the same requests); each round's loads."""
+    channels of their own, at each server in turn (the same requests; another app on the same
+    database, ``BESIDE``, gets requests of the same shape from people and channels of its own);
+    each round's loads. A burst's CPU counts the servers' work until they are quiet again; no
+    server's turn begins while another's look-ups run."""
     shown: dict[str, list[float]] = {server.name: [] for server in servers}
     acks: dict[str, list[float]] = {server.name: [] for server in servers}
     cpu: dict[str, dict[str, float]] = {
@@ -644,15 +673,18 @@ def click_to_screen(
     }
     loads: list[float] = []
     for _ in range(rounds):
-        channels, commands = new_commands(fake, at_once)
+        same = new_commands(fake, at_once)
         for server in servers:
             loads.append(load_average())
-            opened = opened_at(fake, pool, server, postmaster, channels, commands)
+            channels, commands = new_commands(fake, at_once) if server.name == BESIDE else same
+            burst = at_once > 1
+            opened = opened_at(fake, pool, server, postmaster, channels, commands, settle=burst)
             acks[server.name] += opened.acks
             shown[server.name] += opened.to_screen
             for name, spent in opened.cpu.items():
                 cpu[server.name][name] += spent
-            time.sleep(0.5 if at_once > 1 else 0.1)  # quiet again before the next turn
+            if not burst:
+                time.sleep(QUIET_SECONDS)
     return {
         server.name: {
             "n": len(shown[server.name]),
@@ -701,6 +733,8 @@ def say_screen(
 
 
 CPU_PARTS = ("server", "stand-in", "postgres")
+BESIDE = "app beside"
+"""Another version's app (``--beside``), measured by turns with this one."""
 DURABLE_LABEL = "[app vs durable floor]"
 """The floor that also commits the game, its outbox row and its lease, takes a shared
 rate-limit turn and records the landing (``FLOOR=durable``, ``benchmarks/floor.py``)."""
@@ -727,6 +761,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--app-root", type=Path, default=ROOT, help="the app's source tree (another version's)"
     )
+    parser.add_argument(
+        "--beside",
+        type=Path,
+        help="screen: another version's source tree, its app measured by turns in the same run",
+    )
     args = parser.parse_args(argv)
     lines: list[str] = []
 
@@ -744,8 +783,11 @@ def main(argv: list[str] | None = None) -> int:
             durable = start_server(
                 "durable floor", "benchmarks.floor", fake, url, 1, settings={"FLOOR": "durable"}
             )
+            beside = []
+            if args.beside is not None and "screen" in args.only:
+                beside.append(start_server(BESIDE, "slackapp.cli", fake, url, 1, args.beside))
             try:
-                warm_up(fake, pool, [app, floor, durable])
+                warm_up(fake, pool, [app, floor, durable, *beside])
                 if "reveal" in args.only:
                     fast = ballot_to_reveal(fake, db, pool, app, 0.0, args.games)
                     slow = ballot_to_reveal(fake, db, pool, app, 0.1, args.games)
@@ -759,16 +801,19 @@ def main(argv: list[str] | None = None) -> int:
                     say(f"{label} quiet table, answer: {summary([a for _, a in shown])}")
                 if "screen" in args.only:
                     servers = [app, floor, durable]
+                    servers += beside
                     burst = click_to_screen(fake, pool, servers, postmaster, args.rounds, 50)
                     lone = click_to_screen(fake, pool, servers, postmaster, LONE_COMMANDS, 1)
-                    for against, said in (("floor", label), ("durable floor", DURABLE_LABEL)):
+                    compared = [("floor", label), ("durable floor", DURABLE_LABEL)]
+                    if args.beside is not None:
+                        compared.append((BESIDE, f"[app vs {args.beside}]"))
+                    for against, said in compared:
                         burst_what = "50 /varulv at once in 50 channels"
                         say_screen(say, said, burst_what, burst, against)
                         say_screen(say, said, "one /varulv on an idle server", lone, against)
             finally:
-                app.stop()
-                floor.stop()
-                durable.stop()
+                for server in (app, floor, durable, *beside):
+                    server.stop()
         if "deadlines" in args.only:
             result = deadlines_together(fake, db, url, pool, args.deadlines)
             say(
