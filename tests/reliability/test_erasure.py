@@ -6,12 +6,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from slack_sdk.oauth.installation_store import Installation
-from sqlalchemy import Engine, inspect, text
+from sqlalchemy import Engine, create_engine, inspect, text
 from sqlalchemy.orm import Session
 
 from slackapp.db.installations import installation_store
@@ -30,8 +31,24 @@ from slackapp.db.models import (
     SlackMessage,
     StandingTable,
 )
+from tests.databases import migrated_database
 
 pytestmark = pytest.mark.long(9)
+
+
+@pytest.fixture
+def database_url(postgres: str) -> str:
+    """A database of its own: the installations it keeps would make the end-to-end apps'
+    shared one an "Add to Slack" server's, and a single-workspace app started on it after
+    would refuse."""
+    return migrated_database(postgres, "erasure")
+
+
+@pytest.fixture
+def db(database_url: str) -> Iterator[Engine]:
+    engine = create_engine(database_url)
+    yield engine
+    engine.dispose()
 
 
 def rows_naming(db: Engine, needle: str) -> dict[str, int]:

@@ -3,13 +3,15 @@ organisations, on slack_sdk's own store in PostgreSQL."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from slack_sdk.oauth.installation_store import Installation
-from sqlalchemy import Engine
+from sqlalchemy import Engine, create_engine
 
 from slackapp.db.installations import installation_store
-from slackapp.db.migrate import upgrade
 from slackapp.delivery.slack import InstalledClients, NotInstalled, WorkspaceId
+from tests.databases import migrated_database
 
 CLIENT_ID = "grid-installations-test"
 
@@ -28,8 +30,16 @@ def installed(enterprise_id: str | None, team_id: str | None, token: str) -> Ins
     )
 
 
+@pytest.fixture
+def db(postgres: str) -> Iterator[Engine]:
+    """A database of its own: installations in the end-to-end apps' shared one would make it
+    an "Add to Slack" server's, and a single-workspace app started on it after would refuse."""
+    engine = create_engine(migrated_database(postgres, "grid"))
+    yield engine
+    engine.dispose()
+
+
 def test_each_workspace_is_served_by_its_own_installation(db: Engine) -> None:
-    upgrade(db)
     store = installation_store(db, CLIENT_ID)
     store.save(installed(None, "T0PLAIN", "xoxb-plain"))
     store.save(installed("E0GRID", "T0INGRID", "xoxb-in-grid"))
