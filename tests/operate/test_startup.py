@@ -107,6 +107,7 @@ BAD_SETTINGS = {
     "VARULV_THREADS": ("many", "from 1 to 256"),
     "VARULV_REQUEST_SECONDS": ("0", "from 1 to 300"),
     "VARULV_DATABASE_WAIT_SECONDS": ("soon", "seconds"),
+    "VARULV_DATABASE_CONNECTIONS": ("1", "from 2 to 1000"),
 }
 
 

@@ -11,8 +11,10 @@ from collections.abc import Callable, Iterator
 import pytest
 from sqlalchemy import Engine, Select, create_engine, select, text
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import QueuePool
 
-from slackapp.db.engine import POOL_SIZE, make_engine, outside_transaction, transaction
+from slackapp.config import DATABASE_CONNECTIONS, Settings
+from slackapp.db.engine import make_engine, outside_transaction, transaction
 from slackapp.db.installations import installation_store
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
@@ -81,7 +83,7 @@ def test_the_connections_a_burst_opened_are_kept_for_the_next(postgres: str) -> 
     try:
 
         def backends_of_a_burst() -> set[int]:
-            connections = [engine.connect() for _ in range(POOL_SIZE)]
+            connections = [engine.connect() for _ in range(DATABASE_CONNECTIONS)]
             try:
                 pid = text("SELECT pg_backend_pid()")
                 return {int(each.execute(pid).scalar_one()) for each in connections}
@@ -90,7 +92,21 @@ def test_the_connections_a_burst_opened_are_kept_for_the_next(postgres: str) -> 
                     each.close()
 
         first = backends_of_a_burst()
-        assert len(first) == POOL_SIZE
+        assert len(first) == DATABASE_CONNECTIONS
         assert backends_of_a_burst() == first, "no backend started anew"
+    finally:
+        engine.dispose()
+
+
+def test_a_process_opens_as_many_connections_as_it_is_told(
+    postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VARULV_DATABASE_CONNECTIONS", "3")
+    settings = Settings.from_env()
+    engine = make_engine(fresh_database(postgres, "told"), settings.database_connections)
+    try:
+        pool = engine.pool
+        assert isinstance(pool, QueuePool)
+        assert pool.size() == 3
     finally:
         engine.dispose()
