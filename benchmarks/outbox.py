@@ -651,6 +651,7 @@ def quiet_again(server: Server, patience: float = 30) -> None:
         if now - before < QUIET_CPU_SECONDS:
             return
         before = now
+    print(f"the {server.name} was still busy {patience:g} s after its turn", flush=True)
 
 
 def click_to_screen(
@@ -764,7 +765,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--beside",
         type=Path,
-        help="screen: another version's source tree, its app measured by turns in the same run",
+        help="screen: another version's source tree, its app measured by turns in the same run"
+        " (on this tree's schema: an editable install migrates from this tree's migrations)",
     )
     args = parser.parse_args(argv)
     lines: list[str] = []

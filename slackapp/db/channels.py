@@ -72,7 +72,7 @@ identity map was most of what that read cost."""
 
 
 def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths) -> ChannelChoice:
-    """The channel's choice, read in the session's transaction."""
+    """The channel's choice, read on the session's connection (in its transaction, if any)."""
     return _choice(session.connection(), team_id, channel_id, defaults)
 
 

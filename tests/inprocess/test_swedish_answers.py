@@ -206,7 +206,7 @@ def test_the_loser_of_two_tables_opened_at_once_is_told_in_swedish_what_is_open(
         assert opening is not None, "no table was open in the channel"
         game, opened = opening
         enqueue(session.connection(), game, opened.effects)
-        loser.start()  # bo's /varulv finds no table open, and waits on the one-table index
+        loser.start()  # bo's /varulv inserts its table, and waits on the one-table index
 
         def waiting() -> bool | None:
             with db.connect() as connection:

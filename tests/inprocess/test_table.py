@@ -9,15 +9,20 @@ import threading
 from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
 
+from slackapp.delivery.outbox import enqueue
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.fakeslack.blocks import readable_text
 from slackapp.game import Card
+from slackapp.game import machine as m
 from slackapp.game.cards import describe_deck
 from slackapp.game.night import describe_wake_order
+from slackapp.steps import new_table as open_table_in
 from tests.e2e.driver import Table
-from tests.inprocess.harness import InProcessApp
+from tests.inprocess.harness import SETTLE_SECONDS, InProcessApp
 from tests.inprocess.test_games import PEOPLE, new_table
+from tests.inprocess.test_swedish_answers import WAITING_TO_OPEN
 
 ANNA, BO, CIA, DAN, EVA = PEOPLE[:5]
 
@@ -196,6 +201,39 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
     table.click(CIA, reveal, "Play again")  # someone not at the new table is told it is open
     said = table.ephemeral(CIA, "A table is already open in this channel").rendered_text
     assert "game is already running" not in said, "a lobby is no running game"
+
+
+def test_play_again_while_a_command_opens_a_table_tells_of_that_table(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    table = new_table(fake, app, db)
+    day_of(table, [ANNA, BO], bots=True)
+    table.nobody_dies_tonight([ANNA, BO])
+    first = table.game_id()
+    reveal = table.reveal()
+    lengths = m.Lengths(60, 120, 60)
+    click = threading.Thread(target=table.click, args=(BO, reveal, "Play again"))
+    with sessionmaker(db).begin() as session:  # CIA's /varulv, its table not yet committed
+        opening = open_table_in(session, fake.identity.team_id, table.channel, lengths, CIA, "")
+        assert opening is not None, "the revealed game is the channel's only one, and over"
+        game, opened = opening
+        enqueue(session.connection(), game, opened.effects)
+        click.start()  # Play again inserts its table, and waits on the one-table index
+
+        def waiting() -> bool | None:
+            with db.connect() as connection:
+                return connection.scalar(WAITING_TO_OPEN) or None
+
+        table.wait(waiting, "Play again to wait on CIA's table")
+    click.join(SETTLE_SECONDS)
+    said = table.ephemeral(BO, "A table is already open in this channel").rendered_text
+    assert "game is already running" not in said, "a lobby is no running game"
+    with db.connect() as connection:
+        hosts = connection.exec_driver_sql(
+            "SELECT host_user_id FROM games WHERE channel_id = %s AND id > %s",
+            (table.channel, first),
+        ).scalars()
+        assert list(hosts) == [CIA], "one table, CIA's"
 
 
 def test_cancel_asks_only_those_who_may_cancel_and_then_cancels(
