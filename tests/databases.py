@@ -23,6 +23,13 @@ from slackapp.db.engine import make_engine, sqlalchemy_url
 from slackapp.db.migrate import upgrade
 from tests.waiting import until
 
+WAITING_TO_OPEN = text(
+    "SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+    " AND datname = current_database() AND query ILIKE 'INSERT INTO games%'"
+)
+"""A new table's insert waits on a lock: another, not yet committed, holds the one-open-table
+index of its channel."""
+
 RUN_SERVER = "VARULV_TESTS_POSTGRES"
 """The variable naming the file where the run writes its server's URL and template for its
 workers, once both are ready: ``{"url": ..., "template": ...}``, or ``{"error": ...}``."""

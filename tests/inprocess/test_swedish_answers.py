@@ -19,6 +19,7 @@ from slackapp.game.cards import Card
 from slackapp.game.lines import Language
 from slackapp.steps import new_table
 from tests import faults
+from tests.databases import WAITING_TO_OPEN
 from tests.e2e.driver import Table
 from tests.inprocess.harness import SETTLE_SECONDS, InProcessApp
 from tests.inprocess.test_hostile_input import with_payload
@@ -27,12 +28,6 @@ from tests.inprocess.test_swedish import choose_swedish
 from tests.reliability.support import new_people, signed, signed_click
 
 SV = words(Language.SWEDISH)
-WAITING_TO_OPEN = text(
-    "SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-    " AND datname = current_database() AND query ILIKE 'INSERT INTO games%'"
-)
-"""A new table's insert waits on a lock: another, not yet committed, holds the one-open-table
-index of its channel."""
 
 
 def swedish_table(

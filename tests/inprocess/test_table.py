@@ -19,10 +19,10 @@ from slackapp.game import machine as m
 from slackapp.game.cards import describe_deck
 from slackapp.game.night import describe_wake_order
 from slackapp.steps import new_table as open_table_in
+from tests.databases import WAITING_TO_OPEN
 from tests.e2e.driver import Table
 from tests.inprocess.harness import SETTLE_SECONDS, InProcessApp
 from tests.inprocess.test_games import PEOPLE, new_table
-from tests.inprocess.test_swedish_answers import WAITING_TO_OPEN
 
 ANNA, BO, CIA, DAN, EVA = PEOPLE[:5]
 

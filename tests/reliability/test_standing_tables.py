@@ -18,11 +18,14 @@ from slackapp.db import standing
 from slackapp.db.engine import make_sessions, transaction
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game, OutboxEntry
+from slackapp.delivery.outbox import enqueue
 from slackapp.game import machine as m
 from slackapp.game.schedule import Schedule
 from slackapp.standing import StandingTables, invitation, pause_for_channel_of
-from slackapp.steps import Steps
+from slackapp.steps import Steps, new_table
+from tests.databases import WAITING_TO_OPEN
 from tests.reliability.support import Clock, Nothing
+from tests.waiting import until
 
 TEAM = "T0STAND"
 _channels = itertools.count(1)
@@ -165,6 +168,31 @@ def test_an_opening_is_skipped_while_a_game_runs(
     two[0].sweep()
     (game,) = games_in(sessions, channel)
     assert game.host_user_id == "U0ALVA"
+    assert armed(sessions, channel) == TUESDAY_FIKA + timedelta(days=1), "the day is skipped"
+
+
+def test_an_opening_racing_a_command_leaves_the_channel_its_table(
+    sessions: sessionmaker[Session], two: list[StandingTables], clock: Clock, db: Engine
+) -> None:
+    """A ``/varulv`` still committing its table as the opening fires: the opening waits for it
+    on the one-open-table index, then skips the day, and the command's table is the one."""
+    channel = new_channel(sessions)
+    clock.at = TUESDAY_FIKA
+    sweep = threading.Thread(target=two[0].sweep)
+    with transaction(sessions) as session:
+        opening = new_table(session, TEAM, channel, LENGTHS, "U0ALVA", "alva")
+        assert opening is not None
+        game, opened = opening
+        enqueue(session.connection(), game, opened.effects)
+        sweep.start()
+
+        def waiting() -> bool | None:
+            with db.connect() as connection:
+                return connection.scalar(WAITING_TO_OPEN) or None
+
+        until(waiting, "the opening to wait on the command's table")
+    sweep.join()
+    assert [game.host_user_id for game in games_in(sessions, channel)] == ["U0ALVA"]
     assert armed(sessions, channel) == TUESDAY_FIKA + timedelta(days=1), "the day is skipped"
 
 
