@@ -12,7 +12,8 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import transaction
-from slackapp.db.models import Game, Person, Seat
+from slackapp.db.games import GAMES, SEATS
+from slackapp.db.models import Person
 from slackapp.game.machine import Phase
 
 
@@ -36,8 +37,6 @@ def known_in(connection: Connection, team_id: str, user_id: str) -> Known | None
     return None if found is None else Known(found.name, found.fetched_at)
 
 
-GAMES = cast(Table, Game.__table__)
-SEATS = cast(Table, Seat.__table__)
 _LOBBIES_SEATING = (
     select(GAMES.c.id)
     .join(SEATS, SEATS.c.game_id == GAMES.c.id)
