@@ -23,7 +23,7 @@ from slackapp import metrics
 from slackapp.blocks.said import said
 from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.db import games, people
-from slackapp.db.channels import choice_in
+from slackapp.db.channels import channel_choice, choice_in
 from slackapp.db.engine import outside_transaction, transaction
 from slackapp.db.games import GAMES, NewGame, StoredGame
 from slackapp.db.models import Game
@@ -630,8 +630,7 @@ class Steps:
         request names none."""
         if asking is None or not asking.channel_id:
             return ENGLISH
-        with outside_transaction(self.sessions) as session:
-            chosen = choice_in(session, asking.team_id, asking.channel_id, self.lengths)
+        chosen = channel_choice(self.sessions, asking.team_id, asking.channel_id, self.lengths)
         return words(chosen.language)
 
     def gone(self, asking: Workspace | None = None) -> str:
@@ -684,8 +683,7 @@ class Steps:
         if game_id is None:
             if retry:
                 return None
-            with outside_transaction(self.sessions) as session:
-                chosen = choice_in(session, team_id, channel_id, self.lengths)
+            chosen = channel_choice(self.sessions, team_id, channel_id, self.lengths)
             return said(m.Line(m.Message.NO_GAME_RUNNING), words(chosen.language))
         return self.act(game_id, m.Stop(user_id))
 
