@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 
 from slackapp.fakeslack import FakeSlack
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
@@ -111,3 +112,59 @@ def set_unreachable(fake: FakeSlack, target: str, error: str = "cannot_dm_bot") 
 def revoke_tokens(fake: FakeSlack, token: str | None = None) -> None:
     """Revoke one token, or all of them; later calls get ``token_revoked``."""
     fake.grants.revoke(token)
+
+
+class LateLandings:
+    """The first ``times`` redraws (``chat.update``, and posts to a click's ``response_url``
+    that replace its message) in the conversations ``channels()`` names reach Slack, but their
+    client sees the connection drop, as one that gave up after its timeout does; Slack applies
+    them only when the test calls :meth:`land`, after whatever the app sent meanwhile."""
+
+    def __init__(self, fake: FakeSlack, channels: Callable[[], set[str]], times: int) -> None:
+        self.fake = fake
+        self.channels = channels
+        self.left = times
+        self.held: list[ApiRequest] = []
+        self._landing = False
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> LateLandings:
+        self.fake.api.hooks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.fake.api.hooks.remove(self)
+
+    def __call__(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        with self._lock:
+            held = not self._landing and self.left > 0 and self._redraws(request)
+            if held:
+                self.left -= 1
+                self.held.append(request)
+        return ApiAnswer({}, hang_up=True) if held else answer(request)
+
+    def _redraws(self, request: ApiRequest) -> bool:
+        if request.method == "chat.update":
+            return str(request.params.get("channel")) in self.channels()
+        if request.method != "response_url" or request.params.get("replace_original") is not True:
+            return False
+        try:
+            return self.fake.grants.hook(request.token or "").channel in self.channels()
+        except KeyError:
+            return False
+
+    def land(self) -> int:
+        """Slack applies the held redraws now, in the order they came; how many."""
+        with self._lock:
+            held, self.held = self.held, []
+            self._landing = True
+        try:
+            for request in held:
+                if request.method == "response_url":
+                    self.fake.api.respond(request.token or "", request.params)
+                else:
+                    self.fake.api.handle(request)
+        finally:
+            with self._lock:
+                self._landing = False
+        return len(held)

@@ -275,6 +275,10 @@ class SlackMessage(Base):
     channel: Mapped[str] = mapped_column(String(32))
     ts: Mapped[str] = mapped_column(String(32))
     version: Mapped[int] = mapped_column(Integer)
+    unsure_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)
+    """A redraw whose outcome is unknown (a timeout, a dropped connection) may still be applied
+    by Slack until then, over anything newer: a landing before then leaves the message due
+    again at that time (``delivery.plan``). None: what Slack shows is known."""
 
 
 class DeliveryLease(Base):

@@ -42,16 +42,19 @@ from slackapp.db.engine import outside_transaction
 from slackapp.db.models import DeliveryLease, OutboxEntry
 from slackapp.delivery import leases, plan
 from slackapp.delivery.copies import dropped_ts
-from slackapp.delivery.landings import DONE, Landing, Landings
+from slackapp.delivery.landings import DONE, UNSURE, Landing, Landings
 from slackapp.delivery.pacing import Pacer, Turn
 from slackapp.delivery.policy import GiveUp, after_failure
 from slackapp.delivery.reading import ToShow, read, read_held
 from slackapp.delivery.slack import (
+    LATE_LANDING_SECONDS,
     ClientFor,
     Failure,
     NotInstalled,
+    Redrawn,
     WorkspaceId,
     classify,
+    outcome_unknown,
     redraw_in_place,
 )
 from slackapp.game import machine as m
@@ -512,9 +515,10 @@ class Deliverer:
     ) -> Landing | None:
         """Send; what Slack took, if it did."""
         newest, pending = send.entry, send.pending
+        started = self.now()
         dropped = dropped_ts(pending.surface)
         if dropped is not None:  # a second copy of a message goes (see slackapp.delivery.copies)
-            return self._drop(game_id, team_id, client, pending, newest, dropped)
+            return self._drop(game_id, team_id, client, pending, newest, dropped, started)
         try:
             if isinstance(send, plan.Post):
                 channel = newest.channel
@@ -528,8 +532,8 @@ class Deliverer:
                 )
                 first: tuple[str, str] | None = (str(posted["channel"]), str(posted["ts"]))
                 method = "chat.postMessage"
-            elif (url := pending.answer_at(send.shown.ts)) and redraw_in_place(
-                url, newest.text, newest.blocks
+            elif (url := pending.answer_at(send.shown.ts)) and self._redrawn_in_place(
+                game_id, pending, url, started
             ):
                 first, method = None, "response_url"  # the click's answer: no chat.update
             else:
@@ -544,10 +548,21 @@ class Deliverer:
                 )
                 first, method = None, "chat.update"
         except Exception as error:
-            self._failed(game_id, pending, error)
+            self._failed(game_id, pending, error, started)
             return None
         metrics.delivered(method, pending.entries[0].due_at, utc_now())
-        return Landing(game_id, pending.surface, newest.version, first)
+        return Landing(game_id, pending.surface, newest.version, started, first)
+
+    def _redrawn_in_place(
+        self, game_id: int, pending: plan.Pending, url: str, started: datetime
+    ) -> bool:
+        """Whether the click's ``response_url`` took the redraw; one that may still land
+        later leaves the message unsure (``chat.update`` then goes at once all the same)."""
+        newest = pending.newest
+        redrawn = redraw_in_place(url, newest.text, newest.blocks)
+        if redrawn is Redrawn.UNKNOWN:
+            self._unsure(game_id, pending.surface, started)
+        return redrawn is Redrawn.TOOK
 
     def _drop(
         self,
@@ -557,6 +572,7 @@ class Deliverer:
         pending: plan.Pending,
         newest: plan.Entry,
         ts: str,
+        started: datetime,
     ) -> Landing | None:
         if self._put_off(game_id, pending, lambda: Turn(self.pacer.update(team_id))):
             return None
@@ -565,12 +581,12 @@ class Deliverer:
         except Exception as error:
             failure, code, _ = classify(error)
             if failure is Failure.TRANSIENT:
-                self._failed(game_id, pending, error)  # retried, as any message is
+                self._failed(game_id, pending, error, started)  # retried, as any message is
             else:  # gone already, or out of reach: nothing else hangs on it
                 log.info("a second copy of a message was not deleted: %s", code)
                 self._done(game_id, pending.surface, newest.version, code)
             return None
-        return Landing(game_id, pending.surface, newest.version)
+        return Landing(game_id, pending.surface, newest.version, started)
 
     def _update_turn(self, team_id: str, pending: plan.Pending, clicked: bool) -> Turn:
         """A person's own view after their click is redrawn through the click's response_url;
@@ -610,7 +626,11 @@ class Deliverer:
 
     # -- failures -----------------------------------------------------------------------------
 
-    def _failed(self, game_id: int, pending: plan.Pending, error: Exception) -> None:
+    def _failed(
+        self, game_id: int, pending: plan.Pending, error: Exception, started: datetime
+    ) -> None:
+        if pending.shown is not None and outcome_unknown(error):
+            self._unsure(game_id, pending.surface, started)  # even when stopping: it may land
         if self._stopped.is_set():
             return  # as it is, for whoever delivers next
         failure, code, retry_after = classify(error)
@@ -647,6 +667,14 @@ class Deliverer:
             session.connection().execute(
                 DONE, [{"g": game_id, "s": surface, "v": version, "f": failure}]
             )
+
+    def _unsure(self, game_id: int, surface: str, started: datetime) -> None:
+        """A redraw that began at ``started`` may still be applied by Slack, over anything
+        sent since, until ``LATE_LANDING_SECONDS`` after: until then no landing makes the
+        message known, and then its newest version is sent again (``delivery.plan``)."""
+        until = started + timedelta(seconds=LATE_LANDING_SECONDS)
+        with self.sessions() as session, session.begin():
+            session.connection().execute(UNSURE, {"g": game_id, "s": surface, "until": until})
 
     def _retry_later(
         self, game_id: int, surface: str, version: int, attempts: int, delay: float

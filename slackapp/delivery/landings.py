@@ -15,8 +15,9 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
-from sqlalchemy import Connection, String, bindparam, case, func, update
+from sqlalchemy import Connection, String, and_, bindparam, case, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -28,12 +29,21 @@ RECORD_ATTEMPTS = 5
 
 @dataclass(frozen=True)
 class Landing:
-    """One message's version that Slack took; ``posted`` is (channel, ts) of a first post."""
+    """One message's version that Slack took, by a call that began at ``started`` (the app's
+    clock); ``posted`` is (channel, ts) of a first post."""
 
     game_id: int
     surface: str
     version: int
+    started: datetime
     posted: tuple[str, str] | None = None
+
+
+_SURE_FROM_NOW_ON = case(
+    (SlackMessage.unsure_until <= bindparam("started"), None), else_=SlackMessage.unsure_until
+)
+"""A call that began once no earlier call of unknown outcome could land any more (see
+``SlackMessage.unsure_until``) makes what the message shows known again."""
 
 
 # Statements for many rows at once (executemany: psycopg pipelines them into one round trip).
@@ -50,17 +60,24 @@ POST = _POST.on_conflict_do_update(
         "channel": _POST.excluded.channel,
         "ts": _POST.excluded.ts,
         "version": _POST.excluded.version,
+        "unsure_until": _SURE_FROM_NOW_ON,
     },
 )
 SHOWN = (
     update(SlackMessage)
-    .where(
-        SlackMessage.game_id == bindparam("g"),
-        SlackMessage.surface == bindparam("s"),
-        SlackMessage.version < bindparam("v"),
+    .where(SlackMessage.game_id == bindparam("g"), SlackMessage.surface == bindparam("s"))
+    .values(
+        version=func.greatest(SlackMessage.version, bindparam("v")),
+        unsure_until=_SURE_FROM_NOW_ON,
     )
-    .values(version=bindparam("v"))
 )
+UNSURE = (
+    update(SlackMessage)
+    .where(SlackMessage.game_id == bindparam("g"), SlackMessage.surface == bindparam("s"))
+    .values(unsure_until=func.greatest(SlackMessage.unsure_until, bindparam("until")))
+)
+"""A call of unknown outcome may redraw the message until ``until`` (PostgreSQL's
+``greatest`` passes over a null)."""
 DONE = (
     update(OutboxEntry)
     .where(
@@ -80,23 +97,52 @@ DONE = (
 """Every undelivered version of a message up to ``v`` is done: with failure ``f`` when given,
 else the older ones superseded (the deliverer's one rule for it)."""
 
+_UNSURE_UNTIL = (
+    select(SlackMessage.unsure_until)
+    .where(SlackMessage.game_id == OutboxEntry.game_id, SlackMessage.surface == OutboxEntry.surface)
+    .scalar_subquery()
+)
+LANDED = (
+    update(OutboxEntry)
+    .where(
+        OutboxEntry.game_id == bindparam("g"),
+        OutboxEntry.surface == bindparam("s"),
+        OutboxEntry.version <= bindparam("v"),
+        OutboxEntry.done_at.is_(None),
+    )
+    .values(
+        done_at=case((_UNSURE_UNTIL.is_(None), func.now()), else_=None),
+        failure=case(
+            (and_(_UNSURE_UNTIL.is_(None), OutboxEntry.version < bindparam("v")), "superseded"),
+            else_=None,
+        ),
+        due_at=func.coalesce(_UNSURE_UNTIL, OutboxEntry.due_at),
+        attempts=case((_UNSURE_UNTIL.is_(None), OutboxEntry.attempts), else_=0),
+    )
+)
+"""What a landing makes of the message's undelivered versions up to ``v``: done (the older
+ones superseded), or, while an earlier call of unknown outcome may still land over it, due
+again once it no longer can (its tries forgotten: this call went through)."""
+
 
 def write(connection: Connection, landings: Sequence[Landing]) -> None:
     """The landings' messages and outbox entries, as statements of many rows each."""
     posts = [
-        {"g": x.game_id, "s": x.surface, "v": x.version, "c": channel, "t": ts}
+        {"g": x.game_id, "s": x.surface, "v": x.version, "started": x.started, "c": c, "t": ts}
         for x in landings
         if x.posted is not None
-        for channel, ts in [x.posted]
+        for c, ts in [x.posted]
     ]
-    shown = [{"g": x.game_id, "s": x.surface, "v": x.version} for x in landings if x.posted is None]
+    shown = [
+        {"g": x.game_id, "s": x.surface, "v": x.version, "started": x.started}
+        for x in landings
+        if x.posted is None
+    ]
     if posts:
         connection.execute(POST, posts)
     if shown:
         connection.execute(SHOWN, shown)
-    connection.execute(
-        DONE, [{"g": x.game_id, "s": x.surface, "v": x.version, "f": None} for x in landings]
-    )
+    connection.execute(LANDED, [{"g": x.game_id, "s": x.surface, "v": x.version} for x in landings])
 
 
 class _Waiting:

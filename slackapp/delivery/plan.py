@@ -12,7 +12,10 @@ The rules, per message (a game's ``surface``):
   call to land (then the message's ``ts`` is known, and the next version is an update);
 - a message whose newest version waits (for a retry, or for its turn at Slack's limit) waits
   with it; a version written after the message was put off asks again at once, as its own
-  (a phase's last word must not wait for the turn a count did not get).
+  (a phase's last word must not wait for the turn a count did not get);
+- a message a call of unknown outcome may still redraw (``Shown.unsure_until``) is not known
+  to show anything: a newer version goes out as usual, and once that call can no longer land,
+  the newest version is sent again, so that nothing older is ever the last thing it shows.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ class Shown:
     channel: str
     ts: str
     version: int
+    unsure_until: datetime | None = None
+    """A redraw of unknown outcome may still land until then (see ``SlackMessage``)."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +141,12 @@ def next_for(pending: Pending, sending: Collection[str], now: datetime) -> Decis
     if pending.surface in sending:
         return InFlight(pending.surface)
     if shown is not None and shown.version >= newest.version:
-        return AlreadyShown(pending.surface, newest.version)
+        if shown.unsure_until is None:
+            return AlreadyShown(pending.surface, newest.version)
+        settled_at = max(newest.due_at, shown.unsure_until)
+        if settled_at > now:
+            return NotYet(pending.surface, settled_at)
+        return Update(pending, shown)  # again, now that nothing older can land after it
     if newest.due_at > now:
         return NotYet(pending.surface, newest.due_at)
     return Post(pending) if shown is None else Update(pending, shown)

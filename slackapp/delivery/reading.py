@@ -34,6 +34,7 @@ UNDELIVERED = (
         SlackMessage.channel,
         SlackMessage.ts,
         SlackMessage.version,
+        SlackMessage.unsure_until,
     )
     .join(Game, Game.id == OutboxEntry.game_id)
     .outerjoin(
@@ -50,7 +51,8 @@ UNDELIVERED = (
 )
 """The undelivered entries of the games, as the columns of an ``Entry`` in its order, each with
 its game's workspace (and Grid organisation) and where its message is in Slack (the channel,
-``ts`` and version it shows), if it was posted. Built once, here: building a statement is a
+``ts`` and version it shows, and until when a call of unknown outcome may still redraw it),
+if it was posted. Built once, here: building a statement is a
 good part of the cost of running it."""
 UNDELIVERED_HELD = UNDELIVERED.where(OutboxEntry.game_id.in_(STILL_HELD))
 """The same, of the games whose leases a holder has for a while yet: the reads after a step
@@ -89,11 +91,12 @@ def _to_show(rows: Iterable[Sequence[Any]]) -> dict[int, ToShow]:
     shown: dict[int, dict[str, Shown]] = {}
     for row in rows:
         entry = Entry(*row[:12])
-        team_id, enterprise_id, channel, ts, version = row[12:]
+        team_id, enterprise_id, channel, ts, version, unsure_until = row[12:]
         teams[entry.game_id] = WorkspaceId(team_id, enterprise_id)
         entries.setdefault(entry.game_id, []).append(entry)
         if ts is not None:
-            shown.setdefault(entry.game_id, {})[entry.surface] = Shown(channel, ts, version)
+            at = Shown(channel, ts, version, unsure_until)
+            shown.setdefault(entry.game_id, {})[entry.surface] = at
     return {
         game_id: ToShow(team, pending_of(entries[game_id], shown.get(game_id, {})))
         for game_id, team in teams.items()

@@ -17,6 +17,10 @@ from slack_sdk.webhook import WebhookClient
 from slackapp.authorize import fresh_bot
 
 CALL_TIMEOUT_SECONDS = 10
+LATE_LANDING_SECONDS = 30
+"""How long after a call began Slack may still apply it, though the client gave up on it (at
+``CALL_TIMEOUT_SECONDS``) or lost its connection: the client's timeout and the time a request
+can spend inside Slack's own front end after that."""
 
 
 class NotInstalled(Exception):
@@ -38,24 +42,50 @@ ClientFor = Callable[[WorkspaceId], WebClient]
 
 def web_client(token: str | None, api_url: str, wait_out_rate_limits: bool = True) -> WebClient:
     """``wait_out_rate_limits``: on a 429, sleep Retry-After and try again inside the call (for
-    calls made while a person waits); the deliverer schedules its own retries instead."""
+    calls made while a person waits). Without it (the deliverer's), no call is tried again
+    inside the client at all, not even after a dropped connection: the deliverer schedules its
+    own retries, and must know of every call whose outcome is unknown (``outcome_unknown``)."""
+    if not wait_out_rate_limits:
+        return WebClient(
+            token=token, base_url=api_url, timeout=CALL_TIMEOUT_SECONDS, retry_handlers=[]
+        )
     client = WebClient(token=token, base_url=api_url, timeout=CALL_TIMEOUT_SECONDS)
-    if wait_out_rate_limits:
-        client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
+    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
     return client
 
 
-def redraw_in_place(response_url: str, text: str, blocks: list[dict[str, Any]] | None) -> bool:
+class Redrawn(Enum):
+    """What became of a redraw through a click's ``response_url``."""
+
+    TOOK = "took"
+    REFUSED = "refused"
+    """An expired or used-up URL: ``chat.update`` instead."""
+    UNKNOWN = "unknown"
+    """A timeout or a dropped connection: Slack may still apply it (``outcome_unknown``)."""
+
+
+def redraw_in_place(response_url: str, text: str, blocks: list[dict[str, Any]] | None) -> Redrawn:
     """Redraw the message a click was on through the click's ``response_url``, which Slack
     does not count against ``chat.update``'s limit (a URL may be used five times in thirty
-    minutes); whether Slack took it (an expired or used-up URL is refused: update instead)."""
+    minutes)."""
     try:
-        answer = WebhookClient(response_url, timeout=CALL_TIMEOUT_SECONDS).send(
+        answer = WebhookClient(response_url, timeout=CALL_TIMEOUT_SECONDS, retry_handlers=[]).send(
             text=text, blocks=blocks, replace_original=True
         )
     except Exception:  # unreachable, or a timeout: chat.update is the way that is left
-        return False
-    return answer.status_code == 200
+        return Redrawn.UNKNOWN
+    if answer.status_code == 200:
+        return Redrawn.TOOK
+    return Redrawn.UNKNOWN if answer.status_code >= 500 else Redrawn.REFUSED
+
+
+def outcome_unknown(error: Exception) -> bool:
+    """Whether Slack may have applied a call that failed: it timed out or lost its connection
+    (the request may have reached Slack), or Slack's front end answered 5xx (it may have passed
+    the request on). An error Slack answered itself (``ok: false``) changed nothing."""
+    if not isinstance(error, SlackApiError):
+        return True
+    return error.response.status_code >= 500
 
 
 class InstalledClients:

@@ -17,7 +17,7 @@ from typing import Any, cast
 from urllib.parse import parse_qsl, urlsplit
 
 from slackapp.fakeslack.models import JSON
-from slackapp.fakeslack.webapi import ApiAnswer, ApiRequest, WebApi
+from slackapp.fakeslack.webapi import ApiAnswer, ApiRequest, WebApi, response_text
 from slackapp.serving import ServerThread
 
 
@@ -81,10 +81,16 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if url.path.startswith("/api/"):
             answer = api.handle(self._api_request(url.path[len("/api/") :], url.query, body))
+            if answer.hang_up:
+                self.close_connection = True
+                return
             self._send_json(answer)
         elif url.path.startswith("/response/"):
-            status, text = api.respond(url.path[len("/response/") :], _json_object(body))
-            self._send(status, text.encode(), "text/plain; charset=utf-8")
+            answer = api.respond_to(url.path[len("/response/") :], _json_object(body))
+            if answer.hang_up:
+                self.close_connection = True
+                return
+            self._send(answer.status, response_text(answer).encode(), "text/plain; charset=utf-8")
         else:
             self._send(404, b"not found", "text/plain; charset=utf-8")
 

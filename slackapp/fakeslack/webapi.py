@@ -53,6 +53,9 @@ class ApiAnswer:
     body: JSON
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
+    hang_up: bool = False
+    """Close the connection without an answer, as a call its client gave up on ends for it:
+    the client cannot know whether Slack applied it."""
 
 
 Handler = Callable[[ApiRequest], JSON]
@@ -356,9 +359,14 @@ class WebApi:
 
     def respond(self, hook_id: str, body: JSON) -> tuple[int, str]:
         """Apply a post to a response_url; the (status, text) Slack would answer."""
+        answer = self.respond_to(hook_id, body)
+        return answer.status, response_text(answer)
+
+    def respond_to(self, hook_id: str, body: JSON) -> ApiAnswer:
+        """Apply a post to a response_url; Slack's answer (its text: ``response_text``)."""
         answer = self._hooked(ApiRequest("response_url", body, hook_id), self._respond)
         self.workspace.record(Call("response_url", body, answer.body, time.time(), answer.status))
-        return answer.status, str(answer.body.get("answer", answer.body.get("error", "")))
+        return answer
 
     def _respond(self, request: ApiRequest) -> ApiAnswer:
         """The answer, and (for the record of calls only) the message the hook points at."""
@@ -443,6 +451,11 @@ class WebApi:
             grant["refresh_token"] = self.grants.mint_refresh_token(me.installed_on)
             grant["expires_in"] = self.grants.token_lifetime
         return grant
+
+
+def response_text(answer: ApiAnswer) -> str:
+    """What Slack answers a post to a response_url with: plain text, not JSON."""
+    return str(answer.body.get("answer", answer.body.get("error", "")))
 
 
 def _around(hook: Hook, inner: Answerer) -> Answerer:

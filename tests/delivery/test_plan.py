@@ -142,3 +142,29 @@ def test_a_clicks_url_answers_only_on_the_copy_it_was_clicked_on() -> None:
     assert pending.answer_at("1.0") == "https://u/2", "the newest click on that copy"
     assert pending.answer_at("2") == "https://u/4"
     assert pending.answer_at("5.0") is None, "no click on the copy Slack shows: an update"
+
+
+@given(
+    shown_version=st.sampled_from(VERSIONS),
+    newest=st.sampled_from(VERSIONS),
+    unsure_for=st.integers(min_value=-10, max_value=40),
+    due_in=st.integers(min_value=-5, max_value=5),
+)
+def test_a_message_a_lost_call_may_still_redraw_is_sent_its_newest_once_that_call_cannot_land(
+    shown_version: int, newest: int, unsure_for: int, due_in: int
+) -> None:
+    unsure_until = NOW + timedelta(seconds=unsure_for)
+    due_at = NOW + timedelta(seconds=due_in)
+    pending = Pending(
+        "day", (entry("day", newest, due_at),), Shown("C1", "1.0", shown_version, unsure_until)
+    )
+    decision = plan.next_for(pending, set(), NOW)
+    if due_at > NOW:
+        assert isinstance(decision, plan.NotYet), "a retry's wait holds"
+    elif newest > shown_version:
+        assert decision == plan.Update(pending, pending.shown), "a newer version never waits"
+    elif unsure_until > NOW:
+        assert decision == plan.NotYet("day", unsure_until), "sent again only once it cannot land"
+    else:
+        assert decision == plan.Update(pending, pending.shown), "never marked shown unconfirmed"
+    assert not isinstance(decision, plan.AlreadyShown)

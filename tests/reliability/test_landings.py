@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 
 import pytest
 from sqlalchemy import Engine, create_engine, event, exc, select, text
@@ -17,6 +18,9 @@ from slackapp.delivery.landings import Landing, Landings
 from slackapp.fakeslack import FakeSlack
 from tests.reliability.test_delivery import new_game as new_delivery_game
 from tests.waiting import until
+
+NOW = datetime.now(UTC)
+"""When the calls landing here began: no message is unsure, so any time will do."""
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +95,8 @@ def test_landings_that_arrive_together_are_recorded_in_one_transaction(
 ) -> None:
     landings, commits = recorded
     game_id = new_game(fake, sessions)
-    first = Landing(game_id, "lobby", 2)
-    others = [Landing(game_id, f"dm:{n}", 1, (f"D{n}", f"2.{n}")) for n in range(19)]
+    first = Landing(game_id, "lobby", 2, NOW)
+    others = [Landing(game_id, f"dm:{n}", 1, NOW, (f"D{n}", f"2.{n}")) for n in range(19)]
 
     outcome = record_while_the_first_waits(db, landings, first, others)
 
@@ -119,10 +123,10 @@ def test_a_landing_that_cannot_be_recorded_never_costs_the_others_theirs(
     recorded: tuple[Landings, list[int]],
 ) -> None:
     game_id = new_game(fake, sessions)
-    first = Landing(game_id, "lobby", 2)
+    first = Landing(game_id, "lobby", 2, NOW)
     landings = recorded[0]
-    gone = Landing(game_id + 1_000_000, "lobby", 1, ("C0GONE", "3.0"))  # no such game
-    others = [Landing(game_id, f"dm:{n}", 1, (f"D{n}", f"2.{n}")) for n in range(5)]
+    gone = Landing(game_id + 1_000_000, "lobby", 1, NOW, ("C0GONE", "3.0"))  # no such game
+    others = [Landing(game_id, f"dm:{n}", 1, NOW, (f"D{n}", f"2.{n}")) for n in range(5)]
 
     outcome = record_while_the_first_waits(db, landings, first, [*others[:2], gone, *others[2:]])
 
