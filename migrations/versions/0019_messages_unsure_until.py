@@ -24,9 +24,7 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     """Upgrade schema."""
-    op.add_column(
-        "messages", sa.Column("unsure_until", sa.DateTime(timezone=True), nullable=True)
-    )
+    op.add_column("messages", sa.Column("unsure_until", sa.DateTime(timezone=True), nullable=True))
 
 
 def downgrade() -> None:

@@ -4,12 +4,13 @@ The pieces, each a module of its own:
 - ``leases``: which process delivers a game now (short leases, renewed by a heartbeat);
 - ``reading``: a game's undelivered outbox rows and where each message is in Slack;
 - ``plan``: what to send next, a pure function of those rows;
+- ``drain``: what one drain of a batch of games does next, as pure transitions;
 - ``policy``: what a failed call means (retry when, give up, tell the step machine what);
 - ``landings``: what Slack took (``ts``, the version shown), recorded in groups;
 - ``pacing``: Slack's rate limits, kept ahead of.
 
-This module runs them: threads that drain games (read, decide, send, read again as calls land)
-and threads that make the calls. A step in this process takes its games' leases in its own
+This module carries them out: threads that drain games (each carrying out its ``drain``'s
+actions and telling it what happened) and threads that make the calls. A step in this process takes its games' leases in its own
 transaction (``take``) and hands them over after the commit (``hand_over``): the drain checks
 the leases and reads what the games show outside any transaction, and sends, so no transaction
 stands between the commit and the first call. Otherwise ``kick`` (a game another process held as the
@@ -27,6 +28,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -40,12 +42,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp import metrics
 from slackapp.db.engine import outside_transaction
 from slackapp.db.models import DeliveryLease, OutboxEntry
+from slackapp.delivery import drain as draining
 from slackapp.delivery import leases, plan
 from slackapp.delivery.copies import dropped_ts
+from slackapp.delivery.drain import ToShow
 from slackapp.delivery.landings import DONE, UNSURE, Landing, Landings
 from slackapp.delivery.pacing import Pacer, Turn
 from slackapp.delivery.policy import GiveUp, after_failure
-from slackapp.delivery.reading import ToShow, read, read_held
+from slackapp.delivery.reading import read, read_held
 from slackapp.delivery.slack import (
     LATE_LANDING_SECONDS,
     ClientFor,
@@ -70,9 +74,6 @@ RECORD_THREADS = 8
 """Threads that wait for landings to be committed (in groups), so a call thread is free for
 the next call as soon as Slack answers."""
 SWEEP_SECONDS = 0.5
-RELEASE_WITHIN_SECONDS = 0.05
-"""A game whose last call landed is let go within this long, with the others landing then:
-one transaction for them all, and no message waits for it."""
 LEFT_FOR_LAST_WORDS = 40
 """A redraw that the game will redraw again (a board's count of who confirmed or voted) takes
 a turn at ``chat.update``'s limit only while this many calls of the workspace's burst (all but
@@ -321,91 +322,35 @@ class Deliverer:
 
         ``leased``: those of the games whose leases a step has just taken, read first in one
         statement outside any transaction; every other read is one transaction that claims
-        the games and reads them, and a game another live process holds is left to it. Every
-        ready message of every game is then sent side by side (``slackapp.delivery.plan``
-        decides which).
-        A message still being sent is not sent again alongside itself, but it does not hold
-        the others back: as soon as any call lands, or a step gives one of these games
-        something new, the games concerned are read again and whatever else is ready goes
-        out. A game with nothing in flight and nothing ready is let go (one transaction for
-        the batch, and for those whose last calls land within ``RELEASE_WITHIN_SECONDS``),
-        and one that got something due meanwhile is read again.
+        the games and reads them, and a game another live process holds is left to it. What
+        to read, send and let go, and when, is ``delivery.drain``'s to decide: this carries
+        its actions out and tells it what happened (a read, a call that ended, a kick, the
+        time it asked to be woken at).
         """
         waker: Future[None] = Future()
         with self._lock:
             for game_id in game_ids:
                 self._wakers[game_id] = waker
-        in_flight: dict[Future[None], tuple[int, str]] = {}
-        clients: dict[WorkspaceId, WebClient | NotInstalled] = {}  # one look-up per workspace
-        to_read, to_release = set(game_ids), set[int]()
-        release_by = 0.0  # time.monotonic() when to_release is let go
-        held_back: set[int] = set()
-        """Games with a newer version of a message that was still in flight when read."""
+        in_flight: dict[Future[None], draining.Message] = {}
+        state, actions = draining.begin(frozenset(game_ids), frozenset(leased or ()))
+        events: deque[draining.Event] = deque()
         try:
-            while (to_read or to_release or in_flight) and not self._stopped.is_set():
-                if to_read:
-                    held = sorted(to_read & leased) if leased else []
-                    found = self._read_held(held) if held else {}
-                    if rest := sorted(to_read - found.keys()):
-                        found |= self._claim_and_read(rest)
-                    leased = None
-                    to_read = set()
-                    now = self.now()
-                    ready: list[tuple[int, WorkspaceId, list[plan.Send]]] = []
-                    for game_id, to_show in found.items():
-                        sending = {s for g, s in in_flight.values() if g == game_id}
-                        sends: list[plan.Send] = []
-                        for decision in plan.next_sends(to_show.pending, sending, now):
-                            if isinstance(decision, plan.InFlight):
-                                held_back.add(game_id)
-                            elif isinstance(decision, plan.AlreadyShown):
-                                self._done(game_id, decision.surface, decision.version)
-                            elif isinstance(decision, plan.Post | plan.Update):
-                                sends.append(decision)
-                        ready.append((game_id, to_show.workspace, sends))
-                    # Every game's new messages go before the redraws of those shown already:
-                    # with many games at once (deadlines due together), what people wait to
-                    # appear is not queued behind what is only being brought up to date.
-                    installed = [
-                        (game_id, workspace.team_id, client, sends)
-                        for game_id, workspace, sends in ready
-                        if sends and (client := self._client(game_id, workspace, clients))
-                    ]
-                    for kind in (plan.Post, plan.Update):
-                        for game_id, team_id, client, sends in installed:
-                            mine = [each for each in sends if isinstance(each, kind)]
-                            for future, surface in self._send(game_id, team_id, client, mine):
-                                in_flight[future] = (game_id, surface)
-                    clients.clear()
-                    idle = set(found) - {game_id for game_id, _ in in_flight.values()}
-                    if idle:  # read, and nothing to send: let go at once
-                        to_release |= idle
-                        release_by = time.monotonic()
-                if to_release and (not in_flight or time.monotonic() >= release_by):
-                    # Not one whose message went out meanwhile: it needs its lease still.
-                    to_release -= {game_id for game_id, _ in in_flight.values()}
-                    if to_release:
-                        to_read |= set(self._release(sorted(to_release)))
-                    to_release = set()
-                if to_read:
-                    continue
-                if not in_flight:
+            while not self._stopped.is_set():
+                events.extend(self._carry_out(actions, in_flight))
+                while events:
+                    state, actions = draining.advance(state, events.popleft())
+                    events.extend(self._carry_out(actions, in_flight))
+                if state.over or self._stopped.is_set():
                     break
-                timeout = max(0.0, release_by - time.monotonic()) if to_release else None
+                wake_at = state.wake_at
+                timeout = None if wake_at is None else max(0.0, wake_at - time.monotonic())
                 done, _ = wait([*in_flight, waker], timeout, FIRST_COMPLETED)
-                for future in done:
-                    if future is waker:
-                        continue
-                    game_id, _surface = in_flight.pop(future)
+                at = time.monotonic()
+                for future in done - {waker}:
+                    message = in_flight.pop(future)
                     if future.exception() is not None and not self._stopped.is_set():
                         log.error("a message could not be delivered", exc_info=future.exception())
-                    if game_id in held_back:  # its newer version may go now
-                        held_back.discard(game_id)
-                        to_read.add(game_id)
-                    elif all(game != game_id for game, _ in in_flight.values()):
-                        if not to_release:  # those landing soon after are let go with it
-                            release_by = time.monotonic() + RELEASE_WITHIN_SECONDS
-                        to_release.add(game_id)  # which finds anything due meanwhile
+                    events.append(draining.Landed(message, at))
                 if waker.done():
                     with self._lock:
                         waker = Future()
@@ -413,12 +358,44 @@ class Deliverer:
                             self._wakers[game_id] = waker
                         kicked = self._again & set(game_ids)
                         self._again -= kicked
-                    to_read |= kicked
+                    events.append(draining.Kicked(frozenset(kicked), at))
+                if not done:
+                    events.append(draining.Tick(at))
+                actions = []
         finally:
             with self._lock:
                 for game_id in game_ids:
                     if self._wakers.get(game_id) is waker:
                         del self._wakers[game_id]
+
+    def _carry_out(
+        self, actions: list[draining.Action], in_flight: dict[Future[None], draining.Message]
+    ) -> list[draining.Event]:
+        """Do what the drain asked, in order; what happened that it must hear of at once (a
+        read, a release). A send's end is heard of when its future is done."""
+        events: list[draining.Event] = []
+        clients: dict[WorkspaceId, WebClient | NotInstalled] = {}  # one look-up per workspace
+        for action in actions:
+            match action:
+                case draining.ReadGames(held, claimed):
+                    found = self._read_held(list(held)) if held else {}
+                    if rest := sorted(set(claimed) | (set(held) - found.keys())):
+                        found |= self._claim_and_read(rest)
+                    events.append(draining.Read(found, self.now(), time.monotonic()))
+                case draining.Send(game_id, workspace, send):
+                    client = self._client(game_id, workspace, clients)
+                    future: Future[None] = Future()
+                    if client is None:  # its messages are given up, and the machine told
+                        future.set_result(None)
+                    elif not self._send(game_id, workspace.team_id, client, send, future):
+                        continue  # stopping: a lease lapses, and another process sends it
+                    in_flight[future] = action.message
+                case draining.MarkShown(game_id, surface, version):
+                    self._done(game_id, surface, version)
+                case draining.Release(games):
+                    still_due = self._release(list(games))
+                    events.append(draining.LetGo(frozenset(still_due), time.monotonic()))
+        return events
 
     def _claim_and_read(self, game_ids: list[int]) -> dict[int, ToShow]:
         """Take (or renew) the games' leases and read their undelivered entries, in one
@@ -470,18 +447,15 @@ class Deliverer:
         return client
 
     def _send(
-        self, game_id: int, team_id: str, client: WebClient, sends: list[plan.Send]
-    ) -> list[tuple[Future[None], str]]:
-        """Each send on the call threads; each future done once what Slack took is recorded."""
-        sent: list[tuple[Future[None], str]] = []
-        for each in sends:
-            done: Future[None] = Future()
-            try:
-                self._calls.submit(self._deliver_logged, game_id, team_id, client, each, done)
-            except RuntimeError:  # stopping
-                break
-            sent.append((done, each.pending.surface))
-        return sent
+        self, game_id: int, team_id: str, client: WebClient, send: plan.Send, done: Future[None]
+    ) -> bool:
+        """The send on a call thread; ``done`` once what Slack took is recorded. False when
+        stopping."""
+        try:
+            self._calls.submit(self._deliver_logged, game_id, team_id, client, send, done)
+        except RuntimeError:
+            return False
+        return True
 
     def _deliver_logged(
         self, game_id: int, team_id: str, client: WebClient, send: plan.Send, done: Future[None]

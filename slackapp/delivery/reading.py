@@ -4,15 +4,15 @@ Slack, as plain values (``slackapp.delivery.plan``), in one statement for many g
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, select
 
 from slackapp.db.models import Game, OutboxEntry, SlackMessage
+from slackapp.delivery.drain import ToShow
 from slackapp.delivery.leases import STILL_HELD
-from slackapp.delivery.plan import Entry, Pending, Shown, pending_of
+from slackapp.delivery.plan import Entry, Shown, pending_of
 from slackapp.delivery.slack import WorkspaceId
 
 UNDELIVERED = (
@@ -57,14 +57,6 @@ good part of the cost of running it."""
 UNDELIVERED_HELD = UNDELIVERED.where(OutboxEntry.game_id.in_(STILL_HELD))
 """The same, of the games whose leases a holder has for a while yet: the reads after a step
 that took them, as one statement."""
-
-
-@dataclass
-class ToShow:
-    """One game's workspace and its undelivered messages."""
-
-    workspace: WorkspaceId
-    pending: list[Pending] = field(default_factory=list)
 
 
 def read(connection: Connection, game_ids: Collection[int]) -> dict[int, ToShow]:

@@ -85,7 +85,7 @@ def outcome_unknown(error: Exception) -> bool:
     the request on). An error Slack answered itself (``ok: false``) changed nothing."""
     if not isinstance(error, SlackApiError):
         return True
-    return error.response.status_code >= 500
+    return int(error.response.status_code) >= 500
 
 
 class InstalledClients:

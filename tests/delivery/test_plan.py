@@ -155,16 +155,15 @@ def test_a_message_a_lost_call_may_still_redraw_is_sent_its_newest_once_that_cal
 ) -> None:
     unsure_until = NOW + timedelta(seconds=unsure_for)
     due_at = NOW + timedelta(seconds=due_in)
-    pending = Pending(
-        "day", (entry("day", newest, due_at),), Shown("C1", "1.0", shown_version, unsure_until)
-    )
+    shown = Shown("C1", "1.0", shown_version, unsure_until)
+    pending = Pending("day", (entry("day", newest, due_at),), shown)
     decision = plan.next_for(pending, set(), NOW)
     if due_at > NOW:
         assert isinstance(decision, plan.NotYet), "a retry's wait holds"
     elif newest > shown_version:
-        assert decision == plan.Update(pending, pending.shown), "a newer version never waits"
+        assert decision == plan.Update(pending, shown), "a newer version never waits"
     elif unsure_until > NOW:
         assert decision == plan.NotYet("day", unsure_until), "sent again only once it cannot land"
     else:
-        assert decision == plan.Update(pending, pending.shown), "never marked shown unconfirmed"
+        assert decision == plan.Update(pending, shown), "never marked shown unconfirmed"
     assert not isinstance(decision, plan.AlreadyShown)

@@ -48,8 +48,7 @@ def unsure_messages(db: Engine, game_id: int) -> int:
         return int(
             connection.execute(
                 text(
-                    "SELECT count(*) FROM messages"
-                    " WHERE game_id = :g AND unsure_until IS NOT NULL"
+                    "SELECT count(*) FROM messages WHERE game_id = :g AND unsure_until IS NOT NULL"
                 ),
                 {"g": game_id},
             ).scalar_one()

@@ -1,0 +1,175 @@
+"""A drain's transitions, without threads, clocks or a database: hypothesis plays a small world
+of games and messages (steps writing new versions, calls landing in any order, time passing)
+against ``delivery.drain`` and checks its rules at every step and its outcome at the end."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slackapp.delivery import drain
+from slackapp.delivery.plan import Entry, Pending, Shown
+from slackapp.delivery.slack import WorkspaceId
+
+NOW = datetime(2026, 12, 1, 10, tzinfo=UTC)
+WORKSPACE = WorkspaceId("T1")
+
+Message = tuple[int, str]
+
+
+@dataclass
+class World:
+    """The outbox and Slack as the drain's actions change them."""
+
+    newest: dict[Message, int]
+    """Each message's newest version written."""
+    done: dict[Message, int] = field(default_factory=dict)
+    """The versions up to which each message's entries are done."""
+    shown: dict[Message, int] = field(default_factory=dict)
+    """The version Slack shows (absent: never posted)."""
+    calls: dict[Message, int] = field(default_factory=dict)
+    """Calls under way: the version each carries."""
+    at: float = 0.0
+
+    def pending(self, game_id: int) -> list[Pending]:
+        found = []
+        for (game, surface), newest in sorted(self.newest.items()):
+            done = self.done.get((game, surface), 0)
+            if game != game_id or newest <= done:
+                continue
+            entries = tuple(
+                Entry(game, surface, v, "C1", None, f"v{v}", None, NOW, 0)
+                for v in range(done + 1, newest + 1)
+            )
+            shown = self.shown.get((game, surface))
+            found.append(
+                Pending(surface, entries, None if shown is None else Shown("C1", "1.0", shown))
+            )
+        return found
+
+    def carry_out(self, actions: list[drain.Action], state: drain.Drain) -> list[drain.Event]:
+        """What the deliverer would do, checking the drain's rules as it goes."""
+        events: list[drain.Event] = []
+        sends = [a for a in actions if isinstance(a, drain.Send)]
+        kinds = [type(a.send).__name__ for a in sends]
+        assert kinds == sorted(kinds), f"every post goes before any update: {kinds}"
+        for action in actions:
+            match action:
+                case drain.ReadGames(held, claimed):
+                    games = {*held, *claimed}
+                    found = {g: drain.ToShow(WORKSPACE, self.pending(g)) for g in games}
+                    events.append(drain.Read(found, NOW, self.at))
+                case drain.Send(game_id, _, send):
+                    message = action.message
+                    assert message not in self.calls, f"{message} in flight twice"
+                    self.calls[message] = send.entry.version
+                case drain.MarkShown(game_id, surface, version):
+                    message = (game_id, surface)
+                    self.done[message] = max(self.done.get(message, 0), version)
+                case drain.Release(games):
+                    calling = {game for game, _ in self.calls}
+                    assert not calling & set(games), "a game let go with a call in flight"
+                    due = {g for g in games if self.pending(g)}
+                    events.append(drain.LetGo(frozenset(due), self.at))
+        return events
+
+    def land(self, message: Message) -> None:
+        version = self.calls.pop(message)
+        self.shown[message] = max(self.shown.get(message, 0), version)
+        self.done[message] = max(self.done.get(message, 0), version)
+
+
+def settle(world: World, state: drain.Drain, events: list[drain.Event]) -> drain.Drain:
+    """Feed the events, and those the actions bring at once, to the drain."""
+    while events:
+        event = events.pop(0)
+        before = state
+        state, actions = drain.advance(state, event)
+        if isinstance(event, drain.Read):
+            waiting = {g for g, s in before.in_flight if world.newest[g, s] > world.calls[g, s]}
+            held = waiting & set(event.found)
+            assert held <= state.held_back, "a newer version of a message in flight is held back"
+        if isinstance(event, drain.Landed) and event.message[0] in before.held_back:
+            game = event.message[0]
+            read = {
+                g for a in actions if isinstance(a, drain.ReadGames) for g in a.held + a.claimed
+            }
+            assert game in read or game in state.to_read, "a held-back game is read again"
+        events.extend(world.carry_out(actions, state))
+        assert set(world.calls) == set(state.in_flight), "the drain knows what is in flight"
+    return state
+
+
+messages = st.lists(
+    st.tuples(st.integers(1, 3), st.sampled_from(["lobby", "day", "dm:U1"]), st.integers(1, 3)),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(written=messages, data=st.data())
+def test_a_drain_sends_every_newest_version_once_at_a_time_and_lets_go_only_when_idle(
+    written: list[tuple[int, str, int]], data: st.DataObject
+) -> None:
+    world = World({(g, s): v for g, s, v in written})
+    world.shown = {m: data.draw(st.integers(0, v)) for m, v in world.newest.items()}
+    world.shown = {m: v for m, v in world.shown.items() if v}
+    world.done = dict(world.shown)
+    games = frozenset(g for g, _ in world.newest)
+    leased = frozenset(data.draw(st.sets(st.sampled_from(sorted(games)))))
+    state, actions = drain.begin(games, leased)
+    state = settle(world, state, world.carry_out(actions, state))
+    for _ in range(data.draw(st.integers(0, 30))):
+        if state.over:
+            break
+        choice = data.draw(st.sampled_from(["land", "kick", "tick"]))
+        if choice == "land" and world.calls:
+            message = data.draw(st.sampled_from(sorted(world.calls)))
+            world.land(message)
+            state = settle(world, state, [drain.Landed(message, world.at)])
+        elif choice == "kick":
+            message = data.draw(st.sampled_from(sorted(world.newest)))
+            world.newest[message] += 1  # a step wrote a new version, then kicked the game
+            state = settle(world, state, [drain.Kicked(frozenset({message[0]}), world.at)])
+        else:
+            world.at += data.draw(st.sampled_from([0.01, 0.1]))
+            state = settle(world, state, [drain.Tick(world.at)])
+    for _ in range(200):  # every call lands, time passes: the drain comes to an end
+        if state.over:
+            break
+        if world.calls:
+            message = min(world.calls)
+            world.land(message)
+            state = settle(world, state, [drain.Landed(message, world.at)])
+        else:
+            world.at += 1.0
+            state = settle(world, state, [drain.Tick(world.at)])
+    assert state.over, state
+    assert world.shown == world.newest, "Slack shows every message's newest version"
+    assert all(world.done[m] == v for m, v in world.newest.items())
+
+
+def test_a_game_read_with_nothing_to_send_is_let_go_at_once() -> None:
+    state, actions = drain.begin(frozenset({7}))
+    assert actions == [drain.ReadGames((), (7,))]
+    state, actions = drain.advance(state, drain.Read({7: drain.ToShow(WORKSPACE)}, NOW, 1.0))
+    assert actions == [drain.Release((7,))]
+    state, actions = drain.advance(state, drain.LetGo(frozenset(), 1.0))
+    assert actions == [] and state.over
+
+
+def test_games_whose_last_calls_land_close_together_are_let_go_together() -> None:
+    world = World({(1, "lobby"): 1, (2, "lobby"): 1})
+    state, actions = drain.begin(frozenset({1, 2}))
+    state = settle(world, state, world.carry_out(actions, state))
+    assert state.in_flight == {(1, "lobby"), (2, "lobby")}
+    world.land((1, "lobby"))
+    state, actions = drain.advance(state, drain.Landed((1, "lobby"), 5.0))
+    assert actions == [] and state.wake_at == 5.0 + drain.RELEASE_WITHIN_SECONDS
+    world.land((2, "lobby"))
+    state, actions = drain.advance(state, drain.Landed((2, "lobby"), 5.01))
+    assert actions == [drain.Release((1, 2))], "one transaction for both"
