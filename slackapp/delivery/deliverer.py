@@ -10,12 +10,13 @@ The pieces, each a module of its own:
 - ``pacing``: Slack's rate limits, kept ahead of.
 
 This module carries them out: threads that drain games (each carrying out its ``drain``'s
-actions and telling it what happened) and threads that make the calls. A step in this process takes its games' leases in its own
-transaction (``take``) and hands them over after the commit (``hand_over``): the drain checks
-the leases and reads what the games show outside any transaction, and sends, so no transaction
-stands between the commit and the first call. Otherwise ``kick`` (a game another process held as the
-step took it) or the sweep (a crash, a retry's backoff) make a drain claim the games' leases
-and read their outbox in one transaction, then send.
+actions and telling it what happened) and threads that make the calls. A step in this process
+takes its games' leases in its own transaction (``take``) and hands them over after the commit
+(``hand_over``): the drain checks the leases and reads what the games show outside any
+transaction, and sends, so no transaction stands between the commit and the first call.
+Otherwise ``kick`` (a game another process held as the step took it) or the sweep (a crash, a
+retry's backoff) make a drain claim the games' leases and read their outbox in one
+transaction, then send.
 Messages are independent, so a game's messages are sent side by side; one message's versions
 are sent in order, newest only, never older than what it shows. The one window a crash cannot
 close is a post Slack took whose ``ts`` was not committed yet: that post is made again,
@@ -36,14 +37,13 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from slack_sdk import WebClient
-from sqlalchemy import Connection, func, or_, select, update
+from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp import metrics
 from slackapp.db.engine import outside_transaction
-from slackapp.db.models import DeliveryLease, OutboxEntry
 from slackapp.delivery import drain as draining
-from slackapp.delivery import leases, plan
+from slackapp.delivery import leases, outbox, plan
 from slackapp.delivery.copies import dropped_ts
 from slackapp.delivery.drain import ToShow
 from slackapp.delivery.landings import DONE, UNSURE, Landing, Landings
@@ -238,20 +238,7 @@ class Deliverer:
                 now = self.now()
                 leases.free_dead_of_host(session.connection(), self.holder, now)
             with outside_transaction(self.sessions) as session:
-                due = session.execute(
-                    select(OutboxEntry.game_id, DeliveryLease.holder)
-                    .outerjoin(DeliveryLease, DeliveryLease.game_id == OutboxEntry.game_id)
-                    .where(OutboxEntry.done_at.is_(None), OutboxEntry.due_at <= now)
-                    .where(
-                        or_(
-                            DeliveryLease.until.is_(None),
-                            DeliveryLease.until < now,
-                            DeliveryLease.holder == self.holder,
-                        )
-                    )
-                    .distinct()
-                    .limit(1000)
-                ).all()
+                due = leases.due_and_free(session.connection(), self.holder, now)
         except Exception as error:
             if not self._sweep_failing:  # once per outage, not every half second
                 log.warning("the delivery sweep cannot read the outbox: %s", type(error).__name__)
@@ -653,41 +640,18 @@ class Deliverer:
     def _retry_later(
         self, game_id: int, surface: str, version: int, attempts: int, delay: float
     ) -> None:
+        due = self.now() + timedelta(seconds=delay)
         with self.sessions() as session, session.begin():
-            session.execute(
-                update(OutboxEntry)
-                .where(
-                    OutboxEntry.game_id == game_id,
-                    OutboxEntry.surface == surface,
-                    OutboxEntry.version <= version,
-                    OutboxEntry.done_at.is_(None),
-                )
-                .values(attempts=attempts, due_at=self.now() + timedelta(seconds=delay))
-                .execution_options(synchronize_session=False)
-            )
+            outbox.retry_later(session.connection(), game_id, surface, version, attempts, due)
 
     def _give_up_channel(self, game_id: int, channel: str | None, code: str) -> None:
         """Every undelivered message to the game's channel is given up with it."""
         with self.sessions() as session, session.begin():
-            session.execute(
-                update(OutboxEntry)
-                .where(
-                    OutboxEntry.game_id == game_id,
-                    OutboxEntry.channel == channel,
-                    OutboxEntry.done_at.is_(None),
-                )
-                .values(done_at=func.now(), failure=code)
-                .execution_options(synchronize_session=False)
-            )
+            outbox.give_up(session.connection(), game_id, code, channel=channel)
 
     def _give_up_all(self, game_id: int, code: str) -> None:
         with self.sessions() as session, session.begin():
-            session.execute(
-                update(OutboxEntry)
-                .where(OutboxEntry.game_id == game_id, OutboxEntry.done_at.is_(None))
-                .values(done_at=func.now(), failure=code)
-                .execution_options(synchronize_session=False)
-            )
+            outbox.give_up(session.connection(), game_id, code, whole_game=True)
 
 
 def _turn_method(pending: plan.Pending) -> str:

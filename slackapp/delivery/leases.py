@@ -173,3 +173,30 @@ def free_dead_of_host(connection: Connection, holder: str, now: datetime) -> Non
     dead = [each for each in held if not alive(each)]
     if dead:
         connection.execute(delete(DeliveryLease).where(DeliveryLease.holder.in_(dead)))
+
+
+def due_and_free(
+    connection: Connection, holder: str, now: datetime
+) -> list[tuple[int, str | None]]:
+    """Games with entries due and no live lease but perhaps ``holder``'s own (at most 1,000):
+    each with the holder of its lease, if any."""
+    return [
+        (game_id, lease_holder)
+        for game_id, lease_holder in connection.execute(DUE_AND_FREE, {"now": now, "by": holder})
+    ]
+
+
+DUE_AND_FREE = (
+    select(OutboxEntry.game_id, DeliveryLease.holder)
+    .outerjoin(DeliveryLease, DeliveryLease.game_id == OutboxEntry.game_id)
+    .where(OutboxEntry.done_at.is_(None), OutboxEntry.due_at <= bindparam("now"))
+    .where(
+        or_(
+            DeliveryLease.until.is_(None),
+            DeliveryLease.until < bindparam("now"),
+            DeliveryLease.holder == bindparam("by"),
+        )
+    )
+    .distinct()
+    .limit(1000)
+)

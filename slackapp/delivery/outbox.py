@@ -5,10 +5,10 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Protocol, cast
 
-from sqlalchemy import Connection, Table, bindparam, func, insert, select, tuple_
+from sqlalchemy import Connection, Table, bindparam, func, insert, select, tuple_, update
 
 from slackapp.blocks.render import render
 from slackapp.blocks.said import said, said_or_text
@@ -181,3 +181,52 @@ def enqueue(connection: Connection, game: Addressed, effects: Iterable[m.Effect]
     rows = outbox_rows(game, effects)
     write(connection, rows)
     return len(rows)
+
+
+# -- what the deliverer writes as it sends ---------------------------------------------------
+
+_UNDELIVERED_OF_GAME = (OUTBOX.c.game_id == bindparam("g"), OUTBOX.c.done_at.is_(None))
+RETRY = (
+    update(OUTBOX)
+    .where(
+        *_UNDELIVERED_OF_GAME,
+        OUTBOX.c.surface == bindparam("s"),
+        OUTBOX.c.version <= bindparam("v"),
+    )
+    .values(attempts=bindparam("attempts"), due_at=bindparam("due"))
+)
+"""A message's undelivered versions up to ``v`` wait until ``due``, after ``attempts`` tries."""
+GIVE_UP_CHANNEL = (
+    update(OUTBOX)
+    .where(*_UNDELIVERED_OF_GAME, OUTBOX.c.channel.is_not_distinct_from(bindparam("c")))
+    .values(done_at=func.now(), failure=bindparam("f"))
+)
+"""Every undelivered message of the game to the channel ``c`` is given up with failure ``f``."""
+GIVE_UP_GAME = (
+    update(OUTBOX).where(*_UNDELIVERED_OF_GAME).values(done_at=func.now(), failure=bindparam("f"))
+)
+"""Every undelivered message of the game is given up with failure ``f``."""
+
+
+def retry_later(
+    connection: Connection, game_id: int, surface: str, version: int, attempts: int, due: datetime
+) -> None:
+    connection.execute(
+        RETRY, {"g": game_id, "s": surface, "v": version, "attempts": attempts, "due": due}
+    )
+
+
+def give_up(
+    connection: Connection,
+    game_id: int,
+    code: str,
+    *,
+    channel: str | None = None,
+    whole_game: bool = False,
+) -> None:
+    """Every undelivered message of the game to ``channel`` (or all of them, ``whole_game``)
+    is given up with failure ``code``."""
+    if whole_game:
+        connection.execute(GIVE_UP_GAME, {"g": game_id, "f": code})
+    else:
+        connection.execute(GIVE_UP_CHANNEL, {"g": game_id, "c": channel, "f": code})
