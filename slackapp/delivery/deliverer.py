@@ -35,6 +35,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from typing import Any
 
 from slack_sdk import WebClient
 from sqlalchemy import Connection
@@ -46,7 +47,7 @@ from slackapp.delivery import drain as draining
 from slackapp.delivery import leases, outbox, plan
 from slackapp.delivery.copies import dropped_ts
 from slackapp.delivery.drain import ToShow
-from slackapp.delivery.landings import DONE, UNSURE, Landing, Landings
+from slackapp.delivery.landings import DONE, UNSURE, Landing, record
 from slackapp.delivery.pacing import Pacer, Turn
 from slackapp.delivery.policy import GiveUp, after_failure
 from slackapp.delivery.reading import read, read_held
@@ -69,10 +70,10 @@ log = logging.getLogger(__name__)
 DRAIN_THREADS = 8
 DRAIN_BATCH = 50
 """Games a drain thread claims, reads and lets go together."""
-CALL_THREADS = 16
-RECORD_THREADS = 8
-"""Threads that wait for landings to be committed (in groups), so a call thread is free for
-the next call as soon as Slack answers."""
+CALL_THREADS = 64
+"""Calls wait on Slack, not on the processor: at Slack's ~100 ms a call, 64 threads make about
+600 calls a second (16 made 160, so a thousand phases ending together took 30 s for their
+~4,800 messages however little each cost). A waiting thread costs its stack, not CPU time."""
 SWEEP_SECONDS = 0.5
 LEFT_FOR_LAST_WORDS = 40
 """A redraw that the game will redraw again (a board's count of who confirmed or voted) takes
@@ -122,13 +123,11 @@ class Deliverer:
         self.report = report
         self.now = now
         self.pacer = pacer or Pacer()
-        self.landings = Landings(sessions)
         self._turns: dict[tuple[int, str], float] = {}
         """Messages put off until their turn: the ``time.monotonic()`` it comes."""
         self.holder = leases.new_holder()
         self._drains = ThreadPoolExecutor(drain_threads, thread_name_prefix="varulv-deliver")
         self._calls = ThreadPoolExecutor(call_threads, thread_name_prefix="varulv-call")
-        self._records = ThreadPoolExecutor(RECORD_THREADS, thread_name_prefix="varulv-record")
         self._lock = threading.Lock()
         self._queued: set[int] = set()
         """Games this process drains or is about to: their leases are renewed."""
@@ -168,7 +167,6 @@ class Deliverer:
                     waker.set_result(None)
         self._drains.shutdown(wait=False, cancel_futures=True)
         self._calls.shutdown(wait=False, cancel_futures=True)
-        self._records.shutdown(wait=False, cancel_futures=False)  # what Slack took is kept
         if self._heart is not None and self._heart is not threading.current_thread():
             self._heart.join(timeout=leases.RENEW_SECONDS * 2)
 
@@ -318,26 +316,20 @@ class Deliverer:
         with self._lock:
             for game_id in game_ids:
                 self._wakers[game_id] = waker
-        in_flight: dict[Future[None], draining.Message] = {}
+        in_flight: dict[Future[Landing | None], draining.Message] = {}
         state, actions = draining.begin(frozenset(game_ids), frozenset(leased or ()))
-        events: deque[draining.Event] = deque()
         try:
-            while not self._stopped.is_set():
-                events.extend(self._carry_out(actions, in_flight))
+            while True:
+                events = deque(self._carry_out(actions, in_flight))
                 while events:
                     state, actions = draining.advance(state, events.popleft())
                     events.extend(self._carry_out(actions, in_flight))
                 if state.over or self._stopped.is_set():
                     break
-                wake_at = state.wake_at
-                timeout = None if wake_at is None else max(0.0, wake_at - time.monotonic())
-                done, _ = wait([*in_flight, waker], timeout, FIRST_COMPLETED)
-                at = time.monotonic()
-                for future in done - {waker}:
-                    message = in_flight.pop(future)
-                    if future.exception() is not None and not self._stopped.is_set():
-                        log.error("a message could not be delivered", exc_info=future.exception())
-                    events.append(draining.Landed(message, at))
+                waits: list[Future[Any]] = [*in_flight, waker]
+                done, _ = wait(waits, None, FIRST_COMPLETED)
+                landed = {in_flight.pop(f): self._landing(f) for f in done if f is not waker}
+                kicked: set[int] = set()
                 if waker.done():
                     with self._lock:
                         waker = Future()
@@ -345,21 +337,34 @@ class Deliverer:
                             self._wakers[game_id] = waker
                         kicked = self._again & set(game_ids)
                         self._again -= kicked
-                    events.append(draining.Kicked(frozenset(kicked), at))
-                if not done:
-                    events.append(draining.Tick(at))
-                actions = []
+                state, actions = draining.advance(state, draining.Woke(landed, frozenset(kicked)))
         finally:
             with self._lock:
                 for game_id in game_ids:
                     if self._wakers.get(game_id) is waker:
                         del self._wakers[game_id]
+            if self._stopped.is_set():  # what Slack took is kept, for whoever delivers next
+                taken = [self._landing(f) for f in in_flight if f.done()]
+                kept = [*state.to_record, *(x for x in taken if x is not None)]
+                if kept:
+                    record(self.sessions, kept)
+
+    def _landing(self, call: Future[Landing | None]) -> Landing | None:
+        """What Slack took of an ended call (None: nothing, or it failed and was handled)."""
+        error = call.exception()
+        if error is None:
+            return call.result()
+        if not self._stopped.is_set():
+            log.error("a message could not be delivered", exc_info=error)
+        return None
 
     def _carry_out(
-        self, actions: list[draining.Action], in_flight: dict[Future[None], draining.Message]
+        self,
+        actions: list[draining.Action],
+        in_flight: dict[Future[Landing | None], draining.Message],
     ) -> list[draining.Event]:
         """Do what the drain asked, in order; what happened that it must hear of at once (a
-        read, a release). A send's end is heard of when its future is done."""
+        read, a record). A send's end is heard of when its future is done."""
         events: list[draining.Event] = []
         clients: dict[WorkspaceId, WebClient | NotInstalled] = {}  # one look-up per workspace
         for action in actions:
@@ -368,21 +373,28 @@ class Deliverer:
                     found = self._read_held(list(held)) if held else {}
                     if rest := sorted(set(claimed) | (set(held) - found.keys())):
                         found |= self._claim_and_read(rest)
-                    events.append(draining.Read(found, self.now(), time.monotonic()))
+                    events.append(draining.Read(found, self.now()))
                 case draining.Send(game_id, workspace, send):
                     client = self._client(game_id, workspace, clients)
-                    future: Future[None] = Future()
+                    call: Future[Landing | None] = Future()
                     if client is None:  # its messages are given up, and the machine told
-                        future.set_result(None)
-                    elif not self._send(game_id, workspace.team_id, client, send, future):
+                        call.set_result(None)
+                    elif not self._send(game_id, workspace.team_id, client, send, call):
                         continue  # stopping: a lease lapses, and another process sends it
-                    in_flight[future] = action.message
+                    in_flight[call] = action.message
                 case draining.MarkShown(game_id, surface, version):
                     self._done(game_id, surface, version)
-                case draining.Release(games):
-                    still_due = self._release(list(games))
-                    events.append(draining.LetGo(frozenset(still_due), time.monotonic()))
+                case draining.Record(landings, release):
+                    let_go = partial(self._let_go, release)
+                    still_due = record(self.sessions, landings, let_go)
+                    events.append(draining.Recorded(frozenset(still_due)))
         return events
+
+    def _let_go(self, game_ids: tuple[int, ...], connection: Connection) -> list[int]:
+        """Let the games' leases go; those with something due as they went (to claim again)."""
+        if not game_ids:
+            return []
+        return leases.let_go(connection, self.holder, game_ids, self.now())
 
     def _claim_and_read(self, game_ids: list[int]) -> dict[int, ToShow]:
         """Take (or renew) the games' leases and read their undelivered entries, in one
@@ -401,13 +413,6 @@ class Deliverer:
         with outside_transaction(self.sessions) as session:
             held_until = leases.held_until(self.now())
             return read_held(session.connection(), self.holder, game_ids, held_until)
-
-    def _release(self, game_ids: list[int]) -> list[int]:
-        """Let the games' leases go; those with something due as they went (to claim again)."""
-        if not game_ids:
-            return []
-        with self.sessions() as session, session.begin():
-            return leases.let_go(session.connection(), self.holder, game_ids, self.now())
 
     # -- sending ------------------------------------------------------------------------------
 
@@ -434,42 +439,34 @@ class Deliverer:
         return client
 
     def _send(
-        self, game_id: int, team_id: str, client: WebClient, send: plan.Send, done: Future[None]
+        self,
+        game_id: int,
+        team_id: str,
+        client: WebClient,
+        send: plan.Send,
+        call: Future[Landing | None],
     ) -> bool:
-        """The send on a call thread; ``done`` once what Slack took is recorded. False when
-        stopping."""
+        """The send on a call thread; ``call`` done with what Slack took once it has ended.
+        False when stopping."""
         try:
-            self._calls.submit(self._deliver_logged, game_id, team_id, client, send, done)
+            self._calls.submit(self._deliver_logged, game_id, team_id, client, send, call)
         except RuntimeError:
             return False
         return True
 
     def _deliver_logged(
-        self, game_id: int, team_id: str, client: WebClient, send: plan.Send, done: Future[None]
+        self,
+        game_id: int,
+        team_id: str,
+        client: WebClient,
+        send: plan.Send,
+        call: Future[Landing | None],
     ) -> None:
-        """The call, then its landing recorded on a record thread; ``done`` once recorded."""
         with log_context(game_id=game_id):
             try:
-                landing = self._deliver(game_id, team_id, client, send)
+                call.set_result(self._deliver(game_id, team_id, client, send))
             except BaseException as error:
-                done.set_exception(error)
-                return
-        if landing is None:
-            done.set_result(None)
-            return
-        try:
-            self._records.submit(self._record, landing, done)
-        except RuntimeError:  # stopping: recorded here, as Slack has it
-            self._record(landing, done)
-
-    def _record(self, landing: Landing, done: Future[None]) -> None:
-        # Slack has it: keep trying to record that (never post it again for a database blip).
-        try:
-            self.landings.record(landing)
-        except BaseException as error:
-            done.set_exception(error)
-            return
-        done.set_result(None)
+                call.set_exception(error)
 
     def _deliver(
         self, game_id: int, team_id: str, client: WebClient, send: plan.Send

@@ -7,13 +7,13 @@ A drain reads its games' undelivered messages, asks ``plan.next_sends`` what eac
 every ready message of every game side by side (every game's posts before any redraw, so that
 what people wait to appear is not queued behind what is only being brought up to date), and:
 - never sends a message while it is in flight already: a newer version of it is *held back*,
-  and its game read again as soon as that call lands;
-- reads a game again whenever a step gives it something new (``Kicked``);
-- lets a game go only with nothing of it in flight: at once when a read finds nothing to send,
-  or ``RELEASE_WITHIN_SECONDS`` after its last call landed, together with the others landing
-  by then (one transaction for them all); a game that got something due as it was let go is
-  read again;
-- is over when nothing is left to read, send or let go.
+  and its game read again as soon as that call's landing is recorded;
+- records what Slack took of every call that ended by the time it woke, and lets go of every
+  game left with nothing in flight, in one transaction (``Record``), before it reads anything
+  again, so a read never misses a message's ``ts``;
+- reads a game again whenever a step gives it something new (``Woke.kicked``), and a game that
+  got something due as it was let go;
+- is over when nothing is left to read, send, record or let go.
 """
 
 from __future__ import annotations
@@ -23,11 +23,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from slackapp.delivery import plan
+from slackapp.delivery.landings import Landing
 from slackapp.delivery.slack import WorkspaceId
-
-RELEASE_WITHIN_SECONDS = 0.05
-"""A game whose last call landed is let go within this long, with the others landing then:
-one transaction for them all, and no message waits for it."""
 
 Message = tuple[int, str]
 """A game's message: (game id, surface)."""
@@ -46,46 +43,29 @@ class ToShow:
 
 @dataclass(frozen=True)
 class Read:
-    """What ``ReadGames`` found: each game read (those with nothing to show too); ``now`` the
-    app's clock and ``at`` the monotonic clock at the read."""
+    """What ``ReadGames`` found: each game read (those with nothing to show too), at ``now``."""
 
     found: Mapping[int, ToShow]
     now: datetime
-    at: float
 
 
 @dataclass(frozen=True)
-class Landed:
-    """A call of the message has ended (taken and recorded, put off, or failed and handled)."""
+class Woke:
+    """Calls that ended (with what Slack took, if it took anything: None when it was put off,
+    failed and was handled, or given up), and games steps gave something new."""
 
-    message: Message
-    at: float
-
-
-@dataclass(frozen=True)
-class Kicked:
-    """Steps gave these games something new: read them again."""
-
-    games: frozenset[int]
-    at: float
+    landed: Mapping[Message, Landing | None] = field(default_factory=dict)
+    kicked: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True)
-class LetGo:
-    """``Release`` is done; of its games, those with something due as they went."""
+class Recorded:
+    """``Record`` is done; of the games it let go, those with something due as they went."""
 
     still_due: frozenset[int]
-    at: float
 
 
-@dataclass(frozen=True)
-class Tick:
-    """The time ``Drain.wake_at`` named has come."""
-
-    at: float
-
-
-Event = Read | Landed | Kicked | LetGo | Tick
+Event = Read | Woke | Recorded
 
 
 # -- actions --------------------------------------------------------------------------------
@@ -103,7 +83,7 @@ class ReadGames:
 
 @dataclass(frozen=True)
 class Send:
-    """Carry out one post or update of a game's message; ``Landed`` when it has ended."""
+    """Carry out one post or update of a game's message; the drain wakes when it has ended."""
 
     game_id: int
     workspace: WorkspaceId
@@ -124,13 +104,15 @@ class MarkShown:
 
 
 @dataclass(frozen=True)
-class Release:
-    """Let the games' leases go, in one transaction; ``LetGo`` when done."""
+class Record:
+    """In one transaction: what Slack took (``landings``), and the leases of ``release`` let
+    go; ``Recorded`` when done."""
 
-    games: tuple[int, ...]
+    landings: tuple[Landing, ...]
+    release: tuple[int, ...]
 
 
-Action = ReadGames | Send | MarkShown | Release
+Action = ReadGames | Send | MarkShown | Record
 
 
 # -- the state ------------------------------------------------------------------------------
@@ -147,21 +129,17 @@ class Drain:
     in_flight: frozenset[Message] = frozenset()
     held_back: frozenset[int] = frozenset()
     """Games with a newer version of a message that was in flight when read."""
+    to_record: tuple[Landing, ...] = ()
     to_release: frozenset[int] = frozenset()
-    release_by: float | None = None
-    """When ``to_release`` is let go (the monotonic clock), unless nothing is in flight first."""
-    waiting_for: type[Read] | type[LetGo] | None = None
-    """A read or a release under way: no other begins until it is done."""
+    waiting_for: type[Read] | type[Recorded] | None = None
+    """A read or a record under way: no other begins until it is done."""
 
     @property
     def over(self) -> bool:
-        """Nothing left to read, send or let go."""
-        return not (self.to_read or self.to_release or self.in_flight or self.waiting_for)
-
-    @property
-    def wake_at(self) -> float | None:
-        """When a ``Tick`` is due (None: only a landing or a kick moves the drain on)."""
-        return self.release_by if self.to_release and self.waiting_for is None else None
+        """Nothing left to read, send, record or let go."""
+        return not (
+            self.to_read or self.to_release or self.to_record or self.in_flight or self.waiting_for
+        )
 
     def games_in_flight(self) -> frozenset[int]:
         return frozenset(game_id for game_id, _ in self.in_flight)
@@ -178,34 +156,16 @@ def advance(drain: Drain, event: Event) -> tuple[Drain, list[Action]]:
     """The drain after ``event``, and what to do now."""
     actions: list[Action] = []
     match event:
-        case Read(found, now, at):
-            drain, actions = _read(drain, found, now, at)
-        case Landed(message, at):
-            game_id = message[0]
-            drain = replace(drain, in_flight=drain.in_flight - {message})
-            if game_id in drain.held_back:  # its newer version may go now
-                drain = replace(
-                    drain, held_back=drain.held_back - {game_id}, to_read=drain.to_read | {game_id}
-                )
-            elif game_id not in drain.games_in_flight():
-                if not drain.to_release:  # those landing soon after are let go with it
-                    drain = replace(drain, release_by=at + RELEASE_WITHIN_SECONDS)
-                drain = replace(drain, to_release=drain.to_release | {game_id})
-            drain = _release_if_due(drain, at, actions)
-        case Kicked(games, at):
-            drain = replace(drain, to_read=drain.to_read | (games & drain.games))
-            drain = _release_if_due(drain, at, actions)
-        case LetGo(still_due, at):
+        case Read(found, now):
+            drain, actions = _read(replace(drain, waiting_for=None), found, now)
+        case Woke(landed, kicked):
+            drain = _woke(drain, landed, kicked)
+        case Recorded(still_due):
             drain = replace(drain, waiting_for=None, to_read=drain.to_read | still_due)
-            drain = _release_if_due(drain, at, actions)
-        case Tick(at):
-            drain = _release_if_due(drain, at, actions)
     return _next(drain, actions)
 
 
-def _read(
-    drain: Drain, found: Mapping[int, ToShow], now: datetime, at: float
-) -> tuple[Drain, list[Action]]:
+def _read(drain: Drain, found: Mapping[int, ToShow], now: datetime) -> tuple[Drain, list[Action]]:
     shown: list[Action] = []
     posts: list[Action] = []
     updates: list[Action] = []
@@ -225,36 +185,41 @@ def _read(
                     in_flight.add(send.message)
     drain = replace(
         drain,
-        waiting_for=None,
         leased=frozenset(),
         held_back=frozenset(held_back),
         in_flight=frozenset(in_flight),
     )
-    idle = set(found) - drain.games_in_flight()
-    if idle:  # read, and nothing to send: let go at once
-        drain = replace(drain, to_release=drain.to_release | idle, release_by=at)
-    actions = [*shown, *posts, *updates]
-    return _release_if_due(drain, at, actions), actions
+    idle = set(found) - drain.games_in_flight()  # read, and nothing to send: let go at once
+    return replace(drain, to_release=drain.to_release | idle), [*shown, *posts, *updates]
 
 
-def _release_if_due(drain: Drain, at: float, actions: list[Action]) -> Drain:
-    """Let go of the games waiting for it, once nothing is in flight or their time has come;
-    never one with a message in flight (it needs its lease still)."""
-    if drain.waiting_for is not None or not drain.to_release:
-        return drain
-    if drain.in_flight and (drain.release_by is None or at < drain.release_by):
-        return drain
-    going = drain.to_release - drain.games_in_flight()
-    drain = replace(drain, to_release=frozenset(), release_by=None)
-    if going:
-        actions.append(Release(tuple(sorted(going))))
-        drain = replace(drain, waiting_for=LetGo)
-    return drain
+def _woke(drain: Drain, landed: Mapping[Message, Landing | None], kicked: frozenset[int]) -> Drain:
+    in_flight = drain.in_flight - landed.keys()
+    calling = {game_id for game_id, _ in in_flight}
+    ended = {game_id for game_id, _ in landed}
+    again = ended & drain.held_back  # their newer versions may go now
+    return replace(
+        drain,
+        in_flight=in_flight,
+        held_back=drain.held_back - again,
+        to_read=drain.to_read | again | (kicked & drain.games),
+        to_release=drain.to_release | (ended - again - calling),
+        to_record=drain.to_record + tuple(x for x in landed.values() if x is not None),
+    )
 
 
 def _next(drain: Drain, actions: list[Action]) -> tuple[Drain, list[Action]]:
-    """With nothing under way, the games to read are read now."""
-    if drain.waiting_for is None and drain.to_read:
+    """With nothing under way: what landed is recorded and the idle games let go first (never
+    one with a call in flight, nor one about to be read: it keeps its lease), then the games
+    to read are read."""
+    if drain.waiting_for is not None:
+        return drain, actions
+    release = drain.to_release - drain.games_in_flight() - drain.to_read
+    if drain.to_record or release:
+        actions.append(Record(drain.to_record, tuple(sorted(release))))
+        kept = drain.to_release - release
+        return replace(drain, to_record=(), to_release=kept, waiting_for=Recorded), actions
+    if drain.to_read:
         held = drain.to_read & drain.leased
         actions.append(ReadGames(tuple(sorted(held)), tuple(sorted(drain.to_read - held))))
         drain = replace(drain, to_read=frozenset(), waiting_for=Read)

@@ -1,19 +1,18 @@
 """Recording what Slack took: the message's ``ts``, the version it shows, its entries done.
 
-Calls that land together are recorded together, in one transaction of a few statements sent
-as pipelines (group commit): the first call to land writes at once, and those landing while it
-writes go in the next transaction, written by one of them. So a landing alone waits for
-nothing, and a hundred at once cost a few transactions, not a hundred of five round trips each.
-A call returns only once its landing is committed, so a message's newer version is never sent
-before its ``ts`` is recorded. Should a group fail, each of its landings is recorded alone, with
-retries, as if it had landed by itself: one bad landing never costs the others theirs.
+A drain records every call that ended by the time it woke in one transaction of a few
+statements sent as pipelines, together with the leases it lets go (``delivery.drain``): a
+hundred landings at once cost one transaction, not a hundred. A message's newer version is
+never sent before its ``ts`` is recorded. Should a group fail, each of its landings is recorded
+alone, with retries, as if it had landed by itself: one bad landing never costs the others
+theirs.
 """
 
 from __future__ import annotations
 
-import threading
+import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,6 +21,8 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.models import OutboxEntry, SlackMessage
+
+log = logging.getLogger(__name__)
 
 RECORD_ATTEMPTS = 5
 """Tries to record what Slack took (about six seconds in all) before giving up."""
@@ -145,63 +146,41 @@ def write(connection: Connection, landings: Sequence[Landing]) -> None:
     connection.execute(LANDED, [{"g": x.game_id, "s": x.surface, "v": x.version} for x in landings])
 
 
-class _Waiting:
-    def __init__(self, landing: Landing) -> None:
-        self.landing = landing
-        self.written = False
-        self.alone = False
-        """Its group failed: its own thread records it by itself."""
-
-
-class Landings:
-    """Group commit of what Slack took; safe to share between threads."""
-
-    def __init__(self, sessions: sessionmaker[Session]) -> None:
-        self.sessions = sessions
-        self._changed = threading.Condition()
-        self._landed: list[_Waiting] = []
-        self._writing = False
-
-    def record(self, landing: Landing) -> None:
-        """Return once the landing is committed; raise if it cannot be (the database gone)."""
-        waiting = _Waiting(landing)
-        with self._changed:
-            self._landed.append(waiting)
-            while self._writing and not (waiting.written or waiting.alone):
-                self._changed.wait()
-            if waiting.written:
-                return
-            if not waiting.alone:  # nobody writes: this thread writes all that landed
-                self._writing = True
-                group, self._landed = self._landed, []
-        if waiting.alone:
-            self._record_alone(landing)
-            return
-        written = False
+def record(
+    sessions: sessionmaker[Session],
+    landings: Sequence[Landing],
+    also: Callable[[Connection], list[int]] = lambda connection: [],
+) -> list[int]:
+    """Write the landings, and do ``also`` (letting leases go), in one transaction; what
+    ``also`` returned. Should that fail, each landing is recorded alone, with retries, as if it
+    had landed by itself (one bad landing never costs the others theirs), and then ``also``
+    alone; a landing that still cannot be recorded is logged, and its post will be made
+    again."""
+    try:
+        with sessions() as session, session.begin():
+            connection = session.connection()
+            if landings:
+                write(connection, landings)
+            return also(connection)
+    except Exception:
+        if not landings:
+            raise
+    for landing in landings:
         try:
-            self._write_once([each.landing for each in group])
-            written = True
+            _record_alone(sessions, landing)
         except Exception:
-            pass  # each is recorded alone, with retries
-        finally:
-            with self._changed:
-                self._writing = False
-                for each in group:
-                    each.written, each.alone = written, not written
-                self._changed.notify_all()
-        if not written:
-            self._record_alone(landing)
+            log.exception("what Slack took could not be recorded")
+    with sessions() as session, session.begin():
+        return also(session.connection())
 
-    def _write_once(self, landings: Sequence[Landing]) -> None:
-        with self.sessions() as session, session.begin():
-            write(session.connection(), landings)
 
-    def _record_alone(self, landing: Landing) -> None:
-        for attempt in range(RECORD_ATTEMPTS):
-            try:
-                self._write_once([landing])
-                return
-            except Exception:
-                if attempt == RECORD_ATTEMPTS - 1:
-                    raise
-                time.sleep(0.2 * 2**attempt)
+def _record_alone(sessions: sessionmaker[Session], landing: Landing) -> None:
+    for attempt in range(RECORD_ATTEMPTS):
+        try:
+            with sessions() as session, session.begin():
+                write(session.connection(), [landing])
+            return
+        except Exception:
+            if attempt == RECORD_ATTEMPTS - 1:
+                raise
+            time.sleep(0.2 * 2**attempt)

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slackapp.delivery import drain
+from slackapp.delivery.landings import Landing
 from slackapp.delivery.plan import Entry, Pending, Shown
 from slackapp.delivery.slack import WorkspaceId
 
@@ -32,7 +33,6 @@ class World:
     """The version Slack shows (absent: never posted)."""
     calls: dict[Message, int] = field(default_factory=dict)
     """Calls under way: the version each carries."""
-    at: float = 0.0
 
     def pending(self, game_id: int) -> list[Pending]:
         found = []
@@ -50,7 +50,7 @@ class World:
             )
         return found
 
-    def carry_out(self, actions: list[drain.Action], state: drain.Drain) -> list[drain.Event]:
+    def carry_out(self, actions: list[drain.Action]) -> list[drain.Event]:
         """What the deliverer would do, checking the drain's rules as it goes."""
         events: list[drain.Event] = []
         sends = [a for a in actions if isinstance(a, drain.Send)]
@@ -61,7 +61,7 @@ class World:
                 case drain.ReadGames(held, claimed):
                     games = {*held, *claimed}
                     found = {g: drain.ToShow(WORKSPACE, self.pending(g)) for g in games}
-                    events.append(drain.Read(found, NOW, self.at))
+                    events.append(drain.Read(found, NOW))
                 case drain.Send(game_id, _, send):
                     message = action.message
                     assert message not in self.calls, f"{message} in flight twice"
@@ -69,17 +69,20 @@ class World:
                 case drain.MarkShown(game_id, surface, version):
                     message = (game_id, surface)
                     self.done[message] = max(self.done.get(message, 0), version)
-                case drain.Release(games):
+                case drain.Record(landings, release):
+                    for x in landings:
+                        message = (x.game_id, x.surface)
+                        self.shown[message] = max(self.shown.get(message, 0), x.version)
+                        self.done[message] = max(self.done.get(message, 0), x.version)
                     calling = {game for game, _ in self.calls}
-                    assert not calling & set(games), "a game let go with a call in flight"
-                    due = {g for g in games if self.pending(g)}
-                    events.append(drain.LetGo(frozenset(due), self.at))
+                    assert not calling & set(release), "a game let go with a call in flight"
+                    due = {g for g in release if self.pending(g)}
+                    events.append(drain.Recorded(frozenset(due)))
         return events
 
-    def land(self, message: Message) -> None:
-        version = self.calls.pop(message)
-        self.shown[message] = max(self.shown.get(message, 0), version)
-        self.done[message] = max(self.done.get(message, 0), version)
+    def land(self, message: Message) -> Landing:
+        """Slack takes the call; recorded once the drain says so."""
+        return Landing(*message, self.calls.pop(message), NOW)
 
 
 def settle(world: World, state: drain.Drain, events: list[drain.Event]) -> drain.Drain:
@@ -92,15 +95,18 @@ def settle(world: World, state: drain.Drain, events: list[drain.Event]) -> drain
             waiting = {g for g, s in before.in_flight if world.newest[g, s] > world.calls[g, s]}
             held = waiting & set(event.found)
             assert held <= state.held_back, "a newer version of a message in flight is held back"
-        if isinstance(event, drain.Landed) and event.message[0] in before.held_back:
-            game = event.message[0]
-            read = {
-                g for a in actions if isinstance(a, drain.ReadGames) for g in a.held + a.claimed
-            }
-            assert game in read or game in state.to_read, "a held-back game is read again"
-        events.extend(world.carry_out(actions, state))
+        if isinstance(event, drain.Woke):
+            again = {g for g, _ in event.landed} & before.held_back
+            assert again <= state.to_read | read_in(actions), "a held-back game is read again"
+        if any(isinstance(a, drain.ReadGames) for a in actions):
+            assert not state.to_record, "what landed is recorded before anything is read"
+        events.extend(world.carry_out(actions))
         assert set(world.calls) == set(state.in_flight), "the drain knows what is in flight"
     return state
+
+
+def read_in(actions: list[drain.Action]) -> set[int]:
+    return {g for a in actions if isinstance(a, drain.ReadGames) for g in (*a.held, *a.claimed)}
 
 
 messages = st.lists(
@@ -122,32 +128,22 @@ def test_a_drain_sends_every_newest_version_once_at_a_time_and_lets_go_only_when
     games = frozenset(g for g, _ in world.newest)
     leased = frozenset(data.draw(st.sets(st.sampled_from(sorted(games)))))
     state, actions = drain.begin(games, leased)
-    state = settle(world, state, world.carry_out(actions, state))
+    state = settle(world, state, world.carry_out(actions))
     for _ in range(data.draw(st.integers(0, 30))):
         if state.over:
             break
-        choice = data.draw(st.sampled_from(["land", "kick", "tick"]))
-        if choice == "land" and world.calls:
-            message = data.draw(st.sampled_from(sorted(world.calls)))
-            world.land(message)
-            state = settle(world, state, [drain.Landed(message, world.at)])
-        elif choice == "kick":
+        if data.draw(st.booleans()) and world.calls:
+            ended = data.draw(st.sets(st.sampled_from(sorted(world.calls)), min_size=1))
+            woke = drain.Woke({m: world.land(m) for m in sorted(ended)})
+        else:
             message = data.draw(st.sampled_from(sorted(world.newest)))
             world.newest[message] += 1  # a step wrote a new version, then kicked the game
-            state = settle(world, state, [drain.Kicked(frozenset({message[0]}), world.at)])
-        else:
-            world.at += data.draw(st.sampled_from([0.01, 0.1]))
-            state = settle(world, state, [drain.Tick(world.at)])
-    for _ in range(200):  # every call lands, time passes: the drain comes to an end
+            woke = drain.Woke(kicked=frozenset({message[0]}))
+        state = settle(world, state, [woke])
+    for _ in range(200):  # every call lands: the drain comes to an end
         if state.over:
             break
-        if world.calls:
-            message = min(world.calls)
-            world.land(message)
-            state = settle(world, state, [drain.Landed(message, world.at)])
-        else:
-            world.at += 1.0
-            state = settle(world, state, [drain.Tick(world.at)])
+        state = settle(world, state, [drain.Woke({m: world.land(m) for m in sorted(world.calls)})])
     assert state.over, state
     assert world.shown == world.newest, "Slack shows every message's newest version"
     assert all(world.done[m] == v for m, v in world.newest.items())
@@ -156,20 +152,17 @@ def test_a_drain_sends_every_newest_version_once_at_a_time_and_lets_go_only_when
 def test_a_game_read_with_nothing_to_send_is_let_go_at_once() -> None:
     state, actions = drain.begin(frozenset({7}))
     assert actions == [drain.ReadGames((), (7,))]
-    state, actions = drain.advance(state, drain.Read({7: drain.ToShow(WORKSPACE)}, NOW, 1.0))
-    assert actions == [drain.Release((7,))]
-    state, actions = drain.advance(state, drain.LetGo(frozenset(), 1.0))
+    state, actions = drain.advance(state, drain.Read({7: drain.ToShow(WORKSPACE)}, NOW))
+    assert actions == [drain.Record((), (7,))]
+    state, actions = drain.advance(state, drain.Recorded(frozenset()))
     assert actions == [] and state.over
 
 
-def test_games_whose_last_calls_land_close_together_are_let_go_together() -> None:
-    world = World({(1, "lobby"): 1, (2, "lobby"): 1})
+def test_calls_that_end_together_are_recorded_and_their_games_let_go_in_one_transaction() -> None:
+    world = World({(1, "lobby"): 1, (2, "lobby"): 1, (2, "day"): 1})
     state, actions = drain.begin(frozenset({1, 2}))
-    state = settle(world, state, world.carry_out(actions, state))
-    assert state.in_flight == {(1, "lobby"), (2, "lobby")}
-    world.land((1, "lobby"))
-    state, actions = drain.advance(state, drain.Landed((1, "lobby"), 5.0))
-    assert actions == [] and state.wake_at == 5.0 + drain.RELEASE_WITHIN_SECONDS
-    world.land((2, "lobby"))
-    state, actions = drain.advance(state, drain.Landed((2, "lobby"), 5.01))
-    assert actions == [drain.Release((1, 2))], "one transaction for both"
+    state = settle(world, state, world.carry_out(actions))
+    assert state.in_flight == {(1, "lobby"), (2, "lobby"), (2, "day")}
+    landed = {m: world.land(m) for m in [(1, "lobby"), (2, "lobby")]}
+    state, actions = drain.advance(state, drain.Woke(landed))
+    assert actions == [drain.Record(tuple(landed.values()), (1,))], "game 2 still calls"

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import Engine, select, text
+from sqlalchemy import Connection, Engine, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import make_sessions, transaction
@@ -519,14 +519,15 @@ def test_games_whose_calls_land_together_are_let_go_together(
     games = [new_game(fake, sessions) for _ in range(8)]
     for game_id, _ in games:
         show(sessions, game_id, closed("posted"))
-    released: list[list[int]] = []
-    release = deliverer._release
+    released: list[tuple[int, ...]] = []
+    let_go = deliverer._let_go
 
-    def counted(game_ids: list[int]) -> list[int]:
-        released.append(game_ids)
-        return release(game_ids)
+    def counted(game_ids: tuple[int, ...], connection: Connection) -> list[int]:
+        if game_ids:
+            released.append(game_ids)
+        return let_go(game_ids, connection)
 
-    deliverer._release = counted  # type: ignore[method-assign]
+    deliverer._let_go = counted  # type: ignore[method-assign]
     with answered_together(fake, "chat.postMessage", len(games)):  # every post with Slack at once
         deliverer.drain_many([game_id for game_id, _ in games])
 
