@@ -479,6 +479,7 @@ def deadlines_together(
         idle = pool.submit(fire, app.events_url, help_commands(fake, STREAM, "idle"), 4).result()
         background = app.process.pid  # the one process serves, steps, delivers
         time.sleep(max(0.0, due.timestamp() - time.time()))
+        load_before = load_average()  # the machine's, and the idle stream's: before the burst
         background_cpu = cpu_seconds(background)
         # A steady stream of commands while the deadlines clear.
         during = pool.submit(fire, app.events_url, help_commands(fake, STREAM, "during"), 4)
@@ -535,6 +536,8 @@ def deadlines_together(
             "cleared_s": cleared,
             "committed_s": committed.timestamp() - due.timestamp(),
             "idle_p99_ms": percentile([each.seconds for each in idle], 0.99) * 1000,
+            "load_before": load_before,
+            "load_after": load_average(),
             "during_p99_ms": percentile(meanwhile, 0.99) * 1000,
             "during_n": len(meanwhile),
             "stream_s": streamed_until - due.timestamp(),
@@ -923,7 +926,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"call (n={result['calls']:.0f}); the floor, the same "
                     f"{result['floor_posts']:.0f} messages each posted after a committed row, "
                     f"{result['floor_s']:.1f} s = {result['cleared_s'] / result['floor_s']:.2f}x;"
-                    f" load {load_average():.1f}"
+                    f" load {result['load_before']:.1f} at the deadline, "
+                    f"{result['load_after']:.1f} once every board was posted"
                 )
         if "lock" in args.only:
             for latency in (0.0, 0.1):
