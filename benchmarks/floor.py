@@ -14,8 +14,15 @@ autocommit statement on an unlogged table); the post; then the message's ``ts`` 
 outbox row marked done and the lease let go in one transaction. No phase machine, no ORM, no
 Block Kit models, no names: what the app takes beyond this floor is its own code's.
 
+With ``FLOOR=lean`` it keeps exactly the guarantee (a message is committed with its state
+before it is posted, and its ``ts`` kept after) in two autocommit statements and the post: one
+statement before (a CTE that inserts the game row and its outbox row, claimed by two columns of
+that row, and takes the channel's turn from the shared rate-limit bucket), the post, and one
+statement after (the ``ts`` kept on the outbox row, the row marked sent, the claim let go).
+What the durable floor takes beyond this one is its design's, not the guarantee's.
+
     SLACK_BOT_TOKEN=… SLACK_SIGNING_SECRET=… SLACK_API_URL=… DATABASE_URL=… PORT=… \\
-        [FLOOR=durable] python -m benchmarks.floor
+        [FLOOR=durable|lean] python -m benchmarks.floor
 """
 
 from __future__ import annotations
@@ -113,6 +120,31 @@ TURN = text(
     "INSERT INTO floor_buckets AS b (key, free) VALUES (:k, extract(epoch FROM now()))"
     " ON CONFLICT (key) DO UPDATE SET free = greatest(b.free, excluded.free) + 1 RETURNING free"
 )
+LEAN_TABLES = [
+    text("CREATE TABLE IF NOT EXISTS floor_lean_games (id bigserial PRIMARY KEY, channel text)"),
+    text(
+        "CREATE TABLE IF NOT EXISTS floor_lean_outbox (id bigserial PRIMARY KEY, game_id bigint,"
+        " channel text, blocks jsonb, claimed_by text, claimed_until timestamptz, ts text,"
+        " sent_at timestamptz)"
+    ),
+    DURABLE_TABLES[-1],  # floor_buckets, the shared rate-limit bucket
+]
+LEAN_BEFORE = text(
+    "WITH game AS (INSERT INTO floor_lean_games (channel) VALUES (:c) RETURNING id),"
+    " entry AS (INSERT INTO floor_lean_outbox (game_id, channel, blocks, claimed_by,"
+    " claimed_until) SELECT id, :c, CAST(:b AS jsonb), 'floor', now() + interval '10s'"
+    " FROM game RETURNING id),"
+    " turn AS (INSERT INTO floor_buckets AS b (key, free) VALUES (:c, extract(epoch FROM now()))"
+    " ON CONFLICT (key) DO UPDATE SET free = greatest(b.free, excluded.free) + 1 RETURNING free)"
+    " SELECT entry.id, turn.free FROM entry, turn"
+)
+"""The lean floor's one statement before the post: the game, its message claimed, the turn."""
+LEAN_AFTER = text(
+    "UPDATE floor_lean_outbox SET ts = :ts, sent_at = now(), claimed_by = NULL,"
+    " claimed_until = NULL WHERE id = :e"
+)
+"""The lean floor's one statement after the post: the ``ts`` kept, sent, the claim let go."""
+
 LANDED = [
     text("INSERT INTO floor_messages (game_id, ts) VALUES (:g, :ts)"),
     text("UPDATE floor_outbox SET done_at = now() WHERE id = :e"),
@@ -154,7 +186,27 @@ def wsgi() -> Wsgi:
             for statement in LANDED:
                 connection.execute(statement, {"g": game, "e": entry, "ts": posted["ts"]})
 
-    if env.get("FLOOR") == "durable":
+    if env.get("FLOOR") == "lean":
+        # No BEGIN, no COMMIT: each statement is its own transaction.
+        statements = create_engine(
+            sqlalchemy_url(env["DATABASE_URL"]), pool_size=THREADS, isolation_level="AUTOCOMMIT"
+        )
+
+        def leanly(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+            ack()
+            channel, blocks = body["channel_id"], lobby(body["user_id"])
+            with statements.connect() as connection:
+                claimed = connection.execute(LEAN_BEFORE, {"c": channel, "b": json.dumps(blocks)})
+                entry = claimed.one()[0]
+            posted = client.chat_postMessage(channel=channel, text="Varulv", blocks=blocks)
+            with statements.connect() as connection:
+                connection.execute(LEAN_AFTER, {"e": entry, "ts": posted["ts"]})
+
+        with engine.begin() as connection:
+            for table in LEAN_TABLES:
+                connection.execute(table)
+        app.command("/varulv")(leanly)
+    elif env.get("FLOOR") == "durable":
         with engine.begin() as connection:
             for table in DURABLE_TABLES:
                 connection.execute(table)

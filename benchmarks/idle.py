@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from benchmarks.fire import Prepared, Timed, fire
-from benchmarks.processes import Server, Slack, database, start_server
+from benchmarks.processes import Server, Slack, add_slack_ms, database, start_server
 from benchmarks.stats import percentile
 
 IN_FLIGHT = 10
@@ -189,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="pairs of rounds per repetition")
     parser.add_argument("--repetitions", type=int, default=3)
     parser.add_argument("--hold-seconds", type=float, default=300)
+    add_slack_ms(parser)
     options = parser.parse_args(argv)
     kinds = ["app"]
 
@@ -207,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     gc_logs = Path(tempfile.mkdtemp(prefix="varulv-idle-gc-"))
     with (
         database() as url,
-        Slack() as fake,
+        Slack(slack_ms=options.slack_ms) as fake,
         ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool,
     ):
         servers: dict[str, Server] = {}

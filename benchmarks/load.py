@@ -36,6 +36,7 @@ from benchmarks.opened import close_games, open_games
 from benchmarks.processes import (
     ROOT,
     Slack,
+    add_slack_ms,
     database,
 )
 from benchmarks.report import report
@@ -65,12 +66,13 @@ def main(argv: list[str] | None = None) -> int:
         help="serve the app from another checkout (an earlier commit, for a before/after); "
         "only the storms are measured then, since the rest runs this checkout's code",
     )
+    add_slack_ms(parser)
     args = parser.parse_args(argv)
 
     random.seed(7)
     with (
         database() as url,
-        Slack() as fake,
+        Slack(slack_ms=args.slack_ms) as fake,
         ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool,
     ):
         db = create_engine(sqlalchemy_url(url))

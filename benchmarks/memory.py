@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks.processes import bench, load_average, start_server, warm_up
+from benchmarks.processes import add_slack_ms, bench, load_average, start_server, warm_up
 from benchmarks.storms import Storms
 
 
@@ -31,10 +31,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=1000, help="whole games in all")
     parser.add_argument("--every", type=int, default=100, help="games between two readings")
     parser.add_argument("--at-once", type=int, default=50, help="games played together")
+    add_slack_ms(parser)
     args = parser.parse_args(argv)
     if args.every % args.at_once or args.games % args.every:
         parser.error("--every must be a multiple of --at-once, and --games of --every")
-    with bench() as ran:
+    with bench(args.slack_ms) as ran:
         url, db, fake, pool = ran.url, ran.db, ran.fake, ran.pool
         app = start_server("app", "slackapp.cli", fake, url, 1)
         try:

@@ -25,9 +25,16 @@ from slackapp.game import deal
 
 
 def open_games(
-    fake: FakeSlack, db: Engine, count: int, prefix: str, deadlines: Sequence[datetime]
+    fake: FakeSlack,
+    db: Engine,
+    count: int,
+    prefix: str,
+    deadlines: Sequence[datetime],
+    workspaces: int = 1,
 ) -> list[int]:
-    """``count`` games at night with three people and two bots, their messages in the fake."""
+    """``count`` games at night with three people and two bots, their messages in the fake;
+    dealt in turn to ``workspaces`` workspaces (``T0001``, ``T0002``...), whose Slack limits
+    and pacing are each their own."""
     sessions = make_sessions(db)
     with sessions() as session, session.begin():
         created: list[tuple[Game, list[tuple[str, str, str]]]] = []
@@ -37,7 +44,7 @@ def open_games(
             people = [f"U{prefix[1:]}{index:05d}{seat}" for seat in "ABC"]
             shown: list[tuple[str, str, str]] = []
             game = Game(
-                team_id=TEAM,
+                team_id=TEAM if workspaces == 1 else f"T{1 + index % workspaces:04d}",
                 channel_id=channel,
                 host_user_id=people[0],
                 phase=Phase.NIGHT,

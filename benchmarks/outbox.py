@@ -3,6 +3,8 @@
     python -m benchmarks.outbox               # everything BENCHMARKS.md reports
     python -m benchmarks.outbox --only lock   # one measurement: reveal, lock, quiet, deadlines,
                                               # screen
+    python -m benchmarks.outbox --only screen --slack-ms 0 100   # Slack at 0 ms, then 100 ms
+    python -m benchmarks.outbox --only deadlines --slack-ms 100 --workspaces 100
 
 Against the app as deployed (``varulv serve``, one process) and the stand-in for Slack,
 which can answer every Web API call late (``tests.faults.slow_down``):
@@ -20,12 +22,19 @@ which can answer every Web API call late (``tests.faults.slow_down``):
   posted, and the acknowledgement p99 of ``/varulv help`` meanwhile against the same at idle;
   and the app's CPU from the deadline until then, per Web API call made; then the floor: the
   same messages, each posted after one committed row, from as many threads as the app's calls;
+  at each ``--slack-ms``, the games spread over ``--workspaces`` workspaces (with more than
+  one, the app paces itself to Slack's own per-workspace limits);
 - screen: 50 ``/varulv`` in 50 channels at once, each on a fresh connection, at the app and then
-  the same requests at the floor (``benchmarks/floor.py``: bare Bolt on gunicorn ``gthread``
-  that acks, commits a row and posts a lobby), by turns, ``--rounds`` times: from each request
-  to its lobby's post at the stand-in, p50/p99, the acks, and the CPU per ``/varulv`` of the
-  server, the stand-in and the benchmark's own PostgreSQL, with the load average; then 30
-  ``/varulv`` one at a time on an idle server, by turns likewise.
+  the same requests at each floor (``benchmarks/floor.py``: bare Bolt on gunicorn ``gthread``
+  that acks, commits a row and posts a lobby; the lean floor, which keeps the guarantee in two
+  statements; the durable floor, which keeps Varulv's design), by turns, ``--rounds`` times,
+  after one unmeasured burst at each server: from each request to its lobby's post at the
+  stand-in, p50/p99, the acks, and the CPU per ``/varulv`` of the server, the stand-in and the
+  benchmark's own PostgreSQL, with the load average; then 30 ``/varulv`` one at a time on an
+  idle server, by turns likewise; at each ``--slack-ms``.
+
+``--slack-ms`` sets the stand-in's latency for screen and deadlines; reveal and lock compare 0
+and 100 ms themselves, and quiet is measured at 300 ms.
 """
 
 from __future__ import annotations
@@ -432,6 +441,8 @@ def quiet_during_burst(
 
 # -- 1,000 deadlines at once -----------------------------------------------------------------
 
+_deadline_runs = itertools.count(1)
+
 
 def help_commands(fake: Slack, count: int, kind: str) -> list[Prepared]:
     fake.add_channel("CHELP", "help")
@@ -448,20 +459,27 @@ def deadlines_together(
     pool: ProcessPoolExecutor,
     games: int,
     scrape_every: float | None = None,
+    workspaces: int = 1,
 ) -> dict[str, float]:
-    """``games`` nights due at once; with ``scrape_every``, ``/metrics`` is scraped that often
-    from the deadline until every day board is posted, as Prometheus would."""
+    """``games`` nights due at once, spread over ``workspaces`` workspaces; with
+    ``scrape_every``, ``/metrics`` is scraped that often from the deadline until every day board
+    is posted, as Prometheus would. Slack answers as fast as ``fake`` has been told to."""
     lead = 20.0
     due = datetime.now(UTC) + timedelta(seconds=lead)
-    prefix = "CD"
-    open_games(fake, db, games, prefix, [due] * games)
+    prefix = f"CD{next(_deadline_runs)}X"  # X: no run's prefix begins another's
+    open_games(fake, db, games, prefix, [due] * games, workspaces)
     before = len(fake.calls)
-    app = start_server("app", "slackapp.cli", fake, database_url, 1)
+    # Over many workspaces, Slack's own limits allow it: the app paces to them, as deployed.
+    paced = {"VARULV_UPDATES_PER_MINUTE": "50", "VARULV_UPDATE_BURST": "50"}
+    app = start_server(
+        "app", "slackapp.cli", fake, database_url, 1, settings=paced if workspaces > 1 else None
+    )
     try:
         warm_up(fake, pool, [app])
         idle = pool.submit(fire, app.events_url, help_commands(fake, STREAM, "idle"), 4).result()
         background = app.process.pid  # the one process serves, steps, delivers
         time.sleep(max(0.0, due.timestamp() - time.time()))
+        load_before = load_average()  # the machine's, and the idle stream's: before the burst
         background_cpu = cpu_seconds(background)
         # A steady stream of commands while the deadlines clear.
         during = pool.submit(fire, app.events_url, help_commands(fake, STREAM, "during"), 4)
@@ -518,6 +536,8 @@ def deadlines_together(
             "cleared_s": cleared,
             "committed_s": committed.timestamp() - due.timestamp(),
             "idle_p99_ms": percentile([each.seconds for each in idle], 0.99) * 1000,
+            "load_before": load_before,
+            "load_after": load_average(),
             "during_p99_ms": percentile(meanwhile, 0.99) * 1000,
             "during_n": len(meanwhile),
             "stream_s": streamed_until - due.timestamp(),
@@ -673,6 +693,10 @@ def click_to_screen(
         server.name: {"server": 0.0, "stand-in": 0.0, "postgres": 0.0} for server in servers
     }
     loads: list[float] = []
+    if at_once > 1:  # one unmeasured burst at each server: its first is a cold one
+        for server in servers:
+            channels, commands = new_commands(fake, at_once)
+            opened_at(fake, pool, server, postmaster, channels, commands, settle=True)
     for _ in range(rounds):
         same = new_commands(fake, at_once)
         for server in servers:
@@ -739,6 +763,43 @@ BESIDE = "app beside"
 DURABLE_LABEL = "[app vs durable floor]"
 """The floor that also commits the game, its outbox row and its lease, takes a shared
 rate-limit turn and records the landing (``FLOOR=durable``, ``benchmarks/floor.py``)."""
+LEAN_LABEL = "[app vs lean floor]"
+"""The floor that keeps exactly the guarantee: one statement before the post, one after
+(``FLOOR=lean``, ``benchmarks/floor.py``)."""
+FLOORS = ("lean floor", "floor", "durable floor")
+"""Side by side with the app, in this order: the guarantee, bare Bolt, Varulv's design."""
+
+
+def side_by_side(
+    latency_ms: float, burst: dict[str, dict[str, float]], lone: dict[str, dict[str, float]]
+) -> list[str]:
+    """The app against each floor, one row a figure, each floor's ratio beside it (Markdown)."""
+
+    def cpu(of: dict[str, float]) -> float:
+        return float(sum(of[f"{name}_cpu_ms_per_command"] for name in CPU_PARTS))
+
+    figures: list[tuple[str, Callable[[str], float]]] = [
+        ("CPU per /varulv of 50 at once, ms", lambda name: cpu(burst[name])),
+        ("one on an idle server: lobby p50, ms", lambda name: lone[name]["screen_p50_ms"]),
+        ("50 at once: lobby p99, ms", lambda name: burst[name]["screen_p99_ms"]),
+        ("50 at once: ack p99, ms", lambda name: burst[name]["ack_p99_ms"]),
+    ]
+    loads = [
+        each[key] for each in (*burst.values(), *lone.values()) for key in ("load_min", "load_max")
+    ]
+    names = [name for name in FLOORS if name in burst]
+    lines = [
+        f"Slack at {latency_ms:g} ms (load {min(loads):.1f}-{max(loads):.1f}; "
+        f"n = {burst['app']['n']:.0f} in bursts, {lone['app']['n']:.0f} alone)",
+        "",
+        "| figure | app | " + " | ".join(f"{name} | ratio" for name in names) + " |",
+        "|---|---|" + "---|---|" * len(names),
+    ]
+    for label, figure in figures:
+        app = figure("app")
+        cells = " | ".join(f"{figure(name):.1f} | {app / figure(name):.2f}x" for name in names)
+        lines.append(f"| {label} | {app:.1f} | {cells} |")
+    return lines
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -758,7 +819,19 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--games", type=int, default=5, help="ten-seat games per measurement")
     parser.add_argument("--deadlines", type=int, default=1000)
+    parser.add_argument(
+        "--workspaces", type=int, default=1, help="deadlines: the games spread over this many"
+    )
     parser.add_argument("--rounds", type=int, default=4, help="bursts of 50 /varulv per server")
+    parser.add_argument(
+        "--slack-ms",
+        type=float,
+        nargs="+",
+        default=[0.0],
+        metavar="N",
+        help="screen and deadlines: the stand-in answers every Web API call N ms late; given"
+        " more than once, each is measured in turn (reveal, lock and quiet set their own)",
+    )
     parser.add_argument(
         "--app-root", type=Path, default=ROOT, help="the app's source tree (another version's)"
     )
@@ -785,11 +858,14 @@ def main(argv: list[str] | None = None) -> int:
             durable = start_server(
                 "durable floor", "benchmarks.floor", fake, url, 1, settings={"FLOOR": "durable"}
             )
+            lean = start_server(
+                "lean floor", "benchmarks.floor", fake, url, 1, settings={"FLOOR": "lean"}
+            )
             beside = []
             if args.beside is not None and "screen" in args.only:
                 beside.append(start_server(BESIDE, "slackapp.cli", fake, url, 1, args.beside))
             try:
-                warm_up(fake, pool, [app, floor, durable, *beside])
+                warm_up(fake, pool, [app, floor, durable, lean, *beside])
                 if "reveal" in args.only:
                     fast = ballot_to_reveal(fake, db, pool, app, 0.0, args.games)
                     slow = ballot_to_reveal(fake, db, pool, app, 0.1, args.games)
@@ -802,34 +878,57 @@ def main(argv: list[str] | None = None) -> int:
                     say(f"{label} quiet table, board: {summary([s for s, _ in shown])}")
                     say(f"{label} quiet table, answer: {summary([a for _, a in shown])}")
                 if "screen" in args.only:
-                    servers = [app, floor, durable]
-                    servers += beside
-                    burst = click_to_screen(fake, pool, servers, postmaster, args.rounds, 50)
-                    lone = click_to_screen(fake, pool, servers, postmaster, LONE_COMMANDS, 1)
-                    compared = [("floor", label), ("durable floor", DURABLE_LABEL)]
+                    servers = [app, lean, floor, durable, *beside]
+                    compared = [
+                        ("lean floor", LEAN_LABEL),
+                        ("floor", label),
+                        ("durable floor", DURABLE_LABEL),
+                    ]
                     if args.beside is not None:
                         compared.append((BESIDE, f"[app vs {args.beside}]"))
-                    for against, said in compared:
-                        burst_what = "50 /varulv at once in 50 channels"
-                        say_screen(say, said, burst_what, burst, against)
-                        say_screen(say, said, "one /varulv on an idle server", lone, against)
+                    tables: list[str] = []
+                    for latency_ms in args.slack_ms:
+                        with slack_at(fake, latency_ms / 1000):
+                            burst = click_to_screen(
+                                fake, pool, servers, postmaster, args.rounds, 50
+                            )
+                            lone = click_to_screen(
+                                fake, pool, servers, postmaster, LONE_COMMANDS, 1
+                            )
+                        at = f"Slack at {latency_ms:g} ms:"
+                        for against, said in compared:
+                            burst_what = f"{at} 50 /varulv at once in 50 channels"
+                            say_screen(say, said, burst_what, burst, against)
+                            lone_what = f"{at} one /varulv on an idle server"
+                            say_screen(say, said, lone_what, lone, against)
+                        tables += ["", *side_by_side(latency_ms, burst, lone)]
+                    for line in tables:
+                        say(line)
             finally:
-                for server in (app, floor, durable, *beside):
+                for server in (app, floor, durable, lean, *beside):
                     server.stop()
         if "deadlines" in args.only:
-            result = deadlines_together(fake, db, url, pool, args.deadlines)
-            say(
-                f"{label} {result['games']:.0f} deadlines at once: every day board posted "
-                f"{result['cleared_s']:.1f} s after the deadline (all committed after "
-                f"{result['committed_s']:.1f} s); ack p99 meanwhile "
-                f"{result['during_p99_ms']:.1f} ms (n={result['during_n']:.0f}) vs idle "
-                f"{result['idle_p99_ms']:.1f} ms = "
-                f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x; the app's CPU, "
-                f"serving, stepping and delivering, {result['background_cpu_s']:.1f} s "
-                f"= {result['background_cpu_s'] / result['calls'] * 1000:.2f} ms a Web API "
-                f"call (n={result['calls']:.0f}); the floor, the same {result['floor_posts']:.0f} "
-                f"messages each posted after a committed row, {result['floor_s']:.1f} s"
-            )
+            for latency_ms in args.slack_ms:
+                with slack_at(fake, latency_ms / 1000):
+                    result = deadlines_together(
+                        fake, db, url, pool, args.deadlines, workspaces=args.workspaces
+                    )
+                say(
+                    f"{label} Slack at {latency_ms:g} ms, {result['games']:.0f} deadlines at once"
+                    f" over {args.workspaces} workspace(s): every day board posted "
+                    f"{result['cleared_s']:.1f} s after the deadline (all committed after "
+                    f"{result['committed_s']:.1f} s); ack p99 meanwhile "
+                    f"{result['during_p99_ms']:.1f} ms (n={result['during_n']:.0f}) vs idle "
+                    f"{result['idle_p99_ms']:.1f} ms = "
+                    f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x; the app's CPU, "
+                    f"serving, stepping and delivering, {result['background_cpu_s']:.1f} s "
+                    f"= {result['background_cpu_s'] / result['calls'] * 1000:.2f} ms a Web API "
+                    f"call (n={result['calls']:.0f}); the floor, the same "
+                    f"{result['floor_posts']:.0f} messages each posted after a committed row, "
+                    f"{result['floor_s']:.1f} s = {result['cleared_s'] / result['floor_s']:.2f}x;"
+                    f" load {result['load_before']:.1f} at the deadline, "
+                    f"{result['load_after']:.1f} once every board was posted"
+                )
         if "lock" in args.only:
             for latency in (0.0, 0.1):
                 held = lock_held(fake, url, pool, latency, args.games)

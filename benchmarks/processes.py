@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import signal
@@ -26,6 +27,7 @@ from slackapp.db.migrate import upgrade
 from slackapp.fakeslack import UNLIMITED, FakeSlack, RateLimits
 from slackapp.game.machine import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
 from slackapp.serving import free_port
+from tests import faults
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "load-signing-secret"
@@ -45,11 +47,26 @@ LONG = {
 # -- the stand-in for Slack ----------------------------------------------------------------
 
 
+def add_slack_ms(parser: argparse.ArgumentParser, default: float = 0.0) -> None:
+    """``--slack-ms N``: the stand-in answers every Web API call N ms late, as a real Slack
+    does (about 100 ms a call); 0 answers at once."""
+    parser.add_argument(
+        "--slack-ms",
+        type=float,
+        default=default,
+        metavar="N",
+        help=f"the stand-in for Slack answers every Web API call N ms late (default {default:g})",
+    )
+
+
 class Slack(FakeSlack):
-    def __init__(self, limits: RateLimits = UNLIMITED) -> None:
+    def __init__(self, limits: RateLimits = UNLIMITED, slack_ms: float = 0.0) -> None:
         """Unlimited unless told: a run plays thousands of games in one workspace, and Slack's
-        limits would measure only the pacing (``benchmarks.tables`` measures that)."""
+        limits would measure only the pacing (``benchmarks.tables`` measures that). Every Web
+        API call answered ``slack_ms`` late."""
         super().__init__(SECRET, tokens=[TOKEN], limits=limits)
+        if slack_ms:
+            faults.slow_down(self, slack_ms / 1000)
 
     @contextlib.contextmanager
     def preparing(self, kind: str) -> Iterator[list[Prepared]]:
@@ -243,10 +260,10 @@ class Bench:
 
 
 @contextlib.contextmanager
-def bench() -> Iterator[Bench]:
+def bench(slack_ms: float = 0.0) -> Iterator[Bench]:
     with (
         database() as url,
-        Slack() as fake,
+        Slack(slack_ms=slack_ms) as fake,
         ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool,
     ):
         db = create_engine(sqlalchemy_url(url))

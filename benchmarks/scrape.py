@@ -30,7 +30,15 @@ from sqlalchemy import Engine
 
 from benchmarks.opened import close_games, open_games
 from benchmarks.outbox import deadlines_together
-from benchmarks.processes import ROOT, Slack, bench, load_average, start_server, warm_up
+from benchmarks.processes import (
+    ROOT,
+    Slack,
+    add_slack_ms,
+    bench,
+    load_average,
+    start_server,
+    warm_up,
+)
 from benchmarks.storms import Storms
 
 TURNS = 3
@@ -107,8 +115,9 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help="another tree (another version's), measured by turns too; may be given again",
     )
+    add_slack_ms(parser)
     args = parser.parse_args(argv)
-    with bench() as ran:
+    with bench(args.slack_ms) as ran:
         url, db, fake, pool = ran.url, ran.db, ran.fake, ran.pool
         roots = [ROOT, *args.app_root]
         costs = scrape_cost(fake, db, url, pool, args.deadlines, args.scrapes, roots)

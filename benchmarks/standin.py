@@ -16,7 +16,7 @@ from multiprocessing import get_context
 
 from slack_sdk import WebClient
 
-from benchmarks.processes import TOKEN, Slack
+from benchmarks.processes import TOKEN, Slack, add_slack_ms
 from benchmarks.stats import percentile
 from slackapp.fakeslack import server
 
@@ -44,10 +44,14 @@ def hammer(api_url: str, callers: int) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--backlog", type=int, help="the listen backlog to serve with instead")
+    add_slack_ms(parser)
     args = parser.parse_args(argv)
     if args.backlog is not None:
         server.SlackServer.request_queue_size = args.backlog
-    with Slack() as fake, ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool:
+    with (
+        Slack(slack_ms=args.slack_ms) as fake,
+        ProcessPoolExecutor(1, mp_context=get_context("spawn")) as pool,
+    ):
         for number in range(PEOPLE):
             fake.add_user(f"UQ{number:03d}", f"uq{number:03d}")
         for callers in (1, 4, 8, 16):

@@ -37,7 +37,7 @@ from typing import TypeVar
 
 from sqlalchemy import Engine, create_engine, text
 
-from benchmarks.processes import Server, Slack, database, start_server
+from benchmarks.processes import Server, Slack, add_slack_ms, database, start_server
 from benchmarks.stats import percentile
 from slackapp.db.engine import make_engine
 from slackapp.db.migrate import upgrade
@@ -233,14 +233,23 @@ def app_for(fake: Slack, url: str, workers: int, limited: bool) -> Iterator[Serv
 
 
 def one_run(
-    server_url: str, tables: int, seats: int, workers: int, think: float, limited: bool = True
+    server_url: str,
+    tables: int,
+    seats: int,
+    workers: int,
+    think: float,
+    limited: bool = True,
+    slack_ms: float = 0.0,
 ) -> None:
     """``limited``: the stand-in enforces Slack's limits and the app keeps Slack's pace; else
     the floor: the same tables and clicks with no limit anywhere."""
     url = fresh_database(server_url, f"tables{workers}")
     db = create_engine(url)
     limits = SLACK if limited else UNLIMITED
-    with Slack(limits=limits) as fake, app_for(fake, url, workers, limited) as server:
+    with (
+        Slack(limits=limits, slack_ms=slack_ms) as fake,
+        app_for(fake, url, workers, limited) as server,
+    ):
         fake.app_url = server.events_url
         run = Run(fake, db, server, think, prefix=f"T{workers}")
         started = time.monotonic()
@@ -330,12 +339,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--think", type=float, default=3.0, help="seconds before a click")
     parser.add_argument("--processes", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--no-floor", action="store_true", help="skip the runs with no limits")
+    add_slack_ms(parser)
     options = parser.parse_args(argv)
     with database() as server_url:
         pacing_cost(server_url)
         for workers in options.processes:  # by turns: the floor, then Slack's limits
             for limited in (False, True) if not options.no_floor else (True,):
-                one_run(server_url, *sizes(options), workers, options.think, limited)
+                one_run(
+                    server_url,
+                    *sizes(options),
+                    workers,
+                    options.think,
+                    limited,
+                    options.slack_ms,
+                )
     return 0
 
 

@@ -5,7 +5,7 @@
     python -m benchmarks.takeover --stop TERM    # stopped as a platform stops it to deploy
 
 Two ``varulv serve`` on one database (PostgreSQL embedded, or ``DATABASE_URL``) and the
-stand-in for Slack answering every Web API call ``--latency`` seconds late. ``--games``
+stand-in for Slack answering every Web API call ``--slack-ms`` late. ``--games``
 ``/varulv`` at once go to the first process; once ``--posted`` of their lobbies are on screen
 and the rest still wait in its outbox, it is killed with ``kill -9``, and the clock runs from the
 kill until every table opened has its lobby posted (nothing of those games is left
@@ -29,8 +29,15 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, text
 
 from benchmarks.fire import fire
-from benchmarks.outbox import slack_at
-from benchmarks.processes import IN_FLIGHT, Bench, bench, load_average, start_server, warm_up
+from benchmarks.processes import (
+    IN_FLIGHT,
+    Bench,
+    add_slack_ms,
+    bench,
+    load_average,
+    start_server,
+    warm_up,
+)
 from slackapp.delivery.leases import LEASE_SECONDS
 
 UNDELIVERED = text(
@@ -115,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=50)
     parser.add_argument("--posted", type=int, default=10, help="lobbies on screen at the kill")
-    parser.add_argument("--latency", type=float, default=0.2, help="Slack's answer, seconds")
+    add_slack_ms(parser, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
         "--stop",
@@ -127,7 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     stop = signal.Signals[f"SIG{args.stop}"]
     killed: list[Round] = []
     alive: list[Round] = []
-    with bench() as ran, slack_at(ran.fake, args.latency):
+    with bench(args.slack_ms) as ran:
         for round_number in range(args.rounds):
             for kill, figures in ((stop, killed), (None, alive)):
                 run = f"{'K' if kill else 'A'}{round_number}"
@@ -143,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
     print(
         f"{args.games} /varulv, {args.posted} lobbies on screen at the signal, Slack at "
-        f"{args.latency * 1000:.0f} ms: the other process showed the rest "
+        f"{args.slack_ms:.0f} ms: the other process showed the rest "
         f"({median(killed, 'shown'):.0f} lobbies) {median(killed, 'seconds'):.2f} s after it, "
         f"{median(killed, 'lost'):.0f} /varulv lost; the first left alive showed its "
         f"{median(alive, 'shown'):.0f} in {median(alive, 'seconds'):.2f} s (medians of "
