@@ -76,7 +76,7 @@ from benchmarks.processes import (
 )
 from benchmarks.stats import percentile
 from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
-from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.deliverer import CALL_THREADS, Deliverer
 from slackapp.delivery.pacing import POST_BURST, POSTS_PER_SECOND, Buckets, Limit
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import JSON, Button, Call, FakeSlack, Message
@@ -553,7 +553,7 @@ def deadlines_together(
         close_games(db, prefix)
 
 
-FLOOR_THREADS = 16
+FLOOR_THREADS = CALL_THREADS
 """As many as the app's deliverer has call threads."""
 
 
