@@ -11,9 +11,11 @@ A call may also ask for a turn only while part of the burst would stay free afte
 calls that may wait no longer, and the message, coalesced meanwhile to its newest version,
 asks again once one would be free (``slackapp.delivery.deliverer`` says which message is which).
 
-The buckets live in the database (``SharedBuckets``, one row per bucket, one statement per
-call) so that every process of a deployment paces against the same budget, or in memory
-(``Buckets``) for one process alone.
+A channel's posts are its game's, and one process at a time delivers a game (its lease), so
+their buckets live in that process's memory (``Buckets``): a post costs no statement. A
+workspace's ``chat.update`` budget is shared by all its tables, which any process may be
+delivering, so those buckets live in the database when one is given (``SharedBuckets``, one
+row per bucket, one statement per call), and every process paces against the same budget.
 """
 
 from __future__ import annotations
@@ -130,8 +132,9 @@ class SharedBuckets:
 
 
 class Pacer:
-    """The deliverer's buckets: posts per channel, updates per workspace; in this process's
-    memory unless ``engine`` is given (then in that database, shared by every process)."""
+    """The deliverer's buckets: posts per channel, in this process's memory; updates per
+    workspace, in memory too unless ``engine`` is given (then in that database, shared by
+    every process)."""
 
     def __init__(
         self,
@@ -143,10 +146,10 @@ class Pacer:
         self.posts: Bucketing
         self.updates: Bucketing
         self.update_limit = updates
+        self.posts = Buckets(posts, clock)
         if engine is None:
-            self.posts, self.updates = Buckets(posts, clock), Buckets(updates, clock)
+            self.updates = Buckets(updates, clock)
         else:
-            self.posts = SharedBuckets(engine, "post", posts)
             self.updates = SharedBuckets(engine, "update", updates)
 
     def post(self, channel: str) -> float:
