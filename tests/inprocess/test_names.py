@@ -291,3 +291,25 @@ def test_no_mention_is_written_where_slack_would_show_it_raw(
     assert len(shown) > 10 and len(labels) > 20, "the screens were read"
     assert "Raw 1" in labels, "a seat on a button is named by its kept name"
     assert [text for text in labels if "<@" in text] == []
+
+
+def test_a_user_change_from_an_app_still_subscribed_changes_nothing(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """Varulv no longer subscribes to everyone's profile changes: one that still arrives (an
+    app set up from an older manifest) is refused as unhandled, and asks and writes nothing."""
+    host, guest = "U0NHOST5", "U0NGUEST5"
+    fake.add_user(host, "h5", display_name="Hanna", real_name="Hanna Ek")
+    fake.add_user(guest, "g5", display_name="Gun", real_name="Gun Ek")
+    table = Table(fake, app, db)
+    table.seat_people(host, [guest])
+    mark = len(fake.calls)
+    fake.add_user(guest, display_name="Gunnel")
+    user = {"id": guest, "name": "g5", "profile": {"display_name": "Gunnel"}}
+    answer = fake.event({"type": "user_change", "user": user, "event_ts": "1700000000.000100"})
+    app.settle()
+    assert answer.status_code == 404, answer.text
+    assert fake.calls[mark:] == [], "no look-up, no redraw"
+    assert seated_names(table)[guest] == "g5" and kept_name(db, guest) is None
+    assert "@Gunnel" in fake.shown_text(table.lobby()), "the mention shows the new name"
+    table.cancel(host, table.lobby())
