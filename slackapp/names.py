@@ -69,9 +69,7 @@ class Names:
         known = people.known_in(connection, team_id, user_id)
         return handle if known is None else known.name
 
-    def at_start(
-        self, slack: AsksNames, team_id: str, user_ids: Collection[str]
-    ) -> dict[str, str]:
+    def at_start(self, slack: AsksNames, team_id: str, user_ids: Collection[str]) -> dict[str, str]:
         """The names to deal ``user_ids`` under, in the workspace ``team_id``: the kept ones
         still fresh as they are, the others asked of Slack now and kept. Someone Slack gave
         no name for is left out when none is kept (their seat keeps the name it has)."""
