@@ -36,6 +36,8 @@ NAME_REFRESH = timedelta(days=1)
 """A person's kept name is asked of Slack again once it is this old."""
 NAME_LOOKUP_SECONDS = 3
 """Each users.info gets this long, once, with no wait for a rate limit."""
+THE_PERSONS_OWN = frozenset({"user_not_found", "user_not_visible"})
+"""users.info's refusals that are about the one person asked: the others are still asked."""
 
 
 class AsksNames(Protocol):
@@ -97,16 +99,20 @@ class Names:
 
     def ask(self, slack: AsksNames, team_id: str, user_ids: Collection[str]) -> dict[str, str]:
         """Each person's name as Slack shows it, asked one after another with one client and
-        kept together in one statement. The first failure (a rate limit, an install from
-        before ``users:read``, Slack away) ends the asking: the rest stand as they are."""
+        kept together in one statement. The first failure not about the person asked (a rate
+        limit, an install from before ``users:read``, Slack away) ends the asking: the rest
+        stand as they are."""
         learned: dict[str, str] = {}
         for user_id in user_ids:
             try:
                 user = slack.users_info(user=user_id).get("user")
             except (SlackApiError, SlackClientError, OSError) as error:
+                reason = _reason(error)
+                if reason in THE_PERSONS_OWN:
+                    continue
                 log.warning(
                     "users.info failed, names stay as known: %s",
-                    _reason(error),
+                    reason,
                     extra={"count": len(user_ids) - len(learned)},
                 )
                 break

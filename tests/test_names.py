@@ -75,6 +75,7 @@ def test_start_asks_the_unknown_and_the_stale_in_one_go_and_keeps_them_in_one_st
     engine: Engine, fake: FakeSlack, slack: WebClient
 ) -> None:
     fresh, stale, new, nameless = "U0FRESH", "U0STALE", "U0NEW", "U0NAMELESS"
+    gone = "U0GONE"  # not in the workspace (any more): Slack says so of them alone
     keep(engine, fresh, "Kept Fresh", NOW - NAME_REFRESH + timedelta(minutes=1))
     keep(engine, stale, "Kept Stale", NOW - NAME_REFRESH)
     fake.add_user(fresh, "fresh", display_name="Fresh Now")
@@ -90,16 +91,17 @@ def test_start_asks_the_unknown_and_the_stale_in_one_go_and_keeps_them_in_one_st
     names = Names(make_sessions(engine), lambda: NOW)
     event.listen(engine, "before_cursor_execute", seen)
     try:
-        dealt = names.at_start(slack, TEAM, [fresh, stale, new, nameless])
+        dealt = names.at_start(slack, TEAM, [fresh, gone, stale, new, nameless])
     finally:
         event.remove(engine, "before_cursor_execute", seen)
     assert dealt == {fresh: "Kept Fresh", stale: "Stale Renamed", new: "Newcomer"}
-    assert asked(fake) == [stale, new, nameless], "a fresh kept name is not asked again"
+    assert asked(fake) == [gone, stale, new, nameless], "a fresh kept name is not asked again"
     assert len(keeps) == 1, keeps
     assert kept(engine, stale) == ("Stale Renamed", NOW)
     assert kept(engine, new) == ("Newcomer", NOW)
     assert kept(engine, fresh) == ("Kept Fresh", NOW - NAME_REFRESH + timedelta(minutes=1))
     assert kept(engine, nameless) is None, "a profile with no name gives none to keep"
+    assert kept(engine, gone) is None
 
 
 def test_the_first_failure_ends_the_asking_and_keeps_what_was_learned(
