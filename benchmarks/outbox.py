@@ -81,7 +81,6 @@ from slackapp.delivery.pacing import POST_BURST, POSTS_PER_SECOND, Buckets, Limi
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import JSON, Button, Call, FakeSlack, Message
 from slackapp.game import machine as m
-from slackapp.names import LOOKUP_AFTER_SECONDS
 from slackapp.steps import Steps
 from tests import faults
 
@@ -620,8 +619,7 @@ def opened_at(
 ) -> Opened:
     """Send ``commands`` to ``server`` all at once (fresh connections, at most IN_FLIGHT in
     flight), and wait for a lobby in each of ``channels``; with ``settle``, the CPU is counted
-    until the server is quiet again, its name look-ups (``LOOKUP_AFTER_SECONDS`` after each
-    click) included."""
+    until the server is quiet again, the work after the lobbies included."""
     before = len(fake.calls)
 
     def cpu_so_far() -> dict[str, float]:
@@ -653,15 +651,15 @@ def opened_at(
     )
 
 
-QUIET_SECONDS = LOOKUP_AFTER_SECONDS + 0.2
-"""After a turn: a server's name look-ups, half a second after each new person's click, begin
-before the next server's turn does."""
+QUIET_SECONDS = 0.2
+"""After a turn: what a server does after its lobbies begins before the next server's turn
+does."""
 QUIET_CPU_SECONDS = 0.01
 """A server is quiet again once it spends less than this in a tenth of a second."""
 
 
 def quiet_again(server: Server, patience: float = 30) -> None:
-    """Wait until the server's work after the lobbies (a newcomer's name look-up) is over."""
+    """Wait until the server's work after the lobbies (their deliveries' records) is over."""
     time.sleep(QUIET_SECONDS)
     deadline = time.monotonic() + patience
     before = server.cpu_seconds()

@@ -14,6 +14,7 @@ from benchmarks.processes import (
 )
 from slackapp.db.engine import make_engine, make_sessions
 from slackapp.game import machine as m
+from slackapp.names import lookup_client
 from slackapp.steps import Steps
 from slackapp.timers import Deadlines
 
@@ -70,7 +71,10 @@ def statements_per_interaction(fake: Slack, database_url: str, game_number: int)
     count("join", lambda: steps.act(game_id, m.Join(people[1], "b")))
     steps.act(game_id, m.Join(people[2], "c"))
     count("fill with bots", lambda: steps.act(game_id, m.FillWithBots(people[0])))
-    count("start (deal; DMs opened before it)", lambda: steps.start(game_id, people[0], client))
+    count(
+        "start (names asked, DMs opened, then the deal)",
+        lambda: steps.start(game_id, people[0], client, slack_names=lookup_client(client)),
+    )
     for user in people:
         while (current := state()).phase == m.Phase.NIGHT and user in current.awaiting():
             kind = current.choice_kind(user)

@@ -93,7 +93,6 @@ class Varulv:
     def stop(self) -> None:
         self.deadlines.stop()
         self.deliverer.stop()
-        self.steps.names.stop()
 
 
 def installed(args: SuccessArgs) -> BoltResponse:

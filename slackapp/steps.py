@@ -32,7 +32,7 @@ from slackapp.delivery.deliverer import Taken
 from slackapp.delivery.outbox import Row, answering, enqueue, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
-from slackapp.names import Names
+from slackapp.names import AsksNames, Names
 
 log = logging.getLogger(__name__)
 
@@ -127,12 +127,13 @@ class Workspace:
 
 
 NameFor = Callable[[Connection, str, str, str], str]
-"""The name a person sits down under, read in the step's transaction (``Names.name_for``):
-(connection, team, user, the handle their request carried)."""
+"""The name a person sits down under, read in the step's transaction: (connection, team,
+user, the handle their request carried)."""
 
 
 def kept_name(connection: Connection, team_id: str, user_id: str, handle: str) -> str:
-    """The name kept for a person (see slackapp.names), else the handle their request carried."""
+    """The name kept for a person, however old (*Start* asks Slack again once it is stale, see
+    slackapp.names), else the handle their request carried: sitting down asks Slack nothing."""
     known = people.known_in(connection, team_id, user_id)
     return handle if known is None else known.name
 
@@ -344,7 +345,7 @@ class Steps:
         self.deliverer = deliverer
         self.alarm = alarm
         self.now = now
-        self.names = Names(sessions, self.rename, now)
+        self.names = Names(sessions, now)
 
     @property
     def take(self) -> Take | None:
@@ -390,7 +391,6 @@ class Steps:
             asking=asking,
             clicked=clicked,
             take=self.take,
-            name_for=self.names.name_for,
         )
         return self._after(done, asking)
 
@@ -439,23 +439,6 @@ class Steps:
         elif done.deadline_gone:  # a game ended by its last ballot leaves no timer behind
             self.alarm.disarm(done.game_id)
 
-    def rename(
-        self, team_id: str, user_id: str, name: str, learned_at: datetime | None = None
-    ) -> int:
-        """Write a person's name, as learned from Slack (at ``learned_at``: kept as their name
-        in the same statement that finds their lobbies), over the one they sat down under at
-        every lobby of the workspace where they sit; how many lobbies were told."""
-        with outside_transaction(self.sessions) as session:
-            lobbies = people.lobbies_to_rename(
-                session.connection(), team_id, user_id, name, learned_at
-            )
-        for game_id in lobbies:
-            renamed = commit_step(
-                self.sessions, game_id, m.Rename(user_id, name), self.now, take=self.take
-            )
-            self._after(renamed)
-        return len(lobbies)
-
     def open_table(
         self,
         team_id: str,
@@ -485,7 +468,7 @@ class Steps:
                 channel_id,
                 self.lengths,
                 user_id,
-                self.names.name_for(session.connection(), team_id, user_id, user_name),
+                kept_name(session.connection(), team_id, user_id, user_name),
                 enterprise_id=enterprise_id,
                 opened_by_trigger=trigger or None,
             )
@@ -532,7 +515,7 @@ class Steps:
             if game is None:  # a /varulv in the channel came first
                 running = games.open_in(session, team_id, channel_id)
                 return self._open_already(session, running, team_id, channel_id, user_id)
-            name = self.names.name_for(session.connection(), team_id, user_id, user_name)
+            name = kept_name(session.connection(), team_id, user_id, user_name)
             opened = m.play_again(last, game.id, game.seed, user_id, name)
             if opened.state.host != game.host_user_id:  # the previous host, still seated
                 games.rehost(session.connection(), game.id, opened.state.host)
@@ -549,23 +532,32 @@ class Steps:
         client: OpensDirectMessages,
         asking: Workspace | None = None,
         clicked: Copy | None = None,
+        slack_names: AsksNames | None = None,
     ) -> str | None:
         """*Start*: deal and begin the night, once every person's private message is open.
 
         The DMs are opened before the step, with no lock held; Slack being busy fails the
         click (nothing changed), and a person Slack will not open a DM with stops the start.
         Someone who sat down meanwhile has their DM opened too, and the start is tried again.
+        With ``slack_names``, the names still unknown or stale are asked of Slack first, in
+        one go, and the cards are dealt under them (see slackapp.names).
         """
         channels: dict[str, str] = {}
         unreachable: list[str] = []
+        named: dict[str, str] = {}
+        asked: set[str] = set()
         for _ in range(START_TRIES):
-            state = self._read(game_id, asking)
-            if isinstance(state, str):
-                return state  # before any DM is opened with another workspace's token
+            game = self._stored(game_id, asking)
+            if isinstance(game, str):
+                return game  # before any DM is opened with another workspace's token
+            state = game.state
             if m.step(state, m.Start(user_id), self.now()).state.phase != m.Phase.NIGHT:
                 # refused, or due: the machine says
                 return self.act(game_id, m.Start(user_id), asking, clicked)
-            self.names.settle([seat.key for seat in state.people])
+            unasked = [seat.key for seat in state.people if seat.key not in asked]
+            if slack_names is not None and unasked:
+                asked.update(unasked)
+                named |= self.names.at_start(slack_names, game.team_id, unasked)
             for seat in state.people:
                 if seat.key in channels or seat.key in unreachable:
                     continue
@@ -576,7 +568,7 @@ class Steps:
                     if error.response.get("error") in TRANSIENT_ERRORS:
                         raise  # not the person's settings: the click fails, Slack is busy
                     unreachable.append(seat.key)
-            event = m.Start(user_id, tuple(unreachable), tuple(channels))
+            event = m.Start(user_id, tuple(unreachable), tuple(channels), tuple(named.items()))
             done = commit_step(
                 self.sessions,
                 game_id,
@@ -591,7 +583,7 @@ class Steps:
                 return self._after(done, asking)
             if done.shown:  # the click's copy made the message: shown while DMs are opened
                 self._show([done.game_id], done.taken)
-        return state if isinstance(state, str) else in_words(state, m.SOMEONE_SAT_DOWN)
+        return in_words(state, m.SOMEONE_SAT_DOWN)
 
     def cancel_refusal(
         self, game_id: int, user_id: str, asking: Workspace | None = None
@@ -651,13 +643,18 @@ class Steps:
     def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | str:
         """The game's state as committed, read without a lock (to prepare a step), or why
         there is none for ``asking``: the game is gone, or another workspace's."""
+        game = self._stored(game_id, asking)
+        return game if isinstance(game, str) else game.state
+
+    def _stored(self, game_id: int, asking: Workspace | None = None) -> StoredGame | str:
+        """The game as committed (its workspace and state), as :meth:`_read` reads it."""
         with outside_transaction(self.sessions) as session:
             game = games.read(session.connection(), game_id)
         if game is None:
             return self.gone(asking)
         if asking is not None and not asking.owns(game):
             return in_words(game.state, m.Line(m.Message.ANOTHER_WORKSPACE))
-        return game.state
+        return game
 
     def stop(
         self,

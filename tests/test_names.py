@@ -1,27 +1,27 @@
-"""The kept name a step reads (``Names.name_for``) spares the look-up after it: a person whose
-kept name is fresh is not asked of Slack again, nor read again, when they sit down."""
+"""``Names`` against PostgreSQL and the Slack stand-in: the names *Start* deals under (kept ones
+still fresh as they are, the rest asked of Slack in one go with one client and kept in one
+statement), the Home tab's refresh of a stale kept name, and a failure that ends the asking."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 from slack_sdk import WebClient
-from sqlalchemy import Engine, insert
+from sqlalchemy import Connection, Engine, event, insert, select
 
 from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.people import PEOPLE
-from slackapp.names import NAME_REFRESH, Names
+from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
+from slackapp.names import NAME_LOOKUP_SECONDS, NAME_REFRESH, Names, lookup_client
 from tests.databases import migrated_database
 
 NOW = datetime(2026, 12, 4, 9, tzinfo=UTC)
+SECRET = "8f742231b10e8888abcd99yyyzzz85a5"
+TOKEN = "xoxb-names"
 TEAM = "T0NAMES"
-NOWHERE = WebClient(token="xoxb-none", base_url="http://127.0.0.1:9/")
-"""Nothing answers there: a look-up that starts fails at once, and is only counted."""
 
 
 @pytest.fixture
@@ -31,99 +31,118 @@ def engine(postgres: str) -> Iterator[Engine]:
     engine.dispose()
 
 
-def names_with(engine: Engine, user: str, fetched_at: datetime) -> tuple[Names, Counting]:
+@pytest.fixture
+def fake() -> Iterator[FakeSlack]:
+    with FakeSlack(SECRET, team_id=TEAM, tokens=[TOKEN]) as running:
+        yield running
+
+
+@pytest.fixture
+def slack(fake: FakeSlack) -> WebClient:
+    return lookup_client(WebClient(token=TOKEN, base_url=fake.api_url, timeout=30))
+
+
+def keep(engine: Engine, user: str, name: str, fetched_at: datetime) -> None:
     with engine.begin() as connection:
         connection.execute(
-            insert(PEOPLE).values(team_id=TEAM, user_id=user, name="Kept", fetched_at=fetched_at)
+            insert(PEOPLE).values(team_id=TEAM, user_id=user, name=name, fetched_at=fetched_at)
         )
-    return waiting_names(engine, after_seconds=3600)
 
 
-def seat(engine: Engine, names: Names, user: str) -> str:
-    """A step seats the person under the name it reads, then the listener says they sat down."""
+def kept(engine: Engine, user: str) -> tuple[str, datetime] | None:
     with engine.connect() as connection:
-        name = names.name_for(connection, TEAM, user, "handle")
-    names.sat_down(NOWHERE, TEAM, user, "handle")
-    return name
+        row = connection.execute(
+            select(PEOPLE.c.name, PEOPLE.c.fetched_at).where(
+                PEOPLE.c.team_id == TEAM, PEOPLE.c.user_id == user
+            )
+        ).first()
+    return None if row is None else (row.name, row.fetched_at)
 
 
-def test_a_fresh_kept_name_is_neither_asked_nor_read_again(engine: Engine) -> None:
-    names, lookups = names_with(engine, "U0FRESH", NOW - NAME_REFRESH + timedelta(minutes=1))
-    assert seat(engine, names, "U0FRESH") == "Kept"
-    names.settle()
-    assert lookups.begun == 0, "no look-up at all"
+def asked(fake: FakeSlack) -> list[str]:
+    return [str(call.params.get("user")) for call in fake.calls_to("users.info")]
 
 
-def test_a_stale_kept_name_is_asked_again(engine: Engine) -> None:
-    names, lookups = names_with(engine, "U0STALE", NOW - NAME_REFRESH)
-    try:
-        assert seat(engine, names, "U0STALE") == "Kept", "sat down under it meanwhile"
-        names.settle(["U0STALE"])
-        assert lookups.begun == 1, "asked again"
-    finally:
-        names.stop()
-
-
-class Counting(ThreadPoolExecutor):
-    """The look-ups' thread, counting the look-ups begun."""
-
-    def __init__(self) -> None:
-        super().__init__(1, thread_name_prefix="names")
-        self.begun = 0
-        self.first = threading.Event()
-
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
-        self.begun += 1
-        self.first.set()
-        return super().submit(fn, *args, **kwargs)
-
-
-def waiting_names(engine: Engine, after_seconds: float) -> tuple[Names, Counting]:
-    names = Names(make_sessions(engine), lambda *_: None, lambda: NOW, after_seconds)
-    lookups = Counting()
-    names.lookups = lookups
-    return names, lookups
-
-
-def test_a_look_up_waits_for_the_click_to_show_and_start_begins_it_at_once(
-    engine: Engine,
+def test_the_lookup_client_acts_as_the_app_with_a_short_timeout_and_no_waiting(
+    slack: WebClient, fake: FakeSlack
 ) -> None:
-    names, lookups = waiting_names(engine, after_seconds=3600)
-    try:
-        assert seat(engine, names, "U0WAITS") == "handle"
-        assert lookups.begun == 0, "the look-up waits"
-        names.settle(["U0WAITS"])  # as Start does: it returns once the look-up is over
-        assert lookups.begun == 1, "begun at once"
-    finally:
-        names.stop()
+    assert (slack.token, slack.base_url) == (TOKEN, fake.api_url)
+    assert slack.timeout == NAME_LOOKUP_SECONDS
+    assert not [h for h in slack.retry_handlers if "RateLimit" in type(h).__name__]
 
 
-def test_a_waiting_look_up_begins_by_itself(engine: Engine) -> None:
-    names, lookups = waiting_names(engine, after_seconds=0.01)
-    try:
-        seat(engine, names, "U0BEGINS")
-        assert lookups.first.wait(timeout=60), "the look-up began"
-        names.settle(["U0BEGINS"])  # over before the test is: it logs that Slack is away
-    finally:
-        names.stop()
-
-
-def test_a_look_up_still_waiting_when_the_process_stops_never_begins(engine: Engine) -> None:
-    names, lookups = waiting_names(engine, after_seconds=3600)
-    seat(engine, names, "U0STOPS")
-    names.stop()
-    names.settle(["U0STOPS"])
-    assert lookups.begun == 0
-
-
-def test_a_look_up_that_cannot_begin_as_the_process_stops_keeps_no_start_waiting(
-    engine: Engine,
+def test_start_asks_the_unknown_and_the_stale_in_one_go_and_keeps_them_in_one_statement(
+    engine: Engine, fake: FakeSlack, slack: WebClient
 ) -> None:
-    names, lookups = waiting_names(engine, after_seconds=3600)
-    seat(engine, names, "U0LATE")
-    lookups.shutdown()  # the process is stopping as Start begins the look-up
-    settling = threading.Thread(target=names.settle, args=(["U0LATE"], 3600), daemon=True)
-    settling.start()
-    settling.join(timeout=60)
-    assert not settling.is_alive(), "Start waits for a look-up that never runs"
-    names.stop()
+    fresh, stale, new, nameless = "U0FRESH", "U0STALE", "U0NEW", "U0NAMELESS"
+    gone = "U0GONE"  # not in the workspace (any more): Slack says so of them alone
+    keep(engine, fresh, "Kept Fresh", NOW - NAME_REFRESH + timedelta(minutes=1))
+    keep(engine, stale, "Kept Stale", NOW - NAME_REFRESH)
+    fake.add_user(fresh, "fresh", display_name="Fresh Now")
+    fake.add_user(stale, "stale", display_name="", real_name="Stale Renamed")
+    fake.add_user(new, "new", display_name="Newcomer")
+    fake.add_user(nameless, "nameless", display_name="", real_name="")
+    keeps: list[str] = []
+
+    def seen(_c: Connection, _cursor: object, statement: str, *_: object) -> None:
+        if statement.startswith("INSERT INTO people"):
+            keeps.append(statement)
+
+    names = Names(make_sessions(engine), lambda: NOW)
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        dealt = names.at_start(slack, TEAM, [fresh, gone, stale, new, nameless])
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    assert dealt == {fresh: "Kept Fresh", stale: "Stale Renamed", new: "Newcomer"}
+    assert asked(fake) == [gone, stale, new, nameless], "a fresh kept name is not asked again"
+    assert len(keeps) == 1, keeps
+    assert kept(engine, stale) == ("Stale Renamed", NOW)
+    assert kept(engine, new) == ("Newcomer", NOW)
+    assert kept(engine, fresh) == ("Kept Fresh", NOW - NAME_REFRESH + timedelta(minutes=1))
+    assert kept(engine, nameless) is None, "a profile with no name gives none to keep"
+    assert kept(engine, gone) is None
+
+
+def test_the_first_failure_ends_the_asking_and_keeps_what_was_learned(
+    engine: Engine, fake: FakeSlack, slack: WebClient
+) -> None:
+    first, second, third = "U0FIRST", "U0SECOND", "U0THIRD"
+    for user in (first, second, third):
+        fake.add_user(user, user.lower(), display_name=f"Name {user}")
+    keep(engine, third, "Old Third", NOW - 2 * NAME_REFRESH)
+    names = Names(make_sessions(engine), lambda: NOW)
+    answered = 0
+
+    def throttle_the_second(request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        nonlocal answered
+        if request.method != "users.info":
+            return answer(request)
+        answered += 1
+        if answered == 2:
+            return ApiAnswer({"ok": False, "error": "ratelimited"}, 429, {"Retry-After": "30"})
+        return answer(request)
+
+    fake.api.hooks.append(throttle_the_second)
+    dealt = names.at_start(slack, TEAM, [first, second, third])
+    assert asked(fake) == [first, second], "no call after the first refusal, none waited out"
+    assert dealt == {first: f"Name {first}", third: "Old Third"}
+    assert kept(engine, first) == (f"Name {first}", NOW)
+    assert kept(engine, second) is None
+
+
+def test_the_home_tab_refreshes_a_stale_kept_name_only(
+    engine: Engine, fake: FakeSlack, slack: WebClient
+) -> None:
+    fresh, stale, stranger = "U0HFRESH", "U0HSTALE", "U0HNEVER"
+    for user in (fresh, stale, stranger):
+        fake.add_user(user, user.lower(), display_name=f"Now {user}")
+    keep(engine, fresh, "Fresh", NOW - timedelta(hours=1))
+    keep(engine, stale, "Stale", NOW - NAME_REFRESH - timedelta(hours=1))
+    names = Names(make_sessions(engine), lambda: NOW)
+    for user in (fresh, stale, stranger):
+        names.refresh(slack, TEAM, user)
+    assert asked(fake) == [stale], "only a stale kept name is asked again"
+    assert kept(engine, stale) == (f"Now {stale}", NOW)
+    assert kept(engine, fresh) == ("Fresh", NOW - timedelta(hours=1))
+    assert kept(engine, stranger) is None, "no name is kept for someone who never played"

@@ -137,7 +137,7 @@ class Seat(Base):
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
     position: Mapped[int] = mapped_column(Integer)
     user_id: Mapped[str | None] = mapped_column(String(32), default=None, index=True)
-    """Indexed: a name learned from Slack, the App Home and "forget me" find a person's seats."""
+    """Indexed: the App Home and "forget me" find a person's seats."""
     bot_name: Mapped[str | None] = mapped_column(String(32), default=None)
     """A bot's seat key, ``bot1``…; lower case, so it never equals a Slack user id."""
     display_name: Mapped[str] = mapped_column(String(80))
@@ -204,8 +204,9 @@ class Score(Base):
 
 
 class Person(Base):
-    """A person's name as Varulv shows it (their profile's display name), from users.info,
-    kept so that a join asks Slack again only once the name is old. Names are public."""
+    """A person's name as Varulv writes it out (their profile's display name), from users.info
+    at *Start*, kept so that Slack is asked again only once the name is a day old. Names are
+    public."""
 
     __tablename__ = "people"
 

@@ -1,20 +1,17 @@
-"""People's names as Varulv shows them: looked up with users.info (or told by Slack's
-``user_change`` event) off the click path, and kept in ``people``."""
+"""People's names as Varulv writes them out where Slack renders no mention: looked up with
+users.info (see slackapp.names) and kept in ``people``."""
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import Connection, Table, bindparam, select, update
+from sqlalchemy import Connection, Table, bindparam, select
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.db.engine import transaction
-from slackapp.db.games import GAMES, SEATS
 from slackapp.db.models import Person
-from slackapp.game.machine import Phase
 
 
 @dataclass(frozen=True)
@@ -37,62 +34,34 @@ def known_in(connection: Connection, team_id: str, user_id: str) -> Known | None
     return None if found is None else Known(found.name, found.fetched_at)
 
 
-_LOBBIES_SEATING = (
-    select(GAMES.c.id)
-    .join(SEATS, SEATS.c.game_id == GAMES.c.id)
-    .where(
-        GAMES.c.team_id == bindparam("team_id"),
-        GAMES.c.phase == Phase.LOBBY.value,
-        SEATS.c.user_id == bindparam("user_id"),
-        SEATS.c.display_name != bindparam("name"),
-    )
+_KNOWN_OF = select(PEOPLE.c.user_id, PEOPLE.c.name, PEOPLE.c.fetched_at).where(
+    PEOPLE.c.team_id == bindparam("team_id"),
+    PEOPLE.c.user_id.in_(bindparam("user_ids", expanding=True)),
 )
-_KEPT = insert(PEOPLE).values(
-    team_id=bindparam("team_id"),
-    user_id=bindparam("user_id"),
-    name=bindparam("name"),
-    fetched_at=bindparam("fetched_at"),
-)
-_KEPT = _KEPT.on_conflict_do_update(
+
+
+def known_of(connection: Connection, team_id: str, user_ids: Collection[str]) -> dict[str, Known]:
+    """The kept names of ``user_ids`` (those Varulv keeps one for), in one statement."""
+    found = connection.execute(_KNOWN_OF, {"team_id": team_id, "user_ids": list(user_ids)})
+    return {row.user_id: Known(row.name, row.fetched_at) for row in found}
+
+
+_KEEP = insert(PEOPLE)
+_KEEP = _KEEP.on_conflict_do_update(
     index_elements=[PEOPLE.c.team_id, PEOPLE.c.user_id],
-    set_={"name": _KEPT.excluded.name, "fetched_at": _KEPT.excluded.fetched_at},
-)
-_KEPT_AND_LOBBIES = _LOBBIES_SEATING.add_cte(_KEPT.cte("kept"))
-"""Built once, and one statement with no transaction around it: a newcomer's name look-up
-runs it, and building it each time, then a transaction of two statements, were most of the
-look-up's cost in a burst of ``/varulv``."""
-
-
-def lobbies_to_rename(
-    connection: Connection, team_id: str, user_id: str, name: str, learned_at: datetime | None
-) -> list[int]:
-    """The workspace's lobbies where the person sits under another name than ``name``; with
-    ``learned_at``, ``name`` is kept as theirs (learned from Slack then) in the same statement."""
-    values = {"team_id": team_id, "user_id": user_id, "name": name}
-    if learned_at is None:
-        return list(connection.execute(_LOBBIES_SEATING, values).scalars())
-    found = connection.execute(_KEPT_AND_LOBBIES, values | {"fetched_at": learned_at})
-    return list(found.scalars())
-
-
-_CHANGED = (
-    update(PEOPLE)
-    .where(
-        PEOPLE.c.team_id == bindparam("t"),
-        PEOPLE.c.user_id == bindparam("u"),
-        PEOPLE.c.name != bindparam("name"),
-    )
-    .values(name=bindparam("name"), fetched_at=bindparam("at"))
+    set_={"name": _KEEP.excluded.name, "fetched_at": _KEEP.excluded.fetched_at},
 )
 
 
-def changed(
-    sessions: sessionmaker[Session], team_id: str, user_id: str, name: str, at: datetime
-) -> bool:
-    """A kept name, changed to ``name``; False when Varulv keeps none for the person (it keeps
-    the names only of people who played) or it was that already."""
-    with transaction(sessions) as session:
-        result = session.connection().execute(
-            _CHANGED, {"t": team_id, "u": user_id, "name": name, "at": at}
-        )
-        return bool(result.rowcount)
+def keep(
+    connection: Connection, team_id: str, names: Mapping[str, str], learned_at: datetime
+) -> None:
+    """People's names as Slack gave them at ``learned_at``, kept (or kept anew) in one
+    statement."""
+    if not names:
+        return
+    rows = [
+        {"team_id": team_id, "user_id": user_id, "name": name, "fetched_at": learned_at}
+        for user_id, name in sorted(names.items())  # one order: two at once never deadlock
+    ]
+    connection.execute(_KEEP.values(rows))

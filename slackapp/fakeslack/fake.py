@@ -124,7 +124,6 @@ class FakeSlack:
         self.event = people.event
         self.app_home_opened = people.app_home_opened
         self.app_uninstalled = people.app_uninstalled
-        self.user_changed = people.user_changed
         self.tokens_revoked = people.tokens_revoked
         self.keeping_requests = people.keeping_requests
         self.send = people.send

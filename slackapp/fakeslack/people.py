@@ -17,7 +17,7 @@ from slackapp.fakeslack import payloads
 from slackapp.fakeslack.client import AppClient, Delivery, SignedRequest
 from slackapp.fakeslack.grants import Grants
 from slackapp.fakeslack.models import JSON, Message, find_button
-from slackapp.fakeslack.webapi import ApiError, ApiRequest, WebApi
+from slackapp.fakeslack.webapi import ApiError, WebApi
 from slackapp.fakeslack.workspace import Workspace
 
 SLACKBOT = "USLACKBOT"
@@ -252,12 +252,6 @@ class People:
         if view := self.workspace.home_view(user_id):
             event["view"] = view
         return self.event(event)
-
-    def user_changed(self, user_id: str) -> requests.Response:
-        """The member's profile changed (see ``add_user``): Slack tells the app with a
-        ``user_change`` event carrying the whole user, as users.info gives it."""
-        user = self.api.users_info(ApiRequest("users.info", {"user": user_id}))["user"]
-        return self.event({"type": "user_change", "user": user, "event_ts": payloads.now_ts()})
 
     def app_uninstalled(self) -> requests.Response:
         """Uninstall the app: its tokens stop working, then Slack tells the app."""

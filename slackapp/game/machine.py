@@ -25,7 +25,7 @@ import hashlib
 import itertools
 import random
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -267,15 +267,6 @@ class Join:
 
 
 @dataclass(frozen=True)
-class Rename:
-    """A seated person's name as Slack shows it, learned after they sat down (Slack was asked
-    off the click path); a name that must be written where Slack renders no mention."""
-
-    user: str
-    name: str
-
-
-@dataclass(frozen=True)
 class Leave:
     user: str
 
@@ -299,6 +290,9 @@ class Start:
     unreachable: tuple[str, ...] = ()
     reachable: tuple[str, ...] | None = None
     """The people whose private message is open; None when nobody asked Slack (in tests)."""
+    names: tuple[tuple[str, str], ...] = ()
+    """People's names as Slack shows them, asked before the step (user, name): their seats
+    take them as the cards are dealt, since buttons and the record write names out."""
 
 
 @dataclass(frozen=True)
@@ -400,7 +394,6 @@ class WorkspaceLeft:
 NightMove = NightPeek | NightLook | NightRob | NightPick | NightResetPick | NightSkip | NightConfirm
 Event = (
     Join
-    | Rename
     | Leave
     | FillWithBots
     | Cancel
@@ -575,16 +568,14 @@ def _apply(state: GameState, event: Event, now: datetime) -> Step:
     match event:
         case Join(user, name):
             return _join(state, user, name)
-        case Rename(user, name):
-            return _rename(state, user, name)
         case Leave(user):
             return _leave(state, user)
         case FillWithBots(user):
             return _fill_with_bots(state, user)
         case Cancel(user):
             return _cancel(state, user)
-        case Start(user, unreachable, reachable):
-            return _start(state, user, unreachable, reachable, now)
+        case Start(user, unreachable, reachable, names):
+            return _start(state, user, unreachable, reachable, now, dict(names))
         case (
             NightPeek()
             | NightLook()
@@ -679,17 +670,13 @@ def _join(state: GameState, user: str, name: str) -> Step:
     return Step(state, (_show_lobby(state),))
 
 
-def _rename(state: GameState, user: str, name: str) -> Step:
-    """Only in the lobby: once the cards are dealt, every screen keeps the names it showed."""
-    seat = state.seat(user)
-    if state.phase != Phase.LOBBY or seat is None or seat.is_bot or seat.name == name:
-        return Step(state)
-    seats = [replace(each, name=name) if each.key == user else each for each in state.seats]
-    renamed = _replace_seats(state, _renamed_bots(seats))
-    bots_renamed = [s.name for s in renamed.seats if s.is_bot] != [
-        s.name for s in state.seats if s.is_bot
+def _named(state: GameState, names: Mapping[str, str]) -> GameState:
+    """The people's seats under ``names`` (a bot whose name one of them has takes another)."""
+    seats = [
+        replace(seat, name=names[seat.key]) if not seat.is_bot and seat.key in names else seat
+        for seat in state.seats
     ]
-    return Step(renamed, (_show_lobby(renamed),) if bots_renamed else ())
+    return _replace_seats(state, _renamed_bots(seats))
 
 
 def _leave(state: GameState, user: str) -> Step:
@@ -778,6 +765,7 @@ def _start(
     unreachable: tuple[str, ...],
     reachable: tuple[str, ...] | None,
     now: datetime,
+    names: Mapping[str, str],
 ) -> Step:
     refusal = _lobby_refusal(state, user)
     if refusal is not None:
@@ -795,8 +783,9 @@ def _start(
         return _refuse(state, SOMEONE_SAT_DOWN)
     cut_off = [seat for seat in state.people if seat.key in unreachable]
     if cut_off:
-        names = tuple(SeatName(seat.key, seat.name, seat.is_bot) for seat in cut_off)
-        return Step(state, (Say(Line(Message.CANNOT_MESSAGE, seats=names)),))
+        lost = tuple(SeatName(seat.key, seat.name, seat.is_bot) for seat in cut_off)
+        return Step(state, (Say(Line(Message.CANNOT_MESSAGE, seats=lost)),))
+    state = _named(state, names)
     dealt = deal([seat.key for seat in state.seats], state.seed)
     lone = dealt.dealt_werewolves()
     started: list[SeatState] = []
@@ -1256,7 +1245,6 @@ __all__ = [
     "NightSkip",
     "PersonalBallotView",
     "Phase",
-    "Rename",
     "RevealView",
     "Say",
     "Scored",

@@ -27,6 +27,7 @@ from slackapp.game import machine as m
 from slackapp.listeners.ack import Lanes, Reply, acknowledge_then, header, run_step
 from slackapp.listeners.events import publish_home_tab
 from slackapp.logs import log_context
+from slackapp.names import lookup_client
 from slackapp.shapes import display_name, slack_id
 from slackapp.steps import Steps, Workspace
 
@@ -213,9 +214,6 @@ def register(app: App, steps: Steps) -> None:
             action_ts=_timestamp(clicked.get("action_ts"), sent_at(request)),
         )
 
-        def sat_down() -> None:  # their name as Slack shows it, made sure of in the background
-            steps.names.sat_down(client, team_id, user_id, user_name)
-
         game_id = value.game_id
 
         def spoken() -> Words:  # should the step fail, it says so in the game's words
@@ -226,7 +224,6 @@ def register(app: App, steps: Steps) -> None:
                 run_step(
                     respond, lambda: steps.play_again(game_id, user_id, user_name, asking), spoken
                 )
-                sat_down()
             return
         if click.action == ids.CANCEL:  # asked first, privately, only if they may cancel
             run_step(respond, lambda: _ask_to_cancel(steps, game_id, user_id, asking), spoken)
@@ -240,11 +237,15 @@ def register(app: App, steps: Steps) -> None:
             return
         on = copy_clicked(body, click)  # a second copy clicked becomes the message
         with log_context(team_id=team_id, game_id=game_id, user_id=user_id):
-            if isinstance(event, m.Start):  # the cards' DMs are opened first, as the clicker's app
-                run_step(respond, lambda: steps.start(game_id, user_id, client, asking, on), spoken)
+            if isinstance(event, m.Start):  # DMs opened and names asked first, as the clicker's app
+                names = lookup_client(client)
+                run_step(
+                    respond,
+                    lambda: steps.start(game_id, user_id, client, asking, on, names),
+                    spoken,
+                )
             elif isinstance(event, m.Join):  # under the name kept for them, else the handle
                 run_step(respond, lambda: steps.act(game_id, event, asking, on), spoken)
-                sat_down()
             elif isinstance(event, m.Cancel):
                 on_question = _on_private_message(body)
                 run_step(

@@ -83,7 +83,6 @@ def register(app: App, steps: Steps) -> None:
                     ),
                     spoken,
                 )
-                steps.names.sat_down(client, team, user, handle)  # in the background
             elif word == "help":
                 run_step(
                     respond, lambda: _shown(channel_steps.help_for(steps, team, channel)), spoken

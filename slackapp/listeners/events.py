@@ -1,4 +1,4 @@
-"""Events API: the App Home tab, people's names changing, and the app leaving a workspace."""
+"""Events API: the App Home tab and the app leaving a workspace."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from slack_sdk.errors import SlackApiError
 from slackapp import channel_steps
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
+from slackapp.names import lookup_client
 from slackapp.shapes import slack_id
 from slackapp.steps import Steps
 
@@ -25,7 +26,10 @@ def register(app: App, steps: Steps) -> None:
         user_id = slack_id(event.get("user"))
         if event.get("tab", "home") != "home" or not user_id:
             return
-        publish_home_tab(steps, client, workspace_of(body, context), user_id)
+        team_id = workspace_of(body, context)
+        publish_home_tab(steps, client, team_id, user_id)
+        # Shown first: the viewer's kept name, if stale, is asked again once they see the tab.
+        steps.names.refresh(lookup_client(client), team_id, user_id)
 
     def uninstalled(context: BoltContext) -> None:
         _leave(app, steps, context, "app uninstalled")
@@ -41,12 +45,7 @@ def register(app: App, steps: Steps) -> None:
             # Varulv acts only as its bot: without that token the installation is of no use.
             _leave(app, steps, context, "bot token revoked")
 
-    def user_changed(event: dict[str, Any], context: BoltContext) -> None:
-        """Someone's profile changed: the name kept for them follows (and an open lobby)."""
-        steps.names.changed(str(context.team_id or ""), event.get("user"))
-
     app.event("app_home_opened")(acknowledge_then(app, publish_home))
-    app.event("user_change")(acknowledge_then(app, user_changed))
     app.event("app_uninstalled")(acknowledge_then(app, uninstalled))
     app.event("tokens_revoked")(acknowledge_then(app, tokens_revoked))
 

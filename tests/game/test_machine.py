@@ -181,19 +181,22 @@ def test_a_bot_never_has_a_seated_persons_name_in_any_case() -> None:
     assert not {"astrid", "dagge"} & {name.casefold() for name in names}, names
 
 
-def test_a_name_learned_after_joining_renames_the_seat_in_the_lobby_only() -> None:
+def test_start_deals_under_the_names_learned_for_it_and_a_namesake_bot_takes_another() -> None:
     state = seated(["UANNA", "UBO"], bots=True)
     assert bot_names(state) == ["Astrid", "Bosse", "Cissi"]
-    quiet = m.step(state, m.Rename("UBO", "Bo Lind"), T0)
-    assert quiet.state.seat("UBO").name == "Bo Lind"  # type: ignore[union-attr]
-    assert quiet.effects == (), "the lobby names people by mention: nothing to redraw"
-    renamed = m.step(quiet.state, m.Rename("UANNA", "Cissi Berg"), T0)
-    assert bot_names(renamed.state) == ["Astrid", "Bosse", "Dagge"]
-    assert [type(e) for e in renamed.effects] == [m.Show], "a bot's new name is shown"
-    for nobody in (m.Rename("UNOT", "X"), m.Rename("Astrid", "Y"), m.Rename("UBO", "Bo Lind")):
-        assert m.step(renamed.state, nobody, T0) == m.Step(renamed.state)
-    dealt = run(renamed.state, m.Start("UANNA")).state
-    assert m.step(dealt, m.Rename("UBO", "Bosse"), T0) == m.Step(dealt), "dealt: names stay"
+    learned = (("UBO", "Bo Lind"), ("UANNA", "Cissi Berg"), ("Astrid", "Y"), ("UNOT", "X"))
+    refused = m.step(state, m.Start("UNOT", names=learned), T0)
+    assert refused.state == state, "a refused start names no one"
+    dealt = m.step(state, m.Start("UANNA", names=learned), T0)
+    assert dealt.state.phase is m.Phase.NIGHT
+    assert [(seat.key, seat.name) for seat in dealt.state.people] == [
+        ("UANNA", "Cissi Berg"),
+        ("UBO", "Bo Lind"),
+    ]
+    assert bot_names(dealt.state) == ["Astrid", "Bosse", "Dagge"], "no bot shares a name"
+    unnamed = m.step(state, m.Start("UANNA"), T0).state
+    assert [seat.name for seat in unnamed.seats] == [seat.name for seat in state.seats]
+    assert [seat.dealt for seat in unnamed.seats] == [seat.dealt for seat in dealt.state.seats]
 
 
 def test_leaving_frees_a_seat_and_the_last_person_leaving_closes_the_table() -> None:

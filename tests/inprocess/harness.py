@@ -157,8 +157,6 @@ class InProcessApp:
         self.varulv.steps.deliverer = NoKick()
         # Pacing has tests of its own; here a paced post would wait for a clock nobody moves.
         self.varulv.deliverer.pacer = Pacer(posts=UNPACED, updates=UNPACED)
-        self.names_lookups = TrackedPool(2, thread_name_prefix="names")
-        self.varulv.steps.names.lookups = self.names_lookups  # settle waits for them too
         step_threads = self.varulv.app.listener_runner.listener_executor
         assert isinstance(step_threads, TrackedSteps)
         self.step_threads = step_threads
@@ -235,8 +233,6 @@ class InProcessApp:
         answers = ack._answering()
         while True:
             self.step_threads.wait_idle("steps")
-            self.varulv.steps.names.settle()  # the look-ups still waiting begin now
-            self.names_lookups.wait_idle("names")
             assert isinstance(answers, TrackedPool)
             answers.wait_idle("private answers")
             with self._draining:  # one drain of a game at a time, as the deliverer's queue keeps

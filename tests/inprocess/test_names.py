@@ -1,20 +1,22 @@
 """People are named as Slack shows them (their profile's display name, else real name), not by
-the legacy username payloads carry. Slack draws mentions itself; a name written out (button
-labels, the referee's input) is asked of Slack once, off the click path, and kept: neither
-``/varulv`` nor *Join* waits for ``users.info``, and Slack failing to give a name never keeps
-anyone from their seat. Each test has people of its own: the kept names outlive a test."""
+the legacy username payloads carry. Slack draws mentions itself, so ``/varulv`` and *Join* ask
+Slack nothing and no lobby is redrawn to rename anyone; a name written out (button labels, a
+bot's name clash, the referee's input) is asked of Slack at *Start*, for the seats still
+unknown or stale, in one go, and kept. Slack failing to give a name never keeps anyone from
+their seat. Each test has people of its own: the kept names outlive a test."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 
 import pytest
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, event, text
 
-from slackapp.fakeslack import FakeSlack
-from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
+from slackapp.fakeslack import Call, FakeSlack, Message
 from tests import faults
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
@@ -41,156 +43,211 @@ def kept_name(db: Engine, user: str) -> str | None:
 
 
 @contextmanager
-def seated_when_asked(fake: FakeSlack, db: Engine) -> Iterator[dict[str, bool]]:
-    """For each person users.info is asked about: whether they sat at a table already, as Slack
-    received the call. A click that waited for the name would not have been stepped yet."""
-    seated: dict[str, bool] = {}
+def statements(app: InProcessApp, starting: str) -> Iterator[list[str]]:
+    """The app's SQL statements that begin with ``starting``, while inside."""
+    seen: list[str] = []
+    engine = app.varulv.sessions.kw["bind"]
 
-    def note(request: ApiRequest, answer: Answerer) -> ApiAnswer:
-        if request.method == "users.info":
-            user = str(request.params.get("user"))
-            with db.connect() as connection:
-                seated[user] = bool(
-                    connection.execute(
-                        text("SELECT count(*) FROM seats WHERE user_id = :u"), {"u": user}
-                    ).scalar_one()
-                )
-        return answer(request)
+    def note(_c: Connection, _cursor: object, statement: str, *_: object) -> None:
+        if statement.startswith(starting):
+            seen.append(statement)
 
-    fake.api.hooks.append(note)
+    event.listen(engine, "before_cursor_execute", note)
     try:
-        yield seated
+        yield seen
     finally:
-        fake.api.hooks.remove(note)
+        event.remove(engine, "before_cursor_execute", note)
 
 
-def test_a_table_opens_and_fills_without_waiting_for_users_info_and_names_follow(
+def calls_since(fake: FakeSlack, mark: int, *methods: str) -> list[Call]:
+    return [call for call in fake.calls[mark:] if call.method in methods]
+
+
+def join_at_once(table: Table, lobby: Message, people: list[str]) -> None:
+    clicks = [threading.Thread(target=table.click, args=(user, lobby, "Join")) for user in people]
+    for click in clicks:
+        click.start()
+    for click in clicks:
+        click.join()
+
+
+def test_a_burst_of_joins_asks_slack_nothing_and_start_names_the_unknown_seats_in_one_go(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
-    jane, olle, pia = "U0NJANE", "U0NOLLE", "U0NPIA"
-    fake.add_user(jane, "jsmith", display_name="Jane", real_name="Jane Smith")
-    fake.add_user(olle, "olle.b", display_name="", real_name="Olle Berg")  # no display name
-    fake.add_user(pia, "pia.k", display_name="Pia", real_name="Pia Karlsson")
+    host, ada, ben, cai = "U0NBHOST", "U0NBADA", "U0NBBEN", "U0NBCAI"
+    fake.add_user(host, "hb", display_name="Hedvig", real_name="Hedvig Berg")
+    fake.add_user(ada, "ada.l", display_name="Ada", real_name="Ada Lind")
+    fake.add_user(ben, "benke", display_name="", real_name="Ben Ek")  # no display name
+    fake.add_user(cai, "cai.o", display_name="Cai", real_name="Cai Olsson")
     table = Table(fake, app, db)
-    with seated_when_asked(fake, db) as seated:
-        lobby = table.seat_people(jane, [olle, pia])
-        names = {jane: "Jane", olle: "Olle Berg", pia: "Pia"}
-        table.wait(lambda: seated_names(table) == names or None, "the names Slack gave, kept")
-    assert seated == {jane: True, olle: True, pia: True}, "asked only once they were seated"
+    table.command(host)
+    lobby = table.lobby()
+    table.click(host, lobby, "Fill with bots")
+    table.lobby_shows(lobby, "Seated (5)")
+    mark = len(fake.calls)
+    join_at_once(table, lobby, [ada, ben, cai])
+    table.wait(lambda: len(seated_names(table)) == 4 or None, "the burst seated")
+    app.settle()
+    joined = fake.calls[mark:]
+    assert not [call for call in joined if call.method == "users.info"], "no look-up"
+    redraws = [call for call in joined if call.method in ("chat.update", "response_url")]
+    assert 1 <= len(redraws) <= 3, "at most one redraw a join, none to rename"
+    handles = {host: "hb", ada: "ada.l", ben: "benke", cai: "cai.o"}
+    assert seated_names(table) == handles, "seated under their handles"
+    names = {host: "Hedvig", ada: "Ada", ben: "Ben Ek", cai: "Cai"}
     shown = fake.shown_text(fake.message(lobby.channel, lobby.ts))
-    assert all(f"@{name}" in shown for name in names.values()), shown
-    assert not any(handle in shown for handle in ("jsmith", "olle.b", "pia.k"))
+    assert all(f"@{name}" in shown for name in names.values()), "Slack draws the mentions"
+    assert not any(handle in shown for handle in handles.values()), shown
+    (bot,) = [seat["display_name"] for seat in table.seats() if seat["bot_name"]]
+    fake.add_user(cai, display_name=bot)  # Cai takes the bot's name in Slack meanwhile
 
-    table.start(jane)
-    table.play_night([jane, olle, pia])
+    mark = len(fake.calls)
+    with statements(app, "INSERT INTO people") as kept:
+        table.start(host)
+    asked = calls_since(fake, mark, "users.info", "conversations.open")
+    assert [call.method for call in asked] == ["users.info"] * 4 + ["conversations.open"] * 4
+    assert {call.params.get("user") for call in asked[:4]} == set(names)
+    assert len(kept) == 1, "every name learned kept in one statement"
+    names[cai] = bot
+    assert seated_names(table) == names, "dealt under the names Slack gave"
+    assert [kept_name(db, user) for user in names] == list(names.values())
+    (renamed,) = [seat["display_name"] for seat in table.seats() if seat["bot_name"]]
+    assert renamed != bot, "the bot gave its name to the person who has it"
+    night = fake.shown_text(fake.message(lobby.channel, lobby.ts))  # the night board now
+    assert renamed in night and f"@{bot}" in night, night
+    table.play_night([host, ada, ben, cai])
     table.wait_for_phase("day")
-    table.heard_enough([jane, olle])
-    ballot = table.ballot(jane)
+    table.heard_enough([host, ada, ben])
+    table.wait_for_phase("vote")
+    ballot = table.ballot(host)
     labels = [button.text for button in ballot.buttons()]
-    assert {"Olle Berg", "Pia"} <= set(labels) and "Jane" not in labels, labels
-    assert not any(handle in json.dumps(ballot.blocks) for handle in ("jsmith", "olle.b"))
-    table.vote({jane: "Olle Berg", olle: "Jane", pia: "Jane"})
+    assert {"Ada", "Ben Ek", bot} <= set(labels) and "Hedvig" not in labels, labels
+    assert not any(handle in json.dumps(ballot.blocks) for handle in handles.values())
+    table.vote_nobody_if_not_voted([host, ada, ben, cai])
     reveal = json.dumps(table.reveal().blocks)
-    assert "jsmith" not in reveal and "olle.b" not in reveal
-    assert users_info_calls(fake, jane) == 1, "one lookup per person in a whole game"
+    assert not any(handle in reveal for handle in handles.values())
+    table.stored_outcome_matches_referee()
+    assert all(users_info_calls(fake, user) == 1 for user in names), "one look-up a game"
 
-    table.command(olle)  # the next table: the kept names, and no lookup at all
-    table.click(jane, table.lobby(), "Join")
-    table.wait(lambda: len(table.seats()) == 2 or None, "the next table seated")
-    assert seated_names(table) == {olle: "Olle Berg", jane: "Jane"}
-    assert users_info_calls(fake, jane) == users_info_calls(fake, olle) == 1
+    table.command(ben)  # the next table: the kept names, and no look-up at all
+    table.click(ada, table.lobby(), "Join")
+    table.click(cai, table.lobby(), "Join")
+    table.wait(lambda: len(table.seats()) == 3 or None, "the next table seated")
+    assert seated_names(table) == {ben: "Ben Ek", ada: "Ada", cai: bot}
+    table.start(ben)
+    assert all(users_info_calls(fake, user) == 1 for user in names), "the kept names stood"
 
 
-def test_slack_refusing_the_name_still_seats_the_person_under_their_handle(
+def test_slack_refusing_names_at_start_deals_under_the_handles(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     host, late, slow = "U0NHOST", "U0NKARL", "U0NSLOW"
     fake.add_user(host, "hosty", display_name="Hosta", real_name="Hosta Ek")
     fake.add_user(late, "kalle", display_name="Karl", real_name="Karl Ek")
     fake.add_user(slow, "snigel", display_name="Snail", real_name="Sven Snigel")
+    handles = {host: "hosty", late: "kalle", slow: "snigel"}
     table = Table(fake, app, db)
-    faults.fail_next(fake, "users.info", "missing_scope")  # an install from before users:read
-    faults.rate_limit(fake, "users.info", retry_after=30)  # throttled: no waiting it out
-    faults.fail_next(fake, "users.info", "internal_error")
-    table.command(host)
-    lobby = table.lobby()
-    table.click(late, lobby, "Join")
-    table.click(slow, lobby, "Join")
-    table.wait(lambda: len(table.seats()) == 3 or None, "all three seated")
-    table.wait(
-        lambda: sum(users_info_calls(fake, u) for u in (host, late, slow)) == 3 or None,
-        "each name asked of Slack once",
-    )
-    app.settle()
-    assert seated_names(table) == {host: "hosty", late: "kalle", slow: "snigel"}
-    assert [kept_name(db, u) for u in (host, late, slow)] == [None] * 3, (
-        "a handle standing in is not kept as the person's name"
-    )
-    table.start(host)  # the game goes on as usual
+    refusals: dict[str, Callable[[], None]] = {
+        "an install from before users:read": lambda: faults.fail_next(
+            fake, "users.info", "missing_scope"
+        ),
+        "Slack failing": lambda: faults.fail_next(fake, "users.info", "internal_error"),
+        "throttled: not waited out": lambda: faults.rate_limit(fake, "users.info", retry_after=30),
+    }
+    for why, refuse in refusals.items():
+        table.seat_people(host, [late, slow])
+        asked = sum(users_info_calls(fake, user) for user in handles)
+        refuse()
+        table.start(host)
+        assert sum(users_info_calls(fake, user) for user in handles) == asked + 1, why
+        assert seated_names(table) == handles, f"{why}: the game goes on under the handles"
+        assert [kept_name(db, user) for user in handles] == [None] * 3, (
+            f"{why}: a handle standing in is not kept as the person's name"
+        )
+        table.command(host, "stop")
+        table.wait_for_phase("stopped")
 
 
-def test_a_name_is_asked_again_once_a_day_and_a_failed_refresh_keeps_the_kept_one(
+def test_a_name_is_asked_again_at_start_once_a_day_and_a_failed_refresh_keeps_the_kept_one(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
-    regular, host = "U0NREGULAR", "U0NHOST2"
+    regular, host, third = "U0NREGULAR", "U0NHOST2", "U0NTHIRD2"
     fake.add_user(regular, "reg", display_name="Regina", real_name="Regina Ek")
     fake.add_user(host, "hosta2", display_name="Hosta", real_name="Hosta Ek")
+    fake.add_user(third, "tre", display_name="Tredje", real_name="Tredje Ek")
     table = Table(fake, app, db)
 
-    def join_a_new_table(expected: str) -> None:
+    def play_a_table(seated_as: str, dealt_as: str) -> None:
         table.command(host)
-        lobby = table.lobby()
-        table.click(regular, lobby, "Join")
+        table.click(regular, table.lobby(), "Join")
+        table.click(third, table.lobby(), "Join")
         table.wait(
-            lambda: seated_names(table).get(regular) == expected or None,
-            f"the regular seated as {expected}",
+            lambda: seated_names(table).get(regular) == seated_as or None,
+            f"the regular seated as {seated_as}",
         )
-        table.cancel(host, lobby)
+        table.start(host)
+        assert seated_names(table)[regular] == dealt_as, f"dealt as {dealt_as}"
+        table.command(host, "stop")
+        table.wait_for_phase("stopped")
 
-    join_a_new_table("Regina")
+    play_a_table("reg", "Regina")
     fake.add_user(regular, display_name="Reggie")  # renamed in Slack, seen within a day
-    join_a_new_table("Regina")
-    assert users_info_calls(fake, regular) == 1, "the kept name answered the second join"
+    play_a_table("Regina", "Regina")
+    assert users_info_calls(fake, regular) == 1, "the kept name answered the second table"
 
     app.clock.advance(DAY + 3600)
-    join_a_new_table("Reggie")  # seated as Regina, renamed once Slack answered
+    play_a_table("Regina", "Reggie")  # seated under the kept name, dealt under Slack's
     assert users_info_calls(fake, regular) == 2
+    assert kept_name(db, regular) == "Reggie"
     app.clock.advance(DAY + 3600)
     faults.fail_next(fake, "users.info", "internal_error")
-    table.command(host)
-    lobby = table.lobby()
-    table.click(regular, lobby, "Join")
-    table.wait(lambda: users_info_calls(fake, regular) == 3 or None, "the name asked again")
-    app.settle()
-    assert seated_names(table)[regular] == "Reggie", "the kept name, not the handle"
+    fake.add_user(regular, display_name="Regge")
+    asked = sum(users_info_calls(fake, user) for user in (regular, host, third))
+    play_a_table("Reggie", "Reggie")  # the kept name, not the handle
+    assert sum(users_info_calls(fake, user) for user in (regular, host, third)) == asked + 1
     assert kept_name(db, regular) == "Reggie"
-    table.cancel(host, lobby)
 
 
-def test_a_profile_change_renames_the_kept_name_and_the_open_lobby(
+def test_the_home_tab_refreshes_a_stale_kept_name(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
-    host, guest = "U0NHOST3", "U0NGUEST"
+    host, guest, stranger = "U0NHOST3", "U0NGUEST", "U0NNEVER"
     fake.add_user(host, "h3", display_name="Hedda", real_name="Hedda Ek")
     fake.add_user(guest, "g", display_name="Greta", real_name="Greta Ek")
+    fake.add_user(stranger, "n", display_name="Nils", real_name="Nils Ek")
     table = Table(fake, app, db)
     table.command(host)
     table.click(guest, table.lobby(), "Join")
-    table.wait(lambda: seated_names(table).get(guest) == "Greta" or None, "Greta seated")
-    asked = users_info_calls(fake, guest)
-
-    fake.add_user(guest, display_name="Gittan")
-    assert fake.user_changed(guest).status_code == 200
-    table.wait(lambda: seated_names(table).get(guest) == "Gittan" or None, "the lobby renamed")
-    assert kept_name(db, guest) == "Gittan"
-    assert users_info_calls(fake, guest) == asked, "the event carried the name: no lookup"
-    shown = fake.shown_text(table.lobby())
-    assert "@Gittan" in shown and "Greta" not in shown
-
-    stranger = "U0NNEVER"  # Slack tells of everyone's changes: only players' names are kept
-    fake.add_user(stranger, "n", display_name="Nils", real_name="Nils Ek")
-    assert fake.user_changed(stranger).status_code == 200
+    table.wait(lambda: seated_names(table).get(guest) == "g" or None, "Greta seated")
+    assert users_info_calls(fake, guest) == 0
+    fake.add_user(guest, display_name="Gittan")  # a mention shows the new name at once
+    lobby = table.lobby()
+    assert "@Gittan" in fake.shown_text(lobby)
+    table.cancel(host, lobby)
+    assert fake.app_home_opened(guest).status_code == 200
     app.settle()
+    assert users_info_calls(fake, guest) == 0, "no name kept: nothing to refresh"
+    assert kept_name(db, guest) is None
+
+    with db.begin() as connection:  # a name learned, and kept a day and more
+        connection.execute(
+            text(
+                "INSERT INTO people (team_id, user_id, name, fetched_at)"
+                " VALUES (:t, :u, 'Greta', :at)"
+            ),
+            {"t": fake.identity.team_id, "u": guest, "at": app.clock.now() - timedelta(days=2)},
+        )
+    assert fake.app_home_opened(guest).status_code == 200
+    table.wait(lambda: fake.home_view(guest), "the Home tab")
+    app.settle()
+    assert users_info_calls(fake, guest) == 1
+    assert kept_name(db, guest) == "Gittan"
+    assert fake.app_home_opened(guest).status_code == 200
+    app.settle()
+    assert users_info_calls(fake, guest) == 1, "fresh now: not asked again"
+    assert fake.app_home_opened(stranger).status_code == 200
+    app.settle()
+    assert users_info_calls(fake, stranger) == 0
     assert kept_name(db, stranger) is None
 
 
@@ -234,3 +291,25 @@ def test_no_mention_is_written_where_slack_would_show_it_raw(
     assert len(shown) > 10 and len(labels) > 20, "the screens were read"
     assert "Raw 1" in labels, "a seat on a button is named by its kept name"
     assert [text for text in labels if "<@" in text] == []
+
+
+def test_a_user_change_from_an_app_still_subscribed_changes_nothing(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """Varulv no longer subscribes to everyone's profile changes: one that still arrives (an
+    app set up from an older manifest) is refused as unhandled, and asks and writes nothing."""
+    host, guest = "U0NHOST5", "U0NGUEST5"
+    fake.add_user(host, "h5", display_name="Hanna", real_name="Hanna Ek")
+    fake.add_user(guest, "g5", display_name="Gun", real_name="Gun Ek")
+    table = Table(fake, app, db)
+    table.seat_people(host, [guest])
+    mark = len(fake.calls)
+    fake.add_user(guest, display_name="Gunnel")
+    user = {"id": guest, "name": "g5", "profile": {"display_name": "Gunnel"}}
+    answer = fake.event({"type": "user_change", "user": user, "event_ts": "1700000000.000100"})
+    app.settle()
+    assert answer.status_code == 404, answer.text
+    assert fake.calls[mark:] == [], "no look-up, no redraw"
+    assert seated_names(table)[guest] == "g5" and kept_name(db, guest) is None
+    assert "@Gunnel" in fake.shown_text(table.lobby()), "the mention shows the new name"
+    table.cancel(host, table.lobby())

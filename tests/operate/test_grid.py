@@ -23,6 +23,8 @@ pytestmark = pytest.mark.long(7)
 
 ORG = "E0GRID"
 ALVA, BENGT, CARIN, DORIS = PEOPLE
+NAMES = {ALVA: "Alva Grid", BENGT: "Bengt Grid", CARIN: "Carin Grid"}
+"""Their profiles' display names, which Slack gives at *Start* (their handles are lower case)."""
 
 
 @pytest.fixture(scope="module")
@@ -49,15 +51,31 @@ def stored_bots(deployment: Deployment) -> list[dict[str, Any]]:
         return [dict(row._mapping) for row in rows]
 
 
+def kept_names(deployment: Deployment) -> dict[str, tuple[str, str]]:
+    with deployment.db.connect() as connection:
+        rows = connection.execute(text("SELECT team_id, user_id, name FROM people"))
+        return {row.user_id: (row.team_id, row.name) for row in rows}
+
+
 def play_a_whole_game(deployment: Deployment, token: str) -> None:
-    """Join, night, a day ended by its timer, ballots and the reveal, then the Home tab."""
+    """Join, night, a day ended by its timer, ballots and the reveal, then the Home tab; the
+    seats named at *Start* in the game's workspace, and a stale name refreshed on the Home tab
+    in the workspace the event came from."""
     fake = deployment.fake
     table = deployment.table()
+    for user, name in NAMES.items():
+        fake.add_user(user, display_name=name)
     table.seat_people(ALVA, [BENGT, CARIN])
+    assert not fake.calls_to("users.info"), "sitting down asks Slack nothing"
     table.start(ALVA)
+    asked = fake.calls_to("users.info")
+    assert sorted(str(call.params.get("user")) for call in asked) == sorted(NAMES)
+    assert {call.token for call in asked} == {token}
+    workspace = fake.identity.team_id
+    assert kept_names(deployment) == {user: (workspace, name) for user, name in NAMES.items()}
     table.play_night([ALVA, BENGT, CARIN])
     table.wait_for_phase("vote")
-    table.vote({ALVA: "bengt", BENGT: "carin", CARIN: "bengt"})
+    table.vote({ALVA: NAMES[BENGT], BENGT: NAMES[CARIN], CARIN: NAMES[BENGT]})
     table.wait_for_phase("over")
     table.reveal()
     table.stored_outcome_matches_referee()
@@ -73,6 +91,20 @@ def play_a_whole_game(deployment: Deployment, token: str) -> None:
     home = table.wait(lambda: fake.home_view(ALVA), "the Home tab")
     assert "1 game," in str(home["blocks"]), "the Home tab counts the game in its workspace"
     assert fake.calls_to("views.publish")[-1].token == token
+    assert len(fake.calls_to("users.info")) == len(NAMES), "a fresh name is not asked again"
+
+    with deployment.db.begin() as connection:  # Alva's name, kept two days ago
+        connection.execute(
+            text("UPDATE people SET fetched_at = now() - interval '2 days' WHERE user_id = :u"),
+            {"u": ALVA},
+        )
+    fake.add_user(ALVA, display_name="Alva Renamed")
+    fake.app_home_opened(ALVA)
+    table.wait(
+        lambda: kept_names(deployment)[ALVA] == (workspace, "Alva Renamed") or None,
+        "the stale name refreshed in the workspace the event came from",
+    )
+    assert fake.calls_to("users.info")[-1].token == token
 
 
 def test_a_workspace_of_an_organisation_installs_and_plays(grid_workspace: Deployment) -> None:

@@ -214,7 +214,6 @@ def test_a_steps_first_post_follows_its_commit_with_no_claim_between(
     finally:
         event.remove(db, "before_cursor_execute", seen)
         event.remove(db, "commit", committed)
-        steps.names.stop()
     step_began = max(n for n, s in enumerate(at_post) if s.startswith("INSERT INTO outbox"))
     step_ended = at_post.index("COMMIT", step_began)
     in_step = at_post[step_began:step_ended]

@@ -261,7 +261,14 @@ def test_people_are_shown_by_their_display_names_never_by_their_handles(client: 
             joiner, CHANNEL_ID, client.wait_for(joiner, "channel", "setting a table"), "Join"
         )
         client.wait_for(LINNEA, "channel", f"Seated ({count})")
-    client.act(LINNEA, CHANNEL_ID, client.wait_for(LINNEA, "channel", "Seated (3)"), "Start")
+    lobby = client.wait_for(LINNEA, "channel", "Seated (3)")
+    # The lobby names people by mention, which the page draws as Slack does: by the name the
+    # workspace shows for them now, with no name asked of Slack yet.
+    mentioned = re.findall(r"<@(U[A-Z0-9]+)>", json.dumps(lobby["blocks"]))
+    assert set(seated) <= set(mentioned), mentioned
+    shown = client.get("/api/workspace")["names"]
+    assert {shown[person] for person in seated} == {"Linnea", "Nils", "Saga"}
+    client.act(LINNEA, CHANNEL_ID, lobby, "Start")
     # Three of the five cards are the Seer, the Robber and the Troublemaker: someone seated
     # holds one of them, and its buttons name the others as Slack shows them.
     names = {person.id: person.name for person in PEOPLE}
