@@ -120,9 +120,13 @@ def said(line: Line, words: Words = ENGLISH) -> str:
                     "day": w._("It is day: talk it out."),
                     "vote": w._("The vote is open above."),
                 }.get(line.phase, "")
+            running = w._("A game is already running in this channel. {where}", where=where)
+            if line.hosts:  # only those who may end it are pointed at `/varulv stop`
+                return w._(
+                    "{running} As its host, you can end it with `/varulv stop`.", running=running
+                )
             return w._(
-                "A game is already running in this channel. {where} (`/varulv stop` ends it.)",
-                where=where,
+                "{running} Its host, <@{user}>, can end it.", running=running, user=line.user
             )
         case Message.NOBODY_STARTED:
             return w._("Nobody started this table in time, so it is closed.")
@@ -193,10 +197,7 @@ def said(line: Line, words: Words = ENGLISH) -> str:
         case Message.NO_GAME_RUNNING:
             return w._("No game is running in this channel.")
         case Message.ANOTHER_GAME_NOW:
-            return w._(
-                "That game ended just now and another one is open: "
-                "type `/varulv stop` again to stop the new one."
-            )
+            return w._("That game ended just now, and the one open here now was not stopped.")
         case Message.STOPPED_BY:
             return w._("<@{user}> stopped this game. No one scores.", user=line.user)
         case Message.YOU_STOPPED:

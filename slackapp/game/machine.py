@@ -472,7 +472,10 @@ def already_running(state: GameState, user: str | None = None) -> Line:
     if state.phase == Phase.LOBBY:  # a lobby is no game yet: nothing runs until *Start*
         return Line(Message.LOBBY_OPEN)
     seated = user is None or state.seat(user) is not None
-    return Line(Message.GAME_RUNNING, phase=state.phase.value, flag=seated)
+    hosts = user is not None and user == state.host
+    return Line(
+        Message.GAME_RUNNING, phase=state.phase.value, flag=seated, user=state.host, hosts=hosts
+    )
 
 
 # --- the machine -----------------------------------------------------------------------------
