@@ -62,6 +62,8 @@ def said(line: Line, words: Words = ENGLISH) -> str:
     w = words
     match line.message:
         case Message.NOT_SEATED:
+            if not line.flag:  # never point at a Join that would refuse
+                return w._("You are not seated at this table, and every seat is taken.")
             return w._("You are not seated at this table. Press *Join* first.")
         case Message.NOT_SEATED_TO_LEAVE:
             return w._("You are not seated.")
@@ -107,6 +109,8 @@ def said(line: Line, words: Words = ENGLISH) -> str:
         case Message.SEATED_IN_LOBBY:
             return w._("You are seated at the table above: press *Start* once everyone is in.")
         case Message.LOBBY_OPEN:
+            if not line.flag:
+                return w._("A table is already open in this channel, and every seat is taken.")
             return w._("A table is already open in this channel: press *Join* on its lobby above.")
         case Message.GAME_RUNNING:
             if not line.flag:
