@@ -377,6 +377,14 @@ def test_users_info_gives_the_profiles_display_and_real_name(
     assert web.users_info(user="U0JANE")["user"]["name"] == "jsmith"
 
 
+def test_users_info_gives_each_persons_own_time_zone(fake: FakeSlack, web: WebClient) -> None:
+    assert web.users_info(user="U1")["user"]["tz"] == "Europe/Stockholm"
+    fake.add_user("U0TOVE", "tsandell", tz="America/New_York")
+    user = web.users_info(user="U0TOVE")["user"]
+    assert user["tz"] == "America/New_York"
+    assert user["tz_offset"] in (-5 * 3600, -4 * 3600)  # winter or summer time
+
+
 def test_home_tab_publishes_keep_their_view_id(fake: FakeSlack, web: WebClient) -> None:
     home: dict[str, Any] = {
         "type": "home",

@@ -21,6 +21,10 @@ HOW_THE_VOTE_COUNTS = N_(
     "Nobody counts like a player: the most votes die, ties all die, and no one dies unless "
     "someone has more votes than Nobody."
 )
+ONE_VOTE_CAN_BE_ENOUGH = N_(
+    "A single vote can be enough: if no one votes for Nobody, everyone with the most votes "
+    "dies, even with one vote each."
+)
 
 
 def ballot_board(
@@ -50,6 +54,7 @@ def ballot_board(
         ),
         ActionsBlock(elements=[vote]),
         context(w._(HOW_THE_VOTE_COUNTS)),
+        context(w._(ONE_VOTE_CAN_BE_ENOUGH)),
         context(
             w._(
                 "{voted} of {total} have voted. The vote closes at {time}.",
@@ -112,6 +117,7 @@ def personal_ballot(
     blocks += [
         section(w._("*Your sealed ballot*, seen only by you. {now}", now=now)),
         ActionsBlock(elements=buttons),
+        context(w._(ONE_VOTE_CAN_BE_ENOUGH)),
         context(
             w._(
                 "{how} The vote closes at {time}, or once everyone has voted.",

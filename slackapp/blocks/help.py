@@ -8,7 +8,7 @@ from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
 
 from slackapp.blocks.ballot import HOW_THE_VOTE_COUNTS
 from slackapp.blocks.screen import Screen, context, section, sections
-from slackapp.blocks.sides import team_name
+from slackapp.blocks.sides import minion_without_werewolves_rule, team_name
 from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.cards import Card
@@ -101,15 +101,18 @@ def the_vote(words: Words = ENGLISH) -> str:
 def card_lines(words: Words = ENGLISH) -> list[str]:
     """The seven cards, each with its team and its one line of rules (the names and lines
     stay in English in every language)."""
-    return [
-        words._(
+    lines = []
+    for card in Card:
+        line = words._(
             "*{card}* ({team} team): {line}",
             card=card,
             team=team_name(card.team, words),
             line=card.line,
         )
-        for card in Card
-    ]
+        if card is Card.MINION:
+            line = f"{line} {minion_without_werewolves_rule(words)}"
+        lines.append(line)
+    return lines
 
 
 def help_screen(lengths: str | None = None, words: Words = ENGLISH) -> Screen:

@@ -95,19 +95,23 @@ def night_dm(
     outcome_text: str | None,
     goal: str | None = None,
     words: Words = ENGLISH,
+    dealt_goal: str | None = None,
 ) -> Screen:
     """The seat's private night message; ``outcome_text`` replaces the choices once made.
 
     ``kind`` is :func:`slackapp.game.night.choice_kind` for the card the seat was dealt;
     ``goal``: the side and goal of the card the seat has seen it now holds, which replaces
-    the dealt card's. The card's name and its line stay in English in every language.
+    the dealt card's; ``dealt_goal``: what the dealt card plays for, when what the seat saw
+    changed it (the Minion that saw no Werewolf). The card's name and its line stay in English
+    in every language.
     """
     w = words
     # A header of its own: a new game's card never reads as a follow-up to the last game's DM.
     blocks: list[Block] = [HeaderBlock(text=w._("Night falls"))]
     yours = w._("Your card: *{card}*", card=card)
     if goal is None:
-        blocks.append(section(f"{yours}\n{card.line}\n_{day_goal(card, w)}_"))
+        side = dealt_goal or day_goal(card, w)
+        blocks.append(section(f"{yours}\n{card.line}\n_{side}_"))
     else:
         blocks.append(section(f"{yours}\n{card.line}"))
     if known:

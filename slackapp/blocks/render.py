@@ -12,7 +12,7 @@ import slackapp.blocks.reveal as reveal_screen
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.said import said, said_or_text
 from slackapp.blocks.screen import Screen
-from slackapp.blocks.sides import learned_goal
+from slackapp.blocks.sides import learned_goal, minion_without_werewolves_goal
 from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.game import machine as m
 from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_SEATS, Card
@@ -113,6 +113,9 @@ def night_dm(view: m.NightDmView, words: Words = ENGLISH) -> Screen:
         outcome_text=outcome,
         goal=_learned_goal(view, words),
         words=words,
+        dealt_goal=minion_without_werewolves_goal(words)
+        if view.minion_without_werewolves
+        else None,
     )
 
 

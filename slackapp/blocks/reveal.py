@@ -28,6 +28,7 @@ from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.cards import Card, Team
 from slackapp.game.night import LookAtCenter, LookAtSeat, NightStep, Peek, Rob, Swap
 from slackapp.game.outcome import BallotScore, Outcome, ballot_score
+from slackapp.game.vote import Verdict, verdict
 
 Namer = Callable[[str], str]
 
@@ -324,6 +325,9 @@ def _result(outcome: Outcome, name: Namer, w: Words) -> Iterator[str]:
             seat=name(seat),
             card=outcome.night.dawn[seat],
         )
+    why = _why_they_died(outcome, name, w)
+    if why:
+        yield why
     result = outcome.result
     winners = and_list([name(seat) for seat in result.winners], w) or w._("no one at the table")
     match result.winning_team:
@@ -333,6 +337,50 @@ def _result(outcome: Outcome, name: Namer, w: Words) -> Iterator[str]:
             yield w._(":trophy: *The werewolf team wins:* {winners}.", winners=winners)
         case None:
             yield w._("*Nobody wins.*")
+
+
+def _why_they_died(outcome: Outcome, name: Namer, w: Words) -> str | None:
+    """One sentence when the count's rule, not a clear majority, decided who died: single
+    votes, a tie, or Nobody holding level with the most."""
+    counted = outcome.tally
+    dead = counted.dead
+    match verdict(counted):
+        case Verdict.ONE_VOTE:
+            return w._(
+                "One vote was enough: {seat} had the only vote and Nobody had none.",
+                seat=name(dead[0]),
+            )
+        case Verdict.SINGLE_VOTES if len(dead) == len(outcome.deal.seats):
+            return w._("Every seat had one vote and Nobody none: all tied, so all died.")
+        case Verdict.SINGLE_VOTES:
+            return w._(
+                "{dead} had one vote each, no one had more and Nobody had none: all tied, so "
+                "all died.",
+                dead=and_list([name(seat) for seat in dead], w),
+            )
+        case Verdict.TIE:
+            tied = and_list([name(seat) for seat in dead], w)
+            top = counted.votes[dead[0]]
+            if len(dead) == 2:
+                return w._(
+                    "{dead} tied on {count} votes each, more than Nobody had, so both died.",
+                    dead=tied,
+                    count=top,
+                )
+            return w._(
+                "{dead} tied on {count} votes each, more than Nobody had, so all of them died.",
+                dead=tied,
+                count=top,
+            )
+        case Verdict.NOBODY_HELD:
+            return w.ngettext(
+                "Nobody had {count} vote, at least as many as any player: no one dies unless "
+                "someone has more votes than Nobody.",
+                "Nobody had {count} votes, at least as many as any player: no one dies unless "
+                "someone has more votes than Nobody.",
+                counted.nobody,
+            )
+    return None
 
 
 def _points(outcome: Outcome, name: Namer, w: Words) -> Iterator[str]:

@@ -62,6 +62,8 @@ def said(line: Line, words: Words = ENGLISH) -> str:
     w = words
     match line.message:
         case Message.NOT_SEATED:
+            if not line.flag:  # never point at a Join that would refuse
+                return w._("You are not seated at this table, and every seat is taken.")
             return w._("You are not seated at this table. Press *Join* first.")
         case Message.NOT_SEATED_TO_LEAVE:
             return w._("You are not seated.")
@@ -107,6 +109,8 @@ def said(line: Line, words: Words = ENGLISH) -> str:
         case Message.SEATED_IN_LOBBY:
             return w._("You are seated at the table above: press *Start* once everyone is in.")
         case Message.LOBBY_OPEN:
+            if not line.flag:
+                return w._("A table is already open in this channel, and every seat is taken.")
             return w._("A table is already open in this channel: press *Join* on its lobby above.")
         case Message.GAME_RUNNING:
             if not line.flag:
@@ -120,9 +124,13 @@ def said(line: Line, words: Words = ENGLISH) -> str:
                     "day": w._("It is day: talk it out."),
                     "vote": w._("The vote is open above."),
                 }.get(line.phase, "")
+            running = w._("A game is already running in this channel. {where}", where=where)
+            if line.hosts:  # only those who may end it are pointed at `/varulv stop`
+                return w._(
+                    "{running} As its host, you can end it with `/varulv stop`.", running=running
+                )
             return w._(
-                "A game is already running in this channel. {where} (`/varulv stop` ends it.)",
-                where=where,
+                "{running} Its host, <@{user}>, can end it.", running=running, user=line.user
             )
         case Message.NOBODY_STARTED:
             return w._("Nobody started this table in time, so it is closed.")
@@ -193,10 +201,7 @@ def said(line: Line, words: Words = ENGLISH) -> str:
         case Message.NO_GAME_RUNNING:
             return w._("No game is running in this channel.")
         case Message.ANOTHER_GAME_NOW:
-            return w._(
-                "That game ended just now and another one is open: "
-                "type `/varulv stop` again to stop the new one."
-            )
+            return w._("That game ended just now, and the one open here now was not stopped.")
         case Message.STOPPED_BY:
             return w._("<@{user}> stopped this game. No one scores.", user=line.user)
         case Message.YOU_STOPPED:

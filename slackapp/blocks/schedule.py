@@ -29,7 +29,6 @@ ZONE = "zone"
 LOBBY = "lobby_minutes"
 REMOVE = "remove"
 REMOVE_IT = "remove"
-DEFAULT_AT = "15:00"
 DEFAULT_LOBBY_MINUTES = 10
 
 
@@ -106,11 +105,12 @@ def schedule_modal(
     zone: str,
     words: Words = ENGLISH,
 ) -> View:
-    """The form, in the channel's language, filled with the channel's schedule, or with
-    weekdays at 15:00 in ``zone`` (the person's own); ``private_metadata`` carries the
-    channel, which Slack signs back."""
+    """The form, in the channel's language, filled with the channel's schedule; with none,
+    the days and the time are left for the person to pick (a plain *Save* sets nothing), and
+    the zone is theirs, ``zone``. ``private_metadata`` carries the channel, which Slack signs
+    back."""
     w = words
-    days = sorted(current.weekdays) if current else sorted(WORKDAYS)
+    days = sorted(current.weekdays) if current else []
     lobby_low, lobby_high = LOBBY_MINUTES_BOUNDS
     blocks: list[Block] = [
         section(
@@ -121,13 +121,18 @@ def schedule_modal(
             )
         ),
         context(status(current, next_at, paused, w)),
+        *(
+            []
+            if current
+            else [context(w._("Pick the days and the time: nothing is set until you do."))]
+        ),
         InputBlock(
             block_id=DAYS,
             label=w._("Days"),
             element=CheckboxesElement(
                 action_id=DAYS,
                 options=[_day(day, w) for day in range(7)],
-                initial_options=[_day(day, w) for day in days],
+                initial_options=[_day(day, w) for day in days] or None,
             ),
         ),
         InputBlock(
@@ -135,7 +140,8 @@ def schedule_modal(
             label=w._("Time"),
             element=TimePickerElement(
                 action_id=AT,
-                initial_time=f"{current.at:%H:%M}" if current else DEFAULT_AT,
+                initial_time=f"{current.at:%H:%M}" if current else None,
+                placeholder=w._("Pick a time"),
             ),
         ),
         InputBlock(

@@ -30,6 +30,23 @@ def day_goal(card: Card, words: Words = ENGLISH) -> str:
     )
 
 
+def minion_without_werewolves_goal(words: Words = ENGLISH) -> str:
+    """The Minion's real goal once it has seen that no seat holds a Werewolf."""
+    return words._(
+        "No one at the table holds a Werewolf, so you win only if someone other than you dies: "
+        "get the vote onto another player. Your card may have moved in the night: the card you "
+        "hold at dawn decides your side."
+    )
+
+
+def minion_without_werewolves_rule(words: Words = ENGLISH) -> str:
+    """The same rule in the help's card line, said of the Minion."""
+    return words._(
+        "If no one at the table holds a Werewolf, the Minion wins only if someone other than "
+        "the Minion dies."
+    )
+
+
 def learned_goal(dealt: Card, held: Card, may_still_move: bool, words: Words = ENGLISH) -> str:
     """The side and goal of a seat dealt ``dealt`` that has seen it now holds ``held`` (the
     Robber's new card, the Insomniac's card at dawn); ``may_still_move``: a card that moves

@@ -47,8 +47,8 @@ class Forgotten:
 
 STILL_SEATED = N_(
     "You are seated at a game that is still running in {where}, and it needs your seat until "
-    "it ends: nothing was erased. Ask again once it is over (anyone seated can end it with "
-    "`/varulv stop`)."
+    "it ends: nothing was erased. Ask again once it is over (its host or a workspace admin can "
+    "end it sooner with `/varulv stop`)."
 )
 
 

@@ -11,7 +11,9 @@ import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from slackapp.fakeslack import blocks as block_kit
 from slackapp.fakeslack.grants import Grants, HookError, ResponseHook
@@ -168,6 +170,9 @@ class WebApi:
         shown, real = names
         me = self.workspace.identity
         is_bot = user_id == me.bot_user_id
+        zone = self.workspace.zone_of(user_id)
+        utc_offset = datetime.now(ZoneInfo(zone)).utcoffset()
+        offset = int(utc_offset.total_seconds()) if utc_offset is not None else 0
         profile = {
             "real_name": real,
             "display_name": shown,
@@ -184,9 +189,9 @@ class WebApi:
             "name": name,
             "deleted": False,
             "real_name": real,
-            "tz": "Europe/Stockholm",
-            "tz_label": "Central European Time",
-            "tz_offset": 3600,
+            "tz": zone,
+            "tz_label": zone,
+            "tz_offset": offset,
             "profile": profile,
             **self.workspace.role_flags(user_id),
             "is_bot": is_bot,

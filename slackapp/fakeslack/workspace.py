@@ -25,6 +25,9 @@ WAIT_SECONDS = 60.0
 """How long ``wait_for`` waits unless told: only how long a failing wait takes to say so (a
 busy machine may be slow, never wrong)."""
 
+DEFAULT_ZONE = "Europe/Stockholm"
+"""A member's time zone unless given one."""
+
 ROLES = ("admin", "owner", "primary_owner")
 """A workspace's roles above a member's, lowest first."""
 
@@ -52,6 +55,7 @@ class Workspace:
         self._users: dict[str, str] = {identity.bot_user_id: identity.bot_name}
         self._profiles: dict[str, tuple[str | None, str | None]] = {}
         self._roles: dict[str, str] = {}
+        self._zones: dict[str, str] = {}
         self._channels: dict[str, str] = dict(channels or {"C0001": "general"})
         self._dms: dict[str, str] = {}
         self._messages: dict[str, list[Message]] = {}
@@ -72,13 +76,17 @@ class Workspace:
         *,
         display_name: str | None = None,
         real_name: str | None = None,
+        tz: str | None = None,
     ) -> None:
         """Make ``user_id`` a member (users.info knows them); keeps an existing name.
 
         ``name`` is the legacy handle payloads carry as ``user_name``; ``display_name`` and
-        ``real_name`` are the profile's (by default the handle, and the handle capitalised).
+        ``real_name`` are the profile's (by default the handle, and the handle capitalised);
+        ``tz`` the profile's time zone (by default Europe/Stockholm).
         """
         with self._lock:
+            if tz is not None:
+                self._zones[user_id] = tz
             if name or user_id not in self._users:
                 self._users[user_id] = name or user_id.lower()
             if display_name is not None or real_name is not None:
@@ -106,6 +114,11 @@ class Workspace:
         with self._lock:
             rank = ROLES.index(self._roles[user_id]) + 1 if user_id in self._roles else 0
         return {"is_admin": rank >= 1, "is_owner": rank >= 2, "is_primary_owner": rank >= 3}
+
+    def zone_of(self, user_id: str) -> str:
+        """The member's time zone, as users.info gives it."""
+        with self._lock:
+            return self._zones.get(user_id, DEFAULT_ZONE)
 
     def profile_names(self, user_id: str) -> tuple[str, str] | None:
         """The member's profile (display name, real name) as users.info gives them; a display

@@ -17,7 +17,7 @@ from datetime import datetime
 
 from slackapp.game.cards import Card
 from slackapp.game.lines import Language, Line, Message
-from slackapp.game.night import Knowledge, NightChoice
+from slackapp.game.night import Knowledge, NightChoice, SawWerewolves
 from slackapp.game.outcome import BallotScore, Outcome
 
 
@@ -172,6 +172,16 @@ class NightDmView:
     """The Insomniac's card at dawn, once the night is over."""
     late: bool = False
     """The night ended before this person confirmed."""
+
+    @property
+    def minion_without_werewolves(self) -> bool:
+        """A Minion that saw no seat dealt a Werewolf: with no Werewolf at the table it wins
+        only if someone other than the Minion dies (docs/rules.md), not by keeping one alive."""
+        return (
+            self.card is Card.MINION
+            and isinstance(self.waking, SawWerewolves)
+            and not self.waking.werewolves
+        )
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ class Message(StrEnum):
     SEATED_IN_LOBBY = "seated_in_lobby"
     LOBBY_OPEN = "lobby_open"
     GAME_RUNNING = "game_running"
+    """``flag``: the person is seated; ``user``: the game's host; ``hosts``: the person is."""
     NOBODY_STARTED = "nobody_started"
     EVERYONE_LEFT = "everyone_left"
     CANCELLED_BY = "cancelled_by"
@@ -109,6 +110,9 @@ class Line:
     """The rule a night move breaks."""
     reason: Line | None = None
     """The line this one follows: why the vote opened."""
+    hosts: bool = False
+    """The person told hosts the game, so may end it: a refusal names only what its reader
+    may do."""
 
 
 __all__ = ["Language", "Line", "Message"]

@@ -425,7 +425,8 @@ class Step:
 
 # --- what the machine says (slackapp.blocks.said words it) --------------------------------
 
-NOT_SEATED = Line(Message.NOT_SEATED)
+NOT_SEATED = Line(Message.NOT_SEATED, flag=True)
+"""``flag``: a seat is free to *Join*; a full table is not offered."""
 NIGHT_IS_OVER = Line(Message.NIGHT_IS_OVER)
 VOTE_IS_CLOSED = Line(Message.VOTE_IS_CLOSED)
 VOTE_NOT_YET_OPEN = Line(Message.VOTE_NOT_YET_OPEN)
@@ -463,9 +464,12 @@ def already_running(state: GameState, user: str | None = None) -> Line:
     if state.phase == Phase.LOBBY and user is not None and state.seat(user) is not None:
         return Line(Message.SEATED_IN_LOBBY)
     if state.phase == Phase.LOBBY:  # a lobby is no game yet: nothing runs until *Start*
-        return Line(Message.LOBBY_OPEN)
+        return Line(Message.LOBBY_OPEN, flag=_has_a_free_seat(state))
     seated = user is None or state.seat(user) is not None
-    return Line(Message.GAME_RUNNING, phase=state.phase.value, flag=seated)
+    hosts = user is not None and user == state.host
+    return Line(
+        Message.GAME_RUNNING, phase=state.phase.value, flag=seated, user=state.host, hosts=hosts
+    )
 
 
 # --- the machine -----------------------------------------------------------------------------
@@ -634,8 +638,13 @@ def _lobby_refusal(state: GameState, user: str, seated_only: bool = True) -> Ste
     if state.phase != Phase.LOBBY:
         return _refuse(state, closed_lobby(state))
     if seated_only and state.seat(user) is None:
-        return _refuse(state, NOT_SEATED)
+        return _refuse(state, replace(NOT_SEATED, flag=_has_a_free_seat(state)))
     return None
+
+
+def _has_a_free_seat(state: GameState) -> bool:
+    """Whether someone not seated could *Join*: a seat is empty, or a bot would give up its own."""
+    return len(state.seats) < MAX_SEATS or any(seat.is_bot for seat in state.seats)
 
 
 def _free_position(seats: Iterable[SeatState], after: int = -1) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 
 from slackapp.game.cards import TEAM_OF, Card, Team
 
@@ -81,6 +82,41 @@ def tally(seats: tuple[str, ...], ballots: Mapping[str, str | None]) -> Tally:
     top = max(votes.values(), default=0)
     dead = () if top == 0 or nobody >= top else tuple(s for s in seats if votes.get(s) == top)
     return Tally(votes=votes, nobody=nobody, dead=dead)
+
+
+class Verdict(StrEnum):
+    """Why the tally killed whom it did: the fact a reveal explains when it surprises."""
+
+    NO_VOTES = "no_votes"
+    """No seat received a ballot, so no one died."""
+    NOBODY_HELD = "nobody_held"
+    """Nobody had at least as many ballots as the most any seat had, so no one died."""
+    MOST_VOTES = "most_votes"
+    """One seat had the most ballots, more than one and more than Nobody, and died."""
+    ONE_VOTE = "one_vote"
+    """One seat had the only ballot cast for a seat, and Nobody none: one vote was enough."""
+    SINGLE_VOTES = "single_votes"
+    """Several seats had one ballot each, no one more and Nobody none: all tied, so all died."""
+    TIE = "tie"
+    """Several seats tied on the most ballots, more than one each and more than Nobody."""
+
+
+def verdict(counted: Tally) -> Verdict:
+    """Which rule of the count decided ``counted``'s dead.
+
+    >>> verdict(tally(("a", "b", "c"), {"a": "b", "b": "c", "c": "a"}))
+    <Verdict.SINGLE_VOTES: 'single_votes'>
+    >>> verdict(tally(("a", "b", "c"), {"a": "b", "b": None, "c": None}))
+    <Verdict.NOBODY_HELD: 'nobody_held'>
+    """
+    top = max(counted.votes.values(), default=0)
+    if top == 0:
+        return Verdict.NO_VOTES
+    if not counted.dead:
+        return Verdict.NOBODY_HELD
+    if top == 1:
+        return Verdict.ONE_VOTE if len(counted.dead) == 1 else Verdict.SINGLE_VOTES
+    return Verdict.TIE if len(counted.dead) > 1 else Verdict.MOST_VOTES
 
 
 @dataclass(frozen=True)

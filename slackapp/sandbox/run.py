@@ -91,7 +91,11 @@ class Sandbox:
         )
         for person in self.people:  # users.info answers with each person's profile
             self.fake.add_user(
-                person.id, person.handle, display_name=person.name, real_name=person.real_name
+                person.id,
+                person.handle,
+                display_name=person.name,
+                real_name=person.real_name,
+                tz=person.tz,
             )
         # The workspace is the first person's: they may change any table, the others may not.
         self.fake.set_role(self.people[0].id, "primary_owner")

@@ -84,17 +84,23 @@ class Person:
     real_name: str
     handle: str
     """The legacy username Slack's payloads still carry as ``user_name``; never shown."""
+    locale: str = "sv-SE"
+    """Their Slack locale: the page draws dates, times and Slack's own words in it."""
+    tz: str = "Europe/Stockholm"
+    """Their profile's time zone: the page shows every date token on their own clock."""
 
 
 PEOPLE: tuple[Person, ...] = (
     Person("U0LINNEA", "Linnea", "Linnea Holm", "lholm"),
-    Person("U0NILS", "Nils", "Nils Ekberg", "nekberg"),
+    Person("U0NILS", "Nils", "Nils Ekberg", "nekberg", "en-GB", "Europe/London"),
     Person("U0SAGA", "Saga", "Saga Lind", "slind"),
-    Person("U0MANS", "Måns", "Måns Öberg", "moberg"),
-    Person("U0TOVE", "Tove", "Tove Sandell", "tsandell"),
+    Person("U0MANS", "Måns", "Måns Öberg", "moberg", "sv-FI", "Europe/Helsinki"),
+    Person("U0TOVE", "Tove", "Tove Sandell", "tsandell", "en-US", "America/New_York"),
     Person("U0VIGGO", "Viggo", "Viggo Strand", "vstrand"),
 )
-"""Six people; none shares a name with the app's bots (Astrid, Bosse, Cissi…)."""
+"""Six people; none shares a name with the app's bots (Astrid, Bosse, Cissi…). Most read
+Slack in Swedish in Stockholm; Nils in London, Måns in Helsinki and Tove in New York read it
+in their own locale, so the page shows one moment on several clocks, as Slack does."""
 
 
 class RequestError(Exception):
@@ -130,7 +136,10 @@ class SandboxApi:
             "app": {"id": self.fake.identity.bot_user_id, "name": APP_NAME},
             "channel": {"id": self.channel_id, "name": self._channel_name()},
             "channels": self.fake.channels(),
-            "people": [{"id": p.id, "name": p.name} for p in self.people.values()],
+            "people": [
+                {"id": p.id, "name": p.name, "locale": p.locale, "tz": p.tz}
+                for p in self.people.values()
+            ],
             "names": names,
             "command": {
                 "command": COMMAND,

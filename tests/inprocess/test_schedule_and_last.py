@@ -60,12 +60,18 @@ def test_the_schedule_form_sets_shows_and_removes_a_standing_table(
     fake, table = single_workspace.fake, single_workspace.table()
     owner = single_workspace.owner()  # no table here yet: only admins and owners may set one
     modal = open_schedule(single_workspace, table, owner)
-    # The person's own zone, from users.info; weekdays at 15:00 to start from.
+    # The person's own zone, from users.info; the days and the time are theirs to pick.
     assert element(modal, schedule_screen.ZONE)["initial_value"] == "Europe/Stockholm"
-    assert element(modal, schedule_screen.AT)["initial_time"] == "15:00"
-    days = element(modal, schedule_screen.DAYS)["initial_options"]
-    assert [option["value"] for option in days] == ["0", "1", "2", "3", "4"]
+    assert "initial_time" not in element(modal, schedule_screen.AT)
+    assert "initial_options" not in element(modal, schedule_screen.DAYS)
     assert "No standing table yet" in json.dumps(modal)
+    assert "nothing is set until you do" in json.dumps(modal)
+
+    # A plain Save, as the form opened, sets no standing table.
+    plain = fake.view_submission(owner).json()
+    assert plain["response_action"] == "errors"
+    assert set(plain["errors"]) == {schedule_screen.DAYS, schedule_screen.AT}
+    assert stored(single_workspace, table.channel) is None, "nothing the person did not choose"
 
     answer = fake.view_submission(
         owner,
@@ -78,6 +84,7 @@ def test_the_schedule_form_sets_shows_and_removes_a_standing_table(
     assert answer["response_action"] == "errors"
     assert set(answer["errors"]) == {
         schedule_screen.DAYS,
+        schedule_screen.AT,
         schedule_screen.ZONE,
         schedule_screen.LOBBY,
     }

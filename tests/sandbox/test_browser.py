@@ -10,6 +10,7 @@ import io
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -392,7 +393,7 @@ def test_block_kit_renders_like_slack(page: Page, sandbox: Sandbox) -> None:
     expect(order.locator(".bk-section-text b")).to_have_text("Who brings what")
     expect(order.locator(".mention")).to_have_text(["@here", f"@{PEOPLE[1].name}"])
     expect(order.locator(".channel-link")).to_have_text("#fika")
-    expect(order.locator(".slack-date")).to_have_text("Nov 15, 2023")
+    expect(order.locator(".slack-date")).to_have_text("15 nov. 2023")  # Saga reads Swedish
     expect(order.locator(".bk-field")).to_have_text(["BunKanelbulle", "CoffeeBryggkaffe"])
     expect(order.locator(".bk-context code")).to_have_text("code")
     expect(order.locator(".bk-context s")).to_have_text("struck")
@@ -579,3 +580,82 @@ def test_emoji_show_on_a_machine_without_an_emoji_font(
     print(f"coloured pixels: with the page's font {counts[True]}, without {counts[False]}")
     assert counts[False] == 0, "an emoji font is still installed: the test shows nothing"
     assert counts[True] > 200
+
+
+# -- text drawn as Slack draws it, for each reader --------------------------------------------
+
+
+def post(sandbox: Sandbox, text: str) -> None:
+    fake = sandbox.fake
+    blocks = [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
+    fake.add_message(fake.api.bot_message(CHANNEL_ID, text, blocks))
+
+
+def test_emphasis_inside_emphasis_shows_no_marker(page: Page, sandbox: Sandbox) -> None:
+    """A bot's bold name inside the reveal's italic sentence, and the other way round."""
+    post(
+        sandbox,
+        f"_*Bosse* (bot)'s swap gave <@{PEOPLE[1].id}> the *Werewolf*, so they changed sides._\n"
+        "*_Bold and leaning_* and _plain leaning_",
+    )
+    chat = ChatPage(page)
+    chat.play_as(PLAYERS[0])
+    chat.open_channel()
+    line = chat.message("swap gave").locator(".bk-section-text")
+    expect(line.locator("i b")).to_have_text(["Bosse", "Werewolf"])
+    expect(line.locator("b i")).to_have_text("Bold and leaning")
+    expect(line.locator("i")).to_have_count(3)
+    assert "*" not in line.inner_text() and "_" not in line.inner_text(), line.inner_text()
+
+
+NOON = 1_700_049_600
+"""2023-11-15 12:00 UTC: 13:00 in Stockholm, 12:00 in London, 07:00 in New York."""
+
+
+@pytest.mark.parametrize(
+    ("reader", "shown"),
+    [
+        ("Linnea", r"^Slutar onsdag 15 november 2023 kl 13:00\.$"),  # sv-SE, Stockholm
+        ("Nils", r"^Slutar Wednesday, November 15th, 2023 kl 12:00\.$"),  # en-GB, London
+        ("Tove", r"^Slutar Wednesday, November 15th, 2023 kl 7:00\sAM\.$"),  # en-US, New York
+    ],
+)
+def test_a_date_token_shows_in_each_readers_locale_and_zone(
+    page: Page, sandbox: Sandbox, reader: str, shown: str
+) -> None:
+    post(sandbox, f"Slutar <!date^{NOON}^{{date_long}} kl {{time}}|15 november 12:00 UTC>.")
+    chat = ChatPage(page)
+    chat.play_as(reader)
+    chat.open_channel()
+    line = chat.message("Slutar").locator(".bk-section-text")
+    expect(line).to_have_text(re.compile(shown))
+
+
+def test_a_relative_date_token_speaks_the_readers_language(page: Page, sandbox: Sandbox) -> None:
+    now = int(time.time())  # the moment itself, shown as "today" on every reader's own clock
+    post(sandbox, f"Öppnar <!date^{now}^{{date_pretty}}|idag>")
+    chat = ChatPage(page)
+    for reader, today in (("Saga", "Öppnar i dag"), ("Tove", "Öppnar today")):
+        chat.play_as(reader)
+        chat.open_channel()
+        expect(chat.message("Öppnar").locator(".bk-section-text")).to_have_text(today)
+
+
+def test_optional_is_said_in_the_readers_language(page: Page, sandbox: Sandbox) -> None:
+    chat = ChatPage(page)
+    owner, reader = PLAYERS[0], "Tove"
+    sandbox.fake.set_role(PEOPLE[4].id, "admin")  # Tove may open the settings too
+    try:
+        for person, optional in ((owner, "(valfritt)"), (reader, "(optional)")):
+            chat.play_as(person)
+            chat.open_channel()
+            chat.type("/varulv settings")
+            dialog = page.get_by_role("dialog")
+            expect(dialog).to_be_visible(timeout=WAIT_MS)
+            labels = dialog.locator(".modal-optional")
+            expect(labels.first).to_have_text(optional)
+            assert {text.strip() for text in labels.all_inner_texts()} == {optional}
+            dialog.get_by_role("button", name="Cancel").click()
+            expect(dialog).to_have_count(0)
+    finally:
+        sandbox.fake.set_role(PEOPLE[4].id, None)

@@ -139,6 +139,10 @@ def test_the_workspace_is_fika_with_six_people(client: Client) -> None:
     assert workspace["channel"] == {"id": CHANNEL_ID, "name": "fika"}
     assert [p["name"] for p in workspace["people"]] == [p.name for p in PEOPLE]
     assert len(PEOPLE) == 6
+    # Each reads Slack in their own locale and time zone: the page draws dates for them.
+    zones = {p["name"]: (p["locale"], p["tz"]) for p in workspace["people"]}
+    assert zones["Linnea"] == ("sv-SE", "Europe/Stockholm")
+    assert zones["Tove"] == ("en-US", "America/New_York")
     assert workspace["names"][workspace["app"]["id"]] == "Varulv"
     # The composer's hint for /varulv is the one Slack shows, from the app's manifest.
     manifest = yaml.safe_load((ROOT / "manifest.yml").read_text())

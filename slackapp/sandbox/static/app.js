@@ -122,9 +122,21 @@
     return node;
   }
 
-  function clock(seconds) {
-    return new Date(seconds * 1000).toLocaleTimeString([], { hour: "numeric", minute: "2-digit" });
+  // How a reader reads dates and times, as Slack draws them for each person: their locale
+  // (which also names their language) and their time zone, from their profile.
+  function readerOf(viewer) {
+    const someone = person(viewer) || {};
+    const locale = someone.locale || "en-US";
+    return { locale, language: locale.split("-")[0], timeZone: someone.tz || "UTC" };
   }
+
+  function clock(seconds, viewer) {
+    const { locale, timeZone } = readerOf(viewer);
+    return new Date(seconds * 1000).toLocaleTimeString(locale, { hour: "numeric", minute: "2-digit", timeZone });
+  }
+
+  // Slack's own words beside a form, in the reader's language.
+  const OPTIONAL = { en: "(optional)", sv: "(valfritt)" };
 
   let toastTimer = null;
   function toast(text) {
@@ -171,41 +183,56 @@
     return `${day}${{ 1: "st", 2: "nd", 3: "rd" }[day % 10] || "th"}`;
   }
 
-  function prettyDay(date, fallback) {
-    const today = new Date();
-    const startOf = (d) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
-    const days = Math.round((startOf(date) - startOf(today)) / 86400000);
-    return { 0: "today", 1: "tomorrow", "-1": "yesterday" }[days] || fallback;
+  // The calendar day of a moment in a time zone: year, month (0-11), day and weekday (0-6).
+  function calendarDay(date, timeZone) {
+    const parts = {};
+    const format = new Intl.DateTimeFormat("en-US", { timeZone, year: "numeric", month: "numeric",
+      day: "numeric", weekday: "short" });
+    for (const part of format.formatToParts(date)) parts[part.type] = part.value;
+    const weekday = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"].indexOf(parts.weekday);
+    return { y: Number(parts.year), m: Number(parts.month) - 1, d: Number(parts.day), weekday };
   }
 
-  // Slack's <!date^EPOCH^TOKEN_STRING^OPTIONAL_LINK|FALLBACK>, in the reader's time zone.
-  function formatDate(epoch, format) {
+  // Slack's <!date^EPOCH^TOKEN_STRING^OPTIONAL_LINK|FALLBACK>, in the reader's locale, language
+  // and time zone: each person sees the moment on their own clock, in their own words.
+  function formatDate(epoch, format, viewer) {
+    const { locale, language, timeZone } = readerOf(viewer);
     const date = new Date(epoch * 1000);
-    const y = date.getFullYear();
-    const m = date.getMonth();
-    const d = date.getDate();
+    const { y, m, d, weekday } = calendarDay(date, timeZone);
     const dateNum = `${y}-${String(m + 1).padStart(2, "0")}-${String(d).padStart(2, "0")}`;
-    const dateText = `${MONTHS[m]} ${ordinal(d)}, ${y}`;
-    const dateShort = `${MONTHS[m].slice(0, 3)} ${d}, ${y}`;
-    const dateLong = `${WEEKDAYS[date.getDay()]}, ${dateText}`;
+    const inLocale = (options) => new Intl.DateTimeFormat(locale, { timeZone, ...options }).format(date);
+    let dateText, dateShort, dateLong;
+    if (language === "en") { // Slack's English forms: "November 15th, 2023"
+      dateText = `${MONTHS[m]} ${ordinal(d)}, ${y}`;
+      dateShort = `${MONTHS[m].slice(0, 3)} ${d}, ${y}`;
+      dateLong = `${WEEKDAYS[weekday]}, ${dateText}`;
+    } else {
+      dateText = inLocale({ day: "numeric", month: "long", year: "numeric" });
+      dateShort = inLocale({ day: "numeric", month: "short", year: "numeric" });
+      dateLong = inLocale({ weekday: "long", day: "numeric", month: "long", year: "numeric" });
+    }
+    const today = calendarDay(new Date(), timeZone);
+    const days = Math.round((Date.UTC(y, m, d) - Date.UTC(today.y, today.m, today.d)) / 86400000);
+    const relative = new Intl.RelativeTimeFormat(locale, { numeric: "auto" });
+    const pretty = (fallback) => (Math.abs(days) <= 1 ? relative.format(days, "day") : fallback);
     const seconds = Math.round((date.getTime() - Date.now()) / 1000);
     const ago = (() => {
       const span = Math.abs(seconds);
-      const unit = span < 60 ? ["second", span] : span < 3600 ? ["minute", Math.round(span / 60)]
+      const [unit, count] = span < 60 ? ["second", span] : span < 3600 ? ["minute", Math.round(span / 60)]
         : span < 86400 ? ["hour", Math.round(span / 3600)] : ["day", Math.round(span / 86400)];
-      const words = `${unit[1]} ${unit[0]}${unit[1] === 1 ? "" : "s"}`;
-      return seconds <= 0 ? `${words} ago` : `in ${words}`;
+      return new Intl.RelativeTimeFormat(locale, { numeric: "always" })
+        .format(seconds <= 0 ? -count : count, unit);
     })();
     const tokens = {
       date_num: dateNum,
       date: dateText,
       date_short: dateShort,
       date_long: dateLong,
-      date_pretty: prettyDay(date, dateText),
-      date_short_pretty: prettyDay(date, dateShort),
-      date_long_pretty: prettyDay(date, dateLong),
-      time: date.toLocaleTimeString([], { hour: "numeric", minute: "2-digit" }),
-      time_secs: date.toLocaleTimeString([], { hour: "numeric", minute: "2-digit", second: "2-digit" }),
+      date_pretty: pretty(dateText),
+      date_short_pretty: pretty(dateShort),
+      date_long_pretty: pretty(dateLong),
+      time: inLocale({ hour: "numeric", minute: "2-digit" }),
+      time_secs: inLocale({ hour: "numeric", minute: "2-digit", second: "2-digit" }),
       ago,
     };
     return format.replace(/\{(\w+)\}/g, (whole, token) => tokens[token] ?? whole);
@@ -226,7 +253,7 @@
     }
     if (target.startsWith("!date^")) {
       const [, epoch, format, link] = target.split("^");
-      const text = Number.isFinite(Number(epoch)) ? formatDate(Number(epoch), format || "")
+      const text = Number.isFinite(Number(epoch)) ? formatDate(Number(epoch), format || "", viewer)
         : escapeHtml(label || "");
       const safe = escapeHtml(text);
       return link ? `<a href="${escapeHtml(link)}" target="_blank" rel="noopener">${safe}</a>`
@@ -263,9 +290,11 @@
     source = source.replace(/`([^`\n]+)`/g, (_, code) => hold(`<code>${escapeHtml(unescapeSlack(code))}</code>`));
     source = source.replace(/<([^<>\n]+)>/g, (_, inner) => hold(renderToken(inner, viewer)));
     let html = escapeHtml(unescapeSlack(source));
-    // After escaping, quotes and brackets are entities: "&" and ";" count as edges too.
-    const edge = "(^|[\\s(\\u0000;'\\[{])";
-    const end = "(?=$|[\\s).,!?:;&'\\]}\\u0000\\-—…])";
+    // After escaping, quotes and brackets are entities: "&" and ";" count as edges too. One
+    // emphasis may sit inside another (_*Bosse* (bot)'s swap_), so a marker, or a tag an
+    // outer or inner one already became, is an edge as well.
+    const edge = "(^|[\\s(\\u0000;'\\[{>*_~])";
+    const end = "(?=$|[\\s).,!?:;&'\\]}\\u0000\\-—…<*_~])";
     html = html.replace(new RegExp(`${edge}\\*(?!\\s)([^*\\n]*?[^*\\s])\\*${end}`, "g"), "$1<b>$2</b>");
     html = html.replace(new RegExp(`${edge}\\*([^*\\s])\\*${end}`, "g"), "$1<b>$2</b>");
     html = html.replace(new RegExp(`${edge}_(?!\\s)([^_\\n]*?[^_\\s])_${end}`, "g"), "$1<i>$2</i>");
@@ -623,7 +652,7 @@
     const error = el("div", { class: "modal-error", id: `${id}-error`, hidden: true });
     const node = el("div", { class: "modal-input", "data-block-id": block.block_id },
       el(grouped ? "div" : "label", { class: "modal-label", id: `${id}-label`, for: grouped ? null : id },
-        el("span", { html: plain(block.label) }), block.optional ? el("span", { class: "modal-optional" }, " (optional)") : null),
+        el("span", { html: plain(block.label) }), block.optional ? el("span", { class: "modal-optional" }, ` ${OPTIONAL[readerOf(viewer).language] || OPTIONAL.en}`) : null),
       control,
       block.hint ? el("div", { class: "modal-hint", id: `${id}-hint` }, textObject(block.hint, viewer)) : null,
       error);
@@ -891,7 +920,7 @@
       const head = el("div", { class: "msg-head" },
         el("span", { class: "author" }, nameOf(message.user)),
         message.from_app || message.user === "USLACKBOT" ? el("span", { class: "app-badge" }, "APP") : null,
-        el("time", { class: "msg-time", datetime: new Date(seconds * 1000).toISOString() }, clock(seconds)));
+        el("time", { class: "msg-time", datetime: new Date(seconds * 1000).toISOString() }, clock(seconds, this.personId)));
       return el("article", {
         class: `msg${message.ephemeral ? " ephemeral" : ""}`,
         "data-ts": message.ts,
@@ -899,7 +928,7 @@
       },
       message.ephemeral ? el("div", { class: "ephemeral-note" }, "👁 Only visible to you") : null,
       el("div", { class: "msg-row" },
-        el("div", { class: "gutter" }, avatar(message.user), el("span", { class: "gutter-time" }, clock(seconds))),
+        el("div", { class: "gutter" }, avatar(message.user), el("span", { class: "gutter-time" }, clock(seconds, this.personId))),
         el("div", { class: "msg-body" }, head, content)));
     }
 

@@ -1,0 +1,74 @@
+"""A refusal points a person only at what they may do: a second ``/varulv`` during a game names
+``/varulv stop`` to its host alone, and a full table points no one at *Join*, in English and in
+Swedish."""
+
+from __future__ import annotations
+
+import pytest
+
+from slackapp.blocks.said import said
+from slackapp.blocks.words import words
+from slackapp.game import machine as m
+from slackapp.game.cards import MAX_SEATS
+from slackapp.game.lines import Language
+from tests.game.test_machine import T0, confirm_all, seated, started
+
+PEOPLE = ["UANNA", "UBO", "UCIA"]
+
+
+@pytest.mark.parametrize("language", list(Language))
+@pytest.mark.parametrize("phase", ["night", "day"])
+def test_only_the_host_is_pointed_at_stop(language: Language, phase: str) -> None:
+    state = started(PEOPLE)
+    if phase == "day":
+        state = confirm_all(state)
+    assert state.phase.value == phase and state.host == "UANNA"
+    w = words(language)
+    host = said(m.already_running(state, "UANNA"), w)
+    assert "`/varulv stop`" in host
+    for other in ("UBO", "USTRANGER"):  # seated, and not seated: neither may stop it
+        told = said(m.already_running(state, other), w)
+        assert "/varulv stop" not in told, told
+        assert "<@UANNA>" in told, "whoever can end it is named"
+    stranger = said(m.already_running(state, "USTRANGER"), w)
+    if language is Language.SWEDISH:
+        assert "Du är inte med i det, men kan vara med i nästa." in stranger
+        assert "där är det" not in stranger
+        assert "Du är värd för det och kan avbryta det med `/varulv stop`." in host
+    else:
+        assert "As its host, you can end it with `/varulv stop`." in host
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_a_stop_that_found_another_game_does_not_send_the_person_round_again(
+    language: Language,
+) -> None:
+    told = said(m.Line(m.Message.ANOTHER_GAME_NOW), words(language))
+    assert "/varulv stop" not in told and told
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_a_full_table_points_no_one_at_join(language: Language) -> None:
+    w = words(language)
+    join = w._("Join")
+    full = seated(PEOPLE_AT_A_FULL_TABLE)
+    assert len(full.seats) == MAX_SEATS and not any(seat.is_bot for seat in full.seats)
+    stranger = "USTRANGER"
+    start = said(answers_of(m.step(full, m.Start(stranger), T0)), w)
+    command = said(m.already_running(full, stranger), w)
+    for told in (start, command):
+        assert f"*{join}*" not in told, told
+    assert start == w._("You are not seated at this table, and every seat is taken.")
+    assert command == w._("A table is already open in this channel, and every seat is taken.")
+    # with a free seat, both say where to sit down
+    open_table = seated(PEOPLE_AT_A_FULL_TABLE[:4])
+    assert f"*{join}*" in said(answers_of(m.step(open_table, m.Start(stranger), T0)), w)
+    assert f"*{join}*" in said(m.already_running(open_table, stranger), w)
+
+
+PEOPLE_AT_A_FULL_TABLE = [f"UPERSON{number}" for number in range(MAX_SEATS)]
+
+
+def answers_of(step: m.Step) -> m.Line:
+    (answer,) = [effect.line for effect in step.effects if isinstance(effect, m.Answer)]
+    return answer
