@@ -91,8 +91,11 @@ def serve(settings: Settings) -> int:
     from slackapp.db.tokens import unreadable_tokens
     from slackapp.server import serve_http, serve_socket_mode
 
-    if not settings.app_token:
-        problem = _cannot_listen(settings.host, settings.port)
+    ports = [] if settings.app_token else [("PORT", settings.port)]
+    if settings.metrics_port is not None:
+        ports.append(("VARULV_METRICS_PORT", settings.metrics_port))
+    for name, port in ports:
+        problem = _cannot_listen(settings.host, port, name)
         if problem:
             return _refuse("serve", problem)
     try:
@@ -179,13 +182,13 @@ def _maintain(command: str, work: Callable[[Engine, Settings], str]) -> int:
     return 0
 
 
-def _cannot_listen(host: str, port: int) -> str | None:
+def _cannot_listen(host: str, port: int, name: str = "PORT") -> str | None:
     """Why the server could not listen on host:port, found before anything starts."""
     try:
         with socket.create_server((host, port)):
             return None
     except OSError as error:
-        return f"cannot listen on {host}:{port} ({error.strerror or error}); set PORT to another"
+        return f"cannot listen on {host}:{port} ({error.strerror or error}); set {name} to another"
 
 
 def _sandbox(port: int | None, open_browser: bool) -> int:

@@ -22,6 +22,9 @@ OAUTH_REDIRECT_PATH = "/slack/oauth_redirect"
 
 DEFAULT_PORT = 3000
 DEFAULT_HOST = "0.0.0.0"
+DEFAULT_METRICS_PORT = 9464
+"""``/metrics``'s own port, never the one Slack posts to (the OpenTelemetry Prometheus
+exporter's; nothing else of a usual host takes it)."""
 DATABASE_WAIT_SECONDS = 30
 """How long ``varulv serve`` keeps trying to reach the database at start before it gives up."""
 DATABASE_CONNECTIONS = 30
@@ -69,6 +72,13 @@ def port_from_env() -> int:
     """``PORT`` as the platform gives it, else 3000."""
     raw = os.environ.get("PORT", "").strip()
     return port_number(raw, "PORT") if raw else DEFAULT_PORT
+
+
+def metrics_port_from_env() -> int | None:
+    """``VARULV_METRICS_PORT``: where ``/metrics`` is served, else 9464; 0 serves none."""
+    raw = os.environ.get("VARULV_METRICS_PORT", "").strip()
+    port = port_number(raw, "VARULV_METRICS_PORT", lowest=0) if raw else DEFAULT_METRICS_PORT
+    return port or None
 
 
 def phase_lengths_from_env() -> tuple[int, int, int]:
@@ -187,6 +197,9 @@ class Settings:
     update_burst: int = 50
     """chat.update calls a workspace may make at once before that pace applies."""
     host: str = DEFAULT_HOST
+    metrics_port: int | None = None
+    """``VARULV_METRICS_PORT``: ``/metrics`` on a port of its own on ``host`` (None: not
+    served), so Slack's public address never shows it."""
     token_keys: tuple[str, ...] = ()
     """``VARULV_TOKEN_KEY``: the stored Slack tokens are encrypted with the first (Fernet)."""
     retention_days: int = 90
@@ -203,6 +216,8 @@ class Settings:
 
     def problems(self) -> list[str]:
         """Why ``varulv serve`` cannot start with these settings; empty when it can."""
+        if self.metrics_port is not None and self.metrics_port == self.port:
+            return ["VARULV_METRICS_PORT must differ from PORT: /metrics is never beside Slack."]
         if bool(self.client_id) != bool(self.client_secret):
             return ["Set both SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, or neither."]
         if self.multi_workspace:
@@ -272,6 +287,7 @@ class Settings:
                 "VARULV_READY_BEHIND_SECONDS", 120, 5, 86400, "a number of seconds"
             ),
             host=env.get("HOST") or DEFAULT_HOST,
+            metrics_port=metrics_port_from_env(),
             token_keys=token_keys_from_env(),
             privacy_url=_web_address("VARULV_PRIVACY_URL"),
             support_url=_web_address("VARULV_SUPPORT_URL", mail=True),
