@@ -54,7 +54,7 @@ def varulv(
     process = start(
         argv,
         cwd=tmp_path,
-        env={**clean, "TMPDIR": str(folder), **env},
+        env={**clean, "TMPDIR": str(folder), "VARULV_METRICS_PORT": "0", **env},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -102,6 +102,7 @@ BAD_SETTINGS = {
     "VARULV_DAY_SECONDS": ("999999", "from 60 to 1800"),
     "VARULV_VOTE_SECONDS": ("10", "from 30 to 600"),
     "PORT": ("abc", "from 1 to 65535"),
+    "VARULV_METRICS_PORT": ("-1", "from 0 to 65535"),
     "VARULV_LOG_LEVEL": ("loud", "DEBUG"),
     "WEB_CONCURRENCY": ("0", "from 1"),
     "VARULV_THREADS": ("many", "from 1 to 256"),
@@ -132,6 +133,9 @@ def test_a_port_in_use_is_one_line_and_status_2(tmp_path: Path) -> None:
         port = str(taken.getsockname()[1])
         serve = varulv(["serve"], {**CREDENTIALS, "HOST": "127.0.0.1", "PORT": port}, tmp_path)
         assert_refused(serve, "cannot listen", port)
+        metrics = {**CREDENTIALS, "HOST": "127.0.0.1", "PORT": str(free_port())}
+        metrics["VARULV_METRICS_PORT"] = port
+        assert_refused(varulv(["serve"], metrics, tmp_path / "metrics"), port, "METRICS_PORT")
         sandbox = varulv(["sandbox", "--port", port], {}, tmp_path / "sandbox")
         assert_refused(sandbox, "cannot listen", port)
 
