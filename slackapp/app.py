@@ -34,6 +34,7 @@ from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.install_page import LandingOAuthFlow
 from slackapp.listeners import register
+from slackapp.listeners.ack import finish_answers
 from slackapp.logs import log_context
 from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
 from slackapp.steps import DEADLINE_BATCH, Steps, commit_step, utc_now
@@ -91,7 +92,11 @@ class Varulv:
         )
 
     def stop(self) -> None:
+        """Once no request comes in: the steps already acknowledged to Slack finish, then
+        their private answers are sent, and only then do deliveries stop."""
         self.deadlines.stop()
+        self.app.listener_runner.listener_executor.shutdown(wait=True)
+        finish_answers()
         self.deliverer.stop()
         self.steps.names.stop()
 
