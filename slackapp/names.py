@@ -30,13 +30,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db import people
 from slackapp.shapes import profile_name
+from slackapp.turns import Turns, retried_once
 
 log = logging.getLogger(__name__)
 
 NAME_REFRESH = timedelta(days=1)
 """A person's kept name is asked of Slack again once it is this old."""
 NAME_LOOKUP_SECONDS = 3
-"""users.info gets this long, once, with no wait for a rate limit."""
+"""users.info gets this long, after its turn at Slack's limit (``slackapp.turns``)."""
 LOOKUP_THREADS = 2
 LOOKUP_AFTER_SECONDS = 0.5
 """How long a look-up waits after the click that asked for it. Begun at once, its call and
@@ -61,6 +62,7 @@ class Names:
         self.renamed = renamed
         self.now = now
         self.after_seconds = after_seconds
+        self.turns = Turns()
         self._lock = threading.Lock()
         self._asked: dict[tuple[str, str], datetime] = {}
         """When this process last made sure of a person's name: asked again a day later."""
@@ -161,7 +163,10 @@ class Names:
         self, token: str | None, base_url: str, team_id: str, user_id: str, handle: str
     ) -> None:
         try:
-            lookup = WebClient(token=token, base_url=base_url, timeout=NAME_LOOKUP_SECONDS)
+            self.turns.wait_for("users.info", token or "")  # Slack's Tier 4, per workspace
+            lookup = retried_once(
+                WebClient(token=token, base_url=base_url, timeout=NAME_LOOKUP_SECONDS)
+            )
             try:
                 user = lookup.users_info(user=user_id).get("user")
             except (SlackApiError, SlackClientError, OSError) as error:
