@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import socket
 import sys
 from collections.abc import Callable
@@ -86,7 +87,14 @@ def _serve() -> int:
 def serve(settings: Settings) -> int:
     """Reach the database, bring its schema up to date, then serve Slack until stopped."""
     from slackapp.db.deployment import claim
-    from slackapp.db.engine import DatabaseUnavailable, database_url, make_engine, wait_for_database
+    from slackapp.db.engine import (
+        DatabaseUnavailable,
+        check_connections,
+        connections_needed,
+        database_url,
+        make_engine,
+        wait_for_database,
+    )
     from slackapp.db.migrate import upgrade
     from slackapp.db.tokens import unreadable_tokens
     from slackapp.server import serve_http, serve_socket_mode
@@ -102,8 +110,17 @@ def serve(settings: Settings) -> int:
         url = database_url(settings.database_url, settings.data_dir)
         engine = make_engine(url)
         wait_for_database(engine, settings.database_wait_seconds)
+        needed = connections_needed(
+            settings.workers, settings.database_connections, settings.metrics_port is not None
+        )
+        too_many, few_free = check_connections(engine, needed)
     except DatabaseUnavailable as error:
         return _refuse("serve", error)
+    if too_many:
+        engine.dispose()
+        return _refuse("serve", too_many)
+    if few_free:
+        logging.getLogger("slackapp.cli").warning(few_free)
     upgrade(engine)
     held = claim(engine, settings.multi_workspace) or unreadable_tokens(engine, settings)
     engine.dispose()  # the app opens its own connections
