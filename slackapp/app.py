@@ -128,7 +128,7 @@ def build(
     ``now``: the one clock every step, deadline and delivery goes by (a test's, to move it on).
     The server checks every request's signature before Bolt sees it, so Bolt does not again.
     """
-    engine = make_engine(database_url, settings.database_connections)
+    engine = make_engine(database_url, settings.database_connections, settings.prepared_statements)
     sessions = make_sessions(engine)
     keep_journal(sessions)
     lengths = Lengths(settings.night_seconds, settings.day_seconds, settings.vote_seconds)

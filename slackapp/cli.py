@@ -108,7 +108,7 @@ def serve(settings: Settings) -> int:
             return _refuse("serve", problem)
     try:
         url = database_url(settings.database_url, settings.data_dir)
-        engine = make_engine(url)
+        engine = make_engine(url, prepared_statements=settings.prepared_statements)
         wait_for_database(engine, settings.database_wait_seconds)
         needed = connections_needed(
             settings.workers, settings.database_connections, settings.metrics_port is not None

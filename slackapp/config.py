@@ -81,6 +81,18 @@ def metrics_port_from_env() -> int | None:
     return port or None
 
 
+def prepared_statements_from_env() -> bool:
+    """``VARULV_PREPARED_STATEMENTS``: ``on`` (the default) or ``off``, for a pooler between
+    the app and PostgreSQL that cannot keep a connection's prepared statements (PgBouncer in
+    transaction mode before 1.21, or without ``max_prepared_statements``)."""
+    raw = os.environ.get("VARULV_PREPARED_STATEMENTS", "").strip().lower()
+    if raw in ("", "on"):
+        return True
+    if raw == "off":
+        return False
+    raise SettingsError(f"VARULV_PREPARED_STATEMENTS must be on or off, not {raw!r}")
+
+
 def phase_lengths_from_env() -> tuple[int, int, int]:
     """The night, day and vote lengths of channels that chose none, in seconds."""
     return (
@@ -187,6 +199,9 @@ class Settings:
     database_connections: int = DATABASE_CONNECTIONS
     """``VARULV_DATABASE_CONNECTIONS``: connections a process opens to PostgreSQL at most, and
     keeps."""
+    prepared_statements: bool = True
+    """``VARULV_PREPARED_STATEMENTS``: psycopg prepares a statement used often on a connection
+    (off: never, for a pooler that cannot keep them)."""
     request_seconds: int = 10
     """How long a request's head, and then its body, may take to arrive."""
     ready_behind_seconds: int = 120
@@ -280,6 +295,7 @@ class Settings:
                 1000,
                 "a number of connections",
             ),
+            prepared_statements=prepared_statements_from_env(),
             request_seconds=_whole_number(
                 "VARULV_REQUEST_SECONDS", 10, 1, 300, "a number of seconds"
             ),

@@ -235,7 +235,7 @@ def metrics_served(settings: Settings, url: str) -> Iterator[None]:
     if settings.metrics_port is None:
         yield
         return
-    engine = make_engine(url, pool_size=METRICS_CONNECTIONS)
+    engine = make_engine(url, METRICS_CONNECTIONS, settings.prepared_statements)
     server = metrics.metrics_server(engine, settings.host, settings.metrics_port)
     server.start()
     log.info("Varulv serves /metrics at http://%s:%d/metrics", settings.host, settings.metrics_port)

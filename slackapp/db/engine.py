@@ -83,14 +83,22 @@ IDLE_BEFORE_PING_SECONDS = 1.0
 """A pooled connection idle longer than this is pinged before it is used again."""
 
 
-def make_engine(url: str, pool_size: int = DATABASE_CONNECTIONS) -> Engine:
+def make_engine(
+    url: str, pool_size: int = DATABASE_CONNECTIONS, prepared_statements: bool = True
+) -> Engine:
     # hide_parameters: an error's message must not print a dealt card or a ballot into the log.
     # connect_timeout: an address that never answers fails in seconds, and start-up retries.
     # pool_use_lifo: the connection used last goes out first, so a busy app's connections
     # stay warm and are not pinged (ping_when_idle), and the rest may sit idle.
     # pool_size, no overflow: every connection opened is kept (DATABASE_CONNECTIONS says why).
     url = sqlalchemy_url(url)
-    connect_args = {} if "connect_timeout" in make_url(url).query else {"connect_timeout": 10}
+    # prepared_statements off: psycopg never prepares (prepare_threshold None), for PgBouncer
+    # in transaction mode, whose next transaction may be on another server connection.
+    connect_args: dict[str, object] = {}
+    if "connect_timeout" not in make_url(url).query:
+        connect_args["connect_timeout"] = 10
+    if not prepared_statements:
+        connect_args["prepare_threshold"] = None
     engine = create_engine(
         url,
         connect_args=connect_args,
