@@ -30,14 +30,15 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db import people
 from slackapp.shapes import profile_name
-from slackapp.turns import Turns, retried_once
+from slackapp.turns import Turns
 
 log = logging.getLogger(__name__)
 
 NAME_REFRESH = timedelta(days=1)
 """A person's kept name is asked of Slack again once it is this old."""
 NAME_LOOKUP_SECONDS = 3
-"""users.info gets this long, after its turn at Slack's limit (``slackapp.turns``)."""
+"""users.info gets this long, once, after its turn at Slack's limit (``slackapp.turns``); a
+429 is not waited out: the handle stands, and the name is asked again next time."""
 LOOKUP_THREADS = 2
 LOOKUP_AFTER_SECONDS = 0.5
 """How long a look-up waits after the click that asked for it. Begun at once, its call and
@@ -164,9 +165,7 @@ class Names:
     ) -> None:
         try:
             self.turns.wait_for("users.info", token or "")  # Slack's Tier 4, per workspace
-            lookup = retried_once(
-                WebClient(token=token, base_url=base_url, timeout=NAME_LOOKUP_SECONDS)
-            )
+            lookup = WebClient(token=token, base_url=base_url, timeout=NAME_LOOKUP_SECONDS)
             try:
                 user = lookup.users_info(user=user_id).get("user")
             except (SlackApiError, SlackClientError, OSError) as error:
