@@ -19,6 +19,8 @@ from tests.pgbouncer import pgbouncer, pgbouncer_program, pooled_url
 ALVA, BENGT, CARIN, _ = PEOPLE
 POOL = 4
 """Server connections PgBouncer keeps for the app's database."""
+TEST = "the test's own"
+"""The application name of this test's own connections, which go to PostgreSQL directly."""
 
 
 @pytest.fixture
@@ -37,7 +39,7 @@ def test_a_game_through_pgbouncer_in_transaction_mode(postgres: str, pooler: int
     with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], limits=UNLIMITED) as fake:
         env = {"VARULV_PREPARED_STATEMENTS": "off", "VARULV_DATABASE_CONNECTIONS": "30"}
         app = start_app(fake, pooled_url(direct, pooler), env=env)
-        db = create_engine(sqlalchemy_url(direct))
+        db = create_engine(sqlalchemy_url(direct), connect_args={"application_name": TEST})
         try:
             for user_id, person in PEOPLE.items():
                 fake.add_user(user_id, person)
@@ -55,9 +57,9 @@ def test_a_game_through_pgbouncer_in_transaction_mode(postgres: str, pooler: int
                 backends = connection.scalar(
                     text(
                         "SELECT count(*) FROM pg_stat_activity"
-                        " WHERE datname = :name AND pid <> pg_backend_pid()"
+                        " WHERE datname = :name AND application_name <> :test"
                     ),
-                    {"name": name},
+                    {"name": name, "test": TEST},
                 )
             assert backends is not None and backends <= POOL, "the pooler's, not the app's 30"
             errors = [line for line in app.log.read_text().splitlines() if '"ERROR"' in line]
