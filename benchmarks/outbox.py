@@ -498,7 +498,7 @@ def deadlines_together(
             assert scrape_every is not None
             while not cleared_event.wait(scrape_every):
                 began = time.monotonic()
-                requests.get(f"{app.url}/metrics", timeout=30).raise_for_status()
+                requests.get(app.metrics_url, timeout=30).raise_for_status()
                 scrapes.append(time.monotonic() - began)
 
         scraper = threading.Thread(target=scrape, daemon=True)

@@ -120,6 +120,8 @@ class Server:
     plays: bool = False
     """Whether it plays the game, replying and posting (the app), or only acknowledges (the
     floor)."""
+    metrics_url: str = ""
+    """The app's ``/metrics``, on a port of its own."""
 
     @property
     def events_url(self) -> str:
@@ -169,7 +171,7 @@ def start_server(
     root: Path = ROOT,
     settings: dict[str, str] | None = None,
 ) -> Server:
-    port = free_port()
+    port, metrics_port = free_port(), free_port()
     descriptor, log_name = tempfile.mkstemp(prefix=f"varulv-{name}-", suffix=".log")
     os.close(descriptor)
     log = Path(log_name)
@@ -181,6 +183,7 @@ def start_server(
         "DATABASE_URL": database_url,
         "PORT": str(port),
         "HOST": "127.0.0.1",
+        "VARULV_METRICS_PORT": str(metrics_port),
         "WEB_CONCURRENCY": str(workers),
         "VARULV_NIGHT_SECONDS": str(LONG["night"]),
         "VARULV_DAY_SECONDS": str(LONG["day"]),
@@ -196,7 +199,14 @@ def start_server(
         process = subprocess.Popen(
             argv, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
-    server = Server(name, process, f"http://127.0.0.1:{port}", log, module == "slackapp.cli")
+    server = Server(
+        name,
+        process,
+        f"http://127.0.0.1:{port}",
+        log,
+        module == "slackapp.cli",
+        f"http://127.0.0.1:{metrics_port}/metrics",
+    )
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -68,7 +68,7 @@ def scrape_cost(
         for number, app in enumerate(apps):
             # One whole game first, so a scrape shows a series for every kind of step and call.
             Storms(fake, db, pool, app, None, 1, run=f"SCRAPE{number}").play()
-            sizes.append(len(session.get(f"{app.url}/metrics", timeout=30).content))
+            sizes.append(len(session.get(app.metrics_url, timeout=30).content))
         time.sleep(2)  # the warm-up's replies out of the way
         for app in apps:
             idle_began, idle_cpu = time.monotonic(), app.cpu_seconds()
@@ -82,7 +82,8 @@ def scrape_cost(
                     began, before = time.monotonic(), app.cpu_seconds()
                     for _ in range(scrapes):
                         started = time.monotonic()
-                        session.get(f"{app.url}{path}", timeout=30).raise_for_status()
+                        where = app.metrics_url if path == "/metrics" else f"{app.url}{path}"
+                        session.get(where, timeout=30).raise_for_status()
                         if path == "/metrics":
                             wall.append(time.monotonic() - started)
                     used = app.cpu_seconds() - before - idle_rate * (time.monotonic() - began)

@@ -34,6 +34,7 @@ from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.install_page import LandingOAuthFlow
 from slackapp.listeners import register
+from slackapp.listeners.ack import finish_answers
 from slackapp.logs import log_context
 from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
 from slackapp.steps import DEADLINE_BATCH, Steps, commit_step, utc_now
@@ -91,7 +92,11 @@ class Varulv:
         )
 
     def stop(self) -> None:
+        """Once no request comes in: the steps already acknowledged to Slack finish, then
+        their private answers are sent, and only then do deliveries stop."""
         self.deadlines.stop()
+        self.app.listener_runner.listener_executor.shutdown(wait=True)
+        finish_answers()
         self.deliverer.stop()
 
 
@@ -122,7 +127,7 @@ def build(
     ``now``: the one clock every step, deadline and delivery goes by (a test's, to move it on).
     The server checks every request's signature before Bolt sees it, so Bolt does not again.
     """
-    engine = make_engine(database_url, settings.database_connections)
+    engine = make_engine(database_url, settings.database_connections, settings.prepared_statements)
     sessions = make_sessions(engine)
     keep_journal(sessions)
     lengths = Lengths(settings.night_seconds, settings.day_seconds, settings.vote_seconds)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import socket
 import sys
 from collections.abc import Callable
@@ -86,21 +87,40 @@ def _serve() -> int:
 def serve(settings: Settings) -> int:
     """Reach the database, bring its schema up to date, then serve Slack until stopped."""
     from slackapp.db.deployment import claim
-    from slackapp.db.engine import DatabaseUnavailable, database_url, make_engine, wait_for_database
+    from slackapp.db.engine import (
+        DatabaseUnavailable,
+        check_connections,
+        connections_needed,
+        database_url,
+        make_engine,
+        wait_for_database,
+    )
     from slackapp.db.migrate import upgrade
     from slackapp.db.tokens import unreadable_tokens
     from slackapp.server import serve_http, serve_socket_mode
 
-    if not settings.app_token:
-        problem = _cannot_listen(settings.host, settings.port)
+    ports = [] if settings.app_token else [("PORT", settings.port)]
+    if settings.metrics_port is not None:
+        ports.append(("VARULV_METRICS_PORT", settings.metrics_port))
+    for name, port in ports:
+        problem = _cannot_listen(settings.host, port, name)
         if problem:
             return _refuse("serve", problem)
     try:
         url = database_url(settings.database_url, settings.data_dir)
-        engine = make_engine(url)
+        engine = make_engine(url, prepared_statements=settings.prepared_statements)
         wait_for_database(engine, settings.database_wait_seconds)
+        needed = connections_needed(
+            settings.workers, settings.database_connections, settings.metrics_port is not None
+        )
+        too_many, few_free = check_connections(engine, needed)
     except DatabaseUnavailable as error:
         return _refuse("serve", error)
+    if too_many:
+        engine.dispose()
+        return _refuse("serve", too_many)
+    if few_free:
+        logging.getLogger("slackapp.cli").warning(few_free)
     upgrade(engine)
     held = claim(engine, settings.multi_workspace) or unreadable_tokens(engine, settings)
     engine.dispose()  # the app opens its own connections
@@ -179,13 +199,13 @@ def _maintain(command: str, work: Callable[[Engine, Settings], str]) -> int:
     return 0
 
 
-def _cannot_listen(host: str, port: int) -> str | None:
+def _cannot_listen(host: str, port: int, name: str = "PORT") -> str | None:
     """Why the server could not listen on host:port, found before anything starts."""
     try:
         with socket.create_server((host, port)):
             return None
     except OSError as error:
-        return f"cannot listen on {host}:{port} ({error.strerror or error}); set PORT to another"
+        return f"cannot listen on {host}:{port} ({error.strerror or error}); set {name} to another"
 
 
 def _sandbox(port: int | None, open_browser: bool) -> int:

@@ -22,6 +22,9 @@ OAUTH_REDIRECT_PATH = "/slack/oauth_redirect"
 
 DEFAULT_PORT = 3000
 DEFAULT_HOST = "0.0.0.0"
+DEFAULT_METRICS_PORT = 9464
+"""``/metrics``'s own port, never the one Slack posts to (the OpenTelemetry Prometheus
+exporter's; nothing else of a usual host takes it)."""
 DATABASE_WAIT_SECONDS = 30
 """How long ``varulv serve`` keeps trying to reach the database at start before it gives up."""
 DATABASE_CONNECTIONS = 30
@@ -69,6 +72,25 @@ def port_from_env() -> int:
     """``PORT`` as the platform gives it, else 3000."""
     raw = os.environ.get("PORT", "").strip()
     return port_number(raw, "PORT") if raw else DEFAULT_PORT
+
+
+def metrics_port_from_env() -> int | None:
+    """``VARULV_METRICS_PORT``: where ``/metrics`` is served, else 9464; 0 serves none."""
+    raw = os.environ.get("VARULV_METRICS_PORT", "").strip()
+    port = port_number(raw, "VARULV_METRICS_PORT", lowest=0) if raw else DEFAULT_METRICS_PORT
+    return port or None
+
+
+def prepared_statements_from_env() -> bool:
+    """``VARULV_PREPARED_STATEMENTS``: ``on`` (the default) or ``off``, for a pooler between
+    the app and PostgreSQL that cannot keep a connection's prepared statements (PgBouncer in
+    transaction mode before 1.21, or without ``max_prepared_statements``)."""
+    raw = os.environ.get("VARULV_PREPARED_STATEMENTS", "").strip().lower()
+    if raw in ("", "on"):
+        return True
+    if raw == "off":
+        return False
+    raise SettingsError(f"VARULV_PREPARED_STATEMENTS must be on or off, not {raw!r}")
 
 
 def phase_lengths_from_env() -> tuple[int, int, int]:
@@ -177,6 +199,9 @@ class Settings:
     database_connections: int = DATABASE_CONNECTIONS
     """``VARULV_DATABASE_CONNECTIONS``: connections a process opens to PostgreSQL at most, and
     keeps."""
+    prepared_statements: bool = True
+    """``VARULV_PREPARED_STATEMENTS``: psycopg prepares a statement used often on a connection
+    (off: never, for a pooler that cannot keep them)."""
     request_seconds: int = 10
     """How long a request's head, and then its body, may take to arrive."""
     ready_behind_seconds: int = 120
@@ -187,6 +212,9 @@ class Settings:
     update_burst: int = 50
     """chat.update calls a workspace may make at once before that pace applies."""
     host: str = DEFAULT_HOST
+    metrics_port: int | None = None
+    """``VARULV_METRICS_PORT``: ``/metrics`` on a port of its own on ``host`` (None: not
+    served), so Slack's public address never shows it."""
     token_keys: tuple[str, ...] = ()
     """``VARULV_TOKEN_KEY``: the stored Slack tokens are encrypted with the first (Fernet)."""
     retention_days: int = 90
@@ -203,6 +231,8 @@ class Settings:
 
     def problems(self) -> list[str]:
         """Why ``varulv serve`` cannot start with these settings; empty when it can."""
+        if self.metrics_port is not None and self.metrics_port == self.port:
+            return ["VARULV_METRICS_PORT must differ from PORT: /metrics is never beside Slack."]
         if bool(self.client_id) != bool(self.client_secret):
             return ["Set both SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, or neither."]
         if self.multi_workspace:
@@ -265,6 +295,7 @@ class Settings:
                 1000,
                 "a number of connections",
             ),
+            prepared_statements=prepared_statements_from_env(),
             request_seconds=_whole_number(
                 "VARULV_REQUEST_SECONDS", 10, 1, 300, "a number of seconds"
             ),
@@ -272,6 +303,7 @@ class Settings:
                 "VARULV_READY_BEHIND_SECONDS", 120, 5, 86400, "a number of seconds"
             ),
             host=env.get("HOST") or DEFAULT_HOST,
+            metrics_port=metrics_port_from_env(),
             token_keys=token_keys_from_env(),
             privacy_url=_web_address("VARULV_PRIVACY_URL"),
             support_url=_web_address("VARULV_SUPPORT_URL", mail=True),

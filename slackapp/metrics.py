@@ -24,6 +24,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -45,6 +48,7 @@ from sqlalchemy import Engine, func, select
 from slackapp.config import hand_down_metrics_folder, metrics_folder_from_env
 from slackapp.db.engine import AUTOCOMMIT
 from slackapp.db.models import Game, OutboxEntry
+from slackapp.serving import ServerThread
 
 # No ``_created`` line beside every series: Prometheus does not read them, and they were a
 # fifth of what a scrape formats. The process's RSS, CPU and open files stay; the garbage
@@ -137,8 +141,9 @@ def waited_for_turn(method: str, seconds: float) -> None:
 
 
 class DatabaseFigures(Collector):
-    """The outbox's depth, the age of its oldest undelivered effect and the open games by
-    phase, read at scrape time (a failed read leaves them out; ``/readyz`` says why)."""
+    """Whether the database answers, and (when it does) the outbox's depth, the age of its
+    oldest undelivered effect and the open games by phase, read at scrape time: a failed read
+    leaves the figures out and says the database is unreachable, so an alert still fires."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -149,7 +154,9 @@ class DatabaseFigures(Collector):
                 connection.execution_options(**AUTOCOMMIT)
                 now, depth, oldest, *open_games = connection.execute(DATABASE_FIGURES).one()
         except Exception:
+            yield _database_up(False)
             return
+        yield _database_up(True)
         yield GaugeMetricFamily(
             "varulv_outbox_undelivered", "Effects committed and not yet taken by Slack.", depth
         )
@@ -163,6 +170,14 @@ class DatabaseFigures(Collector):
         for phase, count in zip(OPEN_PHASES, open_games, strict=True):
             games.add_metric([phase], count)
         yield games
+
+
+def _database_up(answered: bool) -> GaugeMetricFamily:
+    return GaugeMetricFamily(
+        "varulv_database_up",
+        "1 when this scrape's read of the database's figures succeeded, 0 when it failed.",
+        1.0 if answered else 0.0,
+    )
 
 
 def exposition(engine: Engine) -> Callable[[], tuple[bytes, str]]:
@@ -180,6 +195,36 @@ def exposition(engine: Engine) -> Callable[[], tuple[bytes, str]]:
         return generate_latest(samples) + generate_latest(database), CONTENT_TYPE_LATEST
 
     return scrape
+
+
+class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True  # a scrape in hand never holds the process up at exit
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """No line a scrape: Prometheus asks every few seconds."""
+
+
+def metrics_server(engine: Engine, host: str, port: int) -> ServerThread:
+    """``GET /metrics`` on ``host:port`` alone (an ``OSError`` if it cannot listen there),
+    on threads of its own: never on Slack's port, where anyone could read it. Started by the
+    process that listens for Slack, so with several workers their supervisor answers for all
+    of them (the samples they write, and the database's figures through ``engine``)."""
+    scrape = exposition(engine)
+
+    def answer(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        if environ.get("PATH_INFO") != "/metrics":
+            start_response("404 Not Found", [("Content-Type", "text/plain")])
+            return [b"not found\n"]
+        body, content_type = scrape()
+        start_response("200 OK", [("Content-Type", content_type)])
+        return [body]
+
+    server = make_server(
+        host, port, answer, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler
+    )
+    return ServerThread(server.serve_forever, server.shutdown, "varulv-metrics")
 
 
 def prepare_multiprocess() -> str:

@@ -29,6 +29,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.db import people
 from slackapp.db.engine import outside_transaction
 from slackapp.shapes import profile_name
+from slackapp.turns import Turns
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ class Names:
     def __init__(self, sessions: sessionmaker[Session], now: Callable[[], datetime]) -> None:
         self.sessions = sessions
         self.now = now
+        self.turns = Turns()
+        """Turns at ``users.info``'s tier, per workspace, in this process."""
 
     @staticmethod
     def name_for(connection: Connection, team_id: str, user_id: str, handle: str) -> str:
@@ -105,6 +108,7 @@ class Names:
         learned: dict[str, str] = {}
         for user_id in user_ids:
             try:
+                self.turns.wait_for("users.info", team_id)  # Slack's Tier 4, per workspace
                 user = slack.users_info(user=user_id).get("user")
             except (SlackApiError, SlackClientError, OSError) as error:
                 reason = _reason(error)

@@ -8,7 +8,8 @@ import logging
 import resource
 import shutil
 import signal
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -24,7 +25,7 @@ from slackapp import metrics
 from slackapp.app import Varulv, build
 from slackapp.asgi import Buffered, HeadDeadline
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings, hand_down_database_url
-from slackapp.db.engine import database_url, outside_transaction
+from slackapp.db.engine import database_url, make_engine, outside_transaction
 from slackapp.db.models import TIMED_PHASES, Game, OutboxEntry
 from slackapp.logs import configure_logging, logging_config
 from slackapp.shapes import malformed, misnamed
@@ -45,13 +46,15 @@ OLDEST_WORK = select(
     .where(Game.phase.in_([phase.value for phase in TIMED_PHASES]))
     .scalar_subquery(),
 )
+METRICS_CONNECTIONS = 1
+"""What ``/metrics`` reads from the database is one statement a scrape."""
 GRACEFUL_SECONDS = 10
 """How long a stopping server lets the requests in hand finish."""
 
 
 class Router:
-    """``/slack/events`` (and the OAuth pages) to Bolt; ``/healthz``, ``/readyz`` and
-    ``/metrics`` for the platform."""
+    """``/slack/events`` (and the OAuth pages) to Bolt; ``/healthz`` and ``/readyz`` for the
+    platform. ``/metrics`` has a port of its own (:func:`metrics_served`)."""
 
     def __init__(
         self, varulv: Varulv, keeps_timers: bool = False, ready_behind_seconds: float = 120
@@ -62,7 +65,6 @@ class Router:
         self.ready_behind_seconds = ready_behind_seconds
         """A message due, or a deadline passed, this long ago and still waiting: the processes
         that deliver and keep the timers are not keeping up (``/readyz`` says so)."""
-        self.scrape = metrics.exposition(varulv.engine)
         self.slack = SlackRequestHandler(varulv.app)
         secret = varulv.signing_secret
         self.verifier = SignatureVerifier(secret) if secret else None
@@ -81,10 +83,6 @@ class Router:
             return self.alive(start_response)
         if path == "/readyz":
             return self.ready(start_response)
-        if path == "/metrics":
-            body, content_type = self.scrape()
-            start_response("200 OK", [("Content-Type", content_type)])
-            return [body]
         start_response("404 Not Found", [("Content-Type", "text/plain")])
         return [b"not found\n"]
 
@@ -213,16 +211,39 @@ def serve_http(settings: Settings, url: str) -> None:
         log.info("Workspaces add Varulv at http://%s%s", bind, INSTALL_PATH)
     options = uvicorn_options(settings)
     if settings.workers == 1:
-        uvicorn.Server(uvicorn.Config(asgi_app(settings, url), **options)).run()
+        with metrics_served(settings, url):
+            uvicorn.Server(uvicorn.Config(asgi_app(settings, url), **options)).run()
         return
     hand_down_database_url(url)  # the workers' own Settings.from_env() reads it
     samples = metrics.prepare_multiprocess()  # the workers, spawned, inherit where it is
     try:
-        uvicorn.run(
-            "slackapp.server:from_environment", factory=True, workers=settings.workers, **options
-        )
+        with metrics_served(settings, url):  # the supervisor adds up the workers' samples
+            uvicorn.run(
+                "slackapp.server:from_environment",
+                factory=True,
+                workers=settings.workers,
+                **options,
+            )
     finally:
         shutil.rmtree(samples, ignore_errors=True)
+
+
+@contextmanager
+def metrics_served(settings: Settings, url: str) -> Iterator[None]:
+    """``/metrics`` on ``VARULV_METRICS_PORT`` while the block runs (nothing when it is 0),
+    reading the database's figures on one connection of its own."""
+    if settings.metrics_port is None:
+        yield
+        return
+    engine = make_engine(url, METRICS_CONNECTIONS, settings.prepared_statements)
+    server = metrics.metrics_server(engine, settings.host, settings.metrics_port)
+    server.start()
+    log.info("Varulv serves /metrics at http://%s:%d/metrics", settings.host, settings.metrics_port)
+    try:
+        yield
+    finally:
+        server.stop()
+        engine.dispose()
 
 
 def stopped(signum: int, frame: object) -> None:
@@ -241,4 +262,5 @@ def serve_socket_mode(settings: Settings, database_url: str) -> None:
 
     varulv = build(settings, database_url)
     varulv.start()
-    SocketModeHandler(varulv.app, settings.app_token).start()  # type: ignore[no-untyped-call]
+    with metrics_served(settings, database_url):
+        SocketModeHandler(varulv.app, settings.app_token).start()  # type: ignore[no-untyped-call]

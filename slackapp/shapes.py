@@ -2,8 +2,9 @@
 
 Bolt takes the envelope of a request on trust: to find a listener it reads ``actions[0]``, the
 ``event`` and the ``view`` as Slack always sends them, and a signed body shaped otherwise makes
-it fail with a 500. The server answers such a body 400 instead; what is inside the envelope
-(ids, button values) is the listeners' to check.
+it fail with a 500. The server answers such a body 400 instead, as it does a body holding a
+character PostgreSQL would refuse wherever it landed (NUL, a lone surrogate); what is inside
+the envelope (ids, button values) is the listeners' to check.
 """
 
 from __future__ import annotations
@@ -19,10 +20,17 @@ OBJECTS = ("user", "team", "channel", "container", "message", "enterprise", "vie
 """Envelope fields that are objects (or absent, or null) in every payload Slack sends."""
 
 
+UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+"""What PostgreSQL refuses in text and JSON, and Slack never sends: NUL, and halves of a
+surrogate pair standing alone (no UTF-8 can hold them)."""
+
+
 def malformed(body: Any) -> str | None:
     """What is wrong with a request's envelope, or None when Bolt can route it."""
     if not isinstance(body, dict):
         return "the body is not an object"
+    if unstorable(body):
+        return "a field holds a NUL or a lone surrogate, which Slack never sends"
     for name in OBJECTS:
         if body.get(name) is not None and not isinstance(body[name], dict):
             return f"{name} is not an object"
@@ -44,6 +52,23 @@ def malformed(body: Any) -> str | None:
     if "event" in body:  # Bolt reads it from any body that has one
         return _event_problem(body["event"])
     return None
+
+
+def unstorable(body: Any) -> bool:
+    """Whether any string in ``body`` (a key or a value, however deep) holds a character
+    PostgreSQL cannot store, which would fail a statement far from here."""
+    pending = [body]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, str):
+            if UNSTORABLE.search(value):
+                return True
+        elif isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+    return False
 
 
 def _web_url(value: Any) -> bool:

@@ -33,6 +33,7 @@ from slackapp.delivery.outbox import Row, answering, enqueue, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
 from slackapp.names import AsksNames, Names
+from slackapp.turns import Turns, open_direct_message
 
 log = logging.getLogger(__name__)
 
@@ -346,6 +347,8 @@ class Steps:
         self.alarm = alarm
         self.now = now
         self.names = Names(sessions, now)
+        self.turns = Turns()
+        """Turns at Slack's limits for ``conversations.open`` at *Start*, in this process."""
 
     @property
     def take(self) -> Take | None:
@@ -562,7 +565,7 @@ class Steps:
                 if seat.key in channels or seat.key in unreachable:
                     continue
                 try:
-                    opened = client.conversations_open(users=seat.key)
+                    opened = open_direct_message(self.turns, client, seat.key)
                     channels[seat.key] = str(opened["channel"]["id"])
                 except SlackApiError as error:
                     if error.response.get("error") in TRANSIENT_ERRORS:

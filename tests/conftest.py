@@ -48,6 +48,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # (its shared ones enforce no limit): its apps pace chat.update far less than Slack's 50 a
     # minute, and the tests about the limits set their own.
     os.environ.setdefault("VARULV_UPDATES_PER_MINUTE", "100000")
+    # Many apps run at once: none serves /metrics on the one default port; the tests of
+    # /metrics give each app a port of its own.
+    os.environ.setdefault("VARULV_METRICS_PORT", "0")
     # The run starts over a hundred Python processes (xdist's workers, the apps): they keep the
     # project's compiled bytecode (in __pycache__/, which git ignores) rather than each compiling
     # it again, even where PYTHONDONTWRITEBYTECODE is set.

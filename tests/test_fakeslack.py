@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import re
 import threading
 import time
@@ -29,7 +30,8 @@ from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.signature import SignatureVerifier
 from slack_sdk.webhook import WebhookClient
 
-from slackapp.fakeslack import FakeSlack, Message
+from slackapp.fakeslack import SLACK, UNLIMITED, FakeSlack, Message
+from slackapp.fakeslack.limits import METHOD_TIERS, TIERS, Limiter
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest, checked_blocks
 from tests import faults
 
@@ -542,6 +544,36 @@ def test_rate_limit_retry_handler_gets_through(fake: FakeSlack) -> None:
     assert time.monotonic() - started >= 1.0
     assert [c.status for c in fake.calls_to("chat.postMessage")] == [429, 200]
     assert [m.text for m in fake.messages(CHANNEL)] == ["eventually"]
+
+
+@pytest.mark.parametrize("method", sorted(METHOD_TIERS))
+def test_every_method_the_app_calls_has_its_tier_per_workspace(method: str) -> None:
+    """A minute's calls at once, then one every 60/N seconds; Retry-After says when, in whole
+    seconds; each method has a budget of its own; the clock is the test's."""
+    now = [0.0]
+    limiter = Limiter(SLACK, clock=lambda: now[0])
+    calls = int(TIERS[METHOD_TIERS[method]].burst)
+    params = {"channel": CHANNEL}
+    assert [limiter.retry_after(method, params) for _ in range(calls)] == [0] * calls
+    assert limiter.retry_after(method, params) == math.ceil(60 / calls)
+    assert limiter.retry_after("users.info" if method != "users.info" else "views.open", {}) == 0
+    now[0] += 60 / calls
+    assert limiter.retry_after(method, params) == 0
+    assert limiter.retry_after(method, params) > 0
+    assert limiter.refused == {method: 2}
+    assert Limiter(UNLIMITED, clock=lambda: now[0]).retry_after(method, params) == 0
+
+
+def test_conversations_open_beyond_tier_3_answers_429_with_retry_after(
+    fake: FakeSlack, web: WebClient
+) -> None:
+    for _ in range(50):
+        assert web.conversations_open(users="U1")["ok"] is True
+    with pytest.raises(SlackApiError) as failure:
+        web.conversations_open(users="U2")
+    assert failure.value.response.status_code == 429
+    assert failure.value.response.headers["Retry-After"] in ("1", "2")
+    assert web.users_info(user="U1")["ok"] is True, "another method, another budget"
 
 
 def test_forced_errors_answer_once(fake: FakeSlack, web: WebClient) -> None:

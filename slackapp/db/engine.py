@@ -83,14 +83,22 @@ IDLE_BEFORE_PING_SECONDS = 1.0
 """A pooled connection idle longer than this is pinged before it is used again."""
 
 
-def make_engine(url: str, pool_size: int = DATABASE_CONNECTIONS) -> Engine:
+def make_engine(
+    url: str, pool_size: int = DATABASE_CONNECTIONS, prepared_statements: bool = True
+) -> Engine:
     # hide_parameters: an error's message must not print a dealt card or a ballot into the log.
     # connect_timeout: an address that never answers fails in seconds, and start-up retries.
     # pool_use_lifo: the connection used last goes out first, so a busy app's connections
     # stay warm and are not pinged (ping_when_idle), and the rest may sit idle.
     # pool_size, no overflow: every connection opened is kept (DATABASE_CONNECTIONS says why).
     url = sqlalchemy_url(url)
-    connect_args = {} if "connect_timeout" in make_url(url).query else {"connect_timeout": 10}
+    # prepared_statements off: psycopg never prepares (prepare_threshold None), for PgBouncer
+    # in transaction mode, whose next transaction may be on another server connection.
+    connect_args: dict[str, object] = {}
+    if "connect_timeout" not in make_url(url).query:
+        connect_args["connect_timeout"] = 10
+    if not prepared_statements:
+        connect_args["prepare_threshold"] = None
     engine = create_engine(
         url,
         connect_args=connect_args,
@@ -167,6 +175,65 @@ def wait_for_database(engine: Engine, patience: float, pause: float = 1.0) -> No
                 deadline - time.monotonic(),
             )
             time.sleep(pause)
+
+
+CONNECTION_LIMITS = text(
+    """
+    SELECT current_setting('max_connections')::int
+             - current_setting('superuser_reserved_connections')::int
+             - coalesce(nullif(current_setting('reserved_connections', true), '')::int, 0),
+           (SELECT rolconnlimit FROM pg_roles WHERE rolname = current_user),
+           (SELECT datconnlimit FROM pg_database WHERE datname = current_database()),
+           (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'),
+           (SELECT count(*) FROM pg_stat_activity
+             WHERE backend_type = 'client backend' AND usename = current_user),
+           (SELECT count(*) FROM pg_stat_activity
+             WHERE backend_type = 'client backend' AND datname = current_database())
+    """
+)
+"""What the server lets an ordinary role have (max_connections less the reserved ones), the
+role's and the database's own limits (-1: none), and the connections in use: in all, by the
+role, in the database."""
+
+
+def connections_needed(workers: int, per_process: int, metrics: bool) -> int:
+    """Connections one ``varulv serve`` opens at most: each worker's pool, and one for
+    ``/metrics``'s figures."""
+    return workers * per_process + (1 if metrics else 0)
+
+
+def check_connections(engine: Engine, needed: int) -> tuple[str | None, str | None]:
+    """(a refusal, a warning) about ``needed`` more connections: refused when the server, the
+    role or the database can never hold that many; a warning when fewer are free now (the
+    deployment's other processes hold the rest), since a thread then waits for a connection."""
+    with engine.connect() as connection:
+        row = connection.execute(CONNECTION_LIMITS).one()
+    server, role_limit, database_limit, in_use, by_role, in_database = (int(v) for v in row)
+    limits = [("max_connections", server, in_use)]
+    if role_limit >= 0:
+        limits.append(("the role's CONNECTION LIMIT", role_limit, by_role))
+    if database_limit >= 0:
+        limits.append(("the database's CONNECTION LIMIT", database_limit, in_database))
+    advice = (
+        "lower VARULV_DATABASE_CONNECTIONS (or WEB_CONCURRENCY), raise the limit, or put "
+        "PgBouncer in front (docs/deploy.md)"
+    )
+    for name, limit, _ in limits:
+        if needed > limit:
+            return (
+                f"this process may open {needed} connections to PostgreSQL, and {name} "
+                f"allows {limit} in all: {advice}",
+                None,
+            )
+    for name, limit, used in limits:
+        free = limit - (used - 1)  # this check's own connection is about to be closed
+        if needed > free:
+            return None, (
+                f"this process may open {needed} connections to PostgreSQL, and {name} has "
+                f"{free} of {limit} free ({used - 1} in use by others): under load its threads "
+                f"will wait for connections; {advice}"
+            )
+    return None, None
 
 
 def first_line(error: BaseException) -> str:

@@ -8,7 +8,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Executable, Select, Table, delete, func, select, update
+from sqlalchemy import (
+    CursorResult,
+    Executable,
+    Select,
+    Table,
+    delete,
+    func,
+    or_,
+    select,
+    union,
+    update,
+)
 from sqlalchemy.orm import Session, selectinload
 
 from slackapp.blocks.words import ENGLISH, N_, Words, words
@@ -18,6 +29,7 @@ from slackapp.db.models import (
     ChannelSettings,
     Game,
     OutboxEntry,
+    PacingBucket,
     Person,
     Regular,
     Score,
@@ -220,6 +232,7 @@ def installed(session: Session, team_id: str) -> bool:
 def erase_workspace(session: Session, team_id: str) -> dict[str, int]:
     """Delete every row about the workspace; how many from each table."""
     erased: dict[str, int] = {}
+    erased[PacingBucket.__tablename__] = _count(session, _buckets_of(session, team_id))
     for model in TEAM_TABLES:
         table = model.__table__
         assert isinstance(table, Table)
@@ -228,6 +241,24 @@ def erase_workspace(session: Session, team_id: str) -> dict[str, int]:
     for table in _installation_tables():
         erased[table.name] = _count(session, delete(table).where(table.c.team_id == team_id))
     return erased
+
+
+def _buckets_of(session: Session, team_id: str) -> Executable:
+    """The rate limits' buckets keyed by the workspace or by one of its channels (their keys
+    end ``:<id>``); a bucket deleted only lets a burst go again."""
+    channels = session.scalars(
+        union(
+            select(Game.channel_id).where(Game.team_id == team_id),
+            select(ChannelSettings.channel_id).where(ChannelSettings.team_id == team_id),
+            select(StandingTable.channel_id).where(StandingTable.team_id == team_id),
+        )
+    ).all()
+    return delete(PacingBucket).where(
+        or_(
+            PacingBucket.key.endswith(f":{team_id}", autoescape=True),
+            *(PacingBucket.key.endswith(f":{channel}", autoescape=True) for channel in channels),
+        )
+    )
 
 
 def _installation_tables() -> list[Table]:

@@ -46,12 +46,11 @@ def upgrade(engine: Engine) -> None:
     from alembic import command
 
     config = alembic_config()
+    # The lock is the transaction's, released by its commit or rollback: behind PgBouncer in
+    # transaction mode a session's lock could stay behind on a server connection another
+    # client then holds.
     with engine.connect() as connection:
-        connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": MIGRATION_LOCK})
-        try:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "head")
-            connection.commit()
-        finally:
-            connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": MIGRATION_LOCK})
-            connection.commit()
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+        connection.commit()

@@ -1,11 +1,14 @@
 """Slack's rate limits, as the stand-in enforces them: beyond them a call is answered HTTP 429
 ``ratelimited`` with ``Retry-After`` (whole seconds), and changes nothing.
 
-Slack documents ``chat.update`` as Tier 3 (50+ a minute per app per workspace, sporadic bursts
-welcome) and ``chat.postMessage`` as about one message a second per channel, short bursts
-allowed. Each limit is a token bucket: ``burst`` calls may go at once, then one every
-``1 / per_second`` seconds; a refused call takes no token. ``response_url`` answers, views and
-the other methods are not limited here, as Tier 3's ``chat.update`` budget does not count them.
+Slack limits each method per app per workspace by its tier: Tier 1 is 1 or more calls a minute,
+Tier 2 20+, Tier 3 50+, Tier 4 100+ (bursts welcome); ``chat.postMessage`` is special, about one
+message a second per channel, short bursts allowed. Each method the app calls is limited here at
+its tier's floor (:data:`METHOD_TIERS`), each method its own budget. Each limit is a token
+bucket: ``burst`` calls (a minute's, for a tier) may go at once, then one every
+``1 / per_second`` seconds; a refused call takes no token. ``response_url`` answers are not Web
+API calls and are not limited; ``auth.test`` is of Slack's special tier, generous, and is not
+limited here either.
 """
 
 from __future__ import annotations
@@ -13,8 +16,9 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from slackapp.fakeslack.models import JSON
 
@@ -25,12 +29,36 @@ class Limit:
     burst: int
 
 
+def tier(calls_a_minute: int) -> Limit:
+    """A tier's floor: ``calls_a_minute`` a minute, a minute's calls at once."""
+    return Limit(calls_a_minute / 60, calls_a_minute)
+
+
+TIERS = {1: tier(1), 2: tier(20), 3: tier(50), 4: tier(100)}
+METHOD_TIERS = {
+    "conversations.open": 3,
+    "chat.update": 3,
+    "chat.delete": 3,
+    "users.info": 4,
+    "views.open": 4,
+    "views.publish": 4,
+}
+"""The tier of each method the app calls, as Slack's method pages give it (``chat.postMessage``
+and ``auth.test`` are of the special tier)."""
+SLACK_METHODS: Mapping[str, Limit] = MappingProxyType(
+    {method: TIERS[number] for method, number in METHOD_TIERS.items() if method != "chat.update"}
+)
+
+
 @dataclass(frozen=True)
 class RateLimits:
-    """What the stand-in allows per workspace (``chat.update``) and per channel (posts)."""
+    """What the stand-in allows per workspace (``chat.update``, and each of ``methods``) and
+    per channel (posts)."""
 
-    updates: Limit | None = Limit(50 / 60, 50)
+    updates: Limit | None = TIERS[3]
     posts: Limit | None = Limit(1.0, 5)
+    methods: Mapping[str, Limit] = field(default_factory=lambda: SLACK_METHODS)
+    """Every other method limited per workspace: its limit (Slack's tiers by default)."""
 
     @classmethod
     def small(cls, updates_per_minute: float, update_burst: int = 1) -> RateLimits:
@@ -40,7 +68,7 @@ class RateLimits:
 
 SLACK = RateLimits()
 """Slack's own limits, the stand-in's default."""
-UNLIMITED = RateLimits(updates=None, posts=None)
+UNLIMITED = RateLimits(updates=None, posts=None, methods=MappingProxyType({}))
 """No limit: for runs that play thousands of games in one workspace to measure something else."""
 
 
@@ -92,7 +120,7 @@ class Limiter:
         elif method == "chat.postMessage":
             limit, key = self._limits.posts, str(params.get("channel") or "")
         else:
-            return 0
+            limit, key = self._limits.methods.get(method), ""
         if limit is None:
             return 0
         with self._lock:

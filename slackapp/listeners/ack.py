@@ -156,6 +156,16 @@ def _answering() -> ThreadPoolExecutor:
         return _answers
 
 
+def finish_answers() -> None:
+    """Wait for every private answer already handed to the answer threads (a stopping process
+    sends what its steps promised); one sent after this goes on fresh threads."""
+    global _answers
+    with _answers_lock:
+        answers, _answers = _answers, None
+    if answers is not None:
+        answers.shutdown(wait=True)
+
+
 def send(respond: Respond | None, reply: Reply) -> None:
     """Answer privately, on an answer thread. An answer Slack won't take is logged: the step
     itself is done."""

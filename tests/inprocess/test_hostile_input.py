@@ -47,17 +47,19 @@ def channel_settings(db: Engine) -> list[Any]:
         return list(connection.execute(text("SELECT * FROM channel_settings ORDER BY 1, 2")))
 
 
-def test_a_nul_in_a_name_or_a_command_is_cleaned_before_it_is_stored(
+def test_a_control_character_in_a_name_or_a_command_is_cleaned_before_it_is_stored(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
+    """A NUL in a payload is refused at the door (test_unstorable_characters.py); users.info
+    is not a payload, and other control characters are cleaned where they are kept."""
     anna, bo = new_people(fake, 2)
     fake.add_user(anna, display_name="an\x00na\x1b")  # the name users.info gives
     table = Table(fake, app, db)
-    opening = with_form(signed_command(fake, anna, table.channel), user_name="an\x00na\x1b")
+    opening = with_form(signed_command(fake, anna, table.channel), user_name="an\x07na\x1b")
     assert app.send(opening).status_code == 200
     table.lobby()
     assert [seat["display_name"] for seat in table.seats()] == ["anna"]
-    help_command = with_form(signed_command(fake, bo, table.channel), text="he\x00lp")
+    help_command = with_form(signed_command(fake, bo, table.channel), text="he\x07lp")
     assert app.send(help_command).status_code == 200
     table.ephemeral(bo, "least comfortable arguing out loud")  # help, after the ack
     faults.fail_next(fake, "users.info", "missing_scope")  # so the payload's name is all there is
@@ -66,7 +68,7 @@ def test_a_nul_in_a_name_or_a_command_is_cleaned_before_it_is_stored(
     join = signed(fake, lambda: fake.click(bo, lobby, lobby.button("Join").action_id))
 
     def nul_name(payload: dict[str, Any]) -> None:
-        payload["user"]["name"] = payload["user"]["username"] = "\x00"
+        payload["user"]["name"] = payload["user"]["username"] = "\x07"
 
     assert app.send(with_payload(join, nul_name)).status_code == 200
     table.wait(lambda: len(table.seats()) == 2 or None, "bo to join")
@@ -78,11 +80,13 @@ def trailing_line_break(payload: dict[str, Any]) -> None:
     payload["actions"][0]["action_id"] = ids.JOIN + "\n"  # `$` in a pattern matched it
 
 
-def nul_target(payload: dict[str, Any]) -> None:
-    payload["actions"][0]["value"] += ":\x00"  # not even a lookup the database can make
+def bell_target(payload: dict[str, Any]) -> None:
+    payload["actions"][0]["value"] += ":\x07"
 
 
-@pytest.mark.parametrize("change", [trailing_line_break, nul_target], ids=["line break", "nul"])
+@pytest.mark.parametrize(
+    "change", [trailing_line_break, bell_target], ids=["line break", "control character"]
+)
 def test_a_click_whose_action_id_or_value_is_off_by_a_control_character_is_stale(
     fake: FakeSlack, app: InProcessApp, db: Engine, change: Any
 ) -> None:
@@ -221,7 +225,7 @@ def test_a_forged_settings_submission_is_refused_before_bolt_reads_it(
     assert app.errors_logged()[errors:] == []
 
 
-@pytest.mark.parametrize("metadata", ["", "C0\x00", "x" * 5000, "not a channel", "C0FIKA\n"])
+@pytest.mark.parametrize("metadata", ["", "C0\x07", "x" * 5000, "not a channel", "C0FIKA\n"])
 def test_a_settings_submission_for_no_channel_says_so_in_the_form(
     fake: FakeSlack, app: InProcessApp, db: Engine, metadata: str
 ) -> None:

@@ -34,6 +34,8 @@ class Deployment:
     fake: FakeSlack
     app: AppProcess
     db: Engine
+    metrics_url: str | None = None
+    """Where ``/metrics`` answers, when the deployment serves it (a port of its own)."""
 
     def table(self) -> Table:
         for user_id, name in PEOPLE.items():
@@ -68,13 +70,15 @@ def single_workspace(postgres: str) -> Iterator[Deployment]:
 
 @contextlib.contextmanager
 def token_deployment(postgres: str, purpose: str) -> Iterator[Deployment]:
-    """The app with one bot token, on a database of its own."""
+    """The app with one bot token, on a database of its own, ``/metrics`` on a port of its
+    own."""
     url = fresh_database(postgres, purpose)
+    metrics_port = free_port()
     with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
-        app = start_app(fake, url)
+        app = start_app(fake, url, env={"VARULV_METRICS_PORT": str(metrics_port)})
         engine = create_engine(url)
         try:
-            yield Deployment(fake, app, engine)
+            yield Deployment(fake, app, engine, f"http://127.0.0.1:{metrics_port}/metrics")
         finally:
             app.stop()
             engine.dispose()

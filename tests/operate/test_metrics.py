@@ -1,11 +1,21 @@
-"""``/metrics``: what a running app counts while a game is played, in Prometheus's format."""
+"""``/metrics``: what a running app counts while a game is played, in Prometheus's format, on a
+port of its own; and what it says while the database is away."""
 
 from __future__ import annotations
 
-import requests
-from prometheus_client.parser import text_string_to_metric_families
+import re
+from pathlib import Path
 
+import requests
+import yaml
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import create_engine
+
+from slackapp.metrics import exposition
+from slackapp.serving import free_port
 from tests.operate.conftest import PEOPLE, Deployment
+
+OPERATING = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
 
 ALVA, BENGT, CARIN, _ = PEOPLE
 
@@ -14,12 +24,17 @@ Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
 
 def scrape(deployment: Deployment) -> Samples:
-    answer = requests.get(f"{deployment.app.url}/metrics", timeout=10)
+    assert deployment.metrics_url is not None
+    answer = requests.get(deployment.metrics_url, timeout=10)
     assert answer.status_code == 200
     assert answer.headers["Content-Type"].startswith("text/plain")
+    return samples_of(answer.text)
+
+
+def samples_of(text: str) -> Samples:
     return {
         (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-        for family in text_string_to_metric_families(answer.text)
+        for family in text_string_to_metric_families(text)
         for sample in family.samples
     }
 
@@ -59,3 +74,55 @@ def test_a_game_moves_the_steps_deliveries_and_the_database_figures(
     assert after[("varulv_outbox_undelivered", ())] == 0
     assert after[("varulv_outbox_oldest_undelivered_seconds", ())] == 0
     assert ("varulv_deadline_lateness_seconds_count", ()) in after
+
+
+def test_metrics_have_a_port_of_their_own_and_never_sit_beside_slacks_endpoints(
+    single_workspace: Deployment,
+) -> None:
+    assert requests.get(f"{single_workspace.app.url}/metrics", timeout=10).status_code == 404
+    assert single_workspace.metrics_url is not None
+    elsewhere = single_workspace.metrics_url.replace("/metrics", "/slack/events")
+    assert requests.post(elsewhere, timeout=10).status_code == 404, "only /metrics there"
+    assert scrape(single_workspace)[("varulv_database_up", ())] == 1
+
+
+def alert_rules() -> list[dict[str, str]]:
+    """The alert rules docs/operating.md offers, as Prometheus would load them."""
+    found = re.search(r"```yaml\n(.*?)```", OPERATING.read_text(), re.DOTALL)
+    assert found, "docs/operating.md shows its alert rules as YAML"
+    groups = yaml.safe_load(found.group(1))["groups"]
+    return [rule for group in groups for rule in group["rules"]]
+
+
+def test_an_alert_rule_still_has_a_series_to_fire_on_while_the_database_is_away(
+    single_workspace: Deployment,
+) -> None:
+    """A read that fails leaves the database's figures out, so the rules on them go quiet;
+    ``varulv_database_up`` is there either way, and one rule fires on it."""
+    unreachable = create_engine(f"postgresql+psycopg://varulv@127.0.0.1:{free_port()}/varulv")
+    try:
+        body, _ = exposition(unreachable)()
+    finally:
+        unreachable.dispose()
+    assert single_workspace.metrics_url is not None
+    reachable = requests.get(single_workspace.metrics_url, timeout=10).text
+    away, there = families_in(body.decode()), families_in(reachable)
+    assert samples_of(body.decode())[("varulv_database_up", ())] == 0
+    assert "varulv_outbox_oldest_undelivered_seconds" not in away
+    named = {
+        rule["alert"]: {SUFFIX.sub("", name) for name in re.findall(r"varulv_\w+", rule["expr"])}
+        for rule in alert_rules()
+    }
+    for alert, metrics in named.items():
+        assert metrics and metrics <= there, f"{alert}: {metrics - there} is not exposed"
+    with_a_series = {alert for alert, metrics in named.items() if metrics <= away}
+    assert "VarulvDeliveriesStuck" not in with_a_series, "the outbox cannot be read then"
+    assert "VarulvDatabaseUnreachable" in with_a_series
+
+
+SUFFIX = re.compile(r"_(bucket|count|sum|total)$")
+
+
+def families_in(exposition_text: str) -> set[str]:
+    """The metric families an exposition declares, samples or none."""
+    return {family.name for family in text_string_to_metric_families(exposition_text)}

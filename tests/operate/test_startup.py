@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import requests
 from slack_sdk.oauth.installation_store import Bot
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
 
 from slackapp.db.deployment import HELD_BY_MULTI, claim
-from slackapp.db.engine import make_engine
+from slackapp.db.engine import check_connections, connections_needed, make_engine
 from slackapp.db.installations import installation_store
 from slackapp.db.models import Game
 from slackapp.fakeslack import FakeSlack
@@ -54,7 +54,7 @@ def varulv(
     process = start(
         argv,
         cwd=tmp_path,
-        env={**clean, "TMPDIR": str(folder), **env},
+        env={**clean, "TMPDIR": str(folder), "VARULV_METRICS_PORT": "0", **env},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -102,6 +102,7 @@ BAD_SETTINGS = {
     "VARULV_DAY_SECONDS": ("999999", "from 60 to 1800"),
     "VARULV_VOTE_SECONDS": ("10", "from 30 to 600"),
     "PORT": ("abc", "from 1 to 65535"),
+    "VARULV_METRICS_PORT": ("-1", "from 0 to 65535"),
     "VARULV_LOG_LEVEL": ("loud", "DEBUG"),
     "WEB_CONCURRENCY": ("0", "from 1"),
     "VARULV_THREADS": ("many", "from 1 to 256"),
@@ -132,6 +133,9 @@ def test_a_port_in_use_is_one_line_and_status_2(tmp_path: Path) -> None:
         port = str(taken.getsockname()[1])
         serve = varulv(["serve"], {**CREDENTIALS, "HOST": "127.0.0.1", "PORT": port}, tmp_path)
         assert_refused(serve, "cannot listen", port)
+        metrics = {**CREDENTIALS, "HOST": "127.0.0.1", "PORT": str(free_port())}
+        metrics["VARULV_METRICS_PORT"] = port
+        assert_refused(varulv(["serve"], metrics, tmp_path / "metrics"), port, "METRICS_PORT")
         sandbox = varulv(["sandbox", "--port", port], {}, tmp_path / "sandbox")
         assert_refused(sandbox, "cannot listen", port)
 
@@ -267,5 +271,43 @@ def test_the_first_server_claims_an_empty_database_for_its_kind(postgres: str) -
         assert claim(engine, multi_workspace=False) == HELD_BY_MULTI
         _with_a_game(str(engine.url.render_as_string(hide_password=False)))
         assert claim(engine, multi_workspace=False) == HELD_BY_MULTI, "the claim, not the rows"
+    finally:
+        engine.dispose()
+
+
+def test_more_connections_than_postgresql_allows_is_refused_at_start(
+    postgres: str, tmp_path: Path
+) -> None:
+    url = fresh_database(postgres, "connections")
+    env = {**CREDENTIALS, "DATABASE_URL": url, "HOST": "127.0.0.1", "PORT": str(free_port())}
+    refused = varulv(["serve"], {**env, "VARULV_DATABASE_CONNECTIONS": "1000"}, tmp_path)
+    said = assert_refused(refused, "1000 connections", "max_connections allows")
+    assert "VARULV_DATABASE_CONNECTIONS" in said and "PgBouncer" in said
+
+
+def test_the_connections_a_process_needs_are_checked_against_what_is_free(postgres: str) -> None:
+    engine = make_engine(fresh_database(postgres, "connections-free"), pool_size=1)
+    try:
+        with engine.connect() as connection:
+            limit = int(
+                connection.scalar(
+                    text(
+                        "SELECT current_setting('max_connections')::int"
+                        " - current_setting('superuser_reserved_connections')::int"
+                    )
+                )
+                or 0
+            )
+        assert check_connections(engine, 2) == (None, None)
+        assert connections_needed(workers=2, per_process=30, metrics=True) == 61
+        too_many, _ = check_connections(engine, limit + 1)
+        assert too_many is not None and f"allows {limit} in all" in too_many
+        # The whole server for one process, while another connection is open: not refused,
+        # but said.
+        with create_engine(engine.url).connect() as another:
+            another.execute(text("SELECT 1"))
+            refused, few_free = check_connections(engine, limit)
+        assert refused is None and few_free is not None
+        assert f"of {limit} free" in few_free and "will wait for connections" in few_free
     finally:
         engine.dispose()

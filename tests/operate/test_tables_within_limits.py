@@ -1,6 +1,8 @@
 """A few tables in one workspace on a tiny budget of Slack's, played through one ``varulv serve``
 and through two: the pacing all the processes share keeps their calls within the stand-in's
-limits, every board ends showing its newest version, and no game is stuck."""
+limits, every board ends showing its newest version, and no game is stuck. And a lunchtime:
+more full tables than Slack's Tier 3 lets open their private messages at once all *Start*
+together, and all deal, each ``conversations.open`` waiting its turn rather than refused."""
 
 from __future__ import annotations
 
@@ -9,10 +11,11 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, create_engine, text
 
-from slackapp.fakeslack import FakeSlack, Limit, RateLimits
+from slackapp.fakeslack import SLACK, FakeSlack, Limit, RateLimits
 from tests.databases import fresh_database
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
 from tests.e2e.driver import Table
+from tests.reliability.support import send_together, signed_click
 
 pytestmark = pytest.mark.long(30)
 
@@ -110,4 +113,47 @@ def test_a_few_tables_on_a_tiny_budget_end_right(postgres: str, processes: int) 
         finally:
             for app in apps:
                 app.stop()
+            engine.dispose()
+
+
+LUNCH_TABLES, SEATS = 6, 10
+SLACKS_PACE = {"VARULV_UPDATES_PER_MINUTE": "50", "VARULV_UPDATE_BURST": "50"}
+
+
+def test_a_lunchtime_of_full_tables_starting_together_all_deal_within_slacks_tiers(
+    postgres: str,
+) -> None:
+    """Sixty private messages to open at once, against Tier 3's fifty a minute: the last
+    tables deal a little later, and Slack refuses none of the calls."""
+    url = fresh_database(postgres, "lunchtime")
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], limits=SLACK) as fake:
+        app = start_app(fake, url, env=SLACKS_PACE)
+        engine = create_engine(url)
+        try:
+            tables: list[tuple[Table, list[str]]] = []
+            for number in range(LUNCH_TABLES):
+                people = [f"U0L{number}P{seat}" for seat in range(SEATS)]
+                for user in people:
+                    fake.add_user(user, user.lower())
+                table = Table(fake, app, engine)
+                table.seat_people(people[0], people[1:])
+                tables.append((table, people))
+            starts = []
+            for table, people in tables:
+                lobby = table.lobby()
+                click = signed_click(fake, people[0], lobby, lobby.button("Start").action_id)
+                starts.append((click, app.events_url))
+            assert send_together(fake, starts) == [200] * LUNCH_TABLES
+            for table, _ in tables:
+                in_phase(table, "night")
+            opened = fake.calls_to("conversations.open")
+            tier = SLACK.methods["conversations.open"]
+            assert len(opened) >= LUNCH_TABLES * SEATS > tier.burst, "more than a burst"
+            refused = fake.api.limiter.refused
+            assert refused.get("conversations.open", 0) == 0, refused
+            assert refused.get("users.info", 0) == 0, refused
+            facts = outbox_facts(engine, [table.game_id() for table, _ in tables])
+            assert facts["failed"] == 0 and facts["attempts"] <= 1, (facts, refused)
+        finally:
+            app.stop()
             engine.dispose()

@@ -23,6 +23,7 @@ from slackapp.db.models import (
     DeliveryLease,
     Game,
     OutboxEntry,
+    PacingBucket,
     Person,
     Regular,
     Score,
@@ -88,9 +89,10 @@ ERASED_TEAM, KEPT_TEAM = "T0ERASEME", "T0KEEPME"
 def a_workspace(db: Engine, team: str, installed: bool) -> None:
     """A row for the workspace in every table Varulv keeps."""
     now = datetime.now(UTC)
+    channel = f"C{team[1:]}"
     with Session(db) as session, session.begin():
         game = Game(
-            team_id=team, channel_id="C0ERASE", host_user_id="U0HOST", phase="over", seed=1,
+            team_id=team, channel_id=channel, host_user_id="U0HOST", phase="over", seed=1,
             night_seconds=60, day_seconds=60, vote_seconds=60, bots_allowed=True,
         )  # fmt: skip
         session.add(game)
@@ -101,23 +103,25 @@ def a_workspace(db: Engine, team: str, installed: bool) -> None:
         session.add_all(
             [
                 Ballot(seat_id=seat.id, game_id=game.id, voter_key="U0HOST", target="nobody"),
-                OutboxEntry(game_id=game.id, surface="reveal", version=1, channel="C0ERASE",
+                OutboxEntry(game_id=game.id, surface="reveal", version=1, channel=channel,
                             text="the reveal"),
-                SlackMessage(game_id=game.id, surface="reveal", channel="C0ERASE", ts="1.0",
+                SlackMessage(game_id=game.id, surface="reveal", channel=channel, ts="1.0",
                              version=1),
-                Score(team_id=team, channel_id="C0ERASE", user_id="U0HOST", games=1, wins=1,
+                Score(team_id=team, channel_id=channel, user_id="U0HOST", games=1, wins=1,
                       points=1),
-                ChannelSettings(team_id=team, channel_id="C0ERASE", night_seconds=60,
+                ChannelSettings(team_id=team, channel_id=channel, night_seconds=60,
                                 day_seconds=60, vote_seconds=60, bots_allowed=True,
                                 updated_by="U0HOST"),
                 Person(team_id=team, user_id="U0HOST", name="host", fetched_at=now),
-                Regular(team_id=team, channel_id="C0ERASE", user_id="U0HOST"),
-                StandingTable(team_id=team, channel_id="C0ERASE", weekdays=1, minute_of_day=0,
+                Regular(team_id=team, channel_id=channel, user_id="U0HOST"),
+                StandingTable(team_id=team, channel_id=channel, weekdays=1, minute_of_day=0,
                               zone="UTC", lobby_minutes=5, next_at=now, owner_user_id="U0HOST",
                               lobby_game_id=game.id),
                 DeliveryLease(game_id=game.id, holder="a process", until=now + timedelta(hours=1)),
-                SeasonWrapUp(team_id=team, channel_id="C0ERASE", season="2026-12",
+                SeasonWrapUp(team_id=team, channel_id=channel, season="2026-12",
                              game_id=game.id),
+                PacingBucket(key=f"update:{team}", free_from=0, taken=True),
+                PacingBucket(key=f"post:{channel}", free_from=0, taken=True),
             ]
         )  # fmt: skip
     if installed:
@@ -177,6 +181,9 @@ def test_erase_workspace_deletes_every_row_of_one_workspace_once_it_is_uninstall
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"erased {ERASED_TEAM}: ")
     assert set(rows_of(db, ERASED_TEAM).values()) == {0}, rows_of(db, ERASED_TEAM)
+    assert rows_naming(db, ERASED_TEAM) == {}, "no row anywhere names the workspace"
+    assert rows_naming(db, f"C{ERASED_TEAM[1:]}") == {}, "nor any of its channels"
+    assert rows_naming(db, KEPT_TEAM)["pacing_buckets"] == 1, "the other keeps its own"
     assert rows_of(db, KEPT_TEAM) == kept, "the other workspace keeps everything"
     again = erase(database_url, ERASED_TEAM)
     assert again.returncode == 0 and "0 rows" in again.stdout, "uninstalled now: nothing left"

@@ -42,14 +42,14 @@ def test_slack_throttling_is_waited_out_and_the_game_goes_on(
         table = Table(fake, app, db)
         since = len(fake.calls)
         table.seat_people(anna, [bo, cia])
-        faults.rate_limit(fake, "conversations.open", times=2, retry_after=1)
+        faults.rate_limit(fake, "conversations.open", times=1, retry_after=1)
         table.start(anna)
         table.play_night([anna, bo])
         faults.rate_limit(fake, "chat.postMessage", times=2, retry_after=1)  # the day board's post
         table.play_night([cia])
         table.wait_for_phase("day")
 
-        assert throttled(fake, since, "conversations.open") == 2
+        assert throttled(fake, since, "conversations.open") == 1
         assert throttled(fake, since, "chat.postMessage") == 2
         assert boards(fake, since, table.channel, DAY) == 1, "posted once, after the waits"
         table.heard_enough([anna, bo])
@@ -66,7 +66,7 @@ def test_throttling_beyond_the_retries_fails_the_step_clearly_and_harms_nothing(
     with running_app(fake, database_url) as app:
         table = Table(fake, app, db)
         table.seat_people(anna, [bo, cia])
-        faults.rate_limit(fake, "conversations.open", times=4, retry_after=0)  # a try, 3 retries
+        faults.rate_limit(fake, "conversations.open", times=2, retry_after=0)  # a try, a retry
         table.click(anna, table.lobby(), "Start")
 
         table.ephemeral(anna, SLACK_UNAVAILABLE)
