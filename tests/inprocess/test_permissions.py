@@ -297,5 +297,5 @@ def test_a_stop_ends_only_the_game_it_was_allowed_for(
         lambda: ((g := table.game_id()) != checked and g) or None, "the new lobby"
     )
     told = steps.stop(team, table.channel, host, checked=checked)
-    assert told is not None and "/varulv stop" in told and "again" in told
+    assert told is not None and "was not stopped" in told
     assert table.game()["phase"] == "lobby" and table.game_id() == new_game
