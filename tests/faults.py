@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 
 from slackapp.fakeslack import FakeSlack
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
@@ -66,6 +67,26 @@ class Faults:
             return self._latency.get(method, self._latency.get(None, 0.0))
 
 
+class CrashAfter:
+    """Once a call of ``method`` that ``when`` picks has been answered by Slack, ``crash`` runs
+    before the answer goes back: what Slack did is done, and the caller never learns of it."""
+
+    def __init__(
+        self, method: str, when: Callable[[ApiRequest], bool], crash: Callable[[], None]
+    ) -> None:
+        self.method = method
+        self.when = when
+        self.crash = crash
+        self.crashed = threading.Event()
+
+    def __call__(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        answered = answer(request)
+        if request.method == self.method and not self.crashed.is_set() and self.when(request):
+            self.crash()
+            self.crashed.set()
+        return answered
+
+
 _install_lock = threading.Lock()
 
 
@@ -111,3 +132,13 @@ def set_unreachable(fake: FakeSlack, target: str, error: str = "cannot_dm_bot") 
 def revoke_tokens(fake: FakeSlack, token: str | None = None) -> None:
     """Revoke one token, or all of them; later calls get ``token_revoked``."""
     fake.grants.revoke(token)
+
+
+def crash_after(
+    fake: FakeSlack, method: str, when: Callable[[ApiRequest], bool], crash: Callable[[], None]
+) -> threading.Event:
+    """Run ``crash`` (kill the app) once Slack has answered the first call of ``method`` that
+    ``when`` picks, before that answer reaches the caller; the event is set once it has."""
+    hook = CrashAfter(method, when, crash)
+    fake.api.hooks.append(hook)
+    return hook.crashed

@@ -20,6 +20,7 @@ from slackapp.db.models import (
     OutboxEntry,
     Person,
     Regular,
+    ReinstallNeeded,
     Score,
     SeasonWrapUp,
     Seat,
@@ -204,6 +205,7 @@ TEAM_TABLES: tuple[type[Base], ...] = (
     Regular,
     SeasonWrapUp,
     StandingTable,
+    ReinstallNeeded,
 )
 """Every table of ours keyed by the workspace; a game's seats, ballots, outbox, messages and
 lease go with it (their foreign keys cascade)."""

@@ -25,6 +25,7 @@ from slackapp.db.models import (
     OutboxEntry,
     Person,
     Regular,
+    ReinstallNeeded,
     Score,
     SeasonWrapUp,
     Seat,
@@ -118,6 +119,8 @@ def a_workspace(db: Engine, team: str, installed: bool) -> None:
                 DeliveryLease(game_id=game.id, holder="a process", until=now + timedelta(hours=1)),
                 SeasonWrapUp(team_id=team, channel_id="C0ERASE", season="2026-12",
                              game_id=game.id),
+                ReinstallNeeded(enterprise_id="", team_id=team, refresh_token_sha256="0" * 64,
+                                error="invalid_refresh_token"),
             ]
         )  # fmt: skip
     if installed:
