@@ -26,7 +26,7 @@ from slackapp.asgi import Buffered, HeadDeadline
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings, hand_down_database_url
 from slackapp.db.engine import database_url, outside_transaction
 from slackapp.db.models import TIMED_PHASES, Game, OutboxEntry
-from slackapp.logs import configure_logging, logging_config
+from slackapp.logs import SOCKET_MODE_LOGGER, configure_logging, logging_config
 from slackapp.shapes import malformed, misnamed
 
 log = logging.getLogger(__name__)
@@ -236,9 +236,22 @@ def allow_many_files() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+SOCKET_PING_SECONDS = 5
+"""How often the Socket Mode client pings Slack, and checks that its connection still stands."""
+
+
 def serve_socket_mode(settings: Settings, database_url: str) -> None:
-    from slack_bolt.adapter.socket_mode import SocketModeHandler
+    """Socket Mode through slack_sdk's websocket-client client, which connects again as soon
+    as its connection closes or is lost (within a second on the stand-in); the built-in one
+    waits for five failed checks of the connection (25 s, and five ERROR lines, at a 5 s
+    ping). ``BENCHMARKS.md`` has both measured."""
+    from slack_bolt.adapter.socket_mode.websocket_client import SocketModeHandler
 
     varulv = build(settings, database_url)
     varulv.start()
-    SocketModeHandler(varulv.app, settings.app_token).start()  # type: ignore[no-untyped-call]
+    SocketModeHandler(
+        varulv.app,
+        settings.app_token,
+        logger=logging.getLogger(SOCKET_MODE_LOGGER),
+        ping_interval=SOCKET_PING_SECONDS,
+    ).start()  # type: ignore[no-untyped-call]
