@@ -258,7 +258,6 @@ def test_an_event_not_acknowledged_in_time_comes_again(
     assert [(attempt, reason) for _, attempt, reason in seen] == [(0, ""), (1, "timeout")]
     assert len({envelope_id for envelope_id, _, _ in seen}) == 1, "the same envelope again"
     assert len(link.ack_latencies) == 1
-    assert link.ack_latencies[0] >= link.ack_timeout
 
 
 def test_without_a_connection_a_command_fails_as_slack_shows_it(
