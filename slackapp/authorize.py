@@ -70,7 +70,7 @@ REINSTALL = "varulv_reinstall"
 def reinstall_answer(install_url: str | None) -> str:
     """What a person is told in a workspace whose token can no longer be refreshed. English:
     it is given before any listener reads a channel's language (as Bolt's "not installed")."""
-    where = f": {install_url}" if install_url else " from its “Add to Slack” page"
+    where = f": {install_url}" if install_url else " from its “Add to Slack” page."
     return (
         "Varulv must be reinstalled here: Slack no longer lets it renew its access to this "
         f"workspace. A workspace admin can add it again{where}"

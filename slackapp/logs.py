@@ -144,7 +144,7 @@ class Lowered(logging.Filter):
 
 NOT_INSTALLED_LINE = "the AuthorizeResult (returned value from authorize) for it was not found"
 SEND_FAILED_LINE = "Failed to send a request to Slack API server"
-SOCKET_MODE_LOGGER = "slack_sdk.socket_mode.websocket_client"
+SOCKET_MODE_LOGGER = "slack_sdk.socket_mode.builtin.client"
 """The Socket Mode client's logger (slackapp.server gives it this one by name)."""
 LIBRARY_LINES: dict[str, Lowered] = {
     # A request from a workspace that removed Varulv or revoked its token: the person is told
@@ -167,13 +167,14 @@ LIBRARY_LINES: dict[str, Lowered] = {
     # A forged command's response_url that is no web address: the app's own line ("could not
     # answer privately") says so, once; a timeout answering is retried by slack_sdk first.
     "slack_sdk.webhook.client": Lowered({SEND_FAILED_LINE: None}, drop=("Invalid URL detected",)),
-    # Socket Mode: a dropped connection is connected again at once (slackapp.server); a
-    # refused handshake stays an ERROR, as does the client failing to reconnect.
+    # Socket Mode: a connection cut off fails a check a second, and is made again after five
+    # (slackapp.server); failing to connect again stays an ERROR.
     SOCKET_MODE_LOGGER: Lowered(
-        {"on_error invoked": "the Socket Mode connection was lost; connecting again"},
-        keep=("Handshake",),
+        {
+            "Failed to check the state of sock": "the Socket Mode connection failed a check; "
+            "it is made again after five"
+        }
     ),
-    "websocket": Lowered({"goodbye": None}, keep=("Handshake",)),
     # A timeout or a dropped connection is retried, by slack_sdk's retry handlers and then by
     # the deliverer; a call that fails for good is logged by the app with its game.
     "slack_sdk.web.base_client": Lowered(

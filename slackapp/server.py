@@ -236,16 +236,18 @@ def allow_many_files() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-SOCKET_PING_SECONDS = 5
-"""How often the Socket Mode client pings Slack, and checks that its connection still stands."""
+SOCKET_PING_SECONDS = 1
+"""How often slack_sdk's Socket Mode client pings Slack and checks its connection. A connection
+cut off is found after five failed checks, so this is what bounds how long the app is deaf
+(Bolt's 10 s made it a minute); a connection with no pong for four of these is made again."""
 
 
 def serve_socket_mode(settings: Settings, database_url: str) -> None:
-    """Socket Mode through slack_sdk's websocket-client client, which connects again as soon
-    as its connection closes or is lost (within a second on the stand-in); the built-in one
-    waits for five failed checks of the connection (25 s, and five ERROR lines, at a 5 s
-    ping). ``BENCHMARKS.md`` has both measured."""
-    from slack_bolt.adapter.socket_mode.websocket_client import SocketModeHandler
+    """Socket Mode through Bolt's handler on slack_sdk's built-in client, checking its
+    connection every second: deaf for about 6 s after a connection is cut off, 1 s after Slack
+    closes one, 3 s across a refresh (``python -m benchmarks.socket_mode``; the websocket-client
+    client was quicker only when cut off, and deaf 10 s across each refresh)."""
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
 
     varulv = build(settings, database_url)
     varulv.start()
