@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlsplit, urlunsplit
 
 from slack_bolt import App, BoltResponse
 from slack_bolt.authorization.authorize import CallableAuthorize
@@ -22,10 +23,10 @@ from slack_sdk.oauth.token_rotation import TokenRotator
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.authorize import from_store
+from slackapp.authorize import Refresher, answer_reinstall, from_store
 from slackapp.config import BOT_SCOPES, INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
 from slackapp.db.engine import make_engine, make_sessions
-from slackapp.db.installations import installation_store, oauth_state_store
+from slackapp.db.installations import installation_store, oauth_state_store, reinstalled
 from slackapp.db.journal import keep_journal
 from slackapp.db.retention import Retention
 from slackapp.delivery.deliverer import Deliverer
@@ -100,16 +101,29 @@ class Varulv:
         self.deliverer.stop()
 
 
-def installed(args: SuccessArgs) -> BoltResponse:
-    """Log the new installation, then show Slack's usual "Thank you!" page."""
+def installed(args: SuccessArgs, engine: Engine) -> BoltResponse:
+    """Log the new installation (no longer in need of one, if it was), then show Slack's usual
+    "Thank you!" page."""
     installation = args.installation
     with log_context(
         team_id=installation.team_id,
         enterprise_id=installation.enterprise_id,
         user_id=installation.user_id,
     ):
+        try:
+            reinstalled(engine, installation.enterprise_id, installation.team_id)
+        except Exception as error:  # the new refresh token is not the refused one anyway
+            log.warning("could not clear the workspace's need of a reinstall: %s", error)
         log.info("workspace installed")
     return args.default.success(args)
+
+
+def install_url(settings: Settings) -> str | None:
+    """The "Add to Slack" page, on the address Slack sends admins back to; None when that is
+    Slack's configured one (not known here)."""
+    if not settings.redirect_uri:
+        return None
+    return urlunsplit(urlsplit(settings.redirect_uri)._replace(path=INSTALL_PATH, query=""))
 
 
 def not_installed(args: FailureArgs) -> BoltResponse:
@@ -144,8 +158,9 @@ def build(
         rotator = TokenRotator(
             client_id=settings.client_id, client_secret=settings.client_secret, client=client
         )
+        refresher = Refresher(store, rotator, settings.api_url, install_url(settings))
         delivering = InstalledClients(
-            store, settings.api_url, wait_out_rate_limits=False, rotator=rotator
+            store, settings.api_url, wait_out_rate_limits=False, refresher=refresher
         )
         oauth = OAuthSettings(
             client_id=settings.client_id,
@@ -157,12 +172,14 @@ def build(
             installation_store=store,
             installation_store_bot_only=True,  # Varulv acts only as its bot
             state_store=oauth_state_store(engine),
-            callback_options=CallbackOptions(success=installed, failure=not_installed),
+            callback_options=CallbackOptions(
+                success=lambda args: installed(args, engine), failure=not_installed
+            ),
         )
         # From the store, without asking Slack on every request (see slackapp.authorize).
         oauth.authorize = CallableAuthorize(  # Bolt takes None as "not installed"
             logger=log,
-            func=from_store(store, rotator),  # type: ignore[arg-type]
+            func=from_store(store, refresher),  # type: ignore[arg-type]
         )
         app = App(
             name=APP_NAME,
@@ -181,6 +198,7 @@ def build(
             listener_executor=StepExecutor(),
             request_verification_enabled=False,
         )
+        app.use(answer_reinstall)  # a workspace whose token can no longer be refreshed
     else:
         client = web_client(settings.bot_token, settings.api_url)
         bot = web_client(settings.bot_token, settings.api_url, wait_out_rate_limits=False)

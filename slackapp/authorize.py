@@ -1,9 +1,15 @@
-"""Authorizing a request from many workspaces by the installation store alone.
+"""Authorizing a request from many workspaces by the installation store alone, and keeping
+rotating bot tokens fresh.
 
 Bolt's own authorize asks Slack (``auth.test``) who the stored token belongs to on every
 request, so every acknowledgement waited for Slack, and an error from it told the person Varulv
 was not installed. The store already holds what Slack confirmed when the workspace installed
 Varulv: the bot's token, user id and bot id.
+
+With token rotation on, Slack spends a refresh token when it is used: a new pair lost (a crash
+between Slack's answer and its save) cannot be got back. So the new pair is saved the moment it
+arrives, by one process at a time; a refresh token Slack refused is never tried again; and a
+workspace left without a way to refresh says so where someone can act (:class:`Refresher`).
 """
 
 from __future__ import annotations
@@ -15,13 +21,24 @@ import time
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
-from slack_bolt import BoltContext
+from slack_bolt import BoltContext, BoltResponse
 from slack_bolt.authorization import AuthorizeResult
-from slack_sdk.errors import SlackClientError
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackClientError, SlackTokenRotationError
 from slack_sdk.oauth.installation_store import Bot, InstallationStore
 from slack_sdk.oauth.token_rotation import TokenRotator
 from sqlalchemy import Engine, text
+
+from slackapp import metrics
+from slackapp.blocks.home import reinstall_view
+from slackapp.db.installations import (
+    mark_reinstall_needed,
+    reinstall_needed,
+    token_digest,
+)
+from slackapp.logs import log_context
 
 log = logging.getLogger(__name__)
 
@@ -30,11 +47,42 @@ ROTATE_MINUTES_BEFORE_EXPIRY = 120
 
 Authorize = Callable[..., AuthorizeResult | None]
 
+PASSING_REFRESH_ERRORS = frozenset(
+    {
+        "ratelimited",
+        "rate_limited",
+        "internal_error",
+        "fatal_error",
+        "service_unavailable",
+        "request_timeout",
+    }
+)
+"""Slack failing a refresh for a moment: the same refresh token is tried again later. Any other
+error refuses it for good (``invalid_refresh_token``: spent or revoked)."""
+APP_CREDENTIAL_ERRORS = frozenset({"invalid_client_id", "bad_client_secret", "invalid_client"})
+"""The app's own credentials refused: every workspace's refresh fails until they are fixed, and
+no reinstall would help."""
 
-def from_store(store: InstallationStore, rotator: TokenRotator | None = None) -> Authorize:
+REINSTALL = "varulv_reinstall"
+"""Where authorize leaves the reinstall answer in a request's context."""
+
+
+def reinstall_answer(install_url: str | None) -> str:
+    """What a person is told in a workspace whose token can no longer be refreshed. English:
+    it is given before any listener reads a channel's language (as Bolt's "not installed")."""
+    where = f": {install_url}" if install_url else " from its “Add to Slack” page."
+    return (
+        "Varulv must be reinstalled here: Slack no longer lets it renew its access to this "
+        f"workspace. A workspace admin can add it again{where}"
+    )
+
+
+def from_store(store: InstallationStore, refresher: Refresher | None = None) -> Authorize:
     """Bolt's ``authorize``: the stored bot of the request's workspace, or None when Varulv is
     not installed there (Bolt then says so). A store that does not answer is not an uninstall:
-    the request goes on without a token, and the step that needs one says what failed."""
+    the request goes on without a token, and the step that needs one says what failed. A
+    workspace whose token can no longer be refreshed gets the reinstall answer
+    (:func:`answer_reinstall`), with its token while that still works (for the Home tab)."""
 
     def authorize(
         enterprise_id: str | None, team_id: str | None, context: BoltContext
@@ -50,8 +98,12 @@ def from_store(store: InstallationStore, rotator: TokenRotator | None = None) ->
             return AuthorizeResult(enterprise_id=enterprise_id, team_id=team_id)
         if bot is None or not bot.bot_token:
             return None
-        if rotator is not None:
-            bot = fresh_bot(store, rotator, bot)
+        if refresher is not None:
+            bot = refresher.fresh(bot)
+            if refresher.spent(bot):
+                context[REINSTALL] = reinstall_answer(refresher.install_url)
+                if refresher.dead(bot):
+                    return AuthorizeResult(enterprise_id=bot.enterprise_id, team_id=bot.team_id)
         return AuthorizeResult(
             enterprise_id=bot.enterprise_id,
             team_id=bot.team_id,
@@ -64,49 +116,220 @@ def from_store(store: InstallationStore, rotator: TokenRotator | None = None) ->
     return authorize
 
 
-def fresh_bot(store: InstallationStore, rotator: TokenRotator, bot: Bot) -> Bot:
-    """The bot with a token good for a while yet: refreshed (and the refresh saved) when a
-    rotating token expires soon; as stored otherwise, or when Slack would not refresh it now
-    (the stored token may well still work).
+LEAVING_EVENTS = frozenset({"app_uninstalled", "tokens_revoked"})
+
+
+def answer_reinstall(
+    body: dict[str, Any], context: BoltContext, next: Callable[[], BoltResponse]
+) -> BoltResponse:
+    """Bolt middleware: in a workspace that must reinstall Varulv, a command or a click is
+    answered with what to do (a command in its acknowledgement, a click through its
+    ``response_url``) and goes no further, so nobody gets 200 and silence; the Home tab shows
+    the same while the old token still works; an uninstall is still handled."""
+    answer = context.get(REINSTALL)
+    if not answer:
+        return next()
+    event = body.get("event") if body.get("type") == "event_callback" else None
+    if isinstance(event, dict):
+        if event.get("type") in LEAVING_EVENTS:
+            return next()
+        user_id = event.get("user")
+        client = context.client
+        if event.get("type") == "app_home_opened" and context.bot_token and client and user_id:
+            _publish_reinstall_home(client, str(user_id), answer)
+        return BoltResponse(status=200, body="")
+    if body.get("command"):
+        return BoltResponse(status=200, body=answer)
+    respond = context.respond
+    if respond is not None:
+        try:
+            respond(text=answer, response_type="ephemeral", replace_original=False)
+        except Exception as error:  # the answer is all there was to do
+            log.warning("could not answer that Varulv must be reinstalled: %s", error)
+    return BoltResponse(status=200, body="")
+
+
+def _publish_reinstall_home(client: WebClient, user_id: str, answer: str) -> bool:
+    try:
+        client.views_publish(user_id=user_id, view=reinstall_view(answer))
+    except (SlackClientError, OSError) as error:
+        log.warning("could not show on the Home tab that Varulv must be reinstalled: %s", error)
+        return False
+    return True
+
+
+class Refresher:
+    """Rotating bot tokens refreshed before they expire, by the requests' authorize and the
+    deliverer alike (one per process, shared by both).
 
     A refresh token is good for one refresh, so one thread of one process at a time refreshes
     (the web workers and the background process share the store), each from the newest stored
-    bot: one that waited its turn finds the token another refreshed meanwhile in the store.
+    bot: one that waited its turn finds the token another refreshed meanwhile in the store. The
+    new pair is saved before anything else is done with it. A refresh token Slack refused for
+    good is tried once a process at most (and not at all once another process marked it): the
+    workspace is marked as needing a reinstall, with one ERROR line and a metric, and its
+    installer's Home tab says so while the old token still works.
     """
-    if not _expires_soon(bot):
-        return bot
-    with _refreshing, _one_process_at_a_time(store, bot):
-        newest = _newest(store, bot)
-        if not _expires_soon(newest):
-            return newest  # refreshed while this one waited its turn
+
+    def __init__(
+        self,
+        store: InstallationStore,
+        rotator: TokenRotator,
+        api_url: str,
+        install_url: str | None = None,
+    ) -> None:
+        self.store = store
+        self.rotator = rotator
+        self.api_url = api_url
+        self.install_url = install_url
+        engine = getattr(store, "engine", None)
+        self.engine = engine if isinstance(engine, Engine) else None
+        self._turn = threading.Lock()
+        self._refused: set[str] = set()
+        """The digests of the refresh tokens Slack refused, as this process knows them."""
+        self._unsaved: dict[tuple[str | None, str | None], Bot] = {}
+        """Refreshed bots the store did not take (the database away): used, and saved again,
+        rather than the stored one, whose refresh token Slack has spent."""
+
+    def fresh(self, bot: Bot) -> Bot:
+        """The bot with a token good for a while yet: refreshed (and the refresh saved) when a
+        rotating token expires soon; as stored otherwise, or when Slack would not refresh it
+        now (the stored token may well still work), or never will (see :meth:`spent`)."""
+        if not _expires_soon(bot) or self.spent(bot):
+            return bot
+        workspace = (bot.enterprise_id, bot.team_id)
+        with self._turn, _one_process_at_a_time(self.engine, bot):
+            newest = self._unsaved.get(workspace) or self._newest(bot)
+            if workspace in self._unsaved and self._save(newest):
+                del self._unsaved[workspace]
+            if not _expires_soon(newest):
+                return newest  # refreshed while this one waited its turn
+            if self.spent(newest) or self._marked(newest):
+                return newest
+            try:
+                refreshed = self.rotator.perform_bot_token_rotation(
+                    bot=newest, minutes_before_expiration=ROTATE_MINUTES_BEFORE_EXPIRY
+                )
+            except SlackTokenRotationError as rotation:  # what Slack answered
+                answered = rotation.api_error.response
+                code = str(answered.get("error") or answered.status_code)
+                if code in PASSING_REFRESH_ERRORS or answered.status_code >= 500:
+                    log.warning("could not refresh the bot token just now: %s", code)
+                    return self._newest(newest)  # another process may have refreshed it
+                self._refuse(newest, code)
+                return newest
+            except (SlackClientError, OSError) as error:
+                log.warning("could not refresh the bot token: %s", error)
+                return self._newest(newest)  # another process may have refreshed it
+            if refreshed is None:
+                return newest
+            if not self._save(refreshed):
+                self._unsaved[workspace] = refreshed
+            return refreshed
+
+    def _save(self, bot: Bot) -> bool:
         try:
-            refreshed = rotator.perform_bot_token_rotation(
-                bot=newest, minutes_before_expiration=ROTATE_MINUTES_BEFORE_EXPIRY
-            )
-        except (SlackClientError, OSError) as error:
-            log.warning("could not refresh the bot token: %s", error)
-            return _newest(store, newest)  # another process may have refreshed it
-        if refreshed is None:
-            return newest
-        try:
-            store.save_bot(refreshed)
-        except Exception as error:  # the database: the new token still works in this call
+            self.store.save_bot(bot)
+        except Exception as error:  # the database: kept in memory, and saved at the next use
             log.error("could not save the refreshed bot token: %s", error)
-        return refreshed
+            return False
+        return True
 
+    def spent(self, bot: Bot) -> bool:
+        """Whether Slack refused the bot's refresh token for good (as far as this process
+        knows): the workspace must reinstall Varulv."""
+        return bool(bot.bot_refresh_token) and token_digest(bot.bot_refresh_token) in self._refused
 
-_refreshing = threading.Lock()
+    def dead(self, bot: Bot) -> bool:
+        """Spent, and its token expired: nothing Varulv sends there can arrive."""
+        expires_at = bot.bot_token_expires_at
+        return self.spent(bot) and expires_at is not None and expires_at <= time.time()
+
+    def _marked(self, bot: Bot) -> bool:
+        """Whether another process found the refresh token refused (and marked it)."""
+        if self.engine is None:
+            return False
+        try:
+            marked = reinstall_needed(
+                self.engine, bot.enterprise_id, bot.team_id, bot.bot_refresh_token
+            )
+        except Exception as error:  # the database: try the refresh, which says the same
+            log.warning("could not read whether the workspace must reinstall: %s", error)
+            return False
+        if marked:
+            self._refused.add(token_digest(bot.bot_refresh_token))
+        return marked
+
+    def _refuse(self, bot: Bot, error: str) -> None:
+        """Slack refused the bot's refresh token for good: never again, and say so."""
+        self._refused.add(token_digest(bot.bot_refresh_token))
+        if error in APP_CREDENTIAL_ERRORS:
+            log.error(
+                "Slack refused the app's credentials refreshing a bot token (%s): check "
+                "SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, then restart",
+                error,
+            )
+            return
+        metrics.token_refresh_refused(error)
+        first = True
+        if self.engine is not None:
+            try:
+                first = mark_reinstall_needed(
+                    self.engine, bot.enterprise_id, bot.team_id, bot.bot_refresh_token, error
+                )
+            except Exception as failure:  # the database: this process still knows
+                log.warning("could not mark the workspace as needing a reinstall: %s", failure)
+        if not first:
+            return
+        with log_context(team_id=bot.team_id, enterprise_id=bot.enterprise_id):
+            log.error(
+                "Slack refused to refresh the bot token for good (%s): Varulv must be "
+                "reinstalled in this workspace, where its token expires at %s",
+                error,
+                bot.bot_token_expires_at,
+            )
+            self._tell_installer(bot)
+
+    def _tell_installer(self, bot: Bot) -> None:
+        """The installer's Home tab says what to do, while the old token still works."""
+        try:
+            installation = self.store.find_installation(
+                enterprise_id=bot.enterprise_id,
+                team_id=bot.team_id,
+                is_enterprise_install=bot.is_enterprise_install,
+            )
+        except Exception as error:  # the database
+            log.warning("could not find who installed Varulv: %s", error)
+            return
+        if installation is None or not installation.user_id:
+            return
+        client = WebClient(token=bot.bot_token, base_url=self.api_url, timeout=10)
+        answer = reinstall_answer(self.install_url)
+        if _publish_reinstall_home(client, installation.user_id, answer):
+            log.info("the installer's Home tab says Varulv must be reinstalled")
+
+    def _newest(self, bot: Bot) -> Bot:
+        """The workspace's bot as stored now; ``bot`` itself if the store does not answer."""
+        try:
+            stored = self.store.find_bot(
+                enterprise_id=bot.enterprise_id,
+                team_id=bot.team_id,
+                is_enterprise_install=bot.is_enterprise_install,
+            )
+        except Exception as error:  # the database, most likely
+            log.warning("the installation store did not answer: %s", error)
+            return bot
+        return stored if stored is not None and stored.bot_token else bot
 
 
 @contextmanager
-def _one_process_at_a_time(store: InstallationStore, bot: Bot) -> Iterator[None]:
+def _one_process_at_a_time(engine: Engine | None, bot: Bot) -> Iterator[None]:
     """A PostgreSQL advisory lock on the workspace's refresh, when the store is the database's
     (it released with the connection, should this process die holding it). A database that
     does not answer takes no lock: the refresh goes on, and a loser's refresh fails cleanly."""
-    engine = getattr(store, "engine", None)
     key = zlib.crc32(f"varulv-token-refresh:{bot.enterprise_id}:{bot.team_id}".encode())
     connection = None
-    if isinstance(engine, Engine):
+    if engine is not None:
         try:
             connection = engine.connect()
             connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": key})
@@ -129,17 +352,3 @@ def _expires_soon(bot: Bot) -> bool:
     expires_at = bot.bot_token_expires_at
     soon = time.time() + ROTATE_MINUTES_BEFORE_EXPIRY * 60
     return bool(bot.bot_refresh_token) and expires_at is not None and expires_at <= soon
-
-
-def _newest(store: InstallationStore, bot: Bot) -> Bot:
-    """The workspace's bot as stored now; ``bot`` itself if the store does not answer."""
-    try:
-        stored = store.find_bot(
-            enterprise_id=bot.enterprise_id,
-            team_id=bot.team_id,
-            is_enterprise_install=bot.is_enterprise_install,
-        )
-    except Exception as error:  # the database, most likely
-        log.warning("the installation store did not answer: %s", error)
-        return bot
-    return stored if stored is not None and stored.bot_token else bot

@@ -144,6 +144,8 @@ class Lowered(logging.Filter):
 
 NOT_INSTALLED_LINE = "the AuthorizeResult (returned value from authorize) for it was not found"
 SEND_FAILED_LINE = "Failed to send a request to Slack API server"
+SOCKET_MODE_LOGGER = "slack_sdk.socket_mode.builtin.client"
+"""The Socket Mode client's logger (slackapp.server gives it this one by name)."""
 LIBRARY_LINES: dict[str, Lowered] = {
     # A request from a workspace that removed Varulv or revoked its token: the person is told
     # how to add it again (NOT_INSTALLED); nothing of Varulv's failed.
@@ -165,6 +167,14 @@ LIBRARY_LINES: dict[str, Lowered] = {
     # A forged command's response_url that is no web address: the app's own line ("could not
     # answer privately") says so, once; a timeout answering is retried by slack_sdk first.
     "slack_sdk.webhook.client": Lowered({SEND_FAILED_LINE: None}, drop=("Invalid URL detected",)),
+    # Socket Mode: a connection cut off fails a check a second, and is made again after five
+    # (slackapp.server); failing to connect again stays an ERROR.
+    SOCKET_MODE_LOGGER: Lowered(
+        {
+            "Failed to check the state of sock": "the Socket Mode connection failed a check; "
+            "it is made again after five"
+        }
+    ),
     # A timeout or a dropped connection is retried, by slack_sdk's retry handlers and then by
     # the deliverer; a call that fails for good is logged by the app with its game.
     "slack_sdk.web.base_client": Lowered(

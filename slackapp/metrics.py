@@ -47,7 +47,7 @@ from sqlalchemy import Engine, func, select
 
 from slackapp.config import hand_down_metrics_folder, metrics_folder_from_env
 from slackapp.db.engine import AUTOCOMMIT
-from slackapp.db.models import Game, OutboxEntry
+from slackapp.db.models import Game, OutboxEntry, ReinstallNeeded
 from slackapp.serving import ServerThread
 
 # No ``_created`` line beside every series: Prometheus does not read them, and they were a
@@ -92,17 +92,25 @@ RATE_LIMIT_WAITS = Counter(
     "Time messages waited for a turn at Slack's rate limits, by method.",
     ["method"],
 )
+TOKEN_REFRESHES_REFUSED = Counter(
+    "varulv_token_refreshes_refused",
+    "Bot token refreshes Slack refused for good (the workspace must reinstall Varulv), by "
+    "Slack's error.",
+    ["error"],
+)
 
 OPEN_PHASES = ("lobby", "night", "day", "vote")
 DATABASE_FIGURES = select(
     func.now(),
     select(func.count()).where(OutboxEntry.done_at.is_(None)).scalar_subquery(),
     select(func.min(OutboxEntry.due_at)).where(OutboxEntry.done_at.is_(None)).scalar_subquery(),
+    select(func.count()).select_from(ReinstallNeeded).scalar_subquery(),
     *(select(func.count()).where(Game.phase == phase).scalar_subquery() for phase in OPEN_PHASES),
 )
-"""Now, the outbox's depth and oldest due time, and the open games in each phase: one round
-trip (the outbox's parts on its index of undelivered entries; the phases count the open
-games, a few rows each)."""
+"""Now, the outbox's depth and oldest due time, the workspaces that must reinstall Varulv, and
+the open games in each phase: one round trip (the outbox's parts on its index of undelivered
+entries; the phases count the open games, a few rows each; the reinstalls, a row a workspace
+that needs one)."""
 
 
 @contextmanager
@@ -135,6 +143,10 @@ def slack_refused(method: str, error: str) -> None:
     SLACK_ERRORS.labels(method, error).inc()
 
 
+def token_refresh_refused(error: str) -> None:
+    TOKEN_REFRESHES_REFUSED.labels(error).inc()
+
+
 def waited_for_turn(method: str, seconds: float) -> None:
     if seconds > 0:
         RATE_LIMIT_WAITS.labels(method).inc(seconds)
@@ -152,7 +164,8 @@ class DatabaseFigures(Collector):
         try:
             with self.engine.connect() as connection:
                 connection.execution_options(**AUTOCOMMIT)
-                now, depth, oldest, *open_games = connection.execute(DATABASE_FIGURES).one()
+                row = connection.execute(DATABASE_FIGURES).one()
+                now, depth, oldest, reinstalls, *open_games = row
         except Exception:
             yield _database_up(False)
             return
@@ -165,6 +178,11 @@ class DatabaseFigures(Collector):
             "varulv_outbox_oldest_undelivered_seconds",
             "How long the oldest undelivered effect has been due (0 when none is).",
             age,
+        )
+        yield GaugeMetricFamily(
+            "varulv_workspaces_needing_reinstall",
+            "Workspaces whose bot token Slack would not refresh: Varulv must be reinstalled there.",
+            reinstalls,
         )
         games = GaugeMetricFamily("varulv_games", "Open games, by phase.", labels=["phase"])
         for phase, count in zip(OPEN_PHASES, open_games, strict=True):

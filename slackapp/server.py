@@ -27,7 +27,7 @@ from slackapp.asgi import Buffered, HeadDeadline
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings, hand_down_database_url
 from slackapp.db.engine import database_url, make_engine, outside_transaction
 from slackapp.db.models import TIMED_PHASES, Game, OutboxEntry
-from slackapp.logs import configure_logging, logging_config
+from slackapp.logs import SOCKET_MODE_LOGGER, configure_logging, logging_config
 from slackapp.shapes import malformed, misnamed
 
 log = logging.getLogger(__name__)
@@ -257,10 +257,25 @@ def allow_many_files() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+SOCKET_PING_SECONDS = 1
+"""How often slack_sdk's Socket Mode client pings Slack and checks its connection. A connection
+cut off is found after five failed checks, so this is what bounds how long the app is deaf
+(Bolt's 10 s made it a minute); a connection with no pong for four of these is made again."""
+
+
 def serve_socket_mode(settings: Settings, database_url: str) -> None:
+    """Socket Mode through Bolt's handler on slack_sdk's built-in client, checking its
+    connection every second: deaf for about 6 s after a connection is cut off, 1 s after Slack
+    closes one, 3 s across a refresh (``python -m benchmarks.socket_mode``; the websocket-client
+    client was quicker only when cut off, and deaf 10 s across each refresh)."""
     from slack_bolt.adapter.socket_mode import SocketModeHandler
 
     varulv = build(settings, database_url)
     varulv.start()
     with metrics_served(settings, database_url):
-        SocketModeHandler(varulv.app, settings.app_token).start()  # type: ignore[no-untyped-call]
+        SocketModeHandler(
+            varulv.app,
+            settings.app_token,
+            logger=logging.getLogger(SOCKET_MODE_LOGGER),
+            ping_interval=SOCKET_PING_SECONDS,
+        ).start()  # type: ignore[no-untyped-call]

@@ -67,6 +67,26 @@ class Faults:
             return self._latency.get(method, self._latency.get(None, 0.0))
 
 
+class CrashAfter:
+    """Once a call of ``method`` that ``when`` picks has been answered by Slack, ``crash`` runs
+    before the answer goes back: what Slack did is done, and the caller never learns of it."""
+
+    def __init__(
+        self, method: str, when: Callable[[ApiRequest], bool], crash: Callable[[], None]
+    ) -> None:
+        self.method = method
+        self.when = when
+        self.crash = crash
+        self.crashed = threading.Event()
+
+    def __call__(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        answered = answer(request)
+        if request.method == self.method and not self.crashed.is_set() and self.when(request):
+            self.crash()
+            self.crashed.set()
+        return answered
+
+
 _install_lock = threading.Lock()
 
 
@@ -168,3 +188,13 @@ class LateLandings:
             with self._lock:
                 self._landing = False
         return len(held)
+
+
+def crash_after(
+    fake: FakeSlack, method: str, when: Callable[[ApiRequest], bool], crash: Callable[[], None]
+) -> threading.Event:
+    """Run ``crash`` (kill the app) once Slack has answered the first call of ``method`` that
+    ``when`` picks, before that answer reaches the caller; the event is set once it has."""
+    hook = CrashAfter(method, when, crash)
+    fake.api.hooks.append(hook)
+    return hook.crashed

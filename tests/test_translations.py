@@ -1,19 +1,24 @@
-"""Every sentence the screens can show has its Swedish words, kept in the catalogue."""
+"""Every sentence the screens can show has its words in every catalogue of ``locale/``, and
+every catalogue is a language a table may speak, shipped with the package."""
 
 from __future__ import annotations
 
 import re
+import tomllib
 from pathlib import Path
 
+import pytest
 from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
-from slackapp.blocks.words import catalogue_path, words
+from slackapp.blocks.words import LOCALE, catalogue_path, words
 from slackapp.game.lines import Language
 
 ROOT = Path(__file__).resolve().parent.parent
 PLACEHOLDER = re.compile(r"{(\w*)}")
+CATALOGUES = sorted(path.name for path in LOCALE.iterdir() if path.is_dir())
+"""Each language's folder in ``slackapp/locale/``, whatever ``Language`` says."""
 
 
 def source_messages() -> dict[str, tuple[str, ...]]:
@@ -27,9 +32,9 @@ def source_messages() -> dict[str, tuple[str, ...]]:
     return found
 
 
-def catalogue(language: Language) -> Catalog:
-    with catalogue_path(language).open("rb") as po:
-        return read_po(po, locale=language.value)
+def catalogue(code: str) -> Catalog:
+    with (LOCALE / code / "LC_MESSAGES" / "varulv.po").open("rb") as po:
+        return read_po(po, locale=code)
 
 
 def translated_forms(entry: Message) -> tuple[str, ...]:
@@ -44,11 +49,28 @@ def test_the_source_marks_the_screens_words() -> None:
     assert "Take a seat" in found and "Heard enough" in found
 
 
-def test_every_sentence_has_its_swedish_words() -> None:
-    swedish = catalogue(Language.SWEDISH)
+def test_every_catalogue_is_a_language_and_every_language_has_one() -> None:
+    assert "sv" in CATALOGUES
+    assert set(CATALOGUES) == {language.value for language in Language} - {"en"}
+    for language in Language:
+        if language is not Language.ENGLISH:
+            assert catalogue_path(language).is_file(), language
+
+
+def test_every_catalogue_is_shipped_with_the_package() -> None:
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    for code in CATALOGUES:
+        for package in (f"slackapp.locale.{code}", f"slackapp.locale.{code}.LC_MESSAGES"):
+            assert package in setuptools["packages"], f"pyproject.toml's packages: {package}"
+    assert "locale/*/LC_MESSAGES/*.po" in setuptools["package-data"]["slackapp"]
+
+
+@pytest.mark.parametrize("code", CATALOGUES)
+def test_every_sentence_has_its_words_in_every_catalogue(code: str) -> None:
+    translated = catalogue(code)
     missing, fuzzy, empty, misplaced = [], [], [], []
     for msgid, forms in source_messages().items():
-        entry = swedish.get(msgid)
+        entry = translated.get(msgid)
         if entry is None:
             missing.append(msgid)
             continue
@@ -64,16 +86,17 @@ def test_every_sentence_has_its_swedish_words() -> None:
             said = set(PLACEHOLDER.findall(string))
             if said != wanted and said | {"count"} != wanted:
                 misplaced.append(msgid)
-    assert not missing, f"no Swedish for: {missing}"
-    assert not fuzzy, f"Swedish only guessed (fuzzy) for: {fuzzy}"
-    assert not empty, f"empty Swedish for: {empty}"
-    assert not misplaced, f"Swedish with other placeholders than the English: {misplaced}"
+    assert not missing, f"no {code} for: {missing}"
+    assert not fuzzy, f"{code} only guessed (fuzzy) for: {fuzzy}"
+    assert not empty, f"empty {code} for: {empty}"
+    assert not misplaced, f"{code} with other placeholders than the English: {misplaced}"
 
 
-def test_the_catalogue_keeps_no_sentence_the_source_dropped() -> None:
+@pytest.mark.parametrize("code", CATALOGUES)
+def test_no_catalogue_keeps_a_sentence_the_source_dropped(code: str) -> None:
     kept = {
         entry.id if isinstance(entry.id, str) else entry.id[0]
-        for entry in catalogue(Language.SWEDISH)
+        for entry in catalogue(code)
         if entry.id
     }
     assert kept <= set(source_messages()), kept - set(source_messages())

@@ -136,3 +136,10 @@ def _season_blocks(user_id: str, channel_id: str, season: ChannelSeason, w: Word
         section(f"*<#{channel_id}>*\n{this_season}"),
         ActionsBlock(elements=[toggle]),
     ]
+
+
+def reinstall_view(answer: str) -> View:
+    """The Home tab in a workspace whose token Slack will no longer refresh: ``answer`` says
+    Varulv must be reinstalled, and where (English, as it is given before any language is
+    read: ``slackapp.authorize.reinstall_answer``)."""
+    return View(type="home", blocks=[HeaderBlock(text="Varulv"), section(answer)])

@@ -32,6 +32,7 @@ from slackapp.db.models import (
     PacingBucket,
     Person,
     Regular,
+    ReinstallNeeded,
     Score,
     SeasonWrapUp,
     Seat,
@@ -216,6 +217,7 @@ TEAM_TABLES: tuple[type[Base], ...] = (
     Regular,
     SeasonWrapUp,
     StandingTable,
+    ReinstallNeeded,
 )
 """Every table of ours keyed by the workspace; a game's seats, ballots, outbox, messages and
 lease go with it (their foreign keys cascade)."""

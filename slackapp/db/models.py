@@ -310,6 +310,24 @@ class PacingBucket(Base):
     """Whether the last call that asked took a turn (what that call's statement returns)."""
 
 
+class ReinstallNeeded(Base):
+    """A workspace whose bot token Slack refused to refresh for good (the refresh token spent,
+    say by a crash between Slack's answer and its save): nothing brings the token back, so
+    Varulv acts there again only once an admin reinstalls it (which deletes the row). The
+    refused refresh token is kept as its SHA-256, so no process tries it again."""
+
+    __tablename__ = "reinstalls_needed"
+
+    enterprise_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    """The Enterprise Grid organisation's id; '' outside one."""
+    team_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    """The workspace's id; '' for an installation on a whole organisation."""
+    refresh_token_sha256: Mapped[str] = mapped_column(String(64))
+    error: Mapped[str] = mapped_column(String(100))
+    """What Slack answered the refresh (``invalid_refresh_token``...)."""
+    since: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
 def _between(column: str, bounds: tuple[int, int]) -> CheckConstraint:
     low, high = bounds
     return CheckConstraint(f"{column} BETWEEN {low} AND {high}", name=f"{column}_in_bounds")

@@ -11,10 +11,9 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 from slack_sdk.oauth.installation_store import InstallationStore
-from slack_sdk.oauth.token_rotation import TokenRotator
 from slack_sdk.webhook import WebhookClient
 
-from slackapp.authorize import fresh_bot
+from slackapp.authorize import Refresher
 
 CALL_TIMEOUT_SECONDS = 10
 LATE_LANDING_SECONDS = 30
@@ -91,19 +90,20 @@ def outcome_unknown(error: Exception) -> bool:
 class InstalledClients:
     """Each workspace's bot client, from its installation; looked up afresh for every use, so a
     reinstall's new token or an uninstall takes effect at once in every process. With
-    ``rotator`` (token rotation on), a token that expires soon is refreshed first."""
+    ``refresher`` (token rotation on), a token that expires soon is refreshed first; one that
+    expired with no way to refresh it is as good as no installation (it must be reinstalled)."""
 
     def __init__(
         self,
         store: InstallationStore,
         api_url: str,
         wait_out_rate_limits: bool = True,
-        rotator: TokenRotator | None = None,
+        refresher: Refresher | None = None,
     ) -> None:
         self.store = store
         self.api_url = api_url
         self.wait_out_rate_limits = wait_out_rate_limits
-        self.rotator = rotator
+        self.refresher = refresher
 
     def __call__(self, workspace: WorkspaceId) -> WebClient:
         bot = self.store.find_bot(enterprise_id=workspace.enterprise_id, team_id=workspace.team_id)
@@ -114,8 +114,10 @@ class InstalledClients:
             )
         if bot is None or not bot.bot_token:
             raise NotInstalled(workspace.team_id)
-        if self.rotator is not None:
-            bot = fresh_bot(self.store, self.rotator, bot)
+        if self.refresher is not None:
+            bot = self.refresher.fresh(bot)
+            if self.refresher.dead(bot):
+                raise NotInstalled(workspace.team_id)
         return web_client(bot.bot_token, self.api_url, self.wait_out_rate_limits)
 
 

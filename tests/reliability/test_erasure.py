@@ -26,6 +26,7 @@ from slackapp.db.models import (
     PacingBucket,
     Person,
     Regular,
+    ReinstallNeeded,
     Score,
     SeasonWrapUp,
     Seat,
@@ -122,6 +123,8 @@ def a_workspace(db: Engine, team: str, installed: bool) -> None:
                              game_id=game.id),
                 PacingBucket(key=f"update:{team}", free_from=0, taken=True),
                 PacingBucket(key=f"post:{channel}", free_from=0, taken=True),
+                ReinstallNeeded(enterprise_id="", team_id=team, refresh_token_sha256="0" * 64,
+                                error="invalid_refresh_token"),
             ]
         )  # fmt: skip
     if installed:

@@ -1,7 +1,7 @@
 """Until when a message's screen may still change under a call of unknown outcome
 
-Revision ID: 0019
-Revises: 0013
+Revision ID: 0016
+Revises: 0015
 Create Date: 2026-12-05 06:30:00.000000
 
 A ``chat.update`` that timed out or lost its connection may still be applied by Slack after the
@@ -16,8 +16,8 @@ import sqlalchemy as sa
 from alembic import op
 
 # revision identifiers, used by Alembic.
-revision: str = "0019"
-down_revision: str | Sequence[str] | None = "0013"
+revision: str = "0016"
+down_revision: str | Sequence[str] | None = "0015"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
