@@ -165,10 +165,12 @@ def crashable(postgres: str) -> Iterator[Crashable]:
             "SLACK_CLIENT_SECRET": fake.grants.client_secret,
             "SLACK_REDIRECT_URI": f"http://127.0.0.1:{port}/slack/oauth_redirect",
             "VARULV_TOKEN_KEY": KEY,
+            "VARULV_METRICS_PORT": str(metrics_port := free_port()),
         }
         app = start_app(fake, url, env=env, port=port, day=2, vote=2)
         engine = create_engine(url)
-        crashable = Crashable(Deployment(fake, app, engine), url, env, port)
+        metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
+        crashable = Crashable(Deployment(fake, app, engine, metrics_url), url, env, port)
         try:
             yield crashable
         finally:
@@ -178,7 +180,8 @@ def crashable(postgres: str) -> Iterator[Crashable]:
 
 def metric(deployment: Deployment, line: str) -> float | None:
     """The value ``/metrics`` gives the sample ``line`` (its name and labels), None if absent."""
-    scraped = requests.get(f"{deployment.app.url}/metrics", timeout=10)
+    assert deployment.metrics_url is not None
+    scraped = requests.get(deployment.metrics_url, timeout=10)
     assert scraped.status_code == 200, scraped.text
     for sample in scraped.text.splitlines():
         name, _, value = sample.rpartition(" ")
