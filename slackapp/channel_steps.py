@@ -357,7 +357,8 @@ def game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:
         game = history.finished(session, team_id, game_id)
     if game is None or game.state.channel != channel:
         return channel_words(steps, team_id, channel)._(NOT_OVER) if channel else NOT_OVER
-    return last_screen.game_json(game.referee_input(), words(game.state.language))
+    spoken = words(game.state.language)
+    return last_screen.game_json(game.referee_input(), spoken, steps.addresses.source_url)
 
 
 def forget_me(steps: Steps, team_id: str, user_id: str, channel_id: str = "") -> str:
@@ -382,7 +383,7 @@ def help_for(steps: Steps, team_id: str, channel_id: str) -> Screen:
     channel would be wrong wherever one set its own."""
     chosen = settings_now(steps, team_id, channel_id)
     spoken = words(chosen.language)
-    return help_screen.help_screen(chosen.lengths(spoken), spoken)
+    return help_screen.help_screen(chosen.lengths(spoken), spoken, steps.addresses.support_url)
 
 
 def score(steps: Steps, team_id: str, channel_id: str) -> Screen:
@@ -401,7 +402,9 @@ def last(steps: Steps, team_id: str, channel_id: str) -> Screen | str:
     if game is None:
         return spoken._(last_screen.NONE_YET)
     by_key = {label.key: label for label in labels(game.state.names)}
-    return last_screen.last_reveal(game.game_id, game.outcome, by_key, words(game.state.language))
+    spoken = words(game.state.language)
+    source = steps.addresses.source_url
+    return last_screen.last_reveal(game.game_id, game.outcome, by_key, spoken, source)
 
 
 def home_tab(steps: Steps, team_id: str, user_id: str) -> View:
@@ -418,7 +421,8 @@ def home_tab(steps: Steps, team_id: str, user_id: str) -> View:
         ).first()
     spoken = words(m.Language(newest or m.Language.ENGLISH))
     seasons = channel_seasons(steps, team_id, user_id, [channel for channel, _ in boards], spoken)
-    return home_screen.home_view(user_id, record, boards, seasons=seasons, words=spoken)
+    support = steps.addresses.support_url
+    return home_screen.home_view(user_id, record, boards, seasons, spoken, support)
 
 
 def channel_seasons(

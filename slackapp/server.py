@@ -27,6 +27,7 @@ from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings, hand_do
 from slackapp.db.engine import database_url, outside_transaction
 from slackapp.db.models import TIMED_PHASES, Game, OutboxEntry
 from slackapp.logs import configure_logging, logging_config
+from slackapp.referee_file import REFEREE_PATH, referee_archive
 from slackapp.shapes import malformed, misnamed
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,9 @@ class Router:
             return self.alive(start_response)
         if path == "/readyz":
             return self.ready(start_response)
+        if path == REFEREE_PATH:  # the referee file, for anyone to check a game with
+            start_response("200 OK", [("Content-Type", "application/zip")])
+            return [referee_archive()]
         if path == "/metrics":
             body, content_type = self.scrape()
             start_response("200 OK", [("Content-Type", content_type)])

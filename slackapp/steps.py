@@ -20,6 +20,7 @@ from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp import metrics
+from slackapp.blocks.addresses import NO_ADDRESSES, Addresses
 from slackapp.blocks.said import said
 from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.db import games, people
@@ -346,8 +347,11 @@ class Steps:
         deliverer: Kick,
         alarm: Alarm,
         now: Callable[[], datetime] = utc_now,
+        addresses: Addresses = NO_ADDRESSES,
     ) -> None:
         self.sessions = sessions
+        self.addresses = addresses
+        """What the screens may link: the support contact, the published source."""
         self.lengths = lengths
         self.deliverer = deliverer
         self.alarm = alarm

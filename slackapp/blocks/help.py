@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 
 from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
 
+from slackapp.blocks.addresses import support_context
 from slackapp.blocks.ballot import HOW_THE_VOTE_COUNTS
 from slackapp.blocks.screen import Screen, context, section, sections
 from slackapp.blocks.sides import team_name
@@ -112,7 +113,9 @@ def card_lines(words: Words = ENGLISH) -> list[str]:
     ]
 
 
-def help_screen(lengths: str | None = None, words: Words = ENGLISH) -> Screen:
+def help_screen(
+    lengths: str | None = None, words: Words = ENGLISH, support_url: str | None = None
+) -> Screen:
     w = words
     title = w._("How to play Varulv")
     blocks: list[Block] = [
@@ -125,6 +128,7 @@ def help_screen(lengths: str | None = None, words: Words = ENGLISH) -> Screen:
         *sections([w._("*The cards*"), *card_lines(w)]),
         DividerBlock(),
         section("\n".join([w._("*Commands*"), *commands(w)])),
+        *support_context(support_url, w),
     ]
     return Screen(text=title, blocks=blocks)
 
