@@ -38,9 +38,10 @@ def get_the_referee(words: Words = ENGLISH, source_url: str | None = None) -> st
 def fingerprint_recipe(words: Words = ENGLISH) -> str:
     """The fingerprint's recipe in one line, for a person with only ``hashlib``."""
     return words._(
-        "The fingerprint is the first 16 hex digits of the SHA-256 of the text `SALT CARD1 … "
-        "CARDn CENTRE1 CENTRE2`: the game's salt, each seat's dealt card in seat order and "
-        "the two centre cards, separated by single spaces."
+        "The deal's fingerprint is the first 32 hex digits of the SHA-256 of the text `SALT "
+        "KEY1:CARD1 … KEYn:CARDn CENTRE1 CENTRE2`: the game's salt, each seat's key (in "
+        "`keys`) and dealt card in seat order, and the two centre cards, separated by single "
+        "spaces; the night's, of `DEAL-FINGERPRINT SALT KEY:MOVE …` (docs/referee.md)."
     )
 
 

@@ -18,7 +18,7 @@ from tests.inprocess.test_games import NAMES, PEOPLE, new_table
 from tests.inprocess.test_schedule_and_last import code_block
 
 ANNA, BO, CIA = PEOPLE[:3]
-FINGERPRINT = re.compile(r"Fingerprint of the deal: `([0-9a-f]{4}(?:-[0-9a-f]{4}){3})`")
+FINGERPRINT = re.compile(r"Fingerprint of the deal: `([0-9a-f]{4}(?:-[0-9a-f]{4}){7})`")
 
 
 def to_the_vote(table: Table, people: list[str], bots: bool = False) -> None:
@@ -153,6 +153,11 @@ def test_the_night_boards_fingerprint_is_checked_by_the_referee_from_the_whole_g
     assert '"Måns"' in message and "\\u00e5" not in message, "names as written, in UTF-8"
     exported = code_block(message)
     assert exported["fingerprint"] == shown and exported["salt"]
+    # Each fingerprint is in a message of its own, posted once and never edited: a witness.
+    sealed = table.board("The deal is sealed", shown)
+    night_sealed = table.board("The night is sealed", exported["night_fingerprint"])
+    edited = {call.params.get("ts") for call in fake.calls_to("chat.update")}
+    assert sealed.ts not in edited and night_sealed.ts not in edited
 
     resolved = referee(json.dumps(exported))
     assert resolved["fingerprint"] == shown
