@@ -34,17 +34,18 @@ def referee(text: str) -> dict[str, Any]:
         raise RefereeError(f"malformed JSON: {error}") from None
     deal, choices, ballots = parse_input(data)
     salt = _salt(data)
+    links = {}
+    if salt is not None:  # the links in order: the deal, the night, then the ballots
+        keyed, keyed_choices = _keyed(data, deal, choices)
+        links["fingerprint"] = _deal_link(data, salt, keyed)
+        links["night_fingerprint"] = _night_link(data, salt, keyed, keyed_choices)
     try:
         played = play(deal, choices, ballots)
     except (IllegalChoice, IllegalBallot) as error:
         raise RefereeError(str(error)) from None
     outcome = outcome_to_json(played)
-    if salt is not None:
-        keyed, keyed_choices = _keyed(data, deal, choices)
-        outcome["fingerprint"] = _deal_link(data, salt, keyed)
-        outcome["night_fingerprint"] = _night_link(data, salt, keyed, keyed_choices)
     _tally_link(data, outcome["tally"])
-    return outcome
+    return {**outcome, **links}
 
 
 def _salt(data: dict[str, Any]) -> str | None:
