@@ -124,13 +124,6 @@ def refusal(
     return checked(steps.sessions, client, team_id, channel_id, user_id, change, admin)[0]
 
 
-def stop_refusal(
-    steps: Steps, client: WebClient, team_id: str, channel_id: str, user_id: str
-) -> tuple[Refusal | None, int | None]:
-    """Whether the person may stop the channel's open game, and which game that was."""
-    return checked(steps.sessions, client, team_id, channel_id, user_id, Change.STOP)
-
-
 def stop_permit(team_id: str, channel_id: str, user_id: str, admin: AdminFlags) -> Permit:
     """The stop's permission decided again on the game's locked row, the channel's facts read
     under its lock: the refusal, in the game's words, or None."""

@@ -97,20 +97,6 @@ def decide(facts: Standing, user_id: str, change: Change, admin: AdminFlags) -> 
     return rule.refusal(change, facts.host, facts.standing_owner)
 
 
-def refusal_of(
-    sessions: sessionmaker[Session],
-    client: WebClient,
-    team_id: str,
-    channel_id: str,
-    user_id: str,
-    change: Change,
-    admin: bool | None = None,
-) -> Refusal | None:
-    """None when ``user_id`` may make ``change`` in the channel; otherwise who can.
-    ``admin``: Slack's flags, already asked; otherwise asked only if they decide."""
-    return checked(sessions, client, team_id, channel_id, user_id, change, admin)[0]
-
-
 def checked(
     sessions: sessionmaker[Session],
     client: WebClient,
@@ -120,9 +106,10 @@ def checked(
     change: Change,
     admin: bool | AdminFlags | None = None,
 ) -> tuple[Refusal | None, int | None]:
-    """:func:`refusal_of`, and the open game it was decided for (a stop may end only that
-    one: another opened meanwhile has not been checked). Decided again when the change is
-    made: see :func:`refusal_under_lock`."""
+    """None when ``user_id`` may make ``change`` in the channel, otherwise who can; and the
+    open game it was decided for (a stop may end only that one: another opened meanwhile has
+    not been checked). ``admin``: Slack's flags, if already asked; otherwise asked only if
+    they decide. Decided again when the change is made: see :func:`refusal_under_lock`."""
     with transaction(sessions) as session:
         facts = channel_standing(session, team_id, channel_id)
     if change is Change.STOP and facts.host is None:
