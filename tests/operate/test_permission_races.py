@@ -115,16 +115,19 @@ def test_a_members_stops_racing_a_standing_tables_opening_stop_it_not(
         )
     urls = cycle([first.events_url, second.events_url])
     after_opening = 0
-    sent = 0
-    # The member keeps stopping, in both processes, until well after the lobby opened by itself.
-    while after_opening < 6:
+    bursts = 0
+    # The member keeps stopping, in bursts landing in both processes at once, until well after
+    # the lobby opened by itself.
+    while after_opening < 3:
         answered = answers_to(table, member)
-        fake.send(signed_command(fake, member, table.channel, "stop"), next(urls))
-        sent += 1
-        until_answers(table, member, answered + 1)
+        stops = [signed_command(fake, member, table.channel, "stop") for _ in range(STOPS_A_ROUND)]
+        sends = [(stop, next(urls)) for stop in stops]
+        assert send_together(fake, sends) == [200] * len(sends)
+        bursts += 1
+        until_answers(table, member, answered + STOPS_A_ROUND)
         if games_in(table):
             after_opening += 1
-        assert sent < 2000, "the standing table never opened"
+        assert bursts < 1000, "the standing table never opened"
     (lobby,) = games_in(table)
     assert lobby["host_user_id"] == OWNER
     assert (lobby["phase"], lobby["ended_by"]) == ("lobby", None)
