@@ -24,6 +24,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.authorize import Refresher, answer_reinstall, from_store
+from slackapp.blocks.addresses import Addresses
 from slackapp.config import BOT_SCOPES, INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
 from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.installations import installation_store, oauth_state_store, reinstalled
@@ -225,7 +226,8 @@ def build(
         now=now,
     )
     deadlines = Deadlines(sessions, now=now)
-    steps = Steps(sessions, lengths, deliverer, deadlines, now)
+    addresses = Addresses(settings.support_url, settings.source_url)
+    steps = Steps(sessions, lengths, deliverer, deadlines, now, addresses)
     register(app, steps)
     return Varulv(
         app=app,

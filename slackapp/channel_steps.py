@@ -20,6 +20,7 @@ import slackapp.blocks.help as help_screen
 import slackapp.blocks.home as home_screen
 import slackapp.blocks.last as last_screen
 import slackapp.blocks.schedule as schedule_screen
+from slackapp.blocks.permissions import refused as refused_text
 from slackapp.blocks.render import labels
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words, words
@@ -27,15 +28,16 @@ from slackapp.blocks.wrapup import season_name
 from slackapp.db import channels, erasure, games, history, scores, standing
 from slackapp.db.channels import ChannelChoice
 from slackapp.db.engine import transaction
+from slackapp.db.games import StoredGame
 from slackapp.db.models import Game, Seat
 from slackapp.delivery.outbox import enqueue
 from slackapp.game import machine as m
 from slackapp.game.permissions import Change, Refusal
 from slackapp.game.schedule import Schedule, next_opening
 from slackapp.game.seasons import standings
-from slackapp.permits import checked, is_admin, refusal_of
+from slackapp.permits import AdminFlags, checked, refusal_under_lock
 from slackapp.shapes import slack_id
-from slackapp.steps import Steps, Workspace
+from slackapp.steps import Permit, Steps, Workspace
 
 STALE = N_("That button doesn't belong to any game I know.")
 NOT_OVER = N_("That game is not over, or was not played in this channel: nothing to check.")
@@ -116,17 +118,44 @@ def refusal(
     channel_id: str,
     user_id: str,
     change: Change,
-    admin: bool | None = None,
+    admin: bool | AdminFlags | None = None,
 ) -> Refusal | None:
     """None when the person may make ``change`` in the channel; otherwise who can."""
-    return refusal_of(steps.sessions, client, team_id, channel_id, user_id, change, admin)
+    return checked(steps.sessions, client, team_id, channel_id, user_id, change, admin)[0]
 
 
-def stop_refusal(
-    steps: Steps, client: WebClient, team_id: str, channel_id: str, user_id: str
-) -> tuple[Refusal | None, int | None]:
-    """Whether the person may stop the channel's open game, and which game that was."""
-    return checked(steps.sessions, client, team_id, channel_id, user_id, Change.STOP)
+def stop_permit(team_id: str, channel_id: str, user_id: str, admin: AdminFlags) -> Permit:
+    """The stop's permission decided again on the game's locked row, the channel's facts read
+    under its lock: the refusal, in the game's words, or None."""
+
+    def permit(session: Session, game: StoredGame) -> str | None:
+        if not game.state.is_open:
+            return None  # the machine says there is nothing to stop
+        facts = (game.id, game.state.host)
+        again = refusal_under_lock(session, team_id, channel_id, user_id, Change.STOP, admin, facts)
+        return None if again is None else refused_text(again, words(game.state.language))
+
+    return permit
+
+
+def stop(
+    steps: Steps,
+    client: WebClient,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    retry: bool = False,
+) -> str | None:
+    """``/varulv stop``: end the channel's open game if the person may stop it, decided for
+    that game and decided again on its locked row; a game opened since is left running."""
+    admin = AdminFlags(client, user_id)
+    refused, game_id = checked(
+        steps.sessions, client, team_id, channel_id, user_id, Change.STOP, admin
+    )
+    if refused is not None:
+        return refused_text(refused, channel_words(steps, team_id, channel_id))
+    permit = stop_permit(team_id, channel_id, user_id, admin)
+    return steps.stop(team_id, channel_id, user_id, retry=retry, checked=game_id, permit=permit)
 
 
 def open_to_everyone(steps: Steps, team_id: str, channel_id: str) -> bool:
@@ -141,13 +170,16 @@ def settings_refusal(
     channel_id: str,
     user_id: str,
     openness: bool | None,
+    admin: AdminFlags | None = None,
 ) -> Refusal | None:
     """Whether the person may save the settings modal as submitted: the settings themselves,
     and the channel's openness when the submission changes it."""
     changes_openness = openness is not None and openness != open_to_everyone(
         steps, team_id, channel_id
     )
-    admin = is_admin(client, user_id) if changes_openness else None
+    admin = admin or AdminFlags(client, user_id)
+    if changes_openness:
+        admin()
     refused = refusal(steps, client, team_id, channel_id, user_id, Change.SETTINGS, admin)
     if refused is None and changes_openness:
         refused = refusal(steps, client, team_id, channel_id, user_id, Change.OPENNESS, admin)
@@ -156,15 +188,33 @@ def settings_refusal(
 
 def store_settings(
     steps: Steps,
+    client: WebClient,
     team_id: str,
     channel_id: str,
     user_id: str,
     choice: ChannelChoice,
     openness: bool | None = None,
-) -> None:
+) -> Refusal | None:
     """Store the channel's settings (and, from an admin's form, whether the channel is open to
-    everyone); the next game to open there uses them."""
-    channels.save_choice(steps.sessions, team_id, channel_id, user_id, choice, openness)
+    everyone), if the person may: decided under the channel's lock, in the transaction that
+    stores them. The next game to open there uses them."""
+    admin = AdminFlags(client, user_id)
+    refused = settings_refusal(steps, client, team_id, channel_id, user_id, openness, admin)
+    if refused is not None:
+        return refused
+    with transaction(steps.sessions) as session:
+        refused = refusal_under_lock(session, team_id, channel_id, user_id, Change.SETTINGS, admin)
+        changes_openness = openness is not None and openness != channels.open_to_everyone(
+            session, team_id, channel_id
+        )
+        if refused is None and changes_openness:
+            refused = refusal_under_lock(
+                session, team_id, channel_id, user_id, Change.OPENNESS, admin
+            )
+        if refused is not None:
+            return refused
+        channels.write_choice(session, team_id, channel_id, user_id, choice, openness)
+    return None
 
 
 def tell_settings(
@@ -189,21 +239,31 @@ def tell_settings(
 
 def store_schedule(
     steps: Steps,
+    client: WebClient,
     team_id: str,
     channel_id: str,
     user_id: str,
     schedule: Schedule | None,
     enterprise_id: str | None = None,
-) -> None:
+) -> Refusal | None:
     """Set the channel's standing table (with the workspace's Grid organisation, which the
-    tables it opens keep), or (None) remove it."""
+    tables it opens keep), or (None) remove it, if the person may: decided under the
+    channel's lock, in the transaction that writes it. The one who sets it owns it."""
+    admin = AdminFlags(client, user_id)
+    refused = refusal(steps, client, team_id, channel_id, user_id, Change.SCHEDULE, admin)
+    if refused is not None:
+        return refused
     with transaction(steps.sessions) as session:
+        refused = refusal_under_lock(session, team_id, channel_id, user_id, Change.SCHEDULE, admin)
+        if refused is not None:
+            return refused
         if schedule is not None:
             standing.save(
                 session, team_id, channel_id, user_id, schedule, steps.now(), enterprise_id
             )
         else:
             standing.remove(session, team_id, channel_id)
+    return None
 
 
 def schedule_saved_by(
@@ -290,7 +350,8 @@ def game_json(steps: Steps, team_id: str, channel: str, game_id: int) -> str:
         game = history.finished(session, team_id, game_id)
     if game is None or game.state.channel != channel:
         return channel_words(steps, team_id, channel)._(NOT_OVER) if channel else NOT_OVER
-    return last_screen.game_json(game.referee_input(), words(game.state.language))
+    spoken = words(game.state.language)
+    return last_screen.game_json(game.referee_input(), spoken, steps.addresses.source_url)
 
 
 def forget_me(steps: Steps, team_id: str, user_id: str, channel_id: str = "") -> str:
@@ -315,7 +376,7 @@ def help_for(steps: Steps, team_id: str, channel_id: str) -> Screen:
     channel would be wrong wherever one set its own."""
     chosen = settings_now(steps, team_id, channel_id)
     spoken = words(chosen.language)
-    return help_screen.help_screen(chosen.lengths(spoken), spoken)
+    return help_screen.help_screen(chosen.lengths(spoken), spoken, steps.addresses.support_url)
 
 
 def score(steps: Steps, team_id: str, channel_id: str) -> Screen:
@@ -334,7 +395,9 @@ def last(steps: Steps, team_id: str, channel_id: str) -> Screen | str:
     if game is None:
         return spoken._(last_screen.NONE_YET)
     by_key = {label.key: label for label in labels(game.state.names)}
-    return last_screen.last_reveal(game.game_id, game.outcome, by_key, words(game.state.language))
+    spoken = words(game.state.language)
+    source = steps.addresses.source_url
+    return last_screen.last_reveal(game.game_id, game.outcome, by_key, spoken, source)
 
 
 def home_tab(steps: Steps, team_id: str, user_id: str) -> View:
@@ -351,7 +414,8 @@ def home_tab(steps: Steps, team_id: str, user_id: str) -> View:
         ).first()
     spoken = words(m.Language(newest or m.Language.ENGLISH))
     seasons = channel_seasons(steps, team_id, user_id, [channel for channel, _ in boards], spoken)
-    return home_screen.home_view(user_id, record, boards, seasons=seasons, words=spoken)
+    support = steps.addresses.support_url
+    return home_screen.home_view(user_id, record, boards, seasons, spoken, support)
 
 
 def channel_seasons(

@@ -15,7 +15,6 @@ varulv prune      delete the details of games ended longer ago than VARULV_RETEN
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import socket
 import sys
@@ -41,31 +40,9 @@ def _refuse(command: str, reason: object) -> int:
 
 
 def _referee(path: str) -> int:
-    from slackapp.game.referee import RefereeError, referee
+    from slackapp.referee_main import run
 
-    try:
-        if path == "-":
-            raw = sys.stdin.buffer.read()
-        else:
-            with open(path, "rb") as file:
-                raw = file.read()
-        outcome = referee(raw.decode("utf-8"))
-    except OSError as error:
-        print(f"cannot read {path}: {error.strerror}", file=sys.stderr)
-        return 2
-    except UnicodeDecodeError as error:
-        source = "standard input" if path == "-" else path
-        print(f"malformed JSON: {source} is not UTF-8 (byte {error.start})", file=sys.stderr)
-        return 2
-    except RefereeError as error:
-        print(str(error), file=sys.stderr)
-        return 2
-    # Names as written (Måns, not M\u00e5ns), in UTF-8 whatever the terminal's locale.
-    written = json.dumps(outcome, indent=1, ensure_ascii=False) + "\n"
-    sys.stdout.flush()
-    sys.stdout.buffer.write(written.encode("utf-8"))
-    sys.stdout.buffer.flush()
-    return 0
+    return run(path)
 
 
 def _serve() -> int:

@@ -223,6 +223,9 @@ class Settings:
     """``VARULV_PRIVACY_URL``: the privacy policy the install page links (Slack's review asks)."""
     support_url: str | None = None
     """``VARULV_SUPPORT_URL``: where people ask for help (``https://…`` or ``mailto:…``)."""
+    source_url: str | None = None
+    """``VARULV_SOURCE_URL``: the project's published source, with the referee file's release;
+    the screens that tell people how to check a game name it."""
 
     @property
     def multi_workspace(self) -> bool:
@@ -307,6 +310,7 @@ class Settings:
             token_keys=token_keys_from_env(),
             privacy_url=_web_address("VARULV_PRIVACY_URL"),
             support_url=_web_address("VARULV_SUPPORT_URL", mail=True),
+            source_url=_web_address("VARULV_SOURCE_URL"),
             retention_days=_whole_number("VARULV_RETENTION_DAYS", 90, 1, 36500, "a number of days"),
             updates_per_minute=_whole_number(
                 "VARULV_UPDATES_PER_MINUTE", 50, 1, 1_000_000, "a number of calls a minute"

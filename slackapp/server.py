@@ -28,6 +28,7 @@ from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings, hand_do
 from slackapp.db.engine import database_url, make_engine, outside_transaction
 from slackapp.db.models import TIMED_PHASES, Game, OutboxEntry
 from slackapp.logs import SOCKET_MODE_LOGGER, configure_logging, logging_config
+from slackapp.referee_file import REFEREE_PATH, referee_archive
 from slackapp.shapes import malformed, misnamed
 
 log = logging.getLogger(__name__)
@@ -83,6 +84,9 @@ class Router:
             return self.alive(start_response)
         if path == "/readyz":
             return self.ready(start_response)
+        if path == REFEREE_PATH:  # the referee file, for anyone to check a game with
+            start_response("200 OK", [("Content-Type", "application/zip")])
+            return [referee_archive()]
         start_response("404 Not Found", [("Content-Type", "text/plain")])
         return [b"not found\n"]
 

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp import metrics
+from slackapp.blocks.addresses import NO_ADDRESSES, Addresses
 from slackapp.blocks.said import said
 from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.db import games, people
@@ -130,6 +131,9 @@ class Workspace:
 NameFor = Callable[[Connection, str, str, str], str]
 """The name a person sits down under, read in the step's transaction: (connection, team,
 user, the handle their request carried)."""
+Permit = Callable[[Session, StoredGame], str | None]
+"""Whether an event may be applied to a game, decided on its locked row: None, or the
+refusal to answer with."""
 
 
 def kept_name(connection: Connection, team_id: str, user_id: str, handle: str) -> str:
@@ -185,6 +189,7 @@ def commit_step(
     clicked: Copy | None = None,
     take: Take | None = None,
     name_for: NameFor = kept_name,
+    permit: Permit | None = None,
 ) -> Committed | None:
     """Apply ``event`` to the game in one transaction; None if there is no such game (or,
     with ``skip_locked``, another transaction holds it). ``dm_channels``: the people's private
@@ -193,7 +198,8 @@ def commit_step(
     ``clicked``: the copy of the game's message the click came from, made the message if it
     is a second copy the app did not record (see slackapp.delivery.copies).
     ``take``: given, a step with something to show takes its game's delivery lease too.
-    ``name_for``: the name a person who joins sits down under."""
+    ``name_for``: the name a person who joins sits down under. ``permit``: decides, with the
+    game's row locked, whether the event may be applied at all (a refusal is the answer)."""
     with metrics.stepping(type(event).__name__), transaction(sessions) as session:
         connection = session.connection()
         game = games.lock(connection, game_id, skip_locked=skip_locked)
@@ -203,6 +209,9 @@ def commit_step(
             return Committed(
                 game.id, in_words(game.state, m.Line(m.Message.ANOTHER_WORKSPACE)), None, 0
             )
+        refused = None if permit is None else permit(session, game)
+        if refused is not None:
+            return Committed(game.id, refused, None, 0)
         adopted = None if clicked is None else adopt(connection, game.id, clicked)
         if isinstance(event, m.Join):  # the name kept for them, if Varulv has met them
             event = replace(event, name=name_for(connection, game.team_id, event.user, event.name))
@@ -340,8 +349,11 @@ class Steps:
         deliverer: Kick,
         alarm: Alarm,
         now: Callable[[], datetime] = utc_now,
+        addresses: Addresses = NO_ADDRESSES,
     ) -> None:
         self.sessions = sessions
+        self.addresses = addresses
+        """What the screens may link: the support contact, the published source."""
         self.lengths = lengths
         self.deliverer = deliverer
         self.alarm = alarm
@@ -383,9 +395,11 @@ class Steps:
         event: m.Event,
         asking: Workspace | None = None,
         clicked: Copy | None = None,
+        permit: Permit | None = None,
     ) -> str | None:
         """A person's command on a game, from the workspace ``asking`` (and, for a click, the
-        copy of the message ``clicked``); the answer for them."""
+        copy of the message ``clicked``); the answer for them. ``permit``: see
+        :func:`commit_step`."""
         done = commit_step(
             self.sessions,
             game_id,
@@ -394,6 +408,7 @@ class Steps:
             asking=asking,
             clicked=clicked,
             take=self.take,
+            permit=permit,
         )
         return self._after(done, asking)
 
@@ -666,26 +681,29 @@ class Steps:
         user_id: str,
         retry: bool = False,
         checked: int | None = None,
+        permit: Permit | None = None,
     ) -> str | None:
         """``/varulv stop``: end the channel's running game, for someone
         :mod:`slackapp.game.permissions` lets stop it.
 
         ``retry``: Slack is sending the command again, and the first delivery may have stopped
         it: then there is nothing to say. ``checked``: the game the permission was decided
-        for; if another is open by now, it is not stopped (the person is told to ask again).
+        for (None: no game was open then); if another is open by now, it is not stopped (the
+        person is told to ask again). ``permit``: the permission decided again on the game's
+        locked row (see :func:`commit_step`).
         """
         with outside_transaction(self.sessions) as session:
             game = games.open_in(session, team_id, channel_id)
             game_id = None if game is None else game.id
             language = m.Language.ENGLISH if game is None else m.Language(game.language)
-        if game_id is not None and checked is not None and game_id != checked:
+        if game_id is not None and game_id != checked:
             return said(m.Line(m.Message.ANOTHER_GAME_NOW), words(language))
         if game_id is None:
             if retry:
                 return None
             chosen = channel_choice(self.sessions, team_id, channel_id, self.lengths)
             return said(m.Line(m.Message.NO_GAME_RUNNING), words(chosen.language))
-        return self.act(game_id, m.Stop(user_id))
+        return self.act(game_id, m.Stop(user_id), permit=permit)
 
     def workspace_left(self, team_id: str | None, enterprise_id: str | None = None) -> int:
         """End the workspace's open games without a word (no token is left to post with); with

@@ -6,6 +6,7 @@ from collections.abc import Iterator, Sequence
 
 from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
 
+from slackapp.blocks.addresses import support_context
 from slackapp.blocks.ballot import HOW_THE_VOTE_COUNTS
 from slackapp.blocks.screen import Screen, context, section, sections
 from slackapp.blocks.sides import minion_without_werewolves_rule, team_name
@@ -115,7 +116,9 @@ def card_lines(words: Words = ENGLISH) -> list[str]:
     return lines
 
 
-def help_screen(lengths: str | None = None, words: Words = ENGLISH) -> Screen:
+def help_screen(
+    lengths: str | None = None, words: Words = ENGLISH, support_url: str | None = None
+) -> Screen:
     w = words
     title = w._("How to play Varulv")
     blocks: list[Block] = [
@@ -128,6 +131,7 @@ def help_screen(lengths: str | None = None, words: Words = ENGLISH) -> Screen:
         *sections([w._("*The cards*"), *card_lines(w)]),
         DividerBlock(),
         section("\n".join([w._("*Commands*"), *commands(w)])),
+        *support_context(support_url, w),
     ]
     return Screen(text=title, blocks=blocks)
 

@@ -9,6 +9,7 @@ from slack_sdk.models.blocks import ActionsBlock, Block, DividerBlock, HeaderBlo
 from slack_sdk.models.views import View
 
 from slackapp.blocks import ids
+from slackapp.blocks.addresses import support_context
 from slackapp.blocks.help import DAWN_CARD, HARD_FOR, ScoreRow, card_lines, ranking
 from slackapp.blocks.screen import button, context, section, sections
 from slackapp.blocks.words import ENGLISH, Words
@@ -56,10 +57,12 @@ def home_view(
     boards: Sequence[tuple[str, Sequence[ScoreRow]]],
     seasons: Mapping[str, ChannelSeason] | None = None,
     words: Words = ENGLISH,
+    support_url: str | None = None,
 ) -> View:
     """``record`` is the viewer's (games, wins, points); ``boards`` (channel id, rows) pairs,
     all time; ``seasons`` each board channel's season now, and whether the viewer usually
-    plays there. ``words``: the language of the viewer's newest table."""
+    plays there. ``words``: the language of the viewer's newest table. ``support_url``: where
+    to ask for help, linked when set."""
     w = words
     games, wins, points = record
     if games:
@@ -92,6 +95,7 @@ def home_view(
         section(w._(DAWN_CARD)),
         DividerBlock(),
         *sections([w._("*The cards*"), *card_lines(w)]),
+        *support_context(support_url, w),
     ]
     if boards:
         blocks += [DividerBlock(), HeaderBlock(text=w._("Leaderboards"))]

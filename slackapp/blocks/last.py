@@ -9,7 +9,7 @@ from typing import Any
 from slack_sdk.models.blocks import ActionsBlock
 
 from slackapp.blocks import ids
-from slackapp.blocks.checking import get_the_referee
+from slackapp.blocks.checking import fingerprint_recipe, get_the_referee
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.reveal import reveal
 from slackapp.blocks.screen import Screen, button, context
@@ -20,7 +20,11 @@ NONE_YET = N_("No game has been played to the end in this channel yet.")
 
 
 def last_reveal(
-    game_id: int, outcome: Outcome, labels: Mapping[str, SeatLabel], words: Words = ENGLISH
+    game_id: int,
+    outcome: Outcome,
+    labels: Mapping[str, SeatLabel],
+    words: Words = ENGLISH,
+    source_url: str | None = None,
 ) -> Screen:
     w = words
     shown = reveal(outcome, labels, words=w)
@@ -37,22 +41,32 @@ def last_reveal(
                 )
             ]
         ),
-        context(w._("Anyone can check it, without this app: {how}", how=get_the_referee(w))),
+        context(
+            w._(
+                "Anyone can check it, without this app: {how}",
+                how=get_the_referee(w, source_url),
+            )
+        ),
     ]
     return Screen(text=w._("The last game here. {reveal}", reveal=shown.text), blocks=blocks)
 
 
-def game_json(data: Mapping[str, Any], words: Words = ENGLISH) -> str:
+def game_json(
+    data: Mapping[str, Any], words: Words = ENGLISH, source_url: str | None = None
+) -> str:
     """The referee's input as a message: plain text holds far more than a block may."""
     w = words
     written = json.dumps(data, indent=1, ensure_ascii=False)
     shown = data.get("fingerprint")
-    said = w._("The whole game, as `varulv referee` reads it.")
+    said = w._("The whole game, as the referee reads it.")
     if shown:
         checks = w._(
             "It carries the salt that checks the night board's fingerprint, `{fingerprint}`.",
             fingerprint=shown,
         )
-        said = f"{said} {checks}"
-    how = w._("To check it: {how} (Its key `center` is the centre.)", how=get_the_referee(w))
+        said = f"{said} {checks} {fingerprint_recipe(w)}"
+    how = w._(
+        "To check it: {how} (Its key `center` is the centre.)",
+        how=get_the_referee(w, source_url),
+    )
     return f"{said} {how}\n```\n{written}\n```"

@@ -16,8 +16,8 @@ ADMINS = N_("the workspace's admins and owners")
 OPEN_TO_EVERYONE = N_("Anyone in the channel may change its table")
 OPEN_TO_EVERYONE_DETAIL = N_("Its settings and standing table, and stopping its games.")
 OPEN_TO_EVERYONE_HINT = N_(
-    "Otherwise only the game's host, whoever set the standing table, and the workspace's "
-    "admins and owners may. Only admins and owners see this choice."
+    "Otherwise only whoever set the standing table and the workspace's admins and owners may; "
+    "a game's host may stop that game. Only admins and owners see this choice."
 )
 
 

@@ -206,6 +206,19 @@ def said(line: Line, words: Words = ENGLISH) -> str:
             return w._("<@{user}> stopped this game. No one scores.", user=line.user)
         case Message.YOU_STOPPED:
             return w._("You stopped the game: its board in the channel now says so.")
+        case Message.DEAL_SEALED:
+            return w._(
+                "The deal is sealed: its fingerprint is `{fingerprint}`. Keep a copy of this "
+                "line: after the reveal, the referee checks every seat's card against it.",
+                fingerprint=line.fingerprint,
+            )
+        case Message.NIGHT_SEALED:
+            return w._(
+                "The night is sealed: its fingerprint is `{fingerprint}`, over the deal's and "
+                "every move made tonight, bots' included. After the reveal, the referee checks "
+                "the night against it.",
+                fingerprint=line.fingerprint,
+            )
         case Message.CHANNEL_LOST:
             again = w._("Invite Varulv with `/invite @Varulv`, then type `/varulv` to play again.")
             if line.flag:

@@ -94,6 +94,14 @@ def _choice(
     )
 
 
+def lock_channel(session: Session, team_id: str, channel_id: str) -> None:
+    """Hold the channel's lock until the transaction ends: every change to who may do what in
+    a channel (its settings, openness, standing table) and every stop decides under it, on
+    facts read after it was granted, so none is decided on facts another is changing."""
+    key = func.hashtextextended(f"varulv channel {team_id} {channel_id}", 0)
+    session.execute(select(func.pg_advisory_xact_lock(key)))
+
+
 def open_to_everyone(session: Session, team_id: str, channel_id: str) -> bool:
     """Whether an admin opened the channel's table to everyone (no row: not open)."""
     row = session.get(ChannelSettings, (team_id, channel_id))
@@ -134,6 +142,19 @@ def save_choice(
 ) -> None:
     """Store the channel's settings; the next game to open there uses them.
     ``open_to_everyone``: open or close the channel's table to everyone (None: as it was)."""
+    with transaction(sessions) as session:
+        write_choice(session, team_id, channel_id, user_id, choice, open_to_everyone)
+
+
+def write_choice(
+    session: Session,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    choice: ChannelChoice,
+    open_to_everyone: bool | None = None,
+) -> None:
+    """:func:`save_choice` in the session's transaction."""
     values: dict[str, object] = {
         "night_seconds": choice.night_seconds,
         "day_seconds": choice.day_seconds,
@@ -145,13 +166,12 @@ def save_choice(
     }
     if open_to_everyone is not None:
         values["open_to_everyone"] = open_to_everyone
-    with transaction(sessions) as session:
-        session.execute(
-            insert(ChannelSettings)
-            .values(team_id=team_id, channel_id=channel_id, **values)
-            .on_conflict_do_update(
-                index_elements=[ChannelSettings.team_id, ChannelSettings.channel_id],
-                # ON CONFLICT skips the column's onupdate, so the time is set here.
-                set_={**values, "updated_at": func.now()},
-            )
+    session.execute(
+        insert(ChannelSettings)
+        .values(team_id=team_id, channel_id=channel_id, **values)
+        .on_conflict_do_update(
+            index_elements=[ChannelSettings.team_id, ChannelSettings.channel_id],
+            # ON CONFLICT skips the column's onupdate, so the time is set here.
+            set_={**values, "updated_at": func.now()},
         )
+    )

@@ -39,7 +39,10 @@ class Finished:
         """The whole game as REFEREE.md's input, seats called by the names people know."""
         names = {seat.key: seat.name for seat in self.state.seats}
         outcome = self.outcome
-        salt = deal_salt(self.state.seed)
+        # A seat whose person was forgotten has lost the key its fingerprints bound: the game
+        # is still resolved, without the links that could no longer hold.
+        erased = any(m.is_erased(seat.key) for seat in self.state.seats)
+        salt = None if erased else deal_salt(self.state.seed)
         return game_input(outcome.deal, self.state.choices(), outcome.ballots, names, salt)
 
     def record(self) -> GameRecord:

@@ -81,6 +81,11 @@ class Message(StrEnum):
     CHANNEL_LOST_ENDED = "channel_lost_ended"
     """On each person's night message."""
     UNREACHABLE = "unreachable"
+    # the commitments, each in a message of its own that is never edited
+    DEAL_SEALED = "deal_sealed"
+    """The deal's fingerprint, as the cards are dealt."""
+    NIGHT_SEALED = "night_sealed"
+    """The night's fingerprint, at dawn."""
     # beside the machine: what a step says before or instead of it
     ANOTHER_WORKSPACE = "another_workspace"
     """A click from a workspace that does not own the game (Slack Connect)."""
@@ -108,6 +113,8 @@ class Line:
     """What Slack said."""
     rule: NightRule | None = None
     """The rule a night move breaks."""
+    fingerprint: str = ""
+    """A commitment (``slackapp.game.fingerprint``)."""
     reason: Line | None = None
     """The line this one follows: why the vote opened."""
     hosts: bool = False

@@ -64,7 +64,7 @@ from slackapp.game.effects import (
     over_surface,
     settles,
 )
-from slackapp.game.fingerprint import deal_salt, fingerprint
+from slackapp.game.fingerprint import deal_salt, fingerprint, night_fingerprint
 from slackapp.game.lines import Language, Line, Message
 from slackapp.game.night import (
     IllegalChoice,
@@ -216,6 +216,10 @@ class GameState:
     def fingerprint(self) -> str:
         """The deal's fingerprint, which the night board shows, once the night has begun."""
         return fingerprint(deal_salt(self.seed), self.deal())
+
+    def night_fingerprint(self) -> str:
+        """The night's fingerprint over the deal's and every move made, once it is over."""
+        return night_fingerprint(deal_salt(self.seed), self.deal(), self.choices())
 
     def is_lone_wolf(self, key: str) -> bool:
         return self.center is not None and self.deal().dealt_werewolves() == (key,)
@@ -812,7 +816,8 @@ def _start(
         center=dealt.center,
         deadline=now + timedelta(seconds=state.lengths.night_seconds),
     )
-    effects: list[Effect] = [_show_night_board(state)]
+    sealed = Say(Line(Message.DEAL_SEALED, fingerprint=state.fingerprint()))
+    effects: list[Effect] = [_show_night_board(state), sealed]
     effects += [_show_night_dm(state, seat) for seat in state.people]
     return Step(state, tuple(effects))
 
@@ -929,6 +934,7 @@ def _end_night(state: GameState, now: datetime) -> Step:
         if seat.reachable and (seat.dealt is Card.INSOMNIAC or not seat.confirmed)
     ]
     effects.append(Show(LOBBY_BOARD, NightOverView(state.names, state.fingerprint())))
+    effects.append(Say(Line(Message.NIGHT_SEALED, fingerprint=state.night_fingerprint())))
     seats = tuple(replace(seat, heard_enough=False, pending=None) for seat in state.seats)
     state = replace(
         state,

@@ -1,10 +1,19 @@
-"""Who may change a channel's table: its settings, its standing table, or stopping its game.
+"""Who may change a channel's table: its settings, its standing table, or stopping a game.
 
-Those who answer for the table may: the host of the channel's game, whoever set its standing
-table, and the workspace's admins and owners. A channel an admin opened to everyone lets
-anyone in it; only an admin opens or closes it. Pure: the caller gathers the facts (the game's
-host, the standing table's owner, the channel's openness, Slack's admin flags) and renders
-the refusal.
+Rights over a channel come from its admins, never from dealing a game (anyone may open a
+lobby with ``/varulv`` and deal it with bots):
+
+- a game's host may stop that game, and nothing more;
+- whoever set the channel's standing table may change or remove it, change the channel's
+  settings and stop its games; it stays theirs (and the admins') until an admin saves it,
+  which makes it the admin's, or removes it;
+- the workspace's admins and owners may make every change, and alone open the channel's
+  table to everyone or close it again;
+- in a channel an admin opened to everyone, anyone may change its settings, stop its games
+  and set a standing table where none is set; a standing table set is still its setter's.
+
+Pure: the caller gathers the facts (the game's host, the standing table's owner, the
+channel's openness, Slack's admin flags) and renders the refusal.
 """
 
 from __future__ import annotations
@@ -33,11 +42,19 @@ class Asker:
     """Who asks, as far as the rule cares."""
 
     hosts_the_game: bool = False
-    """Hosts the channel's game (for ``STOP``, the game to stop)."""
+    """Hosts the game to stop (only ``STOP`` cares)."""
     set_the_standing_table: bool = False
     """Set the channel's standing table."""
     is_admin: bool = False
     """A workspace admin or owner."""
+
+
+@dataclass(frozen=True)
+class Channel:
+    """The channel's facts, as an admin or a standing table's setter left them."""
+
+    open_to_everyone: bool = False
+    has_standing_table: bool = False
 
 
 @dataclass(frozen=True)
@@ -46,7 +63,7 @@ class Refusal:
 
     change: Change
     host: str | None
-    """The channel's game's host, when there is one and the change is theirs to make too."""
+    """The game's host, when the change is theirs to make too (a stop)."""
     standing_owner: str | None
     """Whoever set the channel's standing table, likewise."""
 
@@ -55,27 +72,32 @@ class Refusal:
         return self.host is None and self.standing_owner is None
 
 
-def may(change: Change, asker: Asker, open_to_everyone: bool) -> bool:
-    """Whether ``asker`` may make ``change`` in a channel (``open_to_everyone``: as an admin
-    set it)."""
+def may(change: Change, asker: Asker, channel: Channel) -> bool:
+    """Whether ``asker`` may make ``change`` in ``channel``."""
     if asker.is_admin:
         return True
     if change is Change.OPENNESS:
         return False
-    return open_to_everyone or asker.hosts_the_game or asker.set_the_standing_table
+    if asker.set_the_standing_table:
+        return True
+    if change is Change.STOP:
+        return asker.hosts_the_game or channel.open_to_everyone
+    if change is Change.SCHEDULE:
+        return channel.open_to_everyone and not channel.has_standing_table
+    return channel.open_to_everyone
 
 
-def needs_admin_flags(change: Change, asker: Asker, open_to_everyone: bool) -> bool:
+def needs_admin_flags(change: Change, asker: Asker, channel: Channel) -> bool:
     """Whether only Slack's admin flags can still decide: ask Slack only then, since the
     channel's own facts already let most people who may."""
-    return not asker.is_admin and not may(change, asker, open_to_everyone)
+    return not asker.is_admin and not may(change, asker, channel)
 
 
 def refusal(change: Change, host: str | None, standing_owner: str | None) -> Refusal:
     """What to tell someone refused ``change``: who can, besides the admins and owners."""
     if change is Change.OPENNESS:
         return Refusal(change, None, None)
-    return Refusal(change, host, standing_owner)
+    return Refusal(change, host if change is Change.STOP else None, standing_owner)
 
 
 def is_admin(user: Mapping[str, object]) -> bool:

@@ -14,7 +14,7 @@ from slackapp.game.codec import (
     choice_to_json,
     knowledge_to_json,
 )
-from slackapp.game.fingerprint import fingerprint
+from slackapp.game.fingerprint import fingerprint, night_fingerprint
 from slackapp.game.night import IllegalChoice, LookAtSeat, NightChoice, Rob, Swap
 from slackapp.game.outcome import Outcome, play
 from slackapp.game.vote import NOBODY, IllegalBallot
@@ -33,35 +33,99 @@ def referee(text: str) -> dict[str, Any]:
         # nesting too deep a RecursionError.
         raise RefereeError(f"malformed JSON: {error}") from None
     deal, choices, ballots = parse_input(data)
-    salt = _salt(data, deal)
+    salt = _salt(data)
+    links = {}
+    if salt is not None:  # the links in order: the deal, the night, then the ballots
+        keyed, keyed_choices = _keyed(data, deal, choices)
+        links["fingerprint"] = _deal_link(data, salt, keyed)
+        links["night_fingerprint"] = _night_link(data, salt, keyed, keyed_choices)
     try:
-        outcome = outcome_to_json(play(deal, choices, ballots))
+        played = play(deal, choices, ballots)
     except (IllegalChoice, IllegalBallot) as error:
         raise RefereeError(str(error)) from None
-    if salt is not None:
-        outcome["fingerprint"] = fingerprint(salt, deal)
-    return outcome
+    outcome = outcome_to_json(played)
+    _tally_link(data, outcome["tally"])
+    return {**outcome, **links}
 
 
-def _salt(data: dict[str, Any], deal: Deal) -> str | None:
-    """The input's salt, once its ``fingerprint`` (if given) is the deal's; None without one."""
-    salt, shown = data.get("salt"), data.get("fingerprint")
+def _salt(data: dict[str, Any]) -> str | None:
+    """The input's salt; None without one (then no fingerprint can be checked)."""
+    salt = data.get("salt")
     if salt is None:
-        if shown is not None:
-            raise RefereeError("'fingerprint' cannot be checked without the game's 'salt'")
+        for key in ("fingerprint", "night_fingerprint"):
+            if data.get(key) is not None:
+                raise RefereeError(f"{key!r} cannot be checked without the game's 'salt'")
         return None
     if not isinstance(salt, str) or not salt or not salt.isascii() or not salt.isalnum():
         raise RefereeError("'salt' must be the game's salt: letters and digits")
-    if shown is not None:
-        if not isinstance(shown, str):
-            raise RefereeError("'fingerprint' must be the text the night board showed")
-        computed = fingerprint(salt, deal)
-        if shown != computed:
-            raise RefereeError(
-                f"the deal does not match the fingerprint {shown!r}: this salt and deal give "
-                f"{computed!r}, so the deal or the salt is not the game's"
-            )
     return salt
+
+
+def _keyed(
+    data: dict[str, Any], deal: Deal, choices: Mapping[str, NightChoice]
+) -> tuple[Deal, dict[str, NightChoice]]:
+    """The deal and the night with each seat called by its key (``keys``: the person's Slack
+    user id, ``bot1``… for a bot), as the fingerprints bind them; by its name without
+    ``keys``."""
+    keys = data.get("keys")
+    if keys is None:
+        return deal, dict(choices)
+    if not isinstance(keys, dict) or set(keys) != set(deal.seats):
+        raise RefereeError("'keys' must give every seat its key")
+    for seat, key in keys.items():
+        if not isinstance(key, str) or not key or any(c.isspace() or c in ":," for c in key):
+            raise RefereeError(f"keys[{seat!r}] must be a key: no spaces, colons or commas")
+    if len(set(keys.values())) != len(keys):
+        raise RefereeError("'keys' must give each seat a key of its own")
+    seats = tuple(keys[seat] for seat in deal.seats)
+    dealt = {keys[seat]: card for seat, card in deal.dealt.items()}
+    keyed = {keys[seat]: _renamed(choice, keys) for seat, choice in choices.items()}
+    return Deal(seats=seats, dealt=dealt, center=deal.center), keyed
+
+
+def _deal_link(data: dict[str, Any], salt: str, deal: Deal) -> str:
+    """The deal's fingerprint, once the input's (if given) is it."""
+    computed = fingerprint(salt, deal)
+    shown = data.get("fingerprint")
+    if shown is not None and not isinstance(shown, str):
+        raise RefereeError("'fingerprint' must be the text posted as the cards were dealt")
+    if shown is not None and shown != computed:
+        raise RefereeError(
+            f"the deal does not match the fingerprint {shown!r} posted as the cards were "
+            f"dealt: this salt and these people's cards in their seats give {computed!r}"
+        )
+    return computed
+
+
+def _night_link(
+    data: dict[str, Any], salt: str, deal: Deal, choices: Mapping[str, NightChoice]
+) -> str:
+    """The night's fingerprint, once the input's (if given) is it."""
+    computed = night_fingerprint(salt, deal, choices)
+    shown = data.get("night_fingerprint")
+    if shown is not None and not isinstance(shown, str):
+        raise RefereeError("'night_fingerprint' must be the text posted at dawn")
+    if shown is not None and shown != computed:
+        raise RefereeError(
+            f"the night does not match the fingerprint {shown!r} posted at dawn: this deal "
+            f"and these night moves give {computed!r}"
+        )
+    return computed
+
+
+def _tally_link(data: dict[str, Any], computed: dict[str, int]) -> None:
+    """The ballots give the tally the reveal showed, when the input says what it showed."""
+    shown = data.get("tally")
+    if shown is None:
+        return
+    if not isinstance(shown, dict):
+        raise RefereeError("'tally' must be an object: the ballots each seat received")
+    if shown != computed:
+        given = json.dumps(computed, ensure_ascii=False)
+        raise RefereeError(
+            f"the ballots do not give the tally the reveal showed: they give {given}, not "
+            f"{json.dumps(shown, ensure_ascii=False)}"
+        )
 
 
 def _object(
@@ -74,8 +138,19 @@ def _object(
     return value
 
 
-INPUT_KEYS = ("seats", "dealt", "center", "night", "ballots", "salt", "fingerprint")
-"""Every key of the input; ``night``, ``ballots``, ``salt`` and ``fingerprint`` may be left out."""
+INPUT_KEYS = (
+    "seats",
+    "dealt",
+    "center",
+    "night",
+    "ballots",
+    "salt",
+    "keys",
+    "fingerprint",
+    "night_fingerprint",
+    "tally",
+)
+"""Every key of the input; all but ``seats``, ``dealt`` and ``center`` may be left out."""
 
 RESERVED_NAMES = frozenset({NOBODY, "center"})
 """Names no seat may carry in the input: ``nobody`` is a ballot, ``center`` the Seer's look."""
@@ -220,11 +295,21 @@ def game_input(
     """A whole game as REFEREE.md's input, for ``varulv referee`` to resolve again.
 
     Seats go by :func:`seat_names`; ``names`` maps a seat's key to the name people know.
-    With the game's ``salt``, the input carries it and the fingerprint the night board showed,
-    so that the referee checks the deal too.
+    The input carries the tally the reveal showed, and, with the game's ``salt``, the salt,
+    each seat's key and the deal's and the night's fingerprints as they were posted, so that
+    the referee checks every link.
     """
     name = seat_names(deal.seats, names or {})
-    checked = {} if salt is None else {"salt": salt, "fingerprint": fingerprint(salt, deal)}
+    counts = play(deal, choices, ballots).tally.as_counts()
+    tally = {name.get(seat, seat): count for seat, count in counts.items()}
+    checked = {}
+    if salt is not None:
+        checked = {
+            "salt": salt,
+            "keys": {name[seat]: seat for seat in deal.seats},
+            "fingerprint": fingerprint(salt, deal),
+            "night_fingerprint": night_fingerprint(salt, deal, choices),
+        }
     return {
         "seats": [name[seat] for seat in deal.seats],
         "dealt": {name[seat]: str(deal.dealt[seat]) for seat in deal.seats},
@@ -239,5 +324,6 @@ def game_input(
             for seat in deal.seats
             if seat in ballots
         },
+        "tally": tally,
         **checked,
     }

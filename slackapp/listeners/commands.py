@@ -108,12 +108,7 @@ def register(app: App, steps: Steps) -> None:
 def _stop(
     steps: Steps, client: WebClient, team: str, channel: str, user: str, retry: bool
 ) -> str | None:
-    refused, game_id = channel_steps.stop_refusal(steps, client, team, channel, user)
-    if refused is not None:
-        return permissions_screen.refused(
-            refused, channel_steps.channel_words(steps, team, channel)
-        )
-    return steps.stop(team, channel, user, retry=retry, checked=game_id)
+    return channel_steps.stop(steps, client, team, channel, user, retry)
 
 
 def _shown(screen: Screen | str) -> Reply:

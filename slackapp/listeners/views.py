@@ -17,7 +17,6 @@ from slackapp import channel_steps
 from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.db.channels import ChannelChoice, out_of_bounds
 from slackapp.game.lines import Language
-from slackapp.game.permissions import Change
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones
 from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
 from slackapp.listeners.ack import acknowledge_then
@@ -113,8 +112,8 @@ def register(app: App, steps: Steps) -> None:
         openness = read_openness(view)
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
-                refused = channel_steps.settings_refusal(
-                    steps, client, team, channel, user, openness
+                refused = channel_steps.store_settings(
+                    steps, client, team, channel, user, choice, openness
                 )
                 if refused is not None:
                     ack(
@@ -122,7 +121,6 @@ def register(app: App, steps: Steps) -> None:
                         errors={first: permissions_screen.refused(refused, modal_words(view))},
                     )
                     return
-                channel_steps.store_settings(steps, team, channel, user, choice, openness)
             except SQLAlchemyError:
                 log.exception("could not store the channel's settings")
                 ack(
@@ -238,15 +236,13 @@ def register_schedule(app: App, steps: Steps) -> None:
             return
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
-                refused = channel_steps.refusal(steps, client, team, channel, user, Change.SCHEDULE)
+                refused = channel_steps.store_schedule(
+                    steps, client, team, channel, user, schedule, context.enterprise_id
+                )
                 if refused is not None:
                     text = permissions_screen.refused(refused, spoken)
                     ack(response_action="errors", errors={schedule_screen.DAYS: text})
                     return
-                if schedule is not None or remove:
-                    channel_steps.store_schedule(
-                        steps, team, channel, user, schedule, context.enterprise_id
-                    )
             except SQLAlchemyError:
                 log.exception("could not store the standing table")
                 ack(response_action="errors", errors={schedule_screen.DAYS: spoken._(NO_DATABASE)})

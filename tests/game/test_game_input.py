@@ -124,7 +124,9 @@ def test_a_written_game_reads_as_refereemd_shows_it() -> None:
     }
     ballots = {"U1": "U3", "U2": "U3", "U3": None, "U4": "U1"}
     names = {"U1": "anna", "U2": "bo", "U3": "cia", "U4": "dan", "U5": "eva"}
-    assert game_input(deal, choices, ballots, names) == VALID  # REFEREE's own example
+    written = game_input(deal, choices, ballots, names)
+    assert written.pop("tally") == {"cia": 2, "anna": 1, "nobody": 1}, "as the reveal showed it"
+    assert written == VALID  # REFEREE's own example
 
 
 def test_a_seer_who_looked_at_the_centre_is_written_as_center() -> None:
@@ -175,6 +177,99 @@ def test_a_written_game_carries_its_salt_and_fingerprint_for_the_referee_to_chec
     forged = {**written, "dealt": {"Måns": "Werewolf", "Åsa": "Seer", "Bo": "Villager"}}
     with pytest.raises(RefereeError, match="does not match the fingerprint"):
         referee(json.dumps(forged))
+
+
+LINKED_DEAL = Deal(
+    seats=("U1", "U2", "U3", "bot1", "U5"),
+    dealt={
+        "U1": Card.WEREWOLF,
+        "U2": Card.SEER,
+        "U3": Card.ROBBER,
+        "bot1": Card.TROUBLEMAKER,
+        "U5": Card.INSOMNIAC,
+    },
+    center=(Card.WEREWOLF, Card.VILLAGER),
+)
+LINKED_NIGHT: dict[str, NightChoice] = {
+    "U1": Peek(1),
+    "U2": LookAtSeat("U5"),
+    "U3": Rob("U1"),
+    "bot1": Swap("U3", "U5"),
+}
+LINKED_BALLOTS: dict[str, str | None] = {"U1": "U3", "U2": "U3", "U3": None, "bot1": "U1"}
+LINKED_NAMES = {"U1": "anna", "U2": "bo", "U3": "cia", "bot1": "Astrid", "U5": "eva"}
+
+
+def linked_record() -> dict[str, Any]:
+    salt = deal_salt(2026)
+    return game_input(LINKED_DEAL, LINKED_NIGHT, LINKED_BALLOTS, LINKED_NAMES, salt)
+
+
+def test_a_whole_record_checks_every_link() -> None:
+    record = linked_record()
+    assert record["keys"] == {name: key for key, name in LINKED_NAMES.items()}
+    assert len(record["fingerprint"].replace("-", "")) == 32, "128 bits"
+    assert len(record["night_fingerprint"].replace("-", "")) == 32
+    outcome = referee(json.dumps(record))
+    assert (outcome["fingerprint"], outcome["night_fingerprint"]) == (
+        record["fingerprint"],
+        record["night_fingerprint"],
+    )
+    assert outcome["tally"] == record["tally"]
+
+
+def _renamed_everywhere(value: Any, swap: dict[str, str]) -> Any:
+    if isinstance(value, str):
+        return swap.get(value, value)
+    if isinstance(value, list):
+        return [_renamed_everywhere(item, swap) for item in value]
+    if isinstance(value, dict):
+        return {swap.get(k, k): _renamed_everywhere(v, swap) for k, v in value.items()}
+    return value
+
+
+def test_a_record_with_two_peoples_names_swapped_fails_the_deals_link() -> None:
+    """Two people's names swapped through the whole record (so each is said to have held
+    the other's card, made the other's move and cast the other's ballot): the people in
+    their seats are bound, not only the seats."""
+    record = linked_record()
+    keys = record.pop("keys")
+    swapped = _renamed_everywhere(record, {"anna": "bo", "bo": "anna"})
+    swapped["keys"] = keys
+    with pytest.raises(RefereeError, match=r"^the deal does not match the fingerprint"):
+        referee(json.dumps(swapped))
+    # The keys swapped instead: the same.
+    record["keys"] = {**keys, "anna": keys["bo"], "bo": keys["anna"]}
+    with pytest.raises(RefereeError, match=r"^the deal does not match the fingerprint"):
+        referee(json.dumps(record))
+
+
+@pytest.mark.parametrize(
+    ("seat", "move"),
+    [
+        ("cia", {"rob": "bo"}),  # another rob
+        ("Astrid", {"swap": ["anna", "eva"]}),  # a bot's other swap
+        ("bo", {"look": "center"}),  # another look
+        ("anna", {"peek": 0}),
+    ],
+)
+def test_a_record_with_another_night_move_fails_the_nights_link(
+    seat: str, move: dict[str, Any]
+) -> None:
+    record = linked_record()
+    record["night"] = {**record["night"], seat: move}
+    with pytest.raises(RefereeError, match=r"^the night does not match the fingerprint"):
+        referee(json.dumps(record))
+    del record["night"][seat]  # a move left out: the same
+    with pytest.raises(RefereeError, match=r"^the night does not match the fingerprint"):
+        referee(json.dumps(record))
+
+
+def test_a_record_with_another_ballot_fails_the_tallys_link() -> None:
+    record = linked_record()
+    record["ballots"] = {**record["ballots"], "bo": "anna"}
+    with pytest.raises(RefereeError, match=r"^the ballots do not give the tally the reveal"):
+        referee(json.dumps(record))
 
 
 def test_the_salt_is_drawn_from_the_games_own_seed() -> None:

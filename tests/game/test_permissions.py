@@ -1,4 +1,5 @@
-"""Who may change a channel's table: every change, for every kind of person, open or not."""
+"""Who may change a channel's table: every change, for every kind of person, in every kind of
+channel, against the table in docs/workplaces.md written out apart from the code."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from slackapp.game.permissions import (
     Asker,
     Change,
+    Channel,
     is_admin,
     may,
     needs_admin_flags,
@@ -19,42 +21,66 @@ ASKERS = [
     Asker(hosts_the_game=host, set_the_standing_table=owner, is_admin=admin)
     for host, owner, admin in itertools.product([False, True], repeat=3)
 ]
+CHANNELS = [
+    Channel(open_to_everyone=opened, has_standing_table=standing)
+    for opened, standing in itertools.product([False, True], repeat=2)
+]
 
 
-def expected(change: Change, asker: Asker, open_to_everyone: bool) -> bool:
-    """The rule as a table, written out apart from the code."""
-    if change is Change.OPENNESS:
-        return asker.is_admin  # only an admin opens or closes a channel's table
-    return (
-        asker.is_admin or asker.hosts_the_game or asker.set_the_standing_table or open_to_everyone
-    )
+def expected(change: Change, asker: Asker, channel: Channel) -> bool:
+    """The table in docs/workplaces.md, row by row."""
+    admin, setter, host = asker.is_admin, asker.set_the_standing_table, asker.hosts_the_game
+    opened = channel.open_to_everyone
+    if change is Change.STOP:  # its host, the standing table's setter, admins; open: anyone
+        return admin or setter or host or opened
+    if change is Change.SETTINGS:  # the standing table's setter, admins; open: anyone
+        return admin or setter or opened
+    if change is Change.SCHEDULE and not channel.has_standing_table:  # admins; open: anyone
+        return admin or opened
+    if change is Change.SCHEDULE:  # its setter and admins, open or not
+        return admin or setter
+    return admin  # only an admin opens or closes a channel's table
 
 
 @pytest.mark.parametrize("change", list(Change), ids=lambda c: c.value)
-@pytest.mark.parametrize("open_to_everyone", [False, True], ids=["closed", "open"])
-def test_every_asker_for_every_change(change: Change, open_to_everyone: bool) -> None:
+@pytest.mark.parametrize("channel", CHANNELS, ids=lambda c: f"{c}")
+def test_every_asker_for_every_change(change: Change, channel: Channel) -> None:
     for asker in ASKERS:
-        assert may(change, asker, open_to_everyone) == expected(change, asker, open_to_everyone)
+        if asker.set_the_standing_table and not channel.has_standing_table:
+            continue  # nobody set a table that is not there
+        assert may(change, asker, channel) == expected(change, asker, channel), asker
         # Slack is asked only when the channel's facts leave the answer to the admin flags.
         without_flags = Asker(asker.hosts_the_game, asker.set_the_standing_table)
-        asks = needs_admin_flags(change, without_flags, open_to_everyone)
-        assert asks == (not may(change, without_flags, open_to_everyone)), asker
+        asks = needs_admin_flags(change, without_flags, channel)
+        assert asks == (not may(change, without_flags, channel)), asker
+
+
+def test_hosting_a_game_gives_no_right_but_stopping_it() -> None:
+    host = Asker(hosts_the_game=True)
+    for channel in (Channel(), Channel(has_standing_table=True)):
+        assert [change for change in Change if may(change, host, channel)] == [Change.STOP]
 
 
 def test_a_member_who_answers_for_nothing_is_refused_in_a_closed_channel() -> None:
     nobody = Asker()
-    assert [change for change in Change if may(change, nobody, False)] == []
-    assert [change for change in Change if may(change, nobody, True)] == [
+    assert [change for change in Change if may(change, nobody, Channel())] == []
+    assert [change for change in Change if may(change, nobody, Channel(True))] == [
         Change.SETTINGS,
         Change.SCHEDULE,
         Change.STOP,
     ]
+    set_already = Channel(open_to_everyone=True, has_standing_table=True)
+    assert not may(Change.SCHEDULE, nobody, set_already), "a standing table stays its setter's"
 
 
 def test_the_refusal_names_who_can() -> None:
     told = refusal(Change.STOP, "U0HOST", "U0OWNER")
     assert (told.host, told.standing_owner, told.admins_only) == ("U0HOST", "U0OWNER", False)
     assert refusal(Change.SETTINGS, None, None).admins_only
+    settings = refusal(Change.SETTINGS, "U0HOST", "U0OWNER")
+    assert (settings.host, settings.standing_owner) == (None, "U0OWNER"), "not the host"
+    schedule = refusal(Change.SCHEDULE, "U0HOST", "U0OWNER")
+    assert (schedule.host, schedule.standing_owner) == (None, "U0OWNER"), "not the host"
     opening = refusal(Change.OPENNESS, "U0HOST", "U0OWNER")
     assert opening.admins_only, "only admins open a table to everyone, not its host"
 

@@ -18,7 +18,7 @@ from tests.inprocess.test_games import NAMES, PEOPLE, new_table
 from tests.inprocess.test_schedule_and_last import code_block
 
 ANNA, BO, CIA = PEOPLE[:3]
-FINGERPRINT = re.compile(r"Fingerprint of the deal: `([0-9a-f]{4}(?:-[0-9a-f]{4}){3})`")
+FINGERPRINT = re.compile(r"Fingerprint of the deal: `([0-9a-f]{4}(?:-[0-9a-f]{4}){7})`")
 
 
 def to_the_vote(table: Table, people: list[str], bots: bool = False) -> None:
@@ -143,14 +143,21 @@ def test_the_night_boards_fingerprint_is_checked_by_the_referee_from_the_whole_g
 
     table.command(ANNA, "last")
     again = table.ephemeral(ANNA, "Anyone can check it")
-    assert "pip install varulv" in again.rendered_text
+    assert "pip install" not in again.rendered_text, "no package the project has not published"
+    assert "`python3 varulv_referee.pyz < game.json`" in again.rendered_text
     table.click(ANNA, again, "The whole game, for the referee")
-    message = table.ephemeral(ANNA, "as `varulv referee` reads it").text
-    assert "pip install varulv" in message and "varulv referee < game.json" in message
+    message = table.ephemeral(ANNA, "as the referee reads it").text
+    assert "pip install" not in message and "`python3 varulv_referee.pyz < game.json`" in message
+    assert "SHA-256" in message, "the fingerprint's recipe, for a person with hashlib alone"
     assert f"`{shown}`" in message and "`center` is the centre" in message
     assert '"Måns"' in message and "\\u00e5" not in message, "names as written, in UTF-8"
     exported = code_block(message)
     assert exported["fingerprint"] == shown and exported["salt"]
+    # Each fingerprint is in a message of its own, posted once and never edited: a witness.
+    sealed = table.board("The deal is sealed", shown)
+    night_sealed = table.board("The night is sealed", exported["night_fingerprint"])
+    edited = {call.params.get("ts") for call in fake.calls_to("chat.update")}
+    assert sealed.ts not in edited and night_sealed.ts not in edited
 
     resolved = referee(json.dumps(exported))
     assert resolved["fingerprint"] == shown

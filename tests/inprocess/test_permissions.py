@@ -1,7 +1,8 @@
-"""Who may change a channel's table, through the app against the stand-in: the settings, the
-standing table and stopping a game are for the game's host, whoever set the standing table,
-and the workspace's admins and owners, unless an admin opens the channel to everyone. Each
-refusal is private and says who can."""
+"""Who may change a channel's table, through the app against the stand-in: one test (at least)
+per row of the table in docs/workplaces.md. A game's host may stop that game; the settings and
+the standing table are for whoever set the standing table and the workspace's admins and
+owners, unless an admin opens the channel to everyone. Each refusal is private and says who
+can."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from slack_sdk import WebClient
 from sqlalchemy import Engine, text
 
 import slackapp.blocks.schedule as schedule_screen
-from slackapp import permits
+from slackapp import channel_steps, permits
 from slackapp.blocks.settings import BOTS_ACTION, OPEN_BLOCK
 from slackapp.fakeslack import FakeSlack
 from slackapp.game.permissions import Change
@@ -106,36 +107,27 @@ def test_with_no_table_in_a_channel_only_admins_and_owners_change_it(
     assert saved["open_to_everyone"] is False
 
 
-def test_the_host_may_change_the_channel_and_stop_the_game_and_no_one_else_seated(
+def test_a_host_may_stop_their_own_game_and_nothing_more(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
+    """Row *stop a game* (its host) and rows *settings* and *standing table* (not the host):
+    anyone may open a lobby with /varulv and deal it, so hosting one, even a dealt game, gives
+    no right over the channel."""
     host, seated, other, stranger = new_people(fake, 4)
     table = Table(fake, app, db)
     table.seat_people(host, [seated, other])
-    # Anyone may open a lobby with /varulv: hosting one does not make a person answer for the
-    # channel's table, or typing /varulv would get round every refusal.
-    told = refused(table, host, "settings", "can change this channel's Varulv settings")
-    assert told == f"Only {ADMINS} can change this channel's Varulv settings."
-    refused(table, host, "schedule", f"Only {ADMINS}")
     table.start(host)
-    for user in (seated, stranger):
+    for user in (host, seated, stranger):
         told = refused(table, user, "settings", "can change this channel's Varulv settings")
-        assert told == (
-            f"Only <@{host}> (the game's host) and {ADMINS} can change this channel's "
-            "Varulv settings."
-        )
-        refused(table, user, "schedule", f"Only <@{host}> (the game's host)")
-    modal = modal_of(fake, table, host, "settings")
-    assert OPEN_BLOCK not in block_ids(modal), "only admins may open the table to everyone"
-    fake.view_submission(host, LENGTHS)
-    table.board("changed the Varulv settings")
-    modal_of(fake, table, host, "schedule")
-    fake.view_submission(host, FIKA)
-    table.board("set a standing table")
-    assert stored_schedule_owner(db, table.channel) == host
+        assert told == f"Only {ADMINS} can change this channel's Varulv settings."
+        told = refused(table, user, "schedule", "can set, change or remove")
+        assert told == f"Only {ADMINS} can set, change or remove this channel's standing table."
+    assert stored_settings(db, table.channel) is None
+    assert stored_schedule_owner(db, table.channel) is None
 
     calls = len(fake.calls_to("users.info"))
-    refused(table, seated, "stop", f"Only <@{host}> (the game's host")
+    told = refused(table, seated, "stop", "can stop this game")
+    assert told == f"Only <@{host}> (the game's host) and {ADMINS} can stop this game."
     assert table.game()["phase"] == "night"
     table.command(host, "stop")
     table.wait_for_phase("stopped")
@@ -144,32 +136,49 @@ def test_the_host_may_change_the_channel_and_stop_the_game_and_no_one_else_seate
     )
 
 
-def test_whoever_set_the_standing_table_may_change_it_and_stop_its_game(
+def test_two_members_dealing_a_game_with_bots_cannot_take_over_the_standing_table(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
-    setter, host, member, other = new_people(fake, 4)
-    fake.set_role(setter, "admin")  # an admin sets it, and is then its owner
+    """The take-over: an admin sets the channel's standing table; two members deal a game with
+    bots; its host may neither rewrite nor remove the table, nor change the settings, and is
+    told who may. The table stays the admin's."""
+    admin, host, member = new_people(fake, 3)
+    fake.set_role(admin, "admin")
     table = Table(fake, app, db)
-    modal_of(fake, table, setter, "schedule")
-    fake.view_submission(setter, FIKA)
+    modal_of(fake, table, admin, "schedule")
+    fake.view_submission(admin, FIKA)
     table.board("set a standing table")
-    fake.set_role(setter, None)  # no longer an admin: still the standing table's owner
+    save_settings(fake, table, admin)
+    settings_before = stored_settings(db, table.channel)
 
-    refused(table, member, "schedule", f"Only <@{setter}> (who set the standing table)")
-    modal_of(fake, table, setter, "schedule")
-    fake.close_modal(setter)
-    save_settings(fake, table, setter)
-
-    table.seat_people(host, [member, other])
+    table.seat_people(host, [member], bots=True)
     table.start(host)
-    told = refused(table, member, "stop", "can stop this game")
+    told = refused(table, host, "schedule", "can set, change or remove")
     assert told == (
-        f"Only <@{host}> (the game's host), <@{setter}> (who set the standing table) and "
-        f"{ADMINS} can stop this game."
+        f"Only <@{admin}> (who set the standing table) and {ADMINS} can set, change or remove "
+        "this channel's standing table."
     )
-    table.command(setter, "stop")  # not seated, and not the host
+    told = refused(table, host, "settings", "can change this channel's Varulv settings")
+    assert told == (
+        f"Only <@{admin}> (who set the standing table) and {ADMINS} can change this channel's "
+        "Varulv settings."
+    )
+    # A form forged for the host (one they could never open) is refused on submission too.
+    modal_of(fake, table, admin, "schedule")
+    forged = signed(fake, lambda: fake.view_submission(admin, FIKA))
+
+    def as_host(payload: dict[str, Any]) -> None:
+        payload["user"]["id"] = host
+
+    answer = app.send(with_payload(forged, as_host)).json()
+    assert answer["response_action"] == "errors"
+    (said,) = answer["errors"].values()
+    assert said.startswith(f"Only <@{admin}> (who set the standing table) and {ADMINS} can ")
+    fake.close_modal(admin)
+    assert stored_schedule_owner(db, table.channel) == admin
+    assert stored_settings(db, table.channel) == settings_before
+    table.command(host, "stop")  # their own game is still theirs to stop
     table.wait_for_phase("stopped")
-    assert f"<@{setter}> stopped" in table.board("stopped this game").rendered_text
 
 
 def test_an_admin_who_is_not_seated_may_stop_a_game(
@@ -299,3 +308,82 @@ def test_a_stop_ends_only_the_game_it_was_allowed_for(
     told = steps.stop(team, table.channel, host, checked=checked)
     assert told is not None and "was not stopped" in told
     assert table.game()["phase"] == "lobby" and table.game_id() == new_game
+
+
+def test_in_an_open_channel_a_standing_table_is_still_its_setters(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """Rows *set a standing table where none is* (anyone, in an open channel) and *change or
+    remove it* (its setter and the admins, even in an open channel; an admin's save makes it
+    the admin's)."""
+    admin, setter, member = new_people(fake, 3)
+    fake.set_role(admin, "admin")
+    table = Table(fake, app, db)
+    refused(table, setter, "schedule", f"Only {ADMINS} can set")
+    save_settings(fake, table, admin, **{OPEN_BLOCK: [OPEN_BLOCK]})
+    modal_of(fake, table, setter, "schedule")
+    fake.view_submission(setter, FIKA)
+    table.board(f"<@{setter}> set a standing table")
+    assert stored_schedule_owner(db, table.channel) == setter
+
+    told = refused(table, member, "schedule", "can set, change or remove")
+    assert told == (
+        f"Only <@{setter}> (who set the standing table) and {ADMINS} can set, change or remove "
+        "this channel's standing table."
+    )
+    save_settings(fake, table, member)  # the settings are everyone's in an open channel
+    modal_of(fake, table, admin, "schedule")
+    fake.view_submission(admin, FIKA)
+    table.wait(
+        lambda: stored_schedule_owner(db, table.channel) == admin or None, "the admin's table"
+    )
+    refused(table, setter, "schedule", f"Only <@{admin}> (who set the standing table) and")
+
+
+def test_a_stop_checked_when_nothing_was_open_ends_no_lobby_opened_since(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """ "No game was open when I asked" is no permission to end the game that opened since."""
+    member, host = new_people(fake, 2)
+    table = Table(fake, app, db)
+    steps = app.varulv.steps
+    team = fake.identity.team_id
+    client = WebClient(token=BOT_TOKEN, base_url=fake.api_url)
+    refused_then, checked = permits.checked(
+        steps.sessions, client, team, table.channel, member, Change.STOP
+    )
+    assert refused_then is None and checked is None
+    table.seat_people(host, [])
+    told = steps.stop(team, table.channel, member, checked=checked)
+    assert told is not None and "/varulv stop" in told and "again" in told
+    assert table.game()["phase"] == "lobby"
+    assert table.game()["ended_by"] is None
+
+
+def test_a_stop_is_decided_again_on_the_games_locked_row(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """A stop allowed while the channel was open to everyone, applied after an admin closed
+    it: decided again under the locks, it is refused, and the game goes on."""
+    admin, member, host = new_people(fake, 3)
+    fake.set_role(admin, "admin")
+    table = Table(fake, app, db)
+    save_settings(fake, table, admin, **{OPEN_BLOCK: [OPEN_BLOCK]})
+    table.seat_people(host, [])
+    steps = app.varulv.steps
+    team = fake.identity.team_id
+    client = WebClient(token=BOT_TOKEN, base_url=fake.api_url)
+    flags = permits.AdminFlags(client, member)
+    refused_then, checked = permits.checked(
+        steps.sessions, client, team, table.channel, member, Change.STOP, flags
+    )
+    assert refused_then is None and checked == table.game_id()
+    save_settings(fake, table, admin, **{OPEN_BLOCK: []})
+    table.wait(
+        lambda: (stored_settings(db, table.channel) or {}).get("open_to_everyone") is False or None,
+        "the channel closed",
+    )
+    permit = channel_steps.stop_permit(team, table.channel, member, flags)
+    told = steps.stop(team, table.channel, member, checked=checked, permit=permit)
+    assert told == f"Only <@{host}> (the game's host) and {ADMINS} can stop this game."
+    assert table.game()["phase"] == "lobby"

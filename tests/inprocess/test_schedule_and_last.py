@@ -197,7 +197,7 @@ def test_last_shows_the_reveal_again_and_the_game_the_referee_resolves(
     again = table.ephemeral(DORIS, "Anyone can check it")
     assert "The reveal: what really happened" in json.dumps(again.blocks)
     table.click(DORIS, again, "The whole game, for the referee")
-    exported = code_block(table.ephemeral(DORIS, "as `varulv referee` reads it").text)
+    exported = code_block(table.ephemeral(DORIS, "as the referee reads it").text)
 
     names = {seat["user_id"] or seat["bot_name"]: seat["display_name"] for seat in table.seats()}
     assert exported["seats"] == [names[key] for key in outcome["points"]]

@@ -65,12 +65,16 @@ plans = st.integers(3, 5).flatmap(
 )
 
 
+FINGERPRINTS = re.compile(r"[0-9a-f]{4}(?:-[0-9a-f]{4}){7}")
+"""The night's fingerprint too, posted at dawn: it hides the moves behind the same salt."""
+
+
 def normalized(raw: str, game_id: int, channel: str, shown: str) -> str:
     """What differs between two plays of the same game anyway: ids, times of day, who is
     named to speak first (and so the order of the claims), and the deal's fingerprint
     ``shown`` (which hides the deal behind a salt that is checked below never to be sent
     before the reveal)."""
-    raw = raw.replace(shown, "<fingerprint>")
+    raw = FINGERPRINTS.sub("<fingerprint>", raw.replace(shown, "<fingerprint>"))
     raw = DATES.sub("<date>", raw.replace(channel, "CHANNEL"))
     raw = FIRST_SPEAKER.sub("<first speaker> speaks first", raw)
     raw = CLAIMS_ORDER.sub("in this order: <claims order>.", raw)

@@ -72,7 +72,8 @@ def test_each_phase_changes_once(two_processes: tuple[Deployment, AppProcess]) -
     assert posted("Day breaks at the Varulv table") == 1
     assert posted("The Varulv vote is open") == 1
     assert posted("The Varulv reveal") == 1
-    assert len(channel_texts) == 4, f"the lobby and those three: {channel_texts}"
+    assert posted("The deal is sealed") == 1 and posted("The night is sealed") == 1
+    assert len(channel_texts) == 6, f"the lobby and those five: {channel_texts}"
     private = [post["text"] for post in posts if post["channel"] in dm_channels]
     assert private.count("Varulv: your card for tonight is here.") == 3, private
     assert len(private) == 6, "each person gets one night message and one result"
