@@ -355,7 +355,7 @@ def test_a_stop_checked_when_nothing_was_open_ends_no_lobby_opened_since(
     assert refused_then is None and checked is None
     table.seat_people(host, [])
     told = steps.stop(team, table.channel, member, checked=checked)
-    assert told is not None and "/varulv stop" in told and "again" in told
+    assert told is not None and "was not stopped" in told
     assert table.game()["phase"] == "lobby"
     assert table.game()["ended_by"] is None
 
