@@ -279,6 +279,10 @@ def bot_ballot(view: BotView, seed: int | str, deck_werewolves: int) -> str | No
     index = {seat: position for position, seat in enumerate(view.seats)}
     if len(view.seats) > FORESEEN_VOTE_SEATS:
         order = tuple(index[seat] for seat in table_order(view.seats, seed))
+        if view.dealt.team is Team.VILLAGE and _likely_werewolf_team(view, deck_werewolves):
+            orders = (order,) * len(view.seats)
+            target = foreseen_ballot(_by_position(view), orders, deck_werewolves)
+            return None if target is None else view.seats[target]
         return _ballot_alone(view, order, deck_werewolves)
     orders = tuple(
         tuple(index[seat] for seat in seat_order(view.seats, seed, voter)) for voter in view.seats
@@ -287,6 +291,12 @@ def bot_ballot(view: BotView, seed: int | str, deck_werewolves: int) -> str | No
         target = foreseen_ballot(_by_position(view), orders, deck_werewolves)
         return None if target is None else view.seats[target]
     return _ballot_alone(view, orders[index[view.seat]], deck_werewolves)
+
+
+def _likely_werewolf_team(view: BotView, deck_werewolves: int) -> bool:
+    """Whether a bot dealt a village card now more likely holds a Werewolf or the Minion."""
+    believed = bot_beliefs(view, deck_werewolves)
+    return believed is not None and believed.likely_team is Team.WEREWOLF
 
 
 @lru_cache(maxsize=8192)
@@ -332,6 +342,9 @@ def _ballot_without_worlds(
 
 FORESEEN_VOTE_SEATS = 4
 """Up to this many seats a bot weighs its ballot with everyone else's, world by world."""
+FORESEEN_WORLDS = 240
+"""Above :data:`FORESEEN_VOTE_SEATS`, how many of its worlds a bot that foresees the vote
+draws, each with one night of the other seats' looks."""
 
 
 def _by_position(view: BotView) -> BotView:
@@ -361,10 +374,12 @@ def _by_position(view: BotView) -> BotView:
 
 
 def _nights_of_others(
-    view: BotView, deal: Deal, choices: dict[str, NightChoice]
+    view: BotView, deal: Deal, choices: dict[str, NightChoice], rng: random.Random | None = None
 ) -> Iterator[tuple[float, dict[str, NightChoice]]]:
     """The looks the other seats may take in one world (the moves are the world's own), with
-    their chances: a Seer by its plan at a random seat, a lone wolf at a random centre card."""
+    their chances: a Seer by its plan at a random seat, a lone wolf at a random centre card.
+
+    With ``rng``, one of them drawn from it instead of every one."""
     branches: list[tuple[float, dict[str, NightChoice]]] = [(1.0, choices)]
     lone = deal.dealt_werewolves()
     for seat in view.others:
@@ -377,7 +392,9 @@ def _nights_of_others(
                 options = [LookAtSeat(other) for other in deal.seats if other != seat]
         elif card is Card.WEREWOLF and lone == (seat,):
             options = [Peek(0), Peek(1)]
-        if options:
+        if options and rng is not None:
+            branches = [(chance, {**made, seat: rng.choice(options)}) for chance, made in branches]
+        elif options:
             branches = [
                 (chance / len(options), {**made, seat: option})
                 for chance, made in branches
@@ -412,15 +429,24 @@ def _foreseen_nights(view: BotView, deck_werewolves: int) -> _ForeseenNights | N
     sight = sight_of(view)
     seen = tuple(card for _, card in sight.known)
     sight = replace(sight, deck=assumed_deck(len(view.seats), deck_werewolves, seen))
-    worlds, exact = possible_worlds(sight, random.Random(repr(sight)))
+    rng = random.Random(repr(sight))
+    worlds, exact = possible_worlds(sight, rng)
     if not worlds:
         return None
+    looks = None
+    if len(view.seats) > FORESEEN_VOTE_SEATS:
+        # Too many nights to go through: a sample of worlds, drawn by their weights, each with
+        # one draw of the others' looks.
+        weights = [world.weight for world in worlds]
+        drawn = rng.choices(worlds, weights, k=FORESEEN_WORLDS)
+        worlds = [replace(world, weight=1.0) for world in drawn]
+        exact, looks = False, rng
     seats = view.seats
     index_of: list[dict[BotView, int]] = [{} for _ in seats]
     nights: list[tuple[float, tuple[Card, ...], tuple[int, ...]]] = []
     for world in worlds:
         deal, moves = _world_night(view, sight, world)
-        for chance, choices in _nights_of_others(view, deal, moves):
+        for chance, choices in _nights_of_others(view, deal, moves, looks):
             night = resolve_night(deal, choices)
             around = tuple(
                 -1

@@ -272,6 +272,22 @@ def _fits(sight: Sight, layout: Sequence[Card], robbery: Move | None, swap: Move
     return _dawn_card(layout, sight.me, robbery, swap) is sight.dawn_card
 
 
+def _most_moves(sight: Sight, free: Counter[Card]) -> int:
+    """The most (robbery, swap) pairs one layout can have: a Robber or Troublemaker the seat
+    knows to lie with itself or in the centre moves nothing it has to guess."""
+    n = sight.seat_count
+
+    def guessed(card: Card) -> bool:
+        """Whether the first seat dealt ``card`` may be another seat."""
+        return free[card] > 0 or any(
+            card is known and pos != sight.me and pos < n for pos, known in sight.known
+        )
+
+    robberies = n - 1 if guessed(_ROBBER) else 1
+    swaps = math.comb(n - 1, 2) if guessed(_TROUBLEMAKER) else 1
+    return robberies * swaps
+
+
 def possible_worlds(sight: Sight, rng: random.Random) -> tuple[list[World], bool]:
     """The worlds the seat cannot rule out, and whether they are all of them (else a sample).
 
@@ -283,9 +299,7 @@ def possible_worlds(sight: Sight, rng: random.Random) -> tuple[list[World], bool
     places = _wolf_places(sight)
     if free[_WEREWOLF] > len(places):
         return [], True
-    n = sight.seat_count
-    most_moves = (n - 1) * math.comb(n - 1, 2)
-    if _layout_count(sight, free) * most_moves <= EXACT_WORLDS:
+    if _layout_count(sight, free) * _most_moves(sight, free) <= EXACT_WORLDS:
         worlds = _every_world(sight, free, places)
         return [w for w in worlds if _fits(sight, w.layout, w.robbery, w.swap)], True
     return _sampled_worlds(sight, free, places, rng), False
