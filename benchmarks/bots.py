@@ -202,7 +202,7 @@ def time_decisions(deals: int, size: int) -> None:
         new_bots.night_plan.cache_clear()
         new_bots.foreseen_ballot.cache_clear()
         new_bots._foreseen_nights.cache_clear()
-        new_bots._points.cache_clear()
+        new_bots.ballot_points.cache_clear()
         new_bots._plain_ballot.cache_clear()
         start = time.perf_counter()
         decide()

@@ -83,7 +83,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from slackapp.game.cards import Card, Deal, Team, deck_for
+from slackapp.game.cards import TEAM_OF, Card, Deal, Team, deck_for
 from slackapp.game.night import (
     IllegalChoice,
     Knowledge,
@@ -101,7 +101,7 @@ from slackapp.game.night import (
     check_choice,
     resolve_night,
 )
-from slackapp.game.vote import decide, tally
+from slackapp.game.vote import WEREWOLF_BALLOT_POINTS, WIN_POINTS
 from slackapp.game.worlds import (
     Beliefs,
     Move,
@@ -492,12 +492,12 @@ def foreseen_ballot(
         for position, views in enumerate(foreseen.views)
     ]
     # Worlds that leave the same cards at dawn and the same ballots around the bot count alike.
-    outcomes: defaultdict[tuple[tuple[Card, ...], tuple[str | None, ...]], float] = defaultdict(
+    outcomes: defaultdict[tuple[tuple[Card, ...], tuple[int | None, ...]], float] = defaultdict(
         float
     )
     around_of = {
         seen: tuple(
-            None if index < 0 else ballots_of[position][index]
+            None if index < 0 else _position(ballots_of[position][index])
             for position, index in enumerate(seen)
         )
         for seen in foreseen.views_around
@@ -506,14 +506,11 @@ def foreseen_ballot(
         outcomes[cards, around_of[seen]] += weight
     candidates: list[int | None] = [*(seat for seat in order if seat != me), None]
     worth = dict.fromkeys(candidates, 0.0)
+    nobody = len(seats)
     for (cards, others), weight in outcomes.items():
+        points = ballot_points(cards, others, me)
         for candidate in candidates:
-            ballots = (
-                *others[:me],
-                None if candidate is None else seats[candidate],
-                *others[me + 1 :],
-            )
-            worth[candidate] += weight * _points(seats, cards, ballots)[me]
+            worth[candidate] += weight * points[nobody if candidate is None else candidate]
     tie = (EXACT_TIE if foreseen.exact else SAMPLED_TIE) * foreseen.total_weight
     best = max(worth.values())
     if worth[mine] >= best - tie:
@@ -521,16 +518,57 @@ def foreseen_ballot(
     return next(candidate for candidate in candidates if worth[candidate] >= best - tie)
 
 
+def _position(seat: str | None) -> int | None:
+    return None if seat is None else int(seat)
+
+
 @lru_cache(maxsize=65536)
-def _points(
-    seats: tuple[str, ...], cards: tuple[Card, ...], ballots: tuple[str | None, ...]
+def ballot_points(
+    cards: tuple[Card, ...], others: tuple[int | None, ...], me: int
 ) -> tuple[int, ...]:
-    """Each seat's points for these cards at dawn and these ballots (RULES.md): a foreseen vote
-    meets the same few again and again."""
-    dawn = dict(zip(seats, cards, strict=True))
-    cast = dict(zip(seats, ballots, strict=True))
-    points = decide(seats, dawn, cast, tally(seats, cast).dead).points
-    return tuple(points[seat] for seat in seats)
+    """The points seat ``me`` scores for each ballot it may cast, the others' ballots being
+    ``others`` (seat positions, None for nobody; its own entry is ignored) and the seats
+    holding ``cards`` at dawn: its ballot for seat *i* at index *i*, for nobody at the end.
+
+    The tally and the win as :mod:`slackapp.game.vote` has them (RULES.md), for one seat and
+    every ballot at once: a foreseen vote asks this for every world it weighs, and meets the
+    same few again and again.
+    """
+    n = len(cards)
+    received = [0] * n
+    nobody = 0
+    for voter, target in enumerate(others):
+        if voter == me:
+            continue
+        if target is None:
+            nobody += 1
+        else:
+            received[target] += 1
+    wolves = {seat for seat, card in enumerate(cards) if card is Card.WEREWOLF}
+    mine = cards[me]
+    team = TEAM_OF[mine]
+    points: list[int] = []
+    for ballot in (*range(n), None):
+        if ballot == me:
+            points.append(0)  # no such ballot
+            continue
+        votes = received.copy()
+        against = nobody
+        if ballot is None:
+            against += 1
+        else:
+            votes[ballot] += 1
+        top = max(votes)
+        dead = () if top == 0 or against >= top else [s for s in range(n) if votes[s] == top]
+        if wolves:
+            winner = Team.VILLAGE if wolves.intersection(dead) else Team.WEREWOLF
+            wins = team is winner
+        elif not dead:
+            wins = team is Team.VILLAGE
+        else:  # no Werewolf at the table: only a Minion wins, if someone else died
+            wins = mine is Card.MINION and any(cards[seat] is not Card.MINION for seat in dead)
+        points.append(WIN_POINTS * wins + WEREWOLF_BALLOT_POINTS * (ballot in wolves))
+    return tuple(points)
 
 
 def _world_night(view: BotView, sight: Sight, world: World) -> tuple[Deal, dict[str, NightChoice]]:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import random
 from collections import Counter
 
 import pytest
 
-from slackapp.game import bots, worlds
+from slackapp.game import bots, vote, worlds
 from slackapp.game.bots import (
     BotView,
     assumed_deck,
@@ -455,6 +456,30 @@ def test_village_bots_vote_for_the_most_likely_dawn_werewolf() -> None:
             named = believed.werewolf_at_dawn[SIX.index(ballot)]
             tie = 1e-9 if believed.exact else 0.05 / 3
             assert named >= max(chances) - tie, (seat, view, ballot, believed)
+
+
+def test_the_foreseen_vote_counts_points_as_the_rules_do() -> None:
+    # bots.ballot_points scores one seat's every ballot at once; vote.decide is the rule.
+    rng = random.Random("points")
+    for _ in range(3000):
+        size = rng.randrange(3, 8)
+        seats = tuple(str(position) for position in range(size))
+        cards = tuple(rng.sample([W, W, M, S, R, T, INS, V, V, V], size))
+        me = rng.randrange(size)
+        others = tuple(
+            rng.choice([None, *(seat for seat in range(size) if seat != voter)])
+            for voter in range(size)
+        )
+        points = bots.ballot_points(cards, others, me)
+        assert len(points) == size + 1
+        for ballot in (*range(size), None):
+            if ballot == me:
+                continue
+            cast = {seats[v]: None if t is None else seats[t] for v, t in enumerate(others)}
+            cast[seats[me]] = None if ballot is None else seats[ballot]
+            dawn = dict(zip(seats, cards, strict=True))
+            result = vote.decide(seats, dawn, cast, vote.tally(seats, cast).dead)
+            assert points[size if ballot is None else ballot] == result.points[seats[me]]
 
 
 # --- the night ------------------------------------------------------------------------------
