@@ -26,7 +26,8 @@ for naming a seat that holds a Werewolf at dawn. What falls out:
 - a bot that is likely on the werewolf team (a dealt Werewolf or Minion that was probably not
   moved, a Robber that took a Werewolf or the Minion, an Insomniac that woke as one) names
   nobody whenever a Werewolf is at the table: that protects every Werewolf at once, and it
-  never names one of them;
+  never names one of them. A bot dealt a village card that is on the werewolf team now
+  foresees the vote instead (below);
 - a Minion that saw no Werewolf (both in the centre) names a seat, because it then wins only
   if someone else dies, unless its card has more likely than not been moved.
 
@@ -42,7 +43,19 @@ nobody save them without its own, so it names a seat, most often its victim. A b
 Werewolf or the Minion keeps the ballot weighed alone: its ballot for nobody is the shield
 its team's win rests on, and wolves that foresaw a vote of bots they no longer faced (the
 village foreseeing too) were found to give that shield up and lose. Up to four seats the
-worlds are few enough to go through exactly, in milliseconds; above, they are too many.
+worlds are few enough to go through exactly, in milliseconds.
+
+Above four seats the nights are too many to go through, and a bot foresees the vote from a
+sample of its worlds (:data:`FORESEEN_WORLDS`, each with one draw of the others' looks), only
+where its ballot weighed alone is most often wrong: dealt a village card, it now more likely
+holds a Werewolf or the Minion (a Robber that took one, an Insomniac that woke as one). Alone
+it would shield the wolves; but the wolves' own ballots for nobody, against a village that
+agrees on one seat, settle the vote without it in most worlds, and there a ballot on a likely
+Werewolf is a point for nothing. So it names a suspect unless its ballot for nobody (or for
+its victim, drawing votes away from the wolves) saves its team often enough to be worth more.
+A bot likely on the village's side keeps its ballot weighed alone there: it already names the
+seat most likely to hold a Werewolf, and foreseeing for every bot would cost every game the
+tens of milliseconds it now costs a few.
 
 Bots that cannot tell the best seats apart (a Villager knows nothing of anyone) pick among them
 by one order of the seats drawn from the game's seed alone, the same for every bot at the table.

@@ -19,8 +19,9 @@ the Robber its victim's card, a lone wolf one centre card. The Insomniac knows i
 which prunes layout and moves together. Nothing is ever read from the real deal: a
 :class:`Sight` is built from the seat's own view only.
 
-When the worlds are few (small tables, or a seat that saw a lot) they are all enumerated and
-weighed exactly; otherwise a fixed number are drawn from the seat's own seeded generator.
+When the worlds are few (small tables, a seat that saw a lot, or one that knows the Robber or
+the Troublemaker to be itself or in the centre) they are all enumerated and weighed exactly;
+otherwise a fixed number are drawn from the seat's own seeded generator.
 Either way each world weighs what it is worth: a layout is worth the same as any other, and
 each move the chance the mover picks it.
 

@@ -229,6 +229,17 @@ def test_beliefs_are_exact_at_small_tables_and_match_sampling_elsewhere(
     assert sampled.team[Team.VILLAGE] == pytest.approx(exact.team[Team.VILLAGE], abs=0.04)
 
 
+def test_a_card_that_moved_cards_itself_believes_exactly_at_five_seats() -> None:
+    # Only the Robber's victim is left to guess: few enough worlds to go through them all,
+    # and no sampling noise to make the seats it swapped look other than the rest.
+    believed = bot_beliefs(BotView("anna", FIVE, T, choice=Swap("bo", "cia")), 2)
+    assert believed is not None and believed.exact
+    assert believed.werewolf_at_dawn[1:] == pytest.approx([1 / 3] * 4)
+    robbed = BotView("anna", FIVE, R, choice=Rob("bo"), learned=SawCard(V))
+    believed = bot_beliefs(robbed, 2)
+    assert believed is not None and believed.exact
+
+
 def test_beliefs_match_how_often_it_is_so_over_many_bot_games() -> None:
     # Five seats, every seat a bot: the chance each bot gives a seat of holding a Werewolf at
     # dawn, summed, against how often it does (and likewise for its own team).
