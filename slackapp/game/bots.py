@@ -434,11 +434,16 @@ class _ForeseenNights:
 
 
 @lru_cache(maxsize=512)
-def _foreseen_nights(view: BotView, deck_werewolves: int) -> _ForeseenNights | None:
-    """The nights of :func:`foreseen_ballot` for ``view``, None when no world fits it.
+def _kept_nights(view: BotView, deck_werewolves: int) -> _ForeseenNights | None:
+    """:func:`_foreseen_nights` kept, up to :data:`FORESEEN_VOTE_SEATS`: there the same view
+    comes back with other seeds (other orders), and the nights, resolved once, serve them all.
+    Above, a view's nights weigh a few hundred kilobytes and its situation is seldom met
+    again: they are worked out anew each time, in milliseconds."""
+    return _foreseen_nights(view, deck_werewolves)
 
-    The same view comes back with other seeds (other orders): the nights, resolved once, serve
-    them all."""
+
+def _foreseen_nights(view: BotView, deck_werewolves: int) -> _ForeseenNights | None:
+    """The nights of :func:`foreseen_ballot` for ``view``, None when no world fits it."""
     sight = sight_of(view)
     seen = tuple(card for _, card in sight.known)
     sight = replace(sight, deck=assumed_deck(len(view.seats), deck_werewolves, seen))
@@ -481,7 +486,6 @@ def _foreseen_nights(view: BotView, deck_werewolves: int) -> _ForeseenNights | N
     )
 
 
-@lru_cache(maxsize=8192)
 def foreseen_ballot(
     view: BotView, orders: tuple[tuple[int, ...], ...], deck_werewolves: int
 ) -> int | None:
@@ -492,16 +496,36 @@ def foreseen_ballot(
     ``view`` names the seats by position (:func:`_by_position`), so one answer serves every
     game in the same situation; the answer is a position.
     """
+    if len(view.seats) <= FORESEEN_VOTE_SEATS:
+        return _kept_foreseen_ballot(view, orders, deck_werewolves)
+    return _foresee(view, orders, deck_werewolves, small=False)
+
+
+@lru_cache(maxsize=8192)
+def _kept_foreseen_ballot(
+    view: BotView, orders: tuple[tuple[int, ...], ...], deck_werewolves: int
+) -> int | None:
+    """:func:`foreseen_ballot` kept, up to :data:`FORESEEN_VOTE_SEATS`: above, the other
+    seats' orders are the table's, drawn from the game's seed, and a game asks once."""
+    return _foresee(view, orders, deck_werewolves, small=True)
+
+
+def _foresee(
+    view: BotView, orders: tuple[tuple[int, ...], ...], deck_werewolves: int, small: bool
+) -> int | None:
+    """:func:`foreseen_ballot`, keeping what recurs (the nights, the ballots weighed alone,
+    the points of a tally) only at a ``small`` table, where it does."""
+    alone = _plain_ballot if small else _ballot_alone
     me = int(view.seat)
     order = orders[me]
-    plain = _plain_ballot(view, order, deck_werewolves)
+    plain = alone(view, order, deck_werewolves)
     mine = None if plain is None else int(plain)
-    foreseen = _foreseen_nights(view, deck_werewolves)
+    foreseen = (_kept_nights if small else _foreseen_nights)(view, deck_werewolves)
     if foreseen is None:
         return mine
     seats = view.seats
     ballots_of = [
-        tuple(_plain_ballot(seen, orders[position], deck_werewolves) for seen in views)
+        tuple(alone(seen, orders[position], deck_werewolves) for seen in views)
         for position, views in enumerate(foreseen.views)
     ]
     # Worlds that leave the same cards at dawn and the same ballots around the bot count alike.
@@ -521,7 +545,7 @@ def foreseen_ballot(
     worth = dict.fromkeys(candidates, 0.0)
     nobody = len(seats)
     for (cards, others), weight in outcomes.items():
-        points = ballot_points(cards, others, me)
+        points = (_kept_ballot_points if small else ballot_points)(cards, others, me)
         for candidate in candidates:
             worth[candidate] += weight * points[nobody if candidate is None else candidate]
     tie = (EXACT_TIE if foreseen.exact else SAMPLED_TIE) * foreseen.total_weight
@@ -536,6 +560,14 @@ def _position(seat: str | None) -> int | None:
 
 
 @lru_cache(maxsize=65536)
+def _kept_ballot_points(
+    cards: tuple[Card, ...], others: tuple[int | None, ...], me: int
+) -> tuple[int, ...]:
+    """:func:`ballot_points` kept, up to :data:`FORESEEN_VOTE_SEATS`, where a foreseen vote
+    meets the same few again and again; above, it meets each once."""
+    return ballot_points(cards, others, me)
+
+
 def ballot_points(
     cards: tuple[Card, ...], others: tuple[int | None, ...], me: int
 ) -> tuple[int, ...]:
@@ -544,8 +576,7 @@ def ballot_points(
     holding ``cards`` at dawn: its ballot for seat *i* at index *i*, for nobody at the end.
 
     The tally and the win as :mod:`slackapp.game.vote` has them (RULES.md), for one seat and
-    every ballot at once: a foreseen vote asks this for every world it weighs, and meets the
-    same few again and again.
+    every ballot at once: a foreseen vote asks this for every world it weighs.
     """
     n = len(cards)
     received = [0] * n
