@@ -26,7 +26,8 @@ for naming a seat that holds a Werewolf at dawn. What falls out:
 - a bot that is likely on the werewolf team (a dealt Werewolf or Minion that was probably not
   moved, a Robber that took a Werewolf or the Minion, an Insomniac that woke as one) names
   nobody whenever a Werewolf is at the table: that protects every Werewolf at once, and it
-  never names one of them;
+  never names one of them. A bot dealt a village card that is on the werewolf team now
+  foresees the vote instead (below);
 - a Minion that saw no Werewolf (both in the centre) names a seat, because it then wins only
   if someone else dies, unless its card has more likely than not been moved.
 
@@ -42,7 +43,19 @@ nobody save them without its own, so it names a seat, most often its victim. A b
 Werewolf or the Minion keeps the ballot weighed alone: its ballot for nobody is the shield
 its team's win rests on, and wolves that foresaw a vote of bots they no longer faced (the
 village foreseeing too) were found to give that shield up and lose. Up to four seats the
-worlds are few enough to go through exactly, in milliseconds; above, they are too many.
+worlds are few enough to go through exactly, in milliseconds.
+
+Above four seats the nights are too many to go through, and a bot foresees the vote from a
+sample of its worlds (:data:`FORESEEN_WORLDS`, each with one draw of the others' looks), only
+where its ballot weighed alone is most often wrong: dealt a village card, it now more likely
+holds a Werewolf or the Minion (a Robber that took one, an Insomniac that woke as one). Alone
+it would shield the wolves; but the wolves' own ballots for nobody, against a village that
+agrees on one seat, settle the vote without it in most worlds, and there a ballot on a likely
+Werewolf is a point for nothing. So it names a suspect unless its ballot for nobody (or for
+its victim, drawing votes away from the wolves) saves its team often enough to be worth more.
+A bot likely on the village's side keeps its ballot weighed alone there: it already names the
+seat most likely to hold a Werewolf, and foreseeing for every bot would cost every game the
+tens of milliseconds it now costs a few.
 
 Bots that cannot tell the best seats apart (a Villager knows nothing of anyone) pick among them
 by one order of the seats drawn from the game's seed alone, the same for every bot at the table.
@@ -83,7 +96,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from slackapp.game.cards import Card, Deal, Team, deck_for
+from slackapp.game.cards import TEAM_OF, Card, Deal, Team, deck_for
 from slackapp.game.night import (
     IllegalChoice,
     Knowledge,
@@ -101,7 +114,7 @@ from slackapp.game.night import (
     check_choice,
     resolve_night,
 )
-from slackapp.game.vote import decide, tally
+from slackapp.game.vote import WEREWOLF_BALLOT_POINTS, WIN_POINTS
 from slackapp.game.worlds import (
     Beliefs,
     Move,
@@ -279,6 +292,10 @@ def bot_ballot(view: BotView, seed: int | str, deck_werewolves: int) -> str | No
     index = {seat: position for position, seat in enumerate(view.seats)}
     if len(view.seats) > FORESEEN_VOTE_SEATS:
         order = tuple(index[seat] for seat in table_order(view.seats, seed))
+        if view.dealt.team is Team.VILLAGE and _likely_werewolf_team(view, deck_werewolves):
+            orders = (order,) * len(view.seats)
+            target = foreseen_ballot(_by_position(view), orders, deck_werewolves)
+            return None if target is None else view.seats[target]
         return _ballot_alone(view, order, deck_werewolves)
     orders = tuple(
         tuple(index[seat] for seat in seat_order(view.seats, seed, voter)) for voter in view.seats
@@ -287,6 +304,12 @@ def bot_ballot(view: BotView, seed: int | str, deck_werewolves: int) -> str | No
         target = foreseen_ballot(_by_position(view), orders, deck_werewolves)
         return None if target is None else view.seats[target]
     return _ballot_alone(view, orders[index[view.seat]], deck_werewolves)
+
+
+def _likely_werewolf_team(view: BotView, deck_werewolves: int) -> bool:
+    """Whether a bot dealt a village card now more likely holds a Werewolf or the Minion."""
+    believed = bot_beliefs(view, deck_werewolves)
+    return believed is not None and believed.likely_team is Team.WEREWOLF
 
 
 @lru_cache(maxsize=8192)
@@ -332,6 +355,9 @@ def _ballot_without_worlds(
 
 FORESEEN_VOTE_SEATS = 4
 """Up to this many seats a bot weighs its ballot with everyone else's, world by world."""
+FORESEEN_WORLDS = 240
+"""Above :data:`FORESEEN_VOTE_SEATS`, how many of its worlds a bot that foresees the vote
+draws, each with one night of the other seats' looks."""
 
 
 def _by_position(view: BotView) -> BotView:
@@ -361,10 +387,12 @@ def _by_position(view: BotView) -> BotView:
 
 
 def _nights_of_others(
-    view: BotView, deal: Deal, choices: dict[str, NightChoice]
+    view: BotView, deal: Deal, choices: dict[str, NightChoice], rng: random.Random | None = None
 ) -> Iterator[tuple[float, dict[str, NightChoice]]]:
     """The looks the other seats may take in one world (the moves are the world's own), with
-    their chances: a Seer by its plan at a random seat, a lone wolf at a random centre card."""
+    their chances: a Seer by its plan at a random seat, a lone wolf at a random centre card.
+
+    With ``rng``, one of them drawn from it instead of every one."""
     branches: list[tuple[float, dict[str, NightChoice]]] = [(1.0, choices)]
     lone = deal.dealt_werewolves()
     for seat in view.others:
@@ -377,7 +405,9 @@ def _nights_of_others(
                 options = [LookAtSeat(other) for other in deal.seats if other != seat]
         elif card is Card.WEREWOLF and lone == (seat,):
             options = [Peek(0), Peek(1)]
-        if options:
+        if options and rng is not None:
+            branches = [(chance, {**made, seat: rng.choice(options)}) for chance, made in branches]
+        elif options:
             branches = [
                 (chance / len(options), {**made, seat: option})
                 for chance, made in branches
@@ -404,23 +434,37 @@ class _ForeseenNights:
 
 
 @lru_cache(maxsize=512)
-def _foreseen_nights(view: BotView, deck_werewolves: int) -> _ForeseenNights | None:
-    """The nights of :func:`foreseen_ballot` for ``view``, None when no world fits it.
+def _kept_nights(view: BotView, deck_werewolves: int) -> _ForeseenNights | None:
+    """:func:`_foreseen_nights` kept, up to :data:`FORESEEN_VOTE_SEATS`: there the same view
+    comes back with other seeds (other orders), and the nights, resolved once, serve them all.
+    Above, a view's nights weigh a few hundred kilobytes and its situation is seldom met
+    again: they are worked out anew each time, in milliseconds."""
+    return _foreseen_nights(view, deck_werewolves)
 
-    The same view comes back with other seeds (other orders): the nights, resolved once, serve
-    them all."""
+
+def _foreseen_nights(view: BotView, deck_werewolves: int) -> _ForeseenNights | None:
+    """The nights of :func:`foreseen_ballot` for ``view``, None when no world fits it."""
     sight = sight_of(view)
     seen = tuple(card for _, card in sight.known)
     sight = replace(sight, deck=assumed_deck(len(view.seats), deck_werewolves, seen))
-    worlds, exact = possible_worlds(sight, random.Random(repr(sight)))
+    rng = random.Random(repr(sight))
+    worlds, exact = possible_worlds(sight, rng)
     if not worlds:
         return None
+    looks = None
+    if len(view.seats) > FORESEEN_VOTE_SEATS:
+        # Too many nights to go through: a sample of worlds, drawn by their weights, each with
+        # one draw of the others' looks.
+        weights = [world.weight for world in worlds]
+        drawn = rng.choices(worlds, weights, k=FORESEEN_WORLDS)
+        worlds = [replace(world, weight=1.0) for world in drawn]
+        exact, looks = False, rng
     seats = view.seats
     index_of: list[dict[BotView, int]] = [{} for _ in seats]
     nights: list[tuple[float, tuple[Card, ...], tuple[int, ...]]] = []
     for world in worlds:
         deal, moves = _world_night(view, sight, world)
-        for chance, choices in _nights_of_others(view, deal, moves):
+        for chance, choices in _nights_of_others(view, deal, moves, looks):
             night = resolve_night(deal, choices)
             around = tuple(
                 -1
@@ -442,7 +486,6 @@ def _foreseen_nights(view: BotView, deck_werewolves: int) -> _ForeseenNights | N
     )
 
 
-@lru_cache(maxsize=8192)
 def foreseen_ballot(
     view: BotView, orders: tuple[tuple[int, ...], ...], deck_werewolves: int
 ) -> int | None:
@@ -453,25 +496,45 @@ def foreseen_ballot(
     ``view`` names the seats by position (:func:`_by_position`), so one answer serves every
     game in the same situation; the answer is a position.
     """
+    if len(view.seats) <= FORESEEN_VOTE_SEATS:
+        return _kept_foreseen_ballot(view, orders, deck_werewolves)
+    return _foresee(view, orders, deck_werewolves, small=False)
+
+
+@lru_cache(maxsize=8192)
+def _kept_foreseen_ballot(
+    view: BotView, orders: tuple[tuple[int, ...], ...], deck_werewolves: int
+) -> int | None:
+    """:func:`foreseen_ballot` kept, up to :data:`FORESEEN_VOTE_SEATS`: above, the other
+    seats' orders are the table's, drawn from the game's seed, and a game asks once."""
+    return _foresee(view, orders, deck_werewolves, small=True)
+
+
+def _foresee(
+    view: BotView, orders: tuple[tuple[int, ...], ...], deck_werewolves: int, small: bool
+) -> int | None:
+    """:func:`foreseen_ballot`, keeping what recurs (the nights, the ballots weighed alone,
+    the points of a tally) only at a ``small`` table, where it does."""
+    alone = _plain_ballot if small else _ballot_alone
     me = int(view.seat)
     order = orders[me]
-    plain = _plain_ballot(view, order, deck_werewolves)
+    plain = alone(view, order, deck_werewolves)
     mine = None if plain is None else int(plain)
-    foreseen = _foreseen_nights(view, deck_werewolves)
+    foreseen = (_kept_nights if small else _foreseen_nights)(view, deck_werewolves)
     if foreseen is None:
         return mine
     seats = view.seats
     ballots_of = [
-        tuple(_plain_ballot(seen, orders[position], deck_werewolves) for seen in views)
+        tuple(alone(seen, orders[position], deck_werewolves) for seen in views)
         for position, views in enumerate(foreseen.views)
     ]
     # Worlds that leave the same cards at dawn and the same ballots around the bot count alike.
-    outcomes: defaultdict[tuple[tuple[Card, ...], tuple[str | None, ...]], float] = defaultdict(
+    outcomes: defaultdict[tuple[tuple[Card, ...], tuple[int | None, ...]], float] = defaultdict(
         float
     )
     around_of = {
         seen: tuple(
-            None if index < 0 else ballots_of[position][index]
+            None if index < 0 else _position(ballots_of[position][index])
             for position, index in enumerate(seen)
         )
         for seen in foreseen.views_around
@@ -480,14 +543,11 @@ def foreseen_ballot(
         outcomes[cards, around_of[seen]] += weight
     candidates: list[int | None] = [*(seat for seat in order if seat != me), None]
     worth = dict.fromkeys(candidates, 0.0)
+    nobody = len(seats)
     for (cards, others), weight in outcomes.items():
+        points = (_kept_ballot_points if small else ballot_points)(cards, others, me)
         for candidate in candidates:
-            ballots = (
-                *others[:me],
-                None if candidate is None else seats[candidate],
-                *others[me + 1 :],
-            )
-            worth[candidate] += weight * _points(seats, cards, ballots)[me]
+            worth[candidate] += weight * points[nobody if candidate is None else candidate]
     tie = (EXACT_TIE if foreseen.exact else SAMPLED_TIE) * foreseen.total_weight
     best = max(worth.values())
     if worth[mine] >= best - tie:
@@ -495,16 +555,64 @@ def foreseen_ballot(
     return next(candidate for candidate in candidates if worth[candidate] >= best - tie)
 
 
+def _position(seat: str | None) -> int | None:
+    return None if seat is None else int(seat)
+
+
 @lru_cache(maxsize=65536)
-def _points(
-    seats: tuple[str, ...], cards: tuple[Card, ...], ballots: tuple[str | None, ...]
+def _kept_ballot_points(
+    cards: tuple[Card, ...], others: tuple[int | None, ...], me: int
 ) -> tuple[int, ...]:
-    """Each seat's points for these cards at dawn and these ballots (RULES.md): a foreseen vote
-    meets the same few again and again."""
-    dawn = dict(zip(seats, cards, strict=True))
-    cast = dict(zip(seats, ballots, strict=True))
-    points = decide(seats, dawn, cast, tally(seats, cast).dead).points
-    return tuple(points[seat] for seat in seats)
+    """:func:`ballot_points` kept, up to :data:`FORESEEN_VOTE_SEATS`, where a foreseen vote
+    meets the same few again and again; above, it meets each once."""
+    return ballot_points(cards, others, me)
+
+
+def ballot_points(
+    cards: tuple[Card, ...], others: tuple[int | None, ...], me: int
+) -> tuple[int, ...]:
+    """The points seat ``me`` scores for each ballot it may cast, the others' ballots being
+    ``others`` (seat positions, None for nobody; its own entry is ignored) and the seats
+    holding ``cards`` at dawn: its ballot for seat *i* at index *i*, for nobody at the end.
+
+    The tally and the win as :mod:`slackapp.game.vote` has them (RULES.md), for one seat and
+    every ballot at once: a foreseen vote asks this for every world it weighs.
+    """
+    n = len(cards)
+    received = [0] * n
+    nobody = 0
+    for voter, target in enumerate(others):
+        if voter == me:
+            continue
+        if target is None:
+            nobody += 1
+        else:
+            received[target] += 1
+    wolves = {seat for seat, card in enumerate(cards) if card is Card.WEREWOLF}
+    mine = cards[me]
+    team = TEAM_OF[mine]
+    points: list[int] = []
+    for ballot in (*range(n), None):
+        if ballot == me:
+            points.append(0)  # no such ballot
+            continue
+        votes = received.copy()
+        against = nobody
+        if ballot is None:
+            against += 1
+        else:
+            votes[ballot] += 1
+        top = max(votes)
+        dead = () if top == 0 or against >= top else [s for s in range(n) if votes[s] == top]
+        if wolves:
+            winner = Team.VILLAGE if wolves.intersection(dead) else Team.WEREWOLF
+            wins = team is winner
+        elif not dead:
+            wins = team is Team.VILLAGE
+        else:  # no Werewolf at the table: only a Minion wins, if someone else died
+            wins = mine is Card.MINION and any(cards[seat] is not Card.MINION for seat in dead)
+        points.append(WIN_POINTS * wins + WEREWOLF_BALLOT_POINTS * (ballot in wolves))
+    return tuple(points)
 
 
 def _world_night(view: BotView, sight: Sight, world: World) -> tuple[Deal, dict[str, NightChoice]]:

@@ -19,8 +19,9 @@ the Robber its victim's card, a lone wolf one centre card. The Insomniac knows i
 which prunes layout and moves together. Nothing is ever read from the real deal: a
 :class:`Sight` is built from the seat's own view only.
 
-When the worlds are few (small tables, or a seat that saw a lot) they are all enumerated and
-weighed exactly; otherwise a fixed number are drawn from the seat's own seeded generator.
+When the worlds are few (small tables, a seat that saw a lot, or one that knows the Robber or
+the Troublemaker to be itself or in the centre) they are all enumerated and weighed exactly;
+otherwise a fixed number are drawn from the seat's own seeded generator.
 Either way each world weighs what it is worth: a layout is worth the same as any other, and
 each move the chance the mover picks it.
 
@@ -272,6 +273,22 @@ def _fits(sight: Sight, layout: Sequence[Card], robbery: Move | None, swap: Move
     return _dawn_card(layout, sight.me, robbery, swap) is sight.dawn_card
 
 
+def _most_moves(sight: Sight, free: Counter[Card]) -> int:
+    """The most (robbery, swap) pairs one layout can have: a Robber or Troublemaker the seat
+    knows to lie with itself or in the centre moves nothing it has to guess."""
+    n = sight.seat_count
+
+    def guessed(card: Card) -> bool:
+        """Whether the first seat dealt ``card`` may be another seat."""
+        return free[card] > 0 or any(
+            card is known and pos != sight.me and pos < n for pos, known in sight.known
+        )
+
+    robberies = n - 1 if guessed(_ROBBER) else 1
+    swaps = math.comb(n - 1, 2) if guessed(_TROUBLEMAKER) else 1
+    return robberies * swaps
+
+
 def possible_worlds(sight: Sight, rng: random.Random) -> tuple[list[World], bool]:
     """The worlds the seat cannot rule out, and whether they are all of them (else a sample).
 
@@ -283,9 +300,7 @@ def possible_worlds(sight: Sight, rng: random.Random) -> tuple[list[World], bool
     places = _wolf_places(sight)
     if free[_WEREWOLF] > len(places):
         return [], True
-    n = sight.seat_count
-    most_moves = (n - 1) * math.comb(n - 1, 2)
-    if _layout_count(sight, free) * most_moves <= EXACT_WORLDS:
+    if _layout_count(sight, free) * _most_moves(sight, free) <= EXACT_WORLDS:
         worlds = _every_world(sight, free, places)
         return [w for w in worlds if _fits(sight, w.layout, w.robbery, w.swap)], True
     return _sampled_worlds(sight, free, places, rng), False

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import random
 from collections import Counter
 
 import pytest
 
-from slackapp.game import bots, worlds
+from slackapp.game import bots, vote, worlds
 from slackapp.game.bots import (
     BotView,
     assumed_deck,
@@ -228,6 +229,17 @@ def test_beliefs_are_exact_at_small_tables_and_match_sampling_elsewhere(
     assert sampled.team[Team.VILLAGE] == pytest.approx(exact.team[Team.VILLAGE], abs=0.04)
 
 
+def test_a_card_that_moved_cards_itself_believes_exactly_at_five_seats() -> None:
+    # Only the Robber's victim is left to guess: few enough worlds to go through them all,
+    # and no sampling noise to make the seats it swapped look other than the rest.
+    believed = bot_beliefs(BotView("anna", FIVE, T, choice=Swap("bo", "cia")), 2)
+    assert believed is not None and believed.exact
+    assert believed.werewolf_at_dawn[1:] == pytest.approx([1 / 3] * 4)
+    robbed = BotView("anna", FIVE, R, choice=Rob("bo"), learned=SawCard(V))
+    believed = bot_beliefs(robbed, 2)
+    assert believed is not None and believed.exact
+
+
 def test_beliefs_match_how_often_it_is_so_over_many_bot_games() -> None:
     # Five seats, every seat a bot: the chance each bot gives a seat of holding a Werewolf at
     # dawn, summed, against how often it does (and likewise for its own team).
@@ -274,13 +286,28 @@ def test_a_view_that_no_deck_allows_still_gets_a_legal_ballot() -> None:
 # --- ballots -------------------------------------------------------------------------------
 
 
-def test_a_robber_who_took_a_werewolf_shields_the_wolves() -> None:
+def named_suspects(view: BotView, seeds: int) -> list[str | None]:
+    """The bot's ballots over ``seeds`` seeds, each checked legal and, if it names a seat, on
+    one the bot gives some chance of holding a Werewolf at dawn (the point it plays for)."""
+    believed = bot_beliefs(view, 2)
+    assert believed is not None
+    ballots = [bot_ballot(view, seed, 2) for seed in range(seeds)]
+    for ballot in ballots:
+        check_ballot(view.seats, view.seat, ballot)
+        if ballot is not None:
+            assert believed.werewolf_at_dawn[view.seats.index(ballot)] > 0, ballot
+    return ballots
+
+
+def test_a_robber_who_took_a_werewolf_foresees_the_vote_and_names_a_suspect() -> None:
+    # It is on the werewolf team now, but the wolves' own ballots for nobody already shield
+    # them in most worlds: a ballot on a likely Werewolf adds a point and seldom the loss.
     game = table(FIVE, [R, W, S, T, INS], (W, V))
     view = view_after(game, "anna", {"anna": Rob("bo")})
     assert view.learned == SawCard(W)
     believed = bot_beliefs(view, 2)
     assert believed is not None and believed.likely_team is Team.WEREWOLF
-    assert bot_ballot(view, "robber", 2) is None
+    assert None not in named_suspects(view, 20)
 
 
 def test_at_three_seats_a_robber_who_took_a_werewolf_foresees_the_vote_and_names_a_seat() -> None:
@@ -324,12 +351,13 @@ def test_at_a_small_table_each_bot_breaks_ties_by_an_order_of_its_own() -> None:
     assert differ > 20
 
 
-def test_a_robber_who_took_the_minion_shields_the_wolves() -> None:
+def test_a_robber_who_took_the_minion_foresees_the_vote_and_never_names_its_victim() -> None:
     game = table(SIX, [R, M, W, S, T, INS], (W, V))
     view = view_after(game, "anna", {"anna": Rob("bo")})
     assert view.learned == SawCard(M)
-    for seed in range(10):
-        assert bot_ballot(view, seed, 2) is None
+    ballots = named_suspects(view, 20)
+    assert None not in ballots
+    assert "bo" not in ballots  # it holds the Robber now, barring a swap: no point in it
 
 
 def test_a_robber_who_took_a_village_card_never_names_its_victim() -> None:
@@ -342,7 +370,7 @@ def test_a_robber_who_took_a_village_card_never_names_its_victim() -> None:
         assert bot_ballot(view, seed, 2) not in ("bo", None)
 
 
-def test_an_insomniac_who_woke_as_a_werewolf_shields_the_wolves() -> None:
+def test_an_insomniac_who_woke_as_a_werewolf_foresees_the_vote() -> None:
     game = table(FIVE, [INS, W, S, R, T], (W, V))
     view = view_after(game, "anna", {"dan": Rob("anna")})
     assert view.learned == SawCard(R)  # robbed: not a Werewolf
@@ -350,8 +378,10 @@ def test_an_insomniac_who_woke_as_a_werewolf_shields_the_wolves() -> None:
     assert view.learned == SawCard(W)
     believed = bot_beliefs(view, 2)
     assert believed is not None and believed.team[Team.WEREWOLF] == 1
-    for seed in range(10):
-        assert bot_ballot(view, seed, 2) is None
+    # Sure of its team, it keeps the shield where its ballot may decide the vote, and names a
+    # suspect where the others' ballots decide it anyway: by the order of the seats.
+    ballots = named_suspects(view, 30)
+    assert 0 < ballots.count(None) < len(ballots) / 2
 
 
 def test_an_insomniac_who_was_robbed_suspects_no_one_it_cannot_tell_apart() -> None:
@@ -437,6 +467,30 @@ def test_village_bots_vote_for_the_most_likely_dawn_werewolf() -> None:
             named = believed.werewolf_at_dawn[SIX.index(ballot)]
             tie = 1e-9 if believed.exact else 0.05 / 3
             assert named >= max(chances) - tie, (seat, view, ballot, believed)
+
+
+def test_the_foreseen_vote_counts_points_as_the_rules_do() -> None:
+    # bots.ballot_points scores one seat's every ballot at once; vote.decide is the rule.
+    rng = random.Random("points")
+    for _ in range(3000):
+        size = rng.randrange(3, 8)
+        seats = tuple(str(position) for position in range(size))
+        cards = tuple(rng.sample([W, W, M, S, R, T, INS, V, V, V], size))
+        me = rng.randrange(size)
+        others = tuple(
+            rng.choice([None, *(seat for seat in range(size) if seat != voter)])
+            for voter in range(size)
+        )
+        points = bots.ballot_points(cards, others, me)
+        assert len(points) == size + 1
+        for ballot in (*range(size), None):
+            if ballot == me:
+                continue
+            cast = {seats[v]: None if t is None else seats[t] for v, t in enumerate(others)}
+            cast[seats[me]] = None if ballot is None else seats[ballot]
+            dawn = dict(zip(seats, cards, strict=True))
+            result = vote.decide(seats, dawn, cast, vote.tally(seats, cast).dead)
+            assert points[size if ballot is None else ballot] == result.points[seats[me]]
 
 
 # --- the night ------------------------------------------------------------------------------
