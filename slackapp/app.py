@@ -32,6 +32,7 @@ from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.pacing import Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
+from slackapp.inbox import Inbox
 from slackapp.install_page import LandingOAuthFlow
 from slackapp.listeners import register
 from slackapp.logs import log_context
@@ -80,8 +81,13 @@ class Varulv:
     retention: Retention | None = None
     """The daily prune of old ended games, on the timers' sweep."""
     signing_secret: str | None = None
+    inbox: Inbox | None = None
+    """Commands and clicks written down before they are acknowledged, and taken over from
+    processes that died with them."""
 
     def start(self) -> None:
+        if self.inbox is not None:
+            self.inbox.start(self.app.dispatch)
         self.deliverer.start()
         self.deadlines.start(
             self.steps.deadlines_due,
@@ -91,6 +97,8 @@ class Varulv:
         )
 
     def stop(self) -> None:
+        if self.inbox is not None:
+            self.inbox.stop()
         self.deadlines.stop()
         self.deliverer.stop()
         self.steps.names.stop()
@@ -204,7 +212,8 @@ def build(
     )
     deadlines = Deadlines(sessions, now=now)
     steps = Steps(sessions, lengths, deliverer, deadlines, now)
-    register(app, steps)
+    inbox = Inbox(sessions, now)
+    register(app, steps, inbox)
     return Varulv(
         app=app,
         engine=engine,
@@ -216,6 +225,7 @@ def build(
         wrap_ups=SeasonWrapUps(sessions, now),
         retention=Retention(sessions, settings.retention_days, now),
         signing_secret=settings.signing_secret,
+        inbox=inbox,
     )
 
 
