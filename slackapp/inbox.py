@@ -93,6 +93,8 @@ def kept_headers(request: BoltRequest) -> dict[str, str]:
 
 
 class Inbox:
+    """One process's side of the inbox: what it writes down and carries out, and its sweep."""
+
     def __init__(
         self,
         sessions: sessionmaker[Session],
