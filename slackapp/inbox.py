@@ -16,14 +16,17 @@ runs is taken over at once, one whose claim lapsed (another host's) after ``CLAI
 and either is handed to Bolt again as the request it was, so it runs through the same
 listener, lane and step, and answers through its ``response_url`` (good for 30 minutes).
 
-Slack's ``trigger_id`` is the row's key: Slack's redelivery of a request it saw no answer to
-(``X-Slack-Retry-Num``) finds it recorded and is acknowledged without running again. A done
-row keeps only that key until it is pruned, ``KEPT_SECONDS`` later.
+A digest of the request's body is the row's key: Slack's redelivery of a request it saw no
+answer to (``X-Slack-Retry-Num``) is the same body (its headers differ), finds it recorded and
+is acknowledged without running again. A done row keeps only that key until it is pruned,
+``KEPT_SECONDS`` later.
 """
 
 from __future__ import annotations
 
 import contextvars
+import hashlib
+import json
 import logging
 import threading
 import time
@@ -77,10 +80,11 @@ _carried: contextvars.ContextVar[_Carried | None] = contextvars.ContextVar(
 )
 
 
-def request_key(body: dict[str, Any]) -> str | None:
-    """The key Slack repeats when it delivers the same request again."""
-    trigger = body.get("trigger_id")
-    return trigger[:255] if isinstance(trigger, str) and trigger else None
+def request_key(request: BoltRequest) -> str:
+    """What Slack repeats when it delivers the same request again: its body, byte for byte
+    over HTTP (a Socket Mode payload, as parsed), digested."""
+    raw = request.raw_body or json.dumps(request.body, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(raw.encode()).hexdigest()
 
 
 def kept_headers(request: BoltRequest) -> dict[str, str]:
@@ -125,7 +129,7 @@ class Inbox:
         with outside_transaction(self.sessions) as session:
             row = rows.record(
                 session.connection(),
-                request_key(request.body),
+                request_key(request),
                 request.body,
                 kept_headers(request),
                 self.holder,

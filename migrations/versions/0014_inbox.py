@@ -7,8 +7,8 @@ Create Date: 2026-12-05 06:00:00.000000
 Before Varulv tells Slack it has a command or a click, the request is written here in one
 autocommit statement, claimed by the process that took it (``holder`` until ``until``); the
 step that carries it out marks it done in its own transaction. A process that dies leaves its
-requests pending and claimable by any other (``slackapp.inbox``). ``request_key`` (Slack's
-``trigger_id``) makes a redelivered request the same row. A done row keeps only its key, for
+requests pending and claimable by any other (``slackapp.inbox``). ``request_key`` (a digest of
+the request's body) makes a redelivered request the same row. A done row keeps only its key, for
 as long as Slack may still redeliver it.
 """
 

@@ -443,7 +443,7 @@ class InboxEntry(Base):
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     request_key: Mapped[str | None] = mapped_column(String(255), unique=True, default=None)
-    """Slack's ``trigger_id`` of the request, which a redelivery repeats."""
+    """A digest of the request's body, which a redelivery repeats."""
     body: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
     """The request's payload, as Bolt parsed it; None once done."""
     headers: Mapped[dict[str, str] | None] = mapped_column(JSON, default=None)
