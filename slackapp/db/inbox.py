@@ -87,8 +87,6 @@ CLAIM = (
 
 PRUNE = delete(InboxEntry).where(InboxEntry.done_at < bindparam("before"))
 
-PENDING = select(func.count()).select_from(InboxEntry).where(InboxEntry.done_at.is_(None))
-
 
 def record(
     connection: Connection,
@@ -152,7 +150,3 @@ def claim(
 
 def prune(connection: Connection, before: datetime) -> int:
     return int(connection.execute(PRUNE, {"before": before}).rowcount)
-
-
-def pending(connection: Connection) -> int:
-    return int(connection.execute(PENDING).scalar_one())
