@@ -231,10 +231,12 @@ def warm_up(fake: Slack, pool: ProcessPoolExecutor, servers: list[Server]) -> No
     acknowledgements go first), and ten of them still being sent made the first burst
     measured after the warm-up twice as slow to be acknowledged."""
     fake.add_channel("CWARMUP", "warm-up")
-    with fake.preparing("warm-up") as prepared:
-        for _ in range(WARM_UP):
-            fake.slash_command("UWARMUP", text="help", channel_id="CWARMUP")
     for server in servers:
+        # Each server its own requests: Slack's trigger_id is a request's own, and a server
+        # acknowledges one it already has without running it again.
+        with fake.preparing("warm-up") as prepared:
+            for _ in range(WARM_UP):
+                fake.slash_command("UWARMUP", text="help", channel_id="CWARMUP")
         before = len(fake.calls)
         pool.submit(fire, server.events_url, prepared, 1).result()
         deadline = time.monotonic() + 30

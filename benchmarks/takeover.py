@@ -9,9 +9,10 @@ stand-in for Slack answering every Web API call ``--slack-ms`` late. ``--games``
 ``/varulv`` at once go to the first process; once ``--posted`` of their lobbies are on screen
 and the rest still wait in its outbox, it is killed with ``kill -9``, and the clock runs from the
 kill until every table opened has its lobby posted (nothing of those games is left
-undelivered); a ``/varulv`` the killed process had acknowledged but not yet stepped is lost, and
-counted. The floor is the same run without the kill: from the same moment until the first
-process, still alive, has posted them all. By turns, ``--rounds`` times.
+undelivered, and nothing acknowledged is left in the inbox: what the killed process had
+acknowledged but not yet stepped, the survivor carries out); a ``/varulv`` never stepped is
+lost, and counted. The floor is the same run without the kill: from the same moment until the
+first process, still alive, has posted them all. By turns, ``--rounds`` times.
 
 Here both processes share one pid space, so the survivor sees the holder's pid gone and takes
 its leases at once; on another host they lapse ``LEASE_SECONDS`` after their last renewal.
@@ -45,6 +46,7 @@ UNDELIVERED = text(
     "WHERE games.channel_id LIKE :p AND outbox.done_at IS NULL"
 )
 OPENED = text("SELECT count(*) FROM games WHERE channel_id LIKE :p")
+PENDING = text("SELECT count(*) FROM inbox WHERE done_at IS NULL")
 
 
 def lobbies_posted(ran: Bench, channels: list[str]) -> int:
@@ -54,6 +56,12 @@ def lobbies_posted(ran: Bench, channels: list[str]) -> int:
 def undelivered(db: Engine, prefix: str) -> int:
     with db.connect() as connection:
         return int(connection.execute(UNDELIVERED, {"p": prefix + "%"}).scalar_one())
+
+
+def pending(db: Engine) -> int:
+    """Requests acknowledged and not yet carried out, by any process."""
+    with db.connect() as connection:
+        return int(connection.execute(PENDING).scalar_one())
 
 
 def opened(db: Engine, prefix: str) -> int:
@@ -74,6 +82,8 @@ class Round:
     """``/varulv`` acknowledged but never stepped: the killed process had them in hand,
     uncommitted; Slack does not send an acknowledged command again, and the person sees no
     lobby."""
+    in_hand: int = 0
+    """Requests acknowledged and not yet carried out at that moment (the inbox's)."""
 
 
 def one_round(ran: Bench, run: str, games: int, posted: int, kill: signal.Signals | None) -> Round:
@@ -97,18 +107,23 @@ def one_round(ran: Bench, run: str, games: int, posted: int, kill: signal.Signal
         if kill is not None:
             os.killpg(first.process.pid, kill)
         left = undelivered(ran.db, prefix)
+        in_hand = pending(ran.db)
 
         def tables() -> int:
             """All of them, while the first process lives; once it has exited, those it
             opened (no more can come)."""
             return games if first.process.poll() is None else opened(ran.db, prefix)
 
-        while lobbies_posted(ran, channels) < tables() or undelivered(ran.db, prefix):
+        while (
+            lobbies_posted(ran, channels) < tables()
+            or undelivered(ran.db, prefix)
+            or pending(ran.db)
+        ):
             if time.monotonic() - began > 120:
                 raise TimeoutError(f"{undelivered(ran.db, prefix)} effects never delivered")
             time.sleep(0.02)
         seconds, shown = time.monotonic() - began, lobbies_posted(ran, channels) - on_screen
-        return Round(seconds, shown, left, games - opened(ran.db, prefix))
+        return Round(seconds, shown, left, games - opened(ran.db, prefix), in_hand)
     finally:
         first.stop()
         second.stop()
@@ -144,8 +159,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(
                     f"round {round_number + 1}, {said}: {ran_round.shown} more lobbies on screen "
                     f"{ran_round.seconds:.2f} s later ({ran_round.undelivered} effects "
-                    f"undelivered then, {ran_round.lost} /varulv acknowledged but never "
-                    f"stepped; load {load_average():.1f})",
+                    f"undelivered then, {ran_round.in_hand} requests acknowledged and not yet "
+                    f"stepped, {ran_round.lost} never stepped; load {load_average():.1f})",
                     flush=True,
                 )
     print(

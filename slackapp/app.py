@@ -34,6 +34,7 @@ from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.pacing import Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
+from slackapp.inbox import Inbox
 from slackapp.install_page import LandingOAuthFlow
 from slackapp.listeners import register
 from slackapp.listeners.ack import finish_answers
@@ -83,8 +84,13 @@ class Varulv:
     retention: Retention | None = None
     """The daily prune of old ended games, on the timers' sweep."""
     signing_secret: str | None = None
+    inbox: Inbox | None = None
+    """Commands and clicks written down before they are acknowledged, and taken over from
+    processes that died with them."""
 
     def start(self) -> None:
+        if self.inbox is not None:
+            self.inbox.start(self.app.dispatch)
         self.deliverer.start()
         self.deadlines.start(
             self.steps.deadlines_due,
@@ -96,6 +102,8 @@ class Varulv:
     def stop(self) -> None:
         """Once no request comes in: the steps already acknowledged to Slack finish, then
         their private answers are sent, and only then do deliveries stop."""
+        if self.inbox is not None:
+            self.inbox.stop()
         self.deadlines.stop()
         self.app.listener_runner.listener_executor.shutdown(wait=True)
         finish_answers()
@@ -228,7 +236,8 @@ def build(
     deadlines = Deadlines(sessions, now=now)
     addresses = Addresses(settings.support_url, settings.source_url)
     steps = Steps(sessions, lengths, deliverer, deadlines, now, addresses)
-    register(app, steps)
+    inbox = Inbox(sessions, now)
+    register(app, steps, inbox)
     return Varulv(
         app=app,
         engine=engine,
@@ -240,6 +249,7 @@ def build(
         wrap_ups=SeasonWrapUps(sessions, now),
         retention=Retention(sessions, settings.retention_days, now),
         signing_secret=settings.signing_secret,
+        inbox=inbox,
     )
 
 

@@ -26,7 +26,7 @@ from slackapp.app import Varulv, build
 from slackapp.asgi import Buffered, HeadDeadline
 from slackapp.config import INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings, hand_down_database_url
 from slackapp.db.engine import database_url, make_engine, outside_transaction
-from slackapp.db.models import TIMED_PHASES, Game, OutboxEntry
+from slackapp.db.models import TIMED_PHASES, Game, InboxEntry, OutboxEntry
 from slackapp.logs import SOCKET_MODE_LOGGER, configure_logging, logging_config
 from slackapp.referee_file import REFEREE_PATH, referee_archive
 from slackapp.shapes import malformed, misnamed
@@ -46,6 +46,7 @@ OLDEST_WORK = select(
     select(func.min(Game.deadline))
     .where(Game.phase.in_([phase.value for phase in TIMED_PHASES]))
     .scalar_subquery(),
+    select(func.min(InboxEntry.received_at)).where(InboxEntry.done_at.is_(None)).scalar_subquery(),
 )
 METRICS_CONNECTIONS = 1
 """What ``/metrics`` reads from the database is one statement a scrape."""
@@ -141,12 +142,13 @@ class Router:
         return _answer(start_response, "200 OK", b"ok\n")
 
     def ready(self, start_response: StartResponse) -> Iterable[bytes]:
-        """Readiness: 200 while the database answers and deliveries and deadlines keep up: no
-        message due, and no deadline passed, more than ``ready_behind_seconds`` ago (whichever
-        process should have handled it), and this process's timers running. One query."""
+        """Readiness: 200 while the database answers and deliveries, deadlines and requests
+        keep up: no message due, no deadline passed and no acknowledged request waiting since
+        more than ``ready_behind_seconds`` ago (whichever process should have handled it), and
+        this process's timers running. One query."""
         try:
             with outside_transaction(self.varulv.sessions) as session:
-                now, message_due, deadline = session.execute(OLDEST_WORK).one()
+                now, message_due, deadline, request = session.execute(OLDEST_WORK).one()
         except Exception as error:
             log.warning("readiness: database unreachable: %s", type(error).__name__)
             return _answer(start_response, "503 Service Unavailable", b"database unreachable\n")
@@ -155,6 +157,8 @@ class Router:
             return _answer(start_response, "503 Service Unavailable", b"deliveries behind\n")
         if deadline is not None and deadline < behind:
             return _answer(start_response, "503 Service Unavailable", b"deadlines behind\n")
+        if request is not None and request < behind:
+            return _answer(start_response, "503 Service Unavailable", b"requests behind\n")
         return self.alive(start_response)
 
 

@@ -1,7 +1,7 @@
 """The workspaces that must reinstall Varulv, their token refresh refused for good
 
 Revision ID: 0015
-Revises: 0013
+Revises: 0014
 Create Date: 2026-12-05 06:10:00.000000
 
 Slack spends a refresh token when it is used: a new pair lost to a crash leaves the workspace
@@ -17,7 +17,7 @@ from alembic import op
 
 # revision identifiers, used by Alembic.
 revision: str = "0015"
-down_revision: str | Sequence[str] | None = "0013"
+down_revision: str | Sequence[str] | None = "0014"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -450,3 +450,30 @@ class Deployment(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, default=1)
     mode: Mapped[str] = mapped_column(String(8))
     claimed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class InboxEntry(Base):
+    """A command or click Slack was told Varulv has, until it is carried out: written before
+    the acknowledgement, claimed by one process at a time (``holder`` until ``until``), and
+    marked done by the step that carries it out, in that step's transaction
+    (``slackapp.inbox``). A done row keeps only its key, so that Slack's redelivery of the
+    same request is known, until it is pruned."""
+
+    __tablename__ = "inbox"
+    __table_args__ = (
+        Index("ix_inbox_pending", "holder", postgresql_where=text("done_at IS NULL")),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    request_key: Mapped[str | None] = mapped_column(String(255), unique=True, default=None)
+    """A digest of the request's body, which a redelivery repeats."""
+    body: Mapped[dict[str, Any] | None] = mapped_column(JSON, default=None)
+    """The request's payload, as Bolt parsed it; None once done."""
+    headers: Mapped[dict[str, str] | None] = mapped_column(JSON, default=None)
+    """The few headers the work reads (Slack's timestamp, its retry number)."""
+    holder: Mapped[str] = mapped_column(String(64))
+    until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    received_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    done_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), default=None)

@@ -6,6 +6,11 @@ the largest part of an acknowledgement; the work needs nothing the listener does
 hold, so the listener acknowledges and hands those same objects to the app's listener executor
 itself: the same threads a lazy listener would run on, without the copy. Commands, clicks,
 modal submissions and events all go this way.
+
+With an inbox (commands and clicks), the request is written down before the acknowledgement
+and its work carries that row (``slackapp.inbox``): should this process die before the step
+commits, another carries it out. A request the inbox cannot write is not promised: the person
+is told the database cannot be reached, and nothing runs.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from sqlalchemy.exc import SQLAlchemyError
 
 from slackapp.blocks.words import ENGLISH, N_, Words
+from slackapp.inbox import REPLAYED, AlreadyCarriedOut, Inbox
 
 log = logging.getLogger(__name__)
 
@@ -63,31 +69,65 @@ def just_ack(ack: Ack) -> None:
 
 
 def acknowledge_then(
-    app: App, work: Listener, acknowledge: Listener = just_ack, lanes: Lanes | None = None
+    app: App,
+    work: Listener,
+    acknowledge: Listener = just_ack,
+    lanes: Lanes | None = None,
+    inbox: Inbox | None = None,
 ) -> Callable[[Args], None]:
     """A listener that runs ``acknowledge`` now and ``work`` on a step thread, each called with
     the Bolt arguments its parameters name, as if ``work`` were a lazy listener; with
-    ``lanes``, after the work of that request's lane ahead of it."""
+    ``lanes``, after the work of that request's lane ahead of it; with ``inbox``, the request
+    written down before the acknowledgement, and its work carrying that row."""
     executor = app.listener_runner.listener_executor
     acknowledge_wants = list(inspect.signature(acknowledge).parameters)
     work_wants = list(inspect.signature(work).parameters)
 
-    def run(given: dict[str, Any]) -> None:
+    def run(given: dict[str, Any], row: int | None) -> None:
         try:
-            work(**given)
+            if inbox is None or row is None:
+                work(**given)
+            else:
+                with inbox.carrying(row):
+                    work(**given)
+        except AlreadyCarriedOut:  # another process did it first, and answered
+            log.info("a request was carried out by another process")
         except Exception:  # nobody is waiting on this thread to hear of it
             log.exception("a listener's work failed")
 
     def listener(args: Args) -> None:
+        row: int | None = None
+        if inbox is not None:
+            row = args.context.get(REPLAYED)  # a request taken over from a process gone
+            if row is None:
+                try:
+                    row = inbox.record(args.request)
+                except SQLAlchemyError as error:
+                    log.warning("a request could not be written down: %s", type(error).__name__)
+                    unrecorded(args)
+                    return
+                if row is None:  # Slack's redelivery of a request already written down
+                    args.ack()
+                    return
         acknowledge(**{name: getattr(args, name) for name in acknowledge_wants})
         given = {name: getattr(args, name) for name in work_wants}
         lane = None if lanes is None else lanes.lane_of(args.body)
         if lanes is None or lane is None:
-            executor.submit(run, given)
+            executor.submit(run, given, row)
         else:
-            executor.submit(lanes.run, lane, functools.partial(run, given))
+            executor.submit(lanes.run, lane, functools.partial(run, given, row))
 
     return listener
+
+
+def unrecorded(args: Args) -> None:
+    """Acknowledge a request that could not be written down without promising it: a command's
+    acknowledgement says so; a click's cannot (Slack shows nothing of it), so its answer does."""
+    if isinstance(args.body.get("command"), str):
+        args.ack(text=UNAVAILABLE)
+        return
+    args.ack()
+    send(args.respond, Reply(UNAVAILABLE))
 
 
 class Lanes:
@@ -199,6 +239,8 @@ def run_step(
     try:
         said = step()
         reply = said if isinstance(said, Reply) else Reply(said)
+    except AlreadyCarriedOut:
+        raise  # the process that carried it out answered
     except SQLAlchemyError:
         log.exception("a game step failed in the database")
         reply = Reply(UNAVAILABLE)  # the language is not asked of a database that just failed

@@ -24,6 +24,7 @@ from slackapp.blocks.ids import ButtonValue
 from slackapp.blocks.words import N_, Words
 from slackapp.delivery.copies import Copy
 from slackapp.game import machine as m
+from slackapp.inbox import Inbox
 from slackapp.listeners.ack import Lanes, Reply, acknowledge_then, header, run_step
 from slackapp.listeners.events import publish_home_tab
 from slackapp.logs import log_context
@@ -185,7 +186,7 @@ def command_for(click: Click) -> m.Event | None:
     return None
 
 
-def register(app: App, steps: Steps) -> None:
+def register(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
     def handle(
         body: dict[str, Any],
         respond: Respond,
@@ -260,8 +261,8 @@ def register(app: App, steps: Steps) -> None:
 
     lanes = Lanes(lane_of)
     for action in ids.ALL_ACTIONS:
-        app.action(ids.pattern(action))(acknowledge_then(app, handle, lanes=lanes))
-    register_other(app, steps)
+        app.action(ids.pattern(action))(acknowledge_then(app, handle, lanes=lanes, inbox=inbox))
+    register_other(app, steps, inbox)
 
 
 def lane_of(body: dict[str, Any]) -> int | None:
@@ -273,7 +274,7 @@ def lane_of(body: dict[str, Any]) -> int | None:
         return None
 
 
-def register_other(app: App, steps: Steps) -> None:
+def register_other(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
     """Buttons that are not a move: "I usually play" and the game for the referee."""
 
     def clicked(
@@ -324,8 +325,8 @@ def register_other(app: App, steps: Steps) -> None:
                 lambda: channel_steps.channel_words(steps, team_id, channel),
             )
 
-    app.action(ids.pattern(ids.USUALLY_PLAY))(acknowledge_then(app, usually_play))
-    app.action(ids.pattern(ids.GAME_JSON))(acknowledge_then(app, game_json))
+    app.action(ids.pattern(ids.USUALLY_PLAY))(acknowledge_then(app, usually_play, inbox=inbox))
+    app.action(ids.pattern(ids.GAME_JSON))(acknowledge_then(app, game_json, inbox=inbox))
 
 
 def _ask_to_cancel(steps: Steps, game_id: int, user_id: str, asking: Workspace) -> Reply:
@@ -372,7 +373,7 @@ def _cancelled(
     return Reply(answer, replace_original=on_question)
 
 
-def register_unknown(app: App, steps: Steps) -> None:
+def register_unknown(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
     """Any other button (an old message's, or a payload naming no action Varulv has) gets an
     answer instead of Bolt's 404, which Slack would show the person as an error, in the
     language of the channel it was clicked in. Registered last: Bolt gives a request to the
@@ -382,4 +383,4 @@ def register_unknown(app: App, steps: Steps) -> None:
         asking = asking_of(body, context)
         run_step(respond, lambda: channel_steps.stale(steps, asking))
 
-    app.action(re.compile(".*"))(acknowledge_then(app, answer))
+    app.action(re.compile(".*"))(acknowledge_then(app, answer, inbox=inbox))

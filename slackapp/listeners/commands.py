@@ -21,6 +21,7 @@ from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.permissions import Change
 from slackapp.game.schedule import known_zones
+from slackapp.inbox import Inbox
 from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
 from slackapp.logs import log_context
 from slackapp.permits import is_admin
@@ -45,7 +46,7 @@ def word_of(command: dict[str, Any]) -> str:
     return typed(command).lower()
 
 
-def register(app: App, steps: Steps) -> None:
+def register(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
     def handle(
         command: dict[str, Any], respond: Respond, client: WebClient, request: BoltRequest
     ) -> None:
@@ -102,7 +103,7 @@ def register(app: App, steps: Steps) -> None:
                     respond, lambda: channel_steps.forget_me(steps, team, user, channel), spoken
                 )
 
-    app.command(COMMAND)(acknowledge_then(app, handle))
+    app.command(COMMAND)(acknowledge_then(app, handle, inbox=inbox))
 
 
 def _stop(

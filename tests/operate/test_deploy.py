@@ -189,7 +189,19 @@ def late_game(
             )
 
 
-@pytest.mark.parametrize("late", ["message", "deadline"])
+def late_request(url: str, received_at: datetime) -> None:
+    """A request acknowledged then, and carried out by nobody since."""
+    with create_engine(url).begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO inbox (request_key, body, holder, until, received_at)"
+                " VALUES (NULL, '{}', 'gone', :at, :at)"
+            ),
+            {"at": received_at},
+        )
+
+
+@pytest.mark.parametrize("late", ["message", "deadline", "request"])
 def test_readyz_says_when_deliveries_or_deadlines_fall_behind(
     fake: FakeSlack, postgres: str, late: str
 ) -> None:
@@ -203,14 +215,18 @@ def test_readyz_says_when_deliveries_or_deadlines_fall_behind(
     for ago, expected in ((timedelta(seconds=5), "200"), (timedelta(seconds=60), "503")):
         if late == "message":
             late_game(url, Phase.LOBBY, None, now - ago)
-        else:
+        elif late == "deadline":
             late_game(url, Phase.NIGHT, now - ago, None)
+        else:
+            late_request(url, now - ago)
         status, body = call(router, "/readyz")
         assert status.startswith(expected), (ago, status, body)
         assert call(router, "/healthz")[0].startswith("200"), "still alive: nothing to restart"
         with create_engine(url).begin() as connection:
             connection.execute(text("DELETE FROM games"))
-    assert body == (b"deliveries behind\n" if late == "message" else b"deadlines behind\n")
+            connection.execute(text("DELETE FROM inbox"))
+    said = {"message": b"deliveries", "deadline": b"deadlines", "request": b"requests"}
+    assert body == said[late] + b" behind\n"
 
 
 def test_install_pages_exist_only_for_many_workspaces(fake: FakeSlack, postgres: str) -> None:
