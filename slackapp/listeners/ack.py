@@ -102,8 +102,8 @@ def acknowledge_then(
             if row is None:
                 try:
                     row = inbox.record(args.request)
-                except SQLAlchemyError as error:
-                    log.warning("a request could not be written down: %s", type(error).__name__)
+                except SQLAlchemyError:  # an outage is logged once (logs.DatabaseOutage)
+                    log.exception("a request could not be written down")
                     unrecorded(args)
                     return
                 if row is None:  # Slack's redelivery of a request already written down
