@@ -102,11 +102,13 @@ class Varulv:
     def stop(self) -> None:
         """Once no request comes in: the steps already acknowledged to Slack finish, then
         their private answers are sent, and only then do deliveries stop."""
-        if self.inbox is not None:
-            self.inbox.stop()
+        if self.inbox is not None:  # its claims are renewed until the work is done
+            self.inbox.stop_taking_over()
         self.deadlines.stop()
         self.app.listener_runner.listener_executor.shutdown(wait=True)
         finish_answers()
+        if self.inbox is not None:
+            self.inbox.stop()
         self.deliverer.stop()
 
 

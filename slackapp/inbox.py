@@ -73,6 +73,9 @@ class AlreadyCarriedOut(Exception):
 class _Carried:
     row: int
     marked: bool = False
+    """The row was marked done by a commit that went through."""
+    marking: bool = False
+    """A commit under way marks it (``before_commit``): marked once that commit is made."""
 
 
 _carried: contextvars.ContextVar[_Carried | None] = contextvars.ContextVar(
@@ -118,7 +121,10 @@ class Inbox:
         self._dispatch: Dispatch | None = None
         self._pruned_at = 0.0
         self._failing = False
+        self._taking_over = True
         event.listen(sessions, "before_commit", self._before_commit)
+        event.listen(sessions, "after_commit", self._after_commit)
+        event.listen(sessions, "after_rollback", self._after_rollback)
 
     # -- on the request's thread, before the acknowledgement --------------------------------
 
@@ -177,9 +183,19 @@ class Inbox:
             return
         wrote, marked = rows.mark_done(session.connection(), carried.row)
         if marked:
-            carried.marked = True
+            carried.marking = True  # done only if this commit is: its flush or COMMIT may fail
         elif wrote:
             raise AlreadyCarriedOut(f"request {carried.row} was carried out by another process")
+
+    def _after_commit(self, session: Session) -> None:
+        carried = _carried.get()
+        if carried is not None and carried.marking:
+            carried.marked, carried.marking = True, False
+
+    def _after_rollback(self, session: Session) -> None:
+        carried = _carried.get()
+        if carried is not None:
+            carried.marking = False  # the mark went with the rest: the work's end marks it
 
     # -- the sweep --------------------------------------------------------------------------
 
@@ -190,6 +206,11 @@ class Inbox:
         self._stopped.clear()
         self._sweeper = threading.Thread(target=self._sweeping, name="varulv-inbox", daemon=True)
         self._sweeper.start()
+
+    def stop_taking_over(self) -> None:
+        """Take over no more requests (this process is stopping), while the sweep still
+        renews the claims of those it is carrying out, so no other process runs them too."""
+        self._taking_over = False
 
     def stop(self) -> None:
         self._stopped.set()
@@ -233,7 +254,7 @@ class Inbox:
             ]
             lapsed = any(soonest < now for _, soonest in others)
             taken = []
-            if dead or lapsed:
+            if (dead or lapsed) and self._taking_over:
                 taken = rows.claim(connection, self.holder, now, dead, held, until, CLAIM_BATCH)
             if time.monotonic() - self._pruned_at > PRUNE_SECONDS:
                 rows.prune(connection, now - timedelta(seconds=KEPT_SECONDS))
