@@ -47,11 +47,17 @@ from slackapp.delivery import drain as draining
 from slackapp.delivery import leases, outbox, plan
 from slackapp.delivery.copies import dropped_ts
 from slackapp.delivery.drain import ToShow
-from slackapp.delivery.landings import DONE, UNSURE, Landing, record
+from slackapp.delivery.landings import (
+    DONE,
+    UNSURE,
+    Landing,
+    record,
+)
 from slackapp.delivery.pacing import Pacer, Turn
 from slackapp.delivery.policy import GiveUp, after_failure
 from slackapp.delivery.reading import read, read_held
 from slackapp.delivery.slack import (
+    CALL_TIMEOUT_SECONDS,
     LATE_LANDING_SECONDS,
     ClientFor,
     Failure,
@@ -205,7 +211,8 @@ class Deliverer:
         drain then reads it again); ``leased``: a step took its lease, so it is not claimed."""
         with self._lock:
             if game_id in self._queued:
-                self._wake(game_id)
+                if game_id not in self._waiting:  # being drained: read again
+                    self._wake(game_id)
                 return
             self._queued.add(game_id)
             if leased:
@@ -316,7 +323,7 @@ class Deliverer:
         with self._lock:
             for game_id in game_ids:
                 self._wakers[game_id] = waker
-        in_flight: dict[Future[Landing | None], draining.Message] = {}
+        in_flight: dict[Future[Landing | None], draining.Send] = {}
         state, actions = draining.begin(frozenset(game_ids), frozenset(leased or ()))
         try:
             while True:
@@ -328,7 +335,9 @@ class Deliverer:
                     break
                 waits: list[Future[Any]] = [*in_flight, waker]
                 done, _ = wait(waits, None, FIRST_COMPLETED)
-                landed = {in_flight.pop(f): self._landing(f) for f in done if f is not waker}
+                landed = {
+                    in_flight.pop(f).message: self._landing(f) for f in done if f is not waker
+                }
                 kicked: set[int] = set()
                 if waker.done():
                     with self._lock:
@@ -343,11 +352,28 @@ class Deliverer:
                 for game_id in game_ids:
                     if self._wakers.get(game_id) is waker:
                         del self._wakers[game_id]
-            if self._stopped.is_set():  # what Slack took is kept, for whoever delivers next
-                taken = [self._landing(f) for f in in_flight if f.done()]
-                kept = [*state.to_record, *(x for x in taken if x is not None)]
-                if kept:
-                    record(self.sessions, kept)
+            if in_flight or state.to_record:
+                self._left_early(state, in_flight)
+
+    def _left_early(
+        self, state: draining.Drain, in_flight: dict[Future[Landing | None], draining.Send]
+    ) -> None:
+        """A drain ends with calls out or landings unrecorded (stopping, or the database
+        failed it): what Slack took is recorded all the same, so nobody posts it again. Its
+        calls end within their timeout, and are waited for; a stopping process waits for none,
+        and leaves each redraw still out unsure (it may land after whoever delivers next)."""
+        if not self._stopped.is_set():
+            wait(in_flight, timeout=CALL_TIMEOUT_SECONDS + SLEEP_AT_MOST_SECONDS + 1)
+        try:
+            for call, action in in_flight.items():
+                if not call.done() and isinstance(action.send, plan.Update):
+                    self._unsure(action.game_id, action.send.pending.surface, self.now())
+            taken = [self._landing(call) for call in in_flight if call.done()]
+            kept = [*state.to_record, *(x for x in taken if x is not None)]
+            if kept:
+                record(self.sessions, kept)
+        except Exception:
+            log.exception("what a drain left could not be recorded")
 
     def _landing(self, call: Future[Landing | None]) -> Landing | None:
         """What Slack took of an ended call (None: nothing, or it failed and was handled)."""
@@ -361,7 +387,7 @@ class Deliverer:
     def _carry_out(
         self,
         actions: list[draining.Action],
-        in_flight: dict[Future[Landing | None], draining.Message],
+        in_flight: dict[Future[Landing | None], draining.Send],
     ) -> list[draining.Event]:
         """Do what the drain asked, in order; what happened that it must hear of at once (a
         read, a record). A send's end is heard of when its future is done."""
@@ -381,7 +407,7 @@ class Deliverer:
                         call.set_result(None)
                     elif not self._send(game_id, workspace.team_id, client, send, call):
                         continue  # stopping: a lease lapses, and another process sends it
-                    in_flight[call] = action.message
+                    in_flight[call] = action
                 case draining.MarkShown(game_id, surface, version):
                     self._done(game_id, surface, version)
                 case draining.Record(landings, release):
@@ -423,7 +449,8 @@ class Deliverer:
         clients: dict[WorkspaceId, WebClient | NotInstalled],
     ) -> WebClient | None:
         """The game's workspace's client; None when it is not installed (the game's messages
-        are then given up, and the machine told). ``clients`` keeps this round's client (or its
+        are then given up, and the machine told) or cannot be looked up just now (they stay
+        due, for the sweep). ``clients`` keeps this round's client (or its
         absence) per workspace, so a thousand games of one workspace read its installation
         once, not a thousand times."""
         if workspace not in clients:
@@ -431,6 +458,9 @@ class Deliverer:
                 clients[workspace] = self.clients(workspace)
             except NotInstalled as missing:
                 clients[workspace] = missing
+            except Exception as error:  # the store unreadable just now: the sweep tries again
+                log.warning("no client for a workspace just now: %s", type(error).__name__)
+                return None
         client = clients[workspace]
         if isinstance(client, NotInstalled):
             self._give_up_all(game_id, "not_installed")
