@@ -11,7 +11,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.blocks.words import ENGLISH, LANGUAGE_NAMES, Words
-from slackapp.db.engine import outside_transaction, transaction
+from slackapp.db.engine import outside_transaction
 from slackapp.db.models import ChannelSettings
 from slackapp.game.lines import Language
 from slackapp.game.machine import LENGTH_BOUNDS, Lengths
@@ -132,20 +132,6 @@ def out_of_bounds(lengths: dict[str, int], words: Words = ENGLISH) -> dict[str, 
     return problems
 
 
-def save_choice(
-    sessions: sessionmaker[Session],
-    team_id: str,
-    channel_id: str,
-    user_id: str,
-    choice: ChannelChoice,
-    open_to_everyone: bool | None = None,
-) -> None:
-    """Store the channel's settings; the next game to open there uses them.
-    ``open_to_everyone``: open or close the channel's table to everyone (None: as it was)."""
-    with transaction(sessions) as session:
-        write_choice(session, team_id, channel_id, user_id, choice, open_to_everyone)
-
-
 def write_choice(
     session: Session,
     team_id: str,
@@ -154,7 +140,10 @@ def write_choice(
     choice: ChannelChoice,
     open_to_everyone: bool | None = None,
 ) -> None:
-    """:func:`save_choice` in the session's transaction."""
+    """Store the channel's settings in the session's transaction (the caller holds the
+    channel's lock and has decided the permission on what it read under it); the next game to
+    open there uses them. ``open_to_everyone``: open or close the channel's table to everyone
+    (None: as it was)."""
     values: dict[str, object] = {
         "night_seconds": choice.night_seconds,
         "day_seconds": choice.day_seconds,

@@ -11,8 +11,11 @@ A call may also ask for a turn only while part of the burst would stay free afte
 calls that may wait no longer, and the message, coalesced meanwhile to its newest version,
 asks again once one would be free (``slackapp.delivery.deliverer`` says which message is which).
 
-A channel's posts are its game's, and one process at a time delivers a game (its lease), so
-their buckets live in that process's memory (``Buckets``): a post costs no statement. A
+A channel's posts are nearly all its open game's, and one process at a time delivers a game
+(its lease), so their buckets live in the memory of the process delivering them (``Buckets``):
+a post costs no statement. Two processes post to one channel at once only briefly (a finished
+game's last words beside the next lobby, a channel notice), when together they may go past
+the pace and Slack's ``Retry-After`` paces the rest. A
 workspace's ``chat.update`` budget is shared by all its tables, which any process may be
 delivering, so those buckets live in the database when one is given (``SharedBuckets``, one
 row per bucket, one statement per call), and every process paces against the same budget.
