@@ -5,12 +5,12 @@ The pieces, each a module of its own:
 - ``reading``: a game's undelivered outbox rows and where each message is in Slack;
 - ``plan``: what to send next, a pure function of those rows;
 - ``drain``: what one drain of a batch of games does next, as pure transitions;
-- ``policy``: what a failed call means (retry when, give up, tell the step machine what);
-- ``landings``: what Slack took (``ts``, the version shown), recorded in groups;
-- ``pacing``: Slack's rate limits, kept ahead of.
+- ``sending``: one call to Slack and what its outcome means (paced by ``pacing``, its failure
+  judged by ``policy``);
+- ``landings``: what Slack took (``ts``, the version shown), recorded a drain's at a time.
 
 This module carries them out: threads that drain games (each carrying out its ``drain``'s
-actions and telling it what happened) and threads that make the calls. A step in this process
+actions and telling it what happened) and threads that make the calls (``sending``). A step in this process
 takes its games' leases in its own transaction (``take``) and hands them over after the commit
 (``hand_over``): the drain checks the leases and reads what the games show outside any
 transaction, and sends, so no transaction stands between the commit and the first call.
@@ -28,12 +28,11 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
-import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -41,32 +40,22 @@ from slack_sdk import WebClient
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp import metrics
 from slackapp.db.engine import outside_transaction
 from slackapp.delivery import drain as draining
-from slackapp.delivery import leases, outbox, plan
-from slackapp.delivery.copies import dropped_ts
+from slackapp.delivery import leases, plan
 from slackapp.delivery.drain import ToShow
 from slackapp.delivery.landings import (
-    DONE,
-    UNSURE,
     Landing,
     record,
 )
-from slackapp.delivery.pacing import Pacer, Turn
-from slackapp.delivery.policy import GiveUp, after_failure
+from slackapp.delivery.pacing import Pacer
 from slackapp.delivery.reading import read, read_held
+from slackapp.delivery.sending import SLEEP_AT_MOST_SECONDS, Report, Sender, utc_now
 from slackapp.delivery.slack import (
     CALL_TIMEOUT_SECONDS,
-    LATE_LANDING_SECONDS,
     ClientFor,
-    Failure,
     NotInstalled,
-    Redrawn,
     WorkspaceId,
-    classify,
-    outcome_unknown,
-    redraw_in_place,
 )
 from slackapp.game import machine as m
 from slackapp.logs import log_context
@@ -81,21 +70,6 @@ CALL_THREADS = 64
 600 calls a second (16 made 160, so a thousand phases ending together took 30 s for their
 ~4,800 messages however little each cost). A waiting thread costs its stack, not CPU time."""
 SWEEP_SECONDS = 0.5
-LEFT_FOR_LAST_WORDS = 40
-"""A redraw that the game will redraw again (a board's count of who confirmed or voted) takes
-a turn at ``chat.update``'s limit only while this many calls of the workspace's burst (all but
-one of it at most) stay free, for the redraws that end a phase (dawn, the vote closed, a
-person's night at dawn): with many tables at once, those are what people wait for."""
-SLEEP_AT_MOST_SECONDS = 1.0
-"""A call whose turn (see slackapp.delivery.pacing) is nearer waits for it; a later one is put
-off in the outbox with its turn kept, so no call thread sleeps long."""
-
-Report = Callable[[int, m.Event], None]
-"""Tell the step machine that Slack refused something for good: (game id, the event)."""
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 @dataclass(frozen=True)
@@ -128,9 +102,8 @@ class Deliverer:
         self.clients = clients
         self.report = report
         self.now = now
-        self.pacer = pacer or Pacer()
-        self._turns: dict[tuple[int, str], float] = {}
-        """Messages put off until their turn: the ``time.monotonic()`` it comes."""
+        self._stopped = threading.Event()
+        self.sender = Sender(sessions, report, now, pacer or Pacer(), self._stopped)
         self.holder = leases.new_holder()
         self._drains = ThreadPoolExecutor(drain_threads, thread_name_prefix="varulv-deliver")
         self._calls = ThreadPoolExecutor(call_threads, thread_name_prefix="varulv-call")
@@ -145,10 +118,18 @@ class Deliverer:
         self._again: set[int] = set()
         self._wakers: dict[int, Future[None]] = {}
         """Per game being drained, what wakes its drain to read it again."""
-        self._stopped = threading.Event()
         self._sweeper: threading.Thread | None = None
         self._heart: threading.Thread | None = None
         self._sweep_failing = False
+
+    @property
+    def pacer(self) -> Pacer:
+        """The pace of its calls, ahead of Slack's rate limits."""
+        return self.sender.pacer
+
+    @pacer.setter
+    def pacer(self, pacer: Pacer) -> None:
+        self.sender.pacer = pacer
 
     # -- running --------------------------------------------------------------------------
 
@@ -367,7 +348,7 @@ class Deliverer:
         try:
             for call, action in in_flight.items():
                 if not call.done() and isinstance(action.send, plan.Update):
-                    self._unsure(action.game_id, action.send.pending.surface, self.now())
+                    self.sender.unsure(action.game_id, action.send.pending.surface, self.now())
             taken = [self._landing(call) for call in in_flight if call.done()]
             kept = [*state.to_record, *(x for x in taken if x is not None)]
             if kept:
@@ -409,7 +390,7 @@ class Deliverer:
                         continue  # stopping: a lease lapses, and another process sends it
                     in_flight[call] = action
                 case draining.MarkShown(game_id, surface, version):
-                    self._done(game_id, surface, version)
+                    self.sender.done(game_id, surface, version)
                 case draining.Record(landings, release):
                     let_go = partial(self._let_go, release)
                     still_due = record(self.sessions, landings, let_go)
@@ -463,7 +444,7 @@ class Deliverer:
                 return None
         client = clients[workspace]
         if isinstance(client, NotInstalled):
-            self._give_up_all(game_id, "not_installed")
+            self.sender.give_up_all(game_id, "not_installed")
             self.report(game_id, m.WorkspaceLeft())
             return None
         return client
@@ -494,201 +475,6 @@ class Deliverer:
     ) -> None:
         with log_context(game_id=game_id):
             try:
-                call.set_result(self._deliver(game_id, team_id, client, send))
+                call.set_result(self.sender.deliver(game_id, team_id, client, send))
             except BaseException as error:
                 call.set_exception(error)
-
-    def _deliver(
-        self, game_id: int, team_id: str, client: WebClient, send: plan.Send
-    ) -> Landing | None:
-        """Send; what Slack took, if it did."""
-        newest, pending = send.entry, send.pending
-        started = self.now()
-        dropped = dropped_ts(pending.surface)
-        if dropped is not None:  # a second copy of a message goes (see slackapp.delivery.copies)
-            return self._drop(game_id, team_id, client, pending, newest, dropped, started)
-        try:
-            if isinstance(send, plan.Post):
-                channel = newest.channel
-                if channel is None:  # a private word: open the DM first
-                    opened = client.conversations_open(users=newest.user_id)
-                    channel = str(opened["channel"]["id"])
-                if self._put_off(game_id, pending, lambda: Turn(self.pacer.post(str(channel)))):
-                    return None
-                posted = client.chat_postMessage(
-                    channel=channel, text=newest.text, blocks=newest.blocks
-                )
-                first: tuple[str, str] | None = (str(posted["channel"]), str(posted["ts"]))
-                method = "chat.postMessage"
-            elif (url := pending.answer_at(send.shown.ts)) and self._redrawn_in_place(
-                game_id, pending, url, started
-            ):
-                first, method = None, "response_url"  # the click's answer: no chat.update
-            else:
-                turn = partial(self._update_turn, team_id, pending, url is not None)
-                if self._put_off(game_id, pending, turn):
-                    return None
-                client.chat_update(
-                    channel=send.shown.channel,
-                    ts=send.shown.ts,
-                    text=newest.text,
-                    blocks=newest.blocks,
-                )
-                first, method = None, "chat.update"
-        except Exception as error:
-            self._failed(game_id, pending, error, started)
-            return None
-        metrics.delivered(method, pending.entries[0].due_at, utc_now())
-        return Landing(game_id, pending.surface, newest.version, started, first)
-
-    def _redrawn_in_place(
-        self, game_id: int, pending: plan.Pending, url: str, started: datetime
-    ) -> bool:
-        """Whether the click's ``response_url`` took the redraw; one that may still land
-        later leaves the message unsure (``chat.update`` then goes at once all the same)."""
-        newest = pending.newest
-        redrawn = redraw_in_place(url, newest.text, newest.blocks)
-        if redrawn is Redrawn.UNKNOWN:
-            self._unsure(game_id, pending.surface, started)
-        return redrawn is Redrawn.TOOK
-
-    def _drop(
-        self,
-        game_id: int,
-        team_id: str,
-        client: WebClient,
-        pending: plan.Pending,
-        newest: plan.Entry,
-        ts: str,
-        started: datetime,
-    ) -> Landing | None:
-        if self._put_off(game_id, pending, lambda: Turn(self.pacer.update(team_id))):
-            return None
-        try:
-            client.chat_delete(channel=str(newest.channel), ts=ts)
-        except Exception as error:
-            failure, code, _ = classify(error)
-            if failure is Failure.TRANSIENT:
-                self._failed(game_id, pending, error, started)  # retried, as any message is
-            else:  # gone already, or out of reach: nothing else hangs on it
-                log.info("a second copy of a message was not deleted: %s", code)
-                self._done(game_id, pending.surface, newest.version, code)
-            return None
-        return Landing(game_id, pending.surface, newest.version, started)
-
-    def _update_turn(self, team_id: str, pending: plan.Pending, clicked: bool) -> Turn:
-        """A person's own view after their click is redrawn through the click's response_url;
-        if Slack refused that, it takes the next turn, however far off, as a message's last
-        word does (no later step changes it, so the turn is never spent in vain). A redraw
-        that will itself be redrawn takes one only while ``LEFT_FOR_LAST_WORDS`` of the burst
-        stay free: when the budget is short it waits without one, and is redrawn at its newest
-        version once one is free."""
-        if clicked or pending.newest.settles:
-            return Turn(self.pacer.update(team_id))
-        return self.pacer.update_sparing(team_id, LEFT_FOR_LAST_WORDS)
-
-    def _put_off(self, game_id: int, pending: plan.Pending, turn: Callable[[], Turn]) -> bool:
-        """Wait for the message's turn at Slack's rate limit, or, when it is further off, put
-        the message off until then (True); one that got no turn is put off without one."""
-        key = (game_id, pending.surface)
-        with self._lock:
-            kept = self._turns.pop(key, None)
-        now = time.monotonic()
-        given = turn() if kept is None else Turn(kept - now)
-        wait = given.wait
-        metrics.waited_for_turn(_turn_method(pending), wait)
-        if not given.taken:
-            version, attempts = pending.newest.version, pending.attempts
-            self._retry_later(game_id, pending.surface, version, attempts, wait)
-            return True
-        if wait <= SLEEP_AT_MOST_SECONDS:
-            if wait > 0:
-                time.sleep(wait)
-            return False
-        with self._lock:
-            if len(self._turns) > 10_000:  # those superseded or given up meanwhile
-                self._turns = {k: at for k, at in self._turns.items() if at > now}
-            self._turns[key] = now + wait
-        self._retry_later(game_id, pending.surface, pending.newest.version, pending.attempts, wait)
-        return True
-
-    # -- failures -----------------------------------------------------------------------------
-
-    def _failed(
-        self, game_id: int, pending: plan.Pending, error: Exception, started: datetime
-    ) -> None:
-        if pending.shown is not None and outcome_unknown(error):
-            self._unsure(game_id, pending.surface, started)  # even when stopping: it may land
-        if self._stopped.is_set():
-            return  # as it is, for whoever delivers next
-        failure, code, retry_after = classify(error)
-        metrics.slack_refused(_method_of(error, pending), code)
-        surface, version = pending.surface, pending.newest.version
-        then = after_failure(failure, code, retry_after, pending.attempts, surface)
-        if not isinstance(then, GiveUp):
-            log.warning("Slack did not take a message (%s); retrying in %.1f s", code, then.delay)
-            self._retry_later(game_id, surface, version, then.attempts, then.delay)
-            return
-        self._done(game_id, surface, version, code)
-        if then.whole_channel:
-            log.warning("the game's channel cannot be written to: %s", code)
-            self._give_up_channel(game_id, pending.newest.channel, code)
-        elif isinstance(then.report, m.DmFailed):
-            log.warning("a person's private message failed for good: %s", code)
-        elif failure is Failure.TRANSIENT:
-            log.error("Slack kept failing (%s); a message of the game is given up", code)
-        elif failure is Failure.UNWRITABLE:
-            log.warning("a private word to a person could not be sent: %s", code)
-        elif failure is Failure.GONE:
-            log.info("a message to redraw is gone (%s): left as it is", code)
-        else:
-            log.error("Slack refused a message of the game: %s", code)
-        if then.report is not None:
-            self.report(game_id, then.report)
-
-    # -- recording ------------------------------------------------------------------------------
-
-    def _done(self, game_id: int, surface: str, version: int, failure: str | None = None) -> None:
-        """Every undelivered version up to ``version`` is done: with ``failure``, or else the
-        older ones superseded."""
-        with self.sessions() as session, session.begin():
-            session.connection().execute(
-                DONE, [{"g": game_id, "s": surface, "v": version, "f": failure}]
-            )
-
-    def _unsure(self, game_id: int, surface: str, started: datetime) -> None:
-        """A redraw that began at ``started`` may still be applied by Slack, over anything
-        sent since, until ``LATE_LANDING_SECONDS`` after: until then no landing makes the
-        message known, and then its newest version is sent again (``delivery.plan``)."""
-        until = started + timedelta(seconds=LATE_LANDING_SECONDS)
-        with self.sessions() as session, session.begin():
-            session.connection().execute(UNSURE, {"g": game_id, "s": surface, "until": until})
-
-    def _retry_later(
-        self, game_id: int, surface: str, version: int, attempts: int, delay: float
-    ) -> None:
-        due = self.now() + timedelta(seconds=delay)
-        with self.sessions() as session, session.begin():
-            outbox.retry_later(session.connection(), game_id, surface, version, attempts, due)
-
-    def _give_up_channel(self, game_id: int, channel: str | None, code: str) -> None:
-        """Every undelivered message to the game's channel is given up with it."""
-        with self.sessions() as session, session.begin():
-            outbox.give_up(session.connection(), game_id, code, channel=channel)
-
-    def _give_up_all(self, game_id: int, code: str) -> None:
-        with self.sessions() as session, session.begin():
-            outbox.give_up(session.connection(), game_id, code, whole_game=True)
-
-
-def _turn_method(pending: plan.Pending) -> str:
-    if dropped_ts(pending.surface) is not None:
-        return "chat.delete"
-    return "chat.postMessage" if pending.shown is None else "chat.update"
-
-
-def _method_of(error: Exception, pending: plan.Pending) -> str:
-    """The method Slack refused, as slack_sdk's error names it where it can."""
-    response = getattr(error, "response", None)
-    url = str(getattr(response, "api_url", "") or "")
-    return url.rstrip("/").rsplit("/", 1)[-1] or _turn_method(pending)

@@ -18,11 +18,12 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.db.engine import make_sessions, transaction
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat, SlackMessage
-from slackapp.delivery.deliverer import Deliverer, utc_now
+from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.leases import CLAIM, LET_GO, STILL_DUE
 from slackapp.delivery.outbox import enqueue
 from slackapp.delivery.pacing import POST_BURST, Limit, Pacer
 from slackapp.delivery.reading import UNDELIVERED
+from slackapp.delivery.sending import utc_now
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import FakeSlack
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
