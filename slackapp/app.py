@@ -37,7 +37,7 @@ from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.inbox import Inbox
 from slackapp.install_page import LandingOAuthFlow
 from slackapp.listeners import register
-from slackapp.listeners.ack import finish_answers
+from slackapp.listeners.ack import finish_answers, finish_starts
 from slackapp.logs import log_context
 from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
 from slackapp.steps import DEADLINE_BATCH, Steps, commit_step, utc_now
@@ -100,12 +100,14 @@ class Varulv:
         )
 
     def stop(self) -> None:
-        """Once no request comes in: the steps already acknowledged to Slack finish, then
-        their private answers are sent, and only then do deliveries stop."""
+        """Once no request comes in: the steps already acknowledged to Slack finish (the
+        *Start*s waiting for Slack's turns too), then their private answers are sent, and only
+        then do deliveries stop."""
         if self.inbox is not None:  # its claims are renewed until the work is done
             self.inbox.stop_taking_over()
         self.deadlines.stop()
         self.app.listener_runner.listener_executor.shutdown(wait=True)
+        finish_starts()
         finish_answers()
         if self.inbox is not None:
             self.inbox.stop()

@@ -195,6 +195,8 @@ class HeadDeadline(HttpToolsProtocol):
     seconds: ClassVar[float] = 10.0
     """Set once per process before it serves (uvicorn's workers import this class afresh)."""
     deadline: asyncio.TimerHandle | None = None
+    begun = False
+    """A request's first byte has come: a head cut short is worth a line in the log."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -202,6 +204,7 @@ class HeadDeadline(HttpToolsProtocol):
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
+        self.begun = True
         if self.deadline is None:
             self.arm(self.transport)
 
@@ -214,7 +217,12 @@ class HeadDeadline(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def arm(self, transport: asyncio.Transport) -> None:
-        self.deadline = asyncio.get_running_loop().call_later(self.seconds, transport.abort)
+        self.deadline = asyncio.get_running_loop().call_later(self.seconds, self.expire, transport)
+
+    def expire(self, transport: asyncio.Transport) -> None:
+        if self.begun:  # a connection that never said a word is dropped without one
+            log.info("a request's head did not arrive in %s s", self.seconds)
+        transport.abort()
 
     def disarm(self) -> None:
         if self.deadline is not None:

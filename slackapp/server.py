@@ -8,17 +8,21 @@ import logging
 import resource
 import shutil
 import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
 import uvicorn
-from slack_bolt import BoltRequest
+from slack_bolt import App, BoltRequest
+from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.adapter.wsgi import SlackRequestHandler
 from slack_bolt.adapter.wsgi.http_request import WsgiHttpRequest
 from slack_bolt.adapter.wsgi.http_response import WsgiHttpResponse
 from slack_sdk.signature import SignatureVerifier
+from slack_sdk.socket_mode.builtin import SocketModeClient
+from slack_sdk.socket_mode.request import SocketModeRequest
 from sqlalchemy import func, select
 
 from slackapp import metrics
@@ -265,6 +269,7 @@ def allow_many_files() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
+STOPPING = "Varulv stops taking envelopes over Socket Mode"
 SOCKET_PING_SECONDS = 1
 """How often slack_sdk's Socket Mode client pings Slack and checks its connection. A connection
 cut off is found after five failed checks, so this is what bounds how long the app is deaf
@@ -275,15 +280,72 @@ def serve_socket_mode(settings: Settings, database_url: str) -> None:
     """Socket Mode through Bolt's handler on slack_sdk's built-in client, checking its
     connection every second: deaf for about 6 s after a connection is cut off, 1 s after Slack
     closes one, 3 s across a refresh (``python -m benchmarks.socket_mode``; the websocket-client
-    client was quicker only when cut off, and deaf 10 s across each refresh)."""
-    from slack_bolt.adapter.socket_mode import SocketModeHandler
+    client was quicker only when cut off, and deaf 10 s across each refresh).
 
+    SIGTERM (or SIGINT) stops it as it stops HTTP: no new envelope is taken, the ones in hand
+    are acknowledged, then the acknowledged steps finish and their answers go (``Varulv.stop``),
+    and the process exits with status 0."""
     varulv = build(settings, database_url)
+    handler = CheckedSocketMode(
+        varulv.app,
+        settings.app_token,
+        logger=logging.getLogger(SOCKET_MODE_LOGGER),
+        ping_interval=SOCKET_PING_SECONDS,
+    )
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop, stopped)
     varulv.start()
-    with metrics_served(settings, database_url):
-        SocketModeHandler(
-            varulv.app,
-            settings.app_token,
-            logger=logging.getLogger(SOCKET_MODE_LOGGER),
-            ping_interval=SOCKET_PING_SECONDS,
-        ).start()  # type: ignore[no-untyped-call]
+    try:
+        with metrics_served(settings, database_url):
+            handler.connect()  # type: ignore[no-untyped-call]
+            log.info("Varulv listens for Slack over Socket Mode")
+            threading.Event().wait()  # until a signal ends it
+    finally:
+        handler.stop()
+        varulv.stop()
+
+
+class CheckedSocketMode(SocketModeHandler):
+    """Bolt's Socket Mode handler, with each envelope's payload checked as an HTTP request's
+    body is (:class:`Router`): one Bolt could not route, or holding what PostgreSQL refuses,
+    is logged and not acknowledged, as Bolt leaves a request it failed. ``stop()`` takes no
+    new envelope and lets the ones in hand be acknowledged before the connection closes."""
+
+    def __init__(self, app: App, app_token: str | None, **options: Any) -> None:
+        super().__init__(app, app_token, **options)
+        self._changed = threading.Condition()
+        self._in_hand = 0
+        self._stopping = False
+
+    def handle(self, client: SocketModeClient, req: SocketModeRequest) -> None:  # type: ignore[override]  # as Bolt's own
+        with self._changed:
+            if self._stopping:  # not acknowledged: Slack tries it again elsewhere, or says so
+                return
+            self._in_hand += 1
+        try:
+            problem = socket_mode_problem(req)
+            if problem is not None:
+                log.warning("refused a Socket Mode request Bolt could not route: %s", problem)
+                return
+            super().handle(client, req)
+        finally:
+            with self._changed:
+                self._in_hand -= 1
+                self._changed.notify_all()
+
+    def stop(self, seconds: float = GRACEFUL_SECONDS) -> None:
+        """Take no new envelope, wait (up to ``seconds``) for those in hand, then close."""
+        log.info(STOPPING)
+        with self._changed:
+            self._stopping = True
+            self._changed.wait_for(lambda: self._in_hand == 0, seconds)
+        self.close()  # type: ignore[no-untyped-call]
+
+
+def socket_mode_problem(req: SocketModeRequest) -> str | None:
+    """What is wrong with an envelope's payload, as :meth:`Router.events` judges a body."""
+    try:
+        request = BoltRequest(mode="socket_mode", body=req.payload)
+        return malformed(request.body) or misnamed(request.context)
+    except Exception as error:  # fields Bolt cannot read
+        return repr(error)

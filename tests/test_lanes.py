@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from slackapp.listeners.ack import Lanes
 from tests.waiting import PATIENCE
@@ -75,3 +76,33 @@ def test_the_clicks_behind_one_that_ends_its_thread_still_run() -> None:
     done = threading.Event()
     lanes.run(3, done.set)  # and the lane goes on
     assert done.wait(PATIENCE)
+
+
+def test_work_that_waits_on_slack_holds_its_lane_on_a_thread_of_its_own() -> None:
+    """A *Start* (``aside``) leaves the step thread it came on at once, holds its game's lane
+    on a start thread while it waits, and the click behind it goes back to the step threads."""
+    with ThreadPoolExecutor(1, thread_name_prefix="step") as steps:
+        lanes = Lanes(lambda body: body.get("game"), steps=steps)
+        began, let_end = threading.Event(), threading.Event()
+        ran: list[tuple[str, str]] = []
+
+        def start() -> None:
+            began.set()
+            assert let_end.wait(PATIENCE)
+            ran.append(("start", threading.current_thread().name))
+
+        steps.submit(lanes.run, 5, start, True).result(PATIENCE)  # the step thread is free
+        assert began.wait(PATIENCE)
+        behind = steps.submit(
+            lanes.run, 5, lambda: ran.append(("join", threading.current_thread().name))
+        )
+        behind.result(PATIENCE)  # queued behind the start, not run
+        other = threading.Event()
+        steps.submit(lanes.run, 6, other.set).result(PATIENCE)  # another game, stepped now
+        assert other.is_set() and ran == []
+        joined = threading.Event()
+        lanes.run(5, joined.set)
+        let_end.set()
+        assert joined.wait(PATIENCE)
+        assert ran[0][0] == "start" and ran[0][1].startswith("varulv-start")
+        assert ran[1][0] == "join" and ran[1][1].startswith("step"), "back on a step thread"

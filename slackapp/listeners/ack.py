@@ -21,7 +21,7 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Hashable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,7 +115,8 @@ def acknowledge_then(
         if lanes is None or lane is None:
             executor.submit(run, given, row)
         else:
-            executor.submit(lanes.run, lane, functools.partial(run, given, row))
+            aside = lanes.waits_on_slack(args.body)
+            executor.submit(lanes.run, lane, functools.partial(run, given, row), aside)
 
     return listener
 
@@ -135,41 +136,85 @@ class Lanes:
     being stepped, the next click of that game waits here, in memory, and the step thread it
     came on is free at once for another game's click. Without this, a burst at a busy table
     had every step thread waiting on that one game's row lock, and a click at a quiet table
-    waited behind them all. A *Start* opening its people's DMs holds its game's lane while it
-    does: a *Join* then comes after the night has begun, never in the middle of it."""
+    waited behind them all.
 
-    def __init__(self, lane_of: Callable[[dict[str, Any]], Hashable | None]) -> None:
+    A click that waits on Slack's turns (``waits_on_slack``: a *Start*, opening its people's
+    DMs at Slack's pace, for minutes when many tables start together) runs on a start thread
+    instead, and holds its game's lane while it does: a *Join* then comes after the night has
+    begun, never in the middle of it, and the step threads go on stepping other games. The
+    clicks queued behind it go back to ``steps`` (the step threads) once it is done."""
+
+    def __init__(
+        self,
+        lane_of: Callable[[dict[str, Any]], Hashable | None],
+        waits_on_slack: Callable[[dict[str, Any]], bool] = lambda body: False,
+        steps: Executor | None = None,
+    ) -> None:
         self.lane_of = lane_of
         """The lane of a request, from its body (None: it waits for nothing)."""
+        self.waits_on_slack = waits_on_slack
+        """Whether a request, from its body, waits for Slack's turns (on a start thread)."""
+        self.steps = steps
+        """Where the clicks behind a start go on (None: on the start thread)."""
         self._lock = threading.Lock()
-        self._waiting: dict[Hashable, deque[Callable[[], None]]] = {}
+        self._waiting: dict[Hashable, deque[_Queued]] = {}
 
-    def run(self, lane: Hashable, work: Callable[[], None]) -> None:
+    def run(self, lane: Hashable, work: Callable[[], None], aside: bool = False) -> None:
         """Run ``work`` now, or, if this lane is busy, after what is ahead of it, on the thread
-        that is running the lane."""
+        that is running the lane; ``aside``: on a start thread, the lane held meanwhile."""
+        queued = _Queued(work, aside)
         with self._lock:
             if lane in self._waiting:
-                self._waiting[lane].append(work)
+                self._waiting[lane].append(queued)
                 return
             self._waiting[lane] = deque()
-        self._run_lane(lane, work)
+        self._run_lane(lane, queued)
 
-    def _run_lane(self, lane: Hashable, work: Callable[[], None]) -> None:
-        """(This thread holds the lane.) ``work``, then whatever queues behind it."""
+    def _run_lane(self, lane: Hashable, queued: _Queued, here: bool = False) -> None:
+        """(This thread holds the lane.) ``queued``, then whatever queues behind it; the work
+        that waits on Slack goes to a start thread, which goes on with the lane after it
+        (``here``: it runs on this thread too, as it does once the app is stopping)."""
         while True:
-            try:
-                work()
-            except Exception:  # the lane goes on for the clicks queued behind
-                log.exception("a click's work failed (lane %s)", lane)
-            except BaseException:  # this thread is ending: the clicks behind go on elsewhere
-                self._hand_on(lane)
-                raise
+            if queued.aside and not here:
+                try:
+                    _starting().submit(self._run_aside, lane, queued.work)
+                    return
+                except RuntimeError:  # the start threads are stopping: it runs here
+                    pass
+            self._step(lane, queued.work)
             with self._lock:
-                queued = self._waiting[lane]
-                if not queued:
+                waiting = self._waiting[lane]
+                if not waiting:
                     del self._waiting[lane]
                     return
-                work = queued.popleft()
+                queued = waiting.popleft()
+
+    def _run_aside(self, lane: Hashable, work: Callable[[], None]) -> None:
+        """(A start thread, holding the lane.) ``work``, then the lane handed back."""
+        self._step(lane, work)
+        with self._lock:
+            waiting = self._waiting[lane]
+            if not waiting:
+                del self._waiting[lane]
+                return
+            queued = waiting.popleft()
+        if self.steps is not None:
+            try:
+                self.steps.submit(self._run_lane, lane, queued)
+                return
+            except RuntimeError:  # the step threads are stopping: the lane goes on here
+                self._run_lane(lane, queued, here=True)
+                return
+        self._run_lane(lane, queued)
+
+    def _step(self, lane: Hashable, work: Callable[[], None]) -> None:
+        try:
+            work()
+        except Exception:  # the lane goes on for the clicks queued behind
+            log.exception("a click's work failed (lane %s)", lane)
+        except BaseException:  # this thread is ending: the clicks behind go on elsewhere
+            self._hand_on(lane)
+            raise
 
     def _hand_on(self, lane: Hashable) -> None:
         with self._lock:
@@ -178,7 +223,41 @@ class Lanes:
                 del self._waiting[lane]
                 return
             work = queued.popleft()
-        threading.Thread(target=self._run_lane, args=(lane, work), name="varulv-lane").start()
+        threading.Thread(target=self._run_lane, args=(lane, work, True), name="varulv-lane").start()
+
+
+@dataclass(frozen=True)
+class _Queued:
+    work: Callable[[], None]
+    aside: bool
+    """It waits on Slack's turns: run on a start thread."""
+
+
+START_THREADS = 32
+"""*Start*s waiting for Slack's turns (``slackapp.turns``) wait on threads of their own, asleep
+nearly all the time: as many as let one workspace's lunchtime of *Start*s wait without another
+workspace's *Start* waiting behind them."""
+_starts: ThreadPoolExecutor | None = None
+_starts_lock = threading.Lock()
+
+
+def _starting() -> ThreadPoolExecutor:
+    global _starts
+    with _starts_lock:
+        if _starts is None:
+            _starts = ThreadPoolExecutor(START_THREADS, thread_name_prefix="varulv-start")
+        return _starts
+
+
+def finish_starts() -> None:
+    """Wait for every *Start* already handed to the start threads, and for the clicks queued
+    behind them (a stopping process carries out what it acknowledged). Called once the step
+    threads are done: what a start hands on then runs on its own thread."""
+    global _starts
+    with _starts_lock:
+        starts, _starts = _starts, None
+    if starts is not None:
+        starts.shutdown(wait=True)
 
 
 ANSWER_THREADS = 32

@@ -259,7 +259,7 @@ def register(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
             else:
                 run_step(respond, lambda: steps.act(game_id, event, asking, on), spoken)
 
-    lanes = Lanes(lane_of)
+    lanes = Lanes(lane_of, starts, app.listener_runner.listener_executor)
     for action in ids.ALL_ACTIONS:
         app.action(ids.pattern(action))(acknowledge_then(app, handle, lanes=lanes, inbox=inbox))
     register_other(app, steps, inbox)
@@ -272,6 +272,11 @@ def lane_of(body: dict[str, Any]) -> int | None:
         return ButtonValue.unpack(raw if isinstance(raw, str) else None).game_id or None
     except ValueError:
         return None
+
+
+def starts(body: dict[str, Any]) -> bool:
+    """Whether a click is a *Start*, which waits for Slack's turns to open its people's DMs."""
+    return str(_clicked(body).get("action_id") or "").split(":")[0] == ids.START
 
 
 def register_other(app: App, steps: Steps, inbox: Inbox | None = None) -> None:

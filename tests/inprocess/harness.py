@@ -79,6 +79,10 @@ class Tracking:
 
         return counted
 
+    def idle(self) -> bool:
+        with self._idle:
+            return self._busy == 0
+
     def wait_idle(self, what: str) -> None:
         with self._idle:
             if not self._idle.wait_for(lambda: self._busy == 0, SETTLE_SECONDS):
@@ -230,10 +234,13 @@ class InProcessApp:
     def settle(self) -> None:
         """Until the steps' threads and the private answers are done and nothing is left
         due in the outbox: what people see is then all the app has decided."""
-        answers = ack._answering()
+        answers, starts = ack._answering(), ack._starting()
+        assert isinstance(answers, TrackedPool) and isinstance(starts, TrackedPool)
         while True:
             self.step_threads.wait_idle("steps")
-            assert isinstance(answers, TrackedPool)
+            starts.wait_idle("starts")  # they hand the clicks behind them back to the steps
+            if not (self.step_threads.idle() and starts.idle()):
+                continue
             answers.wait_idle("private answers")
             with self._draining:  # one drain of a game at a time, as the deliverer's queue keeps
                 due = self.due_deliveries()
@@ -281,7 +288,12 @@ class InProcessApp:
             self.varulv.sessions.kw["bind"].dispose()
 
 
-def tracked_answers() -> contextlib.AbstractContextManager[Any]:
-    """The private answers' threads, tracked so that :meth:`InProcessApp.settle` waits for
-    them."""
-    return mock.patch.object(ack, "_answers", TrackedPool(8, thread_name_prefix="varulv-answer"))
+@contextlib.contextmanager
+def tracked_answers() -> Iterator[None]:
+    """The private answers' threads and the *Start*s', tracked so that
+    :meth:`InProcessApp.settle` waits for them."""
+    with (
+        mock.patch.object(ack, "_answers", TrackedPool(8, thread_name_prefix="varulv-answer")),
+        mock.patch.object(ack, "_starts", TrackedPool(8, thread_name_prefix="varulv-start")),
+    ):
+        yield

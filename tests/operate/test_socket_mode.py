@@ -7,9 +7,12 @@ tickets, acks with and without answers, and retries."""
 from __future__ import annotations
 
 import json
+import signal
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from urllib.parse import parse_qsl
 
 import pytest
 import websockets.sync.client
@@ -19,14 +22,19 @@ from slack_sdk.socket_mode.builtin import SocketModeClient
 from slack_sdk.socket_mode.client import BaseSocketModeClient
 from slack_sdk.socket_mode.request import SocketModeRequest
 from slack_sdk.socket_mode.response import SocketModeResponse
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine, create_engine, text
 from websockets.exceptions import InvalidStatus
 
-from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack import UNLIMITED, FakeSlack, Message
 from slackapp.fakeslack.socket_mode import APP_TOKEN, SocketMode
+from slackapp.server import STOPPING
+from tests import processes
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
 from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, fresh_database
+from tests.operate.test_stopping import ASKING, JOINING, waiting_on_locks
+from tests.reliability.support import new_people, signed
+from tests.waiting import until
 
 pytestmark = pytest.mark.long(16)
 
@@ -159,6 +167,51 @@ def test_a_lost_connection_is_made_again_and_nothing_is_lost(
     assert errors == [], errors
 
 
+def kept_fields(fake: FakeSlack, act: Callable[[], object]) -> dict[str, str]:
+    """The form fields ``act`` (a command or a click) would send, unsent."""
+    return dict(parse_qsl(signed(fake, act).body, keep_blank_values=True))
+
+
+def test_a_payload_bolt_could_not_route_is_refused_as_over_http(
+    over_socket: SocketDeployment,
+) -> None:
+    """Over Socket Mode as over HTTP: a click with a NUL in its message's ts (PostgreSQL would
+    refuse it), a command with one in its text, and a click whose actions are no list are
+    logged and not acknowledged (Slack tells the person it failed); nothing is stored, nothing
+    is logged as an ERROR, and the same click as Slack sends it is stepped."""
+    fake, link = over_socket.fake, over_socket.link
+    table = over_socket.table()
+    table.command(ALVA)
+    lobby = table.lobby()
+    click = kept_fields(fake, lambda: fake.click(BENGT, lobby, lobby.button("Join").action_id))
+    payload = json.loads(click["payload"])
+    nul_ts = {**payload, "container": {**payload["container"], "message_ts": "1\x002.3"}}
+    no_list = {**payload, "actions": "Join"}
+    command = kept_fields(
+        fake, lambda: fake.slash_command(CARIN, text="help", channel_id=table.channel)
+    )
+    before = len(link.ack_latencies)
+    refused = [
+        link.post_form({"payload": json.dumps(nul_ts)}),
+        link.post_form({"payload": json.dumps(no_list)}),
+        link.post_form({**command, "text": "he\x00lp"}),
+    ]
+    assert [answer.status_code for answer in refused] == [504] * 3, "none acknowledged"
+    assert len(link.ack_latencies) == before
+    assert table.seat_keys() == [ALVA] and fake.ephemerals(CARIN, table.channel) == []
+    assert link.post_form(click).status_code == 200
+    table.wait(lambda: table.seat_keys() == [ALVA, BENGT] or None, "the click stepped")
+    logged = [json.loads(line) for line in over_socket.app.process.log.read_text().splitlines()]
+    warned = [
+        line["message"]
+        for line in logged
+        if line["message"].startswith("refused a Socket Mode request")
+    ]
+    assert len(warned) == 3, warned
+    assert "NUL" in warned[0] and "actions" in warned[1] and "NUL" in warned[2]
+    assert [line for line in logged if line["level"] == "ERROR"] == []
+
+
 def test_only_the_app_level_token_opens_a_connection(over_socket: SocketDeployment) -> None:
     fake = over_socket.fake
     errors = {}
@@ -269,3 +322,61 @@ def test_without_a_connection_a_command_fails_as_slack_shows_it(
     (failure,) = fake.ephemerals(ALVA)
     assert failure.rendered_text == '/varulv failed with the error "dispatch_failed"'
     assert link.sent == []
+
+
+def test_sigterm_over_socket_mode_finishes_every_acknowledged_step_and_its_answer(
+    postgres: str,
+) -> None:
+    """As over HTTP (``test_stopping``): SIGTERM while acknowledged steps wait mid-step, and
+    every one of them still finishes, with its private answer, before the process exits with
+    status 0 and no ERROR line."""
+    url = fresh_database(postgres, "socket_stopping")
+    with (
+        FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], limits=UNLIMITED) as fake,
+        SocketMode(fake) as link,
+    ):
+        env = {"SLACK_APP_TOKEN": APP_TOKEN, "SLACK_SIGNING_SECRET": ""}
+        process = start_app(fake, url, env=env, ready=lambda _: link.hellos >= 1)
+        db = create_engine(url)
+        try:
+            host, *people = new_people(fake, 1 + JOINING + ASKING)
+            joining, asking = people[:JOINING], people[JOINING:]
+            table = Table(fake, OverSocket(process), db)
+            table.command(host)
+            lobby = table.lobby()
+            join = lobby.button("Join").action_id
+            channel = table.channel
+            sends = [kept_fields(fake, clicking(fake, p, lobby, join)) for p in joining]
+            sends += [kept_fields(fake, commanding(fake, p, channel)) for p in asking]
+            with db.connect() as holder:
+                # Every step reads the games table: they all wait, acknowledged, mid-step.
+                holder.execute(text("LOCK TABLE games IN ACCESS EXCLUSIVE MODE"))
+                with ThreadPoolExecutor(len(sends)) as pool:
+                    statuses = list(pool.map(lambda f: link.post_form(f).status_code, sends))
+                assert statuses == [200] * (JOINING + ASKING), "every one acknowledged"
+                with db.connect() as watcher:
+                    until(lambda: waiting_on_locks(watcher) > 0, "steps waiting mid-step")
+                processes.signal_group(process.process, signal.SIGTERM)
+                until(lambda: STOPPING in process.log.read_text(), "the app to begin stopping")
+                holder.rollback()  # the lock goes: the steps in hand go on
+
+            assert process.process.wait(timeout=60) == 0, process.log_tail()
+            seated = {seat["user_id"] for seat in table.seats()}
+            assert seated == {host, *joining}, "every acknowledged Join was stepped"
+            for person in asking:
+                assert fake.ephemerals(person), f"{person}'s answer was sent before the exit"
+            logged = [json.loads(line) for line in process.log.read_text().splitlines()]
+            assert [line for line in logged if line["level"] == "ERROR"] == []
+        finally:
+            process.stop()
+            process.kill()
+            process.log.unlink(missing_ok=True)
+            db.dispose()
+
+
+def clicking(fake: FakeSlack, user: str, message: Message, action_id: str) -> Callable[[], object]:
+    return lambda: fake.click(user, message, action_id)
+
+
+def commanding(fake: FakeSlack, user: str, channel: str) -> Callable[[], object]:
+    return lambda: fake.slash_command(user, channel_id=channel)

@@ -1,16 +1,20 @@
 """A busy table does not hold up a quiet one: its clicks wait in line for their game, one at a
-time, and the app's other step threads stay free for other games."""
+time, and the app's other step threads stay free for other games; nor do tables whose *Start*
+waits on Slack."""
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
 
 from sqlalchemy import Engine, text
 
 from slackapp.app import STEP_THREADS
-from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack import JSON, FakeSlack
 from slackapp.game.cards import MAX_SEATS
 from tests.e2e.driver import Table
-from tests.reliability.support import new_people, running_app
-from tests.waiting import until
+from tests.reliability.support import Held, new_people, running_app
+from tests.waiting import PATIENCE, until
 
 STEPS_WAITING_ON = text(
     "SELECT count(*) FROM pg_stat_activity"
@@ -55,3 +59,49 @@ def test_a_quiet_tables_click_is_stepped_while_a_busy_tables_clicks_wait(
             )
             assert len(busy.seats()) == 1
         busy.wait(lambda: len(busy.seats()) == 1 + len(joiners) or None, "every Join stepped")
+
+
+def test_starts_waiting_on_slack_leave_the_step_threads_to_other_tables(
+    fake: FakeSlack, database_url: str, db: Engine
+) -> None:
+    """More tables *Start* than the app has step threads, each held at Slack opening its host's
+    DM (as a *Start* waits for Slack's turns when many tables start together): every one of
+    them reaches Slack, a click at another table is stepped and answered meanwhile, and a
+    *Join* at a starting table waits for its night to begin and is told the game started."""
+    with running_app(fake, database_url) as app:
+        starting = [Table(fake, app, db) for _ in range(STEP_THREADS + 1)]
+        hosts = new_people(fake, len(starting))
+        guests = new_people(fake, len(starting))  # a game needs two people
+        lobbies = [
+            table.seat_people(host, [guest], bots=True)
+            for table, host, guest in zip(starting, hosts, guests, strict=True)
+        ]
+        quiet = Table(fake, app, db)
+        quiet_host, guest, late = new_people(fake, 3)
+        quiet_lobby = quiet.seat_people(quiet_host, [])
+        with contextlib.ExitStack() as holding:
+            opening = [
+                holding.enter_context(
+                    Held(fake, "conversations.open", opening_with(host), applied=True)
+                )
+                for host in hosts
+            ]
+            for table, host, lobby in zip(starting, hosts, lobbies, strict=True):
+                table.click(host, lobby, "Start")
+            for held in opening:
+                held.wait(PATIENCE)  # every Start waits at Slack at once
+            seated = len(starting[0].seats())
+            starting[0].click(late, lobbies[0], "Join")
+            quiet.click(guest, quiet_lobby, "Join")
+            quiet.lobby_shows(quiet_lobby, "Seated (2)")  # stepped, and its board redrawn
+            assert [table.game()["phase"] for table in starting] == ["lobby"] * len(starting)
+            assert len(starting[0].seats()) == seated, "the Join waits behind its table's Start"
+        for table in starting:
+            table.wait_for_phase("night")
+        starting[0].ephemeral(late, "That game has already started.")
+        assert late not in starting[0].seat_keys(), "the Join came after the night began"
+
+
+def opening_with(user: str) -> Callable[[JSON], bool]:
+    """A ``conversations.open`` with ``user``."""
+    return lambda params: params.get("users") == user

@@ -4,12 +4,11 @@ out its Retry-After, and the pacing every process shares keeps calls within them
 from __future__ import annotations
 
 import itertools
-import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, func, select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import make_sessions, transaction
@@ -17,7 +16,7 @@ from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game, OutboxEntry
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.outbox import answering, outbox_rows, write
-from slackapp.delivery.pacing import Limit, Pacer
+from slackapp.delivery.pacing import Limit, Pacer, Turn
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import UNLIMITED, Call, FakeSlack, RateLimits
 from slackapp.fakeslack import Limit as SlackLimit
@@ -170,35 +169,76 @@ def test_a_redraw_answering_a_click_spends_no_update_unless_its_url_is_refused(
     assert [c.ok for c in updates_of(fake.calls[before:], channel)] == [True], "updated instead"
 
 
+def database_clock(db: Engine) -> float:
+    """The database's clock, the one the shared buckets go by, in epoch seconds."""
+    with db.connect() as connection:
+        return float(connection.scalar(text("SELECT extract(epoch FROM clock_timestamp())")))
+
+
+class Turns:
+    """When the turns a pacer hands out fall, on the database's clock: each call is read
+    between two readings of that clock, so its turn lies between them plus its wait."""
+
+    def __init__(self, db: Engine) -> None:
+        self.db = db
+        self.first: tuple[float, float] = (0.0, 0.0)
+
+    def seen(self, call: Callable[[], float]) -> tuple[float, float, float]:
+        """The call's wait, and the earliest and latest moment its turn can be at."""
+        before = database_clock(self.db)
+        wait = call()
+        after = database_clock(self.db)
+        return wait, before + wait, after + wait
+
+    def start(self, call: Callable[[], float]) -> float:
+        """The first call: the one the turns after it are counted from."""
+        wait, earliest, latest = self.seen(call)
+        self.first = (earliest - wait, latest - wait)
+        return wait
+
+    def at(self, call: Callable[[], float], due: float) -> None:
+        """The call's turn is ``due`` seconds after the first call."""
+        wait, earliest, latest = self.seen(call)
+        first_earliest, first_latest = self.first
+        assert wait > 0, wait
+        assert earliest - EPSILON <= first_latest + due, (wait, due, "too early")
+        assert first_earliest + due <= latest + EPSILON, (wait, due, "too late")
+
+
+EPSILON = 1e-6
+"""What the database's floating epoch seconds round off."""
+
+
 def test_two_pacers_on_one_database_share_a_budget(db: Engine, sessions: object) -> None:
     """Each process has a pacer of its own: on the database they take turns from one bucket,
     never the same turn twice, and a board's redraw takes none while the budget is spent."""
     team = f"T{next(_teams):04d}PACE"
     every_two_seconds = Limit(0.5, 2)
     first, second = (Pacer(updates=every_two_seconds, engine=db) for _ in range(2))
-    started = time.monotonic()
+    turns = Turns(db)
+    assert turns.start(lambda: first.update(team)) == 0.0, "a burst of two"
+    assert second.update(team) == 0.0, "a burst of two"
+    turns.at(lambda: first.update(team), 2.0)
+    turns.at(lambda: second.update(team), 4.0)
+    boards: list[Turn] = []
 
-    def turn_at(wait: float, due: float) -> None:
-        """A turn ``due`` seconds after the first call, seen ``wait`` seconds ahead just now."""
-        elapsed = time.monotonic() - started
-        assert due - elapsed - 0.05 <= wait <= due + 0.05, (wait, due, elapsed)
+    def board() -> float:
+        """A board's redraw, which takes a turn only if one is free within a second."""
+        boards.append(second.updates.reserve(team, within=1.0))
+        return boards[-1].wait
 
-    assert first.update(team) == 0.0 and second.update(team) == 0.0, "a burst of two"
-    turn_at(first.update(team), 2.0)
-    turn_at(second.update(team), 4.0)
-    board = second.updates.reserve(team, within=1.0)
-    assert not board.taken
-    turn_at(board.wait, 5.0)  # when the free turn at 6 s is within a second
-    turn_at(first.update(team), 6.0)  # the turn the board did not take
+    turns.at(board, 5.0)  # when the free turn at 6 s is within a second
+    assert not boards[0].taken
+    turns.at(lambda: first.update(team), 6.0)  # the turn the board did not take
     assert first.update(f"{team}X") == 0.0, "another workspace has a budget of its own"
     fresh = f"{team}Y"  # a burst of two: a redraw that may wait longest leaves one of it
     assert first.update_sparing(fresh, spare=20).taken
     assert not second.update_sparing(fresh, spare=20).taken
     assert second.update(fresh) == 0.0, "the call left over, for a board"
-    posts = Pacer(posts=Limit(1.0, 1), engine=db)
+    still = 100.0  # posts are paced in memory, on a clock the test holds still
+    posts = Pacer(posts=Limit(1.0, 1), engine=db, clock=lambda: still)
     assert posts.post(f"C{team}") == 0.0
-    started = time.monotonic()
-    turn_at(posts.post(f"C{team}"), 1.0)
+    assert posts.post(f"C{team}") == pytest.approx(1.0), "a second after the first"
 
 
 def test_a_redraw_that_ends_a_phase_goes_ahead_of_boards_that_still_count(
