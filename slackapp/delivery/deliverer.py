@@ -10,12 +10,12 @@ The pieces, each a module of its own:
 - ``landings``: what Slack took (``ts``, the version shown), recorded a drain's at a time.
 
 This module carries them out: threads that drain games (each carrying out its ``drain``'s
-actions and telling it what happened) and threads that make the calls (``sending``). A step in this process
-takes its games' leases in its own transaction (``take``) and hands them over after the commit
-(``hand_over``): the drain checks the leases and reads what the games show outside any
-transaction, and sends, so no transaction stands between the commit and the first call.
-Otherwise ``kick`` (a game another process held as the step took it) or the sweep (a crash, a
-retry's backoff) make a drain claim the games' leases and read their outbox in one
+actions and telling it what happened) and threads that make the calls (``sending``). A step in
+this process takes its games' leases in its own transaction (``take``) and hands them over
+after the commit (``hand_over``): the drain checks the leases and reads what the games show
+outside any transaction, and sends, so no transaction stands between the commit and the first
+call. Otherwise ``kick`` (a game another process held as the step took it) or the sweep (a
+crash, a retry's backoff) make a drain claim the games' leases and read their outbox in one
 transaction, then send.
 Messages are independent, so a game's messages are sent side by side; one message's versions
 are sent in order, newest only, never older than what it shows. The one window a crash cannot
