@@ -253,6 +253,9 @@ def test_a_crash_after_slack_took_a_post_but_before_its_ts_was_kept_repeats_only
         with day_board:
             table.click(cia, dm, dm.buttons()[0].text)
             day_board.wait()
+            # The dawn's other messages (the night's seal beside the board) are recorded first:
+            # the window under test is the held board's alone.
+            table.wait(lambda: table.undelivered() == 1 or None, "all but the board recorded")
             app.kill()
         assert table.game()["phase"] == "day", "the night's end is committed before it shows"
         app = restart(table, app, database_url)
