@@ -12,16 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import Engine, TextClause, create_engine, text
+from sqlalchemy import Engine, TextClause, text
 
 from slackapp.db.engine import make_sessions
-from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
 from slackapp.steps import new_table
 from tests.databases import WAITING_TO_OPEN
-from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
+from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table
-from tests.operate.conftest import PEOPLE, Deployment, fresh_database
+from tests.operate.conftest import PEOPLE, Deployment, two_processes_on_one_database
 from tests.reliability.support import (
     LOBBY,
     Held,
@@ -42,17 +41,8 @@ LENGTHS = m.Lengths(120, 300, 120)
 
 @pytest.fixture
 def two_processes(postgres: str) -> Iterator[tuple[Deployment, AppProcess]]:
-    url = fresh_database(postgres, "acknowledged")
-    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
-        first = start_app(fake, url)
-        second = start_app(fake, url)
-        engine = create_engine(url)
-        try:
-            yield Deployment(fake, first, engine), second
-        finally:
-            first.stop()
-            second.stop()
-            engine.dispose()
+    with two_processes_on_one_database(postgres, "acknowledged") as both:
+        yield both
 
 
 RECORDED = text(

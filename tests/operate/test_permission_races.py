@@ -9,12 +9,16 @@ from collections.abc import Iterator
 from itertools import cycle
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
-from slackapp.fakeslack import FakeSlack
-from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
+from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table
-from tests.operate.conftest import OWNER, PEOPLE, Deployment, fresh_database
+from tests.operate.conftest import (
+    OWNER,
+    PEOPLE,
+    Deployment,
+    two_processes_on_one_database,
+)
 from tests.reliability.support import send_together, signed_command
 from tests.waiting import until
 
@@ -27,17 +31,8 @@ STOPS_A_ROUND = 3
 
 @pytest.fixture(scope="module")
 def two_processes(postgres: str) -> Iterator[tuple[Deployment, AppProcess]]:
-    url = fresh_database(postgres, "races")
-    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
-        first = start_app(fake, url)
-        second = start_app(fake, url)
-        engine = create_engine(url)
-        try:
-            yield Deployment(fake, first, engine), second
-        finally:
-            first.stop()
-            second.stop()
-            engine.dispose()
+    with two_processes_on_one_database(postgres, "races") as both:
+        yield both
 
 
 def games_in(table: Table) -> list[dict[str, object]]:

@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
-from slackapp.fakeslack import FakeSlack
-from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
-from tests.operate.conftest import PEOPLE, Deployment, fresh_database
+from tests.e2e.conftest import AppProcess
+from tests.operate.conftest import PEOPLE, Deployment, two_processes_on_one_database
 from tests.reliability.support import Held
 
 pytestmark = pytest.mark.long(12)
@@ -26,17 +25,8 @@ ALVA, BENGT, CARIN, DORIS = PEOPLE
 
 @pytest.fixture
 def two_processes(postgres: str) -> Iterator[tuple[Deployment, AppProcess]]:
-    url = fresh_database(postgres, "takeover")
-    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
-        first = start_app(fake, url)
-        second = start_app(fake, url)
-        engine = create_engine(url)
-        try:
-            yield Deployment(fake, first, engine), second
-        finally:
-            first.stop()
-            second.stop()
-            engine.dispose()
+    with two_processes_on_one_database(postgres, "takeover") as both:
+        yield both
 
 
 def test_the_survivor_shows_what_a_killed_process_was_sending(
