@@ -51,7 +51,7 @@ RENEW = (
     update(InboxEntry)
     .where(
         InboxEntry.id.in_(bindparam("rows", expanding=True)),
-        InboxEntry.holder == bindparam("holder"),
+        InboxEntry.holder == bindparam("by"),  # "holder" is the column's own name: not a SET
         InboxEntry.done_at.is_(None),
     )
     .values(until=bindparam("until"))
@@ -116,7 +116,7 @@ def finish(connection: Connection, row: int) -> None:
 
 def renew(connection: Connection, holder: str, rows: Collection[int], until: datetime) -> None:
     if rows:
-        connection.execute(RENEW, {"rows": sorted(rows), "holder": holder, "until": until})
+        connection.execute(RENEW, {"rows": sorted(rows), "by": holder, "until": until})
 
 
 def pending_holders(connection: Connection, holder: str) -> list[tuple[str, datetime]]:

@@ -173,3 +173,23 @@ def test_another_hosts_request_is_taken_over_once_its_claim_lapses(
     clock.at += timedelta(seconds=CLAIM_SECONDS + 0.1)
     survivor.sweep()
     assert [each for each in bolt.requests if each.context.get(REPLAYED) == row], "lapsed"
+
+
+def test_a_request_still_being_carried_out_keeps_its_claim_however_long_it_takes(
+    sessions: sessionmaker[Session],
+) -> None:
+    """The sweep renews the claims of the requests this process holds: one that waits in its
+    game's lane, or runs long, is never taken over by another process meanwhile."""
+    clock = Clock()
+    busy = Inbox(sessions, clock)
+    row = busy.record(request("6.long"))
+    assert row is not None
+    other, bolt = Inbox(sessions, clock, holder="another-host~0123456789ab:4343:beef"), Bolt()
+    other.start(bolt.dispatch)
+    other.stop()  # swept by hand below, not by its thread
+    for _ in range(3):  # a long wait in the lane, renewed every sweep
+        clock.at += timedelta(seconds=CLAIM_SECONDS * 0.75)
+        busy.sweep()
+        other.sweep()
+    assert not [each for each in bolt.requests if each.context.get(REPLAYED) == row]
+    assert state(sessions, row) == (False, True, busy.holder)
