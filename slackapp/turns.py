@@ -31,6 +31,9 @@ PER_MINUTE = {"conversations.open": 50, "users.info": 100}
 """Slack's tier of each method paced here: Tier 3 and Tier 4, calls a minute per workspace."""
 MARGIN = 1.01
 """Turns a hundredth further apart than the tier's: Slack's clock is not this process's."""
+HEADROOM = 2
+"""Calls of the tier's burst left unused: a call reaches Slack a little after its turn, and the
+first of a burst may reach it later than the last (a connection to open, a busy machine)."""
 LONGEST_WAIT_SECONDS = 600.0
 """A turn further off than this is not waited for: the call goes and Slack's answer stands."""
 
@@ -64,7 +67,7 @@ class Turns:
             now = self.clock()
             key = (workspace, method)
             full_from = max(self._full_from.get(key, now), now)
-            wait = full_from + interval - now - calls * interval
+            wait = full_from + interval - now - (calls - HEADROOM) * interval
             wait = 0.0 if wait < 1e-6 else wait  # what a sum of intervals rounds off
             if wait > LONGEST_WAIT_SECONDS:
                 return wait  # not taken: nobody waits that long
