@@ -7,9 +7,9 @@ a private message with every person at once: beyond the tier Slack answers 429, 
 retried on every 429 waits, tries again and is refused again. So a call here first takes a
 turn, per workspace and method: a token bucket of a minute's calls (less ``HEADROOM``) that
 refills at the tier's pace; a call waits for its turn (a *Start* deals later rather than
-failing). Several processes each keep their own turns; a ``conversations.open`` refused all the same is tried
-once more, after Slack's ``Retry-After`` (slack_sdk's ``RateLimitErrorRetryHandler``), never in
-a loop (a ``users.info`` is not: ``slackapp.names``).
+failing). Several processes each keep their own turns; a ``conversations.open`` refused all
+the same is tried once more, after Slack's ``Retry-After`` (slack_sdk's
+``RateLimitErrorRetryHandler``), never in a loop (a ``users.info`` is not: ``slackapp.names``).
 
 What the deliverer sends (``chat.*``) is paced by the deliverer itself.
 """
