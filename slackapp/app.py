@@ -37,7 +37,7 @@ from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.inbox import Inbox
 from slackapp.install_page import LandingOAuthFlow
 from slackapp.listeners import register
-from slackapp.listeners.ack import finish_answers, finish_starts
+from slackapp.listeners.ack import ANSWERS, STARTS
 from slackapp.logs import log_context
 from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
 from slackapp.steps import DEADLINE_BATCH, Steps, commit_step, utc_now
@@ -107,8 +107,8 @@ class Varulv:
             self.inbox.stop_taking_over()
         self.deadlines.stop()
         self.app.listener_runner.listener_executor.shutdown(wait=True)
-        finish_starts()
-        finish_answers()
+        STARTS.finish()
+        ANSWERS.finish()
         if self.inbox is not None:
             self.inbox.stop()
         self.deliverer.stop()

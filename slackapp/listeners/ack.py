@@ -177,7 +177,7 @@ class Lanes:
         while True:
             if queued.aside and not here:
                 try:
-                    _starting().submit(self._run_aside, lane, queued.work)
+                    STARTS.get().submit(self._run_aside, lane, queued.work)
                     return
                 except RuntimeError:  # the start threads are stopping: it runs here
                     pass
@@ -233,56 +233,41 @@ class _Queued:
     """It waits on Slack's turns: run on a start thread."""
 
 
+class LazyPool:
+    """Threads started on first use. ``finish`` waits for all it was given (a stopping process
+    carries out what it acknowledged); a later use starts fresh threads."""
+
+    def __init__(self, threads: int, name: str) -> None:
+        self.threads = threads
+        self.name = name
+        self.pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self.pool is None:
+                self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix=self.name)
+            return self.pool
+
+    def finish(self) -> None:
+        with self._lock:
+            pool, self.pool = self.pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+
 START_THREADS = 32
 """*Start*s waiting for Slack's turns (``slackapp.turns``) wait on threads of their own, asleep
 nearly all the time: as many as let one workspace's lunchtime of *Start*s wait without another
 workspace's *Start* waiting behind them."""
-_starts: ThreadPoolExecutor | None = None
-_starts_lock = threading.Lock()
-
-
-def _starting() -> ThreadPoolExecutor:
-    global _starts
-    with _starts_lock:
-        if _starts is None:
-            _starts = ThreadPoolExecutor(START_THREADS, thread_name_prefix="varulv-start")
-        return _starts
-
-
-def finish_starts() -> None:
-    """Wait for every *Start* already handed to the start threads, and for the clicks queued
-    behind them (a stopping process carries out what it acknowledged). Called once the step
-    threads are done: what a start hands on then runs on its own thread."""
-    global _starts
-    with _starts_lock:
-        starts, _starts = _starts, None
-    if starts is not None:
-        starts.shutdown(wait=True)
-
+STARTS = LazyPool(START_THREADS, "varulv-start")
+"""Finished once the step threads are done: what a start hands on then runs on its own
+thread."""
 
 ANSWER_THREADS = 32
 """Private answers wait on Slack, not on the database: they go out on threads of their own, so
 a step thread is free for the next step as soon as its transaction is done."""
-_answers: ThreadPoolExecutor | None = None
-_answers_lock = threading.Lock()
-
-
-def _answering() -> ThreadPoolExecutor:
-    global _answers
-    with _answers_lock:
-        if _answers is None:
-            _answers = ThreadPoolExecutor(ANSWER_THREADS, thread_name_prefix="varulv-answer")
-        return _answers
-
-
-def finish_answers() -> None:
-    """Wait for every private answer already handed to the answer threads (a stopping process
-    sends what its steps promised); one sent after this goes on fresh threads."""
-    global _answers
-    with _answers_lock:
-        answers, _answers = _answers, None
-    if answers is not None:
-        answers.shutdown(wait=True)
+ANSWERS = LazyPool(ANSWER_THREADS, "varulv-answer")
 
 
 def send(respond: Respond | None, reply: Reply) -> None:
@@ -293,7 +278,7 @@ def send(respond: Respond | None, reply: Reply) -> None:
     if respond is None:
         log.warning("no response_url to answer with")
         return
-    _answering().submit(_answer, respond, reply.text, reply)
+    ANSWERS.get().submit(_answer, respond, reply.text, reply)
 
 
 def _answer(respond: Respond, text: str, reply: Reply) -> None:

@@ -234,7 +234,7 @@ class InProcessApp:
     def settle(self) -> None:
         """Until the steps' threads and the private answers are done and nothing is left
         due in the outbox: what people see is then all the app has decided."""
-        answers, starts = ack._answering(), ack._starting()
+        answers, starts = ack.ANSWERS.get(), ack.STARTS.get()
         assert isinstance(answers, TrackedPool) and isinstance(starts, TrackedPool)
         while True:
             self.step_threads.wait_idle("steps")
@@ -293,7 +293,7 @@ def tracked_answers() -> Iterator[None]:
     """The private answers' threads and the *Start*s', tracked so that
     :meth:`InProcessApp.settle` waits for them."""
     with (
-        mock.patch.object(ack, "_answers", TrackedPool(8, thread_name_prefix="varulv-answer")),
-        mock.patch.object(ack, "_starts", TrackedPool(8, thread_name_prefix="varulv-start")),
+        mock.patch.object(ack.ANSWERS, "pool", TrackedPool(8, thread_name_prefix="varulv-answer")),
+        mock.patch.object(ack.STARTS, "pool", TrackedPool(8, thread_name_prefix="varulv-start")),
     ):
         yield
