@@ -17,10 +17,10 @@ outside any transaction, and sends, so no transaction stands between the commit 
 call. Otherwise ``kick`` (a game another process held as the step took it) or the sweep (a
 crash, a retry's backoff) make a drain claim the games' leases and read their outbox in one
 transaction, then send.
-Messages are independent, so a game's messages are sent side by side; one message's versions
-are sent in order, newest only, never older than what it shows. The one window a crash cannot
-close is a post Slack took whose ``ts`` was not committed yet: that post is made again,
-identical.
+A game's messages are sent side by side, but its posts to one conversation one at a time, in
+the order they were written; one message's versions are sent in order, newest only, never older
+than what it shows. The one window a crash cannot close is a post Slack took whose ``ts`` was
+not committed yet: that post is made again, identical.
 """
 
 from __future__ import annotations

@@ -8,6 +8,10 @@ every ready message of every game side by side (every game's posts before any re
 what people wait to appear is not queued behind what is only being brought up to date), and:
 - never sends a message while it is in flight already: a newer version of it is *held back*,
   and its game read again as soon as that call's landing is recorded;
+- posts to one conversation one at a time, in the order the steps wrote them: a post waits
+  (held back as above) while another to the same channel or DM is in flight, so they appear
+  in that order, and a crash while one is out never posts the one before it again (its
+  ``ts`` is recorded before the next is sent);
 - records what Slack took of every call that ended by the time it woke, and lets go of every
   game left with nothing in flight, in one transaction (``Record``), before it reads anything
   again, so a read never misses a message's ``ts``;
@@ -28,6 +32,11 @@ from slackapp.delivery.slack import WorkspaceId
 
 Message = tuple[int, str]
 """A game's message: (game id, surface)."""
+
+
+def conversation(entry: plan.Entry) -> str:
+    """Where a post appears: its channel, or the DM of the person it is for."""
+    return entry.channel if entry.channel is not None else f"@{entry.user_id}"
 
 
 @dataclass(frozen=True)
@@ -127,8 +136,11 @@ class Drain:
     leased: frozenset[int] = frozenset()
     """Of ``to_read``, those whose leases a step took: read without claiming them."""
     in_flight: frozenset[Message] = frozenset()
-    held_back: frozenset[int] = frozenset()
-    """Games with a newer version of a message that was in flight when read."""
+    posting: frozenset[tuple[str, Message]] = frozenset()
+    """The posts in flight, by conversation: one at a time in each."""
+    held_for: frozenset[tuple[int, Message]] = frozenset()
+    """Games with a message held back when read, each with the call in flight it waits for
+    (a newer version of that very message, or a post to the same conversation)."""
     to_record: tuple[Landing, ...] = ()
     to_release: frozenset[int] = frozenset()
     waiting_for: type[Read] | type[Recorded] | None = None
@@ -143,6 +155,11 @@ class Drain:
 
     def games_in_flight(self) -> frozenset[int]:
         return frozenset(game_id for game_id, _ in self.in_flight)
+
+    @property
+    def held_back(self) -> frozenset[int]:
+        """The games with a message held back, to read again once a call they wait for ends."""
+        return frozenset(game_id for game_id, _ in self.held_for)
 
 
 def begin(
@@ -169,27 +186,37 @@ def _read(drain: Drain, found: Mapping[int, ToShow], now: datetime) -> tuple[Dra
     shown: list[Action] = []
     posts: list[Action] = []
     updates: list[Action] = []
-    held_back = set(drain.held_back)
+    held_for = set(drain.held_for)
     in_flight = set(drain.in_flight)
+    posting = dict(drain.posting)
     for game_id, to_show in found.items():
         sending = {surface for game, surface in drain.in_flight if game == game_id}
         for decision in plan.next_sends(to_show.pending, sending, now):
             match decision:
-                case plan.InFlight():
-                    held_back.add(game_id)
+                case plan.InFlight(surface):
+                    held_for.add((game_id, (game_id, surface)))
                 case plan.AlreadyShown(surface, version):
                     shown.append(MarkShown(game_id, surface, version))
                 case plan.Post() | plan.Update():
                     send = Send(game_id, to_show.workspace, decision)
-                    (posts if isinstance(decision, plan.Post) else updates).append(send)
+                    if isinstance(decision, plan.Post):
+                        where = conversation(decision.entry)
+                        if where in posting:  # its turn comes once that post is recorded
+                            held_for.add((game_id, posting[where]))
+                            continue
+                        posting[where] = send.message
+                        posts.append(send)
+                    else:
+                        updates.append(send)
                     in_flight.add(send.message)
     drain = replace(
         drain,
         leased=frozenset(),
-        held_back=frozenset(held_back),
+        held_for=frozenset(held_for),
         in_flight=frozenset(in_flight),
+        posting=frozenset(posting.items()),
     )
-    idle = set(found) - drain.games_in_flight()  # read, and nothing to send: let go at once
+    idle = set(found) - drain.games_in_flight() - drain.held_back  # nothing to send: let go
     return replace(drain, to_release=drain.to_release | idle), [*shown, *posts, *updates]
 
 
@@ -197,11 +224,12 @@ def _woke(drain: Drain, landed: Mapping[Message, Landing | None], kicked: frozen
     in_flight = drain.in_flight - landed.keys()
     calling = {game_id for game_id, _ in in_flight}
     ended = {game_id for game_id, _ in landed}
-    again = ended & drain.held_back  # their newer versions may go now
+    again = {game_id for game_id, waits_for in drain.held_for if waits_for in landed}
     return replace(
         drain,
         in_flight=in_flight,
-        held_back=drain.held_back - again,
+        posting=frozenset(p for p in drain.posting if p[1] not in landed),
+        held_for=frozenset(h for h in drain.held_for if h[0] not in again),
         to_read=drain.to_read | again | (kicked & drain.games),
         to_release=drain.to_release | (ended - again - calling),
         to_record=drain.to_record + tuple(x for x in landed.values() if x is not None),

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from slackapp.delivery import drain
 from slackapp.delivery.landings import Landing
-from slackapp.delivery.plan import Entry, Pending, Shown
+from slackapp.delivery.plan import Entry, Pending, Post, Shown
 from slackapp.delivery.slack import WorkspaceId
 
 NOW = datetime(2026, 12, 1, 10, tzinfo=UTC)
@@ -33,6 +33,8 @@ class World:
     """The version Slack shows (absent: never posted)."""
     calls: dict[Message, int] = field(default_factory=dict)
     """Calls under way: the version each carries."""
+    unrecorded: set[Message] = field(default_factory=set)
+    """Posts Slack took whose ``ts`` the drain has not recorded yet."""
 
     def pending(self, game_id: int) -> list[Pending]:
         found = []
@@ -40,8 +42,9 @@ class World:
             done = self.done.get((game, surface), 0)
             if game != game_id or newest <= done:
                 continue
+            channel, user = where(surface)
             entries = tuple(
-                Entry(game, surface, v, "C1", None, f"v{v}", None, NOW, 0)
+                Entry(game, surface, v, channel, user, f"v{v}", None, NOW, 0)
                 for v in range(done + 1, newest + 1)
             )
             shown = self.shown.get((game, surface))
@@ -65,6 +68,8 @@ class World:
                 case drain.Send(game_id, _, send):
                     message = action.message
                     assert message not in self.calls, f"{message} in flight twice"
+                    if isinstance(send, Post):
+                        self.check_its_turn(message)
                     self.calls[message] = send.entry.version
                 case drain.MarkShown(game_id, surface, version):
                     message = (game_id, surface)
@@ -72,6 +77,7 @@ class World:
                 case drain.Record(landings, release):
                     for x in landings:
                         message = (x.game_id, x.surface)
+                        self.unrecorded.discard(message)
                         self.shown[message] = max(self.shown.get(message, 0), x.version)
                         self.done[message] = max(self.done.get(message, 0), x.version)
                     calling = {game for game, _ in self.calls}
@@ -80,9 +86,30 @@ class World:
                     events.append(drain.Recorded(frozenset(due)))
         return events
 
+    def check_its_turn(self, message: Message) -> None:
+        """A post goes only when every post before it in its conversation (of its own game
+        written earlier, of any game out) has landed and been recorded."""
+        here = where(message[1])
+        out = {m for m in (*self.calls, *self.unrecorded) if m not in self.shown}
+        ahead = [m for m in out if where(m[1]) == here]
+        assert not ahead, f"{message} posted while {ahead} still out in the same conversation"
+        earlier = [
+            m
+            for m in self.newest
+            if m[0] == message[0] and m < message and where(m[1]) == here and m not in self.shown
+        ]
+        assert not earlier, f"{message} posted before {earlier}, written before it"
+
     def land(self, message: Message) -> Landing:
         """Slack takes the call; recorded once the drain says so."""
+        if message not in self.shown:
+            self.unrecorded.add(message)
         return Landing(*message, self.calls.pop(message), NOW)
+
+
+def where(surface: str) -> tuple[str | None, str | None]:
+    """A surface's channel and person: the game's channel, or the DM of ``dm:<user>``."""
+    return (None, surface.removeprefix("dm:")) if surface.startswith("dm:") else ("C1", None)
 
 
 def settle(world: World, state: drain.Drain, events: list[drain.Event]) -> drain.Drain:
@@ -96,7 +123,7 @@ def settle(world: World, state: drain.Drain, events: list[drain.Event]) -> drain
             held = waiting & set(event.found)
             assert held <= state.held_back, "a newer version of a message in flight is held back"
         if isinstance(event, drain.Woke):
-            again = {g for g, _ in event.landed} & before.held_back
+            again = {g for g, waits_for in before.held_for if waits_for in event.landed}
             assert again <= state.to_read | read_in(actions), "a held-back game is read again"
         if any(isinstance(a, drain.ReadGames) for a in actions):
             assert not state.to_record, "what landed is recorded before anything is read"
@@ -110,7 +137,11 @@ def read_in(actions: list[drain.Action]) -> set[int]:
 
 
 messages = st.lists(
-    st.tuples(st.integers(1, 3), st.sampled_from(["lobby", "day", "dm:U1"]), st.integers(1, 3)),
+    st.tuples(
+        st.integers(1, 3),
+        st.sampled_from(["lobby", "day", "dm:U1", "dm:U2", "reveal"]),
+        st.integers(1, 3),
+    ),
     min_size=1,
     max_size=6,
 )
@@ -159,10 +190,22 @@ def test_a_game_read_with_nothing_to_send_is_let_go_at_once() -> None:
 
 
 def test_calls_that_end_together_are_recorded_and_their_games_let_go_in_one_transaction() -> None:
-    world = World({(1, "lobby"): 1, (2, "lobby"): 1, (2, "day"): 1})
+    world = World({(1, "lobby"): 1, (2, "dm:U1"): 1, (2, "dm:U2"): 1})
     state, actions = drain.begin(frozenset({1, 2}))
     state = settle(world, state, world.carry_out(actions))
-    assert state.in_flight == {(1, "lobby"), (2, "lobby"), (2, "day")}
-    landed = {m: world.land(m) for m in [(1, "lobby"), (2, "lobby")]}
+    assert state.in_flight == {(1, "lobby"), (2, "dm:U1"), (2, "dm:U2")}
+    landed = {m: world.land(m) for m in [(1, "lobby"), (2, "dm:U1")]}
     state, actions = drain.advance(state, drain.Woke(landed))
     assert actions == [drain.Record(tuple(landed.values()), (1,))], "game 2 still calls"
+
+
+def test_a_channels_second_post_waits_until_the_first_is_recorded() -> None:
+    world = World({(1, "day"): 1, (1, "lobby"): 1})
+    state, actions = drain.begin(frozenset({1}))
+    state = settle(world, state, world.carry_out(actions))
+    assert state.in_flight == {(1, "day")} and state.held_back == {1}
+    landing = world.land((1, "day"))
+    state, actions = drain.advance(state, drain.Woke({(1, "day"): landing}))
+    assert actions == [drain.Record((landing,), ())], "recorded first, the game kept"
+    state, actions = drain.advance(state, drain.Recorded(frozenset()))
+    assert actions == [drain.ReadGames((), (1,))], "then read again for the next post"
