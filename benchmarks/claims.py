@@ -57,7 +57,7 @@ def main() -> int:
         deliverer = Deliverer(sessions, never, lambda game_id, event: None)
 
         def release(game_ids: list[int]) -> None:
-            record(sessions, [], lambda connection: deliverer._let_go(tuple(game_ids), connection))
+            record(sessions, [], deliverer.holder, game_ids)
 
         try:
             for size in SIZES:

@@ -33,7 +33,6 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 from slack_sdk import WebClient
@@ -392,16 +391,9 @@ class Deliverer:
                 case draining.MarkShown(game_id, surface, version):
                     self.sender.done(game_id, surface, version)
                 case draining.Record(landings, release):
-                    let_go = partial(self._let_go, release)
-                    still_due = record(self.sessions, landings, let_go)
+                    still_due = record(self.sessions, landings, self.holder, release, self.now())
                     events.append(draining.Recorded(frozenset(still_due)))
         return events
-
-    def _let_go(self, game_ids: tuple[int, ...], connection: Connection) -> list[int]:
-        """Let the games' leases go; those with something due as they went (to claim again)."""
-        if not game_ids:
-            return []
-        return leases.let_go(connection, self.holder, game_ids, self.now())
 
     def _claim_and_read(self, game_ids: list[int]) -> dict[int, ToShow]:
         """Take (or renew) the games' leases and read their undelivered entries, in one

@@ -1,25 +1,25 @@
 """Recording what Slack took: the message's ``ts``, the version it shows, its entries done.
 
-A drain records every call that ended by the time it woke in one transaction of a few
-statements sent as pipelines, together with the leases it lets go (``delivery.drain``): a
-hundred landings at once cost one transaction, not a hundred. A message's newer version is
-never sent before its ``ts`` is recorded. Should a group fail, each of its landings is recorded
-alone, with retries, as if it had landed by itself: one bad landing never costs the others
-theirs.
+A drain records every call that ended by the time it woke in one statement, together with the
+leases it lets go (``delivery.drain``): a hundred landings at once cost one round trip to the
+database, not a hundred. A message's newer version is never sent before its ``ts`` is
+recorded. Should that statement fail, each of its landings is recorded alone, with retries, as
+if it had landed by itself: one bad landing never costs the others theirs.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, String, and_, bindparam, case, func, select, update
+from sqlalchemy import Connection, String, and_, bindparam, case, func, select, text, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
+from slackapp.db.engine import outside_transaction
 from slackapp.db.models import OutboxEntry, SlackMessage
 
 log = logging.getLogger(__name__)
@@ -146,22 +146,82 @@ def write(connection: Connection, landings: Sequence[Landing]) -> None:
     connection.execute(LANDED, [{"g": x.game_id, "s": x.surface, "v": x.version} for x in landings])
 
 
+RECORD = text(
+    """
+    WITH landed AS (
+        SELECT * FROM unnest(
+            CAST(:g AS integer[]), CAST(:s AS text[]), CAST(:v AS integer[]),
+            CAST(:started AS timestamptz[]), CAST(:c AS text[]), CAST(:t AS text[])
+        ) AS l (game_id, surface, version, started, channel, ts)
+    ), posted AS (
+        INSERT INTO messages AS m (game_id, surface, channel, ts, version)
+        SELECT game_id, surface, channel, ts, version FROM landed WHERE ts IS NOT NULL
+        ON CONFLICT (game_id, surface) DO UPDATE SET
+            channel = excluded.channel, ts = excluded.ts, version = excluded.version,
+            unsure_until = CASE WHEN m.unsure_until <= (
+                SELECT l.started FROM landed l
+                WHERE l.game_id = m.game_id AND l.surface = m.surface AND l.ts IS NOT NULL
+            ) THEN NULL ELSE m.unsure_until END
+        RETURNING m.game_id, m.surface, m.unsure_until
+    ), shown AS (
+        UPDATE messages AS m SET
+            version = greatest(m.version, l.version),
+            unsure_until = CASE WHEN m.unsure_until <= l.started THEN NULL
+                                ELSE m.unsure_until END
+        FROM landed l
+        WHERE l.ts IS NULL AND m.game_id = l.game_id AND m.surface = l.surface
+        RETURNING m.game_id, m.surface, m.unsure_until
+    ), now_shown AS (
+        SELECT * FROM posted UNION ALL SELECT * FROM shown
+    ), done AS (
+        UPDATE outbox AS o SET
+            done_at = CASE WHEN a.unsure_until IS NULL THEN now() END,
+            failure = CASE WHEN a.unsure_until IS NULL AND o.version < l.version
+                           THEN 'superseded' END,
+            due_at = coalesce(a.unsure_until, o.due_at),
+            attempts = CASE WHEN a.unsure_until IS NULL THEN o.attempts ELSE 0 END
+        FROM landed l
+        LEFT JOIN now_shown a ON a.game_id = l.game_id AND a.surface = l.surface
+        WHERE o.game_id = l.game_id AND o.surface = l.surface AND o.version <= l.version
+          AND o.done_at IS NULL
+        RETURNING o.id, o.done_at, o.due_at
+    ), gone AS (
+        DELETE FROM delivery_leases WHERE game_id IN (
+            SELECT game_id FROM delivery_leases
+            WHERE holder = :by AND game_id = ANY(CAST(:release AS integer[]))
+            ORDER BY game_id FOR UPDATE
+        )
+    )
+    SELECT DISTINCT o.game_id FROM outbox o LEFT JOIN done d ON d.id = o.id
+    WHERE o.game_id = ANY(CAST(:release AS integer[])) AND o.done_at IS NULL
+      AND d.done_at IS NULL AND coalesce(d.due_at, o.due_at) <= :now
+    """
+)
+"""``write`` and ``leases.let_go`` as one statement: the landings (``POST`` or ``SHOWN``, then
+``LANDED``, from what the message shows after it), the leases of ``release`` that ``by``
+holds let go (locked in the games' order, as a step takes them), and those of the released
+games with something due once the landings are in. Every part of a statement sees the rows as
+they were when it began, so the entries still due are read from the outbox as it was and what
+``done`` made of them."""
+
+
 def record(
     sessions: sessionmaker[Session],
     landings: Sequence[Landing],
-    also: Callable[[Connection], list[int]] = lambda connection: [],
+    holder: str = "",
+    release: Sequence[int] = (),
+    now: datetime | None = None,
 ) -> list[int]:
-    """Write the landings, and do ``also`` (letting leases go), in one transaction; what
-    ``also`` returned. Should that fail, each landing is recorded alone, with retries, as if it
-    had landed by itself (one bad landing never costs the others theirs), and then ``also``
-    alone; a landing that still cannot be recorded is logged, and its post will be made
-    again."""
+    """Write the landings and let go of ``holder``'s leases of the games ``release``, in one
+    statement; those released games with something due as they went (to claim again). Should
+    that fail, each landing is recorded alone, with retries, as if it had landed by itself (one
+    bad landing never costs the others theirs), and then the leases are let go alone; a
+    landing that still cannot be recorded is logged, and its post will be made again."""
     try:
-        with sessions() as session, session.begin():
-            connection = session.connection()
-            if landings:
-                write(connection, landings)
-            return also(connection)
+        with outside_transaction(sessions) as session:
+            return list(
+                session.connection().scalars(RECORD, _bound(landings, holder, release, now))
+            )
     except Exception:
         if not landings:
             raise
@@ -170,8 +230,24 @@ def record(
             _record_alone(sessions, landing)
         except Exception:
             log.exception("what Slack took could not be recorded")
-    with sessions() as session, session.begin():
-        return also(session.connection())
+    with outside_transaction(sessions) as session:
+        return list(session.connection().scalars(RECORD, _bound([], holder, release, now)))
+
+
+def _bound(
+    landings: Sequence[Landing], holder: str, release: Sequence[int], now: datetime | None
+) -> dict[str, object]:
+    return {
+        "g": [x.game_id for x in landings],
+        "s": [x.surface for x in landings],
+        "v": [x.version for x in landings],
+        "started": [x.started for x in landings],
+        "c": [None if x.posted is None else x.posted[0] for x in landings],
+        "t": [None if x.posted is None else x.posted[1] for x in landings],
+        "by": holder,
+        "release": sorted(release),
+        "now": now or datetime.now().astimezone(),
+    }
 
 
 def _record_alone(sessions: sessionmaker[Session], landing: Landing) -> None:

@@ -54,30 +54,19 @@ _HELD_IN_ORDER = (
     .scalar_subquery()
 )
 """The games' leases this holder has, locked in the games' order: a step takes its games'
-leases in that order too, so the two never wait on each other in a cycle."""
+leases in that order too, so the two never wait on each other in a cycle (``landings.RECORD``
+lets them go in that order)."""
 RENEW = (
     update(DeliveryLease)
     .where(DeliveryLease.game_id.in_(_HELD_IN_ORDER))
     .values(until=bindparam("to"))
 )
-LET_GO = delete(DeliveryLease).where(DeliveryLease.game_id.in_(_HELD_IN_ORDER))
-"""Let go of the games' leases this holder has."""
 STILL_HELD = select(DeliveryLease.game_id).where(
     DeliveryLease.holder == bindparam("by"),
     DeliveryLease.game_id.in_(bindparam("games", expanding=True)),
     DeliveryLease.until >= bindparam("until"),
 )
 """Those of the games whose leases this holder has for a while yet."""
-STILL_DUE = (
-    select(OutboxEntry.game_id)
-    .where(
-        OutboxEntry.game_id.in_(bindparam("games", expanding=True)),
-        OutboxEntry.done_at.is_(None),
-        OutboxEntry.due_at <= bindparam("now"),
-    )
-    .distinct()
-)
-"""Those of the games with something due."""
 
 
 def new_holder() -> str:
@@ -130,14 +119,6 @@ def held_until(now: datetime) -> datetime:
     then its heartbeat has renewed it): one that lapsed, or nearly, may be another's now. See
     ``STILL_HELD``."""
     return now + timedelta(seconds=LEASE_SECONDS / 2)
-
-
-def let_go(
-    connection: Connection, holder: str, game_ids: Collection[int], now: datetime
-) -> list[int]:
-    """Let the games' leases go; those with something due as they went (to claim again)."""
-    connection.execute(LET_GO, {"games": sorted(game_ids), "by": holder})
-    return list(connection.scalars(STILL_DUE, {"games": list(game_ids), "now": now}))
 
 
 def alive(holder: str) -> bool:

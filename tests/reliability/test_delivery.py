@@ -10,16 +10,17 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
-from sqlalchemy import Connection, Engine, select, text
+from sqlalchemy import Connection, Engine, event, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import make_sessions, transaction
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat, SlackMessage
 from slackapp.delivery.deliverer import Deliverer
-from slackapp.delivery.leases import CLAIM, LET_GO, STILL_DUE
+from slackapp.delivery.leases import CLAIM, RENEW
 from slackapp.delivery.outbox import enqueue
 from slackapp.delivery.pacing import POST_BURST, Limit, Pacer
 from slackapp.delivery.reading import UNDELIVERED
@@ -402,7 +403,7 @@ def test_games_claimed_together_leave_out_only_the_one_held_elsewhere(
 def test_the_statements_of_every_drain_are_compiled_once() -> None:
     """SQLAlchemy caches a statement's compiled form only if it has a cache key; one built
     with ``values([...])`` has none and is compiled on every call, a millisecond each."""
-    for statement in (CLAIM, UNDELIVERED, LET_GO, STILL_DUE):
+    for statement in (CLAIM, UNDELIVERED, RENEW):
         assert statement._generate_cache_key() is not None
 
 
@@ -515,22 +516,24 @@ def answered_together(fake: FakeSlack, method: str, count: int) -> Iterator[None
 
 
 def test_games_whose_calls_land_together_are_let_go_together(
-    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer, db: Engine
 ) -> None:
     games = [new_game(fake, sessions) for _ in range(8)]
     for game_id, _ in games:
         show(sessions, game_id, closed("posted"))
-    released: list[tuple[int, ...]] = []
-    let_go = deliverer._let_go
+    released: list[list[int]] = []
 
-    def counted(game_ids: tuple[int, ...], connection: Connection) -> list[int]:
-        if game_ids:
-            released.append(game_ids)
-        return let_go(game_ids, connection)
+    def counted(connection: Connection, cursor: Any, statement: str, params: Any, *_: Any) -> None:
+        recording = "DELETE FROM delivery_leases" in statement and isinstance(params, dict)
+        if recording and params.get("release"):  # what one statement recording landings let go
+            released.append(list(params["release"]))
 
-    deliverer._let_go = counted  # type: ignore[method-assign]
-    with answered_together(fake, "chat.postMessage", len(games)):  # every post with Slack at once
-        deliverer.drain_many([game_id for game_id, _ in games])
+    event.listen(db, "before_cursor_execute", counted)
+    try:
+        with answered_together(fake, "chat.postMessage", len(games)):  # posts answered at once
+            deliverer.drain_many([game_id for game_id, _ in games])
+    finally:
+        event.remove(db, "before_cursor_execute", counted)
 
     assert sorted(g for batch in released for g in batch) == sorted(g for g, _ in games)
     # Eight posts answered at one instant land within a few milliseconds; on a loaded machine
