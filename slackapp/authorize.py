@@ -29,16 +29,21 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError, SlackTokenRotationError
 from slack_sdk.oauth.installation_store import Bot, InstallationStore
 from slack_sdk.oauth.token_rotation import TokenRotator
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, select, text
 
 from slackapp import metrics
-from slackapp.blocks.home import reinstall_view
+from slackapp.blocks.home import reinstall_modal, reinstall_view
+from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.db.installations import (
     mark_reinstall_needed,
     reinstall_needed,
     token_digest,
 )
+from slackapp.db.models import ChannelSettings
+from slackapp.game.lines import Language
 from slackapp.logs import log_context
+from slackapp.shapes import slack_id
+from slackapp.turns import Turns
 
 log = logging.getLogger(__name__)
 
@@ -65,15 +70,28 @@ no reinstall would help."""
 
 REINSTALL = "varulv_reinstall"
 """Where authorize leaves the reinstall answer in a request's context."""
+REINSTALL_WORDS = "varulv_reinstall_words"
+"""Where authorize leaves the reinstall answer in a channel's language: a function of the
+workspace and the channel, for a modal's answer (:func:`answer_reinstall`)."""
+ADMIN_PAGES = 50
+"""``users.list`` pages (200 members each) read to find a workspace's admins: 10,000 members."""
+USERS_LIST_TURNS = {"users.list": 20, "views.publish": 100}
+"""Slack's Tier 2 and Tier 4, calls a minute per workspace."""
 
 
-def reinstall_answer(install_url: str | None) -> str:
-    """What a person is told in a workspace whose token can no longer be refreshed. English:
-    it is given before any listener reads a channel's language (as Bolt's "not installed")."""
-    where = f": {install_url}" if install_url else " from its “Add to Slack” page."
-    return (
+def reinstall_answer(install_url: str | None, w: Words = ENGLISH) -> str:
+    """What a person is told in a workspace whose token can no longer be refreshed. English
+    where it is given before any listener reads a channel's language (as Bolt's "not
+    installed"); a modal's answer is in its channel's language."""
+    if install_url:
+        return w._(
+            "Varulv must be reinstalled here: Slack no longer lets it renew its access to this "
+            "workspace. A workspace admin can add it again: {url}",
+            url=install_url,
+        )
+    return w._(
         "Varulv must be reinstalled here: Slack no longer lets it renew its access to this "
-        f"workspace. A workspace admin can add it again{where}"
+        "workspace. A workspace admin can add it again from its “Add to Slack” page."
     )
 
 
@@ -102,6 +120,7 @@ def from_store(store: InstallationStore, refresher: Refresher | None = None) -> 
             bot = refresher.fresh(bot)
             if refresher.spent(bot):
                 context[REINSTALL] = reinstall_answer(refresher.install_url)
+                context[REINSTALL_WORDS] = refresher.answer_in_channel
                 if refresher.dead(bot):
                     return AuthorizeResult(enterprise_id=bot.enterprise_id, team_id=bot.team_id)
         return AuthorizeResult(
@@ -122,13 +141,18 @@ LEAVING_EVENTS = frozenset({"app_uninstalled", "tokens_revoked"})
 def answer_reinstall(
     body: dict[str, Any], context: BoltContext, next: Callable[[], BoltResponse]
 ) -> BoltResponse:
-    """Bolt middleware: in a workspace that must reinstall Varulv, a command or a click is
-    answered with what to do (a command in its acknowledgement, a click through its
-    ``response_url``) and goes no further, so nobody gets 200 and silence; the Home tab shows
-    the same while the old token still works; an uninstall is still handled."""
+    """Bolt middleware: in a workspace that must reinstall Varulv, a command, a click or a
+    modal's submission is answered with what to do (a command in its acknowledgement, a click
+    through its ``response_url``, a submission by turning the modal into the answer) and goes
+    no further, so nobody gets 200 and silence; the Home tab shows the same while the old
+    token still works (a click on it too); an uninstall is still handled."""
     answer = context.get(REINSTALL)
     if not answer:
         return next()
+    if body.get("type") == "view_submission":
+        return BoltResponse(status=200, body=_reinstall_update(body, context, answer))
+    if body.get("type") == "view_closed":
+        return BoltResponse(status=200, body="")  # nothing was asked: nothing to answer
     event = body.get("event") if body.get("type") == "event_callback" else None
     if isinstance(event, dict):
         if event.get("type") in LEAVING_EVENTS:
@@ -146,7 +170,30 @@ def answer_reinstall(
             respond(text=answer, response_type="ephemeral", replace_original=False)
         except Exception as error:  # the answer is all there was to do
             log.warning("could not answer that Varulv must be reinstalled: %s", error)
+        return BoltResponse(status=200, body="")
+    # A click on the Home tab carries no response_url: the tab itself says it, while it can.
+    view = body.get("view")
+    user = body.get("user")
+    user_id = slack_id(user.get("id")) if isinstance(user, dict) else ""
+    client = context.client
+    on_home = isinstance(view, dict) and view.get("type") == "home"
+    if on_home and context.bot_token and client and user_id:
+        _publish_reinstall_home(client, user_id, answer)
+        return BoltResponse(status=200, body="")
+    log.info("a click Varulv cannot answer, as it must be reinstalled here")
     return BoltResponse(status=200, body="")
+
+
+def _reinstall_update(body: dict[str, Any], context: BoltContext, answer: str) -> dict[str, Any]:
+    """The modal turned into the reinstall answer (Slack's ``response_action: update``: no
+    token needed), in the language of the channel the modal is for."""
+    view = body.get("view")
+    channel = slack_id(view.get("private_metadata")) if isinstance(view, dict) else ""
+    in_channel = context.get(REINSTALL_WORDS)
+    spoken = ENGLISH
+    if channel and callable(in_channel):
+        spoken, answer = in_channel(str(context.team_id or ""), channel)
+    return {"response_action": "update", "view": reinstall_modal(answer, spoken).to_dict()}
 
 
 def _publish_reinstall_home(client: WebClient, user_id: str, answer: str) -> bool:
@@ -290,8 +337,25 @@ class Refresher:
             )
             self._tell_installer(bot)
 
+    def answer_in_channel(self, team_id: str, channel_id: str) -> tuple[Words, str]:
+        """The channel's words and the reinstall answer in them; English when the database
+        does not answer (the answer matters more than its language)."""
+        spoken = ENGLISH
+        if self.engine is not None:
+            query = select(ChannelSettings.language).where(
+                ChannelSettings.team_id == team_id, ChannelSettings.channel_id == channel_id
+            )
+            try:
+                with self.engine.connect() as connection:
+                    language = connection.execute(query).scalar()
+                spoken = words(Language(language)) if language else ENGLISH
+            except Exception as error:  # the database
+                log.warning("the channel's language could not be read: %s", error)
+        return spoken, reinstall_answer(self.install_url, spoken)
+
     def _tell_installer(self, bot: Bot) -> None:
-        """The installer's Home tab says what to do, while the old token still works."""
+        """The installer's Home tab says what to do, while the old token still works; then,
+        on a thread of its own, every admin's and owner's of the workspace."""
         try:
             installation = self.store.find_installation(
                 enterprise_id=bot.enterprise_id,
@@ -301,12 +365,33 @@ class Refresher:
         except Exception as error:  # the database
             log.warning("could not find who installed Varulv: %s", error)
             return
-        if installation is None or not installation.user_id:
-            return
         client = WebClient(token=bot.bot_token, base_url=self.api_url, timeout=10)
         answer = reinstall_answer(self.install_url)
-        if _publish_reinstall_home(client, installation.user_id, answer):
+        installer = installation.user_id if installation is not None else None
+        if installer and _publish_reinstall_home(client, installer, answer):
             log.info("the installer's Home tab says Varulv must be reinstalled")
+        if bot.team_id and not bot.is_enterprise_install:  # users.list names one workspace
+            told = threading.Thread(
+                target=self._tell_admins,
+                args=(client, bot, answer, installer),
+                name="varulv-reinstall-notice",
+                daemon=True,  # best effort: an admin opening the Home tab is told anyway
+            )
+            told.start()
+
+    def _tell_admins(self, client: WebClient, bot: Bot, answer: str, installer: str | None) -> None:
+        """Every admin and owner of the workspace, as ``users.list`` gives them (one page of
+        200 at Tier 2's pace, the Home tabs at Tier 4's), has the notice on the Home tab."""
+        turns = Turns(USERS_LIST_TURNS)
+        workspace = str(bot.team_id)
+        told = 0
+        with log_context(team_id=bot.team_id, enterprise_id=bot.enterprise_id):
+            for admin in _admins(client, turns, workspace):
+                if admin == installer:
+                    continue
+                turns.wait_for("views.publish", workspace)
+                told += _publish_reinstall_home(client, admin, answer)
+            log.info("admins' Home tabs say Varulv must be reinstalled", extra={"count": told})
 
     def _newest(self, bot: Bot) -> Bot:
         """The workspace's bot as stored now; ``bot`` itself if the store does not answer."""
@@ -320,6 +405,27 @@ class Refresher:
             log.warning("the installation store did not answer: %s", error)
             return bot
         return stored if stored is not None and stored.bot_token else bot
+
+
+def _admins(client: WebClient, turns: Turns, workspace: str) -> Iterator[str]:
+    """The workspace's admins and owners (people, not bots nor the deactivated), page by page
+    of ``users.list``; the listing ends at the first error (the token expired meanwhile)."""
+    cursor = ""
+    for _ in range(ADMIN_PAGES):
+        turns.wait_for("users.list", workspace)
+        try:
+            page = client.users_list(limit=200, cursor=cursor or None, team_id=workspace)
+        except (SlackClientError, OSError) as error:
+            log.warning("could not list the workspace's admins: %s", error)
+            return
+        for member in page.get("members") or []:
+            if not isinstance(member, dict) or member.get("deleted") or member.get("is_bot"):
+                continue
+            if member.get("is_admin") or member.get("is_owner"):
+                yield str(member.get("id"))
+        cursor = str((page.get("response_metadata") or {}).get("next_cursor") or "")
+        if not cursor:
+            return
 
 
 @contextmanager

@@ -147,3 +147,14 @@ def reinstall_view(answer: str) -> View:
     Varulv must be reinstalled, and where (English, as it is given before any language is
     read: ``slackapp.authorize.reinstall_answer``)."""
     return View(type="home", blocks=[HeaderBlock(text="Varulv"), section(answer)])
+
+
+def reinstall_modal(answer: str, words: Words = ENGLISH) -> View:
+    """A modal submitted in a workspace whose token Slack will no longer refresh, turned into
+    ``answer`` (in the channel's words): Varulv must be reinstalled, and where."""
+    return View(
+        type="modal",
+        title="Varulv",
+        close=words._("Close"),
+        blocks=[section(answer)],
+    )

@@ -40,6 +40,7 @@ METHOD_TIERS = {
     "chat.update": 3,
     "chat.delete": 3,
     "users.info": 4,
+    "users.list": 2,
     "views.open": 4,
     "views.publish": 4,
 }

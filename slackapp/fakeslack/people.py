@@ -17,7 +17,7 @@ from slackapp.fakeslack import payloads
 from slackapp.fakeslack.client import AppClient, Delivery, SignedRequest
 from slackapp.fakeslack.grants import Grants
 from slackapp.fakeslack.models import JSON, Message, find_button
-from slackapp.fakeslack.webapi import ApiError, WebApi
+from slackapp.fakeslack.webapi import ApiError, WebApi, _view_param
 from slackapp.fakeslack.workspace import Workspace
 
 SLACKBOT = "USLACKBOT"
@@ -307,11 +307,16 @@ class People:
             )
 
     def _apply_response_action(self, user_id: str, response: requests.Response) -> None:
-        # The app answers a submission with errors (the modal stays) or with nothing (it closes).
+        # The app answers a submission with errors (the modal stays), with a view that takes
+        # the submitted one's place (update), or with nothing (it closes).
         if response.status_code != 200:
             return  # Slack keeps the modal open and shows an error.
         body = _ack_body(response) or {}
-        if body.get("response_action") != "errors":
+        if body.get("response_action") == "update":
+            (*_, top) = self.workspace.modals(user_id)
+            view = _view_param({"view": body.get("view")}, "modal")
+            self.workspace.store_view(self.api.stored_view(view, top["id"]))
+        elif body.get("response_action") != "errors":
             self.workspace.close_modal(user_id)
 
 

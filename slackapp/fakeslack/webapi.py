@@ -85,6 +85,7 @@ class WebApi:
             "views.publish": self.views_publish,
             "views.open": self.views_open,
             "users.info": self.users_info,
+            "users.list": self.users_list,
             "oauth.v2.access": self.oauth_v2_access,
         }
         self._own_token_check: set[str] = set(NO_TOKEN_METHODS)
@@ -162,7 +163,25 @@ class WebApi:
 
     def users_info(self, request: ApiRequest) -> JSON:
         """A minimal but realistic user object."""
-        user_id = _required(request.params, "user")
+        return {"user": self._user(_required(request.params, "user"))}
+
+    def users_list(self, request: ApiRequest) -> JSON:
+        """The workspace's members, the bot included, a page of ``limit`` (at most 1,000)
+        after ``cursor``; ``next_cursor`` is empty on the last page."""
+        try:
+            limit = min(int(request.params.get("limit") or 0) or 1000, 1000)
+            start = int(request.params.get("cursor") or 0)
+        except ValueError:
+            raise ApiError("invalid_cursor") from None
+        members = self.workspace.members()
+        page = members[start : start + limit]
+        more = start + limit < len(members)
+        return {
+            "members": [self._user(user_id) for user_id in page],
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
+    def _user(self, user_id: str) -> JSON:
         name = self.workspace.user_name(user_id)
         names = self.workspace.profile_names(user_id)
         if name is None or names is None:
@@ -209,7 +228,7 @@ class WebApi:
                 "is_primary_owner": flags["is_primary_owner"],
                 "teams": [me.team_id],
             }
-        return {"user": user}
+        return user
 
     def conversations_open(self, request: ApiRequest) -> JSON:
         """Open (or find) the bot's DM with one user."""

@@ -143,6 +143,11 @@ class Workspace:
         """The message as a reader sees it, mentions shown as names (see ``blocks.shown_text``)."""
         return block_kit.shown_text(message.blocks, message.text, self.shown_name)
 
+    def members(self) -> list[str]:
+        """Every member's id, the bot's included, in the order they joined."""
+        with self._lock:
+            return list(self._users)
+
     def user_name(self, user_id: str) -> str | None:
         """The member's handle, or None for someone not in the workspace."""
         with self._lock:

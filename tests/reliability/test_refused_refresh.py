@@ -126,3 +126,59 @@ def test_once_the_old_token_expired_nothing_is_sent_and_a_click_is_answered(
     command = answer_reinstall({"command": "/varulv"}, context, lambda: BoltResponse(status=200))
     assert command.status == 200 and "must be reinstalled" in str(command.body)
     assert len(refreshes(fake.calls)) == 1
+
+
+def test_every_admin_and_owner_finds_the_notice_on_the_home_tab(
+    fake: FakeSlack, db: Engine
+) -> None:
+    members = [f"U{number:04d}" for number in range(450)]  # three pages of users.list
+    for member in members:
+        fake.add_user(member)
+    admins = [members[3], members[250], members[449]]
+    for admin, role in zip(admins, ("admin", "owner", "primary_owner"), strict=True):
+        fake.set_role(admin, role)
+    one = refresher(fake, db)
+    one.store.save(installed_with_a_spent_refresh_token(fake, time.time() + 1800))
+    assert InstalledClients(one.store, fake.api_url, refresher=one)(WorkspaceId(TEAM)).auth_test()
+
+    def told(user: str) -> bool:
+        return INSTALL_URL in json.dumps(fake.home_view(user))
+
+    fake.wait_for(lambda: all(told(user) for user in ["UADMIN", *admins]), what="the admins")
+    assert not any(told(member) for member in members if member not in admins)
+    published = [call.params["user_id"] for call in fake.calls_to("views.publish")]
+    assert sorted(published) == sorted(["UADMIN", *admins]), "each once"
+    listed = fake.calls_to("users.list")
+    assert len(listed) == 3 and all(call.response["ok"] for call in listed)
+    assert len(refreshes(fake.calls)) == 1
+
+
+def test_a_closed_modal_and_a_click_nothing_can_answer_go_no_further(
+    fake: FakeSlack, db: Engine
+) -> None:
+    one = refresher(fake, db)
+    one.store.save(installed_with_a_spent_refresh_token(fake, time.time() - 1))
+    context = BoltContext()
+    from_store(one.store, one)(enterprise_id=None, team_id=TEAM, context=context)
+    went_on: list[bool] = []
+
+    def go_on() -> BoltResponse:
+        went_on.append(True)
+        return BoltResponse(status=200)
+
+    closed = {"type": "view_closed", "view": {"type": "modal", "private_metadata": "C0FIKA"}}
+    in_a_modal = {
+        "type": "block_actions",
+        "user": {"id": "UADMIN"},
+        "container": {"type": "view", "view_id": "V0001"},
+        "view": {"id": "V0001", "type": "modal"},
+        "actions": [{"action_id": "join"}],
+    }
+    for body in (closed, in_a_modal):
+        answered = answer_reinstall(body, context, go_on)
+        assert (answered.status, answered.body, went_on) == (200, "", [])
+    submitted = {"type": "view_submission", "view": {"type": "modal", "private_metadata": "C0FIKA"}}
+    answered = answer_reinstall(submitted, context, go_on)
+    update = json.loads(answered.body)
+    assert update["response_action"] == "update" and update["view"]["type"] == "modal"
+    assert INSTALL_URL in json.dumps(update["view"]) and went_on == []
