@@ -17,7 +17,7 @@ from slackapp.fakeslack import payloads
 from slackapp.fakeslack.client import AppClient, Delivery, SignedRequest
 from slackapp.fakeslack.grants import Grants
 from slackapp.fakeslack.models import JSON, Message, find_button
-from slackapp.fakeslack.webapi import ApiError, WebApi, _view_param
+from slackapp.fakeslack.webapi import ApiError, WebApi, view_param
 from slackapp.fakeslack.workspace import Workspace
 
 SLACKBOT = "USLACKBOT"
@@ -314,7 +314,7 @@ class People:
         body = _ack_body(response) or {}
         if body.get("response_action") == "update":
             (*_, top) = self.workspace.modals(user_id)
-            view = _view_param({"view": body.get("view")}, "modal")
+            view = view_param({"view": body.get("view")}, "modal")
             self.workspace.store_view(self.api.stored_view(view, top["id"]))
         elif body.get("response_action") != "errors":
             self.workspace.close_modal(user_id)

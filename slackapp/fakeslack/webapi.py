@@ -334,7 +334,7 @@ class WebApi:
         user_id = _required(request.params, "user_id")
         if self.workspace.user_name(user_id) is None:
             raise ApiError("user_not_found")
-        view = _view_param(request.params, "home")
+        view = view_param(request.params, "home")
         view_id = self.workspace.home_view_id(user_id)
         stored = self.stored_view(view, view_id or self.workspace.new_view_id())
         self.workspace.set_home(user_id, stored)
@@ -343,7 +343,7 @@ class WebApi:
     def views_open(self, request: ApiRequest) -> JSON:
         """Open a modal in reply to an interaction's trigger_id."""
         trigger_id = _required(request.params, "trigger_id")
-        view = _view_param(request.params, "modal")  # a refused view leaves the trigger unused
+        view = view_param(request.params, "modal")  # a refused view leaves the trigger unused
         try:
             user_id = self.grants.redeem_trigger(trigger_id)
         except ValueError as error:
@@ -518,7 +518,7 @@ def _json_param(params: JSON, name: str, error: str = "invalid_arguments") -> An
     return value
 
 
-def _view_param(params: JSON, expected_type: str) -> JSON:
+def view_param(params: JSON, expected_type: str) -> JSON:
     view = _json_param(params, "view", error="invalid_arguments")
     if not isinstance(view, dict) or view.get("type") != expected_type:
         raise ApiError(
