@@ -1,0 +1,77 @@
+"""The settings modal, its refusals and the channel's summary, compared with what they were
+for the same inputs (``settings_screens.json``, rendered before the settings were declared in
+one table): the generic rendering and parsing must not change a byte of any of them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slackapp.blocks.settings import settings_modal
+from slackapp.blocks.words import words
+from slackapp.db.channels import ChannelChoice
+from slackapp.game.lines import Language
+from slackapp.game.machine import LENGTH_BOUNDS
+from slackapp.game.seasons import SeasonLength
+from slackapp.listeners.views import read_choice
+
+SCREENS = json.loads((Path(__file__).parent / "settings_screens.json").read_text())
+
+
+def choice_of(case: dict[str, Any]) -> ChannelChoice:
+    return ChannelChoice(
+        case["night"],
+        case["day"],
+        case["vote"],
+        case["bots"],
+        SeasonLength(case["season"]),
+        Language(case["language"]),
+    )
+
+
+@pytest.mark.parametrize("shown", SCREENS["modals"], ids=lambda shown: shown["case"]["channel"])
+def test_the_modal_renders_as_before(shown: dict[str, Any]) -> None:
+    case = shown["case"]
+    lengths = {name: case[name.split("_")[0]] for name in LENGTH_BOUNDS}
+    view = settings_modal(
+        case["channel"],
+        lengths,
+        LENGTH_BOUNDS,
+        case["bots"],
+        case["season"],
+        case["openness"],
+        Language(case["language"]),
+    )
+    assert json.dumps(view.to_dict(), ensure_ascii=False) == json.dumps(
+        shown["view"], ensure_ascii=False
+    )
+
+
+@pytest.mark.parametrize("said", SCREENS["summaries"])
+def test_the_summary_reads_as_before(said: dict[str, Any]) -> None:
+    choice, spoken = choice_of(said["case"]), words(Language(said["words"]))
+    assert (choice.summary(spoken), choice.lengths(spoken)) == (said["summary"], said["lengths"])
+
+
+@pytest.mark.parametrize("submitted", SCREENS["submissions"])
+def test_a_submission_is_read_and_refused_as_before(submitted: dict[str, Any]) -> None:
+    blocks = [
+        {"block_id": "language", "element": {"initial_option": {"value": submitted["shown"]}}}
+    ]
+    state = {name: {name: value} for name, value in submitted["values"].items()}
+    choice, errors = read_choice({"blocks": blocks, "state": {"values": state}})
+    read = None
+    if choice is not None:
+        read = [
+            choice.night_seconds,
+            choice.day_seconds,
+            choice.vote_seconds,
+            choice.bots_allowed,
+            choice.season.value,
+            choice.language.value,
+        ]
+    assert read == submitted["choice"]
+    assert list(errors.items()) == list(submitted["errors"].items()), "the same words, in order"
