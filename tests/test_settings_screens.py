@@ -10,12 +10,11 @@ from typing import Any
 
 import pytest
 
-from slackapp.blocks.settings import settings_modal
+from slackapp.blocks.settings import lengths, settings_modal, summary
 from slackapp.blocks.words import words
-from slackapp.db.channels import ChannelChoice
 from slackapp.game.lines import Language
-from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.seasons import SeasonLength
+from slackapp.game.settings import ChannelChoice, offered
 from slackapp.listeners.views import read_choice
 
 SCREENS = json.loads((Path(__file__).parent / "settings_screens.json").read_text())
@@ -29,22 +28,15 @@ def choice_of(case: dict[str, Any]) -> ChannelChoice:
         case["bots"],
         SeasonLength(case["season"]),
         Language(case["language"]),
+        open_to_everyone=bool(case["openness"]),
     )
 
 
 @pytest.mark.parametrize("shown", SCREENS["modals"], ids=lambda shown: shown["case"]["channel"])
 def test_the_modal_renders_as_before(shown: dict[str, Any]) -> None:
     case = shown["case"]
-    lengths = {name: case[name.split("_")[0]] for name in LENGTH_BOUNDS}
-    view = settings_modal(
-        case["channel"],
-        lengths,
-        LENGTH_BOUNDS,
-        case["bots"],
-        case["season"],
-        case["openness"],
-        Language(case["language"]),
-    )
+    admin = case["openness"] is not None  # the openness was shown to admins only
+    view = settings_modal(case["channel"], choice_of(case), offered(admin))
     assert json.dumps(view.to_dict(), ensure_ascii=False) == json.dumps(
         shown["view"], ensure_ascii=False
     )
@@ -53,7 +45,7 @@ def test_the_modal_renders_as_before(shown: dict[str, Any]) -> None:
 @pytest.mark.parametrize("said", SCREENS["summaries"])
 def test_the_summary_reads_as_before(said: dict[str, Any]) -> None:
     choice, spoken = choice_of(said["case"]), words(Language(said["words"]))
-    assert (choice.summary(spoken), choice.lengths(spoken)) == (said["summary"], said["lengths"])
+    assert (summary(choice, spoken), lengths(choice, spoken)) == (said["summary"], said["lengths"])
 
 
 @pytest.mark.parametrize("submitted", SCREENS["submissions"])
