@@ -5,16 +5,28 @@ one table): the generic rendering and parsing must not change a byte of any of t
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from sqlalchemy import Table
 
-from slackapp.blocks.settings import lengths, settings_modal, summary
+from slackapp.blocks.settings import FIELDS, Pick, Seconds, Switch, lengths, settings_modal, summary
 from slackapp.blocks.words import words
+from slackapp.db.models import ChannelSettings
 from slackapp.game.lines import Language
+from slackapp.game.permissions import Change
 from slackapp.game.seasons import SeasonLength
-from slackapp.game.settings import ChannelChoice, offered
+from slackapp.game.settings import (
+    OPEN_TO_EVERYONE,
+    SETTINGS,
+    ChannelChoice,
+    Kind,
+    changes_asked,
+    default_choice,
+    offered,
+)
 from slackapp.listeners.views import read_choice
 
 SCREENS = json.loads((Path(__file__).parent / "settings_screens.json").read_text())
@@ -67,3 +79,22 @@ def test_a_submission_is_read_and_refused_as_before(submitted: dict[str, Any]) -
         ]
     assert read == submitted["choice"]
     assert list(errors.items()) == list(submitted["errors"].items()), "the same words, in order"
+
+
+def test_every_setting_has_its_column_its_field_and_an_allowed_default() -> None:
+    columns = cast(Table, ChannelSettings.__table__).columns
+    kinds = {Kind.SECONDS: Seconds, Kind.SWITCH: Switch, Kind.PICK: Pick}
+    for setting in SETTINGS:
+        assert setting.name in columns, f"channel_settings keeps {setting.name}"
+        assert isinstance(FIELDS[setting.name], kinds[setting.kind]), setting.name
+        assert setting.allows(setting.default), setting.name
+    assert list(FIELDS) == [setting.name for setting in SETTINGS]
+
+
+def test_a_setting_with_its_own_permission_is_asked_for_only_when_it_changes() -> None:
+    now = default_choice({})
+    assert changes_asked(replace(now, night_seconds=45, bots_allowed=False), now) == ()
+    assert changes_asked(replace(now, open_to_everyone=None), now) == (), "not offered"
+    assert changes_asked(replace(now, open_to_everyone=True), now) == (Change.OPENNESS,)
+    assert OPEN_TO_EVERYONE in offered(is_admin=True)
+    assert OPEN_TO_EVERYONE not in offered(is_admin=False)
