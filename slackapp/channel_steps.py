@@ -20,13 +20,13 @@ import slackapp.blocks.help as help_screen
 import slackapp.blocks.home as home_screen
 import slackapp.blocks.last as last_screen
 import slackapp.blocks.schedule as schedule_screen
+import slackapp.blocks.settings as settings_screen
 from slackapp.blocks.permissions import refused as refused_text
 from slackapp.blocks.render import labels
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.blocks.wrapup import season_name
 from slackapp.db import channels, erasure, games, history, scores, standing
-from slackapp.db.channels import ChannelChoice
 from slackapp.db.engine import transaction
 from slackapp.db.games import StoredGame
 from slackapp.db.models import Game, Seat
@@ -35,6 +35,7 @@ from slackapp.game import machine as m
 from slackapp.game.permissions import Change, Refusal
 from slackapp.game.schedule import Schedule, next_opening
 from slackapp.game.seasons import standings
+from slackapp.game.settings import ChannelChoice, changes_asked
 from slackapp.permits import AdminFlags, checked, refusal_under_lock
 from slackapp.shapes import slack_id
 from slackapp.steps import Permit, Steps, Workspace
@@ -158,31 +159,25 @@ def stop(
     return steps.stop(team_id, channel_id, user_id, retry=retry, checked=game_id, permit=permit)
 
 
-def open_to_everyone(steps: Steps, team_id: str, channel_id: str) -> bool:
-    with transaction(steps.sessions) as session:
-        return channels.open_to_everyone(session, team_id, channel_id)
-
-
 def settings_refusal(
     steps: Steps,
     client: WebClient,
     team_id: str,
     channel_id: str,
     user_id: str,
-    openness: bool | None,
+    choice: ChannelChoice,
     admin: AdminFlags | None = None,
 ) -> Refusal | None:
     """Whether the person may save the settings modal as submitted: the settings themselves,
-    and the channel's openness when the submission changes it."""
-    changes_openness = openness is not None and openness != open_to_everyone(
-        steps, team_id, channel_id
-    )
+    and each setting with a permission of its own (the channel's openness) that it changes."""
+    asked = changes_asked(choice, settings_now(steps, team_id, channel_id))
     admin = admin or AdminFlags(client, user_id)
-    if changes_openness:
+    if asked:
         admin()
     refused = refusal(steps, client, team_id, channel_id, user_id, Change.SETTINGS, admin)
-    if refused is None and changes_openness:
-        refused = refusal(steps, client, team_id, channel_id, user_id, Change.OPENNESS, admin)
+    for change in asked:
+        if refused is None:
+            refused = refusal(steps, client, team_id, channel_id, user_id, change, admin)
     return refused
 
 
@@ -193,27 +188,23 @@ def store_settings(
     channel_id: str,
     user_id: str,
     choice: ChannelChoice,
-    openness: bool | None = None,
 ) -> Refusal | None:
     """Store the channel's settings (and, from an admin's form, whether the channel is open to
     everyone), if the person may: decided under the channel's lock, in the transaction that
     stores them. The next game to open there uses them."""
     admin = AdminFlags(client, user_id)
-    refused = settings_refusal(steps, client, team_id, channel_id, user_id, openness, admin)
+    refused = settings_refusal(steps, client, team_id, channel_id, user_id, choice, admin)
     if refused is not None:
         return refused
     with transaction(steps.sessions) as session:
         refused = refusal_under_lock(session, team_id, channel_id, user_id, Change.SETTINGS, admin)
-        changes_openness = openness is not None and openness != channels.open_to_everyone(
-            session, team_id, channel_id
-        )
-        if refused is None and changes_openness:
-            refused = refusal_under_lock(
-                session, team_id, channel_id, user_id, Change.OPENNESS, admin
-            )
+        now = channels.choice_in(session, team_id, channel_id, steps.lengths)
+        for change in changes_asked(choice, now):
+            if refused is None:
+                refused = refusal_under_lock(session, team_id, channel_id, user_id, change, admin)
         if refused is not None:
             return refused
-        channels.write_choice(session, team_id, channel_id, user_id, choice, openness)
+        channels.write_choice(session, team_id, channel_id, user_id, choice)
     return None
 
 
@@ -232,7 +223,7 @@ def tell_settings(
         "<@{user}> changed the Varulv settings for this channel: {summary}. The next game uses "
         "them.",
         user=user_id,
-        summary=choice.summary(w),
+        summary=settings_screen.summary(choice, w),
     )
     tell_channel(steps, team_id, channel_id, user_id, told, enterprise_id)
 
@@ -376,7 +367,8 @@ def help_for(steps: Steps, team_id: str, channel_id: str) -> Screen:
     channel would be wrong wherever one set its own."""
     chosen = settings_now(steps, team_id, channel_id)
     spoken = words(chosen.language)
-    return help_screen.help_screen(chosen.lengths(spoken), spoken, steps.addresses.support_url)
+    lengths = settings_screen.lengths(chosen, spoken)
+    return help_screen.help_screen(lengths, spoken, steps.addresses.support_url)
 
 
 def score(steps: Steps, team_id: str, channel_id: str) -> Screen:

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from slackapp.game.machine import DAY_SECONDS_BOUNDS, NIGHT_SECONDS_BOUNDS, VOTE_SECONDS_BOUNDS
+from slackapp.game.settings import DAY, NIGHT, VOTE
 
 SLACK_DEFAULT_API_URL = "https://slack.com/api/"
 BOT_SCOPES = ("chat:write", "commands", "im:write", "users:read")
@@ -96,9 +96,9 @@ def prepared_statements_from_env() -> bool:
 def phase_lengths_from_env() -> tuple[int, int, int]:
     """The night, day and vote lengths of channels that chose none, in seconds."""
     return (
-        _seconds("VARULV_NIGHT_SECONDS", 120, NIGHT_SECONDS_BOUNDS),
-        _seconds("VARULV_DAY_SECONDS", 300, DAY_SECONDS_BOUNDS),
-        _seconds("VARULV_VOTE_SECONDS", 120, VOTE_SECONDS_BOUNDS),
+        _seconds("VARULV_NIGHT_SECONDS", NIGHT.default, NIGHT.bounds),
+        _seconds("VARULV_DAY_SECONDS", DAY.default, DAY.bounds),
+        _seconds("VARULV_VOTE_SECONDS", VOTE.default, VOTE.bounds),
     )
 
 

@@ -10,8 +10,8 @@ from slack_sdk.models.views import View
 
 from slackapp.blocks.schedule import schedule_modal
 from slackapp.blocks.settings import settings_modal
-from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.schedule import WORKDAYS, Schedule
+from slackapp.game.settings import LENGTHS, SETTINGS, default_choice
 
 EXAMPLE_CHANNEL = "C0EXAMPLE"
 
@@ -19,11 +19,9 @@ EXAMPLE_CHANNEL = "C0EXAMPLE"
 def every_modal() -> list[View]:
     """One of each modal, shown with all its fields (the schedule's removal only shows when
     the channel has a standing table, the settings' openness only to an admin)."""
-    lengths = {name: low for name, (low, _) in LENGTH_BOUNDS.items()}
+    lowest = default_choice({setting.name: setting.bounds[0] for setting in LENGTHS})
     standing = Schedule(frozenset(WORKDAYS), time(15, 0), "UTC", 10)
     return [
-        settings_modal(
-            EXAMPLE_CHANNEL, lengths, LENGTH_BOUNDS, bots_allowed=True, open_to_everyone=False
-        ),
+        settings_modal(EXAMPLE_CHANNEL, lowest, SETTINGS),
         schedule_modal(EXAMPLE_CHANNEL, standing, None, None, "UTC"),
     ]

@@ -30,9 +30,9 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 from slackapp.game.cards import MAX_SEATS
 from slackapp.game.lines import Language
-from slackapp.game.machine import LENGTH_BOUNDS, OPEN_PHASES, TIMED_PHASES, Phase
+from slackapp.game.machine import OPEN_PHASES, TIMED_PHASES, Phase
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS
-from slackapp.game.seasons import SeasonLength
+from slackapp.game.settings import LENGTHS, SETTINGS, Kind, Setting
 
 __all__ = ["OPEN_PHASES", "TIMED_PHASES", "Phase"]
 
@@ -333,17 +333,23 @@ def _between(column: str, bounds: tuple[int, int]) -> CheckConstraint:
     return CheckConstraint(f"{column} BETWEEN {low} AND {high}", name=f"{column}_in_bounds")
 
 
+def _known(setting: Setting[Any]) -> CheckConstraint:
+    return CheckConstraint(
+        f"{setting.name} IN ({_quoted(setting.choices)})", name=f"{setting.name}_known"
+    )
+
+
 class ChannelSettings(Base):
-    """A channel's choices for its next games (``/varulv settings``); no row means the defaults.
+    """A channel's choices for its next games (``/varulv settings``), a column for each of
+    ``slackapp.game.settings.SETTINGS``, by its name; no row means the defaults.
 
     A game copies them when its table opens, so a change never alters a game already running.
     """
 
     __tablename__ = "channel_settings"
     __table_args__ = (
-        *(_between(column, bounds) for column, bounds in LENGTH_BOUNDS.items()),
-        CheckConstraint(f"season IN ({_quoted(SeasonLength)})", name="season_known"),
-        CheckConstraint(f"language IN ({_quoted(Language)})", name="language_known"),
+        *(_between(setting.name, setting.bounds) for setting in LENGTHS),
+        *(_known(setting) for setting in SETTINGS if setting.kind is Kind.PICK),
     )
 
     team_id: Mapped[str] = mapped_column(String(32), primary_key=True)

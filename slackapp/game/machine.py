@@ -82,6 +82,7 @@ from slackapp.game.night import (
     resolve_night,
 )
 from slackapp.game.outcome import Outcome, ballot_score, play
+from slackapp.game.settings import DAY, LENGTHS, NIGHT, VOTE
 from slackapp.game.vote import IllegalBallot, check_ballot, heard_enough_needed, vote_opens_early
 
 # --- the state -------------------------------------------------------------------------------
@@ -124,15 +125,11 @@ class Lengths:
     vote_seconds: int
 
 
-NIGHT_SECONDS_BOUNDS = (30, 600)
-DAY_SECONDS_BOUNDS = (60, 1800)
-VOTE_SECONDS_BOUNDS = (30, 600)
-"""What a channel may choose (inclusive): long enough to act or talk, short enough for a break."""
-LENGTH_BOUNDS = {
-    "night_seconds": NIGHT_SECONDS_BOUNDS,
-    "day_seconds": DAY_SECONDS_BOUNDS,
-    "vote_seconds": VOTE_SECONDS_BOUNDS,
-}
+NIGHT_SECONDS_BOUNDS = NIGHT.bounds
+DAY_SECONDS_BOUNDS = DAY.bounds
+VOTE_SECONDS_BOUNDS = VOTE.bounds
+"""What a channel may choose (inclusive), declared with its settings."""
+LENGTH_BOUNDS = {setting.name: setting.bounds for setting in LENGTHS}
 """Each of a game's :class:`Lengths`, with its inclusive (lowest, highest) number of seconds."""
 
 

@@ -18,9 +18,9 @@ from slackapp import channel_steps
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import N_, Words, words
 from slackapp.config import COMMAND, COMMAND_WORDS
-from slackapp.game.machine import LENGTH_BOUNDS
 from slackapp.game.permissions import Change
 from slackapp.game.schedule import known_zones
+from slackapp.game.settings import offered
 from slackapp.inbox import Inbox
 from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
 from slackapp.logs import log_context
@@ -132,21 +132,7 @@ def _open_settings(
     if refused is not None:
         send(respond, Reply(permissions_screen.refused(refused, spoken)))
         return
-    openness = channel_steps.open_to_everyone(steps, team, channel) if admin else None
-    lengths = {
-        "night_seconds": choice.night_seconds,
-        "day_seconds": choice.day_seconds,
-        "vote_seconds": choice.vote_seconds,
-    }
-    view = settings_screen.settings_modal(
-        channel,
-        lengths,
-        LENGTH_BOUNDS,
-        choice.bots_allowed,
-        choice.season.value,
-        openness,
-        choice.language,
-    )
+    view = settings_screen.settings_modal(channel, choice, offered(admin))
     trigger = command.get("trigger_id")
     if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one
         send(respond, Reply(spoken._(NO_TRIGGER, command="/varulv settings")))

@@ -15,10 +15,10 @@ import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp import channel_steps
 from slackapp.blocks.words import ENGLISH, N_, Words, words
-from slackapp.db.channels import ChannelChoice, out_of_bounds
 from slackapp.game.lines import Language
+from slackapp.game.permissions import Change
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones
-from slackapp.game.seasons import DEFAULT_SEASON, SeasonLength
+from slackapp.game.settings import LENGTHS, SETTINGS, ChannelChoice, choice_of
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
 from slackapp.shapes import slack_id
@@ -42,51 +42,37 @@ def modal_words(view: dict[str, Any]) -> Words:
 
 
 def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, str]]:
-    """The settings entered in the modal, or what to say next to each field that is wrong."""
+    """The settings entered in the modal, or what to say next to each field that is wrong:
+    every length typed, checked at once; then the first choice that is not one of its
+    setting's (only a form Varulv did not draw has one). A setting with a permission of its
+    own that the modal did not offer is None."""
     w = modal_words(view)
     values = (view.get("state") or {}).get("values") or {}
-    lengths: dict[str, int] = {}
+    read: dict[str, Any] = {}
     errors: dict[str, str] = {}
-    for name in settings_screen.LENGTH_LABELS:
-        raw = ((values.get(name) or {}).get(name) or {}).get("value")
+    for setting in LENGTHS:
         try:
-            lengths[name] = int(str(raw).strip())
+            read[setting.name] = int(str(_value(values, setting.name).get("value")).strip())
         except ValueError:
-            errors[name] = w._("Type a whole number of seconds.")
-    errors.update(out_of_bounds(lengths, w))
+            errors[setting.name] = w._(settings_screen.NOT_WHOLE)
+    for setting in LENGTHS:
+        if setting.name in read and not setting.allows(read[setting.name]):
+            errors[setting.name] = settings_screen.out_of_bounds(setting, w)
     if errors:
         return None, errors
-    picked = (values.get(settings_screen.BOTS_BLOCK) or {}).get(settings_screen.BOTS_ACTION) or {}
-    bots = any(
-        option.get("value") == settings_screen.BOTS_OFFERED
-        for option in picked.get("selected_options") or []
-    )
-    season = (values.get(settings_screen.SEASON) or {}).get(settings_screen.SEASON) or {}
-    length = str((season.get("selected_option") or {}).get("value") or DEFAULT_SEASON.value)
-    if length not in settings_screen.SEASON_LABELS:
-        return None, {settings_screen.SEASON: w._("Pick a month or a quarter.")}
-    spoken = (values.get(settings_screen.LANGUAGE) or {}).get(settings_screen.LANGUAGE) or {}
-    language = str((spoken.get("selected_option") or {}).get("value") or Language.ENGLISH.value)
-    if language not in {each.value for each in Language}:
-        return None, {settings_screen.LANGUAGE: w._("Pick English or Svenska.")}
-    choice = ChannelChoice(
-        lengths["night_seconds"],
-        lengths["day_seconds"],
-        lengths["vote_seconds"],
-        bots_allowed=bots,
-        season=SeasonLength(length),
-        language=Language(language),
-    )
-    return choice, {}
-
-
-def read_openness(view: dict[str, Any]) -> bool | None:
-    """The admins' choice to open the channel's table to everyone; None when the modal did not
-    offer it."""
-    values = (view.get("state") or {}).get("values") or {}
-    if settings_screen.OPEN_BLOCK not in values:
-        return None
-    return settings_screen.OPEN_BLOCK in _picked(values, settings_screen.OPEN_BLOCK)
+    for setting in SETTINGS:
+        field = settings_screen.FIELDS[setting.name]
+        if isinstance(field, settings_screen.Switch):
+            offered = setting.change is Change.SETTINGS or setting.name in values
+            ticked = field.value in _picked(values, setting.name)
+            read[setting.name] = ticked if offered else None
+        elif isinstance(field, settings_screen.Pick):
+            chosen = _value(values, setting.name).get("selected_option") or {}
+            picked = setting.picked(str(chosen.get("value") or setting.default))
+            if picked is None:
+                return None, {setting.name: w._(field.wrong)}
+            read[setting.name] = picked
+    return choice_of(read), {}
 
 
 def register(app: App, steps: Steps) -> None:
@@ -100,7 +86,7 @@ def register(app: App, steps: Steps) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
         team, user = str(context.team_id or ""), str(body["user"]["id"])
         channel = slack_id(view.get("private_metadata"))
-        first = next(iter(settings_screen.LENGTH_LABELS))
+        first = SETTINGS[0].name
         choice, errors = read_choice(view)
         if choice is None:
             ack(response_action="errors", errors=errors)
@@ -109,12 +95,9 @@ def register(app: App, steps: Steps) -> None:
             no_channel = modal_words(view)._(NO_CHANNEL, command="/varulv settings")
             ack(response_action="errors", errors={first: no_channel})
             return
-        openness = read_openness(view)
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
-                refused = channel_steps.store_settings(
-                    steps, client, team, channel, user, choice, openness
-                )
+                refused = channel_steps.store_settings(steps, client, team, channel, user, choice)
                 if refused is not None:
                     ack(
                         response_action="errors",
@@ -140,9 +123,7 @@ def register(app: App, steps: Steps) -> None:
         user = _user_of(body)
         if choice is None or not channel or not user:
             return
-        refused = channel_steps.settings_refusal(
-            steps, client, team, channel, user, read_openness(view)
-        )
+        refused = channel_steps.settings_refusal(steps, client, team, channel, user, choice)
         if refused is not None:
             return  # refused: nothing changed
         with log_context(team_id=team, channel_id=channel):
