@@ -16,12 +16,12 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from slackapp.blocks.kit import Json, context, section
 from slackapp.blocks.permissions import (
     OPEN_TO_EVERYONE,
     OPEN_TO_EVERYONE_DETAIL,
     OPEN_TO_EVERYONE_HINT,
 )
-from slackapp.blocks.screen import context, section
 from slackapp.blocks.words import LANGUAGE_NAMES, N_, Words, words
 from slackapp.game.lines import Language
 
@@ -63,7 +63,7 @@ def settings_modal(
     Slack signs back to us. ``open_to_everyone``: the channel's openness, for an admin to
     change (None: not offered)."""
     w = words(language)
-    blocks: list[Block] = [
+    blocks: list[Block | Json] = [
         section(
             w._(
                 "For the next games in <#{channel}>. A game that is already running keeps the "
