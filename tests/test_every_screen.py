@@ -141,7 +141,7 @@ def test_a_button_is_cut_to_slacks_limits() -> None:
     assert len(long["text"]["text"]) == kit.BUTTON_TEXT_LIMIT == ButtonElement.text_max_length
     assert len(long["accessibility_label"]) == kit.BUTTON_LABEL_LIMIT
     assert long["text"]["text"].endswith("…")
-    assert kit.SECTION_TEXT_LIMIT == SectionBlock.text_max_length
+    assert SectionBlock.text_max_length == kit.SECTION_TEXT_LIMIT
     slack_sdk_agrees([kit.actions([long])])
 
 
