@@ -244,7 +244,7 @@ def said(line: Line, words: Words = ENGLISH) -> str:
                 "messages from Varulv. The game goes on.",
                 who=mention(line.seat, w),
             )
-        case _:
+        case _:  # mypy: what is left must be a TemplatedMessage
             return w._(TEMPLATES[message]).format_map(_LineValues(line, w))
 
 
