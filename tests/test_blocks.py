@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
+from slack_sdk.models.blocks import Block
 
 from slackapp.blocks import ids
 from slackapp.blocks.ballot import HOW_THE_VOTE_COUNTS, ballot_board, ballot_closed, personal_ballot
@@ -71,11 +72,19 @@ def by_key(seats: Sequence[SeatLabel]) -> dict[str, SeatLabel]:
     return {seat.key: seat for seat in seats}
 
 
+def slack_sdk_agrees(blocks: list[Json]) -> None:
+    """slack_sdk's models read the blocks back to the very same JSON, and find every text,
+    button and value within Slack's limits (``to_dict`` validates)."""
+    parsed = Block.parse_all(blocks)
+    assert [block.to_dict() for block in parsed] == blocks
+
+
 def serialised(screen: Screen) -> list[Json]:
-    """The blocks as sent: validated by slack_sdk, and plain JSON."""
+    """The blocks as sent: plain JSON, validated by slack_sdk."""
     blocks = screen.as_dicts()
     json.dumps(blocks)
     assert len(blocks) <= 50
+    slack_sdk_agrees(blocks)
     return blocks
 
 
@@ -198,7 +207,8 @@ def test_slack_time_refuses_a_naive_datetime() -> None:
 
 def test_sections_split_long_text_under_the_limit() -> None:
     lines = [f"line {i} " + "x" * 290 for i in range(30)]
-    blocks = [block.to_dict() for block in sections(lines)]
+    blocks = sections(lines)
+    slack_sdk_agrees(blocks)
     assert len(blocks) > 1
     assert all(len(block["text"]["text"]) <= 3000 for block in blocks)
     assert "\n".join(block["text"]["text"] for block in blocks) == "\n".join(lines)

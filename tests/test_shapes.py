@@ -27,7 +27,8 @@ def resolved(node: ast.expr | None, module: object) -> object:
 
 
 def modals_built_in_the_source() -> dict[str, str]:
-    """Each ``View(type="modal", callback_id=NAME)`` in the app: its callback_id → where."""
+    """Each ``View(type="modal", callback_id=NAME, submit=...)`` in the app: its callback_id →
+    where. A modal without a submit button (a notice) sends nothing back to check."""
     found: dict[str, str] = {}
     for path in sorted(PACKAGE.rglob("*.py")):
         module = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts)
@@ -37,6 +38,8 @@ def modals_built_in_the_source() -> dict[str, str]:
             keywords = {k.arg: k.value for k in node.keywords}
             kind = keywords.get("type")
             if not (isinstance(kind, ast.Constant) and kind.value == "modal"):
+                continue
+            if "submit" not in keywords:
                 continue
             named = keywords.get("callback_id")
             callback_id = str(resolved(named, importlib.import_module(module)))

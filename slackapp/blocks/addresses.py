@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from slack_sdk.models.blocks import Block
-
-from slackapp.blocks.screen import context
+from slackapp.blocks.kit import Json, context
 from slackapp.blocks.words import ENGLISH, Words
 
 
@@ -22,7 +20,7 @@ class Addresses:
 NO_ADDRESSES = Addresses()
 
 
-def support_context(support_url: str | None, words: Words = ENGLISH) -> list[Block]:
+def support_context(support_url: str | None, words: Words = ENGLISH) -> list[Json]:
     """The line that links the support contact (none when the deployment set none)."""
     if not support_url:
         return []

@@ -10,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, HeaderBlock
-
 from slackapp.blocks import ids
+from slackapp.blocks.kit import Json, actions, button, context, header, section
 from slackapp.blocks.labels import SeatLabel
-from slackapp.blocks.screen import Screen, button, context, deck_context, section, slack_time
+from slackapp.blocks.screen import Screen, deck_context, slack_time
 from slackapp.blocks.words import ENGLISH, N_, Words
 
 HOW_THE_VOTE_COUNTS = N_(
@@ -44,15 +43,15 @@ def ballot_board(
         style="primary",
         label=w._("Vote: open your own sealed ballot, seen only by you"),
     )
-    blocks: list[Block] = [
-        HeaderBlock(text=w._("Vote")),
+    blocks: list[Json] = [
+        header(w._("Vote")),
         section(
             w._(
                 "One sealed ballot each, for another player or for Nobody. Press *Vote* for "
                 "yours: only you see it, and you may change it until the vote closes."
             )
         ),
-        ActionsBlock(elements=[vote]),
+        actions([vote]),
         context(w._(HOW_THE_VOTE_COUNTS)),
         context(w._(ONE_VOTE_CAN_BE_ENOUGH)),
         context(
@@ -81,7 +80,7 @@ def personal_ballot(
     their ballot names (None with ``voted`` for Nobody); ``said`` answers their last click."""
     w = words
 
-    def choice(text: str, named: str, index: int, target: str, picked: bool) -> ButtonElement:
+    def choice(text: str, named: str, index: int, target: str, picked: bool) -> Json:
         return button(
             text,
             ids.indexed(ids.VOTE, index),
@@ -111,12 +110,12 @@ def personal_ballot(
     else:
         named = w._("Nobody") if chosen is None else chosen.mention
         now = w._("You voted for {name}. Pick again to change it.", name=named)
-    blocks: list[Block] = []
+    blocks: list[Json] = []
     if said:
         blocks.append(section(said))
     blocks += [
         section(w._("*Your sealed ballot*, seen only by you. {now}", now=now)),
-        ActionsBlock(elements=buttons),
+        actions(buttons),
         context(w._(ONE_VOTE_CAN_BE_ENOUGH)),
         context(
             w._(

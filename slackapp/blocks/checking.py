@@ -3,9 +3,7 @@ night board, where the referee that checks it comes from, and the fingerprint's 
 
 from __future__ import annotations
 
-from slack_sdk.models.blocks import Block
-
-from slackapp.blocks.screen import context
+from slackapp.blocks.kit import Json, context
 from slackapp.blocks.words import ENGLISH, Words
 from slackapp.referee_file import REFEREE_FILE, REFEREE_PATH
 
@@ -45,7 +43,7 @@ def fingerprint_recipe(words: Words = ENGLISH) -> str:
     )
 
 
-def fingerprint_context(fingerprint: str, words: Words = ENGLISH) -> list[Block]:
+def fingerprint_context(fingerprint: str, words: Words = ENGLISH) -> list[Json]:
     """The fingerprint's line on a night board (none when there is no fingerprint)."""
     if not fingerprint:
         return []

@@ -5,19 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from slack_sdk.models.blocks import ActionsBlock, Block, HeaderBlock
-
 from slackapp.blocks import ids
+from slackapp.blocks.kit import Json, actions, button, context, header, section
 from slackapp.blocks.labels import SeatLabel
-from slackapp.blocks.screen import (
-    Screen,
-    and_list,
-    button,
-    context,
-    deck_context,
-    section,
-    slack_time,
-)
+from slackapp.blocks.screen import Screen, and_list, deck_context, slack_time
 from slackapp.blocks.words import ENGLISH, Words
 
 
@@ -37,7 +28,7 @@ def day_board(
     ``first_speaker`` is the person named to open the talk, ``claims_order`` every person in
     the order they claim, ``silent`` the bots, who claim nothing."""
     w = words
-    blocks: list[Block] = [HeaderBlock(text=w._("Day: talk it out, out loud"))]
+    blocks: list[Json] = [header(w._("Day: talk it out, out loud"))]
     if first_speaker is not None:
         order = claims_order or [first_speaker]
         blocks.append(
@@ -73,8 +64,8 @@ def day_board(
                 how_many=_how_many(needed, people, w),
             )
         ),
-        ActionsBlock(
-            elements=[
+        actions(
+            [
                 button(
                     w._("Heard enough"),
                     ids.HEARD_ENOUGH,
@@ -126,5 +117,5 @@ def _heard(heard: int, needed: int, people: int, w: Words) -> str:
 def day_over(reason: str, seat_count: int = 0, words: Words = ENGLISH) -> Screen:
     """The day board once the vote has opened; ``reason`` says why (time, or enough heard)."""
     over = words._("The day is over.")
-    blocks: list[Block] = [section(f"*{over}* {reason}"), *deck_context(seat_count, words)]
+    blocks: list[Json] = [section(f"*{over}* {reason}"), *deck_context(seat_count, words)]
     return Screen(text=f"{over} {reason}", blocks=blocks)

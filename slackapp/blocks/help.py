@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from slack_sdk.models.blocks import Block, DividerBlock, HeaderBlock
-
 from slackapp.blocks.addresses import support_context
 from slackapp.blocks.ballot import HOW_THE_VOTE_COUNTS
-from slackapp.blocks.screen import Screen, context, section, sections
+from slackapp.blocks.kit import Json, context, divider, header, section
+from slackapp.blocks.screen import Screen, sections
 from slackapp.blocks.sides import minion_without_werewolves_rule, team_name
 from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.config import COMMAND, COMMAND_WORDS
@@ -121,15 +120,15 @@ def help_screen(
 ) -> Screen:
     w = words
     title = w._("How to play Varulv")
-    blocks: list[Block] = [
-        HeaderBlock(text=title),
+    blocks: list[Json] = [
+        header(title),
         section(game_in_brief(lengths, w)),
         section(w._(DAWN_CARD)),
         section(w._(HARD_FOR)),
         section(the_vote(w)),
-        DividerBlock(),
+        divider(),
         *sections([w._("*The cards*"), *card_lines(w)]),
-        DividerBlock(),
+        divider(),
         section("\n".join([w._("*Commands*"), *commands(w)])),
         *support_context(support_url, w),
     ]
@@ -145,7 +144,7 @@ def leaderboard(
     """The channel's board: this season's (its name and standings), then all time."""
     w = words
     title = w._("The Varulv leaderboard")
-    blocks: list[Block] = [HeaderBlock(text=w._("Varulv leaderboard"))]
+    blocks: list[Json] = [header(w._("Varulv leaderboard"))]
     if not rows:
         blocks.append(
             section(

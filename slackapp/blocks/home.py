@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from slack_sdk.models.blocks import ActionsBlock, Block, DividerBlock, HeaderBlock
 from slack_sdk.models.views import View
 
 from slackapp.blocks import ids
 from slackapp.blocks.addresses import support_context
 from slackapp.blocks.help import DAWN_CARD, HARD_FOR, ScoreRow, card_lines, ranking
-from slackapp.blocks.screen import button, context, section, sections
+from slackapp.blocks.kit import Json, actions, button, context, divider, header, section
+from slackapp.blocks.screen import sections
 from slackapp.blocks.words import ENGLISH, Words
 from slackapp.game.seasons import Standing
 from slackapp.game.vote import WEREWOLF_BALLOT_POINTS, WIN_POINTS
@@ -79,11 +79,11 @@ def home_view(
         your_record = w._(
             "*Your record*\nNo games yet. Type `/varulv` in a channel to set a table."
         )
-    blocks: list[Block] = [
-        HeaderBlock(text="Varulv"),
+    blocks: list[Json] = [
+        header("Varulv"),
         section(w._("One night of werewolf for a fika break: one night, one day, one vote.")),
         section(your_record),
-        DividerBlock(),
+        divider(),
         section("\n".join([w._("*How a game goes*"), *how_a_game_goes(w)])),
         context(
             w._(
@@ -93,12 +93,12 @@ def home_view(
         ),
         section(w._(HARD_FOR)),
         section(w._(DAWN_CARD)),
-        DividerBlock(),
+        divider(),
         *sections([w._("*The cards*"), *card_lines(w)]),
         *support_context(support_url, w),
     ]
     if boards:
-        blocks += [DividerBlock(), HeaderBlock(text=w._("Leaderboards"))]
+        blocks += [divider(), header(w._("Leaderboards"))]
     for channel_id, rows in boards[:HOME_BOARDS]:
         # This season first, then all time: the order `/varulv score` shows them in.
         season = (seasons or {}).get(channel_id)
@@ -118,7 +118,7 @@ def home_view(
     return View(type="home", blocks=blocks)
 
 
-def _season_blocks(user_id: str, channel_id: str, season: ChannelSeason, w: Words) -> list[Block]:
+def _season_blocks(user_id: str, channel_id: str, season: ChannelSeason, w: Words) -> list[Json]:
     """The viewer's place this season, and their *I usually play* toggle for the channel."""
     mine = next((row for row in season.standings if row.key == user_id), None)
     if mine:
@@ -138,7 +138,7 @@ def _season_blocks(user_id: str, channel_id: str, season: ChannelSeason, w: Word
     this_season = w._("This season ({name}): you, {where}.", name=season.name, where=where)
     return [
         section(f"*<#{channel_id}>*\n{this_season}"),
-        ActionsBlock(elements=[toggle]),
+        actions([toggle]),
     ]
 
 
@@ -146,7 +146,7 @@ def reinstall_view(answer: str) -> View:
     """The Home tab in a workspace whose token Slack will no longer refresh: ``answer`` says
     Varulv must be reinstalled, and where (English, as it is given before any language is
     read: ``slackapp.authorize.reinstall_answer``)."""
-    return View(type="home", blocks=[HeaderBlock(text="Varulv"), section(answer)])
+    return View(type="home", blocks=[header("Varulv"), section(answer)])
 
 
 def reinstall_modal(answer: str, words: Words = ENGLISH) -> View:

@@ -6,13 +6,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from slack_sdk.models.blocks import ActionsBlock
-
 from slackapp.blocks import ids
 from slackapp.blocks.checking import fingerprint_recipe, get_the_referee
+from slackapp.blocks.kit import actions, button, context
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.reveal import reveal
-from slackapp.blocks.screen import Screen, button, context
+from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.outcome import Outcome
 
@@ -31,8 +30,8 @@ def last_reveal(
     value = ids.ButtonValue(game_id).pack()
     blocks = [
         *shown.blocks,
-        ActionsBlock(
-            elements=[
+        actions(
+            [
                 button(
                     w._("The whole game, for the referee"),
                     ids.GAME_JSON,

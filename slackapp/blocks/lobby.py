@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from slack_sdk.models.blocks import ActionsBlock, Block, HeaderBlock
-
 from slackapp.blocks import ids
+from slackapp.blocks.kit import Json, actions, button, context, header, section
 from slackapp.blocks.labels import SeatLabel
-from slackapp.blocks.screen import Screen, button, context, section
+from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_PEOPLE, MIN_SEATS
 
@@ -43,8 +42,8 @@ def lobby(
             label=w._("I usually play: mention me when this channel's standing table opens"),
         ),
     ]
-    blocks: list[Block] = [
-        HeaderBlock(text=w._(LOBBY_HEADER)),
+    blocks: list[Json] = [
+        header(w._(LOBBY_HEADER)),
         section(
             w._(
                 "{who} for one night of werewolf. {low} to {high} seats, at least {people} people.",
@@ -55,7 +54,7 @@ def lobby(
             )
         ),
         section(_seated(seats, w)),
-        ActionsBlock(elements=buttons),
+        actions(buttons),
         context(_readiness(seats, bots_allowed, min_seats, max_seats, bot_table, w)),
     ]
     return Screen(
@@ -81,13 +80,13 @@ def cancel_question(game_id: int, words: Words = ENGLISH) -> Screen:
     question = words._(CANCEL_QUESTION)
     return Screen(
         text=question,
-        blocks=[section(question), ActionsBlock(elements=[yes])],
+        blocks=[section(question), actions([yes])],
     )
 
 
 def lobby_closed(text: str, words: Words = ENGLISH) -> Screen:
     """The lobby once it is cancelled or the game has moved on: no buttons left."""
-    return Screen(text=text, blocks=[HeaderBlock(text=words._(CLOSED_HEADER)), section(text)])
+    return Screen(text=text, blocks=[header(words._(CLOSED_HEADER)), section(text)])
 
 
 def _who_sets(host_user_id: str, seats: Sequence[SeatLabel], w: Words) -> str:

@@ -9,22 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
-from slack_sdk.models.blocks import ActionsBlock, Block, ButtonElement, HeaderBlock
-
 from slackapp.blocks import ids
 from slackapp.blocks.checking import fingerprint_context
+from slackapp.blocks.kit import Json, actions, button, context, header, section
 from slackapp.blocks.labels import SeatLabel
-from slackapp.blocks.screen import (
-    Screen,
-    and_list,
-    button,
-    context,
-    deck_context,
-    seat_name,
-    seat_names,
-    section,
-    slack_time,
-)
+from slackapp.blocks.screen import Screen, and_list, deck_context, seat_name, seat_names, slack_time
 from slackapp.blocks.sides import day_goal
 from slackapp.blocks.words import ENGLISH, Words
 from slackapp.game.cards import Card
@@ -48,8 +37,8 @@ def night_board(
     words: Words = ENGLISH,
 ) -> Screen:
     w = words
-    blocks: list[Block] = [
-        HeaderBlock(text=w._("Night falls")),
+    blocks: list[Json] = [
+        header(w._("Night falls")),
         section(w._("At the table: {seats}.", seats=and_list([s.mention for s in seats], w))),
         section(w._("Check your DM from Varulv for your card, then confirm the night there.")),
         context(
@@ -74,8 +63,8 @@ def night_over(seats: Sequence[SeatLabel], fingerprint: str = "", words: Words =
     deal's fingerprint, kept for the whole game."""
     w = words
     everyone = and_list([seat.mention for seat in seats], w)
-    blocks: list[Block] = [
-        HeaderBlock(text=w._("Dawn breaks")),
+    blocks: list[Json] = [
+        header(w._("Dawn breaks")),
         section(w._("The night is over. Wake up, {seats}!", seats=everyone)),
         *fingerprint_context(fingerprint, w),
         *deck_context(len(seats), w),
@@ -107,7 +96,7 @@ def night_dm(
     """
     w = words
     # A header of its own: a new game's card never reads as a follow-up to the last game's DM.
-    blocks: list[Block] = [HeaderBlock(text=w._("Night falls"))]
+    blocks: list[Json] = [header(w._("Night falls"))]
     yours = w._("Your card: *{card}*", card=card)
     if goal is None:
         side = dealt_goal or day_goal(card, w)
@@ -126,7 +115,7 @@ def night_dm(
         prompt, buttons = _choices(game_id, kind, targets, pending_first, w)
         if prompt:
             blocks.append(section(prompt))
-        blocks.append(ActionsBlock(elements=buttons))
+        blocks.append(actions(buttons))
     blocks.append(context(w._("Table in <#{channel}>", channel=channel_id)))
     blocks += deck_context(len({me.key, *(seat.key for seat in others)}), w)
     return Screen(text=w._("Varulv: your card for tonight is here."), blocks=blocks)
@@ -138,7 +127,7 @@ def _choices(
     others: Sequence[SeatLabel],
     pending_first: SeatLabel | None,
     w: Words,
-) -> tuple[str | None, list[ButtonElement]]:
+) -> tuple[str | None, list[Json]]:
     """The prompt and the buttons for one kind of night choice."""
 
     def value(target: str | None = None) -> str:
@@ -146,7 +135,7 @@ def _choices(
 
     def per_seat(
         prefix: str, seats: Sequence[SeatLabel], label: Callable[[str], str]
-    ) -> list[ButtonElement]:
+    ) -> list[Json]:
         """One button per seat; ``label(name)`` says what pressing it does to that seat."""
         return [
             button(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import assert_never
 
 import slackapp.blocks.ballot as ballot_screen
 import slackapp.blocks.day as day_screen
@@ -78,7 +79,8 @@ def render(view: m.View, words: Words = ENGLISH) -> Screen:
             return night_dm(view, w)
         case m.GameOverDmView(channel, dealt, dawn, points, won, ballot):
             return reveal_screen.dm_game_over(channel, dealt, dawn, points, won, ballot, words=w)
-    raise TypeError(f"not a view: {view!r}")
+        case _:  # a view with no screen fails mypy here
+            assert_never(view)
 
 
 def personal_ballot(view: m.PersonalBallotView, said: str | None = None) -> Screen:

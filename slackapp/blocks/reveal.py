@@ -10,19 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from functools import partial
 
-from slack_sdk.models.blocks import ActionsBlock, Block, DividerBlock, HeaderBlock
-
 from slackapp.blocks import ids
+from slackapp.blocks.kit import Json, actions, button, context, divider, header, section
 from slackapp.blocks.labels import SeatLabel
-from slackapp.blocks.screen import (
-    Screen,
-    and_list,
-    button,
-    context,
-    seat_name,
-    section,
-    sections,
-)
+from slackapp.blocks.screen import Screen, and_list, seat_name, sections
 from slackapp.blocks.sides import team_name
 from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.cards import Card, Team
@@ -78,17 +69,17 @@ def reveal(
         [w._("*The result*"), *_result(outcome, name, w)],
         [w._("*Points*"), *_points(outcome, name, w)],
     ]
-    blocks: list[Block] = [HeaderBlock(text=w._(REVEAL_HEADER))]
+    blocks: list[Json] = [header(w._(REVEAL_HEADER))]
     for number, lines in enumerate(parts):
         if number:
-            blocks.append(DividerBlock())
+            blocks.append(divider())
         blocks += sections(lines)
     if channel_points_note:
         blocks.append(context(channel_points_note))
     if game_id is not None:
         again = button(w._("Play again"), ids.PLAY_AGAIN, ids.ButtonValue(game_id).pack())
         blocks += [
-            ActionsBlock(elements=[again]),
+            actions([again]),
             context(
                 w._("Opens the next table here with the same people seated; each can *Leave*.")
             ),
@@ -127,7 +118,7 @@ def dm_game_over(
             result=_won(won, w),
             why=_your_ballot_reason(ballot, w),
         )
-    blocks: list[Block] = [section(f"{verdict} {held} {scored}")]
+    blocks: list[Json] = [section(f"{verdict} {held} {scored}")]
     blocks.append(context(w._("The whole story is in <#{channel}>.", channel=channel_id)))
     return Screen(
         text=w._("The Varulv game in <#{channel}> is over.", channel=channel_id), blocks=blocks

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from slackapp.blocks.words import ENGLISH, Words
+from collections.abc import Mapping
+from typing import Final, Literal, TypeAlias
+
+from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.cards import MAX_SEATS, MIN_SEATS
 from slackapp.game.effects import SeatName
 from slackapp.game.lines import Line, Message
@@ -58,198 +61,182 @@ def _broken_rule(rule: NightRule | None, w: Words) -> str:
     return w._("That is not a move your card can make.")
 
 
+TemplatedMessage: TypeAlias = Literal[
+    Message.NOT_SEATED_TO_LEAVE,
+    Message.ALREADY_SEATED,
+    Message.TABLE_FULL,
+    Message.BOTS_OFF,
+    Message.BOTS_FILL_UP_TO,
+    Message.NEEDS_PEOPLE,
+    Message.SOMEONE_SAT_DOWN,
+    Message.CANNOT_MESSAGE,
+    Message.GAME_GONE,
+    Message.GAME_OVER,
+    Message.GAME_STARTED,
+    Message.NOT_REVEALED,
+    Message.SEATED_IN_LOBBY,
+    Message.NOBODY_STARTED,
+    Message.EVERYONE_LEFT,
+    Message.CANCELLED_BY,
+    Message.NIGHT_IS_OVER,
+    Message.NIGHT_NOT_SEATED,
+    Message.ALREADY_CONFIRMED,
+    Message.DAY_NOT_BEGUN,
+    Message.DAY_IS_OVER,
+    Message.DAY_OVER_VOTE_OPEN,
+    Message.NOT_YOUR_DAY,
+    Message.HEARD_ENOUGH_NOTED,
+    Message.HEARD_ENOUGH_TAKEN_BACK,
+    Message.TIME_IS_UP,
+    Message.VOTE_NOT_YET_OPEN,
+    Message.VOTE_IS_CLOSED,
+    Message.NO_BALLOT,
+    Message.NO_SELF_VOTE,
+    Message.BALLOT_NAMES_NOBODY_SEATED,
+    Message.BALLOT_STAYS,
+    Message.BALLOT_CAST,
+    Message.BALLOT_CAST_LAST,
+    Message.NO_GAME_RUNNING,
+    Message.ANOTHER_GAME_NOW,
+    Message.STOPPED_BY,
+    Message.YOU_STOPPED,
+    Message.DEAL_SEALED,
+    Message.NIGHT_SEALED,
+    Message.CHANNEL_LOST_ENDED,
+    Message.ANOTHER_WORKSPACE,
+    Message.OPENED_MEANWHILE,
+]
+"""The messages said by one sentence each, its placeholders filled from the line
+(:class:`_LineValues`); the others are worked out by :func:`said`."""
+
+TEMPLATES: Final[Mapping[TemplatedMessage, str]] = {
+    Message.NOT_SEATED_TO_LEAVE: N_("You are not seated."),
+    Message.ALREADY_SEATED: N_("You are already seated."),
+    Message.TABLE_FULL: N_("The table is full ({count} seats)."),
+    Message.BOTS_OFF: N_("Bots are switched off in this channel."),
+    Message.BOTS_FILL_UP_TO: N_("Bots only fill a table up to {count} seats."),
+    Message.NEEDS_PEOPLE: N_(
+        "A game needs at least {count} people: a bot cannot argue, and the day is the game."
+    ),
+    Message.SOMEONE_SAT_DOWN: N_("Someone sat down just as you pressed *Start*: press it again."),
+    Message.CANNOT_MESSAGE: N_(
+        "I can't send a private message to {who}, so the game can't start. The lobby stays "
+        "open: they can check their Slack settings or press *Leave*."
+    ),
+    Message.GAME_GONE: N_("That game no longer exists."),
+    Message.GAME_OVER: N_("That game is over. Type `/varulv` to start a new one."),
+    Message.GAME_STARTED: N_("That game has already started."),
+    Message.NOT_REVEALED: N_("Only a game that reached its reveal can be played again."),
+    Message.SEATED_IN_LOBBY: N_(
+        "You are seated at the table above: press *Start* once everyone is in."
+    ),
+    Message.NOBODY_STARTED: N_("Nobody started this table in time, so it is closed."),
+    Message.EVERYONE_LEFT: N_("Everyone left, so the table is closed."),
+    Message.CANCELLED_BY: N_("<@{user}> cancelled this table."),
+    Message.NIGHT_IS_OVER: N_("The night is over: your choice can no longer change anything."),
+    Message.NIGHT_NOT_SEATED: N_("You are not seated at this table."),
+    Message.ALREADY_CONFIRMED: N_("You have already confirmed your night."),
+    Message.DAY_NOT_BEGUN: N_("The day has not begun yet."),
+    Message.DAY_IS_OVER: N_("The day is already over."),
+    Message.DAY_OVER_VOTE_OPEN: N_("The day is over: the vote is open, so cast your ballot there."),
+    Message.NOT_YOUR_DAY: N_("You are not seated at this table, so the day is not yours to end."),
+    Message.HEARD_ENOUGH_NOTED: N_("Noted: you have heard enough. Press again to take it back."),
+    Message.HEARD_ENOUGH_TAKEN_BACK: N_("Taken back: you want to hear more."),
+    Message.TIME_IS_UP: N_("Time is up."),
+    Message.VOTE_NOT_YET_OPEN: N_("The vote had not opened yet, so no ballot was cast."),
+    Message.VOTE_IS_CLOSED: N_("The vote is closed: ballots can no longer change."),
+    Message.NO_BALLOT: N_("You are not seated at this table, so you have no ballot."),
+    Message.NO_SELF_VOTE: N_("You cannot vote for yourself. Pick another player, or nobody."),
+    Message.BALLOT_NAMES_NOBODY_SEATED: N_(
+        "That ballot names nobody seated at this table. Pick a player, or nobody."
+    ),
+    Message.BALLOT_STAYS: N_("Your ballot stays {choice}: you changed it after that click."),
+    Message.BALLOT_CAST: N_("Your ballot: {choice}. You can change it until the vote closes."),
+    Message.BALLOT_CAST_LAST: N_("Your ballot: {choice}. That was the last one: the reveal is up."),
+    Message.NO_GAME_RUNNING: N_("No game is running in this channel."),
+    Message.ANOTHER_GAME_NOW: N_(
+        "That game ended just now, and the one open here now was not stopped."
+    ),
+    Message.STOPPED_BY: N_("<@{user}> stopped this game. No one scores."),
+    Message.YOU_STOPPED: N_("You stopped the game: its board in the channel now says so."),
+    Message.DEAL_SEALED: N_(
+        "The deal is sealed: its fingerprint is `{fingerprint}`. Keep a copy of this line: "
+        "after the reveal, the referee checks every seat's card against it."
+    ),
+    Message.NIGHT_SEALED: N_(
+        "The night is sealed: its fingerprint is `{fingerprint}`, over the deal's and every "
+        "move made tonight, bots' included. After the reveal, the referee checks the night "
+        "against it."
+    ),
+    Message.CHANNEL_LOST_ENDED: N_(
+        "Varulv can no longer post in <#{channel}> (Slack says `{error}`), so this game has "
+        "ended. No one scores."
+    ),
+    Message.ANOTHER_WORKSPACE: N_(
+        "That table belongs to another workspace, so you cannot play at it from yours. Ask "
+        "someone there to start a table in a channel of your own workspace."
+    ),
+    Message.OPENED_MEANWHILE: N_(
+        "Someone opened a table in this channel at the same moment. Try again."
+    ),
+}
+
+
+class _LineValues:
+    """A line's values by the names its sentence gives them, each worked out only when the
+    sentence asks for it (``str.format_map``)."""
+
+    def __init__(self, line: Line, words: Words) -> None:
+        self._line = line
+        self._words = words
+
+    def __getitem__(self, name: str) -> object:
+        line = self._line
+        match name:
+            case "count":
+                return line.count
+            case "user":
+                return line.user
+            case "channel":
+                return line.channel
+            case "error":
+                return line.error
+            case "fingerprint":
+                return line.fingerprint
+            case "choice":
+                return _ballot(line.seat, self._words)
+            case "who":
+                return mentions(line.seats, self._words)
+        raise KeyError(name)
+
+
 def said(line: Line, words: Words = ENGLISH) -> str:
+    """The line in the table's words: one sentence from :data:`TEMPLATES`, or worked out here
+    from the values it carries. A message in neither fails ``mypy``: every line has words."""
     w = words
-    match line.message:
+    message = line.message
+    match message:
         case Message.NOT_SEATED:
             if not line.flag:  # never point at a Join that would refuse
                 return w._("You are not seated at this table, and every seat is taken.")
             return w._("You are not seated at this table. Press *Join* first.")
-        case Message.NOT_SEATED_TO_LEAVE:
-            return w._("You are not seated.")
-        case Message.ALREADY_SEATED:
-            return w._("You are already seated.")
-        case Message.TABLE_FULL:
-            return w._("The table is full ({count} seats).", count=line.count)
-        case Message.BOTS_OFF:
-            return w._("Bots are switched off in this channel.")
-        case Message.BOTS_FILL_UP_TO:
-            return w._("Bots only fill a table up to {count} seats.", count=line.count)
-        case Message.NEEDS_PEOPLE:
-            return w._(
-                "A game needs at least {count} people: a bot cannot argue, and the day is the "
-                "game.",
-                count=line.count,
-            )
-        case Message.SEATS_OUT_OF_BOUNDS:
-            text = w._(
-                "A table has {low} to {high} seats; this one has {count}.",
-                low=MIN_SEATS,
-                high=MAX_SEATS,
-                count=line.count,
-            )
-            fill = w._("Press *Fill with bots*.")
-            return f"{text} {fill}" if line.flag else text
-        case Message.SOMEONE_SAT_DOWN:
-            return w._("Someone sat down just as you pressed *Start*: press it again.")
-        case Message.CANNOT_MESSAGE:
-            return w._(
-                "I can't send a private message to {who}, so the game can't start. The lobby "
-                "stays open: they can check their Slack settings or press *Leave*.",
-                who=mentions(line.seats, w),
-            )
-        case Message.GAME_GONE:
-            return w._("That game no longer exists.")
-        case Message.GAME_OVER:
-            return w._("That game is over. Type `/varulv` to start a new one.")
-        case Message.GAME_STARTED:
-            return w._("That game has already started.")
-        case Message.NOT_REVEALED:
-            return w._("Only a game that reached its reveal can be played again.")
-        case Message.SEATED_IN_LOBBY:
-            return w._("You are seated at the table above: press *Start* once everyone is in.")
         case Message.LOBBY_OPEN:
             if not line.flag:
                 return w._("A table is already open in this channel, and every seat is taken.")
             return w._("A table is already open in this channel: press *Join* on its lobby above.")
+        case Message.SEATS_OUT_OF_BOUNDS:
+            return _seats_out_of_bounds(line, w)
         case Message.GAME_RUNNING:
-            if not line.flag:
-                where = w._(
-                    "You are not seated at it, so sit in on the next one: it is {phase} there.",
-                    phase=_phase(line.phase, w),
-                )
-            else:
-                where = {
-                    "night": w._("It is night: check your DM from Varulv."),
-                    "day": w._("It is day: talk it out."),
-                    "vote": w._("The vote is open above."),
-                }.get(line.phase, "")
-            running = w._("A game is already running in this channel. {where}", where=where)
-            if line.hosts:  # only those who may end it are pointed at `/varulv stop`
-                return w._(
-                    "{running} As its host, you can end it with `/varulv stop`.", running=running
-                )
-            return w._(
-                "{running} Its host, <@{user}>, can end it.", running=running, user=line.user
-            )
-        case Message.NOBODY_STARTED:
-            return w._("Nobody started this table in time, so it is closed.")
-        case Message.EVERYONE_LEFT:
-            return w._("Everyone left, so the table is closed.")
-        case Message.CANCELLED_BY:
-            return w._("<@{user}> cancelled this table.", user=line.user)
-        case Message.NIGHT_IS_OVER:
-            return w._("The night is over: your choice can no longer change anything.")
-        case Message.NIGHT_NOT_SEATED:
-            return w._("You are not seated at this table.")
-        case Message.ALREADY_CONFIRMED:
-            return w._("You have already confirmed your night.")
+            return _game_running(line, w)
         case Message.ILLEGAL_MOVE:
             return _broken_rule(line.rule, w)
-        case Message.DAY_NOT_BEGUN:
-            return w._("The day has not begun yet.")
-        case Message.DAY_IS_OVER:
-            return w._("The day is already over.")
-        case Message.DAY_OVER_VOTE_OPEN:
-            return w._("The day is over: the vote is open, so cast your ballot there.")
-        case Message.NOT_YOUR_DAY:
-            return w._("You are not seated at this table, so the day is not yours to end.")
-        case Message.HEARD_ENOUGH_NOTED:
-            return w._("Noted: you have heard enough. Press again to take it back.")
-        case Message.HEARD_ENOUGH_TAKEN_BACK:
-            return w._("Taken back: you want to hear more.")
-        case Message.TIME_IS_UP:
-            return w._("Time is up.")
         case Message.HEARD_ENOUGH:
-            if line.count == line.total == 2:
-                return w._("Both people have heard enough.")
-            if line.count == line.total:
-                return w._("All {count} people have heard enough.", count=line.count)
-            return w._(
-                "{count} of the {total} people have heard enough.",
-                count=line.count,
-                total=line.total,
-            )
+            return _heard_enough(line.count, line.total, w)
         case Message.VOTE_OPENED_BY_YOU:
             reason = "" if line.reason is None else said(line.reason, w)
             return w._("{reason} Yours made it: the vote is open.", reason=reason).strip()
-        case Message.VOTE_NOT_YET_OPEN:
-            return w._("The vote had not opened yet, so no ballot was cast.")
-        case Message.VOTE_IS_CLOSED:
-            return w._("The vote is closed: ballots can no longer change.")
-        case Message.NO_BALLOT:
-            return w._("You are not seated at this table, so you have no ballot.")
-        case Message.NO_SELF_VOTE:
-            return w._("You cannot vote for yourself. Pick another player, or nobody.")
-        case Message.BALLOT_NAMES_NOBODY_SEATED:
-            return w._("That ballot names nobody seated at this table. Pick a player, or nobody.")
-        case Message.BALLOT_STAYS:
-            return w._(
-                "Your ballot stays {choice}: you changed it after that click.",
-                choice=_ballot(line.seat, w),
-            )
-        case Message.BALLOT_CAST:
-            return w._(
-                "Your ballot: {choice}. You can change it until the vote closes.",
-                choice=_ballot(line.seat, w),
-            )
-        case Message.BALLOT_CAST_LAST:
-            return w._(
-                "Your ballot: {choice}. That was the last one: the reveal is up.",
-                choice=_ballot(line.seat, w),
-            )
-        case Message.NO_GAME_RUNNING:
-            return w._("No game is running in this channel.")
-        case Message.ANOTHER_GAME_NOW:
-            return w._("That game ended just now, and the one open here now was not stopped.")
-        case Message.STOPPED_BY:
-            return w._("<@{user}> stopped this game. No one scores.", user=line.user)
-        case Message.YOU_STOPPED:
-            return w._("You stopped the game: its board in the channel now says so.")
-        case Message.DEAL_SEALED:
-            return w._(
-                "The deal is sealed: its fingerprint is `{fingerprint}`. Keep a copy of this "
-                "line: after the reveal, the referee checks every seat's card against it.",
-                fingerprint=line.fingerprint,
-            )
-        case Message.NIGHT_SEALED:
-            return w._(
-                "The night is sealed: its fingerprint is `{fingerprint}`, over the deal's and "
-                "every move made tonight, bots' included. After the reveal, the referee checks "
-                "the night against it.",
-                fingerprint=line.fingerprint,
-            )
         case Message.CHANNEL_LOST:
-            again = w._("Invite Varulv with `/invite @Varulv`, then type `/varulv` to play again.")
-            if line.flag:
-                lost = w._(
-                    "Varulv can no longer post in <#{channel}> (Slack says `{error}`), so the "
-                    "game there has ended and no one scores.",
-                    channel=line.channel,
-                    error=line.error,
-                )
-            else:
-                lost = w._(
-                    "Varulv can't post in <#{channel}> (Slack says `{error}`), so the table there "
-                    "is closed.",
-                    channel=line.channel,
-                    error=line.error,
-                )
-            return f"{lost} {again}"
-        case Message.CHANNEL_LOST_ENDED:
-            return w._(
-                "Varulv can no longer post in <#{channel}> (Slack says `{error}`), so this game "
-                "has ended. No one scores.",
-                channel=line.channel,
-                error=line.error,
-            )
-        case Message.ANOTHER_WORKSPACE:
-            return w._(
-                "That table belongs to another workspace, so you cannot play at it from yours. "
-                "Ask someone there to start a table in a channel of your own workspace."
-            )
-        case Message.OPENED_MEANWHILE:
-            return w._("Someone opened a table in this channel at the same moment. Try again.")
+            return _channel_lost(line, w)
         case Message.UNREACHABLE:
             assert line.seat is not None
             return w._(
@@ -257,7 +244,64 @@ def said(line: Line, words: Words = ENGLISH) -> str:
                 "messages from Varulv. The game goes on.",
                 who=mention(line.seat, w),
             )
-    raise ValueError(f"no words for {line.message!r}")
+        case _:  # mypy: what is left must be a TemplatedMessage
+            return w._(TEMPLATES[message]).format_map(_LineValues(line, w))
+
+
+def _seats_out_of_bounds(line: Line, w: Words) -> str:
+    text = w._(
+        "A table has {low} to {high} seats; this one has {count}.",
+        low=MIN_SEATS,
+        high=MAX_SEATS,
+        count=line.count,
+    )
+    fill = w._("Press *Fill with bots*.")
+    return f"{text} {fill}" if line.flag else text
+
+
+def _game_running(line: Line, w: Words) -> str:
+    if not line.flag:
+        where = w._(
+            "You are not seated at it, so sit in on the next one: it is {phase} there.",
+            phase=_phase(line.phase, w),
+        )
+    else:
+        where = {
+            "night": w._("It is night: check your DM from Varulv."),
+            "day": w._("It is day: talk it out."),
+            "vote": w._("The vote is open above."),
+        }.get(line.phase, "")
+    running = w._("A game is already running in this channel. {where}", where=where)
+    if line.hosts:  # only those who may end it are pointed at `/varulv stop`
+        return w._("{running} As its host, you can end it with `/varulv stop`.", running=running)
+    return w._("{running} Its host, <@{user}>, can end it.", running=running, user=line.user)
+
+
+def _heard_enough(count: int, total: int, w: Words) -> str:
+    if count == total == 2:
+        return w._("Both people have heard enough.")
+    if count == total:
+        return w._("All {count} people have heard enough.", count=count)
+    return w._("{count} of the {total} people have heard enough.", count=count, total=total)
+
+
+def _channel_lost(line: Line, w: Words) -> str:
+    again = w._("Invite Varulv with `/invite @Varulv`, then type `/varulv` to play again.")
+    if line.flag:
+        lost = w._(
+            "Varulv can no longer post in <#{channel}> (Slack says `{error}`), so the game "
+            "there has ended and no one scores.",
+            channel=line.channel,
+            error=line.error,
+        )
+    else:
+        lost = w._(
+            "Varulv can't post in <#{channel}> (Slack says `{error}`), so the table there is "
+            "closed.",
+            channel=line.channel,
+            error=line.error,
+        )
+    return f"{lost} {again}"
 
 
 def said_or_text(text: Line | str, words: Words = ENGLISH) -> str:

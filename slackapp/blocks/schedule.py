@@ -17,7 +17,8 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from slackapp.blocks.screen import and_list, context, section
+from slackapp.blocks.kit import Json, context, section
+from slackapp.blocks.screen import and_list
 from slackapp.blocks.words import ENGLISH, Words
 from slackapp.game.lines import Language
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, WORKDAYS, Schedule
@@ -112,7 +113,7 @@ def schedule_modal(
     w = words
     days = sorted(current.weekdays) if current else []
     lobby_low, lobby_high = LOBBY_MINUTES_BOUNDS
-    blocks: list[Block] = [
+    blocks: list[Block | Json] = [
         section(
             w._(
                 "A standing table for <#{channel}>: Varulv opens the lobby by itself, and "

@@ -10,36 +10,24 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
-from slack_sdk.models.blocks import (
-    Block,
-    ButtonElement,
-    ContextBlock,
-    MarkdownTextObject,
-    SectionBlock,
-)
-
+from slackapp.blocks.kit import SECTION_TEXT_LIMIT, Json, context, section
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.words import ENGLISH, Words
 from slackapp.game.cards import MAX_SEATS, MIN_SEATS, Card, deck_for, deck_in_play
 from slackapp.game.night import wake_order
-
-SECTION_TEXT_LIMIT = SectionBlock.text_max_length
-BUTTON_TEXT_LIMIT = ButtonElement.text_max_length
-BUTTON_LABEL_LIMIT = 75
-"""Slack's limit on a button's ``accessibility_label``."""
 
 
 @dataclass(frozen=True)
 class Screen:
     text: str
     """Plain notification fallback: never a card, a choice or a ballot before the reveal."""
-    blocks: list[Block]
+    blocks: list[Json]
+    """Block Kit as plain data (``slackapp.blocks.kit``)."""
 
-    def as_dicts(self) -> list[dict[str, Any]]:
-        """The blocks as chat.postMessage / chat.update take them (validated on the way)."""
-        return [block.to_dict() for block in self.blocks]
+    def as_dicts(self) -> list[Json]:
+        """The blocks as chat.postMessage / chat.update take them."""
+        return self.blocks
 
 
 def slack_time(moment: datetime) -> str:
@@ -74,13 +62,9 @@ def plural(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-def section(text: str) -> SectionBlock:
-    return SectionBlock(text=MarkdownTextObject(text=text))
-
-
-def sections(lines: Iterable[str]) -> list[SectionBlock]:
+def sections(lines: Iterable[str]) -> list[Json]:
     """Lines packed into as few sections as Slack's per-section text limit allows."""
-    blocks: list[SectionBlock] = []
+    blocks: list[Json] = []
     chunk = ""
     for line in lines:
         line = line[:SECTION_TEXT_LIMIT]
@@ -94,11 +78,7 @@ def sections(lines: Iterable[str]) -> list[SectionBlock]:
     return blocks
 
 
-def context(text: str) -> ContextBlock:
-    return ContextBlock(elements=[MarkdownTextObject(text=text)])
-
-
-def deck_context(seat_count: int, words: Words = ENGLISH) -> list[ContextBlock]:
+def deck_context(seat_count: int, words: Words = ENGLISH) -> list[Json]:
     """The table's deck and the night's order: public by design, as at a real table."""
     if not MIN_SEATS <= seat_count <= MAX_SEATS:
         return []
@@ -133,29 +113,3 @@ def _deck_text(seat_count: int, words: Words) -> str:
         )
         wakes = f"{wakes} {sleeps}"
     return f"{deck}\n{wakes}"
-
-
-def button(
-    text: str,
-    action_id: str,
-    value: str,
-    *,
-    style: str | None = None,
-    label: str | None = None,
-) -> ButtonElement:
-    """A button whose text is cut to Slack's limit (a seat's display name can be long).
-
-    ``label`` is what a screen reader says instead of a bare name ("Vote for Jane" for
-    "Jane"); Slack calls it the button's ``accessibility_label``.
-    """
-    return ButtonElement(
-        text=_cut(text, BUTTON_TEXT_LIMIT),
-        action_id=action_id,
-        value=value,
-        style=style,
-        accessibility_label=_cut(label, BUTTON_LABEL_LIMIT) if label else None,
-    )
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -19,12 +19,12 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from slackapp.blocks.kit import Json, context, section
 from slackapp.blocks.permissions import (
     OPEN_TO_EVERYONE,
     OPEN_TO_EVERYONE_DETAIL,
     OPEN_TO_EVERYONE_HINT,
 )
-from slackapp.blocks.screen import context, section
 from slackapp.blocks.words import ENGLISH, LANGUAGE_NAMES, N_, Words, words
 from slackapp.game.seasons import SeasonLength
 from slackapp.game.settings import SETTINGS, ChannelChoice, Setting
@@ -126,7 +126,7 @@ def settings_modal(channel_id: str, choice: ChannelChoice, shown: Iterable[Setti
     (those the person may change) holding the channel's ``choice``; ``private_metadata``
     carries the channel, which Slack signs back to us."""
     w = words(choice.language)
-    blocks: list[Block] = [
+    blocks: list[Block | Json] = [
         section(
             w._(
                 "For the next games in <#{channel}>. A game that is already running keeps the "
