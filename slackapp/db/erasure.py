@@ -23,7 +23,6 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, selectinload
 
 from slackapp.blocks.words import ENGLISH, N_, Words, words
-from slackapp.db.installations import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
 from slackapp.db.models import (
     Base,
     ChannelSettings,
@@ -39,6 +38,7 @@ from slackapp.db.models import (
     SlackMessage,
     StandingTable,
 )
+from slackapp.db.slack_tables import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
 from slackapp.game import machine as m
 
 ERASED = "erased"
