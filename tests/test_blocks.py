@@ -43,7 +43,8 @@ from slackapp.game import (
     play,
 )
 from slackapp.game.cards import GOALS, describe_deck
-from slackapp.game.effects import NightDmView, SeatName
+from slackapp.game.effects import NightDmView
+from slackapp.game.lines import SeatName
 from slackapp.game.night import CenterCard, describe_wake_order, may_still_move
 from slackapp.game.outcome import BallotScore
 

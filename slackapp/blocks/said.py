@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from slackapp.blocks.words import ENGLISH, Words
 from slackapp.game.cards import MAX_SEATS, MIN_SEATS
-from slackapp.game.effects import SeatName
-from slackapp.game.lines import Line, Message
+from slackapp.game.lines import Line, Message, SeatName
 from slackapp.game.night import NightRule
 
 

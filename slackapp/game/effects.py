@@ -16,19 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from slackapp.game.cards import Card
-from slackapp.game.lines import Language, Line, Message
+from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.night import Knowledge, NightChoice, SawWerewolves
 from slackapp.game.outcome import BallotScore, Outcome
-
-
-@dataclass(frozen=True)
-class SeatName:
-    """What a public screen may know of a seat: who sits there, never what it holds."""
-
-    key: str
-    name: str
-    is_bot: bool
-
 
 LOBBY_BOARD = "lobby"
 DAY_BOARD = "day"

@@ -55,7 +55,6 @@ from slackapp.game.effects import (
     RevealView,
     Say,
     Scored,
-    SeatName,
     Show,
     Tell,
     View,
@@ -65,7 +64,7 @@ from slackapp.game.effects import (
     settles,
 )
 from slackapp.game.fingerprint import deal_salt, fingerprint, night_fingerprint
-from slackapp.game.lines import Language, Line, Message
+from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.night import (
     IllegalChoice,
     LookAtCenter,
