@@ -85,7 +85,7 @@ class DayBoardView:
     needed: int
     people: int
     seat_count: int = 0
-    """How many seats the table has: its deck is public (:func:`cards.describe_deck`)."""
+    """How many seats the table has: its deck is public (:func:`cards.deck_in_play`)."""
     first_speaker: SeatName | None = None
     """The person named to speak first, so that nobody has to fight for the first word."""
     claims_order: tuple[SeatName, ...] = ()
