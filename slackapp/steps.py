@@ -296,6 +296,19 @@ def in_words(state: m.GameState, line: m.Line) -> str:
     return said(line, words(state.language))
 
 
+@dataclass(frozen=True)
+class Refused:
+    """Why a read has nothing for the person: the machine's line, and the words to say it in
+    (the game's, or its channel's when the game is gone)."""
+
+    line: m.Line
+    words: Words
+
+    @property
+    def text(self) -> str:
+        return said(self.line, self.words)
+
+
 def new_table(
     session: Session,
     team_id: str,
@@ -566,8 +579,8 @@ class Steps:
         asked: set[str] = set()
         for _ in range(START_TRIES):
             game = self._stored(game_id, asking)
-            if isinstance(game, str):
-                return game  # before any DM is opened with another workspace's token
+            if isinstance(game, Refused):
+                return game.text  # before any DM is opened with another workspace's token
             state = game.state
             if m.step(state, m.Start(user_id), self.now()).state.phase != m.Phase.NIGHT:
                 # refused, or due: the machine says
@@ -609,21 +622,21 @@ class Steps:
         """Why the person may not cancel the table, read before they are asked to confirm
         (the cancel itself checks again under the lock)."""
         state = self._read(game_id, asking)
-        if isinstance(state, str):
-            return state
+        if isinstance(state, Refused):
+            return state.text
         refusal = m.cancel_refusal(state, user_id)
         return None if refusal is None else in_words(state, refusal)
 
     def ballot(
         self, game_id: int, user_id: str, asking: Workspace | None = None
-    ) -> m.PersonalBallotView | str:
+    ) -> m.PersonalBallotView | Refused:
         """The person's own ballot as committed, read without a lock (a click on it is a step
         of its own), or why they have none."""
         state = self._read(game_id, asking)
-        if isinstance(state, str):
+        if isinstance(state, Refused):
             return state
         ballot = m.personal_ballot(state, user_id)
-        return in_words(state, ballot) if isinstance(ballot, m.Line) else ballot
+        return Refused(ballot, words(state.language)) if isinstance(ballot, m.Line) else ballot
 
     def words_of(self, game_id: int, asking: Workspace | None = None) -> Words:
         """The words of the game's screens, read from its row alone, so that a game whose
@@ -658,20 +671,20 @@ class Steps:
         chosen = choice_in(session, team_id, channel_id, self.lengths)
         return said(m.Line(m.Message.OPENED_MEANWHILE), words(chosen.language))
 
-    def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | str:
+    def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | Refused:
         """The game's state as committed, read without a lock (to prepare a step), or why
         there is none for ``asking``: the game is gone, or another workspace's."""
         game = self._stored(game_id, asking)
-        return game if isinstance(game, str) else game.state
+        return game if isinstance(game, Refused) else game.state
 
-    def _stored(self, game_id: int, asking: Workspace | None = None) -> StoredGame | str:
+    def _stored(self, game_id: int, asking: Workspace | None = None) -> StoredGame | Refused:
         """The game as committed (its workspace and state), as :meth:`_read` reads it."""
         with outside_transaction(self.sessions) as session:
             game = games.read(session.connection(), game_id)
         if game is None:
-            return self.gone(asking)
+            return Refused(m.GAME_GONE, self.channel_words(asking))
         if asking is not None and not asking.owns(game):
-            return in_words(game.state, m.Line(m.Message.ANOTHER_WORKSPACE))
+            return Refused(m.Line(m.Message.ANOTHER_WORKSPACE), words(game.state.language))
         return game
 
     def stop(

@@ -30,7 +30,7 @@ from slackapp.listeners.events import publish_home_tab
 from slackapp.logs import log_context
 from slackapp.names import lookup_client
 from slackapp.shapes import display_name, slack_id
-from slackapp.steps import Steps, Workspace
+from slackapp.steps import Refused, Steps, Workspace
 
 
 @dataclass(frozen=True)
@@ -344,8 +344,8 @@ def _ask_to_cancel(steps: Steps, game_id: int, user_id: str, asking: Workspace) 
 
 def _ballot(steps: Steps, game_id: int, user_id: str, asking: Workspace) -> Reply:
     view = steps.ballot(game_id, user_id, asking)
-    if isinstance(view, str):
-        return Reply(view)
+    if isinstance(view, Refused):
+        return Reply(view.text)
     screen = render.personal_ballot(view)
     return Reply(screen.text, screen.as_dicts())
 
@@ -355,8 +355,8 @@ def _cast_on_ballot(steps: Steps, game_id: int, event: m.CastBallot, asking: Wor
     step said, and their choice as committed; once the vote is closed, only what it said."""
     answer = steps.act(game_id, event, asking)
     view = steps.ballot(game_id, event.user, asking)
-    if isinstance(view, str):
-        return Reply(answer or view, replace_original=True)
+    if isinstance(view, Refused):
+        return Reply(answer or view.text, replace_original=True)
     screen = render.personal_ballot(view, answer)
     return Reply(screen.text, screen.as_dicts(), replace_original=True)
 
