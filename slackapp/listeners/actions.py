@@ -24,6 +24,7 @@ from slackapp.blocks.ids import ButtonValue
 from slackapp.blocks.words import N_, Words
 from slackapp.delivery.copies import Copy
 from slackapp.game import machine as m
+from slackapp.game.effects import DAY_BOARD, LOBBY_BOARD, VOTE_BOARD, dm_surface
 from slackapp.inbox import Inbox
 from slackapp.listeners.ack import Lanes, Reply, acknowledge_then, header, run_step
 from slackapp.listeners.events import publish_home_tab
@@ -111,12 +112,12 @@ def _peek_index(target: str | None) -> int:
 
 
 CHANNEL_SURFACES = {
-    ids.JOIN: m.LOBBY_BOARD,
-    ids.LEAVE: m.LOBBY_BOARD,
-    ids.FILL_BOTS: m.LOBBY_BOARD,
-    ids.START: m.LOBBY_BOARD,
-    ids.HEARD_ENOUGH: m.DAY_BOARD,
-    ids.VOTE: m.VOTE_BOARD,
+    ids.JOIN: LOBBY_BOARD,
+    ids.LEAVE: LOBBY_BOARD,
+    ids.FILL_BOTS: LOBBY_BOARD,
+    ids.START: LOBBY_BOARD,
+    ids.HEARD_ENOUGH: DAY_BOARD,
+    ids.VOTE: VOTE_BOARD,
 }
 """The game's channel message each channel button is on."""
 NIGHT_ACTIONS = frozenset(
@@ -143,7 +144,7 @@ def copy_clicked(body: dict[str, Any], click: Click) -> Copy | None:
     if not channel or not isinstance(ts, str) or not ts or len(ts) > 32:
         return None
     if click.action in NIGHT_ACTIONS:
-        surface = m.dm_surface(click.user_id)
+        surface = dm_surface(click.user_id)
     elif click.action in CHANNEL_SURFACES:
         surface = CHANNEL_SURFACES[click.action]
     else:
