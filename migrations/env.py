@@ -9,8 +9,8 @@ from sqlalchemy import Connection, create_engine, pool
 
 from slackapp.config import Settings
 from slackapp.db.engine import database_url
-from slackapp.db.installations import slack_metadata
 from slackapp.db.models import Base
+from slackapp.db.slack_tables import slack_metadata
 
 config = context.config
 if config.config_file_name is not None and config.attributes.get("configure_logger", True):

@@ -160,6 +160,8 @@ def build(
     lengths = Lengths(settings.night_seconds, settings.day_seconds, settings.vote_seconds)
     # The deliverer schedules its own retries, so its clients never sleep inside a call.
     delivering: ClientFor
+    oauth_flow: LandingOAuthFlow | None = None
+    not_installed_answer: str | None = None  # with one workspace's token, Bolt's own
     if settings.multi_workspace:
         assert settings.client_id and settings.client_secret
         store = installation_store(engine, settings.client_id, settings.token_keys)
@@ -194,39 +196,35 @@ def build(
             logger=log,
             func=from_store(store, refresher),  # type: ignore[arg-type]
         )
-        app = App(
-            name=APP_NAME,
-            signing_secret=settings.signing_secret,
+        oauth_flow = LandingOAuthFlow(
             client=client,
-            oauth_flow=LandingOAuthFlow(
-                client=client,
-                settings=oauth,
-                retention_days=settings.retention_days,
-                privacy_url=settings.privacy_url,
-                support_url=settings.support_url,
-            ),
-            user_facing_authorize_error_message=NOT_INSTALLED,
-            # Acknowledge as soon as ack() returns; the work runs on step threads after it.
-            process_before_response=True,
-            listener_executor=StepExecutor(),
-            request_verification_enabled=False,
+            settings=oauth,
+            retention_days=settings.retention_days,
+            privacy_url=settings.privacy_url,
+            support_url=settings.support_url,
         )
-        app.use(answer_reinstall)  # a workspace whose token can no longer be refreshed
+        not_installed_answer = NOT_INSTALLED
     else:
         client = web_client(settings.bot_token, settings.api_url)
         bot = web_client(settings.bot_token, settings.api_url, wait_out_rate_limits=False)
         delivering = lambda workspace: bot  # noqa: E731 - one workspace, one client
-        app = App(
-            name=APP_NAME,
-            signing_secret=settings.signing_secret,
-            client=client,
-            # Bolt checks the token with auth.test on the first request rather than here, and
-            # again on the next one if Slack failed: one hiccup at Slack never stops a boot.
-            token_verification_enabled=False,
-            process_before_response=True,
-            listener_executor=StepExecutor(),
-            request_verification_enabled=False,
-        )
+    app = App(
+        name=APP_NAME,
+        signing_secret=settings.signing_secret,
+        client=client,
+        oauth_flow=oauth_flow,
+        user_facing_authorize_error_message=not_installed_answer,
+        # With one workspace's token, Bolt checks it with auth.test on the first request rather
+        # than here, and again on the next one if Slack failed: one hiccup at Slack never stops
+        # a boot. (Bolt asks nothing of it with an OAuth flow.)
+        token_verification_enabled=False,
+        # Acknowledge as soon as ack() returns; the work runs on step threads after it.
+        process_before_response=True,
+        listener_executor=StepExecutor(),
+        request_verification_enabled=False,
+    )
+    if settings.multi_workspace:
+        app.use(answer_reinstall)  # a workspace whose token can no longer be refreshed
     # In the database: every process of the deployment paces against the same budget.
     updates = Limit(settings.updates_per_minute / 60, settings.update_burst)
     pacer = Pacer(updates=updates, engine=engine)

@@ -32,6 +32,8 @@ from slackapp.db.games import StoredGame
 from slackapp.db.models import Game, Seat
 from slackapp.delivery.outbox import enqueue
 from slackapp.game import machine as m
+from slackapp.game.effects import Say
+from slackapp.game.lines import Language
 from slackapp.game.permissions import Change, Refusal
 from slackapp.game.schedule import Schedule, next_opening
 from slackapp.game.seasons import standings
@@ -78,7 +80,7 @@ def tell_channel(
         game = games.lock(connection, newest)
         if game is None:  # the workspace's games were just erased: nobody to tell
             return
-        enqueue(connection, game, (m.Say(text),))
+        enqueue(connection, game, (Say(text),))
         carrier = game.id
     steps.deliverer.kick(carrier)
 
@@ -404,7 +406,7 @@ def home_tab(steps: Steps, team_id: str, user_id: str) -> View:
             .order_by(Game.id.desc())
             .limit(1)
         ).first()
-    spoken = words(m.Language(newest or m.Language.ENGLISH))
+    spoken = words(Language(newest or Language.ENGLISH))
     seasons = channel_seasons(steps, team_id, user_id, [channel for channel, _ in boards], spoken)
     support = steps.addresses.support_url
     return home_screen.home_view(user_id, record, boards, seasons, spoken, support)

@@ -25,6 +25,8 @@ DEFAULT_HOST = "0.0.0.0"
 DEFAULT_METRICS_PORT = 9464
 """``/metrics``'s own port, never the one Slack posts to (the OpenTelemetry Prometheus
 exporter's; nothing else of a usual host takes it)."""
+DEFAULT_RETENTION_DAYS = 90
+"""``VARULV_RETENTION_DAYS`` when unset: how many days an ended game is kept."""
 DATABASE_WAIT_SECONDS = 30
 """How long ``varulv serve`` keeps trying to reach the database at start before it gives up."""
 DATABASE_CONNECTIONS = 30
@@ -217,7 +219,7 @@ class Settings:
     served), so Slack's public address never shows it."""
     token_keys: tuple[str, ...] = ()
     """``VARULV_TOKEN_KEY``: the stored Slack tokens are encrypted with the first (Fernet)."""
-    retention_days: int = 90
+    retention_days: int = DEFAULT_RETENTION_DAYS
     """``VARULV_RETENTION_DAYS``: ended games are deleted after that (slackapp.db.retention)."""
     privacy_url: str | None = None
     """``VARULV_PRIVACY_URL``: the privacy policy the install page links (Slack's review asks)."""
@@ -311,7 +313,9 @@ class Settings:
             privacy_url=_web_address("VARULV_PRIVACY_URL"),
             support_url=_web_address("VARULV_SUPPORT_URL", mail=True),
             source_url=_web_address("VARULV_SOURCE_URL"),
-            retention_days=_whole_number("VARULV_RETENTION_DAYS", 90, 1, 36500, "a number of days"),
+            retention_days=_whole_number(
+                "VARULV_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, 1, 36500, "a number of days"
+            ),
             updates_per_minute=_whole_number(
                 "VARULV_UPDATES_PER_MINUTE", 50, 1, 1_000_000, "a number of calls a minute"
             ),

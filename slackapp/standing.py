@@ -24,6 +24,7 @@ from slackapp.db.engine import outside_transaction, transaction
 from slackapp.db.models import Game, SeasonWrapUp, StandingTable
 from slackapp.delivery.outbox import enqueue
 from slackapp.game import machine as m
+from slackapp.game.effects import Say
 from slackapp.game.schedule import Schedule, wake
 from slackapp.game.seasons import season_to_wrap_up, wrap_up
 from slackapp.logs import log_context
@@ -95,7 +96,7 @@ class StandingTables:
         game, opened = table
         regulars = standing.regulars(session, row.team_id, row.channel_id)
         spoken = words(opened.state.language)
-        say = m.Say(invitation(schedule, regulars, spoken))
+        say = Say(invitation(schedule, regulars, spoken))
         enqueue(session.connection(), game, (*opened.effects, say))
         row.lobby_game_id = game.id
         row.lobby_closes_at = woke.opening + schedule.lobby_length
@@ -178,7 +179,7 @@ class SeasonWrapUps:
             game = games.lock(connection, last)
             assert game is not None
             said = wrap_up_text(wrap, words(game.state.language))
-            enqueue(connection, game, (m.Say(said),))
+            enqueue(connection, game, (Say(said),))
             log.info("season wrapped up", extra={"game_id": last})
         return last
 

@@ -33,6 +33,8 @@ from slackapp.delivery.deliverer import Taken
 from slackapp.delivery.outbox import Row, answering, enqueue, outbox_rows, write
 from slackapp.delivery.slack import TRANSIENT_ERRORS
 from slackapp.game import machine as m
+from slackapp.game.effects import PersonalBallotView, Scored
+from slackapp.game.lines import Language, Line, Message
 from slackapp.names import AsksNames, Names
 from slackapp.turns import Turns, open_direct_message
 
@@ -84,7 +86,7 @@ class Committed:
     """The game's deadline, when this step set a new one."""
     shown: int
     """How many effects went into the outbox."""
-    reason: m.Message | None = None
+    reason: Message | None = None
     """What the answer says, as data: nothing decides by comparing its words."""
     taken: Taken | None = None
     """The game's delivery lease, when the step's transaction took it."""
@@ -152,7 +154,7 @@ def _new_game(
     bots_allowed: bool,
     enterprise_id: str | None = None,
     opened_by_trigger: str | None = None,
-    language: m.Language = m.Language.ENGLISH,
+    language: Language = Language.ENGLISH,
 ) -> NewGame | None:
     """A new game row in its lobby, inserted for its id, or None if the channel has an open
     game (the one-open-game-per-channel index). Whatever is known of it goes into that one
@@ -207,7 +209,7 @@ def commit_step(
             return None
         if asking is not None and not asking.owns(game):
             return Committed(
-                game.id, in_words(game.state, m.Line(m.Message.ANOTHER_WORKSPACE)), None, 0
+                game.id, in_words(game.state, Line(Message.ANOTHER_WORKSPACE)), None, 0
             )
         refused = None if permit is None else permit(session, game)
         if refused is not None:
@@ -274,7 +276,7 @@ def _decide(
         night_began = before.phase == m.Phase.LOBBY and done.state.phase == m.Phase.NIGHT
         game = changes.step(game, done.state, dm_channels if night_began else None)
     for effect in done.effects:
-        if isinstance(effect, m.Scored):
+        if isinstance(effect, Scored):
             changes.decide(game, effect, at)
     return before, done, game
 
@@ -291,9 +293,22 @@ def _committed(
     return Committed(game_id, answer, changed, shown, line.message, taken, gone)
 
 
-def in_words(state: m.GameState, line: m.Line) -> str:
+def in_words(state: m.GameState, line: Line) -> str:
     """What the machine says of a game, in the game's words."""
     return said(line, words(state.language))
+
+
+@dataclass(frozen=True)
+class Refused:
+    """Why a read has nothing for the person: the machine's line, and the words to say it in
+    (the game's, or its channel's when the game is gone)."""
+
+    line: Line
+    words: Words
+
+    @property
+    def text(self) -> str:
+        return said(self.line, self.words)
 
 
 def new_table(
@@ -512,7 +527,7 @@ class Steps:
         with transaction(self.sessions) as session:
             previous = games.lock(session.connection(), game_id)
             if previous is not None and asking is not None and not asking.owns(previous):
-                return in_words(previous.state, m.Line(m.Message.ANOTHER_WORKSPACE))
+                return in_words(previous.state, Line(Message.ANOTHER_WORKSPACE))
             last = None if previous is None else previous.state
             refusal = m.play_again_refusal(last)
             if previous is None or last is None:
@@ -566,8 +581,8 @@ class Steps:
         asked: set[str] = set()
         for _ in range(START_TRIES):
             game = self._stored(game_id, asking)
-            if isinstance(game, str):
-                return game  # before any DM is opened with another workspace's token
+            if isinstance(game, Refused):
+                return game.text  # before any DM is opened with another workspace's token
             state = game.state
             if m.step(state, m.Start(user_id), self.now()).state.phase != m.Phase.NIGHT:
                 # refused, or due: the machine says
@@ -597,7 +612,7 @@ class Steps:
                 clicked=clicked,
                 take=self.take,
             )
-            if done is None or done.reason is not m.Message.SOMEONE_SAT_DOWN:
+            if done is None or done.reason is not Message.SOMEONE_SAT_DOWN:
                 return self._after(done, asking)
             if done.shown:  # the click's copy made the message: shown while DMs are opened
                 self._show([done.game_id], done.taken)
@@ -609,21 +624,21 @@ class Steps:
         """Why the person may not cancel the table, read before they are asked to confirm
         (the cancel itself checks again under the lock)."""
         state = self._read(game_id, asking)
-        if isinstance(state, str):
-            return state
+        if isinstance(state, Refused):
+            return state.text
         refusal = m.cancel_refusal(state, user_id)
         return None if refusal is None else in_words(state, refusal)
 
     def ballot(
         self, game_id: int, user_id: str, asking: Workspace | None = None
-    ) -> m.PersonalBallotView | str:
+    ) -> PersonalBallotView | Refused:
         """The person's own ballot as committed, read without a lock (a click on it is a step
         of its own), or why they have none."""
         state = self._read(game_id, asking)
-        if isinstance(state, str):
+        if isinstance(state, Refused):
             return state
         ballot = m.personal_ballot(state, user_id)
-        return in_words(state, ballot) if isinstance(ballot, m.Line) else ballot
+        return Refused(ballot, words(state.language)) if isinstance(ballot, Line) else ballot
 
     def words_of(self, game_id: int, asking: Workspace | None = None) -> Words:
         """The words of the game's screens, read from its row alone, so that a game whose
@@ -633,7 +648,7 @@ class Steps:
             language = session.scalar(select(Game.language).where(Game.id == game_id))
         if language is None:
             return self.channel_words(asking)
-        return words(m.Language(language))
+        return words(Language(language))
 
     def channel_words(self, asking: Workspace | None) -> Words:
         """The words of the channel a request came from (its setting), English when the
@@ -656,22 +671,22 @@ class Steps:
             state = games.state_of(running)
             return in_words(state, m.already_running(state, user_id))
         chosen = choice_in(session, team_id, channel_id, self.lengths)
-        return said(m.Line(m.Message.OPENED_MEANWHILE), words(chosen.language))
+        return said(Line(Message.OPENED_MEANWHILE), words(chosen.language))
 
-    def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | str:
+    def _read(self, game_id: int, asking: Workspace | None = None) -> m.GameState | Refused:
         """The game's state as committed, read without a lock (to prepare a step), or why
         there is none for ``asking``: the game is gone, or another workspace's."""
         game = self._stored(game_id, asking)
-        return game if isinstance(game, str) else game.state
+        return game if isinstance(game, Refused) else game.state
 
-    def _stored(self, game_id: int, asking: Workspace | None = None) -> StoredGame | str:
+    def _stored(self, game_id: int, asking: Workspace | None = None) -> StoredGame | Refused:
         """The game as committed (its workspace and state), as :meth:`_read` reads it."""
         with outside_transaction(self.sessions) as session:
             game = games.read(session.connection(), game_id)
         if game is None:
-            return self.gone(asking)
+            return Refused(m.GAME_GONE, self.channel_words(asking))
         if asking is not None and not asking.owns(game):
-            return in_words(game.state, m.Line(m.Message.ANOTHER_WORKSPACE))
+            return Refused(Line(Message.ANOTHER_WORKSPACE), words(game.state.language))
         return game
 
     def stop(
@@ -695,14 +710,14 @@ class Steps:
         with outside_transaction(self.sessions) as session:
             game = games.open_in(session, team_id, channel_id)
             game_id = None if game is None else game.id
-            language = m.Language.ENGLISH if game is None else m.Language(game.language)
+            language = Language.ENGLISH if game is None else Language(game.language)
         if game_id is not None and game_id != checked:
-            return said(m.Line(m.Message.ANOTHER_GAME_NOW), words(language))
+            return said(Line(Message.ANOTHER_GAME_NOW), words(language))
         if game_id is None:
             if retry:
                 return None
             chosen = channel_choice(self.sessions, team_id, channel_id, self.lengths)
-            return said(m.Line(m.Message.NO_GAME_RUNNING), words(chosen.language))
+            return said(Line(Message.NO_GAME_RUNNING), words(chosen.language))
         return self.act(game_id, m.Stop(user_id), permit=permit)
 
     def workspace_left(self, team_id: str | None, enterprise_id: str | None = None) -> int:

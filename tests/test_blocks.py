@@ -22,7 +22,7 @@ from slackapp.blocks.lobby import cancel_question, lobby, lobby_closed
 from slackapp.blocks.night import knowledge_text, night_board, night_dm, night_over
 from slackapp.blocks.render import render
 from slackapp.blocks.reveal import dm_game_over, reveal
-from slackapp.blocks.screen import Screen, sections, slack_time
+from slackapp.blocks.screen import Screen, deck_text, sections, slack_time
 from slackapp.game import (
     BotView,
     Card,
@@ -43,9 +43,10 @@ from slackapp.game import (
     learned_on_choosing,
     play,
 )
-from slackapp.game.cards import GOALS, describe_deck
-from slackapp.game.effects import NightDmView, SeatName
-from slackapp.game.night import CenterCard, describe_wake_order, may_still_move
+from slackapp.game.cards import GOALS
+from slackapp.game.effects import NightDmView
+from slackapp.game.lines import SeatName
+from slackapp.game.night import CenterCard, may_still_move
 from slackapp.game.outcome import BallotScore
 
 GAME = 42
@@ -132,9 +133,15 @@ def section_texts(screen: Screen) -> list[str]:
     return [block["text"]["text"] for block in serialised(screen) if block["type"] == "section"]
 
 
+def deck_lines(size: int) -> list[str]:
+    """The table's deck and the night's order, as the screens word them in English."""
+    return deck_text(size).split("\n")
+
+
 def without_deck(text: str, size: int) -> str:
     """The text with the table's deck and the night's order taken out: public by design."""
-    return text.replace(describe_deck(size), "").replace(describe_wake_order(size), "")
+    deck, order = deck_lines(size)
+    return text.replace(deck, "").replace(order, "")
 
 
 def leaked_cards(text: str) -> list[str]:
@@ -414,27 +421,28 @@ def test_the_deck_and_the_night_order_are_on_the_boards_and_in_each_dm(size: int
     ]
     for screen in shown:
         text = everything(screen)
-        assert describe_deck(size) in text and describe_wake_order(size) in text
+        deck, order = deck_lines(size)
+        assert deck in text and order in text
         for other in set(TABLE_SIZES) - {size}:
-            assert describe_deck(other) not in text
+            assert deck_lines(other)[0] not in text
     assert "In play" not in everything(day_board(GAME, DEADLINE, 0, 2, 3))  # size unknown
 
 
 def test_the_deck_line_counts_copies_and_the_night_order_follows_the_deck() -> None:
-    assert describe_deck(3) == (
+    assert deck_lines(3) == [
         "In play: Werewolf \N{MULTIPLICATION SIGN}2, Seer, Robber, Troublemaker. "
-        "5 cards for 3 seats: two lie face down in the centre."
-    )
+        "5 cards for 3 seats: two lie face down in the centre.",
+        "The night wakes: Werewolves → Seer → Robber → Troublemaker.",
+    ]
     assert (
         "Villager \N{MULTIPLICATION SIGN}5, Insomniac, Minion. 12 cards for 10 seats"
-        in describe_deck(10)
+        in deck_lines(10)[0]
     )
-    assert describe_wake_order(3) == "The night wakes: Werewolves → Seer → Robber → Troublemaker."
-    assert describe_wake_order(6) == (
+    assert deck_lines(6)[1] == (
         "The night wakes: Werewolves → Minion → Seer → Robber → Troublemaker → Insomniac. "
         "The Villager sleeps."
     )
-    assert describe_wake_order(7).endswith("Villagers sleep.")
+    assert deck_lines(7)[1].endswith("Villagers sleep.")
 
 
 def test_night_over_wakes_the_table_without_buttons() -> None:
@@ -643,7 +651,7 @@ def test_day_board_names_the_claims_order_and_the_bots_that_claim_nothing() -> N
 @pytest.mark.parametrize("size", [3, 5, 10])
 def test_every_board_from_night_to_the_closed_vote_keeps_the_deck(size: int) -> None:
     seats = table(size)
-    footer = f"{describe_deck(size)}\n{describe_wake_order(size)}"
+    footer = deck_text(size)
     boards = [
         night_board(seats, 0, 2, DEADLINE),
         night_over(seats),

@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 
 from slackapp.config import token_keys_from_env
-from slackapp.db.installations import TOKEN_COLUMNS
+from slackapp.db.slack_tables import TOKEN_COLUMNS
 
 # revision identifiers, used by Alembic.
 revision: str = "0009"

@@ -15,23 +15,38 @@ from slackapp.blocks.said import said, said_or_text
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.sides import learned_goal, minion_without_werewolves_goal
 from slackapp.blocks.words import ENGLISH, Words, words
-from slackapp.game import machine as m
 from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_SEATS, Card
+from slackapp.game.effects import (
+    BallotBoardView,
+    BallotClosedView,
+    ClosedView,
+    DayBoardView,
+    DayOverView,
+    GameOverDmView,
+    LobbyView,
+    NightBoardView,
+    NightDmView,
+    NightOverView,
+    PersonalBallotView,
+    RevealView,
+    View,
+)
+from slackapp.game.lines import SeatName
 from slackapp.game.night import SawCard, Swap, may_still_move
 
 
-def label(seat: m.SeatName) -> SeatLabel:
+def label(seat: SeatName) -> SeatLabel:
     return SeatLabel(key=seat.key, name=seat.name, user_id=None if seat.is_bot else seat.key)
 
 
-def labels(seats: Sequence[m.SeatName]) -> list[SeatLabel]:
+def labels(seats: Sequence[SeatName]) -> list[SeatLabel]:
     return [label(seat) for seat in seats]
 
 
-def render(view: m.View, words: Words = ENGLISH) -> Screen:
+def render(view: View, words: Words = ENGLISH) -> Screen:
     w = words
     match view:
-        case m.LobbyView(game_id, host, seats, bots_allowed):
+        case LobbyView(game_id, host, seats, bots_allowed):
             return lobby_screen.lobby(
                 game_id,
                 host,
@@ -42,15 +57,15 @@ def render(view: m.View, words: Words = ENGLISH) -> Screen:
                 bot_table=BOT_TABLE,
                 words=w,
             )
-        case m.ClosedView(line):
+        case ClosedView(line):
             return lobby_screen.lobby_closed(said_or_text(line, w), w)
-        case m.NightBoardView(seats, confirmed, people, deadline, shown):
+        case NightBoardView(seats, confirmed, people, deadline, shown):
             return night_screen.night_board(
                 labels(seats), confirmed, people, deadline, fingerprint=shown, words=w
             )
-        case m.NightOverView(seats, shown):
+        case NightOverView(seats, shown):
             return night_screen.night_over(labels(seats), fingerprint=shown, words=w)
-        case m.DayBoardView(
+        case DayBoardView(
             game_id, deadline, heard, needed, people, seat_count, first, order, silent
         ):
             speaker = None if first is None else label(first)
@@ -66,24 +81,24 @@ def render(view: m.View, words: Words = ENGLISH) -> Screen:
                 silent=labels(silent),
                 words=w,
             )
-        case m.DayOverView(reason, seat_count):
+        case DayOverView(reason, seat_count):
             return day_screen.day_over(said(reason, w), seat_count, w)
-        case m.BallotBoardView(game_id, seats, voted, total, deadline):
+        case BallotBoardView(game_id, seats, voted, total, deadline):
             return ballot_screen.ballot_board(game_id, voted, total, deadline, len(seats), w)
-        case m.BallotClosedView(voted, total):
+        case BallotClosedView(voted, total):
             return ballot_screen.ballot_closed(voted, total, w)
-        case m.RevealView(outcome, seats, game_id):
+        case RevealView(outcome, seats, game_id):
             named = {seat.key: label(seat) for seat in seats}
             return reveal_screen.reveal(outcome, named, game_id=game_id or None, words=w)
-        case m.NightDmView():
+        case NightDmView():
             return night_dm(view, w)
-        case m.GameOverDmView(channel, dealt, dawn, points, won, ballot):
+        case GameOverDmView(channel, dealt, dawn, points, won, ballot):
             return reveal_screen.dm_game_over(channel, dealt, dawn, points, won, ballot, words=w)
         case _:  # a view with no screen fails mypy here
             assert_never(view)
 
 
-def personal_ballot(view: m.PersonalBallotView, said: str | None = None) -> Screen:
+def personal_ballot(view: PersonalBallotView, said: str | None = None) -> Screen:
     """A person's own ballot, privately, in the game's words; ``said`` answers their last
     click on it."""
     others = {seat.key: label(seat) for seat in view.others}
@@ -99,7 +114,7 @@ def personal_ballot(view: m.PersonalBallotView, said: str | None = None) -> Scre
     )
 
 
-def night_dm(view: m.NightDmView, words: Words = ENGLISH) -> Screen:
+def night_dm(view: NightDmView, words: Words = ENGLISH) -> Screen:
     names = {seat.key: label(seat) for seat in view.seats}
     known, outcome = night_lines(view, names, words)
     me = names[view.me.key]
@@ -122,7 +137,7 @@ def night_dm(view: m.NightDmView, words: Words = ENGLISH) -> Screen:
 
 
 def night_lines(
-    view: m.NightDmView, names: Mapping[str, SeatLabel], words: Words = ENGLISH
+    view: NightDmView, names: Mapping[str, SeatLabel], words: Words = ENGLISH
 ) -> tuple[str | None, str | None]:
     """What the seat learned on waking, and what it did and learned of its own choice."""
     w = words
@@ -140,7 +155,7 @@ def night_lines(
     return known, outcome
 
 
-def _learned_goal(view: m.NightDmView, words: Words) -> str | None:
+def _learned_goal(view: NightDmView, words: Words) -> str | None:
     """The side of the card the seat has seen it holds now, or None if it has seen none."""
     held = view.dawn_card
     if held is None and view.card is Card.ROBBER and isinstance(view.learned, SawCard):
@@ -150,7 +165,7 @@ def _learned_goal(view: m.NightDmView, words: Words) -> str | None:
     return learned_goal(view.card, held, may_still_move(view.card, len(view.seats)), words)
 
 
-def _outcome_text(view: m.NightDmView, names: Mapping[str, SeatLabel], w: Words) -> str:
+def _outcome_text(view: NightDmView, names: Mapping[str, SeatLabel], w: Words) -> str:
     choice = view.choice
     if isinstance(choice, Swap):
         first, second = names[choice.first].mention, names[choice.second].mention

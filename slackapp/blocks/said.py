@@ -7,8 +7,7 @@ from typing import Final, Literal, TypeAlias
 
 from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.cards import MAX_SEATS, MIN_SEATS
-from slackapp.game.effects import SeatName
-from slackapp.game.lines import Line, Message
+from slackapp.game.lines import Line, Message, SeatName
 from slackapp.game.night import NightRule
 
 

@@ -82,13 +82,14 @@ def deck_context(seat_count: int, words: Words = ENGLISH) -> list[Json]:
     """The table's deck and the night's order: public by design, as at a real table."""
     if not MIN_SEATS <= seat_count <= MAX_SEATS:
         return []
-    return [context(_deck_text(seat_count, words))]
+    return [context(deck_text(seat_count, words))]
 
 
 @functools.cache
-def _deck_text(seat_count: int, words: Words) -> str:
-    """Worked out once per table size and language: most boards carry it, and a burst
-    redraws many. The cards keep their English names in every language."""
+def deck_text(seat_count: int, words: Words = ENGLISH) -> str:
+    """The deck, and on the next line the night's order. Worked out once per table size and
+    language: most boards carry it, and a burst redraws many. The cards keep their English
+    names in every language."""
     cards = ", ".join(
         card if copies == 1 else f"{card} \N{MULTIPLICATION SIGN}{copies}"
         for card, copies in deck_in_play(seat_count)

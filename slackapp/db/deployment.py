@@ -6,8 +6,8 @@ from __future__ import annotations
 from sqlalchemy import Connection, Engine, exists, select
 from sqlalchemy.dialects.postgresql import insert
 
-from slackapp.db.installations import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
 from slackapp.db.models import Deployment, Game
+from slackapp.db.slack_tables import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
 
 SINGLE, MULTI = "single", "multi"
 

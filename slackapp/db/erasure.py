@@ -23,7 +23,6 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, selectinload
 
 from slackapp.blocks.words import ENGLISH, N_, Words, words
-from slackapp.db.installations import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
 from slackapp.db.models import (
     Base,
     ChannelSettings,
@@ -39,7 +38,10 @@ from slackapp.db.models import (
     SlackMessage,
     StandingTable,
 )
+from slackapp.db.slack_tables import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
 from slackapp.game import machine as m
+from slackapp.game.effects import dm_surface, over_surface
+from slackapp.game.lines import Language
 
 ERASED = "erased"
 """Who did something (hosted, stopped, changed a setting) once that person is forgotten."""
@@ -151,7 +153,7 @@ def _anonymise(session: Session, game: Game, user_id: str) -> None:
     seat = next(seat for seat in game.seats if seat.user_id == user_id)
     key = m.erased_key(seat.position)
     name = seat.display_name
-    erased_name = words(m.Language(game.language))._(ERASED_NAME)
+    erased_name = words(Language(game.language))._(ERASED_NAME)
 
     def swap(value: Any) -> Any:  # the seat's key, wherever the game's JSON names it
         return _walk(value, lambda s: key if s == user_id else s, keys=True)
@@ -171,7 +173,7 @@ def _anonymise(session: Session, game: Game, user_id: str) -> None:
         text = text.replace(f"<@{user_id}>", erased_name).replace(user_id, key)
         return named.sub(erased_name, text) if named else text
 
-    private = (m.dm_surface(user_id), m.over_surface(user_id))
+    private = (dm_surface(user_id), over_surface(user_id))
     entries = session.scalars(select(OutboxEntry).where(OutboxEntry.game_id == game.id))
     for entry in entries:
         entry.text = shown(entry.text)

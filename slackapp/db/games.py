@@ -41,6 +41,8 @@ from slackapp.db.models import (
 from slackapp.game import machine as m
 from slackapp.game.cards import Card
 from slackapp.game.codec import choice_from_json, choice_to_json
+from slackapp.game.effects import Scored
+from slackapp.game.lines import Language
 from slackapp.game.referee import outcome_to_json
 
 T = TypeVar("T", bound=tuple[Any, ...])
@@ -295,7 +297,7 @@ def _game_state(game: Any, seats: Sequence[m.SeatState]) -> m.GameState:
         center=center,
         deadline=game.deadline,
         ended_by=game.ended_by,
-        language=m.Language(game.language or m.Language.ENGLISH),
+        language=Language(game.language or Language.ENGLISH),
     )
 
 
@@ -405,7 +407,7 @@ class Changes:
                 self.ballots_cast.append((game.seat_ids[seat.key], game.id, seat))
         return replace(game, state=after, dm_channels=opened)
 
-    def decide(self, game: StoredGame, scored: m.Scored, at: datetime) -> None:
+    def decide(self, game: StoredGame, scored: Scored, at: datetime) -> None:
         """Keep the decided game's outcome, and add it to each person's record in the channel
         (bots keep no record)."""
         self.decided.append(

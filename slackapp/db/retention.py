@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-DEFAULT_RETENTION_DAYS = 90
 PRUNE_EVERY = timedelta(days=1)
 BATCH = 500
 """Games deleted per transaction, so that a first prune of years of games holds no lock long."""

@@ -19,7 +19,7 @@ from cryptography.fernet import Fernet, InvalidToken, MultiFernet
 from slack_sdk.oauth.installation_store import Bot, Installation, InstallationStore
 from sqlalchemy import Connection, Engine, select, update
 
-from slackapp.db.installations import TOKEN_COLUMNS, slack_metadata
+from slackapp.db.slack_tables import TOKEN_COLUMNS, slack_metadata
 
 if TYPE_CHECKING:
     from slackapp.config import Settings

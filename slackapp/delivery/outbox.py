@@ -14,7 +14,7 @@ from slackapp.blocks.render import render
 from slackapp.blocks.said import said, said_or_text
 from slackapp.blocks.words import words
 from slackapp.db.models import OutboxEntry
-from slackapp.game import machine as m
+from slackapp.game.effects import Effect, Say, Show, Tell, dm_key, settles
 from slackapp.game.lines import Language
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ def tell_surface(user: str) -> str:
     return f"{TELL}{user}:{uuid.uuid4().hex[:16]}"
 
 
-def outbox_rows(game: Addressed, effects: Iterable[m.Effect]) -> list[Row]:
+def outbox_rows(game: Addressed, effects: Iterable[Effect]) -> list[Row]:
     """Each Show, Say and Tell as the next version of its message, rendered."""
     rows: list[Row] = []
     said_in = words(Language(game.language))
@@ -97,21 +97,21 @@ def outbox_rows(game: Addressed, effects: Iterable[m.Effect]) -> list[Row]:
             "settles": False,
         }
         match effect:
-            case m.Show(surface, view):
-                key = m.dm_key(surface)
+            case Show(surface, view):
+                key = dm_key(surface)
                 channel = game.channel_id if key is None else game.dm_channels.get(key)
                 if channel is None:
                     log.warning("no private message channel for a seat: not shown")
                     continue
                 screen = render(view, said_in)
                 row |= {"surface": surface, "channel": channel, "text": screen.text}
-                row["settles"] = m.settles(view)
+                row["settles"] = settles(view)
                 row["blocks"] = screen.as_dicts()
-            case m.Say(text):
+            case Say(text):
                 line = said_or_text(text, said_in)
                 row |= {"surface": say_surface(), "channel": game.channel_id, "text": line}
                 row["blocks"] = None
-            case m.Tell(user, text):
+            case Tell(user, text):
                 told = said(text, said_in)
                 row |= {"surface": tell_surface(user), "user_id": user, "text": told}
                 row["blocks"] = None
@@ -173,7 +173,7 @@ def write(connection: Connection, rows: list[Row]) -> None:
         connection.execute(ADD, rows)
 
 
-def enqueue(connection: Connection, game: Addressed, effects: Iterable[m.Effect]) -> int:
+def enqueue(connection: Connection, game: Addressed, effects: Iterable[Effect]) -> int:
     """Add each Show, Say and Tell as the next version of its message; how many were added.
 
     Called with the game row locked, so versions of one game's messages never race.

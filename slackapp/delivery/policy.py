@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from slackapp.delivery.outbox import TELL
 from slackapp.delivery.slack import Failure
 from slackapp.game import machine as m
+from slackapp.game.effects import dm_key
 
 MAX_ATTEMPTS = 10
 BACKOFF_CAP_SECONDS = 60.0
@@ -48,7 +49,7 @@ def after_failure(
         return Retry(retry_after if retry_after is not None else backoff(tried), tried)
     if failure is not Failure.UNWRITABLE:
         return GiveUp(code)  # gone (left as it is) or broken (the same would fail the same)
-    key = m.dm_key(surface)
+    key = dm_key(surface)
     if key is not None:
         return GiveUp(code, m.DmFailed(key, code))
     if surface.startswith(TELL):

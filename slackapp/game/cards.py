@@ -121,22 +121,6 @@ def deck_in_play(seat_count: int) -> tuple[tuple[Card, int], ...]:
     return tuple(counts.items())
 
 
-def describe_deck(seat_count: int) -> str:
-    """The deck of a table, as every player may know it: it is public, like a real table's.
-
-    >>> describe_deck(3)[:24]
-    'In play: Werewolf \N{MULTIPLICATION SIGN}2, Se'
-    """
-    cards = ", ".join(
-        card if copies == 1 else f"{card} \N{MULTIPLICATION SIGN}{copies}"
-        for card, copies in deck_in_play(seat_count)
-    )
-    return (
-        f"In play: {cards}. {seat_count + 2} cards for {seat_count} seats: "
-        "two lie face down in the centre."
-    )
-
-
 @dataclass(frozen=True)
 class Deal:
     """Who was dealt what, and the two cards face down in the centre (left, right)."""

@@ -16,19 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from slackapp.game.cards import Card
-from slackapp.game.lines import Language, Line, Message
+from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.night import Knowledge, NightChoice, SawWerewolves
 from slackapp.game.outcome import BallotScore, Outcome
-
-
-@dataclass(frozen=True)
-class SeatName:
-    """What a public screen may know of a seat: who sits there, never what it holds."""
-
-    key: str
-    name: str
-    is_bot: bool
-
 
 LOBBY_BOARD = "lobby"
 DAY_BOARD = "day"
@@ -95,7 +85,7 @@ class DayBoardView:
     needed: int
     people: int
     seat_count: int = 0
-    """How many seats the table has: its deck is public (:func:`cards.describe_deck`)."""
+    """How many seats the table has: its deck is public (:func:`cards.deck_in_play`)."""
     first_speaker: SeatName | None = None
     """The person named to speak first, so that nobody has to fight for the first word."""
     claims_order: tuple[SeatName, ...] = ()

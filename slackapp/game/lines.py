@@ -9,9 +9,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # effects carry lines: the seat's and the rule's types are only named here
-    from slackapp.game.effects import SeatName
+if TYPE_CHECKING:  # the rule's type is only named here
     from slackapp.game.night import NightRule
+
+
+@dataclass(frozen=True)
+class SeatName:
+    """What a public screen may know of a seat: who sits there, never what it holds."""
+
+    key: str
+    name: str
+    is_bot: bool
 
 
 class Language(StrEnum):
@@ -122,4 +130,4 @@ class Line:
     may do."""
 
 
-__all__ = ["Language", "Line", "Message"]
+__all__ = ["Language", "Line", "Message", "SeatName"]

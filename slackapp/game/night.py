@@ -233,23 +233,6 @@ def may_still_move(card: Card, seat_count: int) -> bool:
     return any(each in MOVES_CARDS for each in later)
 
 
-def describe_wake_order(seat_count: int) -> str:
-    """The night's order for a table's deck, as a line any player may read.
-
-    >>> describe_wake_order(3)
-    'The night wakes: Werewolves → Seer → Robber → Troublemaker.'
-    """
-    deck = deck_for(seat_count)
-    names = [
-        "Werewolves" if card is Card.WEREWOLF and deck.count(card) > 1 else str(card)
-        for card in wake_order(seat_count)
-    ]
-    line = f"The night wakes: {' → '.join(names)}."
-    if Card.VILLAGER in deck:
-        line += " Villagers sleep." if deck.count(Card.VILLAGER) > 1 else " The Villager sleeps."
-    return line
-
-
 @dataclass(frozen=True)
 class NightStep:
     """One seat's turn in the night, in wake order: its dealt card, its choice, what it learned."""

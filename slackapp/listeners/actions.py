@@ -24,13 +24,14 @@ from slackapp.blocks.ids import ButtonValue
 from slackapp.blocks.words import N_, Words
 from slackapp.delivery.copies import Copy
 from slackapp.game import machine as m
+from slackapp.game.effects import DAY_BOARD, LOBBY_BOARD, VOTE_BOARD, dm_surface
 from slackapp.inbox import Inbox
 from slackapp.listeners.ack import Lanes, Reply, acknowledge_then, header, run_step
 from slackapp.listeners.events import publish_home_tab
 from slackapp.logs import log_context
 from slackapp.names import lookup_client
 from slackapp.shapes import display_name, slack_id
-from slackapp.steps import Steps, Workspace
+from slackapp.steps import Refused, Steps, Workspace
 
 
 @dataclass(frozen=True)
@@ -111,12 +112,12 @@ def _peek_index(target: str | None) -> int:
 
 
 CHANNEL_SURFACES = {
-    ids.JOIN: m.LOBBY_BOARD,
-    ids.LEAVE: m.LOBBY_BOARD,
-    ids.FILL_BOTS: m.LOBBY_BOARD,
-    ids.START: m.LOBBY_BOARD,
-    ids.HEARD_ENOUGH: m.DAY_BOARD,
-    ids.VOTE: m.VOTE_BOARD,
+    ids.JOIN: LOBBY_BOARD,
+    ids.LEAVE: LOBBY_BOARD,
+    ids.FILL_BOTS: LOBBY_BOARD,
+    ids.START: LOBBY_BOARD,
+    ids.HEARD_ENOUGH: DAY_BOARD,
+    ids.VOTE: VOTE_BOARD,
 }
 """The game's channel message each channel button is on."""
 NIGHT_ACTIONS = frozenset(
@@ -143,7 +144,7 @@ def copy_clicked(body: dict[str, Any], click: Click) -> Copy | None:
     if not channel or not isinstance(ts, str) or not ts or len(ts) > 32:
         return None
     if click.action in NIGHT_ACTIONS:
-        surface = m.dm_surface(click.user_id)
+        surface = dm_surface(click.user_id)
     elif click.action in CHANNEL_SURFACES:
         surface = CHANNEL_SURFACES[click.action]
     else:
@@ -344,8 +345,8 @@ def _ask_to_cancel(steps: Steps, game_id: int, user_id: str, asking: Workspace) 
 
 def _ballot(steps: Steps, game_id: int, user_id: str, asking: Workspace) -> Reply:
     view = steps.ballot(game_id, user_id, asking)
-    if isinstance(view, str):
-        return Reply(view)
+    if isinstance(view, Refused):
+        return Reply(view.text)
     screen = render.personal_ballot(view)
     return Reply(screen.text, screen.as_dicts())
 
@@ -355,8 +356,8 @@ def _cast_on_ballot(steps: Steps, game_id: int, event: m.CastBallot, asking: Wor
     step said, and their choice as committed; once the vote is closed, only what it said."""
     answer = steps.act(game_id, event, asking)
     view = steps.ballot(game_id, event.user, asking)
-    if isinstance(view, str):
-        return Reply(answer or view, replace_original=True)
+    if isinstance(view, Refused):
+        return Reply(answer or view.text, replace_original=True)
     screen = render.personal_ballot(view, answer)
     return Reply(screen.text, screen.as_dicts(), replace_original=True)
 

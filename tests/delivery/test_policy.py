@@ -7,8 +7,9 @@ import itertools
 from slackapp.delivery.policy import MAX_ATTEMPTS, GiveUp, Retry, after_failure, backoff
 from slackapp.delivery.slack import Failure
 from slackapp.game import machine as m
+from slackapp.game.effects import LOBBY_BOARD
 
-SURFACES = [m.LOBBY_BOARD, "dm:U1", "over:U1", "tell:U1:abc", "say:abc"]
+SURFACES = [LOBBY_BOARD, "dm:U1", "over:U1", "tell:U1:abc", "say:abc"]
 
 
 def test_every_failure_of_every_message() -> None:

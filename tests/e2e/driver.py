@@ -11,10 +11,9 @@ from typing import Any, Protocol, TypeVar
 import requests
 from sqlalchemy import Engine, text
 
+from slackapp.blocks.screen import deck_text
 from slackapp.fakeslack import JSON, FakeSlack, Message
 from slackapp.game import MAX_SEATS, MIN_SEATS, Card, deal
-from slackapp.game.cards import describe_deck
-from slackapp.game.night import describe_wake_order
 from slackapp.game.referee import referee
 from tests.waiting import PATIENCE
 
@@ -396,7 +395,7 @@ def without_deck(text: str) -> str:
     """``text`` without any table's deck or night order, as written or inside JSON: these are
     public by design, as at a real table, so a search for secrets must not count them."""
     sizes = range(MIN_SEATS, MAX_SEATS + 1)
-    lines = {describe(size) for size in sizes for describe in (describe_deck, describe_wake_order)}
+    lines = {line for size in sizes for line in deck_text(size).split("\n")}
     for line in sorted(lines, key=len, reverse=True):  # one night order begins another
         text = text.replace(line, "").replace(json.dumps(line)[1:-1], "")
     return text

@@ -19,6 +19,31 @@ from hypothesis import strategies as st
 from slackapp.blocks import said as words
 from slackapp.game import machine as m
 from slackapp.game.cards import Card, deal
+from slackapp.game.effects import (
+    DAY_BOARD,
+    LOBBY_BOARD,
+    REVEAL,
+    VOTE_BOARD,
+    Answer,
+    Award,
+    ClosedView,
+    DayBoardView,
+    DayOverView,
+    Effect,
+    GameOverDmView,
+    LobbyView,
+    NightDmView,
+    NightOverView,
+    RevealView,
+    Say,
+    Scored,
+    Show,
+    Tell,
+    dm_key,
+    over_surface,
+    settles,
+)
+from slackapp.game.lines import Line, Message
 from slackapp.game.night import Knowledge, NightChoice, Peek, Swap
 from slackapp.game.outcome import Outcome, play
 
@@ -35,7 +60,7 @@ def new_table(host: str = "UANNA", seed: int = 1, bots_allowed: bool = True) -> 
 
 def run(state: m.GameState, *events: m.Event, now: datetime = T0) -> m.Step:
     """Apply events in turn; the last step, with every effect of the whole run."""
-    effects: list[m.Effect] = []
+    effects: list[Effect] = []
     for event in events:
         done = m.step(state, event, now)
         state = done.state
@@ -70,18 +95,18 @@ def started(people: list[str], wanted: Callable[..., bool] = lambda d, c: True) 
 
 def answers(step: m.Step) -> list[str]:
     """The step's answers, in English."""
-    return [words.said(effect.line) for effect in step.effects if isinstance(effect, m.Answer)]
+    return [words.said(effect.line) for effect in step.effects if isinstance(effect, Answer)]
 
 
-def english(line: m.Line | str | None) -> str:
+def english(line: Line | str | None) -> str:
     return "" if line is None else words.said_or_text(line)
 
 
-def shows(step: m.Step, surface: str | None = None) -> list[m.Show]:
+def shows(step: m.Step, surface: str | None = None) -> list[Show]:
     return [
         effect
         for effect in step.effects
-        if isinstance(effect, m.Show) and (surface is None or effect.surface == surface)
+        if isinstance(effect, Show) and (surface is None or effect.surface == surface)
     ]
 
 
@@ -108,8 +133,8 @@ def test_a_table_opens_with_its_host_seated_and_its_lobby_shown() -> None:
     assert [seat.key for seat in opened.state.seats] == ["UANNA"]
     assert opened.state.phase == m.Phase.LOBBY
     (show,) = opened.effects
-    assert isinstance(show, m.Show) and show.surface == m.LOBBY_BOARD
-    assert isinstance(show.view, m.LobbyView)
+    assert isinstance(show, Show) and show.surface == LOBBY_BOARD
+    assert isinstance(show.view, LobbyView)
 
 
 def test_lobby_refusals_change_nothing() -> None:
@@ -211,7 +236,7 @@ def test_leaving_frees_a_seat_and_the_last_person_leaving_closes_the_table() -> 
     state = run(state, m.Leave("UANNA"), m.Leave("UDAN")).state
     done = m.step(state, m.Leave("UCIA"), T0)
     assert done.state.phase == m.Phase.CANCELLED and done.state.ended_by == "UCIA"
-    assert isinstance(shows(done, m.LOBBY_BOARD)[0].view, m.ClosedView)
+    assert isinstance(shows(done, LOBBY_BOARD)[0].view, ClosedView)
 
 
 def test_a_lobby_with_only_bots_left_is_closed() -> None:
@@ -230,7 +255,7 @@ def test_an_unreachable_person_blocks_the_start_and_is_named_in_the_channel() ->
     state = seated(["UANNA", "UBO", "UCIA"])
     done = m.step(state, m.Start("UANNA", unreachable=("UCIA",)), T0)
     assert done.state == state
-    (said,) = [effect for effect in done.effects if isinstance(effect, m.Say)]
+    (said,) = [effect for effect in done.effects if isinstance(effect, Say)]
     assert "<@UCIA>" in english(said.text) and "can't start" in english(said.text)
 
 
@@ -333,9 +358,9 @@ def test_the_night_ends_when_every_seat_has_confirmed() -> None:
     done = m.step(state, skip_or_confirm(state, last), T0 + timedelta(seconds=3))
     assert done.state.phase == m.Phase.DAY
     assert done.state.deadline == T0 + timedelta(seconds=3 + LENGTHS.day_seconds)
-    assert isinstance(shows(done, m.LOBBY_BOARD)[-1].view, m.NightOverView)
-    day = shows(done, m.DAY_BOARD)[0].view
-    assert isinstance(day, m.DayBoardView)
+    assert isinstance(shows(done, LOBBY_BOARD)[-1].view, NightOverView)
+    day = shows(done, DAY_BOARD)[0].view
+    assert isinstance(day, DayBoardView)
     assert day.seat_count == 3, "the day board shows the table's deck"
 
 
@@ -357,7 +382,7 @@ def test_a_late_night_move_finds_dawn_already_come() -> None:
     assert english(m.NIGHT_IS_OVER) in answers(done)
     told = {show.surface: show.view for show in shows(done) if show.surface.startswith("dm:")}
     assert set(told) == {f"dm:{p}" for p in people}, "each who never confirmed is told"
-    assert all(isinstance(view, m.NightDmView) and view.late for view in told.values())
+    assert all(isinstance(view, NightDmView) and view.late for view in told.values())
 
 
 def test_the_insomniac_sees_its_dawn_card_only_when_the_night_is_over() -> None:
@@ -373,7 +398,7 @@ def test_the_insomniac_sees_its_dawn_card_only_when_the_night_is_over() -> None:
     state = m.step(state, m.NightPick("UANNA", "UBO"), T0).state
     done = m.step(state, m.NightPick("UANNA", "UCIA"), T0)
     (dawn,) = [show.view for show in shows(done, "dm:UBO")]
-    assert isinstance(dawn, m.NightDmView)
+    assert isinstance(dawn, NightDmView)
     assert dawn.dawn_card == done.state.night().dawn["UBO"] == seat_of(state, "UCIA").dealt
 
 
@@ -397,8 +422,8 @@ def test_heard_enough_toggles_and_more_than_half_of_the_people_open_the_vote() -
     assert state.phase == m.Phase.DAY, "two of four is not more than half"
     done = m.step(state, m.HeardEnough("UCIA"), T0)
     assert done.state.phase == m.Phase.VOTE
-    (over,) = [show.view for show in shows(done, m.DAY_BOARD)]
-    assert over == m.DayOverView(m.most_heard_enough(3, 4), 4)
+    (over,) = [show.view for show in shows(done, DAY_BOARD)]
+    assert over == DayOverView(m.most_heard_enough(3, 4), 4)
     assert english(over.reason) == "3 of the 4 people have heard enough."
     assert answers(done) == [
         "3 of the 4 people have heard enough. Yours made it: the vote is open."
@@ -414,7 +439,7 @@ def test_a_heard_enough_click_delivered_again_or_older_toggles_nothing() -> None
     again = m.step(marked, m.HeardEnough("UANNA", first), T0)
     assert again.state == marked, "the same click, redelivered, changes nothing"
     assert answers(again) == ["Noted: you have heard enough. Press again to take it back."]
-    assert not shows(again, m.DAY_BOARD)
+    assert not shows(again, DAY_BOARD)
     older = m.step(marked, m.HeardEnough("UANNA", first - 1), T0)
     assert older.state == marked
     back = m.step(marked, m.HeardEnough("UANNA", second), T0).state
@@ -456,7 +481,7 @@ def test_the_day_ends_at_its_deadline_whatever_comes_first() -> None:
     done = m.step(state, m.HeardEnough("UANNA"), late)
     assert done.state.phase == m.Phase.VOTE
     assert answers(done) == [english(m.DAY_OVER_VOTE_OPEN)], "not Noted: the click came too late"
-    assert shows(done, m.DAY_BOARD)[0].view == m.DayOverView(m.TIME_IS_UP, 3)
+    assert shows(done, DAY_BOARD)[0].view == DayOverView(m.TIME_IS_UP, 3)
     assert "day is over" not in english(m.TIME_IS_UP), "the day-over board says that already"
 
 
@@ -469,7 +494,7 @@ def test_the_day_board_names_one_person_to_speak_first_from_the_seed() -> None:
         (board,) = [
             show.view
             for show in shows(m.step(state, m.Deadline(), state.deadline))
-            if isinstance(show.view, m.DayBoardView)
+            if isinstance(show.view, DayBoardView)
         ]
         assert board.first_speaker == m.first_speaker(day)
         assert board.first_speaker is not None and not board.first_speaker.is_bot
@@ -526,11 +551,11 @@ def test_the_last_ballot_closes_the_vote_scores_once_and_reveals() -> None:
     done = m.step(state, m.CastBallot("UCIA", "UBO"), T0)
     assert done.state.phase == m.Phase.OVER and done.state.deadline is None
     assert "reveal is up" in answers(done)[0]
-    (scored,) = [effect for effect in done.effects if isinstance(effect, m.Scored)]
+    (scored,) = [effect for effect in done.effects if isinstance(effect, Scored)]
     outcome = play(state.deal(), state.choices(), {"UANNA": "UBO", "UBO": None, "UCIA": "UBO"})
     assert scored.outcome == outcome == done.state.outcome()
-    (reveal,) = [show.view for show in shows(done, m.REVEAL)]
-    assert isinstance(reveal, m.RevealView) and reveal.outcome == outcome
+    (reveal,) = [show.view for show in shows(done, REVEAL)]
+    assert isinstance(reveal, RevealView) and reveal.outcome == outcome
     for award in scored.awards:
         assert award.points == outcome.result.points[award.key]
         assert award.named_werewolf == (award.key in outcome.result.named_werewolf)
@@ -541,13 +566,13 @@ def test_each_persons_word_at_the_end_is_a_new_message_and_their_night_message_s
     people = ["UANNA", "UBO", "UCIA"]
     state = run(vote_of(people), m.CastBallot("UANNA", "UBO"), m.CastBallot("UBO", None)).state
     done = m.step(state, m.CastBallot("UCIA", "UBO"), T0)
-    private = [show for show in shows(done) if m.dm_key(show.surface) is not None]
-    assert [show.surface for show in private] == [m.over_surface(key) for key in people]
+    private = [show for show in shows(done) if dm_key(show.surface) is not None]
+    assert [show.surface for show in private] == [over_surface(key) for key in people]
     outcome = done.state.outcome()
     assert outcome is not None
     for show in private:
-        key = m.dm_key(show.surface)
-        assert isinstance(show.view, m.GameOverDmView) and key is not None
+        key = dm_key(show.surface)
+        assert isinstance(show.view, GameOverDmView) and key is not None
         assert show.view.points == outcome.result.points[key]
         assert show.view.dawn is outcome.night.dawn[key]
 
@@ -569,7 +594,7 @@ def test_a_ballot_clicked_before_the_vote_opened_is_not_cast_when_the_vote_catch
     assert day.phase == m.Phase.DAY
     late = T0 + timedelta(seconds=LENGTHS.day_seconds)
     done = m.step(day, m.CastBallot("UANNA", "UBO"), late)
-    assert done.state.phase == m.Phase.VOTE and shows(done, m.VOTE_BOARD)
+    assert done.state.phase == m.Phase.VOTE and shows(done, VOTE_BOARD)
     assert all(seat.ballot is None for seat in done.state.seats)
     assert english(m.VOTE_NOT_YET_OPEN) in answers(done)
     early = m.step(day, m.CastBallot("UANNA", "UBO"), T0)
@@ -583,9 +608,9 @@ def test_named_werewolf_is_the_reason_for_the_extra_point() -> None:
     state = run(state, *(m.HeardEnough(user) for user in people[:3])).state
     ballots = [m.CastBallot("UANNA", "UBO"), *(m.CastBallot(u, None) for u in people[1:])]
     done = run(state, *ballots)
-    (scored,) = [effect for effect in done.effects if isinstance(effect, m.Scored)]
+    (scored,) = [effect for effect in done.effects if isinstance(effect, Scored)]
     anna = next(award for award in scored.awards if award.key == "UANNA")
-    assert anna == m.Award("UANNA", points=1, won=False, named_werewolf=True)
+    assert anna == Award("UANNA", points=1, won=False, named_werewolf=True)
 
 
 # -- ending early ---------------------------------------------------------------------------
@@ -601,21 +626,21 @@ def test_stop_ends_the_game_and_tells_everyone() -> None:
     done = m.step(state, m.Stop("UBO"), T0)
     assert done.state.phase == m.Phase.STOPPED and done.state.deadline is None
     assert {show.surface for show in shows(done)} == {"lobby", *(f"dm:{p}" for p in people)}
-    assert not any(isinstance(e, m.Say) for e in done.effects), "the board says it, once"
-    (board,) = [show.view for show in shows(done) if not m.dm_key(show.surface)]
-    assert board == m.ClosedView(m.Line(m.Message.STOPPED_BY, user="UBO"))
+    assert not any(isinstance(e, Say) for e in done.effects), "the board says it, once"
+    (board,) = [show.view for show in shows(done) if not dm_key(show.surface)]
+    assert board == ClosedView(Line(Message.STOPPED_BY, user="UBO"))
     assert english(board.line) == "<@UBO> stopped this game. No one scores."
     assert answers(done) == ["You stopped the game: its board in the channel now says so."]
-    assert not any(isinstance(effect, m.Scored) for effect in done.effects)
+    assert not any(isinstance(effect, Scored) for effect in done.effects)
 
 
 def test_a_channel_that_cannot_be_written_ends_the_game_and_tells_the_host_privately() -> None:
     people = ["UANNA", "UBO", "UCIA"]
     done = m.step(started(people), m.ChannelUnwritable("not_in_channel"), T0)
     assert done.state.phase == m.Phase.STOPPED and not done.state.is_open
-    (told,) = [effect for effect in done.effects if isinstance(effect, m.Tell)]
+    (told,) = [effect for effect in done.effects if isinstance(effect, Tell)]
     assert told.user == "UANNA" and "not_in_channel" in english(told.text)
-    assert not [effect for effect in done.effects if isinstance(effect, m.Say)]
+    assert not [effect for effect in done.effects if isinstance(effect, Say)]
     assert all(show.surface.startswith("dm:") for show in shows(done))
     lobby = m.step(new_table(), m.ChannelUnwritable("channel_not_found"), T0)
     assert lobby.state.phase == m.Phase.CANCELLED
@@ -625,7 +650,7 @@ def test_a_person_whose_dm_fails_is_named_once_without_a_secret() -> None:
     people = ["UANNA", "UBO", "UCIA"]
     state = started(people)
     done = m.step(state, m.DmFailed("UBO", "account_inactive"), T0)
-    (said,) = [effect for effect in done.effects if isinstance(effect, m.Say)]
+    (said,) = [effect for effect in done.effects if isinstance(effect, Say)]
     assert "<@UBO>" in english(said.text)
     assert not any(card.value in english(said.text) for card in Card)
     assert not seat_of(done.state, "UBO").reachable
@@ -778,11 +803,11 @@ def test_random_sequences_keep_the_invariants(seed: int, data: st.DataObject) ->
         assert all(phase in ORDER for phase in phases[:-1])
 
         # a refusal (an answer and nothing else) changes nothing; an ended game never changes
-        if done.effects and all(isinstance(effect, m.Answer) for effect in done.effects):
+        if done.effects and all(isinstance(effect, Answer) for effect in done.effects):
             assert state == before
         if before.is_over():
             assert state == before and not any(
-                not isinstance(effect, m.Answer) for effect in done.effects
+                not isinstance(effect, Answer) for effect in done.effects
             )
 
         # seats: unique keys and positions, 1..10, people in an open lobby
@@ -806,40 +831,40 @@ def test_random_sequences_keep_the_invariants(seed: int, data: st.DataObject) ->
             )
 
         # scores once, as the vote closes, with the ballots the reveal shows
-        scores = [effect for effect in done.effects if isinstance(effect, m.Scored)]
+        scores = [effect for effect in done.effects if isinstance(effect, Scored)]
         scored += len(scores)
         assert scored <= 1
         if scores:
             assert state.phase == m.Phase.OVER
             assert scores[0].outcome.ballots == state.ballots()
-            (reveal,) = [s.view for s in shows(done, m.REVEAL)]
-            assert isinstance(reveal, m.RevealView) and reveal.outcome == scores[0].outcome
+            (reveal,) = [s.view for s in shows(done, REVEAL)]
+            assert isinstance(reveal, RevealView) and reveal.outcome == scores[0].outcome
 
         # a message's last word is never redrawn by a later step, unless the game is stopped
         for show in shows(done):
             assert show.surface not in settled or state.phase == m.Phase.STOPPED, show
-        settled |= {show.surface for show in shows(done) if m.settles(show.view)}
+        settled |= {show.surface for show in shows(done) if settles(show.view)}
 
         # no secret on a public surface before the reveal; a DM shows only its own seat
         revealed = False
         for effect in done.effects:
-            if isinstance(effect, m.Show) and isinstance(effect.view, m.RevealView):
+            if isinstance(effect, Show) and isinstance(effect.view, RevealView):
                 revealed = True
-            if isinstance(effect, m.Show) and m.dm_key(effect.surface) is not None:
-                key = m.dm_key(effect.surface)
+            if isinstance(effect, Show) and dm_key(effect.surface) is not None:
+                key = dm_key(effect.surface)
                 seat = state.seat(key or "")
                 assert seat is not None and not seat.is_bot
-                if isinstance(effect.view, m.NightDmView):
+                if isinstance(effect.view, NightDmView):
                     assert effect.view.me.key == key and effect.view.card is seat.dealt
                 # the game's end is a message of its own: the night message stays
-                at_end = isinstance(effect.view, m.GameOverDmView)
-                assert at_end == (effect.surface == m.over_surface(key or ""))
+                at_end = isinstance(effect.view, GameOverDmView)
+                assert at_end == (effect.surface == over_surface(key or ""))
                 continue
-            if isinstance(effect, m.Show) and not revealed:
-                assert not isinstance(effect.view, m.NightDmView | m.GameOverDmView)
+            if isinstance(effect, Show) and not revealed:
+                assert not isinstance(effect.view, NightDmView | GameOverDmView)
                 secrets = [value for value in values_in(effect.view) if is_secret(value)]
                 assert not secrets, (effect, secrets)
-            if isinstance(effect, m.Say):
+            if isinstance(effect, Say):
                 assert not any(card.value in english(effect.text) for card in Card)
     assert scored == (1 if state.phase == m.Phase.OVER else 0)
     hypothesis_event(f"ended in {state.phase}")
@@ -892,8 +917,8 @@ def test_play_again_seats_the_same_people_with_the_same_settings_and_bots_refill
     assert [seat.key for seat in new.people] == people
     assert len(new.seats) == 5 and all(seat.dealt is None for seat in new.seats)
     assert all(seat.ballot is None and not seat.confirmed for seat in new.seats)
-    (lobby,) = shows(done, m.LOBBY_BOARD)
-    assert isinstance(lobby.view, m.LobbyView) and lobby.view.game_id == 8
+    (lobby,) = shows(done, LOBBY_BOARD)
+    assert isinstance(lobby.view, LobbyView) and lobby.view.game_id == 8
     # each may leave, and the new table plays like any other
     left = m.step(new, m.Leave("UBO"), T0).state
     assert [seat.key for seat in left.people] == ["UANNA", "UCIA"]

@@ -16,6 +16,7 @@ from slackapp.blocks.sides import (
 from slackapp.blocks.words import words
 from slackapp.game import machine as m
 from slackapp.game.cards import Card, Team
+from slackapp.game.effects import GameOverDmView, NightDmView, View, dm_key
 from slackapp.game.lines import Language
 from tests.game.test_machine import (
     PEOPLE,
@@ -31,7 +32,7 @@ from tests.game.test_machine import (
 SIX = PEOPLE[:6]
 
 
-def text_of(view: m.View, language: Language) -> str:
+def text_of(view: View, language: Language) -> str:
     found: list[str] = []
 
     def walk(node: object) -> None:
@@ -52,11 +53,11 @@ def no_werewolf_seated(dealt: dict[str, Card], centre: tuple[Card, Card]) -> boo
     return centre == (Card.WEREWOLF, Card.WEREWOLF) and Card.MINION in dealt.values()
 
 
-def night_dms(step: m.Step) -> dict[str, m.NightDmView]:
+def night_dms(step: m.Step) -> dict[str, NightDmView]:
     return {
         key: show.view
         for show in shows(step)
-        if (key := m.dm_key(show.surface)) is not None and isinstance(show.view, m.NightDmView)
+        if (key := dm_key(show.surface)) is not None and isinstance(show.view, NightDmView)
     }
 
 
@@ -100,7 +101,7 @@ def test_the_minion_alone_is_told_its_real_goal_and_wins_when_another_dies(
     (over,) = [
         show.view
         for show in shows(done)
-        if m.dm_key(show.surface) == minion and isinstance(show.view, m.GameOverDmView)
+        if dm_key(show.surface) == minion and isinstance(show.view, GameOverDmView)
     ]
     assert over.won and w._("*You won!*") in text_of(over, language)
 

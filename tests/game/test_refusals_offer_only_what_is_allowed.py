@@ -10,7 +10,8 @@ from slackapp.blocks.said import said
 from slackapp.blocks.words import words
 from slackapp.game import machine as m
 from slackapp.game.cards import MAX_SEATS
-from slackapp.game.lines import Language
+from slackapp.game.effects import Answer
+from slackapp.game.lines import Language, Line, Message
 from tests.game.test_machine import T0, confirm_all, seated, started
 
 PEOPLE = ["UANNA", "UBO", "UCIA"]
@@ -43,7 +44,7 @@ def test_only_the_host_is_pointed_at_stop(language: Language, phase: str) -> Non
 def test_a_stop_that_found_another_game_does_not_send_the_person_round_again(
     language: Language,
 ) -> None:
-    told = said(m.Line(m.Message.ANOTHER_GAME_NOW), words(language))
+    told = said(Line(Message.ANOTHER_GAME_NOW), words(language))
     assert "/varulv stop" not in told and told
 
 
@@ -69,6 +70,6 @@ def test_a_full_table_points_no_one_at_join(language: Language) -> None:
 PEOPLE_AT_A_FULL_TABLE = [f"UPERSON{number}" for number in range(MAX_SEATS)]
 
 
-def answers_of(step: m.Step) -> m.Line:
-    (answer,) = [effect.line for effect in step.effects if isinstance(effect, m.Answer)]
+def answers_of(step: m.Step) -> Line:
+    (answer,) = [effect.line for effect in step.effects if isinstance(effect, Answer)]
     return answer

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from sqlalchemy import Engine, text
 
+from slackapp.blocks.screen import deck_text
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import Card
-from slackapp.game.cards import describe_deck
-from slackapp.game.night import describe_wake_order
 from tests.e2e.driver import Table, without_deck
 from tests.inprocess.harness import InProcessApp
 
@@ -59,8 +58,7 @@ def test_three_people_from_command_to_reveal(
     night_board = table.board("Night falls")
     assert "0 of 3 people have confirmed" in night_board.rendered_text
     for shown in (night_board, *(table.dm(user) for user in (anna, bo, cia))):
-        assert describe_deck(3) in shown.rendered_text
-        assert describe_wake_order(3) in shown.rendered_text
+        assert deck_text(3) in shown.rendered_text
 
     table.finish_night(anna, lambda *_: table.dm(anna).buttons()[0].text)
     table.wait(

@@ -11,13 +11,12 @@ from typing import Any
 from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 
+from slackapp.blocks.screen import deck_text
 from slackapp.delivery.outbox import enqueue
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.fakeslack.blocks import readable_text
 from slackapp.game import Card
 from slackapp.game import machine as m
-from slackapp.game.cards import describe_deck
-from slackapp.game.night import describe_wake_order
 from slackapp.steps import new_table as open_table_in
 from tests.databases import WAITING_TO_OPEN
 from tests.e2e.driver import Table
@@ -88,7 +87,7 @@ def test_the_day_board_shows_the_deck_and_names_one_person_to_speak_first(
     table = new_table(fake, app, db)
     day_of(table, [ANNA, BO], bots=True)
     board = table.board("Heard enough").rendered_text
-    assert describe_deck(5) in board and describe_wake_order(5) in board
+    assert deck_text(5) in board
     speakers = [user for user in (ANNA, BO) if f"<@{user}> speaks first" in board]
     assert len(speakers) == 1, board
     assert "one round of claims" in board

@@ -10,10 +10,9 @@ from typing import Any
 from sqlalchemy import Engine
 
 from slackapp.blocks.said import said as in_english
+from slackapp.blocks.screen import deck_text
 from slackapp.fakeslack import FakeSlack
-from slackapp.game.cards import describe_deck
 from slackapp.game.machine import DAY_OVER_VOTE_OPEN
-from slackapp.game.night import describe_wake_order
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
 from tests.inprocess.test_games import NAMES, PEOPLE, new_table
@@ -63,7 +62,7 @@ def test_every_board_keeps_the_deck_through_the_vote_and_the_vote_board_says_wha
     table.wait_for_phase("day")
     table.heard_enough([ANNA, BO])
     table.wait_for_phase("vote")
-    deck, order = describe_deck(3), describe_wake_order(3)
+    deck, order = deck_text(3).split("\n")
     vote = table.board("One sealed ballot each").rendered_text
     assert "In play: Werewolf" in vote and deck in vote and order in vote, vote
     table.vote(dict.fromkeys([ANNA, BO, CIA], "Nobody"))

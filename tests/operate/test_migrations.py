@@ -14,8 +14,9 @@ from slack_sdk.oauth.installation_store.sqlalchemy import SQLAlchemyInstallation
 from sqlalchemy import Engine, create_engine, inspect, text
 from sqlalchemy.exc import IntegrityError
 
-from slackapp.db.installations import SLACK_TABLES, TOKEN_COLUMNS, oauth_state_store
+from slackapp.db.installations import oauth_state_store
 from slackapp.db.migrate import HEAD, alembic_config, at_head, upgrade
+from slackapp.db.slack_tables import SLACK_TABLES, TOKEN_COLUMNS
 from tests.operate.conftest import fresh_database
 
 

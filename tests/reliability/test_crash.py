@@ -6,6 +6,8 @@ person saw accepted is lost, and nothing is posted twice.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,7 +16,7 @@ from sqlalchemy import Engine
 
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import Card
-from tests.e2e.conftest import start_app
+from tests.e2e.conftest import AppProcess, start_app
 from tests.e2e.driver import Table
 from tests.reliability.support import (
     DAY,
@@ -38,6 +40,32 @@ pytestmark = pytest.mark.long(19)
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+@dataclass
+class Crashing:
+    """Three people at a table whose app process the test kills and starts again."""
+
+    table: Table
+    people: list[str]
+    app: AppProcess
+    database_url: str
+
+    def kill(self) -> None:
+        self.app.kill()
+
+    def restart(self) -> None:
+        """A fresh app process on the same database, serving the table from now on."""
+        self.app = restart(self.table, self.app, self.database_url)
+
+
+@pytest.fixture
+def crashing(fake: FakeSlack, database_url: str, db: Engine) -> Iterator[Crashing]:
+    people = new_people(fake, 3)
+    app = start_app(fake, database_url)
+    crashing = Crashing(Table(fake, app, db), people, app, database_url)
+    yield crashing
+    crashing.app.stop()  # whichever process serves the table by the end
 
 
 def assert_dms_agree_with_the_database(table: Table, people: list[str]) -> None:
@@ -66,389 +94,347 @@ def play_to_the_end(table: Table, people: list[str]) -> dict[str, Any]:
 
 
 def test_a_crash_at_night_keeps_every_choice_and_the_night_still_ends(
-    fake: FakeSlack, database_url: str, db: Engine
+    fake: FakeSlack, db: Engine, crashing: Crashing
 ) -> None:
-    anna, bo, cia = people = new_people(fake, 3)
-    app = start_app(fake, database_url)
-    table = Table(fake, app, db)
-    try:
-        since = len(fake.calls)
-        table.seat_people(anna, [bo, cia])
-        table.start(anna)
-        table.play_night([anna, bo])
-        game_id = table.game_id()
-        table.wait(
-            lambda: sum(s["confirmed"] for s in seat_rows(db, game_id).values()) == 2 or None,
-            "two confirmed nights",
-        )
-        before = seat_rows(db, game_id)
+    anna, bo, cia = people = crashing.people
+    table = crashing.table
+    since = len(fake.calls)
+    table.seat_people(anna, [bo, cia])
+    table.start(anna)
+    table.play_night([anna, bo])
+    game_id = table.game_id()
+    table.wait(
+        lambda: sum(s["confirmed"] for s in seat_rows(db, game_id).values()) == 2 or None,
+        "two confirmed nights",
+    )
+    before = seat_rows(db, game_id)
 
-        app.kill()
-        set_deadline(db, game_id, now() - timedelta(seconds=1))  # dawn was due while it was down
-        app = restart(table, app, database_url)
+    crashing.kill()
+    set_deadline(db, game_id, now() - timedelta(seconds=1))  # dawn was due while it was down
+    crashing.restart()
 
-        table.wait_for_phase("day", timeout=30)
-        after = seat_rows(db, game_id)
-        for user in (anna, bo):
-            assert after[user]["confirmed"]
-            assert after[user]["night_choice"] == before[user]["night_choice"]
-        assert not after[cia]["confirmed"]
-        assert "ended before you chose" in table.dm(cia).rendered_text
-        assert boards(fake, since, table.channel, DAY) == 1
-        play_to_the_end(table, people)  # the referee's outcome is made of the stored choices
-        for user in (anna, bo):
-            assert seat_rows(db, game_id)[user]["night_choice"] == before[user]["night_choice"]
-        assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
-    finally:
-        app.stop()
+    table.wait_for_phase("day", timeout=30)
+    after = seat_rows(db, game_id)
+    for user in (anna, bo):
+        assert after[user]["confirmed"]
+        assert after[user]["night_choice"] == before[user]["night_choice"]
+    assert not after[cia]["confirmed"]
+    assert "ended before you chose" in table.dm(cia).rendered_text
+    assert boards(fake, since, table.channel, DAY) == 1
+    play_to_the_end(table, people)  # the referee's outcome is made of the stored choices
+    for user in (anna, bo):
+        assert seat_rows(db, game_id)[user]["night_choice"] == before[user]["night_choice"]
+    assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
 
 
-def test_a_crash_by_day_keeps_heard_enough(fake: FakeSlack, database_url: str, db: Engine) -> None:
-    anna, bo, cia = people = new_people(fake, 3)
-    app = start_app(fake, database_url)
-    table = Table(fake, app, db)
-    try:
-        since = len(fake.calls)
-        table.seat_people(anna, [bo, cia])
-        table.start(anna)
-        table.play_night(people)
-        table.wait_for_phase("day")
-        table.heard_enough([anna])
-        table.ephemeral(anna, "you have heard enough")
+def test_a_crash_by_day_keeps_heard_enough(fake: FakeSlack, crashing: Crashing) -> None:
+    anna, bo, cia = people = crashing.people
+    table = crashing.table
+    since = len(fake.calls)
+    table.seat_people(anna, [bo, cia])
+    table.start(anna)
+    table.play_night(people)
+    table.wait_for_phase("day")
+    table.heard_enough([anna])
+    table.ephemeral(anna, "you have heard enough")
 
-        app.kill()
-        app = restart(table, app, database_url)
+    crashing.kill()
+    crashing.restart()
 
-        assert table.game()["phase"] == "day"
-        table.heard_enough([bo])  # with anna's mark, two of three: the vote opens at once
-        table.wait_for_phase("vote")
-        assert boards(fake, since, table.channel, DAY) == 1
-        assert boards(fake, since, table.channel, VOTE) == 1
-        table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
-        table.wait_for_phase("over")
-        table.stored_outcome_matches_referee()
-        assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
-    finally:
-        app.stop()
+    assert table.game()["phase"] == "day"
+    table.heard_enough([bo])  # with anna's mark, two of three: the vote opens at once
+    table.wait_for_phase("vote")
+    assert boards(fake, since, table.channel, DAY) == 1
+    assert boards(fake, since, table.channel, VOTE) == 1
+    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
+    table.wait_for_phase("over")
+    table.stored_outcome_matches_referee()
+    assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
 
 
 def test_a_crash_during_the_vote_keeps_every_ballot_and_its_deadline(
-    fake: FakeSlack, database_url: str, db: Engine
+    fake: FakeSlack, db: Engine, crashing: Crashing
 ) -> None:
-    anna, bo, cia = people = new_people(fake, 3)
-    app = start_app(fake, database_url)
-    table = Table(fake, app, db)
-    try:
-        since = len(fake.calls)
-        table.seat_people(anna, [bo, cia])
-        table.start(anna)
-        table.play_night(people)
-        table.wait_for_phase("day")
-        table.heard_enough([anna, bo])
-        table.wait_for_phase("vote")
-        table.vote({anna: table.fake.user_name(bo) or bo, bo: "Nobody"})
+    anna, bo, cia = people = crashing.people
+    table = crashing.table
+    since = len(fake.calls)
+    table.seat_people(anna, [bo, cia])
+    table.start(anna)
+    table.play_night(people)
+    table.wait_for_phase("day")
+    table.heard_enough([anna, bo])
+    table.wait_for_phase("vote")
+    table.vote({anna: table.fake.user_name(bo) or bo, bo: "Nobody"})
 
-        app.kill()
-        deadline = now() + timedelta(seconds=2)
-        set_deadline(db, table.game_id(), deadline)
-        app = restart(table, app, database_url)
+    crashing.kill()
+    deadline = now() + timedelta(seconds=2)
+    set_deadline(db, table.game_id(), deadline)
+    crashing.restart()
 
-        table.wait_for_phase("over", timeout=30)  # nobody else votes: the deadline closes it
-        outcome = table.stored_outcome_matches_referee()
-        assert outcome["tally"] == {bo: 1, "nobody": 1}
-        reveals = [
-            call
-            for call in fake.calls[since:]
-            if call.method == "chat.postMessage" and str(call.params.get("text")).startswith(REVEAL)
-        ]
-        assert len(reveals) == 1
-        assert reveals[0].at >= deadline.timestamp(), "the vote closed before its deadline"
-        assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
-    finally:
-        app.stop()
+    table.wait_for_phase("over", timeout=30)  # nobody else votes: the deadline closes it
+    outcome = table.stored_outcome_matches_referee()
+    assert outcome["tally"] == {bo: 1, "nobody": 1}
+    reveals = [
+        call
+        for call in fake.calls[since:]
+        if call.method == "chat.postMessage" and str(call.params.get("text")).startswith(REVEAL)
+    ]
+    assert len(reveals) == 1
+    assert reveals[0].at >= deadline.timestamp(), "the vote closed before its deadline"
+    assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
 
 
 def test_a_crash_right_after_a_person_saw_their_night_result_keeps_that_choice(
-    fake: FakeSlack, database_url: str, db: Engine
+    fake: FakeSlack, db: Engine, crashing: Crashing
 ) -> None:
-    anna, bo, cia = people = new_people(fake, 3)
-    app = start_app(fake, database_url)
-    table = Table(fake, app, db)
-    try:
-        since = len(fake.calls)
-        table.seat_people(anna, [bo, cia])
-        table.arrange_deal(lambda dealt, center: dealt[anna] is Card.SEER)
-        table.start(anna)
-        dm = table.dm(anna)
-        # Her DM is redrawn through her click's response URL (her private answer is not).
-        redrawn = Held(
-            fake, "response_url", lambda p: p.get("replace_original") is True, applied=True
-        )
-        with redrawn as held:
-            table.click(anna, dm, dm.buttons()[0].text)  # the Seer looks at a card
-            held.wait()
-            seen = fake.message(dm.channel, dm.ts)
-            assert "card is" in seen.rendered_text and not seen.buttons()
-            app.kill()
-        app = restart(table, app, database_url)
+    anna, bo, cia = people = crashing.people
+    table = crashing.table
+    since = len(fake.calls)
+    table.seat_people(anna, [bo, cia])
+    table.arrange_deal(lambda dealt, center: dealt[anna] is Card.SEER)
+    table.start(anna)
+    dm = table.dm(anna)
+    # Her DM is redrawn through her click's response URL (her private answer is not).
+    redrawn = Held(fake, "response_url", lambda p: p.get("replace_original") is True, applied=True)
+    with redrawn as held:
+        table.click(anna, dm, dm.buttons()[0].text)  # the Seer looks at a card
+        held.wait()
+        seen = fake.message(dm.channel, dm.ts)
+        assert "card is" in seen.rendered_text and not seen.buttons()
+        crashing.kill()
+    crashing.restart()
 
-        assert seat_rows(db, table.game_id())[anna]["confirmed"], "the Seer's look was lost"
-        assert_dms_agree_with_the_database(table, people)
-        table.play_night([bo, cia])
-        outcome = play_to_the_end(table, people)
-        assert anna in outcome["seen"], "what the Seer saw is part of the outcome"
-        assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
-    finally:
-        app.stop()
+    assert seat_rows(db, table.game_id())[anna]["confirmed"], "the Seer's look was lost"
+    assert_dms_agree_with_the_database(table, people)
+    table.play_night([bo, cia])
+    outcome = play_to_the_end(table, people)
+    assert anna in outcome["seen"], "what the Seer saw is part of the outcome"
+    assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
 
 
 def test_a_crash_before_slack_took_the_day_board_posts_it_once(
-    fake: FakeSlack, database_url: str, db: Engine
+    fake: FakeSlack, crashing: Crashing
 ) -> None:
-    anna, bo, cia = people = new_people(fake, 3)
-    app = start_app(fake, database_url)
-    table = Table(fake, app, db)
-    try:
-        since = len(fake.calls)
-        table.seat_people(anna, [bo, cia])
-        table.arrange_deal(lambda dealt, center: dealt[cia] is Card.ROBBER)
-        table.start(anna)
-        table.play_night([anna, bo])
-        dm = table.dm(cia)
-        day_board = Held(fake, "chat.postMessage", is_day_board, applied=False)
-        with day_board:
-            table.click(cia, dm, dm.buttons()[0].text)  # the last choice of the night: dawn
-            day_board.wait()
-            app.kill()
-        app = restart(table, app, database_url)
+    anna, bo, cia = people = crashing.people
+    table = crashing.table
+    since = len(fake.calls)
+    table.seat_people(anna, [bo, cia])
+    table.arrange_deal(lambda dealt, center: dealt[cia] is Card.ROBBER)
+    table.start(anna)
+    table.play_night([anna, bo])
+    dm = table.dm(cia)
+    day_board = Held(fake, "chat.postMessage", is_day_board, applied=False)
+    with day_board:
+        table.click(cia, dm, dm.buttons()[0].text)  # the last choice of the night: dawn
+        day_board.wait()
+        crashing.kill()
+    crashing.restart()
 
-        table.wait_for_phase("day", timeout=30)  # what dawn committed is shown after the restart
-        assert_dms_agree_with_the_database(table, people)
-        play_to_the_end(table, people)
-        assert boards(fake, since, table.channel, DAY) == 1
-        assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
-    finally:
-        app.stop()
+    table.wait_for_phase("day", timeout=30)  # what dawn committed is shown after the restart
+    assert_dms_agree_with_the_database(table, people)
+    play_to_the_end(table, people)
+    assert boards(fake, since, table.channel, DAY) == 1
+    assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
 
 
 def test_a_crash_after_slack_took_a_post_but_before_its_ts_was_kept_repeats_only_that_post(
-    fake: FakeSlack, database_url: str, db: Engine
+    fake: FakeSlack, crashing: Crashing
 ) -> None:
     """The one window no restart can close: Slack posted the day board, and the process died
     before it could record the message's ts. Slack's API has no idempotency key, and reading
     the channel back would need history scopes the app does not ask for, so the restarted
     deliverer posts the board again: the very same message, since the night's end was
     committed before anything showed it. Only that one message repeats, and the game goes on."""
-    anna, bo, cia = people = new_people(fake, 3)
-    app = start_app(fake, database_url)
-    table = Table(fake, app, db)
-    try:
-        since = len(fake.calls)
-        table.seat_people(anna, [bo, cia])
-        table.arrange_deal(lambda dealt, center: dealt[cia] is Card.ROBBER)
-        table.start(anna)
-        table.play_night([anna, bo])
-        dm = table.dm(cia)
-        day_board = Held(fake, "chat.postMessage", is_day_board, applied=True)
-        with day_board:
-            table.click(cia, dm, dm.buttons()[0].text)
-            day_board.wait()
-            # The dawn's other messages (the night's seal beside the board) are recorded first:
-            # the window under test is the held board's alone.
-            table.wait(lambda: table.undelivered() == 1 or None, "all but the board recorded")
-            app.kill()
-        assert table.game()["phase"] == "day", "the night's end is committed before it shows"
-        app = restart(table, app, database_url)
+    anna, bo, cia = people = crashing.people
+    table = crashing.table
+    since = len(fake.calls)
+    table.seat_people(anna, [bo, cia])
+    table.arrange_deal(lambda dealt, center: dealt[cia] is Card.ROBBER)
+    table.start(anna)
+    table.play_night([anna, bo])
+    dm = table.dm(cia)
+    day_board = Held(fake, "chat.postMessage", is_day_board, applied=True)
+    with day_board:
+        table.click(cia, dm, dm.buttons()[0].text)
+        day_board.wait()
+        # The dawn's other messages (the night's seal beside the board) are recorded first:
+        # the window under test is the held board's alone.
+        table.wait(lambda: table.undelivered() == 1 or None, "all but the board recorded")
+        crashing.kill()
+    assert table.game()["phase"] == "day", "the night's end is committed before it shows"
+    crashing.restart()
 
-        table.wait_for_phase("day", timeout=30)
-        assert_dms_agree_with_the_database(table, people)
-        play_to_the_end(table, people)
-        day_posts = [
-            (call.params.get("text"), call.params.get("blocks"))
-            for call in fake.calls[since:]
-            if call.method == "chat.postMessage" and is_day_board(call.params) and call.ok
-        ]
-        assert len(day_posts) == 2 and day_posts[0] == day_posts[1], "a repeat is identical"
-        counts = posted(fake, since, conversations(fake, table, people))
-        repeated = [(where, said) for (where, said), n in counts.items() if n > 1]
-        assert len(repeated) == 1
-        assert repeated[0][0] == table.channel and repeated[0][1].startswith(DAY)
-        for message in (LOBBY, VOTE, REVEAL):
-            assert boards(fake, since, table.channel, message) == 1
-        for user in people:
-            assert boards(fake, since, fake.dm_channel(user), NIGHT_DM) == 1
-    finally:
-        app.stop()
+    table.wait_for_phase("day", timeout=30)
+    assert_dms_agree_with_the_database(table, people)
+    play_to_the_end(table, people)
+    day_posts = [
+        (call.params.get("text"), call.params.get("blocks"))
+        for call in fake.calls[since:]
+        if call.method == "chat.postMessage" and is_day_board(call.params) and call.ok
+    ]
+    assert len(day_posts) == 2 and day_posts[0] == day_posts[1], "a repeat is identical"
+    counts = posted(fake, since, conversations(fake, table, people))
+    repeated = [(where, said) for (where, said), n in counts.items() if n > 1]
+    assert len(repeated) == 1
+    assert repeated[0][0] == table.channel and repeated[0][1].startswith(DAY)
+    for message in (LOBBY, VOTE, REVEAL):
+        assert boards(fake, since, table.channel, message) == 1
+    for user in people:
+        assert boards(fake, since, fake.dm_channel(user), NIGHT_DM) == 1
 
 
 def test_a_crash_before_slack_took_the_lobby_posts_it_after_the_restart(
-    fake: FakeSlack, database_url: str, db: Engine
+    fake: FakeSlack, crashing: Crashing
 ) -> None:
-    anna, bo, cia = people = new_people(fake, 3)
-    app = start_app(fake, database_url)
-    table = Table(fake, app, db)
-    try:
-        since = len(fake.calls)
-        lobby = Held(
-            fake, "chat.postMessage", lambda p: p.get("channel") == table.channel, applied=False
-        )
-        with lobby:
-            table.command(anna)
-            lobby.wait()
-            app.kill()
-        assert "lobby" not in table.posted(), "the table was opened, its lobby never posted"
-        app = restart(table, app, database_url)
+    anna, bo, cia = people = crashing.people
+    table = crashing.table
+    since = len(fake.calls)
+    lobby = Held(
+        fake, "chat.postMessage", lambda p: p.get("channel") == table.channel, applied=False
+    )
+    with lobby:
+        table.command(anna)
+        lobby.wait()
+        crashing.kill()
+    assert "lobby" not in table.posted(), "the table was opened, its lobby never posted"
+    crashing.restart()
 
-        table.click(bo, table.lobby(), "Join")  # the restarted process posts what was kept
-        table.click(cia, table.lobby(), "Join")
-        table.wait(lambda: len(table.seats()) == 3 or None, "three seated")
-        table.start(anna)
-        table.play_night(people)
-        play_to_the_end(table, people)
-        assert boards(fake, since, table.channel, LOBBY) == 1
-        assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
-    finally:
-        app.stop()
+    table.click(bo, table.lobby(), "Join")  # the restarted process posts what was kept
+    table.click(cia, table.lobby(), "Join")
+    table.wait(lambda: len(table.seats()) == 3 or None, "three seated")
+    table.start(anna)
+    table.play_night(people)
+    play_to_the_end(table, people)
+    assert boards(fake, since, table.channel, LOBBY) == 1
+    assert_nothing_posted_twice(fake, since, conversations(fake, table, people))
 
 
 def test_a_crash_while_the_cards_go_out_sends_each_card_once(
-    fake: FakeSlack, database_url: str, db: Engine
+    fake: FakeSlack, db: Engine, crashing: Crashing
 ) -> None:
     """The deal is committed before any card is sent, and each card's message is recorded as
     Slack takes it: after a restart the cards still missing are sent, and every card a person
     sees is of that one deal."""
-    anna, bo, cia = people = new_people(fake, 3)
-    app = start_app(fake, database_url)
-    table = Table(fake, app, db)
-    try:
-        since = len(fake.calls)
-        table.seat_people(anna, [bo, cia])
-        second_card = Held(
-            fake,
-            "chat.postMessage",
-            lambda p: p.get("channel") == fake.dm_channel(bo),
-            applied=False,
-        )
-        with second_card:
-            table.click(anna, table.lobby(), "Start")
-            second_card.wait()
-            app.kill()
-        dealt = {user: seat["dealt"] for user, seat in seat_rows(db, table.game_id()).items()}
-        app = restart(table, app, database_url)
+    anna, bo, cia = people = crashing.people
+    table = crashing.table
+    since = len(fake.calls)
+    table.seat_people(anna, [bo, cia])
+    second_card = Held(
+        fake,
+        "chat.postMessage",
+        lambda p: p.get("channel") == fake.dm_channel(bo),
+        applied=False,
+    )
+    with second_card:
+        table.click(anna, table.lobby(), "Start")
+        second_card.wait()
+        crashing.kill()
+    dealt = {user: seat["dealt"] for user, seat in seat_rows(db, table.game_id()).items()}
+    crashing.restart()
 
-        table.wait(
-            lambda: all(f"dm:{user}" in table.posted() for user in people) or None,
-            "the cards still missing",
-            timeout=30,
-        )
-        assert {u: s["dealt"] for u, s in seat_rows(db, table.game_id()).items()} == dealt
-        assert boards(fake, since, fake.dm_channel(bo), NIGHT_DM) == 1, "the card held is sent"
-        for user in people:
-            # The cards go out side by side: one Slack took just as the app died may repeat,
-            # the very same message.
-            cards = [
-                (call.params.get("text"), call.params.get("blocks"))
-                for call in fake.calls[since:]
-                if call.method == "chat.postMessage"
-                and call.ok
-                and call.params.get("channel") == fake.dm_channel(user)
-            ]
-            assert len(cards) in (1, 2) and all(card == cards[0] for card in cards), user
-        table.play_night(people)
-        play_to_the_end(table, people)
-    finally:
-        app.stop()
+    table.wait(
+        lambda: all(f"dm:{user}" in table.posted() for user in people) or None,
+        "the cards still missing",
+        timeout=30,
+    )
+    assert {u: s["dealt"] for u, s in seat_rows(db, table.game_id()).items()} == dealt
+    assert boards(fake, since, fake.dm_channel(bo), NIGHT_DM) == 1, "the card held is sent"
+    for user in people:
+        # The cards go out side by side: one Slack took just as the app died may repeat,
+        # the very same message.
+        cards = [
+            (call.params.get("text"), call.params.get("blocks"))
+            for call in fake.calls[since:]
+            if call.method == "chat.postMessage"
+            and call.ok
+            and call.params.get("channel") == fake.dm_channel(user)
+        ]
+        assert len(cards) in (1, 2) and all(card == cards[0] for card in cards), user
+    table.play_night(people)
+    play_to_the_end(table, people)
 
 
 @pytest.mark.parametrize("slack_took_it", [False, True], ids=["never-posted", "posted"])
 def test_a_crash_while_the_reveal_is_posted_shows_one_reveal_counting_the_last_ballot(
-    fake: FakeSlack, database_url: str, db: Engine, slack_took_it: bool
+    fake: FakeSlack, crashing: Crashing, slack_took_it: bool
 ) -> None:
     """The last ballot closes the vote; the app dies while the reveal is on its way to Slack.
     The ballot and the close were committed before anything showed them, so the reveal shown
     after the restart counts that ballot; when Slack had taken the first post, the repeat is
     the very same message."""
-    anna, bo, cia = people = new_people(fake, 3)
-    app = start_app(fake, database_url)
-    table = Table(fake, app, db)
-    try:
-        since = len(fake.calls)
-        table.seat_people(anna, [bo, cia])
-        table.start(anna)
-        table.play_night(people)
-        table.wait_for_phase("day")
-        table.heard_enough([anna, bo])
-        table.wait_for_phase("vote")
-        table.vote({anna: "Nobody", bo: "Nobody"})
-        ballot = table.ballot(cia)
-        reveal = Held(
-            fake,
-            "chat.postMessage",
-            lambda p: str(p.get("text")).startswith(REVEAL),
-            applied=slack_took_it,
-        )
-        with reveal:
-            table.click(cia, ballot, fake.user_name(anna) or anna)
-            reveal.wait()
-            app.kill()
-        assert table.game()["phase"] == "over", "the vote's close is committed before it shows"
-        app = restart(table, app, database_url)
+    anna, bo, cia = people = crashing.people
+    table = crashing.table
+    since = len(fake.calls)
+    table.seat_people(anna, [bo, cia])
+    table.start(anna)
+    table.play_night(people)
+    table.wait_for_phase("day")
+    table.heard_enough([anna, bo])
+    table.wait_for_phase("vote")
+    table.vote({anna: "Nobody", bo: "Nobody"})
+    ballot = table.ballot(cia)
+    reveal = Held(
+        fake,
+        "chat.postMessage",
+        lambda p: str(p.get("text")).startswith(REVEAL),
+        applied=slack_took_it,
+    )
+    with reveal:
+        table.click(cia, ballot, fake.user_name(anna) or anna)
+        reveal.wait()
+        crashing.kill()
+    assert table.game()["phase"] == "over", "the vote's close is committed before it shows"
+    crashing.restart()
 
-        table.wait_for_phase("over", timeout=30)
-        outcome = table.stored_outcome_matches_referee()
-        assert outcome["tally"] == {anna: 1, "nobody": 2}, "the last ballot counts"
-        shown = [m for m in fake.messages(table.channel) if m.text.startswith(REVEAL)]
-        assert len(shown) == (2 if slack_took_it else 1)
-        assert all((m.text, m.blocks) == (shown[0].text, shown[0].blocks) for m in shown)
-        assert f"<@{cia}> → <@{anna}>" in shown[0].rendered_text
-        assert "did not vote" not in shown[0].rendered_text
-        assert boards(fake, since, table.channel, VOTE) == 1
-    finally:
-        app.stop()
+    table.wait_for_phase("over", timeout=30)
+    outcome = table.stored_outcome_matches_referee()
+    assert outcome["tally"] == {anna: 1, "nobody": 2}, "the last ballot counts"
+    shown = [m for m in fake.messages(table.channel) if m.text.startswith(REVEAL)]
+    assert len(shown) == (2 if slack_took_it else 1)
+    assert all((m.text, m.blocks) == (shown[0].text, shown[0].blocks) for m in shown)
+    assert f"<@{cia}> → <@{anna}>" in shown[0].rendered_text
+    assert "did not vote" not in shown[0].rendered_text
+    assert boards(fake, since, table.channel, VOTE) == 1
 
 
 def test_a_crash_while_the_day_board_is_posted_never_shows_the_insomniac_a_false_card(
-    fake: FakeSlack, database_url: str, db: Engine
+    fake: FakeSlack, db: Engine, crashing: Crashing
 ) -> None:
     """The Troublemaker's swap of the Insomniac is the night's last choice; the app dies while
     the day board is on its way. Dawn was committed before any message showed it, so whatever
     the Insomniac was ever shown is the card the outcome gives them."""
-    anna, bo, cia = people = new_people(fake, 3)
-    app = start_app(fake, database_url)
-    table = Table(fake, app, db)
-    try:
-        table.seat_people(anna, [bo, cia], bots=True)
-        table.arrange_deal(
-            lambda dealt, center: dealt[anna] is Card.TROUBLEMAKER and dealt[bo] is Card.INSOMNIAC
-        )
-        table.start(anna)
-        table.play_night([bo, cia])
-        dm = table.dm(anna)
-        table.click(anna, dm, fake.user_name(bo) or bo)
-        dm = table.dm_saying(anna, "Swap ")
-        day_board = Held(fake, "chat.postMessage", is_day_board, applied=False)
-        with day_board:
-            table.click(anna, dm, fake.user_name(cia) or cia)  # bo and cia swap: dawn
-            day_board.wait()
-            app.kill()
-        assert table.game()["phase"] == "day"
-        app = restart(table, app, database_url)
+    anna, bo, cia = people = crashing.people
+    table = crashing.table
+    table.seat_people(anna, [bo, cia], bots=True)
+    table.arrange_deal(
+        lambda dealt, center: dealt[anna] is Card.TROUBLEMAKER and dealt[bo] is Card.INSOMNIAC
+    )
+    table.start(anna)
+    table.play_night([bo, cia])
+    dm = table.dm(anna)
+    table.click(anna, dm, fake.user_name(bo) or bo)
+    dm = table.dm_saying(anna, "Swap ")
+    day_board = Held(fake, "chat.postMessage", is_day_board, applied=False)
+    with day_board:
+        table.click(anna, dm, fake.user_name(cia) or cia)  # bo and cia swap: dawn
+        day_board.wait()
+        crashing.kill()
+    assert table.game()["phase"] == "day"
+    crashing.restart()
 
-        table.wait_for_phase("day", timeout=30)
-        play_to_the_end(table, people)
-        dawn = table.stored_outcome_matches_referee()["dawn"][bo]
-        swapped = seat_rows(db, table.game_id())[anna]["night_choice"]["swap"]
-        assert sorted(swapped) == sorted([bo, cia]), "the swap was kept"
-        insomniac_dm = fake.dm_channel(bo)
-        said = [  # posted, redrawn, or redrawn through a click's response_url
-            str(call.params.get("blocks"))
-            for call in fake.calls
-            if insomniac_dm in (call.params.get("channel"), call.response.get("channel"))
-            and call.method in ("chat.postMessage", "chat.update", "response_url")
-            and "At the end of the night your card is" in str(call.params.get("blocks"))
-        ]
-        assert said, "the Insomniac was shown their card at dawn"
-        for blocks in said:
-            assert f"At the end of the night your card is *{dawn}*" in blocks
-    finally:
-        app.stop()
+    table.wait_for_phase("day", timeout=30)
+    play_to_the_end(table, people)
+    dawn = table.stored_outcome_matches_referee()["dawn"][bo]
+    swapped = seat_rows(db, table.game_id())[anna]["night_choice"]["swap"]
+    assert sorted(swapped) == sorted([bo, cia]), "the swap was kept"
+    insomniac_dm = fake.dm_channel(bo)
+    said = [  # posted, redrawn, or redrawn through a click's response_url
+        str(call.params.get("blocks"))
+        for call in fake.calls
+        if insomniac_dm in (call.params.get("channel"), call.response.get("channel"))
+        and call.method in ("chat.postMessage", "chat.update", "response_url")
+        and "At the end of the night your card is" in str(call.params.get("blocks"))
+    ]
+    assert said, "the Insomniac was shown their card at dawn"
+    for blocks in said:
+        assert f"At the end of the night your card is *{dawn}*" in blocks

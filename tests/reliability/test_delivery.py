@@ -29,6 +29,7 @@ from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import FakeSlack
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
 from slackapp.game import machine as m
+from slackapp.game.effects import LOBBY_BOARD, ClosedView, Effect, Say, Show
 from tests import faults
 from tests.e2e.conftest import BOT_TOKEN
 from tests.reliability.support import Clock, Held
@@ -100,15 +101,15 @@ def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, str
         return game.id, channel
 
 
-def show(sessions: sessionmaker[Session], game_id: int, *effects: m.Effect) -> None:
+def show(sessions: sessionmaker[Session], game_id: int, *effects: Effect) -> None:
     with transaction(sessions) as session:
         game = session.get(Game, game_id)
         assert game is not None
         enqueue(session.connection(), game, effects)
 
 
-def closed(text: str) -> m.Show:
-    return m.Show(m.LOBBY_BOARD, m.ClosedView(text))
+def closed(text: str) -> Show:
+    return Show(LOBBY_BOARD, ClosedView(text))
 
 
 def delivered(sessions: sessionmaker[Session], game_id: int) -> bool:
@@ -138,17 +139,17 @@ def test_only_the_newest_version_is_shown_and_a_message_is_posted_once(
     show(sessions, game_id, closed("one"), closed("two"), closed("three"))
     deliverer.drain(game_id)
     assert texts(fake, channel) == ["three"], "superseded redraws are never sent"
-    show(sessions, game_id, closed("four"), m.Say("a line"))
+    show(sessions, game_id, closed("four"), Say("a line"))
     deliverer.drain(game_id)
     assert texts(fake, channel) == ["four", "a line"], "the same message, redrawn in place"
     with sessions() as session:
         failures = session.scalars(
             select(OutboxEntry.failure)
-            .where(OutboxEntry.game_id == game_id, OutboxEntry.surface == m.LOBBY_BOARD)
+            .where(OutboxEntry.game_id == game_id, OutboxEntry.surface == LOBBY_BOARD)
             .order_by(OutboxEntry.version)
         ).all()
         assert failures == ["superseded", "superseded", None, None]
-        shown = session.get(SlackMessage, (game_id, m.LOBBY_BOARD))
+        shown = session.get(SlackMessage, (game_id, LOBBY_BOARD))
         assert shown is not None and shown.version == 4
 
 
@@ -223,7 +224,7 @@ def test_a_message_with_slack_does_not_hold_back_the_games_others_nor_race_itsel
         show(sessions, game_id, closed("board 2"))
         deliverer.kick(game_id)
         assert held.reached.wait(60), "the board was never redrawn"  # it is with Slack now
-        show(sessions, game_id, m.Say("the reveal"), closed("board 3"))
+        show(sessions, game_id, Say("the reveal"), closed("board 3"))
         deliverer.kick(game_id)
         fake.wait_for(
             lambda: [c for c in fake.calls[before:] if c.params.get("text") == "the reveal"],
@@ -307,7 +308,7 @@ def test_a_channel_that_refuses_the_bot_is_reported_and_its_messages_given_up(
 ) -> None:
     game_id, channel = new_game(fake, sessions)
     faults.set_unreachable(fake, channel, "not_in_channel")
-    show(sessions, game_id, closed("lobby"), m.Say("a line"))
+    show(sessions, game_id, closed("lobby"), Say("a line"))
     deliverer.drain(game_id)
     assert (game_id, m.ChannelUnwritable("not_in_channel")) in reports.events
     assert delivered(sessions, game_id), "nothing to that channel is tried again"
@@ -325,7 +326,7 @@ def test_a_person_whose_dm_fails_is_reported(
             Seat(position=1, user_id="U0GONE", display_name="gone", dm_channel="D0GONE")
         )
     faults.set_unreachable(fake, "D0GONE", "account_inactive")
-    show(sessions, game_id, m.Show("dm:U0GONE", m.ClosedView("your card")))
+    show(sessions, game_id, Show("dm:U0GONE", ClosedView("your card")))
     deliverer.drain(game_id)
     assert reports.events == [(game_id, m.DmFailed("U0GONE", "account_inactive"))]
 
@@ -461,8 +462,8 @@ def test_posts_to_a_channel_are_paced_to_about_one_a_second_after_a_short_burst(
     before = len(fake.calls)
     lines = 7
     try:
-        show(sessions, game_id, *(m.Say(f"line {n}") for n in range(lines)))
-        show(sessions, other_id, *(m.Say(f"other {n}") for n in range(POST_BURST)))
+        show(sessions, game_id, *(Say(f"line {n}") for n in range(lines)))
+        show(sessions, other_id, *(Say(f"other {n}") for n in range(POST_BURST)))
         deliverer.start(sweep_seconds=0.1)  # what is put off comes back with the sweep
         deliverer.kick(game_id)
         deliverer.kick(other_id)

@@ -22,6 +22,7 @@ from slackapp.delivery.outbox import enqueue
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
+from slackapp.game.effects import LOBBY_BOARD, ClosedView, Show
 from slackapp.steps import Steps
 from tests.e2e.conftest import BOT_TOKEN
 from tests.reliability.support import Held
@@ -84,7 +85,7 @@ def new_game(fake: FakeSlack, sessions: sessionmaker[Session], text: str) -> tup
         game.seats.append(Seat(position=0, user_id="U0HOST", display_name="host"))
         session.add(game)
         session.flush()
-        enqueue(session.connection(), game, [m.Show(m.LOBBY_BOARD, m.ClosedView(text))])
+        enqueue(session.connection(), game, [Show(LOBBY_BOARD, ClosedView(text))])
         return game.id, channel
 
 

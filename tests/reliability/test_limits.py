@@ -22,7 +22,8 @@ from slackapp.fakeslack import UNLIMITED, Call, FakeSlack, RateLimits
 from slackapp.fakeslack import Limit as SlackLimit
 from slackapp.fakeslack.grants import HookError
 from slackapp.fakeslack.limits import Limiter
-from slackapp.game import machine as m
+from slackapp.game.effects import LOBBY_BOARD, ClosedView, LobbyView, Show, View, settles
+from slackapp.game.lines import SeatName
 from tests.e2e.conftest import BOT_TOKEN
 from tests.reliability.support import Clock
 from tests.waiting import until
@@ -78,9 +79,9 @@ def show(
         for game_id in game_ids:
             game = session.get(Game, game_id)
             assert game is not None
-            rows = outbox_rows(game, [m.Show(m.LOBBY_BOARD, m.ClosedView(text))])
+            rows = outbox_rows(game, [Show(LOBBY_BOARD, ClosedView(text))])
             if answers:
-                answering(rows, m.LOBBY_BOARD, *answers)
+                answering(rows, LOBBY_BOARD, *answers)
             write(session.connection(), rows)
 
 
@@ -294,14 +295,14 @@ def test_a_redraw_that_ends_a_phase_goes_ahead_of_boards_that_still_count(
     deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None, pacer=short)
     games = [new_game(fake, sessions) for _ in range(2)]
     ids = [game_id for game_id, _ in games]
-    seat = m.SeatName("U0HOST", "host", is_bot=False)
+    seat = SeatName("U0HOST", "host", is_bot=False)
 
-    def redraw(game_ids: list[int], view: m.View) -> None:
+    def redraw(game_ids: list[int], view: View) -> None:
         with transaction(sessions) as session:
             for game_id in game_ids:
                 game = session.get(Game, game_id)
                 assert game is not None
-                write(session.connection(), outbox_rows(game, [m.Show(m.LOBBY_BOARD, view)]))
+                write(session.connection(), outbox_rows(game, [Show(LOBBY_BOARD, view)]))
         for game_id in game_ids:
             deliverer.kick(game_id)
 
@@ -310,10 +311,10 @@ def test_a_redraw_that_ends_a_phase_goes_ahead_of_boards_that_still_count(
 
     try:
         deliverer.start(sweep_seconds=0.1)
-        redraw(ids, m.ClosedView("posted"))  # posts: a budget of their own
+        redraw(ids, ClosedView("posted"))  # posts: a budget of their own
         until(lambda: not undelivered(sessions, ids), "the boards posted")
-        counting = m.LobbyView(ids[0], "U0HOST", (seat,), bots_allowed=True)
-        assert not m.settles(counting) and m.settles(m.ClosedView("done"))
+        counting = LobbyView(ids[0], "U0HOST", (seat,), bots_allowed=True)
+        assert not settles(counting) and settles(ClosedView("done"))
         redraw(ids, counting)
 
         def one_count_put_off() -> int | None:
@@ -325,7 +326,7 @@ def test_a_redraw_that_ends_a_phase_goes_ahead_of_boards_that_still_count(
 
         waiting = until(one_count_put_off, "one count redrawn, the other put off")
         assert waiting is not None
-        redraw([waiting], m.ClosedView("the last word"))
+        redraw([waiting], ClosedView("the last word"))
         until(lambda: shown("the last word") or None, "the last word redrawn")
         # Slack has it before its landing is committed, and with it the count it replaced.
         until(
@@ -343,27 +344,27 @@ def test_a_last_word_borrows_its_messages_newest_recent_click_with_its_copy(
     """A last word that answers no click goes through the message's newest click, as long as
     the click (not a version that borrowed it) is under 25 minutes old; a count borrows none."""
     game_id, _ = new_game(fake, sessions)
-    seat = m.SeatName("U0HOST", "host", is_bot=False)
-    counting = m.LobbyView(game_id, "U0HOST", (seat,), bots_allowed=True)
+    seat = SeatName("U0HOST", "host", is_bot=False)
+    counting = LobbyView(game_id, "U0HOST", (seat,), bots_allowed=True)
 
-    def written(view: m.View, click: tuple[str, str] | None = None) -> tuple[str | None, ...]:
+    def written(view: View, click: tuple[str, str] | None = None) -> tuple[str | None, ...]:
         with transaction(sessions) as session:
             game = session.get(Game, game_id)
             assert game is not None
-            rows = outbox_rows(game, [m.Show(m.LOBBY_BOARD, view)])
+            rows = outbox_rows(game, [Show(LOBBY_BOARD, view)])
             if click:
-                answering(rows, m.LOBBY_BOARD, *click)
+                answering(rows, LOBBY_BOARD, *click)
             write(session.connection(), rows)
             return rows[0]["response_url"], rows[0]["response_ts"]
 
     assert written(counting, ("https://hooks/old", "1.0")) == ("https://hooks/old", "1.0")
     assert written(counting, ("https://hooks/new", "2.0")) == ("https://hooks/new", "2.0")
     assert written(counting) == (None, None), "a count borrows no click"
-    assert written(m.ClosedView("dawn")) == ("https://hooks/new", "2.0")
+    assert written(ClosedView("dawn")) == ("https://hooks/new", "2.0")
     with transaction(sessions) as session:  # the clicks age past what Slack allows
         session.execute(
             update(OutboxEntry)
             .where(OutboxEntry.game_id == game_id, OutboxEntry.version <= 2)
             .values(created_at=func.now() - timedelta(minutes=26))
         )
-    assert written(m.ClosedView("dawn")) == (None, None), "too old, though lent just now"
+    assert written(ClosedView("dawn")) == (None, None), "too old, though lent just now"
