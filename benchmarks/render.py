@@ -24,16 +24,17 @@ from slackapp.game import (
     learned_on_choosing,
     play,
 )
-from slackapp.game import machine as m
+from slackapp.game.effects import DayBoardView, NightDmView, PersonalBallotView, RevealView
+from slackapp.game.lines import SeatName
 
 SEATS = 10
 GAME = 42
 DEADLINE = datetime(2024, 5, 17, 14, 5, tzinfo=UTC)
 
 
-def ten_seats() -> tuple[m.SeatName, ...]:
-    people = [m.SeatName(f"U0PERSON{i:02d}", f"Person {i}", False) for i in range(6)]
-    bots = [m.SeatName(f"bot{i}", f"Bot {i}", True) for i in range(SEATS - len(people))]
+def ten_seats() -> tuple[SeatName, ...]:
+    people = [SeatName(f"U0PERSON{i:02d}", f"Person {i}", False) for i in range(6)]
+    bots = [SeatName(f"bot{i}", f"Bot {i}", True) for i in range(SEATS - len(people))]
     return (*people, *bots)
 
 
@@ -42,14 +43,14 @@ def views() -> dict[str, Callable[[], Screen]]:
     seats = ten_seats()
     keys = tuple(seat.key for seat in seats)
     people = [seat for seat in seats if not seat.is_bot]
-    day = m.DayBoardView(
+    day = DayBoardView(
         GAME, DEADLINE, 2, 4, len(people), SEATS, people[0], tuple(people), seats[len(people) :]
     )
     me = seats[0]
-    dm = m.NightDmView(
+    dm = NightDmView(
         GAME, "C0TABLE", me, seats, Card.TROUBLEMAKER, "swap", None, None, False, None, None
     )
-    ballot = m.PersonalBallotView(GAME, seats[1:], True, seats[3].key, DEADLINE)
+    ballot = PersonalBallotView(GAME, seats[1:], True, seats[3].key, DEADLINE)
     dealt = deal(keys, 7)
     lone = len(dealt.dealt_werewolves()) == 1
     choices = {}
@@ -63,7 +64,7 @@ def views() -> dict[str, Callable[[], Screen]]:
             key, keys, bot.dealt, lone, choice, learned_on_choosing(dealt, key, choice)
         )
         ballots[key] = bot_ballot(informed, 7, 2)
-    reveal = m.RevealView(play(dealt, choices, ballots), seats, GAME)
+    reveal = RevealView(play(dealt, choices, ballots), seats, GAME)
     return {
         "day board": lambda: render(day),
         "night DM": lambda: render(dm),

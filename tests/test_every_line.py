@@ -10,8 +10,7 @@ import pytest
 
 from slackapp.blocks.said import said
 from slackapp.blocks.words import Words, words
-from slackapp.game.effects import SeatName
-from slackapp.game.lines import Language, Line, Message
+from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.night import NightRule
 from tests.test_translations import catalogue, translated_forms
 

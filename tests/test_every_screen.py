@@ -30,8 +30,22 @@ from slackapp.blocks.render import personal_ballot, render
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import words
 from slackapp.game import Card, SawCard, SawSeat, SawWerewolves, Swap
-from slackapp.game import machine as m
-from slackapp.game.lines import Language, Line, Message
+from slackapp.game.effects import (
+    BallotBoardView,
+    BallotClosedView,
+    ClosedView,
+    DayBoardView,
+    DayOverView,
+    GameOverDmView,
+    LobbyView,
+    NightBoardView,
+    NightDmView,
+    NightOverView,
+    PersonalBallotView,
+    RevealView,
+)
+from slackapp.game.effects import View as GameView
+from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.outcome import BallotScore
 from slackapp.game.seasons import Standing
 from tests.test_blocks import CHANNEL, DEADLINE, GAME, Json, bot_game, slack_sdk_agrees, table
@@ -40,11 +54,11 @@ SIZES = (3, 10)
 SUPPORT = "mailto:varulv-help@example.org"
 
 
-def seat_names(labels: list[SeatLabel]) -> tuple[m.SeatName, ...]:
-    return tuple(m.SeatName(label.key, label.name, label.is_bot) for label in labels)
+def seat_names(labels: list[SeatLabel]) -> tuple[SeatName, ...]:
+    return tuple(SeatName(label.key, label.name, label.is_bot) for label in labels)
 
 
-def examples(size: int) -> list[m.View]:
+def examples(size: int) -> list[GameView]:
     """Each kind of view a game draws, most of them in more than one state."""
     labels = table(size)
     seats = seat_names(labels)
@@ -53,23 +67,23 @@ def examples(size: int) -> list[m.View]:
     me, other = seats[0], seats[1]
     _, outcome = bot_game(labels, seed=size)
 
-    def dm(card: Card, kind: str | None, **state: Any) -> m.NightDmView:
-        view = m.NightDmView(GAME, CHANNEL, me, seats, card, kind, None, None, False, None, None)
+    def dm(card: Card, kind: str | None, **state: Any) -> NightDmView:
+        view = NightDmView(GAME, CHANNEL, me, seats, card, kind, None, None, False, None, None)
         return replace(view, **state)
 
     return [
-        m.LobbyView(GAME, me.key, seats, True),
-        m.LobbyView(GAME, "U0GONE", seats[:1], False),
-        m.ClosedView(Line(Message.CANCELLED_BY, user=me.key)),
-        m.ClosedView("Closed, in words already written."),
-        m.NightBoardView(seats, 1, len(people), DEADLINE, "0123456789abcdef"),
-        m.NightOverView(seats, "0123456789abcdef"),
-        m.DayBoardView(GAME, DEADLINE, 1, 2, len(people), size, people[0], people, bots),
-        m.DayOverView(Line(Message.HEARD_ENOUGH, count=2, total=len(people)), size),
-        m.BallotBoardView(GAME, seats, 1, size, DEADLINE),
-        m.BallotClosedView(size - 1, size),
-        m.RevealView(outcome, seats, GAME),
-        m.RevealView(outcome, seats),
+        LobbyView(GAME, me.key, seats, True),
+        LobbyView(GAME, "U0GONE", seats[:1], False),
+        ClosedView(Line(Message.CANCELLED_BY, user=me.key)),
+        ClosedView("Closed, in words already written."),
+        NightBoardView(seats, 1, len(people), DEADLINE, "0123456789abcdef"),
+        NightOverView(seats, "0123456789abcdef"),
+        DayBoardView(GAME, DEADLINE, 1, 2, len(people), size, people[0], people, bots),
+        DayOverView(Line(Message.HEARD_ENOUGH, count=2, total=len(people)), size),
+        BallotBoardView(GAME, seats, 1, size, DEADLINE),
+        BallotClosedView(size - 1, size),
+        RevealView(outcome, seats, GAME),
+        RevealView(outcome, seats),
         *(dm(Card.SEER, kind) for kind in ("peek", "look", "rob", "swap", None)),
         dm(Card.TROUBLEMAKER, "swap", pending=other.key),
         dm(Card.TROUBLEMAKER, "swap", confirmed=True, choice=Swap(other.key, seats[-1].key)),
@@ -79,8 +93,8 @@ def examples(size: int) -> list[m.View]:
         dm(Card.SEER, "look", late=True),
         dm(Card.SEER, "look", confirmed=True, choice=None, learned=SawSeat(other.key, Card.SEER)),
         dm(Card.ROBBER, "rob", confirmed=True, learned=SawCard(Card.VILLAGER)),
-        m.GameOverDmView(CHANNEL, Card.ROBBER, Card.WEREWOLF, 3, True, BallotScore.NAMED_WEREWOLF),
-        m.GameOverDmView(CHANNEL, Card.SEER, Card.SEER, 0, False),
+        GameOverDmView(CHANNEL, Card.ROBBER, Card.WEREWOLF, 3, True, BallotScore.NAMED_WEREWOLF),
+        GameOverDmView(CHANNEL, Card.SEER, Card.SEER, 0, False),
     ]
 
 
@@ -92,10 +106,10 @@ def other_screens(size: int, language: Language) -> list[Screen]:
     _, outcome = bot_game(labels, seed=size)
     rows = [(label.key, 3, 1, 4) for label in labels if not label.is_bot]
     season = ("Spring", [Standing(1, rows[0][0], 3, 1, 4)])
-    ballot = m.PersonalBallotView(GAME, seats[1:], True, seats[1].key, DEADLINE, language)
+    ballot = PersonalBallotView(GAME, seats[1:], True, seats[1].key, DEADLINE, language)
     return [
         personal_ballot(ballot, "Your ballot: someone."),
-        personal_ballot(m.PersonalBallotView(GAME, seats[1:], False, None, DEADLINE, language)),
+        personal_ballot(PersonalBallotView(GAME, seats[1:], False, None, DEADLINE, language)),
         help_screen("day 5 minutes", w, SUPPORT),
         leaderboard(CHANNEL, rows, season, w),
         leaderboard(CHANNEL, [], None, w),
@@ -147,7 +161,7 @@ def test_a_button_is_cut_to_slacks_limits() -> None:
 
 def test_every_kind_of_view_has_an_example() -> None:
     shown = {type(view) for view in examples(5)}
-    assert [kind.__name__ for kind in get_args(m.View) if kind not in shown] == []
+    assert [kind.__name__ for kind in get_args(GameView) if kind not in shown] == []
 
 
 @pytest.mark.parametrize("size", SIZES)
