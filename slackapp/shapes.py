@@ -3,13 +3,15 @@
 Bolt takes the envelope of a request on trust: to find a listener it reads ``actions[0]``, the
 ``event`` and the ``view`` as Slack always sends them, and a signed body shaped otherwise makes
 it fail with a 500. The server answers such a body 400 instead, as it does a body holding a
-character PostgreSQL would refuse wherever it landed (NUL, a lone surrogate); what is inside
+character or number PostgreSQL would refuse wherever it landed (NUL, a lone surrogate, an
+infinite number or NaN, which JSON has no words for); what is inside
 the envelope (ids, button values) is the listeners' to check.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -30,7 +32,7 @@ def malformed(body: Any) -> str | None:
     if not isinstance(body, dict):
         return "the body is not an object"
     if unstorable(body):
-        return "a field holds a NUL or a lone surrogate, which Slack never sends"
+        return "a field holds what PostgreSQL cannot store (NUL, a lone surrogate, NaN)"
     for name in OBJECTS:
         if body.get(name) is not None and not isinstance(body[name], dict):
             return f"{name} is not an object"
@@ -56,12 +58,20 @@ def malformed(body: Any) -> str | None:
 
 def unstorable(body: Any) -> bool:
     """Whether any string in ``body`` (a key or a value, however deep) holds a character
-    PostgreSQL cannot store, which would fail a statement far from here."""
+    PostgreSQL cannot store, or any number is infinite or NaN (Python's JSON reads them, and
+    PostgreSQL's refuses them), which would fail a statement far from here.
+
+    >>> unstorable({"a": [1, 2.5, "x"]}), unstorable({"a": [float("-inf")]})
+    (False, True)
+    """
     pending = [body]
     while pending:
         value = pending.pop()
         if isinstance(value, str):
             if UNSTORABLE.search(value):
+                return True
+        elif isinstance(value, float):
+            if not math.isfinite(value):
                 return True
         elif isinstance(value, dict):
             pending.extend(value.keys())

@@ -1,6 +1,7 @@
-"""A NUL (or a lone surrogate) anywhere in a signed payload: PostgreSQL would refuse it wherever
-it landed, far from the door, so the server refuses the whole request (400) before Bolt routes
-it, and nothing reaches the database. Every field of every kind of payload, keys too."""
+"""A NUL (or a lone surrogate, or a number JSON has no words for) anywhere in a signed payload:
+PostgreSQL would refuse it wherever it landed, far from the door, so the server refuses the whole
+request (400) before Bolt routes it, and nothing reaches the database. Every field of every kind
+of payload, keys too."""
 
 from __future__ import annotations
 
@@ -123,4 +124,52 @@ def test_a_nul_in_any_field_of_any_payload_is_refused_before_the_database(
     app.settle()
     assert stored(db) == before, "nothing reached the database"
     assert not fake.ephemerals(people[1]), "no answer that the database is unreachable"
+    assert app.send(request).status_code == 200, "the same request, unspoilt, is taken"
+
+
+def with_nan(value: Any, bad: float) -> Iterator[Any]:
+    """``value`` with ``bad`` in place of one of its values at a time, however deep."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield {**value, key: bad}
+            for changed in with_nan(item, bad):
+                yield {**value, key: changed}
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            for changed in [bad, *with_nan(item, bad)]:
+                yield [*value[:index], changed, *value[index + 1 :]]
+
+
+@pytest.mark.parametrize("kind", KINDS[1:], ids=[kind.__name__ for kind in KINDS[1:]])
+def test_an_infinite_number_or_nan_in_a_json_payload_is_refused_before_the_database(
+    fake: FakeSlack, app: InProcessApp, db: Engine, kind: Callable[..., SignedRequest]
+) -> None:
+    """Python's JSON reads ``-Infinity`` and ``NaN``, which no JSON Slack sends holds, and
+    PostgreSQL's JSON refuses them: written down before the acknowledgement, such a request
+    failed there."""
+    people = new_people(fake, 2)
+    table = Table(fake, app, db)
+    table.command(people[0])
+    table.lobby()
+    request = kind(fake, table, people)
+    app.settle()
+    before = stored(db)
+    errors = len(app.errors_logged())
+
+    spoilt = []
+    for bad in (float("-inf"), float("nan")):
+        if request.headers.get("Content-Type", "").startswith("application/json"):
+            for envelope in with_nan(json.loads(request.body), bad):
+                spoilt.append(resigned(request, json.dumps(envelope)))
+        else:
+            payload = json.loads(dict(parse_qsl(request.body))["payload"])
+            for changed in with_nan(payload, bad):
+                spoilt.append(resigned(request, urlencode({"payload": json.dumps(changed)})))
+    assert len(spoilt) >= 10, "every value, and the payloads have many"
+    for number, each in enumerate(spoilt):
+        answer = app.send(each)
+        assert answer.status_code == 400, f"value {number}: {each.body[:300]}"
+    app.settle()
+    assert stored(db) == before, "nothing reached the database"
+    assert app.errors_logged()[errors:] == [], "nothing failed on the way"
     assert app.send(request).status_code == 200, "the same request, unspoilt, is taken"
