@@ -219,10 +219,9 @@ class Deliverer:
         went away just then), which would otherwise hold the game's messages back until it
         expired."""
         try:
-            with self.sessions() as session, session.begin():
+            with outside_transaction(self.sessions) as session:  # a read or two, twice a second
                 now = self.now()
                 leases.free_dead_of_host(session.connection(), self.holder, now)
-            with outside_transaction(self.sessions) as session:
                 due = leases.due_and_free(session.connection(), self.holder, now)
         except Exception as error:
             if not self._sweep_failing:  # once per outage, not every half second
