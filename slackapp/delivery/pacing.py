@@ -18,7 +18,8 @@ game's last words beside the next lobby, a channel notice), when together they m
 the pace and Slack's ``Retry-After`` paces the rest. A
 workspace's ``chat.update`` budget is shared by all its tables, which any process may be
 delivering, so those buckets live in the database when one is given (``SharedBuckets``, one
-row per bucket, one statement per call), and every process paces against the same budget.
+row per bucket, one statement per turn taken), and every process paces against the same
+budget; a redraw refused a turn asks the database again only once one may be free.
 """
 
 from __future__ import annotations
@@ -106,17 +107,39 @@ the lock it is a little old, which only makes the turn later, never earlier."""
 
 class SharedBuckets:
     """Token buckets by key, all of one limit, in the database: every process that paces
-    against the same ``kind`` shares them."""
+    against the same ``kind`` shares them.
 
-    def __init__(self, engine: Engine, kind: str, limit: Limit) -> None:
+    A bucket's next free moment only ever moves later (every process's turns push it on; time
+    alone never brings it back), so what one answer said of it holds until then: a call that
+    may only take a turn soon (``within``) is refused from memory, without a statement, while
+    the last answer says none is free soon enough. In a storm of redraws put off for the
+    budget, that is most of them."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        kind: str,
+        limit: Limit,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         # One statement a turn, atomic on its own: no BEGIN or COMMIT to wait for besides.
         self.engine = engine.execution_options(isolation_level="AUTOCOMMIT")
         self.kind = kind
         self.limit = limit
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._earliest: dict[str, float] = {}
+        """Per key, on ``clock``: no turn is free before this, as the database last said."""
 
     def reserve(self, key: str, within: float | None = None) -> Turn:
         interval = 1.0 / self.limit.per_second
         ahead = (self.limit.burst - 1) * interval
+        asked = self.clock()
+        if within is not None:
+            with self._lock:
+                earliest = self._earliest.get(key)
+            if earliest is not None and earliest - asked > within:
+                return Turn(earliest - asked - within, taken=False)
         with self.engine.connect() as connection:
             free_from, taken, now = connection.execute(
                 RESERVE,
@@ -127,11 +150,19 @@ class SharedBuckets:
                     "within": 1e9 if within is None else within,
                 },
             ).one()
+        self._learn(key, asked + free_from - ahead - now)  # asked: before the database's now
         if not taken:  # the bucket as it was: a turn is free once its backlog is within a burst
             return Turn(max(0.0, free_from - ahead - now - (within or 0.0)), taken=False)
         # free_from moved one interval past the turn taken, which a burst may run ahead of.
         at = max(now, free_from - interval - ahead)
         return Turn(at - now if at - now > 1e-6 else 0.0)
+
+    def _learn(self, key: str, earliest: float) -> None:
+        with self._lock:
+            if len(self._earliest) > 10_000:  # forget the buckets that are free again
+                now = self.clock()
+                self._earliest = {k: at for k, at in self._earliest.items() if at > now}
+            self._earliest[key] = max(earliest, self._earliest.get(key, earliest))
 
 
 class Pacer:
@@ -153,7 +184,9 @@ class Pacer:
         if engine is None:
             self.updates = Buckets(updates, clock)
         else:
-            self.updates = SharedBuckets(engine, "update", updates)
+            self.updates = SharedBuckets(
+                engine, "update", updates
+            )  # the real clock, as the database's
 
     def post(self, channel: str) -> float:
         return self.posts.reserve(channel).wait

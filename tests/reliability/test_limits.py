@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import Engine, func, select, text, update
+from sqlalchemy import Engine, event, func, select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import make_sessions, transaction
@@ -368,3 +368,33 @@ def test_a_last_word_borrows_its_messages_newest_recent_click_with_its_copy(
             .values(created_at=func.now() - timedelta(minutes=26))
         )
     assert written(ClosedView("dawn")) == (None, None), "too old, though lent just now"
+
+
+def test_a_redraw_refused_a_turn_asks_the_database_again_only_once_one_may_be_free(
+    db: Engine, sessions: object
+) -> None:
+    """A bucket's next free moment only moves later, so a refusal holds until then: another
+    redraw that may only take a turn as soon is refused without a statement, and one that may
+    wait longer asks the database."""
+    team = f"T{next(_teams):04d}MEMO"
+    slow = Limit(1 / 60, 1)  # one turn a minute
+    first, second = (Pacer(updates=slow, engine=db) for _ in range(2))
+    statements: list[str] = []
+
+    def counted(connection: object, cursor: object, statement: str, *_: object) -> None:
+        if "pacing_buckets" in statement:
+            statements.append(statement)
+
+    event.listen(db, "before_cursor_execute", counted)
+    try:
+        assert first.updates.reserve(team, within=1.0).taken, "the minute's turn"
+        refused = second.updates.reserve(team, within=1.0)
+        assert not refused.taken and len(statements) == 2, "the other process asks, once"
+        again = second.updates.reserve(team, within=1.0)
+        assert not again.taken and len(statements) == 2, "refused from what it was told"
+        assert again.wait == pytest.approx(refused.wait, abs=1.0)
+        later = second.updates.reserve(team, within=120.0)
+        assert later.taken and len(statements) == 3, "one that may wait asks the database"
+        assert second.updates.reserve(f"{team}X", within=1.0).taken, "another workspace's own"
+    finally:
+        event.remove(db, "before_cursor_execute", counted)
