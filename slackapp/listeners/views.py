@@ -122,11 +122,7 @@ def register(app: App, channels: ChannelService) -> None:
         user = _user_of(body)
         if choice is None or not channel or not user:
             return
-        refused = channels.settings_refusal(client, team, channel, user, choice)
-        if refused is not None:
-            return  # refused: nothing changed
-        with log_context(team_id=team, channel_id=channel):
-            channels.tell_settings(team, channel, user, choice, context.enterprise_id)
+        channels.announce_settings(client, team, channel, user, choice, context.enterprise_id)
 
     app.view(settings_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))
     register_schedule(app, channels)
@@ -236,9 +232,6 @@ def register_schedule(app: App, channels: ChannelService) -> None:
         user = _user_of(body)
         if errors or not channel or not user or (schedule is None and not remove):
             return
-        if not channels.schedule_saved_by(team, channel, user, remove):
-            return  # refused: nothing changed
-        with log_context(team_id=team, channel_id=channel):
-            channels.tell_schedule(team, channel, user, schedule, context.enterprise_id)
+        channels.announce_schedule(team, channel, user, schedule, remove, context.enterprise_id)
 
     app.view(schedule_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))

@@ -23,6 +23,7 @@ import slackapp.blocks.last as last_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp.blocks.addresses import NO_ADDRESSES, Addresses
+from slackapp.blocks.ids import STALE
 from slackapp.blocks.render import labels
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words, words
@@ -38,8 +39,8 @@ from slackapp.game.permissions import Change, Refusal
 from slackapp.game.schedule import Schedule, next_opening
 from slackapp.game.seasons import standings
 from slackapp.game.settings import ChannelChoice, changes_asked
+from slackapp.logs import log_context
 from slackapp.permits import AdminFlags, checked, refusal_under_lock
-from slackapp.services.game import STALE
 from slackapp.services.uow import Kick, utc_now
 from slackapp.shapes import slack_id
 
@@ -209,6 +210,22 @@ class ChannelService:
         )
         self.tell_channel(team_id, channel_id, user_id, told, enterprise_id)
 
+    def announce_settings(
+        self,
+        client: WebClient,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        choice: ChannelChoice,
+        enterprise_id: str | None = None,
+    ) -> None:
+        """Once the modal is acknowledged: tell the channel who changed its settings, unless
+        the person was refused (then nothing changed)."""
+        if self.settings_refusal(client, team_id, channel_id, user_id, choice) is not None:
+            return
+        with log_context(team_id=team_id, channel_id=channel_id):
+            self.tell_settings(team_id, channel_id, user_id, choice, enterprise_id)
+
     def store_schedule(
         self,
         client: WebClient,
@@ -271,6 +288,22 @@ class ChannelService:
         else:
             text = spoken._("<@{user}> removed this channel's standing table.", user=user_id)
         self.tell_channel(team_id, channel_id, user_id, text, enterprise_id)
+
+    def announce_schedule(
+        self,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        schedule: Schedule | None,
+        removed: bool,
+        enterprise_id: str | None = None,
+    ) -> None:
+        """Once the form is acknowledged: tell the channel its standing table was set or
+        removed, if it now stands as the person's form left it (else they were refused)."""
+        if not self.schedule_saved_by(team_id, channel_id, user_id, removed):
+            return
+        with log_context(team_id=team_id, channel_id=channel_id):
+            self.tell_schedule(team_id, channel_id, user_id, schedule, enterprise_id)
 
     def settings_now(self, team_id: str, channel_id: str) -> ChannelChoice:
         return channels.channel_choice(self.sessions, team_id, channel_id, self.lengths)

@@ -19,9 +19,10 @@ from slack_sdk import WebClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from slackapp.blocks.ids import STALE
 from slackapp.blocks.permissions import refused as refused_text
 from slackapp.blocks.said import said
-from slackapp.blocks.words import ENGLISH, N_, Words, words
+from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.db import games
 from slackapp.db.channels import channel_choice, choice_in
 from slackapp.db.engine import outside_transaction, transaction
@@ -58,7 +59,6 @@ from slackapp.turns import OpensDirectMessages
 log = logging.getLogger(__name__)
 
 START_TRIES = 3
-STALE = N_("That button doesn't belong to any game I know.")
 
 
 class Alarm(Protocol):
