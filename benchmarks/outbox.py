@@ -81,7 +81,7 @@ from slackapp.delivery.pacing import POST_BURST, POSTS_PER_SECOND, Buckets, Limi
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import JSON, Button, Call, FakeSlack, Message
 from slackapp.game import machine as m
-from slackapp.steps import Steps
+from slackapp.services.game import GameService
 from tests import faults
 
 REVEAL = "The Varulv reveal"
@@ -352,7 +352,7 @@ def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[
     sessions = make_sessions(engine)
     client = web_client(TOKEN, api_url, wait_out_rate_limits=False)
     deliverer = Deliverer(sessions, lambda team: client, lambda g, e: None)
-    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), deliverer, NoAlarm())
+    steps = GameService(sessions, m.Lengths(3600, 3600, 3600), deliverer, NoAlarm())
     clicks = ThreadPoolExecutor(10)
     try:
         for number in range(games):
@@ -387,7 +387,7 @@ def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[
 
 
 def play_at_once(
-    steps: Steps, clicks: ThreadPoolExecutor, game_id: int, events: Sequence[m.Event]
+    steps: GameService, clicks: ThreadPoolExecutor, game_id: int, events: Sequence[m.Event]
 ) -> None:
     """Each event a step of its own, all at the same time, as a table clicks."""
     list(clicks.map(lambda each: steps.act(game_id, each), events))

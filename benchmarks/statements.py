@@ -15,7 +15,7 @@ from benchmarks.processes import (
 from slackapp.db.engine import make_engine, make_sessions
 from slackapp.game import machine as m
 from slackapp.names import lookup_client
-from slackapp.steps import Steps
+from slackapp.services.game import GameService
 from slackapp.timers import Deadlines
 
 
@@ -38,7 +38,7 @@ def statements_per_interaction(fake: Slack, database_url: str, game_number: int)
             pass
 
     deadlines = Deadlines(sessions)
-    steps = Steps(sessions, m.Lengths(3600, 3600, 3600), NoDelivery(), deadlines)
+    steps = GameService(sessions, m.Lengths(3600, 3600, 3600), NoDelivery(), deadlines)
     channel = f"CSQL{game_number:04d}"
     people = [f"USQL{game_number:04d}{seat}" for seat in "ABC"]
     fake.add_channel(channel, channel.lower())

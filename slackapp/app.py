@@ -1,4 +1,4 @@
-"""The Bolt app: the Web API client(s), the game steps, the timers, the listeners.
+"""The Bolt app: the Web API client(s), the services, the timers, the listeners.
 
 Two ways to run. With ``SLACK_BOT_TOKEN`` Varulv serves the one workspace that token belongs
 to. With ``SLACK_CLIENT_ID`` and ``SLACK_CLIENT_SECRET`` it serves every workspace that adds it
@@ -33,14 +33,18 @@ from slackapp.db.retention import Retention
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.pacing import Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
+from slackapp.dms import DirectMessages
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.inbox import Inbox
 from slackapp.install_page import LandingOAuthFlow
 from slackapp.listeners import register
 from slackapp.listeners.ack import ANSWERS, STARTS
 from slackapp.logs import log_context
-from slackapp.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
-from slackapp.steps import DEADLINE_BATCH, Steps, commit_step, utc_now
+from slackapp.names import Names
+from slackapp.services.channel import ChannelService
+from slackapp.services.game import GameService
+from slackapp.services.standing import SeasonWrapUps, StandingTables, pause_for_channel_of
+from slackapp.services.uow import DEADLINE_BATCH, commit_step, utc_now
 from slackapp.timers import Deadlines
 
 log = logging.getLogger(__name__)
@@ -76,7 +80,8 @@ class Varulv:
     engine: Engine
     """For what needs a plain connection and no unit of work (the figures ``/metrics`` reads)."""
     sessions: sessionmaker[Session]
-    steps: Steps
+    games: GameService
+    channels: ChannelService
     deadlines: Deadlines
     deliverer: Deliverer
     standing: StandingTables
@@ -93,7 +98,7 @@ class Varulv:
             self.inbox.start(self.app.dispatch)
         self.deliverer.start()
         self.deadlines.start(
-            self.steps.deadlines_due,
+            self.games.deadlines_due,
             DEADLINE_BATCH,
             also=(self.standing.sweep, self.wrap_ups.sweep)
             + ((self.retention.sweep,) if self.retention else ()),
@@ -237,17 +242,20 @@ def build(
     )
     deadlines = Deadlines(sessions, now=now)
     addresses = Addresses(settings.support_url, settings.source_url)
-    steps = Steps(sessions, lengths, deliverer, deadlines, now, addresses)
+    names = Names(sessions, now)
+    games = GameService(sessions, lengths, deliverer, deadlines, now, names, DirectMessages())
+    channels = ChannelService(sessions, lengths, deliverer, now, addresses)
     inbox = Inbox(sessions, now)
-    register(app, steps, inbox)
+    register(app, games, channels, names, inbox)
     return Varulv(
         app=app,
         engine=engine,
         sessions=sessions,
-        steps=steps,
+        games=games,
+        channels=channels,
         deadlines=deadlines,
         deliverer=deliverer,
-        standing=StandingTables(steps, now),
+        standing=StandingTables(sessions, lengths, deliverer, games, now),
         wrap_ups=SeasonWrapUps(sessions, now),
         retention=Retention(sessions, settings.retention_days, now),
         signing_secret=settings.signing_secret,

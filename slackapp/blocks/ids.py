@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from slackapp.blocks.words import N_
+
 JOIN = "lobby_join"
 LEAVE = "lobby_leave"
 FILL_BOTS = "lobby_fill_bots"
@@ -97,3 +99,7 @@ class ButtonValue:
         if not number or len(value) > 200 or not target.isprintable():
             raise ValueError(f"not a button value: {value[:40]!r}")
         return cls(int(game), target or None)
+
+
+STALE = N_("That button doesn't belong to any game I know.")
+"""The answer to a button whose value names no game Varulv knows, or nothing it can read."""

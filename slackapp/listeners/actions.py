@@ -18,7 +18,6 @@ from slack_bolt.context.respond import Respond
 from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 
-from slackapp import channel_steps
 from slackapp.blocks import ids, lobby, render
 from slackapp.blocks.ids import ButtonValue
 from slackapp.blocks.words import N_, Words
@@ -30,8 +29,10 @@ from slackapp.listeners.ack import Lanes, Reply, acknowledge_then, header, run_s
 from slackapp.listeners.events import publish_home_tab
 from slackapp.logs import log_context
 from slackapp.names import lookup_client
+from slackapp.services.channel import ChannelService
+from slackapp.services.game import GameService, Refused
+from slackapp.services.uow import Workspace
 from slackapp.shapes import display_name, slack_id
-from slackapp.steps import Refused, Steps, Workspace
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,9 @@ def command_for(click: Click) -> m.Event | None:
     return None
 
 
-def register(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
+def register(
+    app: App, games: GameService, channels: ChannelService, inbox: Inbox | None = None
+) -> None:
     def handle(
         body: dict[str, Any],
         respond: Respond,
@@ -203,10 +206,10 @@ def register(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
         try:
             value = ButtonValue.unpack(raw if isinstance(raw, str) else None)
         except ValueError:
-            run_step(respond, lambda: channel_steps.stale(steps, asking))
+            run_step(respond, lambda: games.stale(asking))
             return
         if not user_id:  # Slack names who clicked: without a person it is nobody's move
-            run_step(respond, lambda: channel_steps.stale(steps, asking, value.game_id))
+            run_step(respond, lambda: games.stale(asking, value.game_id))
             return
         click = Click(
             value=value,
@@ -219,23 +222,23 @@ def register(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
         game_id = value.game_id
 
         def spoken() -> Words:  # should the step fail, it says so in the game's words
-            return steps.words_of(game_id, asking)
+            return games.words_of(game_id, asking)
 
         if click.action == ids.PLAY_AGAIN:  # opens a new game rather than changing this one
             with log_context(game_id=game_id, user_id=user_id):
                 run_step(
-                    respond, lambda: steps.play_again(game_id, user_id, user_name, asking), spoken
+                    respond, lambda: games.play_again(game_id, user_id, user_name, asking), spoken
                 )
             return
         if click.action == ids.CANCEL:  # asked first, privately, only if they may cancel
-            run_step(respond, lambda: _ask_to_cancel(steps, game_id, user_id, asking), spoken)
+            run_step(respond, lambda: _ask_to_cancel(games, game_id, user_id, asking), spoken)
             return
         if click.action == ids.BALLOT:  # the person's own ballot, privately
-            run_step(respond, lambda: _ballot(steps, game_id, user_id, asking), spoken)
+            run_step(respond, lambda: _ballot(games, game_id, user_id, asking), spoken)
             return
         event = command_for(click)
         if event is None:
-            run_step(respond, lambda: channel_steps.stale(steps, asking, game_id))
+            run_step(respond, lambda: games.stale(asking, game_id))
             return
         on = copy_clicked(body, click)  # a second copy clicked becomes the message
         with log_context(team_id=team_id, game_id=game_id, user_id=user_id):
@@ -243,27 +246,27 @@ def register(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
                 names = lookup_client(client)
                 run_step(
                     respond,
-                    lambda: steps.start(game_id, user_id, client, asking, on, names),
+                    lambda: games.start(game_id, user_id, client, asking, on, names),
                     spoken,
                 )
             elif isinstance(event, m.Join):  # under the name kept for them, else the handle
-                run_step(respond, lambda: steps.act(game_id, event, asking, on), spoken)
+                run_step(respond, lambda: games.act(game_id, event, asking, on), spoken)
             elif isinstance(event, m.Cancel):
                 on_question = _on_private_message(body)
                 run_step(
                     respond,
-                    lambda: _cancelled(steps, game_id, event, asking, on_question),
+                    lambda: _cancelled(games, game_id, event, asking, on_question),
                     spoken,
                 )
             elif isinstance(event, m.CastBallot) and _on_private_message(body):
-                run_step(respond, lambda: _cast_on_ballot(steps, game_id, event, asking), spoken)
+                run_step(respond, lambda: _cast_on_ballot(games, game_id, event, asking), spoken)
             else:
-                run_step(respond, lambda: steps.act(game_id, event, asking, on), spoken)
+                run_step(respond, lambda: games.act(game_id, event, asking, on), spoken)
 
     lanes = Lanes(lane_of, starts, app.listener_runner.listener_executor)
     for action in ids.ALL_ACTIONS:
         app.action(ids.pattern(action))(acknowledge_then(app, handle, lanes=lanes, inbox=inbox))
-    register_other(app, steps, inbox)
+    register_other(app, games, channels, inbox)
 
 
 def lane_of(body: dict[str, Any]) -> int | None:
@@ -280,7 +283,9 @@ def starts(body: dict[str, Any]) -> bool:
     return str(_clicked(body).get("action_id") or "").split(":")[0] == ids.START
 
 
-def register_other(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
+def register_other(
+    app: App, games: GameService, channels: ChannelService, inbox: Inbox | None = None
+) -> None:
     """Buttons that are not a move: "I usually play" and the game for the referee."""
 
     def clicked(
@@ -294,7 +299,7 @@ def register_other(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
             value = None
         if value is None or not user_id:
             asking = asking_of(body, context)
-            run_step(respond, lambda: channel_steps.stale(steps, asking))
+            run_step(respond, lambda: games.stale(asking))
             return None
         return user_id, value
 
@@ -308,13 +313,13 @@ def register_other(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
         asking = asking_of(body, context)
         run_step(
             respond,
-            lambda: channel_steps.toggle_regular(
-                steps, asking.team_id, user_id, value.game_id, value.target, asking.channel_id
+            lambda: channels.toggle_regular(
+                asking.team_id, user_id, value.game_id, value.target, asking.channel_id
             ),
-            lambda: steps.words_of(value.game_id, asking),
+            lambda: games.words_of(value.game_id, asking),
         )
         if not value.game_id:  # pressed on the Home tab: show it with the change
-            publish_home_tab(steps, client, asking.team_id, user_id)
+            publish_home_tab(channels, client, asking.team_id, user_id)
 
     def game_json(body: dict[str, Any], respond: Respond, context: BoltContext) -> None:
         got = clicked(body, respond, context)
@@ -327,35 +332,37 @@ def register_other(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
         with log_context(team_id=team_id, game_id=game_id, user_id=got[0]):
             run_step(
                 respond,
-                lambda: channel_steps.game_json(steps, team_id, channel, game_id),
-                lambda: channel_steps.channel_words(steps, team_id, channel),
+                lambda: channels.game_json(team_id, channel, game_id),
+                lambda: channels.channel_words(team_id, channel),
             )
 
     app.action(ids.pattern(ids.USUALLY_PLAY))(acknowledge_then(app, usually_play, inbox=inbox))
     app.action(ids.pattern(ids.GAME_JSON))(acknowledge_then(app, game_json, inbox=inbox))
 
 
-def _ask_to_cancel(steps: Steps, game_id: int, user_id: str, asking: Workspace) -> Reply:
-    refusal = steps.cancel_refusal(game_id, user_id, asking)
+def _ask_to_cancel(games: GameService, game_id: int, user_id: str, asking: Workspace) -> Reply:
+    refusal = games.cancel_refusal(game_id, user_id, asking)
     if refusal is not None:
         return Reply(refusal)
-    question = lobby.cancel_question(game_id, steps.words_of(game_id))
+    question = lobby.cancel_question(game_id, games.words_of(game_id))
     return Reply(question.text, question.as_dicts())
 
 
-def _ballot(steps: Steps, game_id: int, user_id: str, asking: Workspace) -> Reply:
-    view = steps.ballot(game_id, user_id, asking)
+def _ballot(games: GameService, game_id: int, user_id: str, asking: Workspace) -> Reply:
+    view = games.ballot(game_id, user_id, asking)
     if isinstance(view, Refused):
         return Reply(view.text)
     screen = render.personal_ballot(view)
     return Reply(screen.text, screen.as_dicts())
 
 
-def _cast_on_ballot(steps: Steps, game_id: int, event: m.CastBallot, asking: Workspace) -> Reply:
+def _cast_on_ballot(
+    games: GameService, game_id: int, event: m.CastBallot, asking: Workspace
+) -> Reply:
     """A click on a person's own ballot: the ballot is drawn again in its place with what the
     step said, and their choice as committed; once the vote is closed, only what it said."""
-    answer = steps.act(game_id, event, asking)
-    view = steps.ballot(game_id, event.user, asking)
+    answer = games.act(game_id, event, asking)
+    view = games.ballot(game_id, event.user, asking)
     if isinstance(view, Refused):
         return Reply(answer or view.text, replace_original=True)
     screen = render.personal_ballot(view, answer)
@@ -369,17 +376,17 @@ def _on_private_message(body: dict[str, Any]) -> bool:
 
 
 def _cancelled(
-    steps: Steps, game_id: int, event: m.Event, asking: Workspace, on_question: bool
+    games: GameService, game_id: int, event: m.Event, asking: Workspace, on_question: bool
 ) -> Reply:
     """The answer takes the private question's place; a *Yes, cancel* that came with any
     other message (no button of Varulv's sends one) must not replace that message."""
-    answer = steps.act(game_id, event, asking)
+    answer = games.act(game_id, event, asking)
     if answer is None:
-        answer = steps.words_of(game_id)._(CANCELLED)
+        answer = games.words_of(game_id)._(CANCELLED)
     return Reply(answer, replace_original=on_question)
 
 
-def register_unknown(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
+def register_unknown(app: App, games: GameService, inbox: Inbox | None = None) -> None:
     """Any other button (an old message's, or a payload naming no action Varulv has) gets an
     answer instead of Bolt's 404, which Slack would show the person as an error, in the
     language of the channel it was clicked in. Registered last: Bolt gives a request to the
@@ -387,6 +394,6 @@ def register_unknown(app: App, steps: Steps, inbox: Inbox | None = None) -> None
 
     def answer(body: dict[str, Any], respond: Respond, context: BoltContext) -> None:
         asking = asking_of(body, context)
-        run_step(respond, lambda: channel_steps.stale(steps, asking))
+        run_step(respond, lambda: games.stale(asking))
 
     app.action(re.compile(".*"))(acknowledge_then(app, answer, inbox=inbox))

@@ -14,7 +14,6 @@ from slack_sdk.errors import SlackApiError
 import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
-from slackapp import channel_steps
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import N_, Words, words
 from slackapp.config import COMMAND, COMMAND_WORDS
@@ -25,8 +24,9 @@ from slackapp.inbox import Inbox
 from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
 from slackapp.logs import log_context
 from slackapp.permits import is_admin
+from slackapp.services.channel import ChannelService
+from slackapp.services.game import GameService
 from slackapp.shapes import display_name, plain_text, slack_id
-from slackapp.steps import Steps
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,9 @@ def word_of(command: dict[str, Any]) -> str:
     return typed(command).lower()
 
 
-def register(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
+def register(
+    app: App, games: GameService, channels: ChannelService, inbox: Inbox | None = None
+) -> None:
     def handle(
         command: dict[str, Any], respond: Respond, client: WebClient, request: BoltRequest
     ) -> None:
@@ -61,19 +63,19 @@ def register(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
         enterprise = slack_id(command.get("enterprise_id")) or None
 
         def spoken() -> Words:  # should the step fail, it says so in the channel's words
-            return channel_steps.channel_words(steps, team, channel)
+            return channels.channel_words(team, channel)
 
         with log_context(team_id=team, channel_id=channel, user_id=user):
             if word in WORDS:
                 log.info("command", extra={"word": word or "start"})
             if word not in WORDS:  # echoed as typed: "Dance" stays "Dance"
                 unknown = typed(command)[:40]
-                run_step(respond, lambda: channel_steps.unknown_word(steps, team, channel, unknown))
+                run_step(respond, lambda: channels.unknown_word(team, channel, unknown))
             elif word in ("", "start"):
                 handle = display_name(command.get("user_name"), user)
                 run_step(
                     respond,
-                    lambda: steps.open_table(
+                    lambda: games.open_table(
                         team,
                         channel,
                         user,
@@ -85,31 +87,25 @@ def register(app: App, steps: Steps, inbox: Inbox | None = None) -> None:
                     spoken,
                 )
             elif word == "help":
-                run_step(
-                    respond, lambda: _shown(channel_steps.help_for(steps, team, channel)), spoken
-                )
+                run_step(respond, lambda: _shown(channels.help_for(team, channel)), spoken)
             elif word == "settings":
-                _open_settings(steps, client, command, respond)
+                _open_settings(channels, client, command, respond)
             elif word == "schedule":
-                _open_schedule(steps, client, team, channel, user, command, respond)
+                _open_schedule(channels, client, team, channel, user, command, respond)
             elif word == "last":
-                run_step(respond, lambda: _shown(channel_steps.last(steps, team, channel)), spoken)
+                run_step(respond, lambda: _shown(channels.last(team, channel)), spoken)
             elif word == "stop":
-                run_step(respond, lambda: _stop(steps, client, team, channel, user, retry), spoken)
-            elif word == "score":
-                run_step(respond, lambda: _shown(channel_steps.score(steps, team, channel)), spoken)
-            elif word == "forget me":
                 run_step(
-                    respond, lambda: channel_steps.forget_me(steps, team, user, channel), spoken
+                    respond,
+                    lambda: games.stop_if_allowed(client, team, channel, user, retry),
+                    spoken,
                 )
+            elif word == "score":
+                run_step(respond, lambda: _shown(channels.score(team, channel)), spoken)
+            elif word == "forget me":
+                run_step(respond, lambda: channels.forget_me(team, user, channel), spoken)
 
     app.command(COMMAND)(acknowledge_then(app, handle, inbox=inbox))
-
-
-def _stop(
-    steps: Steps, client: WebClient, team: str, channel: str, user: str, retry: bool
-) -> str | None:
-    return channel_steps.stop(steps, client, team, channel, user, retry)
 
 
 def _shown(screen: Screen | str) -> Reply:
@@ -120,14 +116,14 @@ def _shown(screen: Screen | str) -> Reply:
 
 
 def _open_settings(
-    steps: Steps, client: WebClient, command: dict[str, Any], respond: Respond
+    channels: ChannelService, client: WebClient, command: dict[str, Any], respond: Respond
 ) -> None:
     """Open the modal with the channel's current settings (Slack allows 3 s from the command),
     to those who may change them; an admin may also open the channel's table to everyone."""
     channel, team, user = command["channel_id"], command["team_id"], command["user_id"]
     admin = is_admin(client, user)
-    refused = channel_steps.refusal(steps, client, team, channel, user, Change.SETTINGS, admin)
-    choice = channel_steps.settings_now(steps, team, channel)
+    refused = channels.refusal(client, team, channel, user, Change.SETTINGS, admin)
+    choice = channels.settings_now(team, channel)
     spoken = words(choice.language)
     if refused is not None:
         send(respond, Reply(permissions_screen.refused(refused, spoken)))
@@ -155,7 +151,7 @@ def person_zone(client: WebClient, user: str) -> str:
 
 
 def _open_schedule(
-    steps: Steps,
+    channels: ChannelService,
     client: WebClient,
     team: str,
     channel: str,
@@ -165,8 +161,8 @@ def _open_schedule(
 ) -> None:
     """Open the standing table's form, filled with the channel's schedule if it has one, to
     those who may change it."""
-    refused = channel_steps.refusal(steps, client, team, channel, user, Change.SCHEDULE)
-    spoken = channel_steps.channel_words(steps, team, channel)
+    refused = channels.refusal(client, team, channel, user, Change.SCHEDULE)
+    spoken = channels.channel_words(team, channel)
     if refused is not None:
         send(respond, Reply(permissions_screen.refused(refused, spoken)))
         return
@@ -174,7 +170,7 @@ def _open_schedule(
     if not isinstance(trigger, str) or not trigger:
         send(respond, Reply(spoken._(NO_TRIGGER, command="/varulv schedule")))
         return
-    current, next_at, paused = channel_steps.schedule_now(steps, team, channel)
+    current, next_at, paused = channels.schedule_now(team, channel)
     zone = current.zone if current else person_zone(client, user)
     view = schedule_screen.schedule_modal(channel, current, next_at, paused, zone, spoken)
     try:

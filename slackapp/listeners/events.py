@@ -9,17 +9,17 @@ from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from slackapp import channel_steps
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
-from slackapp.names import lookup_client
+from slackapp.names import Names, lookup_client
+from slackapp.services.channel import ChannelService
+from slackapp.services.game import GameService
 from slackapp.shapes import slack_id
-from slackapp.steps import Steps
 
 log = logging.getLogger(__name__)
 
 
-def register(app: App, steps: Steps) -> None:
+def register(app: App, games: GameService, channels: ChannelService, names: Names) -> None:
     def publish_home(
         body: dict[str, Any], event: dict[str, Any], client: WebClient, context: BoltContext
     ) -> None:
@@ -27,12 +27,12 @@ def register(app: App, steps: Steps) -> None:
         if event.get("tab", "home") != "home" or not user_id:
             return
         team_id = workspace_of(body, context)
-        publish_home_tab(steps, client, team_id, user_id)
+        publish_home_tab(channels, client, team_id, user_id)
         # Shown first: the viewer's kept name, if stale, is asked again once they see the tab.
-        steps.names.refresh(lookup_client(client), team_id, user_id)
+        names.refresh(lookup_client(client), team_id, user_id)
 
     def uninstalled(context: BoltContext) -> None:
-        _leave(app, steps, context, "app uninstalled")
+        _leave(app, games, context, "app uninstalled")
 
     def tokens_revoked(event: dict[str, Any], context: BoltContext) -> None:
         store = app.installation_store
@@ -43,7 +43,7 @@ def register(app: App, steps: Steps) -> None:
                 )
         if (event.get("tokens") or {}).get("bot"):
             # Varulv acts only as its bot: without that token the installation is of no use.
-            _leave(app, steps, context, "bot token revoked")
+            _leave(app, games, context, "bot token revoked")
 
     app.event("app_home_opened")(acknowledge_then(app, publish_home))
     app.event("app_uninstalled")(acknowledge_then(app, uninstalled))
@@ -56,7 +56,7 @@ def workspace_of(body: dict[str, Any], context: BoltContext) -> str:
     return str(context.team_id or slack_id(body.get("team_id")) or "")
 
 
-def _leave(app: App, steps: Steps, context: BoltContext, why: str) -> None:
+def _leave(app: App, games: GameService, context: BoltContext, why: str) -> None:
     """Forget the installation and end its open games; scores and settings stay. Varulv
     installed on a whole organisation leaves every workspace of it at once."""
     org_wide = bool(context.is_enterprise_install)
@@ -65,12 +65,14 @@ def _leave(app: App, steps: Steps, context: BoltContext, why: str) -> None:
         store = app.installation_store
         if store is not None:  # with a single token there is no installation to forget
             store.delete_all(enterprise_id=context.enterprise_id, team_id=team_id)
-        stopped = steps.workspace_left(team_id, context.enterprise_id)
+        stopped = games.workspace_left(team_id, context.enterprise_id)
         log.info("workspace left: %s", why, extra={"count": stopped})
 
 
-def publish_home_tab(steps: Steps, client: WebClient, team_id: str, user_id: str) -> None:
-    view = channel_steps.home_tab(steps, team_id, user_id)
+def publish_home_tab(
+    channels: ChannelService, client: WebClient, team_id: str, user_id: str
+) -> None:
+    view = channels.home_tab(team_id, user_id)
     try:
         client.views_publish(user_id=user_id, view=view)
     except SlackApiError as error:  # the tab shows the last one published; Slack asks again

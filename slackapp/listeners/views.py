@@ -13,7 +13,6 @@ from sqlalchemy.exc import SQLAlchemyError
 import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
-from slackapp import channel_steps
 from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.game.lines import Language
 from slackapp.game.permissions import Change
@@ -21,8 +20,8 @@ from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones
 from slackapp.game.settings import LENGTHS, SETTINGS, ChannelChoice, choice_of
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
+from slackapp.services.channel import ChannelService
 from slackapp.shapes import slack_id
-from slackapp.steps import Steps
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +74,7 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
     return choice_of(read), {}
 
 
-def register(app: App, steps: Steps) -> None:
+def register(app: App, channels: ChannelService) -> None:
     def save(
         ack: Ack,
         body: dict[str, Any],
@@ -97,7 +96,7 @@ def register(app: App, steps: Steps) -> None:
             return
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
-                refused = channel_steps.store_settings(steps, client, team, channel, user, choice)
+                refused = channels.store_settings(client, team, channel, user, choice)
                 if refused is not None:
                     ack(
                         response_action="errors",
@@ -123,14 +122,10 @@ def register(app: App, steps: Steps) -> None:
         user = _user_of(body)
         if choice is None or not channel or not user:
             return
-        refused = channel_steps.settings_refusal(steps, client, team, channel, user, choice)
-        if refused is not None:
-            return  # refused: nothing changed
-        with log_context(team_id=team, channel_id=channel):
-            channel_steps.tell_settings(steps, team, channel, user, choice, context.enterprise_id)
+        channels.announce_settings(client, team, channel, user, choice, context.enterprise_id)
 
     app.view(settings_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))
-    register_schedule(app, steps)
+    register_schedule(app, channels)
 
 
 def _value(values: dict[str, Any], block: str) -> dict[str, Any]:
@@ -185,19 +180,19 @@ def read_schedule(
     return Schedule(days, at, zone, lobby), False, {}
 
 
-def _channel_words(steps: Steps, team: str, channel: str) -> Words:
+def _channel_words(channels: ChannelService, team: str, channel: str) -> Words:
     """The channel's words for its schedule form; English for a form that names no channel,
     or when the database that keeps the channel's language cannot be reached."""
     if not channel:
         return ENGLISH
     try:
-        return channel_steps.channel_words(steps, team, channel)
+        return channels.channel_words(team, channel)
     except SQLAlchemyError:
         log.warning("the channel's language could not be read", exc_info=True)
         return ENGLISH
 
 
-def register_schedule(app: App, steps: Steps) -> None:
+def register_schedule(app: App, channels: ChannelService) -> None:
     def save(
         ack: Ack,
         body: dict[str, Any],
@@ -208,7 +203,7 @@ def register_schedule(app: App, steps: Steps) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
         team, user = str(context.team_id or ""), _user_of(body)
         channel = slack_id(view.get("private_metadata"))
-        spoken = _channel_words(steps, team, channel)
+        spoken = _channel_words(channels, team, channel)
         schedule, remove, errors = read_schedule(view, spoken)
         if not channel or not user:
             errors = {schedule_screen.DAYS: spoken._(NO_CHANNEL, command="/varulv schedule")}
@@ -217,8 +212,8 @@ def register_schedule(app: App, steps: Steps) -> None:
             return
         with log_context(team_id=team, channel_id=channel, user_id=user):
             try:
-                refused = channel_steps.store_schedule(
-                    steps, client, team, channel, user, schedule, context.enterprise_id
+                refused = channels.store_schedule(
+                    client, team, channel, user, schedule, context.enterprise_id
                 )
                 if refused is not None:
                     text = permissions_screen.refused(refused, spoken)
@@ -237,9 +232,6 @@ def register_schedule(app: App, steps: Steps) -> None:
         user = _user_of(body)
         if errors or not channel or not user or (schedule is None and not remove):
             return
-        if not channel_steps.schedule_saved_by(steps, team, channel, user, remove):
-            return  # refused: nothing changed
-        with log_context(team_id=team, channel_id=channel):
-            channel_steps.tell_schedule(steps, team, channel, user, schedule, context.enterprise_id)
+        channels.announce_schedule(team, channel, user, schedule, remove, context.enterprise_id)
 
     app.view(schedule_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))

@@ -158,7 +158,9 @@ class InProcessApp:
         )
         with mock.patch.object(wiring, "StepExecutor", TrackedSteps):
             self.varulv: Varulv = build(settings, database_url, now=self.clock.now)
-        self.varulv.steps.deliverer = NoKick()
+        self.varulv.games.deliverer = NoKick()
+        self.varulv.channels.deliverer = NoKick()
+        self.varulv.standing.deliverer = NoKick()
         # Pacing has tests of its own; here a paced post would wait for a clock nobody moves.
         self.varulv.deliverer.pacer = Pacer(posts=UNPACED, updates=UNPACED)
         step_threads = self.varulv.app.listener_runner.listener_executor
@@ -266,7 +268,7 @@ class InProcessApp:
         self.clock.advance(seconds)
         with self._lock:
             for game_id in self.varulv.deadlines.due_games():
-                self.varulv.steps.deadline(game_id)
+                self.varulv.games.deadline(game_id)
             self.varulv.standing.sweep()
             self.varulv.wrap_ups.sweep()
         self.settle()

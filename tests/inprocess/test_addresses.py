@@ -30,11 +30,11 @@ SOURCE = "https://code.example.org/varulv"
 
 @pytest.fixture
 def addressed(app: InProcessApp) -> Iterator[InProcessApp]:
-    app.varulv.steps.addresses = Addresses(support_url=SUPPORT, source_url=SOURCE)
+    app.varulv.channels.addresses = Addresses(support_url=SUPPORT, source_url=SOURCE)
     try:
         yield app
     finally:
-        app.varulv.steps.addresses = NO_ADDRESSES
+        app.varulv.channels.addresses = NO_ADDRESSES
 
 
 def test_help_links_the_support_contact_when_one_is_set(
@@ -46,7 +46,7 @@ def test_help_links_the_support_contact_when_one_is_set(
     shown = table.ephemeral(person, "How to play Varulv")
     assert f"<{SUPPORT}|varulv-help@example.org>" in json.dumps(shown.blocks)
 
-    addressed.varulv.steps.addresses = NO_ADDRESSES
+    addressed.varulv.channels.addresses = NO_ADDRESSES
     table.command(person, "help")
     again = fake.ephemerals(person, table.channel)[-1]
     assert "How to play Varulv" in again.rendered_text

@@ -13,10 +13,11 @@ from slack_sdk import WebClient
 from sqlalchemy import Engine, text
 
 import slackapp.blocks.schedule as schedule_screen
-from slackapp import channel_steps, permits
+from slackapp import permits
 from slackapp.blocks.settings import BOTS_ACTION, OPEN_BLOCK
 from slackapp.fakeslack import FakeSlack
 from slackapp.game.permissions import Change
+from slackapp.services.game import stop_permit
 from tests.e2e.conftest import BOT_TOKEN
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
@@ -292,7 +293,7 @@ def test_a_stop_ends_only_the_game_it_was_allowed_for(
     host, bo, cia, other = new_people(fake, 4)
     table = Table(fake, app, db)
     table.seat_people(host, [bo, cia])
-    steps = app.varulv.steps
+    steps = app.varulv.games
     team = fake.identity.team_id
     client = WebClient(token=BOT_TOKEN, base_url=fake.api_url)
     refused_then, checked = permits.checked(
@@ -346,7 +347,7 @@ def test_a_stop_checked_when_nothing_was_open_ends_no_lobby_opened_since(
     """ "No game was open when I asked" is no permission to end the game that opened since."""
     member, host = new_people(fake, 2)
     table = Table(fake, app, db)
-    steps = app.varulv.steps
+    steps = app.varulv.games
     team = fake.identity.team_id
     client = WebClient(token=BOT_TOKEN, base_url=fake.api_url)
     refused_then, checked = permits.checked(
@@ -370,7 +371,7 @@ def test_a_stop_is_decided_again_on_the_games_locked_row(
     table = Table(fake, app, db)
     save_settings(fake, table, admin, **{OPEN_BLOCK: [OPEN_BLOCK]})
     table.seat_people(host, [])
-    steps = app.varulv.steps
+    steps = app.varulv.games
     team = fake.identity.team_id
     client = WebClient(token=BOT_TOKEN, base_url=fake.api_url)
     flags = permits.AdminFlags(client, member)
@@ -383,7 +384,7 @@ def test_a_stop_is_decided_again_on_the_games_locked_row(
         lambda: (stored_settings(db, table.channel) or {}).get("open_to_everyone") is False or None,
         "the channel closed",
     )
-    permit = channel_steps.stop_permit(team, table.channel, member, flags)
+    permit = stop_permit(team, table.channel, member, flags)
     told = steps.stop(team, table.channel, member, checked=checked, permit=permit)
     assert told == f"Only <@{host}> (the game's host) and {ADMINS} can stop this game."
     assert table.game()["phase"] == "lobby"

@@ -17,7 +17,7 @@ from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import machine as m
 from slackapp.game.cards import Card
 from slackapp.game.lines import Language
-from slackapp.steps import new_table
+from slackapp.services.uow import new_table
 from tests import faults
 from tests.databases import WAITING_TO_OPEN
 from tests.e2e.driver import Table

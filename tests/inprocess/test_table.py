@@ -17,7 +17,7 @@ from slackapp.fakeslack import FakeSlack, Message
 from slackapp.fakeslack.blocks import readable_text
 from slackapp.game import Card
 from slackapp.game import machine as m
-from slackapp.steps import new_table as open_table_in
+from slackapp.services.uow import new_table as open_table_in
 from tests.databases import WAITING_TO_OPEN
 from tests.e2e.driver import Table
 from tests.inprocess.harness import SETTLE_SECONDS, InProcessApp

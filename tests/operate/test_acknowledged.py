@@ -16,7 +16,7 @@ from sqlalchemy import Engine, TextClause, text
 
 from slackapp.db.engine import make_sessions
 from slackapp.game import machine as m
-from slackapp.steps import new_table
+from slackapp.services.uow import new_table
 from tests.databases import WAITING_TO_OPEN
 from tests.e2e.conftest import AppProcess
 from tests.e2e.driver import Table

@@ -15,7 +15,7 @@ from slackapp.db.engine import make_sessions
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
 from slackapp.game import machine as m
-from slackapp.steps import Steps
+from slackapp.services.game import GameService
 from slackapp.timers import Deadlines
 from tests.reliability.support import Clock, Nothing
 
@@ -30,7 +30,7 @@ class DirectMessages:
         return {"channel": {"id": f"D{users}"}}
 
 
-def night_game(steps: Steps, sessions: sessionmaker[Session]) -> int:
+def night_game(steps: GameService, sessions: sessionmaker[Session]) -> int:
     number = next(_numbers)
     channel = f"C{number:04d}BAT"
     people = [f"U{number:04d}BAT{seat}" for seat in "ABC"]
@@ -55,7 +55,7 @@ def test_a_batch_skips_a_held_game_and_a_later_one_steps_it(db: Engine) -> None:
     sessions = make_sessions(db)
     # Long ago, so no other test's open game is ever due by this clock.
     clock = Clock(datetime(2001, 12, 1, 12, 0, tzinfo=UTC))
-    steps = Steps(sessions, m.Lengths(60, 300, 120), Nothing(), Nothing(), clock)
+    steps = GameService(sessions, m.Lengths(60, 300, 120), Nothing(), Nothing(), clock)
     ids = [night_game(steps, sessions) for _ in range(3)]
     assert phases(sessions, ids) == ["night"] * 3
     assert steps.deadlines_due() == 0, "nothing is due before the night ends"
@@ -87,7 +87,7 @@ def test_a_game_ended_by_its_ballots_leaves_no_timer_behind(db: Engine) -> None:
     timers = Deadlines(sessions, now=clock)
     timers.scheduler.start(paused=True)  # jobs are kept and never run: the test is the clock
     try:
-        steps = Steps(sessions, m.Lengths(60, 300, 120), Nothing(), timers, clock)
+        steps = GameService(sessions, m.Lengths(60, 300, 120), Nothing(), timers, clock)
         game_id = night_game(steps, sessions)
         job = f"deadline-{game_id}"
         assert timers.scheduler.get_job(job) is not None, "the night's end is armed"

@@ -21,7 +21,7 @@ from slackapp.db.engine import make_sessions
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
 from slackapp.game import machine as m
-from slackapp.steps import commit_step
+from slackapp.services.uow import commit_step
 from tests.game.test_machine import LENGTHS, PEOPLE, T0, night_moves
 
 _channels = itertools.count(1)

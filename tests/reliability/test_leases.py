@@ -23,7 +23,7 @@ from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
 from slackapp.game.effects import LOBBY_BOARD, ClosedView, Show
-from slackapp.steps import Steps
+from slackapp.services.game import GameService
 from tests.e2e.conftest import BOT_TOKEN
 from tests.reliability.support import Held
 
@@ -192,7 +192,7 @@ def test_a_steps_first_post_follows_its_commit_with_no_claim_between(
     the lease is checked and the lobby read outside any transaction (only the heartbeat,
     renewing leases every 0.75 s, may run a transaction meanwhile)."""
     first, _ = two
-    steps = Steps(sessions, m.Lengths(120, 300, 120), first, NoAlarm(), clock)
+    steps = GameService(sessions, m.Lengths(120, 300, 120), first, NoAlarm(), clock)
     channel = f"C{next(_channels):04d}LSE"
     fake.add_channel(channel, channel.lower())
     sent: list[str] = []

@@ -18,8 +18,8 @@ from slackapp.db.models import ChannelSettings, OutboxEntry
 from slackapp.game import machine as m
 from slackapp.game.schedule import Schedule
 from slackapp.game.seasons import Season, SeasonLength
-from slackapp.standing import SeasonWrapUps
-from slackapp.steps import Steps
+from slackapp.services.game import GameService
+from slackapp.services.standing import SeasonWrapUps
 from tests.reliability.support import Clock, Nothing
 from tests.reliability.test_standing_tables import instance
 
@@ -36,7 +36,7 @@ def sessions(db: Engine) -> sessionmaker[Session]:
     return make_sessions(db)
 
 
-def play_a_game(steps: Steps, clock: Clock, channel: str, decided_at: datetime) -> int:
+def play_a_game(steps: GameService, clock: Clock, channel: str, decided_at: datetime) -> int:
     """Three people and two bots, decided by the deadlines at ``decided_at``."""
     # Lengths 30/60/30: started 120 s before, each deadline met on time, the vote closes then.
     clock.at = decided_at - timedelta(seconds=120)
@@ -73,7 +73,7 @@ def test_a_season_wraps_up_once_at_its_boundary(
     sessions: sessionmaker[Session], db: Engine
 ) -> None:
     clock = Clock(datetime(2026, 11, 1, tzinfo=UTC))
-    steps = Steps(sessions, LENGTHS, Nothing(), Nothing(), clock)
+    steps = GameService(sessions, LENGTHS, Nothing(), Nothing(), clock)
     channel = f"C{next(_channels):04d}SEA"
     november = [
         play_a_game(steps, clock, channel, datetime(2026, 11, 10, 14, tzinfo=UTC)),
@@ -124,7 +124,7 @@ def test_a_channels_seasons_follow_its_settings_and_its_tables_zone(
     sessions: sessionmaker[Session],
 ) -> None:
     clock = Clock(datetime(2026, 9, 1, tzinfo=UTC))
-    steps = Steps(sessions, LENGTHS, Nothing(), Nothing(), clock)
+    steps = GameService(sessions, LENGTHS, Nothing(), Nothing(), clock)
     channel = f"C{next(_channels):04d}SEA"
     with transaction(sessions) as session:
         session.add(

@@ -21,8 +21,9 @@ from slackapp.db.models import Game, OutboxEntry
 from slackapp.delivery.outbox import enqueue
 from slackapp.game import machine as m
 from slackapp.game.schedule import Schedule
-from slackapp.standing import StandingTables, invitation, pause_for_channel_of
-from slackapp.steps import Steps, new_table
+from slackapp.services.game import GameService
+from slackapp.services.standing import StandingTables, invitation, pause_for_channel_of
+from slackapp.services.uow import new_table
 from tests.databases import WAITING_TO_OPEN
 from tests.reliability.support import Clock, Nothing
 from tests.waiting import until
@@ -45,7 +46,9 @@ def instance(sessions: sessionmaker[Session], clock: Clock) -> StandingTables:
     """One app process's standing tables, with an engine of its own."""
     url = sessions.kw["bind"].url.render_as_string(hide_password=False)
     own = make_sessions(create_engine(url))
-    return StandingTables(Steps(own, LENGTHS, Nothing(), Nothing(), clock), clock)
+    return StandingTables(
+        own, LENGTHS, Nothing(), GameService(own, LENGTHS, Nothing(), Nothing(), clock), clock
+    )
 
 
 def new_channel(
@@ -162,7 +165,7 @@ def test_an_opening_is_skipped_while_a_game_runs(
     sessions: sessionmaker[Session], two: list[StandingTables], clock: Clock
 ) -> None:
     channel = new_channel(sessions)
-    steps = two[0].steps
+    steps = two[0].game_service
     assert steps.open_table(TEAM, channel, "U0ALVA", "alva") is None
     clock.at = TUESDAY_FIKA
     two[0].sweep()
@@ -265,7 +268,7 @@ def test_a_started_game_is_not_closed_with_the_lobby(
     tables = instance(sessions, clock)
     clock.at = TUESDAY_FIKA
     (game_id,) = sweep_in(tables, channel)
-    steps = tables.steps
+    steps = tables.game_service
     for user in ("U0ALVA", "U0BENGT", "U0CARIN"):
         assert steps.act(game_id, m.Join(user, user.lower())) is None
     assert steps.act(game_id, m.Start("U0ALVA")) is None  # the night begins
@@ -283,7 +286,7 @@ def test_a_channel_that_refuses_the_bot_pauses_its_schedule(
     clock.at = TUESDAY_FIKA
     (game_id,) = sweep_in(tables, channel)
     pause_for_channel_of(sessions, game_id, "not_in_channel")
-    tables.steps.act(game_id, m.ChannelUnwritable("not_in_channel"))
+    tables.game_service.act(game_id, m.ChannelUnwritable("not_in_channel"))
     clock.at = TUESDAY_FIKA + timedelta(days=1)
     assert sweep_in(tables, channel) == []
     assert len(games_in(sessions, channel)) == 1

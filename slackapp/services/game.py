@@ -1,301 +1,69 @@
-"""Game steps: decide, commit, then show.
+"""The game service: every step of a game the listeners and the timers run.
 
-A step is one short transaction: lock the game row, apply the phase machine to its state and
-the event, store the new state and the effects to show (the outbox), commit. No Web API call
-is made while the lock is held; the deliverer shows the effects once the commit is done, and
-the person who acted gets the machine's answer.
+Each step is the unit of work's (``slackapp.services.uow``): one short transaction that
+decides, stores and writes the outbox. After the commit this hands what the step showed to
+the deliverer and arms or disarms the game's timer, and answers the person who acted. What
+*Start* asks of Slack (the people's private message channels and names) comes from the glue
+it is given, never from here.
 """
 
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
 
-from slack_sdk.errors import SlackApiError
-from sqlalchemy import Connection, select
+from slack_sdk import WebClient
+from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp import metrics
-from slackapp.blocks.addresses import NO_ADDRESSES, Addresses
+from slackapp.blocks.ids import STALE
+from slackapp.blocks.permissions import refused as refused_text
 from slackapp.blocks.said import said
 from slackapp.blocks.words import ENGLISH, Words, words
-from slackapp.db import games, people
+from slackapp.db import games
 from slackapp.db.channels import channel_choice, choice_in
 from slackapp.db.engine import outside_transaction, transaction
-from slackapp.db.games import GAMES, NewGame, StoredGame
+from slackapp.db.games import GAMES, StoredGame
 from slackapp.db.models import Game
-from slackapp.delivery.copies import Copy, adopt
+from slackapp.delivery.copies import Copy
 from slackapp.delivery.deliverer import Taken
-from slackapp.delivery.outbox import Row, answering, enqueue, outbox_rows, write
-from slackapp.delivery.slack import TRANSIENT_ERRORS
+from slackapp.delivery.outbox import enqueue
+from slackapp.dms import DirectMessages
 from slackapp.game import machine as m
-from slackapp.game.effects import PersonalBallotView, Scored
+from slackapp.game.effects import PersonalBallotView
 from slackapp.game.lines import Language, Line, Message
+from slackapp.game.permissions import Change
 from slackapp.names import AsksNames, Names
-from slackapp.turns import Turns, open_direct_message
+from slackapp.permits import AdminFlags, checked, refusal_under_lock
+from slackapp.services.uow import (
+    DEADLINE_BATCH,
+    Committed,
+    HandsOver,
+    Kick,
+    Permit,
+    Take,
+    Workspace,
+    commit_due,
+    commit_step,
+    in_words,
+    kept_name,
+    new_game,
+    new_table,
+    utc_now,
+)
+from slackapp.turns import OpensDirectMessages
 
 log = logging.getLogger(__name__)
 
 START_TRIES = 3
-DEADLINE_BATCH = 50
-"""Due games stepped in one transaction: one commit for many, each lock held only that long."""
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class Alarm(Protocol):
     def arm(self, game_id: int, at: datetime) -> None: ...
     def disarm(self, game_id: int) -> None: ...
-
-
-class Kick(Protocol):
-    def kick(self, game_id: int) -> None: ...
-
-
-Take = Callable[[Connection, list[int]], Taken]
-"""In a step's transaction: take the games' delivery leases."""
-
-
-@runtime_checkable
-class HandsOver(Kick, Protocol):
-    """A deliverer in this process: a step hands it what it committed, with no transaction
-    between the commit and the first call to Slack (slackapp.delivery.deliverer)."""
-
-    def take(self, connection: Connection, game_ids: list[int]) -> Taken: ...
-    def hand_over(self, taken: Taken) -> None: ...
-
-
-class OpensDirectMessages(Protocol):
-    """What *Start* asks of Slack (a ``WebClient``): a person's private message channel."""
-
-    def conversations_open(self, *, users: str) -> Any: ...
-
-
-@dataclass(frozen=True)
-class Committed:
-    game_id: int
-    answer: str | None
-    """The machine's answer, in the game's words."""
-    deadline: datetime | None
-    """The game's deadline, when this step set a new one."""
-    shown: int
-    """How many effects went into the outbox."""
-    reason: Message | None = None
-    """What the answer says, as data: nothing decides by comparing its words."""
-    taken: Taken | None = None
-    """The game's delivery lease, when the step's transaction took it."""
-    deadline_gone: bool = False
-    """The step took the game's deadline away (the game ended): its timer has nothing to do."""
-
-
-class Belonging(Protocol):
-    """A game, as far as which workspace it belongs to."""
-
-    @property
-    def team_id(self) -> str: ...
-    @property
-    def enterprise_id(self) -> str | None: ...
-
-
-@dataclass(frozen=True)
-class Workspace:
-    """Where Slack signed a request from."""
-
-    team_id: str
-    enterprise_id: str | None = None
-    """The Enterprise Grid organisation, when the workspace belongs to one."""
-    org_wide: bool = False
-    """Varulv is installed on the whole organisation (Slack's ``is_enterprise_install``)."""
-    channel_id: str = ""
-    """The channel the request came from: a game that no longer exists is answered in its
-    language."""
-
-    def owns(self, game: Belonging) -> bool:
-        """Whether a request from here may act on ``game``: one from the game's own workspace
-        (of the same organisation, when both name one), or, where Varulv is installed on the
-        whole organisation, from any workspace of that organisation, since one installation
-        serves them all and a channel may be shared between them. A person from another
-        organisation in a Slack Connect channel may watch, but not play."""
-        if game.enterprise_id and self.enterprise_id and game.enterprise_id != self.enterprise_id:
-            return False
-        if game.team_id == self.team_id:
-            return True
-        same_org = bool(game.enterprise_id) and game.enterprise_id == self.enterprise_id
-        return self.org_wide and same_org
-
-
-NameFor = Callable[[Connection, str, str, str], str]
-"""The name a person sits down under, read in the step's transaction: (connection, team,
-user, the handle their request carried)."""
-Permit = Callable[[Session, StoredGame], str | None]
-"""Whether an event may be applied to a game, decided on its locked row: None, or the
-refusal to answer with."""
-
-
-def kept_name(connection: Connection, team_id: str, user_id: str, handle: str) -> str:
-    """The name kept for a person, however old (*Start* asks Slack again once it is stale, see
-    slackapp.names), else the handle their request carried: sitting down asks Slack nothing."""
-    known = people.known_in(connection, team_id, user_id)
-    return handle if known is None else known.name
-
-
-def _new_game(
-    session: Session,
-    team_id: str,
-    channel_id: str,
-    host: str,
-    lengths: m.Lengths,
-    bots_allowed: bool,
-    enterprise_id: str | None = None,
-    opened_by_trigger: str | None = None,
-    language: Language = Language.ENGLISH,
-) -> NewGame | None:
-    """A new game row in its lobby, inserted for its id, or None if the channel has an open
-    game (the one-open-game-per-channel index). Whatever is known of it goes into that one
-    insert, since setting it afterwards costs an update; a plain statement, since the ORM's
-    unit of work was a sixth of a ``/varulv`` step's time."""
-    return games.insert_new(
-        session.connection(),
-        {
-            "team_id": team_id,
-            "enterprise_id": enterprise_id,
-            "channel_id": channel_id,
-            "host_user_id": host,
-            "opened_by_trigger": opened_by_trigger,
-            "phase": m.Phase.LOBBY.value,
-            "seed": secrets.randbits(62),
-            "night_seconds": lengths.night_seconds,
-            "day_seconds": lengths.day_seconds,
-            "vote_seconds": lengths.vote_seconds,
-            "bots_allowed": bots_allowed,
-            "language": language.value,
-        },
-    )
-
-
-def commit_step(
-    sessions: sessionmaker[Session],
-    game_id: int,
-    event: m.Event,
-    now: Callable[[], datetime] = utc_now,
-    *,
-    skip_locked: bool = False,
-    dm_channels: dict[str, str] | None = None,
-    asking: Workspace | None = None,
-    clicked: Copy | None = None,
-    take: Take | None = None,
-    name_for: NameFor = kept_name,
-    permit: Permit | None = None,
-) -> Committed | None:
-    """Apply ``event`` to the game in one transaction; None if there is no such game (or,
-    with ``skip_locked``, another transaction holds it). ``dm_channels``: the people's private
-    message channels, kept for the deliverer when the event starts the night. ``asking``: the
-    workspace of the signed request, refused (nothing changes) unless it owns the game.
-    ``clicked``: the copy of the game's message the click came from, made the message if it
-    is a second copy the app did not record (see slackapp.delivery.copies).
-    ``take``: given, a step with something to show takes its game's delivery lease too.
-    ``name_for``: the name a person who joins sits down under. ``permit``: decides, with the
-    game's row locked, whether the event may be applied at all (a refusal is the answer)."""
-    with metrics.stepping(type(event).__name__), transaction(sessions) as session:
-        connection = session.connection()
-        game = games.lock(connection, game_id, skip_locked=skip_locked)
-        if game is None:
-            return None
-        if asking is not None and not asking.owns(game):
-            return Committed(
-                game.id, in_words(game.state, Line(Message.ANOTHER_WORKSPACE)), None, 0
-            )
-        refused = None if permit is None else permit(session, game)
-        if refused is not None:
-            return Committed(game.id, refused, None, 0)
-        adopted = None if clicked is None else adopt(connection, game.id, clicked)
-        if isinstance(event, m.Join):  # the name kept for them, if Varulv has met them
-            event = replace(event, name=name_for(connection, game.team_id, event.user, event.name))
-        changes = games.Changes()
-        before, done, game = _decide(changes, game, event, now(), dm_channels)
-        changes.write(session)
-        rows = outbox_rows(game, done.effects)
-        if clicked is not None and adopted is not None and adopted.is_the_message:
-            # the clicked message is redrawn through the click's answer
-            answering(rows, clicked.surface, clicked.response_url, clicked.ts)
-        write(connection, rows)
-        shown = (0 if adopted is None else adopted.rows) + len(rows)
-        taken = take(connection, [game.id]) if take is not None and shown else None
-        return _committed(game.id, before, done, shown, taken)
-
-
-def commit_due(
-    sessions: sessionmaker[Session],
-    now: Callable[[], datetime] = utc_now,
-    limit: int = DEADLINE_BATCH,
-    take: Take | None = None,
-) -> tuple[list[Committed], Taken | None]:
-    """Up to ``limit`` games whose deadline has passed, each stepped by the machine, in one
-    transaction. A game another transaction holds is skipped: that step catches up with the
-    clock itself, and a later batch finds the game if it is still due. ``take``: given, the
-    delivery leases of the games with something to show are taken in it too."""
-    with metrics.stepping("Deadline") as counted, transaction(sessions) as session:
-        connection = session.connection()
-        at = now()
-        due = games.lock_due(connection, at, limit)
-        counted(len(due))
-        metrics.deadlines_late([game.state.deadline for game in due], at)
-        changes = games.Changes()  # every game's changes of a kind in one statement
-        stepped = [_decide(changes, game, m.Deadline(), at) for game in due]
-        changes.write(session)
-        done = []
-        rows: list[Row] = []
-        for before, after, game in stepped:
-            shown = outbox_rows(game, after.effects)
-            rows += shown
-            done.append(_committed(game.id, before, after, len(shown)))
-        write(connection, rows)  # every game's messages in one statement
-        showing = [each.game_id for each in done if each.shown]
-        taken = take(connection, showing) if take is not None and showing else None
-        return done, taken
-
-
-def _decide(
-    changes: games.Changes,
-    game: StoredGame,
-    event: m.Event,
-    at: datetime,
-    dm_channels: dict[str, str] | None = None,
-) -> tuple[m.GameState, m.Step, StoredGame]:
-    """The machine's step for the game, its new state and scores added to ``changes``; the
-    state before, and the game as it stands after the step."""
-    before = game.state
-    done = m.step(before, event, at)
-    if done.state != before:
-        night_began = before.phase == m.Phase.LOBBY and done.state.phase == m.Phase.NIGHT
-        game = changes.step(game, done.state, dm_channels if night_began else None)
-    for effect in done.effects:
-        if isinstance(effect, Scored):
-            changes.decide(game, effect, at)
-    return before, done, game
-
-
-def _committed(
-    game_id: int, before: m.GameState, done: m.Step, shown: int, taken: Taken | None = None
-) -> Committed:
-    changed = done.state.deadline if done.state.deadline != before.deadline else None
-    gone = before.deadline is not None and done.state.deadline is None
-    line = done.answer
-    if line is None:
-        return Committed(game_id, None, changed, shown, taken=taken, deadline_gone=gone)
-    answer = said(line, words(done.state.language))
-    return Committed(game_id, answer, changed, shown, line.message, taken, gone)
-
-
-def in_words(state: m.GameState, line: Line) -> str:
-    """What the machine says of a game, in the game's words."""
-    return said(line, words(state.language))
 
 
 @dataclass(frozen=True)
@@ -311,51 +79,9 @@ class Refused:
         return said(self.line, self.words)
 
 
-def new_table(
-    session: Session,
-    team_id: str,
-    channel_id: str,
-    defaults: m.Lengths,
-    host: str,
-    host_name: str,
-    seat_host: bool = True,
-    enterprise_id: str | None = None,
-    opened_by_trigger: str | None = None,
-) -> tuple[NewGame, m.Step] | None:
-    """A table in the channel with its settings, stored, or None if the channel has one open
-    (the one-open-game index); the caller enqueues the step's effects."""
-    chosen = choice_in(session, team_id, channel_id, defaults)
-    lengths = m.Lengths(chosen.night_seconds, chosen.day_seconds, chosen.vote_seconds)
-    game = _new_game(
-        session,
-        team_id,
-        channel_id,
-        host,
-        lengths,
-        chosen.bots_allowed,
-        enterprise_id,
-        opened_by_trigger,
-        chosen.language,
-    )
-    if game is None:
-        return None
-    opened = m.open_table(
-        game.id,
-        channel_id,
-        host,
-        host_name,
-        game.seed,
-        m.Lengths(game.night_seconds, game.day_seconds, game.vote_seconds),
-        game.bots_allowed,
-        seat_host=seat_host,
-        language=chosen.language,
-    )
-    games.store_new(session, game, opened.state)
-    return game, opened
-
-
-class Steps:
-    """Every step the listeners and the timers run, wired to the deliverer and the timers."""
+class GameService:
+    """Every step of a game the listeners and the timers run, wired to the deliverer, the
+    timers, and the Slack glue *Start* needs."""
 
     def __init__(
         self,
@@ -364,18 +90,19 @@ class Steps:
         deliverer: Kick,
         alarm: Alarm,
         now: Callable[[], datetime] = utc_now,
-        addresses: Addresses = NO_ADDRESSES,
+        names: Names | None = None,
+        dms: DirectMessages | None = None,
     ) -> None:
         self.sessions = sessions
-        self.addresses = addresses
-        """What the screens may link: the support contact, the published source."""
         self.lengths = lengths
+        """A new channel's phase lengths, until it sets its own."""
         self.deliverer = deliverer
         self.alarm = alarm
         self.now = now
-        self.names = Names(sessions, now)
-        self.turns = Turns()
-        """Turns at Slack's limits for ``conversations.open`` at *Start*, in this process."""
+        self.names = Names(sessions, now) if names is None else names
+        """The names *Start* deals the cards under, asked of Slack when unknown or stale."""
+        self.dms = DirectMessages() if dms is None else dms
+        """The people's private message channels, opened at *Start*."""
 
     @property
     def take(self) -> Take | None:
@@ -535,7 +262,7 @@ class Steps:
             if refusal is not None:
                 return in_words(last, refusal)
             team_id, channel_id = previous.team_id, previous.channel_id
-            game = _new_game(
+            game = new_game(
                 session,
                 team_id,
                 channel_id,
@@ -591,16 +318,7 @@ class Steps:
             if slack_names is not None and unasked:
                 asked.update(unasked)
                 named |= self.names.at_start(slack_names, game.team_id, unasked)
-            for seat in state.people:
-                if seat.key in channels or seat.key in unreachable:
-                    continue
-                try:
-                    opened = open_direct_message(self.turns, client, seat.key)
-                    channels[seat.key] = str(opened["channel"]["id"])
-                except SlackApiError as error:
-                    if error.response.get("error") in TRANSIENT_ERRORS:
-                        raise  # not the person's settings: the click fails, Slack is busy
-                    unreachable.append(seat.key)
+            self.dms.open(client, [seat.key for seat in state.people], channels, unreachable)
             event = m.Start(user_id, tuple(unreachable), tuple(channels), tuple(named.items()))
             done = commit_step(
                 self.sessions,
@@ -655,12 +373,21 @@ class Steps:
         request names none."""
         if asking is None or not asking.channel_id:
             return ENGLISH
-        chosen = channel_choice(self.sessions, asking.team_id, asking.channel_id, self.lengths)
+        return self._channel_words(asking.team_id, asking.channel_id)
+
+    def _channel_words(self, team_id: str, channel_id: str) -> Words:
+        chosen = channel_choice(self.sessions, team_id, channel_id, self.lengths)
         return words(chosen.language)
 
     def gone(self, asking: Workspace | None = None) -> str:
         """A click on a game that no longer exists, answered in its channel's language."""
         return said(m.GAME_GONE, self.channel_words(asking))
+
+    def stale(self, asking: Workspace, game_id: int = 0) -> str:
+        """A click Varulv cannot place: in its game's language when the button names a game
+        that still exists, else in that of the channel it was clicked in."""
+        spoken = self.words_of(game_id, asking) if game_id else self.channel_words(asking)
+        return spoken._(STALE)
 
     def _open_already(
         self, session: Session, running: Game | None, team_id: str, channel_id: str, user_id: str
@@ -688,6 +415,26 @@ class Steps:
         if asking is not None and not asking.owns(game):
             return Refused(Line(Message.ANOTHER_WORKSPACE), words(game.state.language))
         return game
+
+    def stop_if_allowed(
+        self,
+        client: WebClient,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        retry: bool = False,
+    ) -> str | None:
+        """``/varulv stop``: end the channel's open game if the person may stop it, decided
+        for that game and decided again on its locked row; a game opened since is left
+        running."""
+        admin = AdminFlags(client, user_id)
+        refused, game_id = checked(
+            self.sessions, client, team_id, channel_id, user_id, Change.STOP, admin
+        )
+        if refused is not None:
+            return refused_text(refused, self._channel_words(team_id, channel_id))
+        permit = stop_permit(team_id, channel_id, user_id, admin)
+        return self.stop(team_id, channel_id, user_id, retry=retry, checked=game_id, permit=permit)
 
     def stop(
         self,
@@ -738,3 +485,17 @@ class Steps:
         for game_id in open_games:
             commit_step(self.sessions, game_id, m.WorkspaceLeft(), self.now)
         return len(open_games)
+
+
+def stop_permit(team_id: str, channel_id: str, user_id: str, admin: AdminFlags) -> Permit:
+    """The stop's permission decided again on the game's locked row, the channel's facts read
+    under its lock: the refusal, in the game's words, or None."""
+
+    def permit(session: Session, game: StoredGame) -> str | None:
+        if not game.state.is_open:
+            return None  # the machine says there is nothing to stop
+        facts = (game.id, game.state.host)
+        again = refusal_under_lock(session, team_id, channel_id, user_id, Change.STOP, admin, facts)
+        return None if again is None else refused_text(again, words(game.state.language))
+
+    return permit

@@ -28,7 +28,8 @@ from slackapp.game.effects import Say
 from slackapp.game.schedule import Schedule, wake
 from slackapp.game.seasons import season_to_wrap_up, wrap_up
 from slackapp.logs import log_context
-from slackapp.steps import Steps, new_table, utc_now
+from slackapp.services.game import GameService
+from slackapp.services.uow import Kick, new_table, utc_now
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +47,21 @@ def invitation(schedule: Schedule, regulars: list[str], spoken: Words = ENGLISH)
 
 
 class StandingTables:
-    def __init__(self, steps: Steps, now: Callable[[], datetime] = utc_now) -> None:
-        self.steps = steps
-        self.sessions: sessionmaker[Session] = steps.sessions
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        lengths: m.Lengths,
+        deliverer: Kick,
+        game_service: GameService,
+        now: Callable[[], datetime] = utc_now,
+    ) -> None:
+        self.sessions = sessions
+        self.lengths = lengths
+        """A channel's phase lengths, until it sets its own."""
+        self.deliverer = deliverer
+        """Kicked once a standing table's lobby is in the outbox."""
+        self.game_service = game_service
+        """Closes a lobby whose time is up, as any step of its game."""
         self.now = now
 
     def sweep(self) -> list[int]:
@@ -67,7 +80,7 @@ class StandingTables:
                 if game_id is not None:
                     opened.append(game_id)
         for game_id in opened:
-            self.steps.deliverer.kick(game_id)
+            self.deliverer.kick(game_id)
         return opened
 
     def _fire(self, session: Session, row: StandingTable, now: datetime) -> int | None:
@@ -84,7 +97,7 @@ class StandingTables:
             session,
             row.team_id,
             row.channel_id,
-            self.steps.lengths,
+            self.lengths,
             row.owner_user_id,
             "",
             seat_host=False,
@@ -108,7 +121,7 @@ class StandingTables:
         with transaction(self.sessions) as session:
             due = standing.lobbies_to_close(session, self.now())
         for game_id in due:
-            self.steps.act(game_id, m.CloseLobby())
+            self.game_service.act(game_id, m.CloseLobby())
         return due
 
 

@@ -1,0 +1,430 @@
+"""The channel service: the steps beside a game's moves. What a channel keeps (its settings,
+standing table, scores and seasons, the last game), a person's record, and forgetting a person.
+
+Each is a short transaction of its own, and whatever it says in a channel goes through the
+outbox like a game's messages, so the listeners translate payloads and call these, and never
+open a transaction or post to a channel themselves (a layout test holds them to it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import datetime
+
+from slack_sdk import WebClient
+from slack_sdk.models.views import View
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+import slackapp.blocks.help as help_screen
+import slackapp.blocks.home as home_screen
+import slackapp.blocks.last as last_screen
+import slackapp.blocks.schedule as schedule_screen
+import slackapp.blocks.settings as settings_screen
+from slackapp.blocks.addresses import NO_ADDRESSES, Addresses
+from slackapp.blocks.ids import STALE
+from slackapp.blocks.render import labels
+from slackapp.blocks.screen import Screen
+from slackapp.blocks.words import ENGLISH, N_, Words, words
+from slackapp.blocks.wrapup import season_name
+from slackapp.db import channels, erasure, games, history, scores, standing
+from slackapp.db.engine import transaction
+from slackapp.db.models import Game, Seat
+from slackapp.delivery.outbox import enqueue
+from slackapp.game import machine as m
+from slackapp.game.effects import Say
+from slackapp.game.lines import Language
+from slackapp.game.permissions import Change, Refusal
+from slackapp.game.schedule import Schedule, next_opening
+from slackapp.game.seasons import standings
+from slackapp.game.settings import ChannelChoice, changes_asked
+from slackapp.logs import log_context
+from slackapp.permits import AdminFlags, checked, refusal_under_lock
+from slackapp.services.uow import Kick, utc_now
+from slackapp.shapes import slack_id
+
+NOT_OVER = N_("That game is not over, or was not played in this channel: nothing to check.")
+
+
+def _closed_table(
+    session: Session,
+    team_id: str,
+    channel_id: str,
+    user_id: str,
+    lengths: m.Lengths,
+    enterprise_id: str | None,
+) -> Game:
+    """A table that never opened: no seat, no lobby, phase cancelled; it keeps the workspace's
+    Grid organisation, by which the deliverer finds the installation."""
+    game = Game(
+        team_id=team_id,
+        enterprise_id=enterprise_id,
+        channel_id=channel_id,
+        host_user_id=user_id,
+        phase=m.Phase.CANCELLED.value,
+        seed=0,
+        night_seconds=lengths.night_seconds,
+        day_seconds=lengths.day_seconds,
+        vote_seconds=lengths.vote_seconds,
+        bots_allowed=False,
+    )
+    session.add(game)
+    session.flush()
+    opened = m.open_table(game.id, channel_id, user_id, "", 0, lengths, False, seat_host=False)
+    games.store_new(session, game, replace(opened.state, phase=m.Phase.CANCELLED))
+    return game
+
+
+class ChannelService:
+    """What a channel keeps and what a person asks of their own record, each a short
+    transaction of its own; whatever it says in a channel goes through the outbox."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        lengths: m.Lengths,
+        deliverer: Kick,
+        now: Callable[[], datetime] = utc_now,
+        addresses: Addresses = NO_ADDRESSES,
+    ) -> None:
+        self.sessions = sessions
+        self.lengths = lengths
+        """A channel's phase lengths, until it sets its own."""
+        self.deliverer = deliverer
+        """Kicked once a channel's message is in the outbox."""
+        self.now = now
+        self.addresses = addresses
+        """What the screens may link: the support contact, the published source."""
+
+    def tell_channel(
+        self,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        text: str,
+        enterprise_id: str | None = None,
+    ) -> None:
+        """Say ``text`` in the channel through the outbox, so it is sent, retried and paced like
+        every other message. The outbox keeps messages by game: the words are carried by the
+        channel's newest game (as a season's wrap-up is), or, in a channel that has had no game
+        yet, by a closed table with nobody seated, which no list of games shows."""
+        with transaction(self.sessions) as session:
+            newest = session.scalars(
+                select(Game.id)
+                .where(Game.team_id == team_id, Game.channel_id == channel_id)
+                .order_by(Game.id.desc())
+                .limit(1)
+            ).first()
+            connection = session.connection()
+            if newest is None:
+                newest = _closed_table(
+                    session, team_id, channel_id, user_id, self.lengths, enterprise_id
+                ).id
+            game = games.lock(connection, newest)
+            if game is None:  # the workspace's games were just erased: nobody to tell
+                return
+            enqueue(connection, game, (Say(text),))
+            carrier = game.id
+        self.deliverer.kick(carrier)
+
+    def refusal(
+        self,
+        client: WebClient,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        change: Change,
+        admin: bool | AdminFlags | None = None,
+    ) -> Refusal | None:
+        """None when the person may make ``change`` in the channel; otherwise who can."""
+        return checked(self.sessions, client, team_id, channel_id, user_id, change, admin)[0]
+
+    def settings_refusal(
+        self,
+        client: WebClient,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        choice: ChannelChoice,
+        admin: AdminFlags | None = None,
+    ) -> Refusal | None:
+        """Whether the person may save the settings modal as submitted: the settings themselves,
+        and each setting with a permission of its own (the channel's openness) that it changes."""
+        asked = changes_asked(choice, self.settings_now(team_id, channel_id))
+        admin = admin or AdminFlags(client, user_id)
+        if asked:
+            admin()
+        refused = self.refusal(client, team_id, channel_id, user_id, Change.SETTINGS, admin)
+        for change in asked:
+            if refused is None:
+                refused = self.refusal(client, team_id, channel_id, user_id, change, admin)
+        return refused
+
+    def store_settings(
+        self,
+        client: WebClient,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        choice: ChannelChoice,
+    ) -> Refusal | None:
+        """Store the channel's settings (and, from an admin's form, whether the channel is open to
+        everyone), if the person may: decided under the channel's lock, in the transaction that
+        stores them. The next game to open there uses them."""
+        admin = AdminFlags(client, user_id)
+        refused = self.settings_refusal(client, team_id, channel_id, user_id, choice, admin)
+        if refused is not None:
+            return refused
+        with transaction(self.sessions) as session:
+            refused = refusal_under_lock(
+                session, team_id, channel_id, user_id, Change.SETTINGS, admin
+            )
+            now = channels.choice_in(session, team_id, channel_id, self.lengths)
+            for change in changes_asked(choice, now):
+                if refused is None:
+                    refused = refusal_under_lock(
+                        session, team_id, channel_id, user_id, change, admin
+                    )
+            if refused is not None:
+                return refused
+            channels.write_choice(session, team_id, channel_id, user_id, choice)
+        return None
+
+    def tell_settings(
+        self,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        choice: ChannelChoice,
+        enterprise_id: str | None = None,
+    ) -> None:
+        """Tell the channel its settings changed, since anyone there may change them: in the
+        language just chosen, which the channel's games speak from now on."""
+        w = words(choice.language)
+        told = w._(
+            "<@{user}> changed the Varulv settings for this channel: {summary}. The next game uses "
+            "them.",
+            user=user_id,
+            summary=settings_screen.summary(choice, w),
+        )
+        self.tell_channel(team_id, channel_id, user_id, told, enterprise_id)
+
+    def announce_settings(
+        self,
+        client: WebClient,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        choice: ChannelChoice,
+        enterprise_id: str | None = None,
+    ) -> None:
+        """Once the modal is acknowledged: tell the channel who changed its settings, unless
+        the person was refused (then nothing changed)."""
+        if self.settings_refusal(client, team_id, channel_id, user_id, choice) is not None:
+            return
+        with log_context(team_id=team_id, channel_id=channel_id):
+            self.tell_settings(team_id, channel_id, user_id, choice, enterprise_id)
+
+    def store_schedule(
+        self,
+        client: WebClient,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        schedule: Schedule | None,
+        enterprise_id: str | None = None,
+    ) -> Refusal | None:
+        """Set the channel's standing table (with the workspace's Grid organisation, which the
+        tables it opens keep), or (None) remove it, if the person may: decided under the
+        channel's lock, in the transaction that writes it. The one who sets it owns it."""
+        admin = AdminFlags(client, user_id)
+        refused = self.refusal(client, team_id, channel_id, user_id, Change.SCHEDULE, admin)
+        if refused is not None:
+            return refused
+        with transaction(self.sessions) as session:
+            refused = refusal_under_lock(
+                session, team_id, channel_id, user_id, Change.SCHEDULE, admin
+            )
+            if refused is not None:
+                return refused
+            if schedule is not None:
+                standing.save(
+                    session, team_id, channel_id, user_id, schedule, self.now(), enterprise_id
+                )
+            else:
+                standing.remove(session, team_id, channel_id)
+        return None
+
+    def schedule_saved_by(self, team_id: str, channel_id: str, user_id: str, removed: bool) -> bool:
+        """Whether the channel's standing table is now as the person's form left it (removed, or
+        set by them), so that a refused form is not announced."""
+        with transaction(self.sessions) as session:
+            row = standing.get(session, team_id, channel_id)
+            return row is None if removed else row is not None and row.owner_user_id == user_id
+
+    def tell_schedule(
+        self,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        schedule: Schedule | None,
+        enterprise_id: str | None = None,
+    ) -> None:
+        """Tell the channel its standing table was set (when the first opens) or removed."""
+        spoken = self.channel_words(team_id, channel_id)
+        if schedule is not None:
+            upcoming = schedule_screen.when(next_opening(schedule, self.now()), spoken)
+            text = spoken.ngettext(
+                "<@{user}> set a standing table here: {when}, the lobby open {count} minute. The "
+                "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
+                "<@{user}> set a standing table here: {when}, the lobby open {count} minutes. The "
+                "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
+                schedule.lobby_minutes,
+                user=user_id,
+                when=schedule_screen.describe(schedule, spoken),
+                upcoming=upcoming,
+            )
+        else:
+            text = spoken._("<@{user}> removed this channel's standing table.", user=user_id)
+        self.tell_channel(team_id, channel_id, user_id, text, enterprise_id)
+
+    def announce_schedule(
+        self,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        schedule: Schedule | None,
+        removed: bool,
+        enterprise_id: str | None = None,
+    ) -> None:
+        """Once the form is acknowledged: tell the channel its standing table was set or
+        removed, if it now stands as the person's form left it (else they were refused)."""
+        if not self.schedule_saved_by(team_id, channel_id, user_id, removed):
+            return
+        with log_context(team_id=team_id, channel_id=channel_id):
+            self.tell_schedule(team_id, channel_id, user_id, schedule, enterprise_id)
+
+    def settings_now(self, team_id: str, channel_id: str) -> ChannelChoice:
+        return channels.channel_choice(self.sessions, team_id, channel_id, self.lengths)
+
+    def schedule_now(
+        self, team_id: str, channel_id: str
+    ) -> tuple[Schedule | None, datetime | None, str | None]:
+        """The channel's standing table as set (or None), when it next opens, and why it paused."""
+        with transaction(self.sessions) as session:
+            row = standing.get(session, team_id, channel_id)
+            if row is None:
+                return None, None, None
+            return standing.schedule_of(row), row.next_at, row.paused
+
+    def toggle_regular(
+        self, team_id: str, user_id: str, game_id: int, target: str | None, where: str = ""
+    ) -> str:
+        """*I usually play*: on a lobby the button names its game; on the App Home, the channel.
+        ``where``: the channel it was clicked in, whose language says a button names nothing."""
+        with transaction(self.sessions) as session:
+            if game_id:
+                game = session.get(Game, game_id)
+                channel = game.channel_id if game is not None and game.team_id == team_id else ""
+            else:
+                channel = slack_id(target)
+            if not channel:
+                return self.channel_words(team_id, where)._(STALE) if where else STALE
+            marked = standing.toggle_regular(session, team_id, channel, user_id)
+        spoken = self.channel_words(team_id, channel)
+        if marked:
+            return spoken._(
+                "Marked: you usually play in <#{channel}>, so its standing table mentions you when "
+                "it opens. Press again to take it back.",
+                channel=channel,
+            )
+        return spoken._(
+            "Taken back: the standing table in <#{channel}> no longer mentions you.",
+            channel=channel,
+        )
+
+    def game_json(self, team_id: str, channel: str, game_id: int) -> str:
+        """A finished game as the referee's input, only in the channel where it was played."""
+        with transaction(self.sessions) as session:
+            game = history.finished(session, team_id, game_id)
+        if game is None or game.state.channel != channel:
+            return self.channel_words(team_id, channel)._(NOT_OVER) if channel else NOT_OVER
+        spoken = words(game.state.language)
+        return last_screen.game_json(game.referee_input(), spoken, self.addresses.source_url)
+
+    def forget_me(self, team_id: str, user_id: str, channel_id: str = "") -> str:
+        """``/varulv forget me``, answered in the language of the channel where it was typed."""
+        spoken = self.channel_words(team_id, channel_id) if channel_id else ENGLISH
+        with transaction(self.sessions) as session:
+            return erasure.forget_me(session, team_id, user_id, spoken)
+
+    def channel_words(self, team_id: str, channel_id: str) -> Words:
+        """The words of the channel's language (``/varulv settings``)."""
+        return words(self.settings_now(team_id, channel_id).language)
+
+    def unknown_word(self, team_id: str, channel_id: str, typed: str) -> str:
+        """``/varulv`` followed by a word it does not know, answered in the channel's language."""
+        return help_screen.unknown_word(typed, self.channel_words(team_id, channel_id))
+
+    def help_for(self, team_id: str, channel_id: str) -> Screen:
+        """Help with this channel's phase lengths, in its language: a number stated for every
+        channel would be wrong wherever one set its own."""
+        chosen = self.settings_now(team_id, channel_id)
+        spoken = words(chosen.language)
+        lengths = settings_screen.lengths(chosen, spoken)
+        return help_screen.help_screen(lengths, spoken, self.addresses.support_url)
+
+    def score(self, team_id: str, channel_id: str) -> Screen:
+        rows = scores.leaderboard(self.sessions, team_id, channel_id)
+        spoken = self.channel_words(team_id, channel_id)
+        with transaction(self.sessions) as session:
+            season, played = history.current_season(session, team_id, channel_id, self.now())
+        named = season_name(season, spoken)
+        return help_screen.leaderboard(channel_id, rows, (named, standings(played)), spoken)
+
+    def last(self, team_id: str, channel_id: str) -> Screen | str:
+        spoken = self.channel_words(team_id, channel_id)
+        with transaction(self.sessions) as session:
+            game = history.last_finished(session, team_id, channel_id)
+        if game is None:
+            return spoken._(last_screen.NONE_YET)
+        by_key = {label.key: label for label in labels(game.state.names)}
+        spoken = words(game.state.language)
+        source = self.addresses.source_url
+        return last_screen.last_reveal(game.game_id, game.outcome, by_key, spoken, source)
+
+    def home_tab(self, team_id: str, user_id: str) -> View:
+        """The person's App Home, in the language of the last table they sat at: their record,
+        and each channel's season now."""
+        record, boards = scores.record_of(self.sessions, team_id, user_id)
+        with transaction(self.sessions) as session:
+            newest = session.scalars(
+                select(Game.language)
+                .join(Seat, Seat.game_id == Game.id)
+                .where(Game.team_id == team_id, Seat.user_id == user_id)
+                .order_by(Game.id.desc())
+                .limit(1)
+            ).first()
+        spoken = words(Language(newest or Language.ENGLISH))
+        seasons = self.channel_seasons(team_id, user_id, [channel for channel, _ in boards], spoken)
+        support = self.addresses.support_url
+        return home_screen.home_view(user_id, record, boards, seasons, spoken, support)
+
+    def channel_seasons(
+        self,
+        team_id: str,
+        user_id: str,
+        channel_ids: list[str],
+        spoken: Words = ENGLISH,
+    ) -> dict[str, home_screen.ChannelSeason]:
+        """Each channel's season now, and whether the person usually plays there."""
+        shown = {}
+        with transaction(self.sessions) as session:
+            regular_in = set(standing.channels_of_regular(session, team_id, user_id))
+            for channel in channel_ids[: home_screen.HOME_BOARDS]:
+                season, played = history.current_season(session, team_id, channel, self.now())
+                shown[channel] = home_screen.ChannelSeason(
+                    season_name(season, spoken), standings(played), channel in regular_in
+                )
+        return shown
