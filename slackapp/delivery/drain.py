@@ -9,9 +9,11 @@ what people wait to appear is not queued behind what is only being brought up to
 - never sends a message while it is in flight already: a newer version of it is *held back*,
   and its game read again as soon as that call's landing is recorded;
 - posts to one conversation one at a time, in the order the steps wrote them: a post waits
-  (held back as above) while another to the same channel or DM is in flight, so they appear
-  in that order, and a crash while one is out never posts the one before it again (its
-  ``ts`` is recorded before the next is sent);
+  (held back as above, its game keeping its lease) while another to the same channel or DM is
+  in flight, so they appear in that order, and a crash while one is out never posts the one
+  before it again (its ``ts`` is recorded before the next is sent). The order holds within a
+  drain, between posts addressed alike (a channel, or a person's DM by their id); a post put
+  off for a retry lets the next go ahead of it;
 - records what Slack took of every call that ended by the time it woke, and lets go of every
   game left with nothing in flight, in one transaction (``Record``), before it reads anything
   again, so a read never misses a message's ``ts``;
@@ -225,24 +227,26 @@ def _woke(drain: Drain, landed: Mapping[Message, Landing | None], kicked: frozen
     calling = {game_id for game_id, _ in in_flight}
     ended = {game_id for game_id, _ in landed}
     again = {game_id for game_id, waits_for in drain.held_for if waits_for in landed}
+    held_for = frozenset(h for h in drain.held_for if h[0] not in again)
+    still_held = {game_id for game_id, _ in held_for}  # waiting on another game's post
     return replace(
         drain,
         in_flight=in_flight,
         posting=frozenset(p for p in drain.posting if p[1] not in landed),
-        held_for=frozenset(h for h in drain.held_for if h[0] not in again),
+        held_for=held_for,
         to_read=drain.to_read | again | (kicked & drain.games),
-        to_release=drain.to_release | (ended - again - calling),
+        to_release=drain.to_release | (ended - again - calling - still_held),
         to_record=drain.to_record + tuple(x for x in landed.values() if x is not None),
     )
 
 
 def _next(drain: Drain, actions: list[Action]) -> tuple[Drain, list[Action]]:
     """With nothing under way: what landed is recorded and the idle games let go first (never
-    one with a call in flight, nor one about to be read: it keeps its lease), then the games
-    to read are read."""
+    one with a call in flight, one waiting for a call, nor one about to be read: it keeps its
+    lease), then the games to read are read."""
     if drain.waiting_for is not None:
         return drain, actions
-    release = drain.to_release - drain.games_in_flight() - drain.to_read
+    release = drain.to_release - drain.games_in_flight() - drain.to_read - drain.held_back
     if drain.to_record or release:
         actions.append(Record(drain.to_record, tuple(sorted(release))))
         kept = drain.to_release - release

@@ -202,7 +202,8 @@ RECORD = text(
 holds let go (locked in the games' order, as a step takes them), and those of the released
 games with something due once the landings are in. Every part of a statement sees the rows as
 they were when it began, so the entries still due are read from the outbox as it was and what
-``done`` made of them."""
+``done`` made of them. An entry another process's step committed while the statement ran is
+not among them: its game, let go, is found by the next sweep of any process."""
 
 
 def record(

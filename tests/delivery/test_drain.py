@@ -35,6 +35,8 @@ class World:
     """Calls under way: the version each carries."""
     unrecorded: set[Message] = field(default_factory=set)
     """Posts Slack took whose ``ts`` the drain has not recorded yet."""
+    held: set[int] = field(default_factory=set)
+    """Games the drain holds back just now, waiting for a call."""
 
     def pending(self, game_id: int) -> list[Pending]:
         found = []
@@ -82,6 +84,7 @@ class World:
                         self.done[message] = max(self.done.get(message, 0), x.version)
                     calling = {game for game, _ in self.calls}
                     assert not calling & set(release), "a game let go with a call in flight"
+                    assert not self.held & set(release), "a game let go while it waits"
                     due = {g for g in release if self.pending(g)}
                     events.append(drain.Recorded(frozenset(due)))
         return events
@@ -127,6 +130,7 @@ def settle(world: World, state: drain.Drain, events: list[drain.Event]) -> drain
             assert again <= state.to_read | read_in(actions), "a held-back game is read again"
         if any(isinstance(a, drain.ReadGames) for a in actions):
             assert not state.to_record, "what landed is recorded before anything is read"
+        world.held = set(state.held_back)
         events.extend(world.carry_out(actions))
         assert set(world.calls) == set(state.in_flight), "the drain knows what is in flight"
     return state
@@ -209,3 +213,13 @@ def test_a_channels_second_post_waits_until_the_first_is_recorded() -> None:
     assert actions == [drain.Record((landing,), ())], "recorded first, the game kept"
     state, actions = drain.advance(state, drain.Recorded(frozenset()))
     assert actions == [drain.ReadGames((), (1,))], "then read again for the next post"
+
+
+def test_a_game_waiting_for_another_games_post_keeps_its_lease() -> None:
+    world = World({(1, "day"): 1, (2, "dm:U2"): 1, (2, "lobby"): 1})
+    state, actions = drain.begin(frozenset({1, 2}))
+    state = settle(world, state, world.carry_out(actions))
+    assert state.in_flight == {(1, "day"), (2, "dm:U2")} and state.held_back == {2}
+    landing = world.land((2, "dm:U2"))
+    state, actions = drain.advance(state, drain.Woke({(2, "dm:U2"): landing}))
+    assert actions == [drain.Record((landing,), ())], "game 2 still waits for game 1's post"
