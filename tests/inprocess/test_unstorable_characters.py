@@ -92,6 +92,19 @@ def uninstalled(fake: FakeSlack, table: Table, people: list[str]) -> SignedReque
     return signed(fake, lambda: fake.event({"type": "app_uninstalled", "event_ts": "1.0"}))
 
 
+def a_request(
+    fake: FakeSlack, app: InProcessApp, db: Engine, kind: Callable[..., SignedRequest]
+) -> tuple[list[str], SignedRequest]:
+    """Two people, a lobby, and a request of the ``kind`` that the second of them makes."""
+    people = new_people(fake, 2)
+    table = Table(fake, app, db)
+    table.command(people[0])
+    table.lobby()
+    request = kind(fake, table, people)
+    app.settle()
+    return people, request
+
+
 KINDS: list[Callable[[FakeSlack, Table, list[str]], SignedRequest]] = [
     a_command,
     a_click,
@@ -106,12 +119,7 @@ KINDS: list[Callable[[FakeSlack, Table, list[str]], SignedRequest]] = [
 def test_a_nul_in_any_field_of_any_payload_is_refused_before_the_database(
     fake: FakeSlack, app: InProcessApp, db: Engine, kind: Callable[..., SignedRequest]
 ) -> None:
-    people = new_people(fake, 2)
-    table = Table(fake, app, db)
-    table.command(people[0])
-    table.lobby()
-    request = kind(fake, table, people)
-    app.settle()
+    people, request = a_request(fake, app, db, kind)
     before = stored(db)
 
     refused = {"NUL": list(spoiled(request, NUL)), "surrogate": list(spoiled(request, SURROGATE))}
@@ -147,12 +155,7 @@ def test_an_infinite_number_or_nan_in_a_json_payload_is_refused_before_the_datab
     """Python's JSON reads ``-Infinity`` and ``NaN``, which no JSON Slack sends holds, and
     PostgreSQL's JSON refuses them: written down before the acknowledgement, such a request
     failed there."""
-    people = new_people(fake, 2)
-    table = Table(fake, app, db)
-    table.command(people[0])
-    table.lobby()
-    request = kind(fake, table, people)
-    app.settle()
+    _, request = a_request(fake, app, db, kind)
     before = stored(db)
     errors = len(app.errors_logged())
 
