@@ -15,7 +15,7 @@ what people wait to appear is not queued behind what is only being brought up to
   drain, between posts addressed alike (a channel, or a person's DM by their id); a post put
   off for a retry lets the next go ahead of it;
 - records what Slack took of every call that ended by the time it woke, and lets go of every
-  game left with nothing in flight, in one transaction (``Record``), before it reads anything
+  game left with nothing in flight, in one statement (``Record``), before it reads anything
   again, so a read never misses a message's ``ts``;
 - reads a game again whenever a step gives it something new (``Woke.kicked``), and a game that
   got something due as it was let go;
@@ -116,7 +116,7 @@ class MarkShown:
 
 @dataclass(frozen=True)
 class Record:
-    """In one transaction: what Slack took (``landings``), and the leases of ``release`` let
+    """In one statement: what Slack took (``landings``), and the leases of ``release`` let
     go; ``Recorded`` when done."""
 
     landings: tuple[Landing, ...]
