@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, String, and_, bindparam, case, func, select, text, update
-from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy import String, bindparam, case, func, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import outside_transaction
@@ -40,38 +39,6 @@ class Landing:
     posted: tuple[str, str] | None = None
 
 
-_SURE_FROM_NOW_ON = case(
-    (SlackMessage.unsure_until <= bindparam("started"), None), else_=SlackMessage.unsure_until
-)
-"""A call that began once no earlier call of unknown outcome could land any more (see
-``SlackMessage.unsure_until``) makes what the message shows known again."""
-
-
-# Statements for many rows at once (executemany: psycopg pipelines them into one round trip).
-_POST = insert(SlackMessage).values(
-    game_id=bindparam("g"),
-    surface=bindparam("s"),
-    channel=bindparam("c"),
-    ts=bindparam("t"),
-    version=bindparam("v"),
-)
-POST = _POST.on_conflict_do_update(
-    index_elements=[SlackMessage.game_id, SlackMessage.surface],
-    set_={
-        "channel": _POST.excluded.channel,
-        "ts": _POST.excluded.ts,
-        "version": _POST.excluded.version,
-        "unsure_until": _SURE_FROM_NOW_ON,
-    },
-)
-SHOWN = (
-    update(SlackMessage)
-    .where(SlackMessage.game_id == bindparam("g"), SlackMessage.surface == bindparam("s"))
-    .values(
-        version=func.greatest(SlackMessage.version, bindparam("v")),
-        unsure_until=_SURE_FROM_NOW_ON,
-    )
-)
 UNSURE = (
     update(SlackMessage)
     .where(SlackMessage.game_id == bindparam("g"), SlackMessage.surface == bindparam("s"))
@@ -97,54 +64,6 @@ DONE = (
 )
 """Every undelivered version of a message up to ``v`` is done: with failure ``f`` when given,
 else the older ones superseded (the deliverer's one rule for it)."""
-
-_UNSURE_UNTIL = (
-    select(SlackMessage.unsure_until)
-    .where(SlackMessage.game_id == OutboxEntry.game_id, SlackMessage.surface == OutboxEntry.surface)
-    .scalar_subquery()
-)
-LANDED = (
-    update(OutboxEntry)
-    .where(
-        OutboxEntry.game_id == bindparam("g"),
-        OutboxEntry.surface == bindparam("s"),
-        OutboxEntry.version <= bindparam("v"),
-        OutboxEntry.done_at.is_(None),
-    )
-    .values(
-        done_at=case((_UNSURE_UNTIL.is_(None), func.now()), else_=None),
-        failure=case(
-            (and_(_UNSURE_UNTIL.is_(None), OutboxEntry.version < bindparam("v")), "superseded"),
-            else_=None,
-        ),
-        due_at=func.coalesce(_UNSURE_UNTIL, OutboxEntry.due_at),
-        attempts=case((_UNSURE_UNTIL.is_(None), OutboxEntry.attempts), else_=0),
-    )
-)
-"""What a landing makes of the message's undelivered versions up to ``v``: done (the older
-ones superseded), or, while an earlier call of unknown outcome may still land over it, due
-again once it no longer can (its tries forgotten: this call went through)."""
-
-
-def write(connection: Connection, landings: Sequence[Landing]) -> None:
-    """The landings' messages and outbox entries, as statements of many rows each."""
-    posts = [
-        {"g": x.game_id, "s": x.surface, "v": x.version, "started": x.started, "c": c, "t": ts}
-        for x in landings
-        if x.posted is not None
-        for c, ts in [x.posted]
-    ]
-    shown = [
-        {"g": x.game_id, "s": x.surface, "v": x.version, "started": x.started}
-        for x in landings
-        if x.posted is None
-    ]
-    if posts:
-        connection.execute(POST, posts)
-    if shown:
-        connection.execute(SHOWN, shown)
-    connection.execute(LANDED, [{"g": x.game_id, "s": x.surface, "v": x.version} for x in landings])
-
 
 RECORD = text(
     """
@@ -197,13 +116,21 @@ RECORD = text(
       AND d.done_at IS NULL AND coalesce(d.due_at, o.due_at) <= :now
     """
 )
-"""``write`` and ``leases.let_go`` as one statement: the landings (``POST`` or ``SHOWN``, then
-``LANDED``, from what the message shows after it), the leases of ``release`` that ``by``
-holds let go (locked in the games' order, as a step takes them), and those of the released
-games with something due once the landings are in. Every part of a statement sees the rows as
-they were when it began, so the entries still due are read from the outbox as it was and what
-``done`` made of them. An entry another process's step committed while the statement ran is
-not among them: its game, let go, is found by the next sweep of any process."""
+"""What Slack took, and the leases of ``release`` that ``by`` holds let go, as one statement:
+- a first post's message gets its channel and ``ts`` (a message posted again, its new ones),
+  a redraw's the version shown if newer; either way a call that began once no earlier call
+  of unknown outcome could land any more makes what the message shows known again (see
+  ``SlackMessage.unsure_until``);
+- the message's undelivered versions up to the one that landed are done, the older ones
+  superseded; or, while an earlier call of unknown outcome may still land over it, due again
+  once it no longer can (its tries forgotten: this call went through);
+- the leases are let go locked in the games' order, as a step takes them;
+- it answers with those of the released games with something due once the landings are in.
+
+Every part of a statement sees the rows as they were when it began, so the entries still due
+are read from the outbox as it was and what ``done`` made of them. An entry another process's
+step committed while the statement ran is not among them: its game, let go, is found by the
+next sweep of any process."""
 
 
 def record(
@@ -254,8 +181,8 @@ def _bound(
 def _record_alone(sessions: sessionmaker[Session], landing: Landing) -> None:
     for attempt in range(RECORD_ATTEMPTS):
         try:
-            with sessions() as session, session.begin():
-                write(session.connection(), [landing])
+            with outside_transaction(sessions) as session:
+                session.connection().execute(RECORD, _bound([landing], "", (), None))
             return
         except Exception:
             if attempt == RECORD_ATTEMPTS - 1:
