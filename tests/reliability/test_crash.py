@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine
 
-from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import Card
 from tests.e2e.conftest import AppProcess, start_app
 from tests.e2e.driver import Table
@@ -77,6 +77,29 @@ def assert_dms_agree_with_the_database(table: Table, people: list[str]) -> None:
             f"{user}'s DM {'offers a choice' if offers_a_choice else 'shows a result'} but the "
             f"database says confirmed={seats[user]['confirmed']}"
         )
+
+
+def to_the_vote(table: Table, people: list[str]) -> None:
+    """The first of ``people`` seats the others and starts; everyone plays the night, two hear
+    enough, and the vote opens."""
+    anna, bo, cia = people
+    table.seat_people(anna, [bo, cia])
+    table.start(anna)
+    table.play_night(people)
+    table.wait_for_phase("day")
+    table.heard_enough([anna, bo])
+    table.wait_for_phase("vote")
+
+
+def to_the_robbers_choice(table: Table, people: list[str]) -> Message:
+    """The third of ``people`` is dealt the Robber and the others play their night: the
+    Robber's DM, whose choice is the night's last and brings the dawn."""
+    anna, bo, cia = people
+    table.seat_people(anna, [bo, cia])
+    table.arrange_deal(lambda dealt, center: dealt[cia] is Card.ROBBER)
+    table.start(anna)
+    table.play_night([anna, bo])
+    return table.dm(cia)
 
 
 def is_day_board(params: dict[str, object]) -> bool:
@@ -155,15 +178,10 @@ def test_a_crash_by_day_keeps_heard_enough(fake: FakeSlack, crashing: Crashing) 
 def test_a_crash_during_the_vote_keeps_every_ballot_and_its_deadline(
     fake: FakeSlack, db: Engine, crashing: Crashing
 ) -> None:
-    anna, bo, cia = people = crashing.people
+    anna, bo, _ = people = crashing.people
     table = crashing.table
     since = len(fake.calls)
-    table.seat_people(anna, [bo, cia])
-    table.start(anna)
-    table.play_night(people)
-    table.wait_for_phase("day")
-    table.heard_enough([anna, bo])
-    table.wait_for_phase("vote")
+    to_the_vote(table, people)
     table.vote({anna: table.fake.user_name(bo) or bo, bo: "Nobody"})
 
     crashing.kill()
@@ -215,14 +233,10 @@ def test_a_crash_right_after_a_person_saw_their_night_result_keeps_that_choice(
 def test_a_crash_before_slack_took_the_day_board_posts_it_once(
     fake: FakeSlack, crashing: Crashing
 ) -> None:
-    anna, bo, cia = people = crashing.people
+    *_, cia = people = crashing.people
     table = crashing.table
     since = len(fake.calls)
-    table.seat_people(anna, [bo, cia])
-    table.arrange_deal(lambda dealt, center: dealt[cia] is Card.ROBBER)
-    table.start(anna)
-    table.play_night([anna, bo])
-    dm = table.dm(cia)
+    dm = to_the_robbers_choice(table, people)
     day_board = Held(fake, "chat.postMessage", is_day_board, applied=False)
     with day_board:
         table.click(cia, dm, dm.buttons()[0].text)  # the last choice of the night: dawn
@@ -245,14 +259,10 @@ def test_a_crash_after_slack_took_a_post_but_before_its_ts_was_kept_repeats_only
     the channel back would need history scopes the app does not ask for, so the restarted
     deliverer posts the board again: the very same message, since the night's end was
     committed before anything showed it. Only that one message repeats, and the game goes on."""
-    anna, bo, cia = people = crashing.people
+    *_, cia = people = crashing.people
     table = crashing.table
     since = len(fake.calls)
-    table.seat_people(anna, [bo, cia])
-    table.arrange_deal(lambda dealt, center: dealt[cia] is Card.ROBBER)
-    table.start(anna)
-    table.play_night([anna, bo])
-    dm = table.dm(cia)
+    dm = to_the_robbers_choice(table, people)
     day_board = Held(fake, "chat.postMessage", is_day_board, applied=True)
     with day_board:
         table.click(cia, dm, dm.buttons()[0].text)
@@ -365,12 +375,7 @@ def test_a_crash_while_the_reveal_is_posted_shows_one_reveal_counting_the_last_b
     anna, bo, cia = people = crashing.people
     table = crashing.table
     since = len(fake.calls)
-    table.seat_people(anna, [bo, cia])
-    table.start(anna)
-    table.play_night(people)
-    table.wait_for_phase("day")
-    table.heard_enough([anna, bo])
-    table.wait_for_phase("vote")
+    to_the_vote(table, people)
     table.vote({anna: "Nobody", bo: "Nobody"})
     ballot = table.ballot(cia)
     reveal = Held(
