@@ -389,6 +389,8 @@ class Deliverer:
                     in_flight[call] = action
                 case draining.MarkShown(game_id, surface, version):
                     self.sender.done(game_id, surface, version)
+                case draining.WaitFor(game_id, surface, version, attempts, until):
+                    self.sender.put_off(game_id, surface, version, attempts, until)
                 case draining.Record(landings, release):
                     still_due = record(self.sessions, landings, self.holder, release, self.now())
                     events.append(draining.Recorded(frozenset(still_due)))

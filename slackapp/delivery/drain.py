@@ -11,9 +11,10 @@ what people wait to appear is not queued behind what is only being brought up to
 - posts to one conversation one at a time, in the order the steps wrote them: a post waits
   (held back as above, its game keeping its lease) while another to the same channel or DM is
   in flight, so they appear in that order, and a crash while one is out never posts the one
-  before it again (its ``ts`` is recorded before the next is sent). The order holds within a
-  drain, between posts addressed alike (a channel, or a person's DM by their id); a post put
-  off for a retry lets the next go ahead of it;
+  before it again (its ``ts`` is recorded before the next is sent); a post put off (a retry,
+  its turn at Slack's limit) puts off those its game wrote after it to the same place until
+  then (``WaitFor``). The order holds within a drain, between posts addressed alike (a
+  channel, or a person's DM by their id);
 - records what Slack took of every call that ended by the time it woke, and lets go of every
   game left with nothing in flight, in one statement (``Record``), before it reads anything
   again, so a read never misses a message's ``ts``;
@@ -115,6 +116,18 @@ class MarkShown:
 
 
 @dataclass(frozen=True)
+class WaitFor:
+    """A post its game wrote after another to the same conversation, which waits (a retry, its
+    turn): put off until ``until`` too, so it does not appear above it."""
+
+    game_id: int
+    surface: str
+    version: int
+    attempts: int
+    until: datetime
+
+
+@dataclass(frozen=True)
 class Record:
     """In one statement: what Slack took (``landings``), and the leases of ``release`` let
     go; ``Recorded`` when done."""
@@ -123,7 +136,7 @@ class Record:
     release: tuple[int, ...]
 
 
-Action = ReadGames | Send | MarkShown | Record
+Action = ReadGames | Send | MarkShown | WaitFor | Record
 
 
 # -- the state ------------------------------------------------------------------------------
@@ -193,12 +206,22 @@ def _read(drain: Drain, found: Mapping[int, ToShow], now: datetime) -> tuple[Dra
     posting = dict(drain.posting)
     for game_id, to_show in found.items():
         sending = {surface for game, surface in drain.in_flight if game == game_id}
-        for decision in plan.next_sends(to_show.pending, sending, now):
+        put_off: dict[str, datetime] = {}  # the game's posts that wait, by conversation
+        decisions = plan.next_sends(to_show.pending, sending, now)
+        for pending, decision in zip(to_show.pending, decisions, strict=True):
             match decision:
                 case plan.InFlight(surface):
                     held_for.add((game_id, (game_id, surface)))
                 case plan.AlreadyShown(surface, version):
                     shown.append(MarkShown(game_id, surface, version))
+                case plan.NotYet(_, due_at) if pending.shown is None:
+                    where = conversation(pending.newest)
+                    put_off[where] = max(due_at, put_off.get(where, due_at))
+                case plan.Post() if conversation(decision.entry) in put_off:
+                    newest = decision.entry
+                    until = put_off[conversation(newest)]
+                    wait = WaitFor(game_id, newest.surface, newest.version, pending.attempts, until)
+                    shown.append(wait)
                 case plan.Post() | plan.Update():
                     send = Send(game_id, to_show.workspace, decision)
                     if isinstance(decision, plan.Post):

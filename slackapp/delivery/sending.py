@@ -243,12 +243,17 @@ class Sender:
         with self.sessions() as session, session.begin():
             session.connection().execute(UNSURE, {"g": game_id, "s": surface, "until": until})
 
+    def put_off(
+        self, game_id: int, surface: str, version: int, attempts: int, due: datetime
+    ) -> None:
+        """The message's undelivered versions up to ``version`` wait until ``due``."""
+        with self.sessions() as session, session.begin():
+            outbox.retry_later(session.connection(), game_id, surface, version, attempts, due)
+
     def _retry_later(
         self, game_id: int, surface: str, version: int, attempts: int, delay: float
     ) -> None:
-        due = self.now() + timedelta(seconds=delay)
-        with self.sessions() as session, session.begin():
-            outbox.retry_later(session.connection(), game_id, surface, version, attempts, due)
+        self.put_off(game_id, surface, version, attempts, self.now() + timedelta(seconds=delay))
 
     def _give_up_channel(self, game_id: int, channel: str | None, code: str) -> None:
         """Every undelivered message to the game's channel is given up with it."""

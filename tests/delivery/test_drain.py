@@ -5,7 +5,7 @@ against ``delivery.drain`` and checks its rules at every step and its outcome at
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -223,3 +223,19 @@ def test_a_game_waiting_for_another_games_post_keeps_its_lease() -> None:
     landing = world.land((2, "dm:U2"))
     state, actions = drain.advance(state, drain.Woke({(2, "dm:U2"): landing}))
     assert actions == [drain.Record((landing,), ())], "game 2 still waits for game 1's post"
+
+
+def test_a_post_written_after_one_that_waits_waits_with_it() -> None:
+    """The day board failed a moment ago and waits for its retry; the vote board, written
+    after it to the same channel, must not appear above it: it is put off until then too."""
+    later = NOW + timedelta(seconds=5)
+    day = Pending("day", (Entry(1, "day", 1, "C1", None, "day", None, later, 1),), None)
+    vote = Pending("vote", (Entry(1, "vote", 1, "C1", None, "vote", None, NOW, 0),), None)
+    dm = Pending("dm:U1", (Entry(1, "dm:U1", 1, None, "U1", "card", None, NOW, 0),), None)
+    state, _ = drain.begin(frozenset({1}))
+    state, actions = drain.advance(
+        state, drain.Read({1: drain.ToShow(WORKSPACE, [day, vote, dm])}, NOW)
+    )
+    assert drain.WaitFor(1, "vote", 1, 0, later) in actions
+    sent = [a.message for a in actions if isinstance(a, drain.Send)]
+    assert sent == [(1, "dm:U1")], "another conversation's post goes at once"

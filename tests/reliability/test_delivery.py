@@ -546,3 +546,24 @@ def test_games_whose_calls_land_together_are_let_go_together(
     for game_id, channel in games:
         assert delivered(sessions, game_id)
         assert texts(fake, channel) == ["posted"]
+
+
+def test_a_post_that_waits_out_retry_after_keeps_its_place_above_the_next(
+    fake: FakeSlack, sessions: sessionmaker[Session], reports: Reports
+) -> None:
+    """A line written after a board to the same channel waits with the board's retry, so the
+    channel shows them in the order the step wrote them."""
+    game_id, channel = new_game(fake, sessions)
+    show(sessions, game_id, closed("first"), Say("second"))
+    clock = Clock(datetime.now(UTC))
+    deliverer = new_deliverer(fake, sessions, reports, now=clock)
+    try:
+        faults.rate_limit(fake, "chat.postMessage", times=1, retry_after=1)
+        deliverer.drain(game_id)
+        assert texts(fake, channel) == [], "neither goes ahead of the other"
+        clock.at += timedelta(seconds=1)
+        deliverer.sweep()
+        drained(sessions, game_id)
+        assert texts(fake, channel) == ["first", "second"]
+    finally:
+        deliverer.stop()
