@@ -157,31 +157,40 @@ def answer_reinstall(
     if isinstance(event, dict):
         if event.get("type") in LEAVING_EVENTS:
             return next()
-        user_id = event.get("user")
-        client = context.client
-        if event.get("type") == "app_home_opened" and context.bot_token and client and user_id:
-            _publish_reinstall_home(client, str(user_id), answer)
+        if event.get("type") == "app_home_opened":
+            _show_on_home(context, slack_id(event.get("user")), answer)
         return BoltResponse(status=200, body="")
     if body.get("command"):
         return BoltResponse(status=200, body=answer)
+    _answer_click(body, context, answer)
+    return BoltResponse(status=200, body="")
+
+
+def _answer_click(body: dict[str, Any], context: BoltContext, answer: str) -> None:
+    """A click: answered through its ``response_url``; one on the Home tab, which carries
+    none, by the tab itself, while it can."""
     respond = context.respond
     if respond is not None:
         try:
             respond(text=answer, response_type="ephemeral", replace_original=False)
         except Exception as error:  # the answer is all there was to do
             log.warning("could not answer that Varulv must be reinstalled: %s", error)
-        return BoltResponse(status=200, body="")
-    # A click on the Home tab carries no response_url: the tab itself says it, while it can.
-    view = body.get("view")
-    user = body.get("user")
+        return
+    view, user = body.get("view"), body.get("user")
     user_id = slack_id(user.get("id")) if isinstance(user, dict) else ""
-    client = context.client
     on_home = isinstance(view, dict) and view.get("type") == "home"
-    if on_home and context.bot_token and client and user_id:
-        _publish_reinstall_home(client, user_id, answer)
-        return BoltResponse(status=200, body="")
+    if on_home and _show_on_home(context, user_id, answer):
+        return
     log.info("a click Varulv cannot answer, as it must be reinstalled here")
-    return BoltResponse(status=200, body="")
+
+
+def _show_on_home(context: BoltContext, user_id: str, answer: str) -> bool:
+    """The answer on the person's Home tab, while a token can draw it: whether it was tried."""
+    client = context.client
+    if not (context.bot_token and client and user_id):
+        return False
+    _publish_reinstall_home(client, user_id, answer)
+    return True
 
 
 def _reinstall_update(body: dict[str, Any], context: BoltContext, answer: str) -> dict[str, Any]:
