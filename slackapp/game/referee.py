@@ -83,18 +83,27 @@ def _keyed(
     return Deal(seats=seats, dealt=dealt, center=deal.center), keyed
 
 
-def _deal_link(data: dict[str, Any], salt: str, deal: Deal) -> str:
-    """The deal's fingerprint, once the input's (if given) is it."""
-    computed = fingerprint(salt, deal)
-    shown = data.get("fingerprint")
+def _linked(
+    data: dict[str, Any], field: str, what: str, computed: str, posted: str, gives: str
+) -> str:
+    """The fingerprint of the ``what`` ``computed`` from the input, once the input's ``field``
+    (if given) is it: the text posted ``posted``; ``gives`` names what it is computed from."""
+    shown = data.get(field)
     if shown is not None and not isinstance(shown, str):
-        raise RefereeError("'fingerprint' must be the text posted as the cards were dealt")
+        raise RefereeError(f"{field!r} must be the text posted {posted}")
     if shown is not None and shown != computed:
         raise RefereeError(
-            f"the deal does not match the fingerprint {shown!r} posted as the cards were "
-            f"dealt: this salt and these people's cards in their seats give {computed!r}"
+            f"the {what} does not match the fingerprint {shown!r} posted {posted}: {gives} "
+            f"give {computed!r}"
         )
     return computed
+
+
+def _deal_link(data: dict[str, Any], salt: str, deal: Deal) -> str:
+    """The deal's fingerprint, once the input's (if given) is it."""
+    gives = "this salt and these people's cards in their seats"
+    computed = fingerprint(salt, deal)
+    return _linked(data, "fingerprint", "deal", computed, "as the cards were dealt", gives)
 
 
 def _night_link(
@@ -102,15 +111,8 @@ def _night_link(
 ) -> str:
     """The night's fingerprint, once the input's (if given) is it."""
     computed = night_fingerprint(salt, deal, choices)
-    shown = data.get("night_fingerprint")
-    if shown is not None and not isinstance(shown, str):
-        raise RefereeError("'night_fingerprint' must be the text posted at dawn")
-    if shown is not None and shown != computed:
-        raise RefereeError(
-            f"the night does not match the fingerprint {shown!r} posted at dawn: this deal "
-            f"and these night moves give {computed!r}"
-        )
-    return computed
+    gives = "this deal and these night moves"
+    return _linked(data, "night_fingerprint", "night", computed, "at dawn", gives)
 
 
 def _tally_link(data: dict[str, Any], computed: dict[str, int]) -> None:
