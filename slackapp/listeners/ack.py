@@ -298,24 +298,48 @@ def run_step(
     step: Callable[[], str | Reply | None],
     spoken: Spoken | None = None,
 ) -> None:
-    """Run one game step and answer privately; a failed step has rolled back and says so, in
-    the words ``spoken`` gives (English without it, or should that read fail too)."""
+    """Run one game step and answer privately with :func:`outcome`."""
+    send(respond, outcome(step, spoken))
+
+
+def outcome(step: Callable[[], str | Reply | None], spoken: Spoken | None = None) -> Reply:
+    """Run one game step and return the private answer; a failed step has rolled back and
+    says so, in the words ``spoken`` gives (English without it, or should that read fail
+    too)."""
     try:
         said = step()
-        reply = said if isinstance(said, Reply) else Reply(said)
+        return said if isinstance(said, Reply) else Reply(said)
     except AlreadyCarriedOut:
         raise  # the process that carried it out answered
     except SQLAlchemyError:
         log.exception("a game step failed in the database")
-        reply = Reply(UNAVAILABLE)  # the language is not asked of a database that just failed
+        return Reply(UNAVAILABLE)  # the language is not asked of a database that just failed
     except (SlackApiError, SlackClientError, OSError) as error:
         # Throttled beyond slack_sdk's retries, or Slack failing: the step rolled back.
         log.warning("a game step failed at Slack: %s", error)
-        reply = Reply(words_of(spoken)._(SLACK_UNAVAILABLE))
+        return Reply(words_of(spoken)._(SLACK_UNAVAILABLE))
     except Exception:
         log.exception("a game step failed")
-        reply = Reply(words_of(spoken)._(BROKEN))
-    send(respond, reply)
+        return Reply(words_of(spoken)._(BROKEN))
+
+
+def commit_then_acknowledge(work: Callable[..., Reply]) -> Callable[[Args], None]:
+    """A listener whose ``work`` commits before the acknowledgement, which carries its answer.
+
+    For a command whose step is short and never waits on Slack (``/varulv`` opening a table):
+    once Slack is told Varulv has it, it is committed, so nothing needs writing down first,
+    and the answer costs no call of its own. Should the database take longer than Slack's 3 s,
+    Slack tells the person the command timed out."""
+    wants = list(inspect.signature(work).parameters)
+
+    def listener(args: Args) -> None:
+        reply = work(**{name: getattr(args, name) for name in wants})
+        if reply.text:
+            args.ack(text=reply.text, blocks=reply.blocks)
+        else:
+            args.ack()
+
+    return listener
 
 
 def words_of(spoken: Spoken | None) -> Words:

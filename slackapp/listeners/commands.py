@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_bolt import App
+from slack_bolt import App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
@@ -20,8 +20,16 @@ from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.permissions import Change
 from slackapp.game.schedule import known_zones
 from slackapp.game.settings import offered
-from slackapp.inbox import Inbox
-from slackapp.listeners.ack import Reply, acknowledge_then, is_retry, run_step, send
+from slackapp.inbox import REPLAYED, Inbox
+from slackapp.listeners.ack import (
+    Reply,
+    acknowledge_then,
+    commit_then_acknowledge,
+    is_retry,
+    outcome,
+    run_step,
+    send,
+)
 from slackapp.logs import log_context
 from slackapp.permits import is_admin
 from slackapp.services.channel import ChannelService
@@ -30,7 +38,8 @@ from slackapp.shapes import display_name, plain_text, slack_id
 
 log = logging.getLogger(__name__)
 
-WORDS = ("", "start", *COMMAND_WORDS)
+OPENING = ("", "start")
+WORDS = (*OPENING, *COMMAND_WORDS)
 NO_TRIGGER = N_("Slack didn't send what it takes to open the form. Try `{command}` again.")
 NOT_OPENED = N_("Slack did not open the form. Try `{command}` again.")
 COMMAND_SOURCE = ("team_id", "channel_id", "user_id")
@@ -46,46 +55,63 @@ def word_of(command: dict[str, Any]) -> str:
     return typed(command).lower()
 
 
+def opens_a_table(command: dict[str, Any], context: BoltContext) -> bool:
+    """``/varulv`` (or ``/varulv start``) as typed now, not taken over from a process gone:
+    its step commits before the acknowledgement, so it is never written down first."""
+    return word_of(command) in OPENING and context.get(REPLAYED) is None
+
+
 def register(
     app: App, games: GameService, channels: ChannelService, inbox: Inbox | None = None
 ) -> None:
+    def open_table(command: dict[str, Any], request: BoltRequest) -> Reply:
+        team, channel, user = (slack_id(command.get(key)) for key in COMMAND_SOURCE)
+        if not (team and channel and user):
+            log.warning("a /varulv without a readable team, channel or user was ignored")
+            return Reply()
+        trigger = command.get("trigger_id")
+        handle = display_name(command.get("user_name"), user)
+
+        def spoken() -> Words:  # should the step fail, it says so in the channel's words
+            return channels.channel_words(team, channel)
+
+        with log_context(team_id=team, channel_id=channel, user_id=user):
+            log.info("command", extra={"word": "start"})
+            return outcome(
+                lambda: games.open_table(
+                    team,
+                    channel,
+                    user,
+                    handle,  # the name kept for them, if any, takes its place
+                    is_retry(request),
+                    trigger[:255] if isinstance(trigger, str) else "",
+                    slack_id(command.get("enterprise_id")) or None,
+                ),
+                spoken,
+            )
+
     def handle(
         command: dict[str, Any], respond: Respond, client: WebClient, request: BoltRequest
     ) -> None:
         word = word_of(command)
+        if word in OPENING:  # taken over from a process gone, written down by an older one
+            send(respond, open_table(command, request))
+            return
         team, channel, user = (slack_id(command.get(key)) for key in COMMAND_SOURCE)
         if not (team and channel and user):
             log.warning("a /varulv without a readable team, channel or user was ignored")
             return
         retry = is_retry(request)
-        trigger = command.get("trigger_id")
-        trigger = trigger if isinstance(trigger, str) else ""
-        enterprise = slack_id(command.get("enterprise_id")) or None
 
         def spoken() -> Words:  # should the step fail, it says so in the channel's words
             return channels.channel_words(team, channel)
 
         with log_context(team_id=team, channel_id=channel, user_id=user):
             if word in WORDS:
-                log.info("command", extra={"word": word or "start"})
+                log.info("command", extra={"word": word})
             if word not in WORDS:  # echoed as typed: "Dance" stays "Dance"
                 unknown = typed(command)[:40]
                 run_step(respond, lambda: channels.unknown_word(team, channel, unknown))
-            elif word in ("", "start"):
-                handle = display_name(command.get("user_name"), user)
-                run_step(
-                    respond,
-                    lambda: games.open_table(
-                        team,
-                        channel,
-                        user,
-                        handle,  # the name kept for them, if any, takes its place
-                        retry,
-                        trigger[:255],
-                        enterprise,
-                    ),
-                    spoken,
-                )
             elif word == "help":
                 run_step(respond, lambda: _shown(channels.help_for(team, channel)), spoken)
             elif word == "settings":
@@ -105,6 +131,7 @@ def register(
             elif word == "forget me":
                 run_step(respond, lambda: channels.forget_me(team, user, channel), spoken)
 
+    app.command(COMMAND, matchers=[opens_a_table])(commit_then_acknowledge(open_table))
     app.command(COMMAND)(acknowledge_then(app, handle, inbox=inbox))
 
 

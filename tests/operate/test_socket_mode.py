@@ -347,7 +347,7 @@ def test_sigterm_over_socket_mode_finishes_every_acknowledged_step_and_its_answe
             join = lobby.button("Join").action_id
             channel = table.channel
             sends = [kept_fields(fake, clicking(fake, p, lobby, join)) for p in joining]
-            sends += [kept_fields(fake, commanding(fake, p, channel)) for p in asking]
+            sends += [kept_fields(fake, commanding(fake, p, channel, "last")) for p in asking]
             with db.connect() as holder:
                 # Every step reads the games table: they all wait, acknowledged, mid-step.
                 holder.execute(text("LOCK TABLE games IN ACCESS EXCLUSIVE MODE"))
@@ -378,5 +378,5 @@ def clicking(fake: FakeSlack, user: str, message: Message, action_id: str) -> Ca
     return lambda: fake.click(user, message, action_id)
 
 
-def commanding(fake: FakeSlack, user: str, channel: str) -> Callable[[], object]:
-    return lambda: fake.slash_command(user, channel_id=channel)
+def commanding(fake: FakeSlack, user: str, channel: str, words: str = "") -> Callable[[], object]:
+    return lambda: fake.slash_command(user, text=words, channel_id=channel)
