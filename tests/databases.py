@@ -25,7 +25,7 @@ from tests.waiting import until
 
 WAITING_TO_OPEN = text(
     "SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
-    " AND datname = current_database() AND query ILIKE 'INSERT INTO games%'"
+    " AND datname = current_database() AND query ILIKE '%INSERT INTO games%'"
 )
 """A new table's insert waits on a lock: another, not yet committed, holds the one-open-table
 index of its channel."""

@@ -249,6 +249,14 @@ def store_new(session: Session, game: Game | NewGame, opened: m.GameState) -> No
     changes.write(session)
 
 
+def opening_rows(game: NewGame, opened: m.GameState) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The machine's opening state as a new game row's fields and its seats' rows, for a
+    table written in one statement (``slackapp.services.opening``)."""
+    changes = Changes()
+    changes.step(StoredGame(_game_state(game, ()), game.team_id, game.enterprise_id), opened)
+    return _game_fields(opened), changes.seats_new
+
+
 def open_in(session: Session, team_id: str, channel_id: str) -> Game | None:
     """The channel's open game, if any."""
     return session.scalars(

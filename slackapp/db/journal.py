@@ -52,7 +52,12 @@ def note(session: Session, changes: list[PhaseChange]) -> None:
 
 
 def _write(session: Session) -> None:
-    for change in session.info.pop(PENDING, []):
+    log_changes(session.info.pop(PENDING, []))
+
+
+def log_changes(changes: list[PhaseChange]) -> None:
+    """Log ``changes``, committed already."""
+    for change in changes:
         log.info(
             WHAT_HAPPENED.get(change.phase, f"phase {change.phase}"),
             extra={

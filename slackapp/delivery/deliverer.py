@@ -169,6 +169,11 @@ class Deliverer:
             free = asked - self._queued
         return Taken(asked, frozenset(leases.claim(connection, self.holder, free, self.now())))
 
+    def new_lease(self) -> tuple[str, datetime]:
+        """The holder and expiry of a lease a step writes with the new game it is for: no
+        other process knows of that game before it commits, so nothing is taken from one."""
+        return self.holder, leases.expiry(self.now())
+
     def hand_over(self, taken: Taken) -> None:
         """After the commit of the step that took them: send the games' messages now. A game
         this process is draining already is read again by its drain. The games the step did

@@ -9,6 +9,7 @@ import itertools
 import json
 from collections.abc import Iterator, Mapping
 from typing import Any
+from urllib.parse import parse_qs
 
 import requests
 
@@ -214,8 +215,14 @@ class People:
         self, request: SignedRequest, url: str | None = None, *, headers: Headers = None
     ) -> requests.Response:
         """Send a kept request (to ``url``, or the app's request URL); ``headers`` are added,
-        e.g. ``X-Slack-Retry-Num`` for Slack's redelivery of a request it saw no answer to."""
-        return self.app.send(request, url, headers)
+        e.g. ``X-Slack-Retry-Num`` for Slack's redelivery of a request it saw no answer to.
+        A slash command's ack is shown as Slack shows it, as when it is typed."""
+        response = self.app.send(request, url, headers)
+        fields = parse_qs(request.body)
+        if "command" in fields and "response_url" in fields:
+            hook_id = fields["response_url"][0].rsplit("/", 1)[-1]
+            self._show_command_ack(fields["command"][0], hook_id, response)
+        return response
 
     def post_to_app(
         self,

@@ -38,6 +38,7 @@ from slackapp.game.lines import Language, Line, Message
 from slackapp.game.permissions import Change
 from slackapp.names import AsksNames, Names
 from slackapp.permits import AdminFlags, checked, refusal_under_lock
+from slackapp.services import opening
 from slackapp.services.uow import (
     DEADLINE_BATCH,
     Committed,
@@ -221,7 +222,21 @@ class GameService:
             own = running.phase == m.Phase.LOBBY and running.host_user_id == user_id
             return own and (retry or (bool(trigger) and running.opened_by_trigger == trigger))
 
-        with transaction(self.sessions) as session:
+        hands = self.deliverer if isinstance(self.deliverer, HandsOver) else None
+        with outside_transaction(self.sessions) as session:
+            connection = session.connection()
+            known = opening.read(connection, team_id, channel_id, user_id, self.lengths)
+            lease = None if hands is None else hands.new_lease()
+            args = (team_id, channel_id, user_id, user_name, enterprise_id, trigger or None)
+            written = opening.open_new(connection, known, *args, lease)
+        if written is not None:  # the usual /varulv: its channel was free
+            new = frozenset({written.game.id})
+            if hands is not None:
+                hands.hand_over(Taken(new, new))
+            else:
+                self.deliverer.kick(written.game.id)
+            return None
+        with transaction(self.sessions) as session:  # why not: a table is open, perhaps ours
             table = new_table(
                 session,
                 team_id,
