@@ -33,6 +33,7 @@ from slack_bolt.request import BoltRequest
 from slack_sdk.errors import SlackApiError, SlackClientError
 from sqlalchemy.exc import SQLAlchemyError
 
+from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.inbox import REPLAYED, AlreadyCarriedOut, Inbox
 
@@ -63,6 +64,13 @@ class Reply:
     blocks: list[dict[str, Any]] | None = None
     replace_original: bool = False
     """Replace the private message whose button was pressed, instead of adding one."""
+
+    @classmethod
+    def shown(cls, screen: Screen | str) -> Reply:
+        """A screen, or a line, as the person's private answer."""
+        if isinstance(screen, str):
+            return cls(screen)
+        return cls(screen.text, screen.as_dicts())
 
 
 def just_ack(ack: Ack) -> None:
