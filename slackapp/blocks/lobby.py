@@ -71,6 +71,7 @@ LOBBY_HEADER = N_("Take a seat")
 CLOSED_HEADER = N_("Table closed")
 """Not "Varulv": Slack already shows the app's name above each of its messages."""
 CANCEL_QUESTION = N_("Cancel this table? Everyone seated has to join again.")
+CANCELLED = N_("You cancelled the table.")
 
 
 def cancel_question(game_id: int, words: Words = ENGLISH) -> Screen:

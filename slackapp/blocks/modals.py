@@ -10,10 +10,15 @@ from slack_sdk.models.views import View
 
 from slackapp.blocks.schedule import schedule_modal
 from slackapp.blocks.settings import settings_modal
+from slackapp.blocks.words import N_
 from slackapp.game.schedule import WORKDAYS, Schedule
 from slackapp.game.settings import LENGTHS, SETTINGS, default_choice
 
 EXAMPLE_CHANNEL = "C0EXAMPLE"
+
+NO_CHANNEL = N_("This form doesn't say which channel it is for. Open it again with {command}.")
+NO_DATABASE = N_("Varulv can't reach its database right now. Try again.")
+"""What a modal says next to its first field when it cannot be saved at all."""
 
 
 def every_modal() -> list[View]:

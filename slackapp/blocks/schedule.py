@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from babel.dates import format_datetime, get_day_names
@@ -19,7 +20,7 @@ from slack_sdk.models.views import View
 
 from slackapp.blocks.kit import Json, context, section
 from slackapp.blocks.screen import and_list
-from slackapp.blocks.words import ENGLISH, Words
+from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.lines import Language
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, WORKDAYS, Schedule
 
@@ -31,6 +32,33 @@ LOBBY = "lobby_minutes"
 REMOVE = "remove"
 REMOVE_IT = "remove"
 DEFAULT_LOBBY_MINUTES = 10
+
+NO_DAY = N_("Pick at least one day.")
+NO_TIME = N_("Pick a time.")
+NO_ZONE = N_("Type a time zone's name, such as Europe/Stockholm.")
+LOBBY_OUT_OF_BOUNDS = N_("Type a whole number of minutes, {low} to {high}.")
+
+
+@dataclass(frozen=True)
+class ScheduleForm:
+    """The form as submitted: the standing table entered, or None to remove it (``remove``)
+    or when a field is wrong; ``wrong``: each wrong field's sentence, put into words once the
+    channel's language is known."""
+
+    schedule: Schedule | None
+    remove: bool = False
+    wrong: dict[str, str] = field(default_factory=dict)
+
+
+def form_errors(form: ScheduleForm, words: Words = ENGLISH) -> dict[str, str]:
+    """What to show next to each wrong field of the form, in ``words``."""
+    low, high = LOBBY_MINUTES_BOUNDS
+    return {
+        block: words._(sentence, low=low, high=high)
+        if sentence == LOBBY_OUT_OF_BOUNDS
+        else words._(sentence)
+        for block, sentence in form.wrong.items()
+    }
 
 
 def day_names(words: Words = ENGLISH) -> list[str]:

@@ -4,8 +4,9 @@ thread, then answer the person privately with what the step said.
 Bolt's lazy listeners deep-copy the whole request for every one they start, and that copy was
 the largest part of an acknowledgement; the work needs nothing the listener does not already
 hold, so the listener acknowledges and hands those same objects to the app's listener executor
-itself: the same threads a lazy listener would run on, without the copy. Commands, clicks,
-modal submissions and events all go this way.
+itself: the same threads a lazy listener would run on, without the copy. Commands, clicks
+and events all go this way; a modal's submission is done within its acknowledgement
+(``within_ack``).
 
 With an inbox (commands and clicks), the request is written down before the acknowledgement
 and its work carries that row (``slackapp.inbox``): should this process die before the step
@@ -32,6 +33,7 @@ from slack_bolt.request import BoltRequest
 from slack_sdk.errors import SlackApiError, SlackClientError
 from sqlalchemy.exc import SQLAlchemyError
 
+from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.inbox import REPLAYED, AlreadyCarriedOut, Inbox
 
@@ -62,6 +64,13 @@ class Reply:
     blocks: list[dict[str, Any]] | None = None
     replace_original: bool = False
     """Replace the private message whose button was pressed, instead of adding one."""
+
+    @classmethod
+    def shown(cls, screen: Screen | str) -> Reply:
+        """A screen, or a line, as the person's private answer."""
+        if isinstance(screen, str):
+            return cls(screen)
+        return cls(screen.text, screen.as_dicts())
 
 
 def just_ack(ack: Ack) -> None:
@@ -117,6 +126,18 @@ def acknowledge_then(
         else:
             aside = lanes.waits_on_slack(args.body)
             executor.submit(lanes.run, lane, functools.partial(run, given, row), aside)
+
+    return listener
+
+
+def within_ack(acknowledge: Listener) -> Callable[[Args], None]:
+    """A listener whose whole work is its acknowledgement, called with the Bolt arguments its
+    parameters name: a modal's submission, checked and stored while Slack waits, so that a
+    wrong entry keeps the modal open (what it tells a channel goes through the outbox)."""
+    wants = list(inspect.signature(acknowledge).parameters)
+
+    def listener(args: Args) -> None:
+        acknowledge(**{name: getattr(args, name) for name in wants})
 
     return listener
 

@@ -18,12 +18,12 @@ from slack_bolt.context.respond import Respond
 from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 
-from slackapp.blocks import ids, lobby, render
+from slackapp.blocks import ids, render
 from slackapp.blocks.ids import ButtonValue
-from slackapp.blocks.words import N_, Words
+from slackapp.blocks.words import Words
 from slackapp.delivery.copies import Copy
 from slackapp.game import machine as m
-from slackapp.game.effects import DAY_BOARD, LOBBY_BOARD, VOTE_BOARD, dm_surface
+from slackapp.game.effects import DAY_BOARD, LOBBY_BOARD, VOTE_BOARD, PersonalBallotView, dm_surface
 from slackapp.inbox import Inbox
 from slackapp.listeners.ack import Lanes, Reply, acknowledge_then, header, run_step
 from slackapp.listeners.events import publish_home_tab
@@ -45,9 +45,6 @@ class Click:
     action: str
     """The action id without its ``:N`` index."""
     action_ts: Decimal | None
-
-
-CANCELLED = N_("You cancelled the table.")
 
 
 def _user(body: dict[str, Any]) -> tuple[str, str]:
@@ -231,10 +228,14 @@ def register(
                 )
             return
         if click.action == ids.CANCEL:  # asked first, privately, only if they may cancel
-            run_step(respond, lambda: _ask_to_cancel(games, game_id, user_id, asking), spoken)
+            run_step(
+                respond,
+                lambda: Reply.shown(games.cancel_question(game_id, user_id, asking)),
+                spoken,
+            )
             return
         if click.action == ids.BALLOT:  # the person's own ballot, privately
-            run_step(respond, lambda: _ballot(games, game_id, user_id, asking), spoken)
+            run_step(respond, lambda: _drawn(games.ballot(game_id, user_id, asking)), spoken)
             return
         event = command_for(click)
         if event is None:
@@ -252,14 +253,21 @@ def register(
             elif isinstance(event, m.Join):  # under the name kept for them, else the handle
                 run_step(respond, lambda: games.act(game_id, event, asking, on), spoken)
             elif isinstance(event, m.Cancel):
+                # The answer takes the private question's place, and no other message's.
                 on_question = _on_private_message(body)
                 run_step(
                     respond,
-                    lambda: _cancelled(games, game_id, event, asking, on_question),
+                    lambda: Reply(
+                        games.cancel(game_id, event, asking), replace_original=on_question
+                    ),
                     spoken,
                 )
             elif isinstance(event, m.CastBallot) and _on_private_message(body):
-                run_step(respond, lambda: _cast_on_ballot(games, game_id, event, asking), spoken)
+                run_step(
+                    respond,
+                    lambda: _drawn(*games.cast_on_ballot(game_id, event, asking), in_place=True),
+                    spoken,
+                )
             else:
                 run_step(respond, lambda: games.act(game_id, event, asking, on), spoken)
 
@@ -340,50 +348,22 @@ def register_other(
     app.action(ids.pattern(ids.GAME_JSON))(acknowledge_then(app, game_json, inbox=inbox))
 
 
-def _ask_to_cancel(games: GameService, game_id: int, user_id: str, asking: Workspace) -> Reply:
-    refusal = games.cancel_refusal(game_id, user_id, asking)
-    if refusal is not None:
-        return Reply(refusal)
-    question = lobby.cancel_question(game_id, games.words_of(game_id))
-    return Reply(question.text, question.as_dicts())
-
-
-def _ballot(games: GameService, game_id: int, user_id: str, asking: Workspace) -> Reply:
-    view = games.ballot(game_id, user_id, asking)
-    if isinstance(view, Refused):
-        return Reply(view.text)
-    screen = render.personal_ballot(view)
-    return Reply(screen.text, screen.as_dicts())
-
-
-def _cast_on_ballot(
-    games: GameService, game_id: int, event: m.CastBallot, asking: Workspace
+def _drawn(
+    view: PersonalBallotView | Refused, answer: str | None = None, in_place: bool = False
 ) -> Reply:
-    """A click on a person's own ballot: the ballot is drawn again in its place with what the
-    step said, and their choice as committed; once the vote is closed, only what it said."""
-    answer = games.act(game_id, event, asking)
-    view = games.ballot(game_id, event.user, asking)
+    """The person's own ballot as their private answer, with what the step said (``answer``);
+    once the vote is closed, only what it said, or why they have none. ``in_place``: drawn
+    again over the ballot clicked."""
     if isinstance(view, Refused):
-        return Reply(answer or view.text, replace_original=True)
+        return Reply(answer or view.text, replace_original=in_place)
     screen = render.personal_ballot(view, answer)
-    return Reply(screen.text, screen.as_dicts(), replace_original=True)
+    return Reply(screen.text, screen.as_dicts(), replace_original=in_place)
 
 
 def _on_private_message(body: dict[str, Any]) -> bool:
     """Whether the button was on an ephemeral message (as the question to cancel is)."""
     container = body.get("container")
     return isinstance(container, dict) and container.get("is_ephemeral") is True
-
-
-def _cancelled(
-    games: GameService, game_id: int, event: m.Event, asking: Workspace, on_question: bool
-) -> Reply:
-    """The answer takes the private question's place; a *Yes, cancel* that came with any
-    other message (no button of Varulv's sends one) must not replace that message."""
-    answer = games.act(game_id, event, asking)
-    if answer is None:
-        answer = games.words_of(game_id)._(CANCELLED)
-    return Reply(answer, replace_original=on_question)
 
 
 def register_unknown(app: App, games: GameService, inbox: Inbox | None = None) -> None:

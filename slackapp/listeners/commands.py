@@ -14,7 +14,6 @@ from slack_sdk.errors import SlackApiError
 import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
-from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import N_, Words, words
 from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.permissions import Change
@@ -113,13 +112,13 @@ def register(
                 unknown = typed(command)[:40]
                 run_step(respond, lambda: channels.unknown_word(team, channel, unknown))
             elif word == "help":
-                run_step(respond, lambda: _shown(channels.help_for(team, channel)), spoken)
+                run_step(respond, lambda: Reply.shown(channels.help_for(team, channel)), spoken)
             elif word == "settings":
                 _open_settings(channels, client, command, respond)
             elif word == "schedule":
                 _open_schedule(channels, client, team, channel, user, command, respond)
             elif word == "last":
-                run_step(respond, lambda: _shown(channels.last(team, channel)), spoken)
+                run_step(respond, lambda: Reply.shown(channels.last(team, channel)), spoken)
             elif word == "stop":
                 run_step(
                     respond,
@@ -127,19 +126,12 @@ def register(
                     spoken,
                 )
             elif word == "score":
-                run_step(respond, lambda: _shown(channels.score(team, channel)), spoken)
+                run_step(respond, lambda: Reply.shown(channels.score(team, channel)), spoken)
             elif word == "forget me":
                 run_step(respond, lambda: channels.forget_me(team, user, channel), spoken)
 
     app.command(COMMAND, matchers=[opens_a_table])(commit_then_acknowledge(open_table))
     app.command(COMMAND)(acknowledge_then(app, handle, inbox=inbox))
-
-
-def _shown(screen: Screen | str) -> Reply:
-    """A screen as the person's private answer."""
-    if isinstance(screen, str):
-        return Reply(screen)
-    return Reply(screen.text, screen.as_dicts())
 
 
 def _open_settings(

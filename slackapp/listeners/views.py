@@ -1,32 +1,26 @@
-"""Modal submissions: the ``/varulv settings`` modal."""
+"""Modal submissions: the ``/varulv settings`` and ``/varulv schedule`` modals, each read here and
+handed whole to one step of the channel service."""
 
 from __future__ import annotations
 
-import logging
 from datetime import time
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
-from sqlalchemy.exc import SQLAlchemyError
 
-import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
-from slackapp.blocks.words import ENGLISH, N_, Words, words
+from slackapp.blocks.schedule import ScheduleForm
+from slackapp.blocks.words import Words, words
 from slackapp.game.lines import Language
 from slackapp.game.permissions import Change
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones
 from slackapp.game.settings import LENGTHS, SETTINGS, ChannelChoice, choice_of
-from slackapp.listeners.ack import acknowledge_then
+from slackapp.listeners.ack import within_ack
 from slackapp.logs import log_context
 from slackapp.services.channel import ChannelService
 from slackapp.shapes import slack_id
-
-log = logging.getLogger(__name__)
-
-NO_CHANNEL = N_("This form doesn't say which channel it is for. Open it again with {command}.")
-NO_DATABASE = N_("Varulv can't reach its database right now. Try again.")
 
 
 def modal_words(view: dict[str, Any]) -> Words:
@@ -75,6 +69,11 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
 
 
 def register(app: App, channels: ChannelService) -> None:
+    register_settings(app, channels)
+    register_schedule(app, channels)
+
+
+def register_settings(app: App, channels: ChannelService) -> None:
     def save(
         ack: Ack,
         body: dict[str, Any],
@@ -82,50 +81,22 @@ def register(app: App, channels: ChannelService) -> None:
         context: BoltContext,
         client: WebClient,
     ) -> None:
-        """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
+        """Check and store within the acknowledgement, so a wrong entry keeps the modal open;
+        the channel's notice waits in the outbox for the deliverer."""
         team, user = str(context.team_id or ""), str(body["user"]["id"])
         channel = slack_id(view.get("private_metadata"))
-        first = SETTINGS[0].name
         choice, errors = read_choice(view)
-        if choice is None:
-            ack(response_action="errors", errors=errors)
-            return
-        if not channel:  # not the modal Varulv opened: nothing to store
-            no_channel = modal_words(view)._(NO_CHANNEL, command="/varulv settings")
-            ack(response_action="errors", errors={first: no_channel})
-            return
-        with log_context(team_id=team, channel_id=channel, user_id=user):
-            try:
-                refused = channels.store_settings(client, team, channel, user, choice)
-                if refused is not None:
-                    ack(
-                        response_action="errors",
-                        errors={first: permissions_screen.refused(refused, modal_words(view))},
-                    )
-                    return
-            except SQLAlchemyError:
-                log.exception("could not store the channel's settings")
-                ack(
-                    response_action="errors",
-                    errors={first: modal_words(view)._(NO_DATABASE)},
+        if choice is not None:
+            with log_context(team_id=team, channel_id=channel, user_id=user):
+                errors = channels.store_settings(
+                    client, team, channel, user, choice, modal_words(view), context.enterprise_id
                 )
-                return
-            log.info("channel settings changed")
-        ack()
+        if errors:  # kept open, with what to show next to its fields
+            ack(response_action="errors", errors=errors)
+        else:
+            ack()
 
-    def announce(
-        body: dict[str, Any], view: dict[str, Any], context: BoltContext, client: WebClient
-    ) -> None:
-        """Tell the channel (through the outbox) who changed its settings, unless refused."""
-        choice, _ = read_choice(view)
-        team, channel = str(context.team_id or ""), slack_id(view.get("private_metadata"))
-        user = _user_of(body)
-        if choice is None or not channel or not user:
-            return
-        channels.announce_settings(client, team, channel, user, choice, context.enterprise_id)
-
-    app.view(settings_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))
-    register_schedule(app, channels)
+    app.view(settings_screen.CALLBACK_ID)(within_ack(save))
 
 
 def _value(values: dict[str, Any], block: str) -> dict[str, Any]:
@@ -146,50 +117,34 @@ def _user_of(body: dict[str, Any]) -> str:
 DAY_VALUES = frozenset(str(day) for day in range(7))
 
 
-def read_schedule(
-    view: dict[str, Any], words: Words = ENGLISH
-) -> tuple[Schedule | None, bool, dict[str, str]]:
-    """The standing table entered in the modal, whether to remove it instead, and what to say
-    next to each field that is wrong."""
+def read_schedule(view: dict[str, Any]) -> ScheduleForm:
+    """The standing table entered in the modal, whether to remove it instead, and the sentence
+    for each field that is wrong."""
     values = (view.get("state") or {}).get("values") or {}
     if schedule_screen.REMOVE_IT in _picked(values, schedule_screen.REMOVE):
-        return None, True, {}
-    errors: dict[str, str] = {}
+        return ScheduleForm(None, remove=True)
+    wrong: dict[str, str] = {}
     days = frozenset(int(day) for day in _picked(values, schedule_screen.DAYS) if day in DAY_VALUES)
     if not days:
-        errors[schedule_screen.DAYS] = words._("Pick at least one day.")
+        wrong[schedule_screen.DAYS] = schedule_screen.NO_DAY
     try:
         hour, minute = str(_value(values, schedule_screen.AT).get("selected_time")).split(":")
         at = time(int(hour), int(minute))
     except ValueError:
-        errors[schedule_screen.AT] = words._("Pick a time.")
+        wrong[schedule_screen.AT] = schedule_screen.NO_TIME
     zone = str(_value(values, schedule_screen.ZONE).get("value") or "").strip()
     if zone not in known_zones():
-        errors[schedule_screen.ZONE] = words._("Type a time zone's name, such as Europe/Stockholm.")
+        wrong[schedule_screen.ZONE] = schedule_screen.NO_ZONE
     try:
         lobby = int(str(_value(values, schedule_screen.LOBBY).get("value")).strip())
     except ValueError:
         lobby = 0
     low, high = LOBBY_MINUTES_BOUNDS
     if not low <= lobby <= high:
-        errors[schedule_screen.LOBBY] = words._(
-            "Type a whole number of minutes, {low} to {high}.", low=low, high=high
-        )
-    if errors:
-        return None, False, errors
-    return Schedule(days, at, zone, lobby), False, {}
-
-
-def _channel_words(channels: ChannelService, team: str, channel: str) -> Words:
-    """The channel's words for its schedule form; English for a form that names no channel,
-    or when the database that keeps the channel's language cannot be reached."""
-    if not channel:
-        return ENGLISH
-    try:
-        return channels.channel_words(team, channel)
-    except SQLAlchemyError:
-        log.warning("the channel's language could not be read", exc_info=True)
-        return ENGLISH
+        wrong[schedule_screen.LOBBY] = schedule_screen.LOBBY_OUT_OF_BOUNDS
+    if wrong:
+        return ScheduleForm(None, wrong=wrong)
+    return ScheduleForm(Schedule(days, at, zone, lobby))
 
 
 def register_schedule(app: App, channels: ChannelService) -> None:
@@ -200,38 +155,18 @@ def register_schedule(app: App, channels: ChannelService) -> None:
         context: BoltContext,
         client: WebClient,
     ) -> None:
-        """Check and store within the acknowledgement, so a wrong entry keeps the modal open."""
+        """Check and store within the acknowledgement, so a wrong entry keeps the modal open;
+        the channel's notice waits in the outbox for the deliverer."""
         team, user = str(context.team_id or ""), _user_of(body)
         channel = slack_id(view.get("private_metadata"))
-        spoken = _channel_words(channels, team, channel)
-        schedule, remove, errors = read_schedule(view, spoken)
-        if not channel or not user:
-            errors = {schedule_screen.DAYS: spoken._(NO_CHANNEL, command="/varulv schedule")}
-        if errors:
-            ack(response_action="errors", errors=errors)
-            return
+        form = read_schedule(view)
         with log_context(team_id=team, channel_id=channel, user_id=user):
-            try:
-                refused = channels.store_schedule(
-                    client, team, channel, user, schedule, context.enterprise_id
-                )
-                if refused is not None:
-                    text = permissions_screen.refused(refused, spoken)
-                    ack(response_action="errors", errors={schedule_screen.DAYS: text})
-                    return
-            except SQLAlchemyError:
-                log.exception("could not store the standing table")
-                ack(response_action="errors", errors={schedule_screen.DAYS: spoken._(NO_DATABASE)})
-                return
-            log.info("standing table removed" if remove else "standing table set")
-        ack()
+            errors = channels.store_schedule(
+                client, team, channel, user, form, context.enterprise_id
+            )
+        if errors:  # kept open, with what to show next to its fields
+            ack(response_action="errors", errors=errors)
+        else:
+            ack()
 
-    def announce(body: dict[str, Any], view: dict[str, Any], context: BoltContext) -> None:
-        schedule, remove, errors = read_schedule(view)
-        team, channel = str(context.team_id or ""), slack_id(view.get("private_metadata"))
-        user = _user_of(body)
-        if errors or not channel or not user or (schedule is None and not remove):
-            return
-        channels.announce_schedule(team, channel, user, schedule, remove, context.enterprise_id)
-
-    app.view(schedule_screen.CALLBACK_ID)(acknowledge_then(app, announce, acknowledge=save))
+    app.view(schedule_screen.CALLBACK_ID)(within_ack(save))

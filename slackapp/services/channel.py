@@ -8,6 +8,7 @@ open a transaction or post to a channel themselves (a layout test holds them to 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
@@ -15,16 +16,20 @@ from datetime import datetime
 from slack_sdk import WebClient
 from slack_sdk.models.views import View
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 import slackapp.blocks.help as help_screen
 import slackapp.blocks.home as home_screen
 import slackapp.blocks.last as last_screen
+import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp.blocks.addresses import NO_ADDRESSES, Addresses
 from slackapp.blocks.ids import STALE
+from slackapp.blocks.modals import NO_CHANNEL, NO_DATABASE
 from slackapp.blocks.render import labels
+from slackapp.blocks.schedule import ScheduleForm
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.blocks.wrapup import season_name
@@ -38,11 +43,12 @@ from slackapp.game.lines import Language
 from slackapp.game.permissions import Change, Refusal
 from slackapp.game.schedule import Schedule, next_opening
 from slackapp.game.seasons import standings
-from slackapp.game.settings import ChannelChoice, changes_asked
-from slackapp.logs import log_context
+from slackapp.game.settings import SETTINGS, ChannelChoice, changes_asked
 from slackapp.permits import AdminFlags, checked, refusal_under_lock
 from slackapp.services.uow import Kick, utc_now
 from slackapp.shapes import slack_id
+
+log = logging.getLogger(__name__)
 
 NOT_OVER = N_("That game is not over, or was not played in this channel: nothing to check.")
 
@@ -168,6 +174,35 @@ class ChannelService:
         channel_id: str,
         user_id: str,
         choice: ChannelChoice,
+        spoken: Words = ENGLISH,
+        enterprise_id: str | None = None,
+    ) -> dict[str, str]:
+        """The ``/varulv settings`` form as submitted, drawn in ``spoken``: store the channel's
+        settings if the person may, and tell the channel who changed them (through the
+        outbox). What to show next to the form's first field instead, when it names no channel
+        or is refused; empty once stored."""
+        first = SETTINGS[0].name
+        if not channel_id:  # not the modal Varulv opened: nothing to store
+            return {first: spoken._(NO_CHANNEL, command="/varulv settings")}
+        try:
+            refused = self.write_settings(client, team_id, channel_id, user_id, choice)
+        except SQLAlchemyError:
+            log.exception("could not store the channel's settings")
+            return {first: spoken._(NO_DATABASE)}
+        if refused is not None:
+            return {first: permissions_screen.refused(refused, spoken)}
+        log.info("channel settings changed")
+        text = self.settings_notice(user_id, choice)
+        self._told(text, team_id, channel_id, user_id, enterprise_id)
+        return {}
+
+    def write_settings(
+        self,
+        client: WebClient,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        choice: ChannelChoice,
     ) -> Refusal | None:
         """Store the channel's settings (and, from an admin's form, whether the channel is open to
         everyone), if the person may: decided under the channel's lock, in the transaction that
@@ -191,40 +226,16 @@ class ChannelService:
             channels.write_choice(session, team_id, channel_id, user_id, choice)
         return None
 
-    def tell_settings(
-        self,
-        team_id: str,
-        channel_id: str,
-        user_id: str,
-        choice: ChannelChoice,
-        enterprise_id: str | None = None,
-    ) -> None:
-        """Tell the channel its settings changed, since anyone there may change them: in the
+    def settings_notice(self, user_id: str, choice: ChannelChoice) -> str:
+        """Who changed the channel's settings, since anyone there may change them: in the
         language just chosen, which the channel's games speak from now on."""
         w = words(choice.language)
-        told = w._(
+        return w._(
             "<@{user}> changed the Varulv settings for this channel: {summary}. The next game uses "
             "them.",
             user=user_id,
             summary=settings_screen.summary(choice, w),
         )
-        self.tell_channel(team_id, channel_id, user_id, told, enterprise_id)
-
-    def announce_settings(
-        self,
-        client: WebClient,
-        team_id: str,
-        channel_id: str,
-        user_id: str,
-        choice: ChannelChoice,
-        enterprise_id: str | None = None,
-    ) -> None:
-        """Once the modal is acknowledged: tell the channel who changed its settings, unless
-        the person was refused (then nothing changed)."""
-        if self.settings_refusal(client, team_id, channel_id, user_id, choice) is not None:
-            return
-        with log_context(team_id=team_id, channel_id=channel_id):
-            self.tell_settings(team_id, channel_id, user_id, choice, enterprise_id)
 
     def store_schedule(
         self,
@@ -232,11 +243,52 @@ class ChannelService:
         team_id: str,
         channel_id: str,
         user_id: str,
-        schedule: Schedule | None,
+        form: ScheduleForm,
+        enterprise_id: str | None = None,
+    ) -> dict[str, str]:
+        """The ``/varulv schedule`` form as submitted: set the channel's standing table (with the
+        workspace's Grid organisation, which the tables it opens keep), or remove it, if the
+        person may, and tell the channel (through the outbox). What to show next to the form's
+        fields instead when it is wrong or refused, in the channel's words; empty once saved."""
+        spoken = self.form_words(team_id, channel_id)
+        wrong = schedule_screen.form_errors(form, spoken)
+        if not channel_id or not user_id:
+            wrong = {schedule_screen.DAYS: spoken._(NO_CHANNEL, command="/varulv schedule")}
+        if wrong:
+            return wrong
+        try:
+            refused = self.write_schedule(client, team_id, channel_id, user_id, form, enterprise_id)
+        except SQLAlchemyError:
+            log.exception("could not store the standing table")
+            return {schedule_screen.DAYS: spoken._(NO_DATABASE)}
+        if refused is not None:
+            return {schedule_screen.DAYS: permissions_screen.refused(refused, spoken)}
+        log.info("standing table removed" if form.remove else "standing table set")
+        text = self.schedule_notice(user_id, form.schedule, spoken)
+        self._told(text, team_id, channel_id, user_id, enterprise_id)
+        return {}
+
+    def form_words(self, team_id: str, channel_id: str) -> Words:
+        """The channel's words for its schedule form; English for a form that names no channel,
+        or when the database that keeps the channel's language cannot be reached."""
+        if not channel_id:
+            return ENGLISH
+        try:
+            return self.channel_words(team_id, channel_id)
+        except SQLAlchemyError:
+            log.warning("the channel's language could not be read", exc_info=True)
+            return ENGLISH
+
+    def write_schedule(
+        self,
+        client: WebClient,
+        team_id: str,
+        channel_id: str,
+        user_id: str,
+        form: ScheduleForm,
         enterprise_id: str | None = None,
     ) -> Refusal | None:
-        """Set the channel's standing table (with the workspace's Grid organisation, which the
-        tables it opens keep), or (None) remove it, if the person may: decided under the
+        """Set the channel's standing table, or remove it, if the person may: decided under the
         channel's lock, in the transaction that writes it. The one who sets it owns it."""
         admin = AdminFlags(client, user_id)
         refused = self.refusal(client, team_id, channel_id, user_id, Change.SCHEDULE, admin)
@@ -248,62 +300,39 @@ class ChannelService:
             )
             if refused is not None:
                 return refused
-            if schedule is not None:
+            if form.schedule is not None:
                 standing.save(
-                    session, team_id, channel_id, user_id, schedule, self.now(), enterprise_id
+                    session, team_id, channel_id, user_id, form.schedule, self.now(), enterprise_id
                 )
             else:
                 standing.remove(session, team_id, channel_id)
         return None
 
-    def schedule_saved_by(self, team_id: str, channel_id: str, user_id: str, removed: bool) -> bool:
-        """Whether the channel's standing table is now as the person's form left it (removed, or
-        set by them), so that a refused form is not announced."""
-        with transaction(self.sessions) as session:
-            row = standing.get(session, team_id, channel_id)
-            return row is None if removed else row is not None and row.owner_user_id == user_id
+    def schedule_notice(self, user_id: str, schedule: Schedule | None, spoken: Words) -> str:
+        """That the channel's standing table was set (and when the first opens) or removed."""
+        if schedule is None:
+            return spoken._("<@{user}> removed this channel's standing table.", user=user_id)
+        upcoming = schedule_screen.when(next_opening(schedule, self.now()), spoken)
+        return spoken.ngettext(
+            "<@{user}> set a standing table here: {when}, the lobby open {count} minute. The "
+            "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
+            "<@{user}> set a standing table here: {when}, the lobby open {count} minutes. The "
+            "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
+            schedule.lobby_minutes,
+            user=user_id,
+            when=schedule_screen.describe(schedule, spoken),
+            upcoming=upcoming,
+        )
 
-    def tell_schedule(
-        self,
-        team_id: str,
-        channel_id: str,
-        user_id: str,
-        schedule: Schedule | None,
-        enterprise_id: str | None = None,
+    def _told(
+        self, text: str, team_id: str, channel_id: str, user_id: str, enterprise_id: str | None
     ) -> None:
-        """Tell the channel its standing table was set (when the first opens) or removed."""
-        spoken = self.channel_words(team_id, channel_id)
-        if schedule is not None:
-            upcoming = schedule_screen.when(next_opening(schedule, self.now()), spoken)
-            text = spoken.ngettext(
-                "<@{user}> set a standing table here: {when}, the lobby open {count} minute. The "
-                "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
-                "<@{user}> set a standing table here: {when}, the lobby open {count} minutes. The "
-                "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
-                schedule.lobby_minutes,
-                user=user_id,
-                when=schedule_screen.describe(schedule, spoken),
-                upcoming=upcoming,
-            )
-        else:
-            text = spoken._("<@{user}> removed this channel's standing table.", user=user_id)
-        self.tell_channel(team_id, channel_id, user_id, text, enterprise_id)
-
-    def announce_schedule(
-        self,
-        team_id: str,
-        channel_id: str,
-        user_id: str,
-        schedule: Schedule | None,
-        removed: bool,
-        enterprise_id: str | None = None,
-    ) -> None:
-        """Once the form is acknowledged: tell the channel its standing table was set or
-        removed, if it now stands as the person's form left it (else they were refused)."""
-        if not self.schedule_saved_by(team_id, channel_id, user_id, removed):
-            return
-        with log_context(team_id=team_id, channel_id=channel_id):
-            self.tell_schedule(team_id, channel_id, user_id, schedule, enterprise_id)
+        """A change already stored is told to the channel: should the notice fail to reach the
+        outbox, the change stands all the same, and the failure is logged."""
+        try:
+            self.tell_channel(team_id, channel_id, user_id, text, enterprise_id)
+        except SQLAlchemyError:
+            log.exception("the channel could not be told of a change")
 
     def settings_now(self, team_id: str, channel_id: str) -> ChannelChoice:
         return channels.channel_choice(self.sessions, team_id, channel_id, self.lengths)

@@ -19,9 +19,11 @@ from slack_sdk import WebClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+import slackapp.blocks.lobby as lobby_screen
 from slackapp.blocks.ids import STALE
 from slackapp.blocks.permissions import refused as refused_text
 from slackapp.blocks.said import said
+from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.db import games
 from slackapp.db.channels import channel_choice, choice_in
@@ -351,16 +353,34 @@ class GameService:
                 self._show([done.game_id], done.taken)
         return in_words(state, m.SOMEONE_SAT_DOWN)
 
-    def cancel_refusal(
+    def cancel_question(
         self, game_id: int, user_id: str, asking: Workspace | None = None
-    ) -> str | None:
-        """Why the person may not cancel the table, read before they are asked to confirm
-        (the cancel itself checks again under the lock)."""
+    ) -> Screen | str:
+        """*Cancel*: the private question whether to cancel the table, or why the person may
+        not, read before they are asked to confirm (the cancel itself checks again under the
+        lock)."""
         state = self._read(game_id, asking)
         if isinstance(state, Refused):
             return state.text
         refusal = m.cancel_refusal(state, user_id)
-        return None if refusal is None else in_words(state, refusal)
+        if refusal is not None:
+            return in_words(state, refusal)
+        return lobby_screen.cancel_question(game_id, self.words_of(game_id))
+
+    def cancel(self, game_id: int, event: m.Cancel, asking: Workspace | None = None) -> str:
+        """*Yes, cancel*: the step, and what it said, or that the person cancelled the table."""
+        answer = self.act(game_id, event, asking)
+        if answer is None:
+            return self.words_of(game_id)._(lobby_screen.CANCELLED)
+        return answer
+
+    def cast_on_ballot(
+        self, game_id: int, event: m.CastBallot, asking: Workspace | None = None
+    ) -> tuple[PersonalBallotView | Refused, str | None]:
+        """A click on a person's own ballot: their ballot as committed after the step, to be
+        drawn again in its place, and what the step said."""
+        answer = self.act(game_id, event, asking)
+        return self.ballot(game_id, event.user, asking), answer
 
     def ballot(
         self, game_id: int, user_id: str, asking: Workspace | None = None
