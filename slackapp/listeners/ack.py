@@ -5,13 +5,15 @@ Bolt's lazy listeners deep-copy the whole request for every one they start, and 
 the largest part of an acknowledgement; the work needs nothing the listener does not already
 hold, so the listener acknowledges and hands those same objects to the app's listener executor
 itself: the same threads a lazy listener would run on, without the copy. Commands, clicks
-and events all go this way; a modal's submission is done within its acknowledgement
-(``within_ack``).
+and events all go this way, but two kinds done within their acknowledgement (``within_ack``):
+a modal's submission, checked and stored so that a wrong entry keeps the modal open, and a
+``/varulv`` opening a table, whose step is short and commits first, its answer in the
+acknowledgement.
 
-With an inbox (commands and clicks), the request is written down before the acknowledgement
-and its work carries that row (``slackapp.inbox``): should this process die before the step
-commits, another carries it out. A request the inbox cannot write is not promised: the person
-is told the database cannot be reached, and nothing runs.
+With an inbox (other commands, and clicks), the request is written down before the
+acknowledgement and its work carries that row (``slackapp.inbox``): should this process die
+before the step commits, another carries it out. A request the inbox cannot write is not
+promised: the person is told the database cannot be reached, and nothing runs.
 """
 
 from __future__ import annotations
@@ -344,23 +346,13 @@ def outcome(step: Callable[[], str | Reply | None], spoken: Spoken | None = None
         return Reply(words_of(spoken)._(BROKEN))
 
 
-def commit_then_acknowledge(work: Callable[..., Reply]) -> Callable[[Args], None]:
-    """A listener whose ``work`` commits before the acknowledgement, which carries its answer.
-
-    For a command whose step is short and never waits on Slack (``/varulv`` opening a table):
-    once Slack is told Varulv has it, it is committed, so nothing needs writing down first,
-    and the answer costs no call of its own. Should the database take longer than Slack's 3 s,
-    Slack tells the person the command timed out."""
-    wants = list(inspect.signature(work).parameters)
-
-    def listener(args: Args) -> None:
-        reply = work(**{name: getattr(args, name) for name in wants})
-        if reply.text:
-            args.ack(text=reply.text, blocks=reply.blocks)
-        else:
-            args.ack()
-
-    return listener
+def acknowledge_with(ack: Ack, reply: Reply) -> None:
+    """Acknowledge with ``reply`` as the private answer: for a command whose step committed
+    before its acknowledgement, which then costs no call of its own."""
+    if reply.text:
+        ack(text=reply.text, blocks=reply.blocks)
+    else:
+        ack()
 
 
 def words_of(spoken: Spoken | None) -> Words:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from slack_bolt import App, BoltContext
+from slack_bolt import Ack, App, BoltContext
 from slack_bolt.context.respond import Respond
 from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
@@ -23,11 +23,12 @@ from slackapp.inbox import REPLAYED, Inbox
 from slackapp.listeners.ack import (
     Reply,
     acknowledge_then,
-    commit_then_acknowledge,
+    acknowledge_with,
     is_retry,
     outcome,
     run_step,
     send,
+    within_ack,
 )
 from slackapp.logs import log_context
 from slackapp.permits import is_admin
@@ -63,6 +64,12 @@ def opens_a_table(command: dict[str, Any], context: BoltContext) -> bool:
 def register(
     app: App, games: GameService, channels: ChannelService, inbox: Inbox | None = None
 ) -> None:
+    def open_now(ack: Ack, command: dict[str, Any], request: BoltRequest) -> None:
+        """Committed before the acknowledgement, which carries the answer: Slack's 3 s are
+        enough for a new table's two statements; should the database take longer, Slack tells
+        the person the command failed."""
+        acknowledge_with(ack, open_table(command, request))
+
     def open_table(command: dict[str, Any], request: BoltRequest) -> Reply:
         team, channel, user = (slack_id(command.get(key)) for key in COMMAND_SOURCE)
         if not (team and channel and user):
@@ -130,7 +137,7 @@ def register(
             elif word == "forget me":
                 run_step(respond, lambda: channels.forget_me(team, user, channel), spoken)
 
-    app.command(COMMAND, matchers=[opens_a_table])(commit_then_acknowledge(open_table))
+    app.command(COMMAND, matchers=[opens_a_table])(within_ack(open_now))
     app.command(COMMAND)(acknowledge_then(app, handle, inbox=inbox))
 
 
