@@ -29,7 +29,7 @@ import contextlib
 import logging
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
@@ -115,6 +115,9 @@ class Deliverer:
         thread (so another process may take one over if none comes within the lease), then
         read without claiming them again if the lease is still this process's."""
         self._again: set[int] = set()
+        self._fresh: dict[int, tuple[ToShow, datetime]] = {}
+        """What new games handed over show, and when their leases were taken: their first
+        read, from memory, while nothing else was written to them and the lease is young."""
         self._wakers: dict[int, Future[None]] = {}
         """Per game being drained, what wakes its drain to read it again."""
         self._sweeper: threading.Thread | None = None
@@ -174,12 +177,20 @@ class Deliverer:
         other process knows of that game before it commits, so nothing is taken from one."""
         return self.holder, leases.expiry(self.now())
 
-    def hand_over(self, taken: Taken) -> None:
+    def hand_over(self, taken: Taken, shown: Mapping[int, ToShow] | None = None) -> None:
         """After the commit of the step that took them: send the games' messages now. A game
         this process is draining already is read again by its drain. The games the step did
         not take are kicked: those another process holds are found by that process as it lets
         them go; those this process had queued are read again. Games handed over while the
-        drain threads are busy wait with those kicked, and go as one batch."""
+        drain threads are busy wait with those kicked, and go as one batch. ``shown``: what
+        new games show, as their step wrote it, read from here instead of the database unless
+        something else is written to them first."""
+        if shown:
+            now = self.now()
+            with self._lock:
+                for game_id in taken.games & shown.keys():
+                    if game_id not in self._queued:
+                        self._fresh[game_id] = (shown[game_id], now)
         for game_id in sorted(taken.games):
             self._queue(game_id, leased=True)
         for game_id in sorted(taken.left):
@@ -196,6 +207,7 @@ class Deliverer:
         drain then reads it again); ``leased``: a step took its lease, so it is not claimed."""
         with self._lock:
             if game_id in self._queued:
+                self._fresh.pop(game_id, None)  # written to again: read from the database
                 if game_id not in self._waiting:  # being drained: read again
                     self._wake(game_id)
                 return
@@ -210,6 +222,7 @@ class Deliverer:
             with self._lock:
                 self._queued.discard(game_id)
                 self._leased.discard(game_id)
+                self._fresh.pop(game_id, None)
 
     def _wake(self, game_id: int) -> None:
         """(Holding the lock.) The game's drain reads it again."""
@@ -271,12 +284,18 @@ class Deliverer:
             batch, self._waiting = self._waiting[:DRAIN_BATCH], self._waiting[DRAIN_BATCH:]
             leased = self._leased.intersection(batch)
             self._leased -= leased
+            fresh = {game_id: self._fresh.pop(game_id) for game_id in leased & self._fresh.keys()}
         if batch:
-            self._drain_and_follow(batch, leased)
+            self._drain_and_follow(batch, leased, fresh)
 
-    def _drain_and_follow(self, batch: list[int], leased: set[int] | None = None) -> None:
+    def _drain_and_follow(
+        self,
+        batch: list[int],
+        leased: set[int] | None = None,
+        fresh: dict[int, tuple[ToShow, datetime]] | None = None,
+    ) -> None:
         try:
-            self.drain_many(batch, leased)
+            self.drain_many(batch, leased, fresh)
         except Exception:
             if not self._stopped.is_set():
                 log.exception("delivering games' messages failed; the sweep tries again")
@@ -293,7 +312,12 @@ class Deliverer:
         """Deliver the game's entries until none is due, or the next must wait its retry."""
         self.drain_many([game_id])
 
-    def drain_many(self, game_ids: list[int], leased: set[int] | None = None) -> None:
+    def drain_many(
+        self,
+        game_ids: list[int],
+        leased: set[int] | None = None,
+        fresh: dict[int, tuple[ToShow, datetime]] | None = None,
+    ) -> None:
         """Deliver the games' entries until none is due, or the next must wait its retry.
 
         ``leased``: those of the games whose leases a step has just taken, read first in one
@@ -301,7 +325,8 @@ class Deliverer:
         the games and reads them, and a game another live process holds is left to it. What
         to read, send and let go, and when, is ``delivery.drain``'s to decide: this carries
         its actions out and tells it what happened (a read, a call that ended, a kick, the
-        time it asked to be woken at).
+        time it asked to be woken at). ``fresh``: what some of the leased games show, handed
+        over in memory with when their leases were taken, for their first read.
         """
         waker: Future[None] = Future()
         with self._lock:
@@ -311,7 +336,8 @@ class Deliverer:
         state, actions = draining.begin(frozenset(game_ids), frozenset(leased or ()))
         try:
             while True:
-                events = deque(self._carry_out(actions, in_flight))
+                events = deque(self._carry_out(actions, in_flight, fresh))
+                fresh = None  # a read after the first is the database's
                 while events:
                     state, actions = draining.advance(state, events.popleft())
                     events.extend(self._carry_out(actions, in_flight))
@@ -372,6 +398,7 @@ class Deliverer:
         self,
         actions: list[draining.Action],
         in_flight: dict[Future[Landing | None], draining.Send],
+        fresh: dict[int, tuple[ToShow, datetime]] | None = None,
     ) -> list[draining.Event]:
         """Do what the drain asked, in order; what happened that it must hear of at once (a
         read, a record). A send's end is heard of when its future is done."""
@@ -380,7 +407,9 @@ class Deliverer:
         for action in actions:
             match action:
                 case draining.ReadGames(held, claimed):
-                    found = self._read_held(list(held)) if held else {}
+                    found = self._from_memory(held, fresh or {})
+                    if rest_held := [game_id for game_id in held if game_id not in found]:
+                        found |= self._read_held(rest_held)
                     if rest := sorted(set(claimed) | (set(held) - found.keys())):
                         found |= self._claim_and_read(rest)
                     events.append(draining.Read(found, self.now()))
@@ -408,6 +437,20 @@ class Deliverer:
             connection = session.connection()  # plain rows: nothing for the ORM to track
             claimed = leases.claim(connection, self.holder, game_ids, self.now())
             return read(connection, claimed) if claimed else {}
+
+    def _from_memory(
+        self, held: tuple[int, ...], fresh: dict[int, tuple[ToShow, datetime]]
+    ) -> dict[int, ToShow]:
+        """What the games handed over in memory show, of those whose leases are young enough
+        to be this process's still (as ``_read_held`` asks of the database's)."""
+        now = self.now()
+        return {
+            game_id: shown
+            for game_id in held
+            if game_id in fresh
+            for shown, taken_at in [fresh[game_id]]
+            if leases.held_until(now) <= leases.expiry(taken_at)
+        }
 
     def _read_held(self, game_ids: list[int]) -> dict[int, ToShow]:
         """What the games whose leases a step took show, of those whose leases this process

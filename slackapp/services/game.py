@@ -233,8 +233,8 @@ class GameService:
             written = opening.open_new(connection, known, *args, lease)
         if written is not None:  # the usual /varulv: its channel was free
             new = frozenset({written.game.id})
-            if hands is not None:
-                hands.hand_over(Taken(new, new))
+            if hands is not None:  # what it shows, in memory: nothing to read back
+                hands.hand_over(Taken(new, new), {written.game.id: written.to_show(self.now())})
             else:
                 self.deliverer.kick(written.game.id)
             return None

@@ -26,7 +26,10 @@ from slackapp.db.channels import CHANNELS
 from slackapp.db.games import GAMES, SEATS, NewGame
 from slackapp.db.models import OPEN_GAME_SQL
 from slackapp.db.people import PEOPLE
+from slackapp.delivery.drain import ToShow
 from slackapp.delivery.outbox import OUTBOX, Row, outbox_rows
+from slackapp.delivery.plan import Entry, pending_of
+from slackapp.delivery.slack import WorkspaceId
 from slackapp.game import machine as m
 from slackapp.game.lines import Language
 from slackapp.game.settings import SETTINGS, ChannelChoice, choice_of, default_choice
@@ -141,6 +144,17 @@ def read(
 class Opened:
     game: NewGame
     step: m.Step
+    entries: list[dict[str, Any]]
+    """Its outbox rows, as written."""
+
+    def to_show(self, now: datetime) -> ToShow:
+        """What the new game shows, as the deliverer would read it back at ``now``."""
+        entries = [
+            Entry(**{name: row[name] for name in _ENTRY_COLUMNS}, due_at=now)
+            for row in self.entries
+        ]
+        workspace = WorkspaceId(self.game.team_id, self.game.enterprise_id)
+        return ToShow(workspace, pending_of(entries, {}))
 
 
 def open_new(
@@ -183,10 +197,11 @@ def open_new(
     )
     fields, seats = games.opening_rows(game, step.state)
     row = {**asdict(game), **fields, "opened_by_trigger": trigger}
+    entries = _entries(outbox_rows(game, step.effects))
     values: dict[str, Any] = {
         "game": _json(row),
         "seats": _json(seats),
-        "entries": _json(_entries(outbox_rows(game, step.effects))),
+        "entries": _json(entries),
     }
     statement = WRITE
     if lease is not None:
@@ -197,7 +212,7 @@ def open_new(
     journal.log_changes(
         [journal.PhaseChange(game.id, team_id, channel_id, None, step.state.phase.value)]
     )
-    return Opened(game, step)
+    return Opened(game, step, entries)
 
 
 def _entries(rows: list[Row]) -> list[dict[str, Any]]:

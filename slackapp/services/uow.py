@@ -9,7 +9,7 @@ shows the effects once the commit is done, and the person who acted gets the mac
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol, runtime_checkable
@@ -26,6 +26,7 @@ from slackapp.db.engine import transaction
 from slackapp.db.games import NewGame, StoredGame
 from slackapp.delivery.copies import Copy, adopt
 from slackapp.delivery.deliverer import Taken
+from slackapp.delivery.drain import ToShow
 from slackapp.delivery.outbox import Row, answering, outbox_rows, write
 from slackapp.game import machine as m
 from slackapp.game.effects import Scored
@@ -54,7 +55,7 @@ class HandsOver(Kick, Protocol):
 
     def take(self, connection: Connection, game_ids: list[int]) -> Taken: ...
     def new_lease(self) -> tuple[str, datetime]: ...
-    def hand_over(self, taken: Taken) -> None: ...
+    def hand_over(self, taken: Taken, shown: Mapping[int, ToShow] | None = None) -> None: ...
 
 
 @dataclass(frozen=True)
