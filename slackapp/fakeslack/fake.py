@@ -127,6 +127,7 @@ class FakeSlack:
         self.tokens_revoked = people.tokens_revoked
         self.keeping_requests = people.keeping_requests
         self.send = people.send
+        self.show_answer = people.show_answer
         self.post_to_app = people.post_to_app
         self.deliver_over = people.deliver_over
 

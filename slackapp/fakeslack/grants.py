@@ -165,6 +165,11 @@ class Grants:
             hook.uses_left -= 1
             return hook
 
+    def issued(self, hook_id: str) -> bool:
+        """Whether ``hook_id`` names a response_url this Slack gave out."""
+        with self._lock:
+            return hook_id in self._hooks
+
     def hook(self, hook_id: str) -> ResponseHook:
         """A response_url's target without spending a use (for acks, which are free)."""
         with self._lock:

@@ -39,6 +39,8 @@ from slackapp.shapes import display_name, plain_text, slack_id
 log = logging.getLogger(__name__)
 
 OPENING = ("", "start")
+READING = ("help", "last", "score")
+"""Words that only read: answered in the acknowledgement, as a table opened is."""
 WORDS = (*OPENING, *COMMAND_WORDS)
 NO_TRIGGER = N_("Slack didn't send what it takes to open the form. Try `{command}` again.")
 NOT_OPENED = N_("Slack did not open the form. Try `{command}` again.")
@@ -55,53 +57,66 @@ def word_of(command: dict[str, Any]) -> str:
     return typed(command).lower()
 
 
-def opens_a_table(command: dict[str, Any], context: BoltContext) -> bool:
-    """``/varulv`` (or ``/varulv start``) as typed now, not taken over from a process gone:
-    its step commits before the acknowledgement, so it is never written down first."""
-    return word_of(command) in OPENING and context.get(REPLAYED) is None
+def answered_at_once(command: dict[str, Any], context: BoltContext) -> bool:
+    """A ``/varulv`` typed now (not taken over from a process gone) that is done within
+    Slack's 3 s: a table opened, committed first, or a read. Its answer rides in the
+    acknowledgement, so nothing is written down first and no call is made for it."""
+    word = word_of(command)
+    at_once = word in OPENING or word in READING or word not in WORDS
+    return at_once and context.get(REPLAYED) is None
 
 
 def register(
     app: App, games: GameService, channels: ChannelService, inbox: Inbox | None = None
 ) -> None:
-    def open_now(ack: Ack, command: dict[str, Any], request: BoltRequest) -> None:
-        """Committed before the acknowledgement, which carries the answer: Slack's 3 s are
-        enough for a new table's two statements; should the database take longer, Slack tells
-        the person the command failed."""
-        acknowledge_with(ack, open_table(command, request))
+    def answer_now(ack: Ack, command: dict[str, Any], request: BoltRequest) -> None:
+        """Done before the acknowledgement, which carries the answer: Slack's 3 s are enough
+        for a new table's two statements or a read; should the database take longer, Slack
+        tells the person the command failed."""
+        acknowledge_with(ack, answer(command, request))
 
-    def open_table(command: dict[str, Any], request: BoltRequest) -> Reply:
+    def answer(command: dict[str, Any], request: BoltRequest) -> Reply:
         team, channel, user = (slack_id(command.get(key)) for key in COMMAND_SOURCE)
         if not (team and channel and user):
             log.warning("a /varulv without a readable team, channel or user was ignored")
             return Reply()
-        trigger = command.get("trigger_id")
-        handle = display_name(command.get("user_name"), user)
+        word = word_of(command)
 
         def spoken() -> Words:  # should the step fail, it says so in the channel's words
             return channels.channel_words(team, channel)
 
         with log_context(team_id=team, channel_id=channel, user_id=user):
-            log.info("command", extra={"word": "start"})
-            return outcome(
-                lambda: games.open_table(
-                    team,
-                    channel,
-                    user,
-                    handle,  # the name kept for them, if any, takes its place
-                    is_retry(request),
-                    trigger[:255] if isinstance(trigger, str) else "",
-                    slack_id(command.get("enterprise_id")) or None,
-                ),
-                spoken,
-            )
+            if word in WORDS:
+                log.info("command", extra={"word": word or "start"})
+            if word in OPENING:
+                trigger = command.get("trigger_id")
+                return outcome(
+                    lambda: games.open_table(
+                        team,
+                        channel,
+                        user,
+                        display_name(command.get("user_name"), user),  # unless a name is kept
+                        is_retry(request),
+                        trigger[:255] if isinstance(trigger, str) else "",
+                        slack_id(command.get("enterprise_id")) or None,
+                    ),
+                    spoken,
+                )
+            if word == "help":
+                return outcome(lambda: Reply.shown(channels.help_for(team, channel)), spoken)
+            if word == "last":
+                return outcome(lambda: Reply.shown(channels.last(team, channel)), spoken)
+            if word == "score":
+                return outcome(lambda: Reply.shown(channels.score(team, channel)), spoken)
+            unknown = typed(command)[:40]  # echoed as typed: "Dance" stays "Dance"
+            return outcome(lambda: channels.unknown_word(team, channel, unknown))
 
     def handle(
         command: dict[str, Any], respond: Respond, client: WebClient, request: BoltRequest
     ) -> None:
         word = word_of(command)
-        if word in OPENING:  # taken over from a process gone, written down by an older one
-            send(respond, open_table(command, request))
+        if word in OPENING or word in READING or word not in WORDS:
+            send(respond, answer(command, request))  # taken over, written down by an older one
             return
         team, channel, user = (slack_id(command.get(key)) for key in COMMAND_SOURCE)
         if not (team and channel and user):
@@ -113,31 +128,21 @@ def register(
             return channels.channel_words(team, channel)
 
         with log_context(team_id=team, channel_id=channel, user_id=user):
-            if word in WORDS:
-                log.info("command", extra={"word": word})
-            if word not in WORDS:  # echoed as typed: "Dance" stays "Dance"
-                unknown = typed(command)[:40]
-                run_step(respond, lambda: channels.unknown_word(team, channel, unknown))
-            elif word == "help":
-                run_step(respond, lambda: Reply.shown(channels.help_for(team, channel)), spoken)
-            elif word == "settings":
+            log.info("command", extra={"word": word})
+            if word == "settings":
                 _open_settings(channels, client, command, respond)
             elif word == "schedule":
                 _open_schedule(channels, client, team, channel, user, command, respond)
-            elif word == "last":
-                run_step(respond, lambda: Reply.shown(channels.last(team, channel)), spoken)
             elif word == "stop":
                 run_step(
                     respond,
                     lambda: games.stop_if_allowed(client, team, channel, user, retry),
                     spoken,
                 )
-            elif word == "score":
-                run_step(respond, lambda: Reply.shown(channels.score(team, channel)), spoken)
             elif word == "forget me":
                 run_step(respond, lambda: channels.forget_me(team, user, channel), spoken)
 
-    app.command(COMMAND, matchers=[opens_a_table])(within_ack(open_now))
+    app.command(COMMAND, matchers=[answered_at_once])(within_ack(answer_now))
     app.command(COMMAND)(acknowledge_then(app, handle, inbox=inbox))
 
 

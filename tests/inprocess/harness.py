@@ -200,8 +200,10 @@ class InProcessApp:
         self, request: SignedRequest, headers: Mapping[str, str] | None = None
     ) -> requests.Response:
         """A request signed earlier (``FakeSlack.keeping_requests``), as it is or with
-        ``headers`` added."""
-        return self.send_raw(request.body.encode(), {**request.headers, **(headers or {})})
+        ``headers`` added; a slash command's acknowledgement is shown as Slack shows it."""
+        response = self.send_raw(request.body.encode(), {**request.headers, **(headers or {})})
+        self.fake.show_answer(request, response)
+        return response
 
     def send_raw(self, body: bytes, headers: Mapping[str, str]) -> requests.Response:
         """Any bytes to ``/slack/events``, answered by the router as over HTTP; it returns once

@@ -9,7 +9,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-import requests
 from sqlalchemy import text
 
 from slackapp.fakeslack.webapi import ApiAnswer, ApiRequest
@@ -56,12 +55,8 @@ def test_a_command_is_acknowledged_and_answered_while_auth_test_fails(
 ) -> None:
     table = installed.table()
     help_command = signed_command(installed.fake, ALVA, table.channel, "help")
-    answer = requests.post(  # answered long before auth.test is (at the test's end)
-        installed.app.events_url,
-        data=help_command.body.encode(),
-        headers=help_command.headers,
-        timeout=30,
-    )
+    # Answered (in its acknowledgement) long before auth.test is, at the test's end.
+    answer = installed.fake.send(help_command, installed.app.events_url)
     assert answer.status_code == 200
     table.ephemeral(ALVA, "least comfortable arguing out loud")  # help, with this channel's lengths
     table.command(BENGT)  # a step that acts with the workspace's token, after the ack

@@ -347,7 +347,7 @@ def test_sigterm_over_socket_mode_finishes_every_acknowledged_step_and_its_answe
             join = lobby.button("Join").action_id
             channel = table.channel
             sends = [kept_fields(fake, clicking(fake, p, lobby, join)) for p in joining]
-            sends += [kept_fields(fake, commanding(fake, p, channel, "last")) for p in asking]
+            sends += [kept_fields(fake, commanding(fake, p, channel, "stop")) for p in asking]
             with db.connect() as holder:
                 # Every step reads the games table: they all wait, acknowledged, mid-step.
                 holder.execute(text("LOCK TABLE games IN ACCESS EXCLUSIVE MODE"))

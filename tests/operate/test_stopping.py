@@ -40,7 +40,7 @@ def test_sigterm_in_a_burst_finishes_every_acknowledged_step_and_its_answer(
             lobby = table.lobby()
             join = lobby.button("Join").action_id
             joins = [signed_click(fake, person, lobby, join) for person in joining]
-            asks = [signed_command(fake, p, table.channel, "last") for p in asking]
+            asks = [signed_command(fake, p, table.channel, "stop") for p in asking]
 
             with db.connect() as holder:
                 # Every step reads the games table: they all wait, acknowledged, mid-step.
