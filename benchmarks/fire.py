@@ -30,6 +30,8 @@ class Timed:
     sent_at: float = 0.0
     """Wall-clock time the request started (``time.time()``), to line it up with what the
     stand-in for Slack saw."""
+    answered: bool = False
+    """The acknowledgement carried an answer to show (a body with text)."""
 
 
 def fire(url: str, requests: Sequence[Prepared], in_flight: int) -> list[Timed]:
@@ -72,4 +74,5 @@ async def _post(host: str, port: int, path: str, request: Prepared) -> Timed:
         return Timed(request.kind, time.perf_counter() - started, 0, sent_at)
     status_line = answer.split(b"\r\n", 1)[0].split()
     status = int(status_line[1]) if len(status_line) > 1 and status_line[1].isdigit() else 0
-    return Timed(request.kind, seconds, status, sent_at)
+    answered = b'"text"' in answer.split(b"\r\n\r\n", 1)[-1]
+    return Timed(request.kind, seconds, status, sent_at, answered)
