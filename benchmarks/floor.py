@@ -30,7 +30,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from slack_bolt import Ack, App
@@ -43,6 +45,8 @@ from slackapp.db.engine import sqlalchemy_url
 
 ACTIONS = ids.ALL_ACTIONS
 THREADS = 8
+STORM_THREADS = 64
+"""As many as the app's deliverer has call threads."""
 
 Wsgi = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
@@ -155,7 +159,9 @@ LANDED = [
 def wsgi() -> Wsgi:
     """The app, as gunicorn's worker loads it (``benchmarks.floor:wsgi()``)."""
     env = os.environ
-    engine = create_engine(sqlalchemy_url(env["DATABASE_URL"]), pool_size=THREADS)
+    engine = create_engine(
+        sqlalchemy_url(env["DATABASE_URL"]), pool_size=THREADS, max_overflow=STORM_THREADS
+    )
     with engine.begin() as connection:
         connection.execute(CREATE_ROWS)
     client = WebClient(token=env["SLACK_BOT_TOKEN"], base_url=env["SLACK_API_URL"])
@@ -166,6 +172,10 @@ def wsgi() -> Wsgi:
     def command(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
         ack()
         channel = body["channel_id"]
+        if str(body.get("text", "")).startswith("storm "):
+            _, count, prefix = str(body["text"]).split()
+            storm(int(count), prefix, body["user_id"], engine, client)
+            return
         with engine.begin() as connection:
             connection.execute(INSERT_ROW, {"c": channel})
         client.chat_postMessage(channel=channel, text="Varulv", blocks=lobby(body["user_id"]))
@@ -228,6 +238,25 @@ def wsgi() -> Wsgi:
         return slack(environ, start_response)
 
     return route
+
+
+def storm(count: int, prefix: str, user: str, engine: Any, client: WebClient) -> None:
+    """``/varulv storm N PREFIX``: in the background, ``N`` board-sized messages posted to the
+    channels ``PREFIX00000``…, each after one row INSERTed and COMMITted, from
+    ``STORM_THREADS`` threads of this process: the visible work of a thousand phases ending
+    at once, done by the floor while it goes on answering."""
+
+    def post(number: int) -> None:
+        channel = f"{prefix}{number:05d}"
+        with engine.begin() as connection:
+            connection.execute(INSERT_ROW, {"c": channel})
+        client.chat_postMessage(channel=channel, text="Varulv", blocks=lobby(user))
+
+    def run() -> None:
+        with ThreadPoolExecutor(STORM_THREADS, thread_name_prefix="floor-storm") as threads:
+            list(threads.map(post, range(count)))
+
+    threading.Thread(target=run, name="floor-storm", daemon=True).start()
 
 
 def main() -> None:

@@ -552,6 +552,43 @@ def deadlines_together(
         close_games(db, prefix)
 
 
+def floor_storm(
+    fake: Slack, pool: ProcessPoolExecutor, floor: Server, messages: int
+) -> dict[str, float]:
+    """The floor for acknowledgements in a storm: the bare Bolt floor, told to post
+    ``messages`` board-sized messages from 64 threads of its own process (``/varulv storm``),
+    answers the same steady stream of ``/varulv help`` meanwhile as the app did during its
+    deadlines; its acknowledgement p99 then against just before."""
+    prefix = f"CFS{next(_deadline_runs)}X"
+    channels = {f"{prefix}{number:05d}" for number in range(messages)}
+    for channel in channels:
+        fake.add_channel(channel, channel.lower())
+    idle = pool.submit(fire, floor.events_url, help_commands(fake, STREAM, "idle"), 4).result()
+    with fake.preparing("storm") as prepared:
+        fake.slash_command("USTORM", text=f"storm {messages} {prefix}", channel_id="CHELP")
+    before = len(fake.calls)
+    began = time.time()
+    assert pool.submit(fire, floor.events_url, prepared, 1).result()[0].status == 200
+    during = pool.submit(fire, floor.events_url, help_commands(fake, STREAM, "during"), 4)
+
+    def posted() -> list[float]:
+        return [
+            c.at
+            for c in fake.calls[before:]
+            if c.method == "chat.postMessage" and c.params.get("channel") in channels
+        ]
+
+    wait(lambda: len(posted()) >= messages, "every message of the floor's storm", timeout=300)
+    cleared = max(posted())
+    meanwhile = [each.seconds for each in during.result() if each.sent_at <= cleared]
+    return {
+        "idle_p99_ms": percentile([each.seconds for each in idle], 0.99) * 1000,
+        "during_p99_ms": percentile(meanwhile, 0.99) * 1000,
+        "during_n": len(meanwhile),
+        "storm_s": cleared - began,
+    }
+
+
 FLOOR_THREADS = CALL_THREADS
 """As many as the app's deliverer has call threads."""
 
@@ -911,6 +948,21 @@ def main(argv: list[str] | None = None) -> int:
                     result = deadlines_together(
                         fake, db, url, pool, args.deadlines, workspaces=args.workspaces
                     )
+                    floor = start_server("floor", "benchmarks.floor", fake, url, 1)
+                    try:
+                        warm_up(fake, pool, [floor])
+                        stormed = floor_storm(fake, pool, floor, int(result["floor_posts"]))
+                    finally:
+                        floor.stop()
+                say(
+                    f"[floor] Slack at {latency_ms:g} ms, the bare Bolt floor posting "
+                    f"{result['floor_posts']:.0f} messages from 64 threads of its own: done after "
+                    f"{stormed['storm_s']:.1f} s; ack p99 meanwhile {stormed['during_p99_ms']:.1f}"
+                    f" ms (n={stormed['during_n']:.0f}) vs idle {stormed['idle_p99_ms']:.1f} ms = "
+                    f"{stormed['during_p99_ms'] / stormed['idle_p99_ms']:.2f}x; the app's ack p99 "
+                    f"meanwhile against the floor's: "
+                    f"{result['during_p99_ms'] / stormed['during_p99_ms']:.2f}x"
+                )
                 say(
                     f"{label} Slack at {latency_ms:g} ms, {result['games']:.0f} deadlines at once"
                     f" over {args.workspaces} workspace(s): every day board posted "
