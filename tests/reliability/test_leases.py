@@ -272,3 +272,39 @@ def test_a_lease_that_lapsed_before_its_drain_began_is_not_read_as_held(
         assert lease is not None and lease[0] == second.holder
     fake.wait_for(lambda: undelivered(sessions, game_id) == 0 or None, timeout=20, what="delivered")
     assert [message.text for message in fake.messages(channel)] == ["the lobby"]
+
+
+def test_a_lobby_handed_over_in_memory_is_read_again_if_written_to_before_its_drain(
+    fake: FakeSlack, sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    """A new table's lobby goes to the deliverer in memory; should someone join before a
+    drain thread takes it up, the lobby is read from the database instead, and its first post
+    already shows them (never the lobby as it was, then a redraw)."""
+    client = web_client(BOT_TOKEN, fake.api_url, wait_out_rate_limits=False)
+    deliverer = Deliverer(
+        sessions, lambda team: client, lambda g, e: None, now=clock, drain_threads=1
+    )
+    steps = GameService(sessions, m.Lengths(120, 300, 120), deliverer, NoAlarm(), clock)
+    busy, quick = (f"C{next(_channels):04d}LSE" for _ in range(2))
+    for channel in (busy, quick):
+        fake.add_channel(channel, channel.lower())
+    joining = "U0JOINSQUICK"
+    since = len(fake.calls)
+    held = Held(fake, "chat.postMessage", lambda p: p.get("channel") == busy, applied=False)
+    try:
+        with held:
+            assert steps.open_table("T0001", busy, "U0HOST", "host") is None
+            assert held.reached.wait(30), "the one drain thread waits on the busy lobby's post"
+            assert steps.open_table("T0001", quick, "U0HOST", "host") is None  # in memory
+            assert steps.act(steps_game(sessions, quick), m.Join(joining, "quick")) is None
+        fake.wait_for(lambda: undelivered(sessions, steps_game(sessions, quick)) == 0 or None)
+    finally:
+        deliverer.stop()
+    posts = [
+        call
+        for call in fake.calls[since:]
+        if call.method in ("chat.postMessage", "chat.update")
+        and call.params.get("channel") == quick
+    ]
+    assert posts and posts[0].method == "chat.postMessage"
+    assert joining in str(posts[0].params.get("blocks")), "the first post shows who joined"
