@@ -115,8 +115,11 @@ class Deliverer:
         thread (so another process may take one over if none comes within the lease), then
         read without claiming them again if the lease is still this process's."""
         self._again: set[int] = set()
+        self._opening: dict[int, datetime] = {}
+        """New games being written with a lease of this process's, until when it lasts: the
+        sweep leaves them to ``hand_over`` meanwhile."""
         self._fresh: dict[int, tuple[ToShow, datetime]] = {}
-        """What new games handed over show, and when their leases were taken: their first
+        """What new games handed over show, and until when their leases last: their first
         read, from memory, while nothing else was written to them and the lease is young."""
         self._wakers: dict[int, Future[None]] = {}
         """Per game being drained, what wakes its drain to read it again."""
@@ -172,10 +175,19 @@ class Deliverer:
             free = asked - self._queued
         return Taken(asked, frozenset(leases.claim(connection, self.holder, free, self.now())))
 
-    def new_lease(self) -> tuple[str, datetime]:
-        """The holder and expiry of a lease a step writes with the new game it is for: no
-        other process knows of that game before it commits, so nothing is taken from one."""
-        return self.holder, leases.expiry(self.now())
+    def new_lease(self, game_id: int) -> tuple[str, datetime]:
+        """The holder and expiry of the lease a step writes with the new game ``game_id``: no
+        other process knows of that game before it commits, so nothing is taken from one.
+        Until ``hand_over`` (or ``not_opened``), the sweep leaves the game alone."""
+        until = leases.expiry(self.now())
+        with self._lock:
+            self._opening[game_id] = until
+        return self.holder, until
+
+    def not_opened(self, game_id: int) -> None:
+        """The new game of ``new_lease`` was not written after all (or its step failed)."""
+        with self._lock:
+            self._opening.pop(game_id, None)
 
     def hand_over(self, taken: Taken, shown: Mapping[int, ToShow] | None = None) -> None:
         """After the commit of the step that took them: send the games' messages now. A game
@@ -185,12 +197,11 @@ class Deliverer:
         drain threads are busy wait with those kicked, and go as one batch. ``shown``: what
         new games show, as their step wrote it, read from here instead of the database unless
         something else is written to them first."""
-        if shown:
-            now = self.now()
-            with self._lock:
-                for game_id in taken.games & shown.keys():
-                    if game_id not in self._queued:
-                        self._fresh[game_id] = (shown[game_id], now)
+        with self._lock:
+            for game_id in taken.games:
+                until = self._opening.pop(game_id, None)
+                if shown and game_id in shown and until and game_id not in self._queued:
+                    self._fresh[game_id] = (shown[game_id], until)
         for game_id in sorted(taken.games):
             self._queue(game_id, leased=True)
         for game_id in sorted(taken.left):
@@ -233,9 +244,9 @@ class Deliverer:
 
     def sweep(self) -> None:
         """Kick every game with entries due and no live lease on it but this process's own on
-        a game it is not draining: one left behind when letting it go failed (the database
-        went away just then), which would otherwise hold the game's messages back until it
-        expired."""
+        a game it is not draining (or writing: see ``new_lease``): one left behind when letting
+        it go failed (the database went away just then), which would otherwise hold the game's
+        messages back until it expired."""
         try:
             with outside_transaction(self.sessions) as session:  # a read or two, twice a second
                 now = self.now()
@@ -250,7 +261,8 @@ class Deliverer:
             log.info("the delivery sweep reads the outbox again")
         self._sweep_failing = False
         with self._lock:
-            draining = set(self._queued)
+            self._opening = {game: until for game, until in self._opening.items() if until > now}
+            draining = self._queued | self._opening.keys()
         for game_id, holder in due:
             if holder != self.holder or game_id not in draining:
                 self.kick(game_id)
@@ -441,15 +453,15 @@ class Deliverer:
     def _from_memory(
         self, held: tuple[int, ...], fresh: dict[int, tuple[ToShow, datetime]]
     ) -> dict[int, ToShow]:
-        """What the games handed over in memory show, of those whose leases are young enough
-        to be this process's still (as ``_read_held`` asks of the database's)."""
+        """What the games handed over in memory show, of those whose leases last long enough
+        yet to be this process's still (as ``_read_held`` asks of the database's)."""
         now = self.now()
         return {
             game_id: shown
             for game_id in held
             if game_id in fresh
-            for shown, taken_at in [fresh[game_id]]
-            if leases.held_until(now) <= leases.expiry(taken_at)
+            for shown, until in [fresh[game_id]]
+            if leases.held_until(now) <= until
         }
 
     def _read_held(self, game_ids: list[int]) -> dict[int, ToShow]:

@@ -228,9 +228,14 @@ class GameService:
         with outside_transaction(self.sessions) as session:
             connection = session.connection()
             known = opening.read(connection, team_id, channel_id, user_id, self.lengths)
-            lease = None if hands is None else hands.new_lease()
+            lease = None if hands is None else hands.new_lease(known.game_id)
             args = (team_id, channel_id, user_id, user_name, enterprise_id, trigger or None)
-            written = opening.open_new(connection, known, *args, lease)
+            written = None
+            try:
+                written = opening.open_new(connection, known, *args, lease)
+            finally:
+                if written is None and hands is not None:
+                    hands.not_opened(known.game_id)
         if written is not None:  # the usual /varulv: its channel was free
             new = frozenset({written.game.id})
             if hands is not None:  # what it shows, in memory: nothing to read back

@@ -7,13 +7,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import Connection, Engine, event, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db import games
-from slackapp.db.engine import make_sessions, transaction
+from slackapp.db.engine import make_sessions, outside_transaction, transaction
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat
 from slackapp.delivery import leases
@@ -23,6 +24,7 @@ from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
 from slackapp.game.effects import LOBBY_BOARD, ClosedView, Show
+from slackapp.services import opening
 from slackapp.services.game import GameService
 from tests.e2e.conftest import BOT_TOKEN
 from tests.reliability.support import Held
@@ -308,3 +310,37 @@ def test_a_lobby_handed_over_in_memory_is_read_again_if_written_to_before_its_dr
     ]
     assert posts and posts[0].method == "chat.postMessage"
     assert joining in str(posts[0].params.get("blocks")), "the first post shows who joined"
+
+
+class KicksNoted(Deliverer):
+    """A deliverer that notes the games its sweep would kick, and kicks none."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.kicked: list[int] = []
+
+    def kick(self, game_id: int) -> None:
+        self.kicked.append(game_id)
+
+
+def test_the_sweep_leaves_a_new_game_to_the_step_writing_it(
+    fake: FakeSlack, sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    """Between the commit of a new table and its hand-over, the game is due and leased to this
+    process, which is not delivering it yet: the sweep must leave it be, or its drain could
+    post the lobby before the hand-over posts it again from memory."""
+    deliverer = KicksNoted(sessions, lambda team: None, lambda g, e: None, now=clock)
+    channel = f"C{next(_channels):04d}LSE"
+    fake.add_channel(channel, channel.lower())
+    with outside_transaction(sessions) as session:
+        connection = session.connection()
+        known = opening.read(connection, "T0001", channel, "U0HOST", m.Lengths(120, 300, 120))
+        lease = deliverer.new_lease(known.game_id)
+        args = ("T0001", channel, "U0HOST", "host", None, None)
+        written = opening.open_new(connection, known, *args, lease)
+    assert written is not None and undelivered(sessions, written.game.id) == 1
+    deliverer.sweep()
+    assert written.game.id not in deliverer.kicked, "left to its hand-over"
+    clock.advance(leases.LEASE_SECONDS + 1)  # should the hand-over never come
+    deliverer.sweep()
+    assert written.game.id in deliverer.kicked, "taken up once its lease lapsed"
