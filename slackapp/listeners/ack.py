@@ -135,7 +135,8 @@ def acknowledge_then(
 def within_ack(acknowledge: Listener) -> Callable[[Args], None]:
     """A listener whose whole work is its acknowledgement, called with the Bolt arguments its
     parameters name: a modal's submission, checked and stored while Slack waits, so that a
-    wrong entry keeps the modal open (what it tells a channel goes through the outbox)."""
+    wrong entry keeps the modal open (what it tells a channel goes through the outbox); a
+    ``/varulv`` that opens a table or only reads, answered in its acknowledgement."""
     wants = list(inspect.signature(acknowledge).parameters)
 
     def listener(args: Args) -> None:

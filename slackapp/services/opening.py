@@ -72,7 +72,7 @@ _GAME_COLUMNS = [
     "center",
     "ended_by",
 ]
-_SEAT_COLUMNS = [column.name for column in SEATS.columns if column.name != "id"]
+SEAT_COLUMNS = [column.name for column in SEATS.columns if column.name != "id"]
 _ENTRY_COLUMNS = [
     "game_id",
     "surface",
@@ -103,7 +103,7 @@ _ROWS = (
     " FROM json_populate_recordset(NULL::{table}, CAST(:{rows} AS json))"
     " WHERE EXISTS (SELECT FROM game)"
 )
-_SEATS = _ROWS.format(table=SEATS.name, columns=_columns(_SEAT_COLUMNS), rows="seats")
+_SEATS = _ROWS.format(table=SEATS.name, columns=_columns(SEAT_COLUMNS), rows="seats")
 _ENTRIES = _ROWS.format(table=OUTBOX.name, columns=_columns(_ENTRY_COLUMNS), rows="entries")
 _WRITE = f"WITH game AS ({_GAME}), seat AS ({_SEATS}), entry AS ({_ENTRIES})"
 WRITE = text(_WRITE + " SELECT id FROM game")
