@@ -12,7 +12,7 @@ from typing import TypeVar
 import pytest
 from sqlalchemy import Engine, text
 
-from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack import FakeSlack, Message
 from tests.e2e.conftest import start_app
 from tests.e2e.driver import Table, first_choice
 from tests.reliability.support import HeldNth, conversations, new_people, seat_rows
@@ -68,8 +68,23 @@ def finish_from_anywhere(table: Table, people: list[str]) -> None:
 
 def click_each_while(table: Table, people: list[str], phase: str, board: str, label: str) -> None:
     """Each person clicks ``label`` on the phase's board while the phase lasts."""
-    table.wait_for_phase(phase, timeout=30)
-    message = table.board(board)
+    table.wait(
+        lambda: table.game()["phase"] != phase or table.undelivered() == 0 or None,
+        f"phase {phase} shown, or over",
+        timeout=30,
+    )
+
+    def board_while_it_lasts() -> tuple[Message | None] | None:
+        """The board; or none once the phase is over (clicks carried out by the process that
+        took over may close it before the board is looked at), as wanted."""
+        message = table.fake.find_message(table.channel, board)
+        if message is not None:
+            return (message,)
+        return (None,) if table.game()["phase"] != phase else None
+
+    (message,) = table.wait(board_while_it_lasts, f"the {phase} board, or its end")
+    if message is None:
+        return
     for user in people:
         # A majority or the last ballot may close the phase between the look at the phase and
         # the click, and then the board has no button left to press: it is over, as wanted.
