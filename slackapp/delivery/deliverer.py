@@ -217,8 +217,11 @@ class Deliverer:
         """The game waits for a drain thread, unless this process drains it already (its
         drain then reads it again); ``leased``: a step took its lease, so it is not claimed."""
         with self._lock:
+            if game_id in self._queued or not leased:
+                # Written to again, or kicked (by the sweep, even before its hand-over went
+                # on): whatever a drain sends of it, it reads from the database.
+                self._fresh.pop(game_id, None)
             if game_id in self._queued:
-                self._fresh.pop(game_id, None)  # written to again: read from the database
                 if game_id not in self._waiting:  # being drained: read again
                     self._wake(game_id)
                 return
