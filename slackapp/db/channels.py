@@ -3,8 +3,9 @@ of the same name, read and written alike."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
-from typing import cast
+from typing import Any, cast
 
 from sqlalchemy import Connection, Table, bindparam, func, select
 from sqlalchemy.dialects.postgresql import insert
@@ -32,7 +33,12 @@ def _choice(
     connection: Connection, team_id: str, channel_id: str, defaults: Lengths
 ) -> ChannelChoice:
     found = {"team_id": team_id, "channel": channel_id}
-    row = connection.execute(_CHOICE, found).mappings().first()
+    return choice_from(connection.execute(_CHOICE, found).mappings().first(), defaults)
+
+
+def choice_from(row: Mapping[Any, Any] | None, defaults: Lengths) -> ChannelChoice:
+    """The channel's choice from its settings row (each setting under its name), or the
+    defaults with the operator's lengths when it has none."""
     if row is None:
         return default_choice(asdict(defaults))
     return choice_of({setting.name: setting.read(row[setting.name]) for setting in SETTINGS})

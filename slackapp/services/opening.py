@@ -22,7 +22,7 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, func, literal, select, text
 
 from slackapp.db import games, journal
-from slackapp.db.channels import CHANNELS
+from slackapp.db.channels import CHANNELS, choice_from
 from slackapp.db.games import GAMES, SEATS, NewGame
 from slackapp.db.models import OPEN_GAME_SQL
 from slackapp.db.people import PEOPLE
@@ -32,9 +32,10 @@ from slackapp.delivery.plan import Entry, pending_of
 from slackapp.delivery.slack import WorkspaceId
 from slackapp.game import machine as m
 from slackapp.game.lines import Language
-from slackapp.game.settings import SETTINGS, ChannelChoice, choice_of, default_choice
+from slackapp.game.settings import SETTINGS, ChannelChoice
 
-_SETTINGS = [CHANNELS.c[setting.name] for setting in SETTINGS]
+_NAMES = [setting.name for setting in SETTINGS]
+_SETTINGS = [CHANNELS.c[name] for name in _NAMES]
 _READ = select(
     func.nextval("games_id_seq"),
     select(PEOPLE.c.name)
@@ -132,12 +133,8 @@ def read(
         _READ, {"team_id": team_id, "channel_id": channel_id, "user_id": user_id}
     ).one()
     game_id, kept_name, has_settings, *values = found
-    if has_settings is None:
-        choice = default_choice(asdict(defaults))
-    else:
-        read_values = zip(SETTINGS, values, strict=True)
-        choice = choice_of({setting.name: setting.read(value) for setting, value in read_values})
-    return Opening(int(game_id), kept_name, choice)
+    row = None if has_settings is None else dict(zip(_NAMES, values, strict=True))
+    return Opening(int(game_id), kept_name, choice_from(row, defaults))
 
 
 @dataclass(frozen=True)
