@@ -18,8 +18,10 @@ game's last words beside the next lobby, a channel notice), when together they m
 the pace and Slack's ``Retry-After`` paces the rest. A
 workspace's ``chat.update`` budget is shared by all its tables, which any process may be
 delivering, so those buckets live in the database when one is given (``SharedBuckets``, one
-row per bucket, one statement per turn taken), and every process paces against the same
-budget; a redraw refused a turn asks the database again only once one may be free.
+row per bucket, a statement for the turns taken), and every process paces against the same
+budget; a redraw refused a turn asks the database again only once one may be free. Calls that
+ask for a workspace's turn while a statement for it is under way are given theirs together by
+the next one: a storm of redraws costs a statement per gap between statements, not per call.
 """
 
 from __future__ import annotations
@@ -102,7 +104,23 @@ RESERVE = text(
 every process shares) and under the row's lock (so two processes never take the same turn).
 The row it would insert carries the statement's own timestamp (plus an interval), the one
 moment it decides and answers by: after a wait for
-the lock it is a little old, which only makes the turn later, never earlier."""
+the lock it is a little old, which only makes the turn later, never earlier. Given ``n``
+intervals as ``:interval`` and no bound ``:within``, it takes the next ``n`` turns, as ``n``
+statements in a row would."""
+
+
+STRIPES = 64
+"""Locks that let one statement at a time take a bucket's turns in this process, a key's lock
+chosen by its hash: few enough to keep, enough that two busy workspaces rarely share one."""
+
+
+@dataclass(eq=False)
+class _Asked:
+    """One call's request for a turn, until a statement takes it."""
+
+    at: float = 0.0
+    """When it asked, on the buckets' clock."""
+    turn: Turn | None = None
 
 
 class SharedBuckets:
@@ -122,7 +140,7 @@ class SharedBuckets:
         limit: Limit,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        # One statement a turn, atomic on its own: no BEGIN or COMMIT to wait for besides.
+        # A statement for the turns it takes, atomic on its own: no BEGIN or COMMIT besides.
         self.engine = engine.execution_options(isolation_level="AUTOCOMMIT")
         self.kind = kind
         self.limit = limit
@@ -130,16 +148,63 @@ class SharedBuckets:
         self._lock = threading.Lock()
         self._earliest: dict[str, float] = {}
         """Per key, on ``clock``: no turn is free before this, as the database last said."""
+        self._stripes = [threading.Lock() for _ in range(STRIPES)]
+        self._asking: dict[str, list[_Asked]] = {}
+        """Per key, the calls waiting for the next statement to take their turns."""
 
     def reserve(self, key: str, within: float | None = None) -> Turn:
+        if within is None:
+            return self._take_together(key)
         interval = 1.0 / self.limit.per_second
         ahead = (self.limit.burst - 1) * interval
         asked = self.clock()
-        if within is not None:
-            with self._lock:
-                earliest = self._earliest.get(key)
-            if earliest is not None and earliest - asked > within:
-                return Turn(earliest - asked - within, taken=False)
+        with self._lock:
+            earliest = self._earliest.get(key)
+        if earliest is not None and earliest - asked > within:
+            return Turn(earliest - asked - within, taken=False)
+        free_from, taken, now = self._run(key, interval, within)
+        self._learn(key, asked + free_from - ahead - now)  # asked: before the database's now
+        if not taken:  # the bucket as it was: a turn is free once its backlog is within a burst
+            return Turn(max(0.0, free_from - ahead - now - within), taken=False)
+        # free_from moved one interval past the turn taken, which a burst may run ahead of.
+        at = max(now, free_from - interval - ahead)
+        return Turn(at - now if at - now > 1e-6 else 0.0)
+
+    def _take_together(self, key: str) -> Turn:
+        """A turn however far off, for a call that may wait. While one statement takes the
+        key's turns, the calls that ask meanwhile wait for it; the first of them to follow
+        takes all of theirs in the next, in the order they asked. A call whose statement
+        failed asks again with those waiting then, and fails alone if it fails again."""
+        asked = _Asked()
+        with self._lock:
+            self._asking.setdefault(key, []).append(asked)
+        asked.at = self.clock()
+        with self._stripes[hash(key) % STRIPES]:
+            if asked.turn is None:
+                with self._lock:
+                    together = self._asking.pop(key, [])
+                if asked not in together:  # the statement that was to take it failed
+                    together.append(asked)
+                self._take(key, together)
+        assert asked.turn is not None
+        return asked.turn
+
+    def _take(self, key: str, together: list[_Asked]) -> None:
+        """One turn each, the next ones free, in one statement: the bucket moves on by as
+        many intervals as it would for the calls one after another."""
+        interval = 1.0 / self.limit.per_second
+        ahead = (self.limit.burst - 1) * interval
+        count = len(together)
+        free_from, _, now = self._run(key, count * interval, None)
+        self._learn(key, min(each.at for each in together) + free_from - ahead - now)
+        for index, each in enumerate(together):
+            at = max(now, free_from - (count - index) * interval - ahead)
+            each.turn = Turn(at - now if at - now > 1e-6 else 0.0)
+
+    def _run(self, key: str, interval: float, within: float | None) -> tuple[float, bool, float]:
+        """``RESERVE``: the bucket's new free moment, whether a turn was taken, and the
+        database's clock when it was."""
+        ahead = (self.limit.burst - 1) / self.limit.per_second
         with self.engine.connect() as connection:
             free_from, taken, now = connection.execute(
                 RESERVE,
@@ -150,12 +215,7 @@ class SharedBuckets:
                     "within": 1e9 if within is None else within,
                 },
             ).one()
-        self._learn(key, asked + free_from - ahead - now)  # asked: before the database's now
-        if not taken:  # the bucket as it was: a turn is free once its backlog is within a burst
-            return Turn(max(0.0, free_from - ahead - now - (within or 0.0)), taken=False)
-        # free_from moved one interval past the turn taken, which a burst may run ahead of.
-        at = max(now, free_from - interval - ahead)
-        return Turn(at - now if at - now > 1e-6 else 0.0)
+        return free_from, taken, now
 
     def _learn(self, key: str, earliest: float) -> None:
         with self._lock:

@@ -4,6 +4,8 @@ out its Retry-After, and the pacing every process shares keeps calls within them
 from __future__ import annotations
 
 import itertools
+import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 
@@ -16,7 +18,7 @@ from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game, OutboxEntry
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.outbox import answering, outbox_rows, write
-from slackapp.delivery.pacing import Limit, Pacer, Turn
+from slackapp.delivery.pacing import Limit, Pacer, SharedBuckets, Turn
 from slackapp.delivery.slack import web_client
 from slackapp.fakeslack import UNLIMITED, Call, FakeSlack, RateLimits
 from slackapp.fakeslack import Limit as SlackLimit
@@ -282,6 +284,78 @@ def test_two_pacers_on_one_database_share_a_budget(db: Engine, sessions: object)
     posts = Pacer(posts=Limit(1.0, 1), engine=db, clock=lambda: still)
     assert posts.post(f"C{team}") == 0.0
     assert posts.post(f"C{team}") == pytest.approx(1.0), "a second after the first"
+
+
+def test_calls_that_ask_while_a_turn_is_taken_take_theirs_in_the_next_statement(
+    db: Engine, sessions: object
+) -> None:
+    """A storm of redraws in one workspace: while one statement waits for the bucket's row,
+    the calls that ask meanwhile wait for it, then take their turns in one statement, the
+    same turns as one by one (none twice, none skipped)."""
+    team = f"T{next(_teams):04d}TOGETHER"
+    key = f"update:{team}"
+    asked = threading.Semaphore(0)
+
+    def clock() -> float:
+        asked.release()  # a call has asked (it waits in line from then on)
+        return time.monotonic()
+
+    buckets = SharedBuckets(db, "update", Limit(1.0, 1), clock=clock)
+    assert buckets.reserve(team).wait == 0.0, "a burst of one"
+    assert asked.acquire(timeout=0)
+
+    def free_from() -> float:
+        with db.connect() as connection:
+            found = connection.scalar(
+                text("SELECT free_from FROM pacing_buckets WHERE key = :k"), {"k": key}
+            )
+        return float(found)
+
+    first_free = free_from()
+    statements: list[str] = []
+
+    def counted(conn: object, cursor: object, statement: str, *args: object) -> None:
+        if statement.lstrip().startswith("INSERT INTO pacing_buckets"):
+            statements.append(statement)
+
+    waits: dict[str, float] = {}
+
+    def call(name: str) -> threading.Thread:
+        thread = threading.Thread(target=lambda: waits.update({name: buckets.reserve(team).wait}))
+        thread.start()
+        return thread
+
+    def waiting_for_the_row() -> bool:
+        with db.connect() as connection:
+            found = connection.scalar(
+                text(
+                    "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                    " AND query LIKE '%INSERT INTO pacing_buckets%'"
+                )
+            )
+        return bool(found)
+
+    event.listen(db, "before_cursor_execute", counted)
+    try:
+        with db.connect() as holder:
+            holder.execute(
+                text("SELECT 1 FROM pacing_buckets WHERE key = :k FOR UPDATE"), {"k": key}
+            )
+            threads = [call("first")]
+            until(waiting_for_the_row, "the first call's statement waiting for the row")
+            threads += [call("second"), call("third")]
+            for _ in range(3):
+                assert asked.acquire(timeout=60), "every call has asked"
+            holder.commit()  # the row is free: the first statement goes, then the next
+        for thread in threads:
+            thread.join(timeout=60)
+    finally:
+        event.remove(db, "before_cursor_execute", counted)
+    assert len(statements) == 2, "the first call's statement, then one for the other two"
+    assert free_from() - first_free == pytest.approx(3.0), "three more turns, a second apart"
+    later = sorted([waits["second"], waits["third"]])
+    assert later[1] - later[0] == pytest.approx(1.0), "turns in a row, from one statement"
+    assert waits["first"] < later[0]
 
 
 def test_a_redraw_that_ends_a_phase_goes_ahead_of_boards_that_still_count(
