@@ -134,7 +134,8 @@ class Seat(Base):
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    """Found by the unique key it begins (``game_id``, ``position``)."""
     position: Mapped[int] = mapped_column(Integer)
     user_id: Mapped[str | None] = mapped_column(String(32), default=None, index=True)
     """Indexed: the App Home and "forget me" find a person's seats."""
@@ -231,11 +232,23 @@ class OutboxEntry(Base):
         UniqueConstraint("game_id", "surface", "version"),
         CheckConstraint("version >= 1", name="version_positive"),
         CheckConstraint("channel IS NOT NULL OR user_id IS NOT NULL", name="has_address"),
-        Index("ix_outbox_undelivered", "due_at", postgresql_where=text("done_at IS NULL")),
+        # By game first: a step's or a drain's look-up reads its own games' entries, never
+        # every undelivered one (PostgreSQL chose an index by due_at for those too whenever its
+        # statistics said few were undelivered, as they do until a storm); the sweep reads
+        # every undelivered entry anyway, its due_at with it.
+        Index(
+            "ix_outbox_undelivered",
+            "game_id",
+            "surface",
+            "version",
+            postgresql_include=["due_at"],
+            postgresql_where=text("done_at IS NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"), index=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    """Found by the unique key it begins (``game_id``, ``surface``, ``version``)."""
     surface: Mapped[str] = mapped_column(String(64))
     version: Mapped[int] = mapped_column(Integer)
     channel: Mapped[str | None] = mapped_column(String(32), default=None)

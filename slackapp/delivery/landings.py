@@ -102,7 +102,7 @@ RECORD = text(
         FROM landed l
         LEFT JOIN now_shown a ON a.game_id = l.game_id AND a.surface = l.surface
         WHERE o.game_id = l.game_id AND o.surface = l.surface AND o.version <= l.version
-          AND o.done_at IS NULL
+          AND o.done_at IS NULL AND o.game_id = ANY(CAST(:g AS integer[]))
         RETURNING o.id, o.done_at, o.due_at
     ), gone AS (
         DELETE FROM delivery_leases WHERE game_id IN (
@@ -126,6 +126,10 @@ RECORD = text(
   once it no longer can (its tries forgotten: this call went through);
 - the leases are let go locked in the games' order, as a step takes them;
 - it answers with those of the released games with something due once the landings are in.
+
+The entries are looked up by their games' ids as given (``= ANY``), which PostgreSQL finds in
+the index of undelivered entries whatever it believes of the other rows: joined only to the
+landings, it may read every undelivered entry first, all of a storm's.
 
 Every part of a statement sees the rows as they were when it began, so the entries still due
 are read from the outbox as it was and what ``done`` made of them. An entry another process's

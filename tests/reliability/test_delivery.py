@@ -13,10 +13,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection, Engine, event, select, text
+from sqlalchemy import Connection, Engine, create_engine, event, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.db.engine import make_sessions, transaction
+from slackapp.db.engine import make_sessions, sqlalchemy_url, transaction
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat, SlackMessage
 from slackapp.delivery.deliverer import Deliverer
@@ -567,3 +567,54 @@ def test_a_post_that_waits_out_retry_after_keeps_its_place_above_the_next(
         assert texts(fake, channel) == ["first", "second"]
     finally:
         deliverer.stop()
+
+
+def scans_not_by_game(plan: dict[str, Any]) -> list[str]:
+    """The plan's scans of the outbox that do not begin from a game, named by type and index."""
+    found = []
+    if plan.get("Relation Name") == "outbox":
+        condition = plan.get("Index Cond") or plan.get("Recheck Cond") or ""
+        scans = ("Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan")
+        if plan["Node Type"] in scans and "game_id" not in condition:
+            found.append(f"{plan['Node Type']} {plan.get('Index Name', '')}".strip())
+    for inner in plan.get("Plans", []):
+        found += scans_not_by_game(inner)
+    return found
+
+
+def test_a_games_undelivered_entries_are_looked_up_from_the_game(
+    fake: FakeSlack, database_url: str, reports: Reports
+) -> None:
+    """In a storm nearly every entry is undelivered: a look-up that read them all to find one
+    game's made every step and drain as slow as the storm was large. Planned with sequential
+    scans ruled out (a large outbox rules them out), each scan of the outbox that the steps,
+    drains and landings of a game make has the game in its index condition."""
+    engine = create_engine(
+        sqlalchemy_url(database_url), connect_args={"options": "-c enable_seqscan=off"}
+    )
+    plans: list[tuple[str, list[str]]] = []
+
+    def explain(conn: Connection, cursor: Any, statement: str, parameters: Any, *rest: Any) -> None:
+        if " outbox" in statement and not statement.startswith("EXPLAIN"):
+            executemany = rest[-1]
+            cursor.execute(
+                "EXPLAIN (FORMAT JSON) " + statement, parameters[0] if executemany else parameters
+            )
+            plans.append((statement, scans_not_by_game(cursor.fetchone()[0][0]["Plan"])))
+
+    event.listen(engine, "before_cursor_execute", explain)
+    sessions = make_sessions(engine)
+    deliverer = new_deliverer(fake, sessions, reports)
+    try:
+        game_id, channel = new_game(fake, sessions)
+        show(sessions, game_id, closed("one"), Say("a line"))
+        deliverer.drain(game_id)
+        show(sessions, game_id, closed("two"))
+        deliverer.drain(game_id)
+    finally:
+        deliverer.stop()
+        engine.dispose()
+    assert texts(fake, channel) == ["two", "a line"]
+    kinds = {statement.split()[0] for statement, _ in plans}
+    assert {"INSERT", "SELECT", "WITH"} <= kinds, "steps, reads and landings were planned"
+    assert [(statement[:60], scans) for statement, scans in plans if scans] == []
