@@ -34,23 +34,33 @@ class Timed:
     """The acknowledgement carried an answer to show (a body with text)."""
 
 
-def fire(url: str, requests: Sequence[Prepared], in_flight: int) -> list[Timed]:
-    """Send every request, at most ``in_flight`` at once; each on a fresh connection, as Slack."""
-    return asyncio.run(_fire_all(url, requests, in_flight))
+def fire(
+    url: str, requests: Sequence[Prepared], in_flight: int, every: float | None = None
+) -> list[Timed]:
+    """Send every request, at most ``in_flight`` at once; each on a fresh connection, as Slack.
+    With ``every``, the requests go out that many seconds apart whatever the answers (as
+    people type, who do not wait for each other), rather than each as soon as one is in."""
+    return asyncio.run(_fire_all(url, requests, in_flight, every))
 
 
-async def _fire_all(url: str, requests: Sequence[Prepared], in_flight: int) -> list[Timed]:
+async def _fire_all(
+    url: str, requests: Sequence[Prepared], in_flight: int, every: float | None
+) -> list[Timed]:
     parts = urlsplit(url)
     host, port, path = parts.hostname or "127.0.0.1", parts.port or 80, parts.path or "/"
     gate = asyncio.Semaphore(in_flight)
     start = asyncio.Event()
+    loop = asyncio.get_running_loop()
 
-    async def one(request: Prepared) -> Timed:
+    async def one(number: int, request: Prepared) -> Timed:
+        await start.wait()
+        if every is not None:
+            await asyncio.sleep(max(0.0, began + number * every - loop.time()))
         async with gate:
-            await start.wait()
             return await _post(host, port, path, request)
 
-    tasks = [asyncio.create_task(one(request)) for request in requests]
+    tasks = [asyncio.create_task(one(number, request)) for number, request in enumerate(requests)]
+    began = loop.time()
     await asyncio.sleep(0)  # let every task reach the gate, then release the first wave at once
     start.set()
     return list(await asyncio.gather(*tasks))

@@ -88,6 +88,10 @@ REVEAL = "The Varulv reveal"
 STREAM = 1500
 """``/varulv help`` sent at idle and during the deadlines alike: each p99 then rests on as many
 of its slowest."""
+STREAM_EVERY = 0.05
+"""During a storm the stream goes out at a fixed pace, 20 a second, as people type: a stream
+that sent the next once one was answered loaded the server that answered sooner the more."""
+STREAM_IN_FLIGHT = 64
 LONE_COMMANDS = 30
 """``/varulv`` typed one at a time, for what a lone click waits."""
 T = TypeVar("T")
@@ -481,7 +485,13 @@ def deadlines_together(
         load_before = load_average()  # the machine's, and the idle stream's: before the burst
         background_cpu = cpu_seconds(background)
         # A steady stream of commands while the deadlines clear.
-        during = pool.submit(fire, app.events_url, help_commands(fake, STREAM, "during"), 4)
+        during = pool.submit(
+            fire,
+            app.events_url,
+            help_commands(fake, STREAM, "during"),
+            STREAM_IN_FLIGHT,
+            STREAM_EVERY,
+        )
         channels = {f"{prefix}{i:05d}" for i in range(games)}
 
         def boards() -> list[float]:
@@ -569,7 +579,13 @@ def floor_storm(
     before = len(fake.calls)
     began = time.time()
     assert pool.submit(fire, floor.events_url, prepared, 1).result()[0].status == 200
-    during = pool.submit(fire, floor.events_url, help_commands(fake, STREAM, "during"), 4)
+    during = pool.submit(
+        fire,
+        floor.events_url,
+        help_commands(fake, STREAM, "during"),
+        STREAM_IN_FLIGHT,
+        STREAM_EVERY,
+    )
 
     def posted() -> list[float]:
         return [
