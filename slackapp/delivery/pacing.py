@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from sqlalchemy import Engine, text
@@ -110,8 +110,8 @@ statements in a row would."""
 
 
 STRIPES = 64
-"""Locks that let one statement at a time take a bucket's turns in this process, a key's lock
-chosen by its hash: few enough to keep, enough that two busy workspaces rarely share one."""
+"""Where a process's calls wait for a bucket's turns, a key's place chosen by its hash: few
+enough to keep, enough that two busy workspaces rarely share one."""
 
 
 @dataclass(eq=False)
@@ -121,6 +121,15 @@ class _Asked:
     at: float = 0.0
     """When it asked, on the buckets' clock."""
     turn: Turn | None = None
+
+
+@dataclass
+class _Stripe:
+    """The calls waiting for some keys' turns, and the keys whose statement is under way."""
+
+    changed: threading.Condition = field(default_factory=threading.Condition)
+    asking: dict[str, list[_Asked]] = field(default_factory=dict)
+    taking: set[str] = field(default_factory=set)
 
 
 class SharedBuckets:
@@ -148,9 +157,7 @@ class SharedBuckets:
         self._lock = threading.Lock()
         self._earliest: dict[str, float] = {}
         """Per key, on ``clock``: no turn is free before this, as the database last said."""
-        self._stripes = [threading.Lock() for _ in range(STRIPES)]
-        self._asking: dict[str, list[_Asked]] = {}
-        """Per key, the calls waiting for the next statement to take their turns."""
+        self._stripes = [_Stripe() for _ in range(STRIPES)]
 
     def reserve(self, key: str, within: float | None = None) -> Turn:
         if within is None:
@@ -172,24 +179,36 @@ class SharedBuckets:
 
     def _take_together(self, key: str) -> Turn:
         """A turn however far off, for a call that may wait. While one statement takes the
-        key's turns, the calls that ask meanwhile wait for it; the first of them to follow
-        takes all of theirs in the next, in the order they asked. A call whose statement
-        failed asks again with those waiting then, and fails alone if it fails again."""
+        key's turns, the calls that ask meanwhile wait, holding no lock; the first of them to
+        wake once it is over takes all of theirs in the next, in the order they asked. Should
+        a statement fail, its caller fails and the others ask again."""
         asked = _Asked()
-        with self._lock:
-            self._asking.setdefault(key, []).append(asked)
-        asked.at = self.clock()
-        with self._stripes[hash(key) % STRIPES]:
-            if asked.turn is None:
-                with self._lock:
-                    together = self._asking.pop(key, [])
-                if asked not in together:  # the statement that was to take it failed
-                    together.append(asked)
-                self._take(key, together)
-        assert asked.turn is not None
+        stripe = self._stripes[hash(key) % STRIPES]
+        with stripe.changed:
+            stripe.asking.setdefault(key, []).append(asked)
+            asked.at = self.clock()
+            while asked.turn is None:
+                if key in stripe.taking:
+                    stripe.changed.wait()
+                    continue
+                together = stripe.asking.pop(key)
+                stripe.taking.add(key)
+                stripe.changed.release()  # others ask meanwhile
+                turns: list[Turn] | None = None
+                try:
+                    turns = self._take(key, together)
+                finally:
+                    stripe.changed.acquire()
+                    stripe.taking.discard(key)
+                    if turns is not None:
+                        for each, turn in zip(together, turns, strict=True):
+                            each.turn = turn
+                    elif others := [each for each in together if each is not asked]:
+                        stripe.asking[key] = others + stripe.asking.get(key, [])  # first again
+                    stripe.changed.notify_all()
         return asked.turn
 
-    def _take(self, key: str, together: list[_Asked]) -> None:
+    def _take(self, key: str, together: list[_Asked]) -> list[Turn]:
         """One turn each, the next ones free, in one statement: the bucket moves on by as
         many intervals as it would for the calls one after another."""
         interval = 1.0 / self.limit.per_second
@@ -197,9 +216,11 @@ class SharedBuckets:
         count = len(together)
         free_from, _, now = self._run(key, count * interval, None)
         self._learn(key, min(each.at for each in together) + free_from - ahead - now)
-        for index, each in enumerate(together):
+        turns = []
+        for index in range(count):
             at = max(now, free_from - (count - index) * interval - ahead)
-            each.turn = Turn(at - now if at - now > 1e-6 else 0.0)
+            turns.append(Turn(at - now if at - now > 1e-6 else 0.0))
+        return turns
 
     def _run(self, key: str, interval: float, within: float | None) -> tuple[float, bool, float]:
         """``RESERVE``: the bucket's new free moment, whether a turn was taken, and the

@@ -358,6 +358,62 @@ def test_calls_that_ask_while_a_turn_is_taken_take_theirs_in_the_next_statement(
     assert waits["first"] < later[0]
 
 
+def test_when_a_statement_taking_turns_fails_its_caller_fails_and_the_others_ask_again(
+    db: Engine, sessions: object
+) -> None:
+    team = f"T{next(_teams):04d}FAILS"
+    asked = threading.Semaphore(0)
+    entered, go_on = threading.Event(), threading.Event()
+
+    def clock() -> float:
+        asked.release()
+        return time.monotonic()
+
+    class FailingOnce(SharedBuckets):
+        """The database fails the first statement, once the others wait behind it."""
+
+        failed = False
+
+        def _run(
+            self, key: str, interval: float, within: float | None
+        ) -> tuple[float, bool, float]:
+            if not self.failed:
+                self.failed = True
+                entered.set()
+                go_on.wait(timeout=60)
+                raise ConnectionError("the database went away")
+            return super()._run(key, interval, within)
+
+    buckets = FailingOnce(db, "update", Limit(1.0, 1), clock=clock)
+    outcomes: dict[str, float | Exception] = {}
+
+    def call(name: str) -> threading.Thread:
+        def reserve() -> None:
+            try:
+                outcomes[name] = buckets.reserve(team).wait
+            except ConnectionError as error:
+                outcomes[name] = error
+
+        thread = threading.Thread(target=reserve)
+        thread.start()
+        return thread
+
+    threads = [call("first")]
+    assert entered.wait(timeout=60)
+    threads += [call("second"), call("third")]
+    for _ in range(3):
+        assert asked.acquire(timeout=60), "every call has asked"
+    go_on.set()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert isinstance(outcomes["first"], ConnectionError)
+    waits = sorted(
+        wait for wait in (outcomes["second"], outcomes["third"]) if isinstance(wait, float)
+    )
+    assert len(waits) == 2 and waits[0] == 0.0, "a burst of one, then a turn a second later"
+    assert waits[1] == pytest.approx(1.0, abs=0.05)
+
+
 def test_a_redraw_that_ends_a_phase_goes_ahead_of_boards_that_still_count(
     fake: FakeSlack, sessions: sessionmaker[Session]
 ) -> None:
