@@ -46,7 +46,7 @@ import statistics
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -57,7 +57,7 @@ import requests
 from slack_sdk import WebClient
 from sqlalchemy import Engine, create_engine, event, text
 
-from benchmarks.fire import Prepared, fire
+from benchmarks.fire import Prepared, Timed, fire
 from benchmarks.floor import CREATE_ROWS, INSERT_ROW
 from benchmarks.opened import close_games, open_games
 from benchmarks.processes import (
@@ -455,6 +455,12 @@ def help_commands(fake: Slack, count: int, kind: str) -> list[Prepared]:
     return prepared
 
 
+def stream_during(fake: Slack, pool: ProcessPoolExecutor, server: Server) -> Future[list[Timed]]:
+    """``/varulv help`` at a steady pace, whatever the answers, while a storm goes on."""
+    commands = help_commands(fake, STREAM, "during")
+    return pool.submit(fire, server.events_url, commands, STREAM_IN_FLIGHT, STREAM_EVERY)
+
+
 def deadlines_together(
     fake: Slack,
     db: Engine,
@@ -484,14 +490,7 @@ def deadlines_together(
         time.sleep(max(0.0, due.timestamp() - time.time()))
         load_before = load_average()  # the machine's, and the idle stream's: before the burst
         background_cpu = cpu_seconds(background)
-        # A steady stream of commands while the deadlines clear.
-        during = pool.submit(
-            fire,
-            app.events_url,
-            help_commands(fake, STREAM, "during"),
-            STREAM_IN_FLIGHT,
-            STREAM_EVERY,
-        )
+        during = stream_during(fake, pool, app)  # while the deadlines clear
         channels = {f"{prefix}{i:05d}" for i in range(games)}
 
         def boards() -> list[float]:
@@ -579,13 +578,7 @@ def floor_storm(
     before = len(fake.calls)
     began = time.time()
     assert pool.submit(fire, floor.events_url, prepared, 1).result()[0].status == 200
-    during = pool.submit(
-        fire,
-        floor.events_url,
-        help_commands(fake, STREAM, "during"),
-        STREAM_IN_FLIGHT,
-        STREAM_EVERY,
-    )
+    during = stream_during(fake, pool, floor)
 
     def posted() -> list[float]:
         return [
