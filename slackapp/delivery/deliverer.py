@@ -336,7 +336,8 @@ class Deliverer:
         """Deliver the games' entries until none is due, or the next must wait its retry.
 
         ``leased``: those of the games whose leases a step has just taken, read first in one
-        statement outside any transaction; every other read is one transaction that claims
+        statement outside any transaction, as is every game read again while the drain holds
+        it (the heartbeat renews its lease); every other read is one transaction that claims
         the games and reads them, and a game another live process holds is left to it. What
         to read, send and let go, and when, is ``delivery.drain``'s to decide: this carries
         its actions out and tells it what happened (a read, a call that ended, a kick, the

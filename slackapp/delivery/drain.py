@@ -85,9 +85,9 @@ Event = Read | Woke | Recorded
 
 @dataclass(frozen=True)
 class ReadGames:
-    """Read the games: ``held`` those whose leases a step took for this drain (read without
-    claiming them, while the lease is still this process's), ``claimed`` the rest (claimed and
-    read in one transaction). A game another process holds is left out of the ``Read``."""
+    """Read the games: ``held`` those whose leases this drain has (read without claiming
+    them, while the lease is still this process's), ``claimed`` the rest (claimed and read in
+    one transaction). A game another process holds is left out of the ``Read``."""
 
     held: tuple[int, ...]
     claimed: tuple[int, ...]
@@ -149,7 +149,8 @@ class Drain:
     games: frozenset[int]
     to_read: frozenset[int] = frozenset()
     leased: frozenset[int] = frozenset()
-    """Of ``to_read``, those whose leases a step took: read without claiming them."""
+    """The games whose leases this drain has (a step took them, or a read found them) and
+    has not let go: read again without claiming them (the heartbeat renews them meanwhile)."""
     in_flight: frozenset[Message] = frozenset()
     posting: frozenset[tuple[str, Message]] = frozenset()
     """The posts in flight, by conversation: one at a time in each."""
@@ -236,7 +237,7 @@ def _read(drain: Drain, found: Mapping[int, ToShow], now: datetime) -> tuple[Dra
                     in_flight.add(send.message)
     drain = replace(
         drain,
-        leased=frozenset(),
+        leased=drain.leased | found.keys(),
         held_for=frozenset(held_for),
         in_flight=frozenset(in_flight),
         posting=frozenset(posting.items()),
@@ -273,7 +274,8 @@ def _next(drain: Drain, actions: list[Action]) -> tuple[Drain, list[Action]]:
     if drain.to_record or release:
         actions.append(Record(drain.to_record, tuple(sorted(release))))
         kept = drain.to_release - release
-        return replace(drain, to_record=(), to_release=kept, waiting_for=Recorded), actions
+        drain = replace(drain, leased=drain.leased - release, to_release=kept)
+        return replace(drain, to_record=(), waiting_for=Recorded), actions
     if drain.to_read:
         held = drain.to_read & drain.leased
         actions.append(ReadGames(tuple(sorted(held)), tuple(sorted(drain.to_read - held))))

@@ -37,6 +37,8 @@ class World:
     """Posts Slack took whose ``ts`` the drain has not recorded yet."""
     held: set[int] = field(default_factory=set)
     """Games the drain holds back just now, waiting for a call."""
+    leases: set[int] = field(default_factory=set)
+    """Games whose leases the drain has: a step took them, or a read found them."""
 
     def pending(self, game_id: int) -> list[Pending]:
         found = []
@@ -64,7 +66,9 @@ class World:
         for action in actions:
             match action:
                 case drain.ReadGames(held, claimed):
+                    assert set(held) <= self.leases, "read unclaimed only with its lease held"
                     games = {*held, *claimed}
+                    self.leases |= games
                     found = {g: drain.ToShow(WORKSPACE, self.pending(g)) for g in games}
                     events.append(drain.Read(found, NOW))
                 case drain.Send(game_id, _, send):
@@ -85,6 +89,7 @@ class World:
                     calling = {game for game, _ in self.calls}
                     assert not calling & set(release), "a game let go with a call in flight"
                     assert not self.held & set(release), "a game let go while it waits"
+                    self.leases -= set(release)
                     due = {g for g in release if self.pending(g)}
                     events.append(drain.Recorded(frozenset(due)))
         return events
@@ -162,6 +167,7 @@ def test_a_drain_sends_every_newest_version_once_at_a_time_and_lets_go_only_when
     world.done = dict(world.shown)
     games = frozenset(g for g, _ in world.newest)
     leased = frozenset(data.draw(st.sets(st.sampled_from(sorted(games)))))
+    world.leases = set(leased)
     state, actions = drain.begin(games, leased)
     state = settle(world, state, world.carry_out(actions))
     for _ in range(data.draw(st.integers(0, 30))):
@@ -212,7 +218,7 @@ def test_a_channels_second_post_waits_until_the_first_is_recorded() -> None:
     state, actions = drain.advance(state, drain.Woke({(1, "day"): landing}))
     assert actions == [drain.Record((landing,), ())], "recorded first, the game kept"
     state, actions = drain.advance(state, drain.Recorded(frozenset()))
-    assert actions == [drain.ReadGames((), (1,))], "then read again for the next post"
+    assert actions == [drain.ReadGames((1,), ())], "then read again, its lease still held"
 
 
 def test_a_game_waiting_for_another_games_post_keeps_its_lease() -> None:
