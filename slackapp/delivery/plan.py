@@ -20,6 +20,7 @@ The rules, per message (a game's ``surface``):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -37,7 +38,9 @@ class Entry:
     """Where it goes; None for a private word to ``user_id``, whose DM is opened first."""
     user_id: str | None
     text: str
-    blocks: list[dict[str, Any]] | None
+    blocks: list[dict[str, Any]] | str | None
+    """As rendered, or their JSON text as read: decoded only for the version sent
+    (``sent_blocks``), since most versions read are done with it unsent."""
     due_at: datetime
     attempts: int
     response_url: str | None = None
@@ -46,6 +49,10 @@ class Entry:
     """The message's last word: its phase is over (``OutboxEntry.settles``)."""
     response_ts: str | None = None
     """The copy the click was on: its ``response_url`` redraws that copy only."""
+
+    @property
+    def sent_blocks(self) -> list[dict[str, Any]] | None:
+        return json.loads(self.blocks) if isinstance(self.blocks, str) else self.blocks
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, select
+from sqlalchemy import Connection, Text, and_, bindparam, cast, select
 
 from slackapp.db.models import Game, OutboxEntry, SlackMessage
 from slackapp.delivery.drain import ToShow
@@ -23,7 +23,7 @@ UNDELIVERED = (
         OutboxEntry.channel,
         OutboxEntry.user_id,
         OutboxEntry.text,
-        OutboxEntry.blocks,
+        cast(OutboxEntry.blocks, Text),  # decoded only if sent: see ``Entry.blocks``
         OutboxEntry.due_at,
         OutboxEntry.attempts,
         OutboxEntry.response_url,

@@ -95,7 +95,7 @@ class Sender:
                 if self._put_off(game_id, pending, lambda: Turn(self.pacer.post(str(channel)))):
                     return None
                 posted = client.chat_postMessage(
-                    channel=channel, text=newest.text, blocks=newest.blocks
+                    channel=channel, text=newest.text, blocks=newest.sent_blocks
                 )
                 first: tuple[str, str] | None = (str(posted["channel"]), str(posted["ts"]))
                 method = "chat.postMessage"
@@ -111,7 +111,7 @@ class Sender:
                     channel=send.shown.channel,
                     ts=send.shown.ts,
                     text=newest.text,
-                    blocks=newest.blocks,
+                    blocks=newest.sent_blocks,
                 )
                 first, method = None, "chat.update"
         except Exception as error:
@@ -126,7 +126,7 @@ class Sender:
         """Whether the click's ``response_url`` took the redraw; one that may still land
         later leaves the message unsure (``chat.update`` then goes at once all the same)."""
         newest = pending.newest
-        redrawn = redraw_in_place(url, newest.text, newest.blocks)
+        redrawn = redraw_in_place(url, newest.text, newest.sent_blocks)
         if redrawn is Redrawn.UNKNOWN:
             self.unsure(game_id, pending.surface, started)
         return redrawn is Redrawn.TOOK
