@@ -161,11 +161,20 @@ class SharedBuckets:
         """Per key, on ``clock``: no turn is free before this, as the database last said."""
         self._stripes = [_Stripe() for _ in range(STRIPES)]
 
+    @property
+    def interval(self) -> float:
+        """Seconds between two turns."""
+        return 1.0 / self.limit.per_second
+
+    @property
+    def ahead(self) -> float:
+        """How far ahead of the bucket's free moment a burst may run."""
+        return (self.limit.burst - 1) * self.interval
+
     def reserve(self, key: str, within: float | None = None) -> Turn:
         if within is None:
             return self._take_together(key)
-        interval = 1.0 / self.limit.per_second
-        ahead = (self.limit.burst - 1) * interval
+        interval, ahead = self.interval, self.ahead
         asked = self.clock()
         with self._lock:
             earliest = self._earliest.get(key)
@@ -220,8 +229,7 @@ class SharedBuckets:
     def _take(self, key: str, together: list[_Asked]) -> list[Turn]:
         """One turn each, the next ones free, in one statement: the bucket moves on by as
         many intervals as it would for the calls one after another."""
-        interval = 1.0 / self.limit.per_second
-        ahead = (self.limit.burst - 1) * interval
+        interval, ahead = self.interval, self.ahead
         count = len(together)
         free_from, _, now = self._run(key, count * interval, None)
         self._learn(key, min(each.at for each in together) + free_from - ahead - now)
@@ -234,14 +242,13 @@ class SharedBuckets:
     def _run(self, key: str, interval: float, within: float | None) -> tuple[float, bool, float]:
         """``RESERVE``: the bucket's new free moment, whether a turn was taken, and the
         database's clock when it was."""
-        ahead = (self.limit.burst - 1) / self.limit.per_second
         with self.engine.connect() as connection:
             free_from, taken, now = connection.execute(
                 RESERVE,
                 {
                     "key": f"{self.kind}:{key}"[:200],
                     "interval": interval,
-                    "ahead": ahead,
+                    "ahead": self.ahead,
                     "within": 1e9 if within is None else within,
                 },
             ).one()
