@@ -337,8 +337,9 @@ class Deliverer:
 
         ``leased``: those of the games whose leases a step has just taken, read first in one
         statement outside any transaction, as is every game read again while the drain holds
-        it (the heartbeat renews its lease); every other read is one transaction that claims
-        the games and reads them, and a game another live process holds is left to it. What
+        it (the heartbeat renews its lease), unless others are to be claimed in the same read;
+        every other read is one transaction that claims the games and reads them, and a game
+        another live process holds is left to it. What
         to read, send and let go, and when, is ``delivery.drain``'s to decide: this carries
         its actions out and tells it what happened (a read, a call that ended, a kick, the
         time it asked to be woken at). ``fresh``: what some of the leased games show, handed
@@ -424,7 +425,8 @@ class Deliverer:
             match action:
                 case draining.ReadGames(held, claimed):
                     found = self._from_memory(held, fresh or {})
-                    if rest_held := [game_id for game_id in held if game_id not in found]:
+                    rest_held = [game_id for game_id in held if game_id not in found]
+                    if rest_held and not claimed:  # else one transaction claims and reads all
                         found |= self._read_held(rest_held)
                     if rest := sorted(set(claimed) | (set(held) - found.keys())):
                         found |= self._claim_and_read(rest)

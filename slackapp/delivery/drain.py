@@ -85,9 +85,9 @@ Event = Read | Woke | Recorded
 
 @dataclass(frozen=True)
 class ReadGames:
-    """Read the games: ``held`` those whose leases this drain has (read without claiming
-    them, while the lease is still this process's), ``claimed`` the rest (claimed and read in
-    one transaction). A game another process holds is left out of the ``Read``."""
+    """Read the games: ``held`` those whose leases this drain has (they may be read without
+    claiming them, while the lease is still this process's), ``claimed`` the rest (claimed and
+    read in one transaction). A game another process holds is left out of the ``Read``."""
 
     held: tuple[int, ...]
     claimed: tuple[int, ...]

@@ -245,6 +245,38 @@ def test_a_message_with_slack_does_not_hold_back_the_games_others_nor_race_itsel
     assert texts(fake, channel) == ["board 3", "the reveal"]
 
 
+def test_a_game_read_again_while_its_drain_holds_it_is_not_claimed_again(
+    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer, db: Engine
+) -> None:
+    """Given something new while its board's redraw is with Slack, and read again once that
+    lands, the game is read on the lease its drain took: one claim in all, not one a read."""
+    game_id, channel = new_game(fake, sessions)
+    show(sessions, game_id, closed("board 1"))
+    deliverer.drain(game_id)
+    claims: list[str] = []
+
+    def counted(connection: Connection, cursor: Any, statement: str, *_: Any) -> None:
+        if "INSERT INTO delivery_leases" in statement:
+            claims.append(statement)
+
+    held = Gate("chat.update")
+    fake.api.hooks.append(held)
+    event.listen(db, "before_cursor_execute", counted)
+    try:
+        show(sessions, game_id, closed("board 2"))
+        deliverer.kick(game_id)
+        assert held.reached.wait(60), "the board was never redrawn"
+        show(sessions, game_id, closed("board 3"))
+        deliverer.kick(game_id)  # while the drain holds it: read again, and held back
+    finally:
+        held.opened.set()
+        drained(sessions, game_id)
+        event.remove(db, "before_cursor_execute", counted)
+        fake.api.hooks.remove(held)
+    assert texts(fake, channel) == ["board 3"]
+    assert len(claims) == 1, "claimed when its drain began, and never again while it held it"
+
+
 def test_throttling_is_retried_after_retry_after(
     fake: FakeSlack, sessions: sessionmaker[Session], reports: Reports
 ) -> None:
