@@ -55,8 +55,8 @@ its game's workspace (and Grid organisation) and where its message is in Slack (
 if it was posted. Built once, here: building a statement is a
 good part of the cost of running it."""
 UNDELIVERED_HELD = UNDELIVERED.where(OutboxEntry.game_id.in_(STILL_HELD))
-"""The same, of the games whose leases a holder has for a while yet: the reads after a step
-that took them, as one statement."""
+"""The same, of the games whose leases a holder has for a while yet: the reads of games a
+drain holds (a step took them, or the drain read them before), as one statement."""
 
 
 def read(connection: Connection, game_ids: Collection[int]) -> dict[int, ToShow]:

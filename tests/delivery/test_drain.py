@@ -67,6 +67,7 @@ class World:
             match action:
                 case drain.ReadGames(held, claimed):
                     assert set(held) <= self.leases, "read unclaimed only with its lease held"
+                    assert not set(claimed) & self.leases, "a game it holds is not claimed again"
                     games = {*held, *claimed}
                     self.leases |= games
                     found = {g: drain.ToShow(WORKSPACE, self.pending(g)) for g in games}
