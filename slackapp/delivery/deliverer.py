@@ -473,9 +473,9 @@ class Deliverer:
     def _read_held(self, game_ids: list[int]) -> dict[int, ToShow]:
         """What the games whose leases this drain holds show (a step took them, or a read of
         the drain found them), of those whose leases this process still has: one read in no
-        transaction (nothing to begin, end or write). A game whose lease lapsed, or nearly,
-        while it waited is left out, for a claim to find; so is one with nothing undelivered,
-        which the claim then finds idle and lets go."""
+        transaction (nothing to begin, end or write); one with nothing undelivered is read as
+        idle, to let go. A game whose lease lapsed, or nearly, while it waited is left out, for
+        a claim to find."""
         with outside_transaction(self.sessions) as session:
             held_until = leases.held_until(self.now())
             return read_held(session.connection(), self.holder, game_ids, held_until)

@@ -69,11 +69,17 @@ def read_held(
     connection: Connection, holder: str, game_ids: Collection[int], until: datetime
 ) -> dict[int, ToShow]:
     """Those of the games whose leases ``holder`` has until ``until`` at least (see
-    ``leases.held_until``) and that have something undelivered, in one read: nothing is
-    written, so nothing waits for the disk. A game left out is for a claim to find."""
+    ``leases.held_until``), those with nothing undelivered too, in reads that write nothing,
+    so nothing waits for the disk: one, and a second only when some game has nothing
+    undelivered (its last entries sent since a step gave it something). A game left out is
+    for a claim to find."""
     games = sorted(game_ids)
-    rows = connection.execute(UNDELIVERED_HELD, {"games": games, "by": holder, "until": until})
-    return _to_show(rows)
+    held = {"games": games, "by": holder, "until": until}
+    found = _to_show(connection.execute(UNDELIVERED_HELD, held))
+    if idle := [game_id for game_id in games if game_id not in found]:
+        held_idle = connection.scalars(STILL_HELD, held | {"games": idle})
+        found |= {game_id: ToShow(WorkspaceId("")) for game_id in held_idle}
+    return found
 
 
 def _to_show(rows: Iterable[Sequence[Any]]) -> dict[int, ToShow]:
