@@ -336,11 +336,11 @@ class Deliverer:
         """Deliver the games' entries until none is due, or the next must wait its retry.
 
         ``leased``: those of the games whose leases a step has just taken, read first in one
-        statement outside any transaction, as is every game read again while the drain holds
-        it (the heartbeat renews its lease), unless others are to be claimed in the same read;
-        every other read is one transaction that claims the games and reads them, and a game
-        another live process holds is left to it. What
-        to read, send and let go, and when, is ``delivery.drain``'s to decide: this carries
+        statement (two at most) outside any transaction, as is every game read again while
+        the drain holds it (the heartbeat renews its lease), unless others are to be claimed
+        in the same read; every other read is one transaction that claims the games and reads
+        them, and a game another live process holds is left to it. What to read, send and let
+        go, and when, is ``delivery.drain``'s to decide: this carries
         its actions out and tells it what happened (a read, a call that ended, a kick, the
         time it asked to be woken at). ``fresh``: what some of the leased games show, handed
         over in memory with when their leases were taken, for their first read.
@@ -472,8 +472,8 @@ class Deliverer:
 
     def _read_held(self, game_ids: list[int]) -> dict[int, ToShow]:
         """What the games whose leases this drain holds show (a step took them, or a read of
-        the drain found them), of those whose leases this process still has: one read in no
-        transaction (nothing to begin, end or write); one with nothing undelivered is read as
+        the drain found them), of those whose leases this process still has: one read or two,
+        in no transaction (nothing to begin, end or write); one with nothing undelivered is read as
         idle, to let go. A game whose lease lapsed, or nearly, while it waited is left out, for
         a claim to find."""
         with outside_transaction(self.sessions) as session:

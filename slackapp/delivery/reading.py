@@ -1,5 +1,6 @@
 """Reading what games have to show: their undelivered outbox rows and where each message is in
-Slack, as plain values (``slackapp.delivery.plan``), in one statement for many games."""
+Slack, as plain values (``slackapp.delivery.plan``), in one statement for many games (two,
+at most, for the games a drain holds)."""
 
 from __future__ import annotations
 
@@ -70,9 +71,8 @@ def read_held(
 ) -> dict[int, ToShow]:
     """Those of the games whose leases ``holder`` has until ``until`` at least (see
     ``leases.held_until``), those with nothing undelivered too, in reads that write nothing,
-    so nothing waits for the disk: one, and a second only when some game has nothing
-    undelivered (its last entries sent since a step gave it something). A game left out is
-    for a claim to find."""
+    so nothing waits for the disk: one, and a second for the games the first left out (with
+    nothing undelivered, or no longer held). A game left out is for a claim to find."""
     games = sorted(game_ids)
     held = {"games": games, "by": holder, "until": until}
     found = _to_show(connection.execute(UNDELIVERED_HELD, held))

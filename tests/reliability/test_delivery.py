@@ -128,6 +128,11 @@ def drained(sessions: sessionmaker[Session], game_id: int, timeout: float = 60.0
     until(lambda: delivered(sessions, game_id), "the outbox to be delivered", timeout)
 
 
+def leased(sessions: sessionmaker[Session], game_id: int) -> bool:
+    with sessions() as session:
+        return session.get(DeliveryLease, game_id) is not None
+
+
 def texts(fake: FakeSlack, channel: str) -> list[str]:
     return [message.text for message in fake.messages(channel)]
 
@@ -282,6 +287,7 @@ def test_a_game_read_again_while_its_drain_holds_it_is_not_claimed_again(
     finally:
         held.opened.set()
         drained(sessions, game_id)
+        until(lambda: not leased(sessions, game_id), "the drain to let the game go", 60)
         event.remove(db, "before_cursor_execute", counted)
         fake.api.hooks.remove(held)
         deliverer.stop()
