@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import requests
+from prometheus_client.parser import text_string_to_metric_families
 from slack_sdk import WebClient
 from sqlalchemy import Engine, create_engine, event, text
 
@@ -461,6 +462,18 @@ def stream_during(fake: Slack, pool: ProcessPoolExecutor, server: Server) -> Fut
     return pool.submit(fire, server.events_url, commands, STREAM_IN_FLIGHT, STREAM_EVERY)
 
 
+def delivery_reads(server: Server) -> dict[str, float]:
+    """The server's reads of undelivered messages so far, ``held`` and ``claimed``."""
+    scraped = requests.get(server.metrics_url, timeout=30).text
+    return {
+        sample.labels["how"]: sample.value
+        for family in text_string_to_metric_families(scraped)
+        if family.name == "varulv_delivery_reads"
+        for sample in family.samples
+        if sample.name.endswith("_total")
+    }
+
+
 def deadlines_together(
     fake: Slack,
     db: Engine,
@@ -489,6 +502,7 @@ def deadlines_together(
         background = app.process.pid  # the one process serves, steps, delivers
         time.sleep(max(0.0, due.timestamp() - time.time()))
         load_before = load_average()  # the machine's, and the idle stream's: before the burst
+        reads_before = delivery_reads(app)
         background_cpu = cpu_seconds(background)
         during = stream_during(fake, pool, app)  # while the deadlines clear
         channels = {f"{prefix}{i:05d}" for i in range(games)}
@@ -521,6 +535,7 @@ def deadlines_together(
             scraper.join()
         cleared = max(boards()) - due.timestamp()
         background_cpu = cpu_seconds(background) - background_cpu
+        reads = delivery_reads(app)
         calls = sum(
             1 for c in fake.calls[before:] if c.at >= due.timestamp() and c.method != "response_url"
         )
@@ -550,6 +565,8 @@ def deadlines_together(
             "during_n": len(meanwhile),
             "stream_s": streamed_until - due.timestamp(),
             "background_cpu_s": background_cpu,
+            "held_reads": reads.get("held", 0) - reads_before.get("held", 0),
+            "claimed_reads": reads.get("claimed", 0) - reads_before.get("claimed", 0),
             "calls": calls,
             "scrapes": len(scrapes),
             "scrape_p99_ms": percentile(scrapes, 0.99) * 1000 if scrapes else 0.0,
@@ -982,7 +999,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x; the app's CPU, "
                     f"serving, stepping and delivering, {result['background_cpu_s']:.1f} s "
                     f"= {result['background_cpu_s'] / result['calls'] * 1000:.2f} ms a Web API "
-                    f"call (n={result['calls']:.0f}); the floor, the same "
+                    f"call (n={result['calls']:.0f}); reads of undelivered messages "
+                    f"{result['held_reads']:.0f} held, {result['claimed_reads']:.0f} claimed; "
+                    f"the floor, the same "
                     f"{result['floor_posts']:.0f} messages each posted after a committed row, "
                     f"{result['floor_s']:.1f} s = {result['cleared_s'] / result['floor_s']:.2f}x;"
                     f" load {result['load_before']:.1f} at the deadline, "

@@ -92,6 +92,12 @@ RATE_LIMIT_WAITS = Counter(
     "Time messages waited for a turn at Slack's rate limits, by method.",
     ["method"],
 )
+DELIVERY_READS = Counter(
+    "varulv_delivery_reads",
+    "The deliverer's reads of games' undelivered messages, by how: held (on leases it has, in "
+    "no transaction) or claimed (in a transaction that takes or renews the games' leases).",
+    ["how"],
+)
 TOKEN_REFRESHES_REFUSED = Counter(
     "varulv_token_refreshes_refused",
     "Bot token refreshes Slack refused for good (the workspace must reinstall Varulv), by "
@@ -141,6 +147,10 @@ def delivered(method: str, due_at: datetime, at: datetime) -> None:
 
 def slack_refused(method: str, error: str) -> None:
     SLACK_ERRORS.labels(method, error).inc()
+
+
+def delivery_read(how: str) -> None:
+    DELIVERY_READS.labels(how).inc()
 
 
 def token_refresh_refused(error: str) -> None:

@@ -39,6 +39,7 @@ from slack_sdk import WebClient
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session, sessionmaker
 
+from slackapp import metrics
 from slackapp.db.engine import outside_transaction
 from slackapp.delivery import drain as draining
 from slackapp.delivery import leases, plan
@@ -451,6 +452,7 @@ class Deliverer:
     def _claim_and_read(self, game_ids: list[int]) -> dict[int, ToShow]:
         """Take (or renew) the games' leases and read their undelivered entries, in one
         transaction; a game another live process holds is left out."""
+        metrics.delivery_read("claimed")
         with self.sessions() as session, session.begin():
             connection = session.connection()  # plain rows: nothing for the ORM to track
             claimed = leases.claim(connection, self.holder, game_ids, self.now())
@@ -476,6 +478,7 @@ class Deliverer:
         in no transaction (nothing to begin, end or write); one with nothing undelivered is read as
         idle, to let go. A game whose lease lapsed, or nearly, while it waited is left out, for
         a claim to find."""
+        metrics.delivery_read("held")
         with outside_transaction(self.sessions) as session:
             held_until = leases.held_until(self.now())
             return read_held(session.connection(), self.holder, game_ids, held_until)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
 from sqlalchemy import Connection, Engine, create_engine, event, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -277,6 +278,7 @@ def test_a_game_read_again_while_its_drain_holds_it_is_not_claimed_again(
     held = Gate("chat.update")
     fake.api.hooks.append(held)
     event.listen(db, "before_cursor_execute", counted)
+    held_reads = held_reads_so_far()
     try:
         show(sessions, game_id, closed("board 2"))
         deliverer.kick(game_id)
@@ -293,6 +295,11 @@ def test_a_game_read_again_while_its_drain_holds_it_is_not_claimed_again(
         deliverer.stop()
     assert texts(fake, channel) == [newer or "board 2"]
     assert len(claims) == 1, "claimed when its drain began, and never again while it held it"
+    assert held_reads_so_far() > held_reads, "/metrics counts the reads on leases it held"
+
+
+def held_reads_so_far() -> float:
+    return REGISTRY.get_sample_value("varulv_delivery_reads_total", {"how": "held"}) or 0.0
 
 
 def test_throttling_is_retried_after_retry_after(
