@@ -45,6 +45,16 @@ class Limit:
     per_second: float
     burst: int
 
+    @property
+    def interval(self) -> float:
+        """Seconds between two turns."""
+        return 1.0 / self.per_second
+
+    @property
+    def ahead(self) -> float:
+        """How far ahead of a bucket's free moment a burst may run."""
+        return (self.burst - 1) * self.interval
+
 
 @dataclass(frozen=True)
 class Turn:
@@ -74,11 +84,11 @@ class Buckets:
         """Take the next free moment of ``key``'s bucket (only if it is ``within`` seconds
         from now, when given; a negative ``within`` asks for a turn only while that many
         seconds' worth of the burst would still be free after it)."""
-        interval = 1.0 / self.limit.per_second
+        interval = self.limit.interval
         with self._lock:
             now = self.clock()
             full_from = self._free_from.get(key, now)
-            earliest = full_from - (self.limit.burst - 1) * interval  # a burst may run ahead
+            earliest = full_from - self.limit.ahead  # a burst may run ahead
             at = max(now, earliest)
             if within is not None and earliest - now > within:  # below 0: tokens to spare
                 return Turn(earliest - now - within, taken=False)
@@ -161,20 +171,10 @@ class SharedBuckets:
         """Per key, on ``clock``: no turn is free before this, as the database last said."""
         self._stripes = [_Stripe() for _ in range(STRIPES)]
 
-    @property
-    def interval(self) -> float:
-        """Seconds between two turns."""
-        return 1.0 / self.limit.per_second
-
-    @property
-    def ahead(self) -> float:
-        """How far ahead of the bucket's free moment a burst may run."""
-        return (self.limit.burst - 1) * self.interval
-
     def reserve(self, key: str, within: float | None = None) -> Turn:
         if within is None:
             return self._take_together(key)
-        interval, ahead = self.interval, self.ahead
+        interval, ahead = self.limit.interval, self.limit.ahead
         asked = self.clock()
         with self._lock:
             earliest = self._earliest.get(key)
@@ -229,7 +229,7 @@ class SharedBuckets:
     def _take(self, key: str, together: list[_Asked]) -> list[Turn]:
         """One turn each, the next ones free, in one statement: the bucket moves on by as
         many intervals as it would for the calls one after another."""
-        interval, ahead = self.interval, self.ahead
+        interval, ahead = self.limit.interval, self.limit.ahead
         count = len(together)
         free_from, _, now = self._run(key, count * interval, None)
         self._learn(key, min(each.at for each in together) + free_from - ahead - now)
@@ -248,7 +248,7 @@ class SharedBuckets:
                 {
                     "key": f"{self.kind}:{key}"[:200],
                     "interval": interval,
-                    "ahead": self.ahead,
+                    "ahead": self.limit.ahead,
                     "within": 1e9 if within is None else within,
                 },
             ).one()
