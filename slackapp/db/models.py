@@ -249,6 +249,10 @@ class OutboxEntry(Base):
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
     """Found by the unique key it begins (``game_id``, ``surface``, ``version``)."""
+    team_id: Mapped[str] = mapped_column(String(32))
+    """The workspace it is sent in: its installation's token is found by this and
+    ``enterprise_id``, with no read of the game."""
+    enterprise_id: Mapped[str | None] = mapped_column(String(32), default=None)
     surface: Mapped[str] = mapped_column(String(64))
     version: Mapped[int] = mapped_column(Integer)
     channel: Mapped[str | None] = mapped_column(String(32), default=None)

@@ -74,7 +74,15 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
     if recorded is not None and tuple(recorded) == (clicked.channel, clicked.ts):
         return Adopted(0, True)  # the common case, one read by primary key
     newest = connection.execute(
-        select(OUTBOX.c.channel, OUTBOX.c.user_id, OUTBOX.c.text, OUTBOX.c.blocks, OUTBOX.c.settles)
+        select(
+            OUTBOX.c.team_id,
+            OUTBOX.c.enterprise_id,
+            OUTBOX.c.channel,
+            OUTBOX.c.user_id,
+            OUTBOX.c.text,
+            OUTBOX.c.blocks,
+            OUTBOX.c.settles,
+        )
         .where(OUTBOX.c.game_id == game_id, OUTBOX.c.surface == clicked.surface)
         .order_by(OUTBOX.c.version.desc())
         .limit(1)
@@ -98,7 +106,13 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
         .where(MESSAGES.c.game_id == game_id, MESSAGES.c.surface == clicked.surface)
         .values(channel=clicked.channel, ts=clicked.ts, version=UNKNOWN_VERSION)
     )
-    base: Row = {"game_id": game_id, "of_game": game_id, "settles": False}
+    base: Row = {
+        "game_id": game_id,
+        "of_game": game_id,
+        "team_id": newest.team_id,
+        "enterprise_id": newest.enterprise_id,
+        "settles": False,
+    }
     rows: list[Row] = [
         base
         | {  # the newest version again, on the copy clicked, through the click's own answer

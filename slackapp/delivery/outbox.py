@@ -32,6 +32,10 @@ class Addressed(Protocol):
     @property
     def id(self) -> int: ...
     @property
+    def team_id(self) -> str: ...
+    @property
+    def enterprise_id(self) -> str | None: ...
+    @property
     def channel_id(self) -> str: ...
     @property
     def dm_channels(self) -> Mapping[str, str | None]:
@@ -90,6 +94,8 @@ def outbox_rows(game: Addressed, effects: Iterable[Effect]) -> list[Row]:
     for effect in effects:
         row: Row = {
             "game_id": game.id,
+            "team_id": game.team_id,
+            "enterprise_id": game.enterprise_id,
             "channel": None,
             "user_id": None,
             "response_url": None,

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Text, and_, bindparam, cast, select
 
-from slackapp.db.models import Game, OutboxEntry, SlackMessage
+from slackapp.db.models import OutboxEntry, SlackMessage
 from slackapp.delivery.drain import ToShow
 from slackapp.delivery.leases import STILL_HELD
 from slackapp.delivery.plan import Entry, Shown, pending_of
@@ -30,14 +30,13 @@ UNDELIVERED = (
         OutboxEntry.response_url,
         OutboxEntry.settles,
         OutboxEntry.response_ts,
-        Game.team_id,
-        Game.enterprise_id,
+        OutboxEntry.team_id,
+        OutboxEntry.enterprise_id,
         SlackMessage.channel,
         SlackMessage.ts,
         SlackMessage.version,
         SlackMessage.unsure_until,
     )
-    .join(Game, Game.id == OutboxEntry.game_id)
     .outerjoin(
         SlackMessage,
         and_(
@@ -51,7 +50,7 @@ UNDELIVERED = (
     .order_by(OutboxEntry.id)
 )
 """The undelivered entries of the games, as the columns of an ``Entry`` in its order, each with
-its game's workspace (and Grid organisation) and where its message is in Slack (the channel,
+its workspace (and Grid organisation) and where its message is in Slack (the channel,
 ``ts`` and version it shows, and until when a call of unknown outcome may still redraw it),
 if it was posted. Built once, here: building a statement is a
 good part of the cost of running it."""

@@ -76,6 +76,8 @@ _GAME_COLUMNS = [
 SEAT_COLUMNS = [column.name for column in SEATS.columns if column.name != "id"]
 _ENTRY_COLUMNS = [
     "game_id",
+    "team_id",
+    "enterprise_id",
     "surface",
     "version",
     "channel",
@@ -87,6 +89,10 @@ _ENTRY_COLUMNS = [
     "response_ts",
     "settles",
 ]
+
+
+_ENTRY_FIELDS = [name for name in _ENTRY_COLUMNS if name not in ("team_id", "enterprise_id")]
+"""Those an ``Entry`` keeps: its workspace is its ``ToShow``'s."""
 
 
 def _columns(names: list[str]) -> str:
@@ -147,8 +153,7 @@ class Opened:
     def to_show(self, now: datetime) -> ToShow:
         """What the new game shows, as the deliverer would read it back at ``now``."""
         entries = [
-            Entry(**{name: row[name] for name in _ENTRY_COLUMNS}, due_at=now)
-            for row in self.entries
+            Entry(**{name: row[name] for name in _ENTRY_FIELDS}, due_at=now) for row in self.entries
         ]
         workspace = WorkspaceId(self.game.team_id, self.game.enterprise_id)
         return ToShow(workspace, pending_of(entries, {}))

@@ -180,6 +180,7 @@ def late_game(
             session.add(
                 OutboxEntry(
                     game_id=game.id,
+                    team_id=game.team_id,
                     surface="lobby",
                     version=1,
                     channel=game.channel_id,

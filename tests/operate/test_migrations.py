@@ -120,3 +120,27 @@ def test_a_database_behind_the_head_is_migrated_on_start(migrated: Engine, postg
         assert not at_head(empty)
     finally:
         empty.dispose()
+
+
+def test_entries_written_before_0018_take_their_games_workspace(migrated: Engine) -> None:
+    alembic(migrated, command.downgrade, "0017")
+    with migrated.begin() as connection:
+        game = connection.execute(
+            text(
+                "INSERT INTO games (team_id, enterprise_id, channel_id, host_user_id, phase,"
+                " seed, night_seconds, day_seconds, vote_seconds, bots_allowed)"
+                " VALUES ('T1', 'E1', 'C1', 'U1', 'cancelled', 0, 60, 300, 60, false)"
+                " RETURNING id"
+            )
+        ).scalar_one()
+        connection.execute(
+            text(
+                "INSERT INTO outbox (game_id, surface, version, channel, text, attempts)"
+                " VALUES (:g, 'lobby', 1, 'C1', 'Varulv', 0)"
+            ),
+            {"g": game},
+        )
+    alembic(migrated, command.upgrade, "head")
+    with migrated.connect() as connection:
+        found = connection.execute(text("SELECT team_id, enterprise_id FROM outbox")).one()
+    assert tuple(found) == ("T1", "E1")

@@ -32,6 +32,7 @@ def lobby_shown(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, 
             session.add(
                 OutboxEntry(
                     game_id=game_id,
+                    team_id=fake.identity.team_id,
                     surface="lobby",
                     version=version,
                     channel=channel,
@@ -114,7 +115,14 @@ def test_no_copy_recorded_yet_changes_no_record_and_the_click_redraws_the_copy_c
     assert adopted(sessions, game_id, Copy("lobby", channel, "1.0")) == Adopted(0, False)
     with transaction(sessions) as session:
         session.add(
-            OutboxEntry(game_id=game_id, surface="lobby", version=1, channel=channel, text="1")
+            OutboxEntry(
+                game_id=game_id,
+                team_id=fake.identity.team_id,
+                surface="lobby",
+                version=1,
+                channel=channel,
+                text="1",
+            )
         )
     assert adopted(sessions, game_id, Copy("lobby", channel, "1.0")) == Adopted(0, True)
     assert adopted(sessions, game_id, Copy("lobby", "C0ELSEWHERE", "1.0")) == Adopted(0, False)

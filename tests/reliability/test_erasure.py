@@ -104,8 +104,8 @@ def a_workspace(db: Engine, team: str, installed: bool) -> None:
         session.add_all(
             [
                 Ballot(seat_id=seat.id, game_id=game.id, voter_key="U0HOST", target="nobody"),
-                OutboxEntry(game_id=game.id, surface="reveal", version=1, channel=channel,
-                            text="the reveal"),
+                OutboxEntry(game_id=game.id, team_id=team, surface="reveal", version=1,
+                            channel=channel, text="the reveal"),
                 SlackMessage(game_id=game.id, surface="reveal", channel=channel, ts="1.0",
                              version=1),
                 Score(team_id=team, channel_id=channel, user_id="U0HOST", games=1, wins=1,

@@ -47,7 +47,14 @@ def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> int:
             SlackMessage(game_id=game_id, surface="lobby", channel=channel, ts="1.0", version=1)
         )
         session.add(
-            OutboxEntry(game_id=game_id, surface="lobby", version=2, channel=channel, text="x")
+            OutboxEntry(
+                game_id=game_id,
+                team_id=fake.identity.team_id,
+                surface="lobby",
+                version=2,
+                channel=channel,
+                text="x",
+            )
         )
     return game_id
 
@@ -106,7 +113,14 @@ def test_a_game_let_go_with_its_landing_is_still_due_only_for_what_the_landing_l
     finished, unfinished = new_game(fake, sessions), new_game(fake, sessions)
     with transaction(sessions) as session:
         session.add(
-            OutboxEntry(game_id=unfinished, surface="day", version=1, channel="C1", text="y")
+            OutboxEntry(
+                game_id=unfinished,
+                team_id=fake.identity.team_id,
+                surface="day",
+                version=1,
+                channel="C1",
+                text="y",
+            )
         )
         for game_id in (finished, unfinished):
             session.add(DeliveryLease(game_id=game_id, holder="me", until=NOW + timedelta(hours=1)))

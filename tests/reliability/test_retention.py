@@ -85,7 +85,14 @@ def game(engine: Engine, phase: str, ended_days_ago: float, channel: str = MONTH
             SlackMessage(game_id=row.id, surface="lobby", channel=channel, ts="1.2", version=1)
         )
         session.add(
-            OutboxEntry(game_id=row.id, surface="lobby", version=1, channel=channel, text="x")
+            OutboxEntry(
+                game_id=row.id,
+                team_id=row.team_id,
+                surface="lobby",
+                version=1,
+                channel=channel,
+                text="x",
+            )
         )
         session.flush()
         # updated_at follows every change: set it last, as the game's last step would have.
