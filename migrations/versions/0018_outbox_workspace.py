@@ -5,7 +5,8 @@ Revises: 0017
 Create Date: 2026-12-05 19:30:00.000000
 
 The deliverer finds a message's installation (its workspace and Grid organisation) from the
-entry itself, so reading what is due joins no game row. Existing entries take their game's.
+entry itself, so reading what is due joins no game row. Existing entries take their game's:
+filling them in writes every entry once, with new entries waiting meanwhile.
 """
 
 from collections.abc import Sequence
