@@ -94,6 +94,8 @@ def open_games(
                 session.add(
                     OutboxEntry(
                         game_id=game.id,
+                        team_id=game.team_id,
+                        enterprise_id=game.enterprise_id,
                         surface=surface,
                         version=1,
                         channel=where,
