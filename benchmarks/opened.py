@@ -86,14 +86,14 @@ def open_games(
         for game, shown in created:
             for surface, where, ts in shown:
                 session.add(
-                    SlackMessage(game_id=game.id, surface=surface, channel=where, ts=ts, version=1)
+                    SlackMessage(stream=game.id, surface=surface, channel=where, ts=ts, version=1)
                 )
                 # What they show, delivered, as a step would have written it: the night's end
                 # then redraws them as version 2 (else the deliverer takes the redraw for one
                 # already on screen and makes no call).
                 session.add(
                     OutboxEntry(
-                        game_id=game.id,
+                        stream=game.id,
                         team_id=game.team_id,
                         enterprise_id=game.enterprise_id,
                         surface=surface,

@@ -203,7 +203,7 @@ class Storms:
         with self.db.connect() as connection:
             left = connection.execute(
                 text(
-                    "SELECT count(*) FROM outbox JOIN games ON games.id = outbox.game_id "
+                    "SELECT count(*) FROM outbox JOIN games ON games.id = outbox.stream "
                     "WHERE games.channel_id LIKE :p AND outbox.done_at IS NULL"
                 ),
                 {"p": self.prefix + "%"},

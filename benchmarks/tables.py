@@ -197,7 +197,7 @@ def board_lags(fake: Slack, db: Engine) -> dict[str, list[float]]:
             text(
                 "SELECT m.surface, m.channel, m.ts, m.version, o.version, "
                 "extract(epoch FROM o.created_at)::float8 FROM messages m "
-                "JOIN LATERAL (SELECT version, created_at FROM outbox WHERE game_id = m.game_id "
+                "JOIN LATERAL (SELECT version, created_at FROM outbox WHERE stream = m.stream "
                 "AND surface = m.surface ORDER BY version DESC LIMIT 1) o ON true "
                 "WHERE m.surface = ANY(:boards)"
             ),

@@ -42,7 +42,7 @@ from benchmarks.processes import (
 from slackapp.delivery.leases import LEASE_SECONDS
 
 UNDELIVERED = text(
-    "SELECT count(*) FROM outbox JOIN games ON games.id = outbox.game_id "
+    "SELECT count(*) FROM outbox JOIN games ON games.id = outbox.stream "
     "WHERE games.channel_id LIKE :p AND outbox.done_at IS NULL"
 )
 OPENED = text("SELECT count(*) FROM games WHERE channel_id LIKE :p")

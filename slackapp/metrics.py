@@ -94,8 +94,8 @@ RATE_LIMIT_WAITS = Counter(
 )
 DELIVERY_READS = Counter(
     "varulv_delivery_reads",
-    "The deliverer's reads of games' undelivered messages, by how: held (on leases it has, in "
-    "no transaction) or claimed (in a transaction that takes or renews the games' leases).",
+    "The deliverer's reads of outbox streams' undelivered messages, by how: held (on leases it "
+    "has, in no transaction) or claimed (in a transaction that takes or renews the leases).",
     ["how"],
 )
 TOKEN_REFRESHES_REFUSED = Counter(

@@ -39,6 +39,7 @@ from slackapp.db.models import (
     StandingTable,
 )
 from slackapp.db.slack_tables import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
+from slackapp.db.streams import delete_streams
 from slackapp.game import machine as m
 from slackapp.game.effects import dm_surface, over_surface
 from slackapp.game.lines import Language
@@ -174,7 +175,7 @@ def _anonymise(session: Session, game: Game, user_id: str) -> None:
         return named.sub(erased_name, text) if named else text
 
     private = (dm_surface(user_id), over_surface(user_id))
-    entries = session.scalars(select(OutboxEntry).where(OutboxEntry.game_id == game.id))
+    entries = session.scalars(select(OutboxEntry).where(OutboxEntry.stream == game.id))
     for entry in entries:
         entry.text = shown(entry.text)
         if entry.blocks is not None:
@@ -187,7 +188,7 @@ def _anonymise(session: Session, game: Game, user_id: str) -> None:
             entry.user_id = key
     session.execute(
         delete(SlackMessage).where(
-            SlackMessage.game_id == game.id, SlackMessage.surface.in_(private)
+            SlackMessage.stream == game.id, SlackMessage.surface.in_(private)
         )
     )
 
@@ -221,8 +222,8 @@ TEAM_TABLES: tuple[type[Base], ...] = (
     StandingTable,
     ReinstallNeeded,
 )
-"""Every table of ours keyed by the workspace; a game's seats, ballots, outbox, messages and
-lease go with it (their foreign keys cascade)."""
+"""Every table of ours keyed by the workspace; a game's seats and ballots go with it (their
+foreign keys cascade), its outbox stream and the workspace's notices by ``delete_streams``."""
 
 
 def installed(session: Session, team_id: str) -> bool:
@@ -241,6 +242,13 @@ def erase_workspace(session: Session, team_id: str) -> dict[str, int]:
         table = model.__table__
         assert isinstance(table, Table)
         erased[table.name] = _count(session, delete(table).where(table.c.team_id == team_id))
+    erased |= delete_streams(
+        session,
+        union(
+            select(Game.id).where(Game.team_id == team_id),
+            select(OutboxEntry.stream).where(OutboxEntry.team_id == team_id),
+        ),
+    )
     erased[Game.__tablename__] = _count(session, delete(Game).where(Game.team_id == team_id))
     for table in _installation_tables():
         erased[table.name] = _count(session, delete(table).where(table.c.team_id == team_id))

@@ -218,27 +218,32 @@ class Person(Base):
 
 
 class OutboxEntry(Base):
-    """What one of a game's Slack messages must show, committed with the step that decided it.
+    """What one Slack message must show, committed with the step that decided it.
 
-    A message is a game's ``surface`` (its lobby, day board, vote board, reveal, a person's
-    night message ``dm:<key>`` and result ``over:<key>``, a line ``say:<token>``, a private word
+    Entries come in **streams**, each delivered in order under one lease: a game's messages
+    (the stream is the game's id) or a channel's notice, which needs no game (its stream is an
+    id of its own from the games' sequence, so it is never a game's). A message is a stream's
+    ``surface`` (a game's lobby, day board, vote board, reveal, a person's night message
+    ``dm:<key>`` and result ``over:<key>``, a line ``say:<token>``, a private word
     ``tell:<user>:<token>``); each step's picture of it is the next ``version``. The deliverer
     sends the newest undelivered version of each message after the commit, and marks every
-    version up to it done.
+    version up to it done. A game's entries are deleted with it (``db.retention``,
+    ``db.erasure``): no foreign key holds them, so a notice needs no game, and an entry
+    written costs no check of one.
     """
 
     __tablename__ = "outbox"
     __table_args__ = (
-        UniqueConstraint("game_id", "surface", "version"),
+        UniqueConstraint("stream", "surface", "version"),
         CheckConstraint("version >= 1", name="version_positive"),
         CheckConstraint("channel IS NOT NULL OR user_id IS NOT NULL", name="has_address"),
-        # By game first: a step's or a drain's look-up reads its own games' entries, never
+        # By stream first: a step's or a drain's look-up reads its own streams' entries, never
         # every undelivered one (PostgreSQL chose an index by due_at for those too whenever its
         # statistics said few were undelivered, as they do until a storm). The sweep, the
         # readiness check and /metrics, which ask by due_at, read every undelivered entry.
         Index(
             "ix_outbox_undelivered",
-            "game_id",
+            "stream",
             "surface",
             "version",
             postgresql_include=["due_at"],
@@ -247,8 +252,8 @@ class OutboxEntry(Base):
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
-    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
-    """Found by the unique key it begins (``game_id``, ``surface``, ``version``)."""
+    stream: Mapped[int] = mapped_column(Integer)
+    """Found by the unique key it begins (``stream``, ``surface``, ``version``)."""
     team_id: Mapped[str] = mapped_column(String(32))
     """The workspace it is sent in: its installation's token is found by this and
     ``enterprise_id``, with no read of the game."""
@@ -282,13 +287,12 @@ class OutboxEntry(Base):
 
 
 class SlackMessage(Base):
-    """A game's message as Slack has it: where, its ``ts``, and the version it shows."""
+    """A stream's message as Slack has it: where, its ``ts``, and the version it shows."""
 
     __tablename__ = "messages"
 
-    game_id: Mapped[int] = mapped_column(
-        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
-    )
+    stream: Mapped[int] = mapped_column(Integer, primary_key=True)
+    """The outbox stream it is a message of: a game's id, for a game's message."""
     surface: Mapped[str] = mapped_column(String(64), primary_key=True)
     channel: Mapped[str] = mapped_column(String(32))
     ts: Mapped[str] = mapped_column(String(32))
@@ -300,13 +304,11 @@ class SlackMessage(Base):
 
 
 class DeliveryLease(Base):
-    """Which process delivers a game's messages now, until when; no lock is held meanwhile."""
+    """Which process delivers an outbox stream now, until when; no lock is held meanwhile."""
 
     __tablename__ = "delivery_leases"
 
-    game_id: Mapped[int] = mapped_column(
-        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
-    )
+    stream: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     holder: Mapped[str] = mapped_column(String(64))
     until: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 

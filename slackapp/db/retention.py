@@ -2,7 +2,8 @@
 ``varulv prune``; what people earned stays.
 
 A game that ended (revealed, cancelled or stopped) more than ``VARULV_RETENTION_DAYS`` ago
-(default 90) is deleted with its seats, cards, night choices, ballots and messages. Kept: the
+(default 90) is deleted with its seats, cards, night choices, ballots and messages, and so is
+a channel's notice written that long ago (``db.streams``). Kept: the
 channels' scores, their settings and schedules, the seasons' wrap-ups, and every game its
 season may still count (a revealed game is kept until the season it was decided in has ended
 and its wrap-up was due, even when that is later than the retention days). A running game is
@@ -23,6 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.db import history
 from slackapp.db.engine import transaction
 from slackapp.db.models import Game
+from slackapp.db.streams import delete_streams, notices_before
 from slackapp.game import machine as m
 from slackapp.game.seasons import season_to_wrap_up
 
@@ -49,6 +51,8 @@ def prune(sessions: sessionmaker[Session], now: datetime, days: int) -> Pruned:
     open_phases = [phase.value for phase in m.OPEN_PHASES]
     deleted = kept = 0
     after_id = 0
+    with transaction(sessions) as session:
+        delete_streams(session, notices_before(cutoff))
     while True:
         with transaction(sessions) as session:
             rows = session.execute(
@@ -73,6 +77,7 @@ def prune(sessions: sessionmaker[Session], now: datetime, days: int) -> Pruned:
                         continue
                 doomed.append(row.id)
             if doomed:
+                delete_streams(session, doomed)
                 session.execute(delete(Game).where(Game.id.in_(doomed)))
                 deleted += len(doomed)
 

@@ -59,7 +59,7 @@ class Adopted:
     it; not for a copy being deleted or one the app does not know."""
 
 
-def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
+def adopt(connection: Connection, stream: int, clicked: Copy) -> Adopted:
     """Make the clicked copy the game's message, unless it is the one recorded already.
 
     Called with the game row locked, in the click's own step, so the redraw comes before the
@@ -68,7 +68,7 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
     """
     recorded = connection.execute(
         select(MESSAGES.c.channel, MESSAGES.c.ts).where(
-            MESSAGES.c.game_id == game_id, MESSAGES.c.surface == clicked.surface
+            MESSAGES.c.stream == stream, MESSAGES.c.surface == clicked.surface
         )
     ).first()
     if recorded is not None and tuple(recorded) == (clicked.channel, clicked.ts):
@@ -83,7 +83,7 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
             OUTBOX.c.blocks,
             OUTBOX.c.settles,
         )
-        .where(OUTBOX.c.game_id == game_id, OUTBOX.c.surface == clicked.surface)
+        .where(OUTBOX.c.stream == stream, OUTBOX.c.surface == clicked.surface)
         .order_by(OUTBOX.c.version.desc())
         .limit(1)
     ).first()
@@ -96,19 +96,19 @@ def adopt(connection: Connection, game_id: int, clicked: Copy) -> Adopted:
         return Adopted(0, True)
     being_dropped = connection.execute(
         select(OUTBOX.c.id)
-        .where(OUTBOX.c.game_id == game_id, OUTBOX.c.surface == drop_surface(clicked.ts))
+        .where(OUTBOX.c.stream == stream, OUTBOX.c.surface == drop_surface(clicked.ts))
         .limit(1)
     ).first()
     if being_dropped is not None:
         return Adopted(0, False)  # the copy clicked is going away: the recorded one stays
     connection.execute(
         update(MESSAGES)
-        .where(MESSAGES.c.game_id == game_id, MESSAGES.c.surface == clicked.surface)
+        .where(MESSAGES.c.stream == stream, MESSAGES.c.surface == clicked.surface)
         .values(channel=clicked.channel, ts=clicked.ts, version=UNKNOWN_VERSION)
     )
     base: Row = {
-        "game_id": game_id,
-        "of_game": game_id,
+        "stream": stream,
+        "of_stream": stream,
         "team_id": newest.team_id,
         "enterprise_id": newest.enterprise_id,
         "settles": False,

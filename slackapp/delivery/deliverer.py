@@ -1,23 +1,23 @@
 """The deliverer: shows in Slack what the outbox holds, after the step that wrote it committed.
 
 The pieces, each a module of its own:
-- ``leases``: which process delivers a game now (short leases, renewed by a heartbeat);
-- ``reading``: a game's undelivered outbox rows and where each message is in Slack;
+- ``leases``: which process delivers a stream now (short leases, renewed by a heartbeat);
+- ``reading``: a stream's undelivered outbox rows and where each message is in Slack;
 - ``plan``: what to send next, a pure function of those rows;
-- ``drain``: what one drain of a batch of games does next, as pure transitions;
+- ``drain``: what one drain of a batch of streams does next, as pure transitions;
 - ``sending``: one call to Slack and what its outcome means (paced by ``pacing``, its failure
   judged by ``policy``);
 - ``landings``: what Slack took (``ts``, the version shown), recorded a drain's at a time.
 
-This module carries them out: threads that drain games (each carrying out its ``drain``'s
+This module carries them out: threads that drain streams (each carrying out its ``drain``'s
 actions and telling it what happened) and threads that make the calls (``sending``). A step in
-this process takes its games' leases in its own transaction (``take``) and hands them over
-after the commit (``hand_over``): the drain checks the leases and reads what the games show
+this process takes its streams' leases in its own transaction (``take``) and hands them over
+after the commit (``hand_over``): the drain checks the leases and reads what the streams show
 outside any transaction, and sends, so no transaction stands between the commit and the first
-call. Otherwise ``kick`` (a game another process held as the step took it) or the sweep (a
-crash, a retry's backoff) make a drain claim the games' leases and read their outbox in one
+call. Otherwise ``kick`` (a stream another process held as the step took it) or the sweep (a
+crash, a retry's backoff) make a drain claim the streams' leases and read their outbox in one
 transaction, then send.
-A game's messages are sent side by side, but its posts to one conversation one at a time, in
+A stream's messages are sent side by side, but its posts to one conversation one at a time, in
 the order they were written; one message's versions are sent in order, newest only, never older
 than what it shows. The one window a crash cannot close is a post Slack took whose ``ts`` was
 not committed yet: that post is made again, identical.
@@ -64,7 +64,7 @@ log = logging.getLogger(__name__)
 
 DRAIN_THREADS = 8
 DRAIN_BATCH = 50
-"""Games a drain thread claims, reads and lets go together."""
+"""Streams a drain thread claims, reads and lets go together."""
 CALL_THREADS = 64
 """Calls wait on Slack, not on the processor: at Slack's ~100 ms a call, 64 threads make about
 600 calls a second (16 made 160, so a thousand phases ending together took 30 s for their
@@ -74,17 +74,17 @@ SWEEP_SECONDS = 0.5
 
 @dataclass(frozen=True)
 class Taken:
-    """The leases a step's transaction took: of ``asked``, every game the step gave
-    something to show, the ``games`` this process got (another live process held the rest:
+    """The leases a step's transaction took: of ``asked``, every stream the step gave
+    something to show, the ``streams`` this process got (another live process held the rest:
     those are its to deliver)."""
 
     asked: frozenset[int]
-    games: frozenset[int]
+    streams: frozenset[int]
 
     @property
     def left(self) -> frozenset[int]:
-        """The asked games this process did not get."""
-        return self.asked - self.games
+        """The asked streams this process did not get."""
+        return self.asked - self.streams
 
 
 class Deliverer:
@@ -109,21 +109,21 @@ class Deliverer:
         self._calls = ThreadPoolExecutor(call_threads, thread_name_prefix="varulv-call")
         self._lock = threading.Lock()
         self._queued: set[int] = set()
-        """Games this process drains or is about to: their leases are renewed."""
+        """Streams this process drains or is about to: their leases are renewed."""
         self._waiting: list[int] = []
         self._leased: set[int] = set()
-        """Waiting games whose leases a step took: not renewed while they wait for a drain
+        """Waiting streams whose leases a step took: not renewed while they wait for a drain
         thread (so another process may take one over if none comes within the lease), then
         read without claiming them again if the lease is still this process's."""
         self._again: set[int] = set()
         self._opening: dict[int, datetime] = {}
-        """New games being written with a lease of this process's, until when it lasts: the
+        """New streams being written with a lease of this process's, until when it lasts: the
         sweep leaves them to ``hand_over`` meanwhile."""
         self._fresh: dict[int, tuple[ToShow, datetime]] = {}
-        """What new games handed over show, and until when their leases last: their first
+        """What new streams handed over show, and until when their leases last: their first
         read, from memory, while nothing else was written to them and the lease is young."""
         self._wakers: dict[int, Future[None]] = {}
-        """Per game being drained, what wakes its drain to read it again."""
+        """Per stream being drained, what wakes its drain to read it again."""
         self._sweeper: threading.Thread | None = None
         self._heart: threading.Thread | None = None
         self._sweep_failing = False
@@ -163,93 +163,93 @@ class Deliverer:
         if self._heart is not None and self._heart is not threading.current_thread():
             self._heart.join(timeout=leases.RENEW_SECONDS * 2)
 
-    def take(self, connection: Connection, game_ids: list[int]) -> Taken:
-        """In a step's transaction, once its outbox rows are written: take the games' leases,
+    def take(self, connection: Connection, streams: list[int]) -> Taken:
+        """In a step's transaction, once its outbox rows are written: take the streams' leases,
         for ``hand_over`` after the commit. The step holds its games' rows (``FOR NO KEY
-        UPDATE``, which a lease's foreign key does not wait on) and takes the leases last, in
-        order, so no other transaction waits on it in a cycle; it reads nothing more under
-        its lock. A game this process has queued or is draining is left out and kicked after
-        the commit (its drain reads it again, or a claim finds it if it was let go
-        meanwhile), so a busy table's steps do not queue on its lease's row."""
-        asked = frozenset(game_ids)
+        UPDATE``) and takes the leases last, in order, so no other transaction waits on it in a
+        cycle; it reads nothing more under its lock. A stream this process has queued or is
+        draining is left out and kicked after the commit (its drain reads it again, or a claim
+        finds it if it was let go meanwhile), so a busy table's steps do not queue on its
+        lease's row."""
+        asked = frozenset(streams)
         with self._lock:
             free = asked - self._queued
         return Taken(asked, frozenset(leases.claim(connection, self.holder, free, self.now())))
 
-    def new_lease(self, game_id: int) -> tuple[str, datetime]:
-        """The holder and expiry of the lease a step writes with the new game ``game_id``: no
-        other process knows of that game before it commits, so nothing is taken from one.
-        Until ``hand_over`` (or ``not_opened``), the sweep leaves the game alone."""
+    def new_lease(self, stream: int) -> tuple[str, datetime]:
+        """The holder and expiry of the lease a step writes with a new game's stream ``stream``:
+        no other process knows of that stream before it commits, so nothing is taken from one.
+        Until ``hand_over`` (or ``not_opened``), the sweep leaves the stream alone."""
         until = leases.expiry(self.now())
         with self._lock:
-            self._opening[game_id] = until
+            self._opening[stream] = until
         return self.holder, until
 
-    def not_opened(self, game_id: int) -> None:
+    def not_opened(self, stream: int) -> None:
         """The new game of ``new_lease`` was not written after all (or its step failed)."""
         with self._lock:
-            self._opening.pop(game_id, None)
+            self._opening.pop(stream, None)
 
     def hand_over(self, taken: Taken, shown: Mapping[int, ToShow] | None = None) -> None:
-        """After the commit of the step that took them: send the games' messages now. A game
-        this process is draining already is read again by its drain. The games the step did
+        """After the commit of the step that took them: send the streams' messages now. A stream
+        this process is draining already is read again by its drain. The streams the step did
         not take are kicked: those another process holds are found by that process as it lets
-        them go; those this process had queued are read again. Games handed over while the
+        them go; those this process had queued are read again. Streams handed over while the
         drain threads are busy wait with those kicked, and go as one batch. ``shown``: what
-        new games show, as their step wrote it, read from here instead of the database unless
+        new streams show, as their step wrote it, read from here instead of the database unless
         something else is written to them first."""
         with self._lock:
-            for game_id in taken.games:
-                until = self._opening.pop(game_id, None)
-                if shown and game_id in shown and until and game_id not in self._queued:
-                    self._fresh[game_id] = (shown[game_id], until)
-        for game_id in sorted(taken.games):
-            self._queue(game_id, leased=True)
-        for game_id in sorted(taken.left):
-            self._queue(game_id, leased=False)
+            for stream in taken.streams:
+                until = self._opening.pop(stream, None)
+                if shown and stream in shown and until and stream not in self._queued:
+                    self._fresh[stream] = (shown[stream], until)
+        for stream in sorted(taken.streams):
+            self._queue(stream, leased=True)
+        for stream in sorted(taken.left):
+            self._queue(stream, leased=False)
 
-    def kick(self, game_id: int) -> None:
-        """Deliver the game's new entries now (a step committed some). Games kicked while
+    def kick(self, stream: int) -> None:
+        """Deliver the stream's new entries now (a step committed some). Streams kicked while
         the drain threads are busy wait together, and the next free thread takes them as one
         batch: one transaction claims them all and reads their outbox, one lets them go."""
-        self._queue(game_id, leased=False)
+        self._queue(stream, leased=False)
 
-    def _queue(self, game_id: int, leased: bool) -> None:
-        """The game waits for a drain thread, unless this process drains it already (its
+    def _queue(self, stream: int, leased: bool) -> None:
+        """The stream waits for a drain thread, unless this process drains it already (its
         drain then reads it again); ``leased``: a step took its lease, so it is not claimed."""
         with self._lock:
-            if game_id in self._queued or not leased:
+            if stream in self._queued or not leased:
                 # Written to again, or kicked (by the sweep, even before its hand-over went
                 # on): whatever a drain sends of it, it reads from the database.
-                self._fresh.pop(game_id, None)
-            if game_id in self._queued:
-                if game_id not in self._waiting:  # being drained: read again
-                    self._wake(game_id)
+                self._fresh.pop(stream, None)
+            if stream in self._queued:
+                if stream not in self._waiting:  # being drained: read again
+                    self._wake(stream)
                 return
-            self._queued.add(game_id)
+            self._queued.add(stream)
             if leased:
-                self._leased.add(game_id)
-            self._waiting.append(game_id)
+                self._leased.add(stream)
+            self._waiting.append(stream)
         self._beat()
         try:
             self._drains.submit(self._drain_waiting)
-        except RuntimeError:  # stopping: a lease lapses, and another process sends the game
+        except RuntimeError:  # stopping: a lease lapses, and another process sends the stream
             with self._lock:
-                self._queued.discard(game_id)
-                self._leased.discard(game_id)
-                self._fresh.pop(game_id, None)
+                self._queued.discard(stream)
+                self._leased.discard(stream)
+                self._fresh.pop(stream, None)
 
-    def _wake(self, game_id: int) -> None:
-        """(Holding the lock.) The game's drain reads it again."""
-        self._again.add(game_id)
-        waker = self._wakers.get(game_id)
+    def _wake(self, stream: int) -> None:
+        """(Holding the lock.) The stream's drain reads it again."""
+        self._again.add(stream)
+        waker = self._wakers.get(stream)
         if waker is not None and not waker.done():
             waker.set_result(None)
 
     def sweep(self) -> None:
-        """Kick every game with entries due and no live lease on it but this process's own on
-        a game it is not draining (or writing: see ``new_lease``): one left behind when letting
-        it go failed (the database went away just then), which would otherwise hold the game's
+        """Kick every stream with entries due and no live lease on it but this process's own on
+        a stream it is not draining (or writing: see ``new_lease``): one left behind when letting
+        it go failed (the database went away just then), which would otherwise hold the stream's
         messages back until it expired."""
         try:
             with outside_transaction(self.sessions) as session:  # a read or two, twice a second
@@ -265,11 +265,12 @@ class Deliverer:
             log.info("the delivery sweep reads the outbox again")
         self._sweep_failing = False
         with self._lock:
-            self._opening = {game: until for game, until in self._opening.items() if until > now}
+            opening = self._opening.items()
+            self._opening = {stream: until for stream, until in opening if until > now}
             draining = self._queued | self._opening.keys()
-        for game_id, holder in due:
-            if holder != self.holder or game_id not in draining:
-                self.kick(game_id)
+        for stream, holder in due:
+            if holder != self.holder or stream not in draining:
+                self.kick(stream)
 
     # -- the heartbeat ------------------------------------------------------------------------
 
@@ -300,7 +301,7 @@ class Deliverer:
             batch, self._waiting = self._waiting[:DRAIN_BATCH], self._waiting[DRAIN_BATCH:]
             leased = self._leased.intersection(batch)
             self._leased -= leased
-            fresh = {game_id: self._fresh.pop(game_id) for game_id in leased & self._fresh.keys()}
+            fresh = {stream: self._fresh.pop(stream) for stream in leased & self._fresh.keys()}
         if batch:
             self._drain_and_follow(batch, leased, fresh)
 
@@ -314,9 +315,9 @@ class Deliverer:
             self.drain_many(batch, leased, fresh)
         except Exception:
             if not self._stopped.is_set():
-                log.exception("delivering games' messages failed; the sweep tries again")
+                log.exception("delivering streams' messages failed; the sweep tries again")
         with self._lock:
-            again = [game_id for game_id in batch if game_id in self._again]
+            again = [stream for stream in batch if stream in self._again]
             self._again.difference_update(again)
             self._queued.difference_update(set(batch) - set(again))
             self._waiting += again
@@ -324,34 +325,34 @@ class Deliverer:
             with contextlib.suppress(RuntimeError):  # stopping
                 self._drains.submit(self._drain_waiting)
 
-    def drain(self, game_id: int) -> None:
-        """Deliver the game's entries until none is due, or the next must wait its retry."""
-        self.drain_many([game_id])
+    def drain(self, stream: int) -> None:
+        """Deliver the stream's entries until none is due, or the next must wait its retry."""
+        self.drain_many([stream])
 
     def drain_many(
         self,
-        game_ids: list[int],
+        streams: list[int],
         leased: set[int] | None = None,
         fresh: dict[int, tuple[ToShow, datetime]] | None = None,
     ) -> None:
-        """Deliver the games' entries until none is due, or the next must wait its retry.
+        """Deliver the streams' entries until none is due, or the next must wait its retry.
 
-        ``leased``: those of the games whose leases a step has just taken, read first in one
-        statement (two at most) outside any transaction, as is every game read again while
+        ``leased``: those of the streams whose leases a step has just taken, read first in one
+        statement (two at most) outside any transaction, as is every stream read again while
         the drain holds it (the heartbeat renews its lease), unless others are to be claimed
-        in the same read; every other read is one transaction that claims the games and reads
-        them, and a game another live process holds is left to it. What to read, send and let
+        in the same read; every other read is one transaction that claims the streams and reads
+        them, and a stream another live process holds is left to it. What to read, send and let
         go, and when, is ``delivery.drain``'s to decide: this carries
         its actions out and tells it what happened (a read, a call that ended, a kick, the
-        time it asked to be woken at). ``fresh``: what some of the leased games show, handed
+        time it asked to be woken at). ``fresh``: what some of the leased streams show, handed
         over in memory with when their leases were taken, for their first read.
         """
         waker: Future[None] = Future()
         with self._lock:
-            for game_id in game_ids:
-                self._wakers[game_id] = waker
+            for stream in streams:
+                self._wakers[stream] = waker
         in_flight: dict[Future[Landing | None], draining.Send] = {}
-        state, actions = draining.begin(frozenset(game_ids), frozenset(leased or ()))
+        state, actions = draining.begin(frozenset(streams), frozenset(leased or ()))
         try:
             while True:
                 events = deque(self._carry_out(actions, in_flight, fresh))
@@ -370,16 +371,16 @@ class Deliverer:
                 if waker.done():
                     with self._lock:
                         waker = Future()
-                        for game_id in game_ids:
-                            self._wakers[game_id] = waker
-                        kicked = self._again & set(game_ids)
+                        for stream in streams:
+                            self._wakers[stream] = waker
+                        kicked = self._again & set(streams)
                         self._again -= kicked
                 state, actions = draining.advance(state, draining.Woke(landed, frozenset(kicked)))
         finally:
             with self._lock:
-                for game_id in game_ids:
-                    if self._wakers.get(game_id) is waker:
-                        del self._wakers[game_id]
+                for stream in streams:
+                    if self._wakers.get(stream) is waker:
+                        del self._wakers[stream]
             if in_flight or state.to_record:
                 self._left_early(state, in_flight)
 
@@ -395,7 +396,7 @@ class Deliverer:
         try:
             for call, action in in_flight.items():
                 if not call.done() and isinstance(action.send, plan.Update):
-                    self.sender.unsure(action.game_id, action.send.pending.surface, self.now())
+                    self.sender.unsure(action.stream, action.send.pending.surface, self.now())
             taken = [self._landing(call) for call in in_flight if call.done()]
             kept = [*state.to_record, *(x for x in taken if x is not None)]
             if kept:
@@ -424,77 +425,77 @@ class Deliverer:
         clients: dict[WorkspaceId, WebClient | NotInstalled] = {}  # one look-up per workspace
         for action in actions:
             match action:
-                case draining.ReadGames(held, claimed):
+                case draining.ReadStreams(held, claimed):
                     found = self._from_memory(held, fresh or {})
-                    rest_held = [game_id for game_id in held if game_id not in found]
+                    rest_held = [stream for stream in held if stream not in found]
                     if rest_held and not claimed:  # else one transaction claims and reads all
                         found |= self._read_held(rest_held)
                     if rest := sorted(set(claimed) | (set(held) - found.keys())):
                         found |= self._claim_and_read(rest)
                     events.append(draining.Read(found, self.now()))
-                case draining.Send(game_id, workspace, send):
-                    client = self._client(game_id, workspace, clients)
+                case draining.Send(stream, workspace, send):
+                    client = self._client(stream, workspace, clients)
                     call: Future[Landing | None] = Future()
                     if client is None:  # its messages are given up, and the machine told
                         call.set_result(None)
-                    elif not self._send(game_id, workspace.team_id, client, send, call):
+                    elif not self._send(stream, workspace.team_id, client, send, call):
                         continue  # stopping: a lease lapses, and another process sends it
                     in_flight[call] = action
-                case draining.MarkShown(game_id, surface, version):
-                    self.sender.done(game_id, surface, version)
-                case draining.WaitFor(game_id, surface, version, attempts, until):
-                    self.sender.put_off(game_id, surface, version, attempts, until)
+                case draining.MarkShown(stream, surface, version):
+                    self.sender.done(stream, surface, version)
+                case draining.WaitFor(stream, surface, version, attempts, until):
+                    self.sender.put_off(stream, surface, version, attempts, until)
                 case draining.Record(landings, release):
                     still_due = record(self.sessions, landings, self.holder, release, self.now())
                     events.append(draining.Recorded(frozenset(still_due)))
         return events
 
-    def _claim_and_read(self, game_ids: list[int]) -> dict[int, ToShow]:
-        """Take (or renew) the games' leases and read their undelivered entries, in one
-        transaction; a game another live process holds is left out."""
+    def _claim_and_read(self, streams: list[int]) -> dict[int, ToShow]:
+        """Take (or renew) the streams' leases and read their undelivered entries, in one
+        transaction; a stream another live process holds is left out."""
         metrics.delivery_read("claimed")
         with self.sessions() as session, session.begin():
             connection = session.connection()  # plain rows: nothing for the ORM to track
-            claimed = leases.claim(connection, self.holder, game_ids, self.now())
+            claimed = leases.claim(connection, self.holder, streams, self.now())
             return read(connection, claimed) if claimed else {}
 
     def _from_memory(
         self, held: tuple[int, ...], fresh: dict[int, tuple[ToShow, datetime]]
     ) -> dict[int, ToShow]:
-        """What the games handed over in memory show, of those whose leases last long enough
+        """What the streams handed over in memory show, of those whose leases last long enough
         yet to be this process's still (as ``_read_held`` asks of the database's)."""
         now = self.now()
         return {
-            game_id: shown
-            for game_id in held
-            if game_id in fresh
-            for shown, until in [fresh[game_id]]
+            stream: shown
+            for stream in held
+            if stream in fresh
+            for shown, until in [fresh[stream]]
             if leases.held_until(now) <= until
         }
 
-    def _read_held(self, game_ids: list[int]) -> dict[int, ToShow]:
-        """What the games whose leases this drain holds show (a step took them, or a read of
+    def _read_held(self, streams: list[int]) -> dict[int, ToShow]:
+        """What the streams whose leases this drain holds show (a step took them, or a read of
         the drain found them), of those whose leases this process still has: one read or two,
         in no transaction (nothing to begin, end or write); one with nothing undelivered is read as
-        idle, to let go. A game whose lease lapsed, or nearly, while it waited is left out, for
+        idle, to let go. A stream whose lease lapsed, or nearly, while it waited is left out, for
         a claim to find."""
         metrics.delivery_read("held")
         with outside_transaction(self.sessions) as session:
             held_until = leases.held_until(self.now())
-            return read_held(session.connection(), self.holder, game_ids, held_until)
+            return read_held(session.connection(), self.holder, streams, held_until)
 
     # -- sending ------------------------------------------------------------------------------
 
     def _client(
         self,
-        game_id: int,
+        stream: int,
         workspace: WorkspaceId,
         clients: dict[WorkspaceId, WebClient | NotInstalled],
     ) -> WebClient | None:
-        """The game's workspace's client; None when it is not installed (the game's messages
+        """The stream's workspace's client; None when it is not installed (the stream's messages
         are then given up, and the machine told) or cannot be looked up just now (they stay
         due, for the sweep). ``clients`` keeps this round's client (or its
-        absence) per workspace, so a thousand games of one workspace read its installation
+        absence) per workspace, so a thousand streams of one workspace read its installation
         once, not a thousand times."""
         if workspace not in clients:
             try:
@@ -506,14 +507,14 @@ class Deliverer:
                 return None
         client = clients[workspace]
         if isinstance(client, NotInstalled):
-            self.sender.give_up_all(game_id, "not_installed")
-            self.report(game_id, m.WorkspaceLeft())
+            self.sender.give_up_all(stream, "not_installed")
+            self.report(stream, m.WorkspaceLeft())
             return None
         return client
 
     def _send(
         self,
-        game_id: int,
+        stream: int,
         team_id: str,
         client: WebClient,
         send: plan.Send,
@@ -522,21 +523,21 @@ class Deliverer:
         """The send on a call thread; ``call`` done with what Slack took once it has ended.
         False when stopping."""
         try:
-            self._calls.submit(self._deliver_logged, game_id, team_id, client, send, call)
+            self._calls.submit(self._deliver_logged, stream, team_id, client, send, call)
         except RuntimeError:
             return False
         return True
 
     def _deliver_logged(
         self,
-        game_id: int,
+        stream: int,
         team_id: str,
         client: WebClient,
         send: plan.Send,
         call: Future[Landing | None],
     ) -> None:
-        with log_context(game_id=game_id):
+        with log_context(stream=stream):
             try:
-                call.set_result(self.sender.deliver(game_id, team_id, client, send))
+                call.set_result(self.sender.deliver(stream, team_id, client, send))
             except BaseException as error:
                 call.set_exception(error)

@@ -1,24 +1,26 @@
-"""One drain of a batch of games, as data: a frozen state and an event in, the next state and
-the actions out, as ``game/machine.py`` is for a game. No threads, no clock, no database: the
+"""One drain of a batch of outbox streams (a game's messages, or a channel's notice: see
+``OutboxEntry``), as data: a frozen state and an event in, the next state and the actions
+out, as ``game/machine.py`` is for a game. No threads, no clock, no database: the
 deliverer (``delivery/deliverer.py``) carries the actions out and turns what happens into the
 next event.
 
-A drain reads its games' undelivered messages, asks ``plan.next_sends`` what each needs, sends
-every ready message of every game side by side (every game's posts before any redraw, so that
-what people wait to appear is not queued behind what is only being brought up to date), and:
+A drain reads its streams' undelivered messages, asks ``plan.next_sends`` what each needs,
+sends every ready message of every stream side by side (every stream's posts before any
+redraw, so that what people wait to appear is not queued behind what is only being brought
+up to date), and:
 - never sends a message while it is in flight already: a newer version of it is *held back*,
-  and its game read again as soon as that call's landing is recorded;
+  and its stream read again as soon as that call's landing is recorded;
 - posts to one conversation one at a time, in the order the steps wrote them: a post waits
-  (held back as above, its game keeping its lease) while another to the same channel or DM is
+  (held back as above, its stream keeping its lease) while another to the same channel or DM is
   in flight, so they appear in that order, and a crash while one is out never posts the one
   before it again (its ``ts`` is recorded before the next is sent); a post put off (a retry,
-  its turn at Slack's limit) puts off those its game wrote after it to the same place until
+  its turn at Slack's limit) puts off those its stream holds after it to the same place until
   then (``WaitFor``). The order holds within a drain, between posts addressed alike (a
   channel, or a person's DM by their id);
 - records what Slack took of every call that ended by the time it woke, and lets go of every
-  game left with nothing in flight, in one statement (``Record``), before it reads anything
+  stream left with nothing in flight, in one statement (``Record``), before it reads anything
   again, so a read never misses a message's ``ts``;
-- reads a game again whenever a step gives it something new (``Woke.kicked``), and a game that
+- reads a stream again whenever a step gives it something new (``Woke.kicked``), and one that
   got something due as it was let go;
 - is over when nothing is left to read, send, record or let go.
 """
@@ -34,7 +36,7 @@ from slackapp.delivery.landings import Landing
 from slackapp.delivery.slack import WorkspaceId
 
 Message = tuple[int, str]
-"""A game's message: (game id, surface)."""
+"""A stream's message: (stream, surface)."""
 
 
 def conversation(entry: plan.Entry) -> str:
@@ -44,7 +46,7 @@ def conversation(entry: plan.Entry) -> str:
 
 @dataclass(frozen=True)
 class ToShow:
-    """One game's workspace and its undelivered messages."""
+    """One stream's workspace and its undelivered messages."""
 
     workspace: WorkspaceId
     pending: list[plan.Pending] = field(default_factory=list)
@@ -55,7 +57,7 @@ class ToShow:
 
 @dataclass(frozen=True)
 class Read:
-    """What ``ReadGames`` found: each game read (those with nothing to show too), at ``now``."""
+    """What ``ReadStreams`` found: each stream read (those with nothing to show too), at ``now``."""
 
     found: Mapping[int, ToShow]
     now: datetime
@@ -64,7 +66,7 @@ class Read:
 @dataclass(frozen=True)
 class Woke:
     """Calls that ended (with what Slack took, if it took anything: None when it was put off,
-    failed and was handled, or given up), and games steps gave something new."""
+    failed and was handled, or given up), and streams steps gave something new."""
 
     landed: Mapping[Message, Landing | None] = field(default_factory=dict)
     kicked: frozenset[int] = frozenset()
@@ -72,7 +74,7 @@ class Woke:
 
 @dataclass(frozen=True)
 class Recorded:
-    """``Record`` is done; of the games it let go, those with something due as they went."""
+    """``Record`` is done; of the streams it let go, those with something due as they went."""
 
     still_due: frozenset[int]
 
@@ -84,10 +86,10 @@ Event = Read | Woke | Recorded
 
 
 @dataclass(frozen=True)
-class ReadGames:
-    """Read the games: ``held`` those whose leases this drain has (they may be read without
+class ReadStreams:
+    """Read the streams: ``held`` those whose leases this drain has (they may be read without
     claiming them, while the lease is still this process's), ``claimed`` the rest (claimed and
-    read in one transaction). A game another process holds is left out of the ``Read``."""
+    read in one transaction). A stream another process holds is left out of the ``Read``."""
 
     held: tuple[int, ...]
     claimed: tuple[int, ...]
@@ -95,32 +97,32 @@ class ReadGames:
 
 @dataclass(frozen=True)
 class Send:
-    """Carry out one post or update of a game's message; the drain wakes when it has ended."""
+    """Carry out one post or update of a stream's message; the drain wakes when it has ended."""
 
-    game_id: int
+    stream: int
     workspace: WorkspaceId
     send: plan.Send
 
     @property
     def message(self) -> Message:
-        return self.game_id, self.send.pending.surface
+        return self.stream, self.send.pending.surface
 
 
 @dataclass(frozen=True)
 class MarkShown:
     """Slack shows this version or a newer one already: the versions up to it are done."""
 
-    game_id: int
+    stream: int
     surface: str
     version: int
 
 
 @dataclass(frozen=True)
 class WaitFor:
-    """A post its game wrote after another to the same conversation, which waits (a retry, its
+    """A post its stream holds after another to the same conversation, which waits (a retry, its
     turn): put off until ``until`` too, so it does not appear above it."""
 
-    game_id: int
+    stream: int
     surface: str
     version: int
     attempts: int
@@ -136,7 +138,7 @@ class Record:
     release: tuple[int, ...]
 
 
-Action = ReadGames | Send | MarkShown | WaitFor | Record
+Action = ReadStreams | Send | MarkShown | WaitFor | Record
 
 
 # -- the state ------------------------------------------------------------------------------
@@ -144,18 +146,18 @@ Action = ReadGames | Send | MarkShown | WaitFor | Record
 
 @dataclass(frozen=True)
 class Drain:
-    """Where one drain of ``games`` stands."""
+    """Where one drain of ``streams`` stands."""
 
-    games: frozenset[int]
+    streams: frozenset[int]
     to_read: frozenset[int] = frozenset()
     leased: frozenset[int] = frozenset()
-    """The games whose leases this drain has (a step took them, or a read found them) and
+    """The streams whose leases this drain has (a step took them, or a read found them) and
     has not let go: read again without claiming them (the heartbeat renews them meanwhile)."""
     in_flight: frozenset[Message] = frozenset()
     posting: frozenset[tuple[str, Message]] = frozenset()
     """The posts in flight, by conversation: one at a time in each."""
     held_for: frozenset[tuple[int, Message]] = frozenset()
-    """Games with a message held back when read, each with the call in flight it waits for
+    """Streams with a message held back when read, each with the call in flight it waits for
     (a newer version of that very message, or a post to the same conversation)."""
     to_record: tuple[Landing, ...] = ()
     to_release: frozenset[int] = frozenset()
@@ -169,20 +171,20 @@ class Drain:
             self.to_read or self.to_release or self.to_record or self.in_flight or self.waiting_for
         )
 
-    def games_in_flight(self) -> frozenset[int]:
-        return frozenset(game_id for game_id, _ in self.in_flight)
+    def streams_in_flight(self) -> frozenset[int]:
+        return frozenset(stream for stream, _ in self.in_flight)
 
     @property
     def held_back(self) -> frozenset[int]:
-        """The games with a message held back, to read again once a call they wait for ends."""
-        return frozenset(game_id for game_id, _ in self.held_for)
+        """The streams with a message held back, to read again once a call they wait for ends."""
+        return frozenset(stream for stream, _ in self.held_for)
 
 
 def begin(
-    games: frozenset[int], leased: frozenset[int] = frozenset()
+    streams: frozenset[int], leased: frozenset[int] = frozenset()
 ) -> tuple[Drain, list[Action]]:
-    """A drain of ``games``, ``leased`` those whose leases a step has just taken."""
-    return _next(Drain(games, to_read=games, leased=leased & games), [])
+    """A drain of ``streams``, ``leased`` those whose leases a step has just taken."""
+    return _next(Drain(streams, to_read=streams, leased=leased & streams), [])
 
 
 def advance(drain: Drain, event: Event) -> tuple[Drain, list[Action]]:
@@ -205,30 +207,30 @@ def _read(drain: Drain, found: Mapping[int, ToShow], now: datetime) -> tuple[Dra
     held_for = set(drain.held_for)
     in_flight = set(drain.in_flight)
     posting = dict(drain.posting)
-    for game_id, to_show in found.items():
-        sending = {surface for game, surface in drain.in_flight if game == game_id}
-        put_off: dict[str, datetime] = {}  # the game's posts that wait, by conversation
+    for stream, to_show in found.items():
+        sending = {surface for each, surface in drain.in_flight if each == stream}
+        put_off: dict[str, datetime] = {}  # the stream's posts that wait, by conversation
         decisions = plan.next_sends(to_show.pending, sending, now)
         for pending, decision in zip(to_show.pending, decisions, strict=True):
             match decision:
                 case plan.InFlight(surface):
-                    held_for.add((game_id, (game_id, surface)))
+                    held_for.add((stream, (stream, surface)))
                 case plan.AlreadyShown(surface, version):
-                    shown.append(MarkShown(game_id, surface, version))
+                    shown.append(MarkShown(stream, surface, version))
                 case plan.NotYet(_, due_at) if pending.shown is None:
                     where = conversation(pending.newest)
                     put_off[where] = max(due_at, put_off.get(where, due_at))
                 case plan.Post() if conversation(decision.entry) in put_off:
                     newest = decision.entry
                     until = put_off[conversation(newest)]
-                    wait = WaitFor(game_id, newest.surface, newest.version, pending.attempts, until)
+                    wait = WaitFor(stream, newest.surface, newest.version, pending.attempts, until)
                     shown.append(wait)
                 case plan.Post() | plan.Update():
-                    send = Send(game_id, to_show.workspace, decision)
+                    send = Send(stream, to_show.workspace, decision)
                     if isinstance(decision, plan.Post):
                         where = conversation(decision.entry)
                         if where in posting:  # its turn comes once that post is recorded
-                            held_for.add((game_id, posting[where]))
+                            held_for.add((stream, posting[where]))
                             continue
                         posting[where] = send.message
                         posts.append(send)
@@ -242,35 +244,35 @@ def _read(drain: Drain, found: Mapping[int, ToShow], now: datetime) -> tuple[Dra
         in_flight=frozenset(in_flight),
         posting=frozenset(posting.items()),
     )
-    idle = set(found) - drain.games_in_flight() - drain.held_back  # nothing to send: let go
+    idle = set(found) - drain.streams_in_flight() - drain.held_back  # nothing to send: let go
     return replace(drain, to_release=drain.to_release | idle), [*shown, *posts, *updates]
 
 
 def _woke(drain: Drain, landed: Mapping[Message, Landing | None], kicked: frozenset[int]) -> Drain:
     in_flight = drain.in_flight - landed.keys()
-    calling = {game_id for game_id, _ in in_flight}
-    ended = {game_id for game_id, _ in landed}
-    again = {game_id for game_id, waits_for in drain.held_for if waits_for in landed}
+    calling = {stream for stream, _ in in_flight}
+    ended = {stream for stream, _ in landed}
+    again = {stream for stream, waits_for in drain.held_for if waits_for in landed}
     held_for = frozenset(h for h in drain.held_for if h[0] not in again)
-    still_held = {game_id for game_id, _ in held_for}  # waiting on another game's post
+    still_held = {stream for stream, _ in held_for}  # waiting on another stream's post
     return replace(
         drain,
         in_flight=in_flight,
         posting=frozenset(p for p in drain.posting if p[1] not in landed),
         held_for=held_for,
-        to_read=drain.to_read | again | (kicked & drain.games),
+        to_read=drain.to_read | again | (kicked & drain.streams),
         to_release=drain.to_release | (ended - again - calling - still_held),
         to_record=drain.to_record + tuple(x for x in landed.values() if x is not None),
     )
 
 
 def _next(drain: Drain, actions: list[Action]) -> tuple[Drain, list[Action]]:
-    """With nothing under way: what landed is recorded and the idle games let go first (never
+    """With nothing under way: what landed is recorded and the idle streams let go first (never
     one with a call in flight, one waiting for a call, nor one about to be read: it keeps its
-    lease), then the games to read are read."""
+    lease), then the streams to read are read."""
     if drain.waiting_for is not None:
         return drain, actions
-    release = drain.to_release - drain.games_in_flight() - drain.to_read - drain.held_back
+    release = drain.to_release - drain.streams_in_flight() - drain.to_read - drain.held_back
     if drain.to_record or release:
         actions.append(Record(drain.to_record, tuple(sorted(release))))
         kept = drain.to_release - release
@@ -278,6 +280,6 @@ def _next(drain: Drain, actions: list[Action]) -> tuple[Drain, list[Action]]:
         return replace(drain, to_record=(), waiting_for=Recorded), actions
     if drain.to_read:
         held = drain.to_read & drain.leased
-        actions.append(ReadGames(tuple(sorted(held)), tuple(sorted(drain.to_read - held))))
+        actions.append(ReadStreams(tuple(sorted(held)), tuple(sorted(drain.to_read - held))))
         drain = replace(drain, to_read=frozenset(), waiting_for=Read)
     return drain, actions

@@ -32,7 +32,7 @@ class Landing:
     """One message's version that Slack took, by a call that began at ``started`` (the app's
     clock); ``posted`` is (channel, ts) of a first post."""
 
-    game_id: int
+    stream: int
     surface: str
     version: int
     started: datetime
@@ -41,7 +41,7 @@ class Landing:
 
 UNSURE = (
     update(SlackMessage)
-    .where(SlackMessage.game_id == bindparam("g"), SlackMessage.surface == bindparam("s"))
+    .where(SlackMessage.stream == bindparam("g"), SlackMessage.surface == bindparam("s"))
     .values(unsure_until=func.greatest(SlackMessage.unsure_until, bindparam("until")))
 )
 """A call of unknown outcome may redraw the message until ``until`` (PostgreSQL's
@@ -49,7 +49,7 @@ UNSURE = (
 DONE = (
     update(OutboxEntry)
     .where(
-        OutboxEntry.game_id == bindparam("g"),
+        OutboxEntry.stream == bindparam("g"),
         OutboxEntry.surface == bindparam("s"),
         OutboxEntry.version <= bindparam("v"),
         OutboxEntry.done_at.is_(None),
@@ -71,25 +71,25 @@ RECORD = text(
         SELECT * FROM unnest(
             CAST(:g AS integer[]), CAST(:s AS text[]), CAST(:v AS integer[]),
             CAST(:started AS timestamptz[]), CAST(:c AS text[]), CAST(:t AS text[])
-        ) AS l (game_id, surface, version, started, channel, ts)
+        ) AS l (stream, surface, version, started, channel, ts)
     ), posted AS (
-        INSERT INTO messages AS m (game_id, surface, channel, ts, version)
-        SELECT game_id, surface, channel, ts, version FROM landed WHERE ts IS NOT NULL
-        ON CONFLICT (game_id, surface) DO UPDATE SET
+        INSERT INTO messages AS m (stream, surface, channel, ts, version)
+        SELECT stream, surface, channel, ts, version FROM landed WHERE ts IS NOT NULL
+        ON CONFLICT (stream, surface) DO UPDATE SET
             channel = excluded.channel, ts = excluded.ts, version = excluded.version,
             unsure_until = CASE WHEN m.unsure_until <= (
                 SELECT l.started FROM landed l
-                WHERE l.game_id = m.game_id AND l.surface = m.surface AND l.ts IS NOT NULL
+                WHERE l.stream = m.stream AND l.surface = m.surface AND l.ts IS NOT NULL
             ) THEN NULL ELSE m.unsure_until END
-        RETURNING m.game_id, m.surface, m.unsure_until
+        RETURNING m.stream, m.surface, m.unsure_until
     ), shown AS (
         UPDATE messages AS m SET
             version = greatest(m.version, l.version),
             unsure_until = CASE WHEN m.unsure_until <= l.started THEN NULL
                                 ELSE m.unsure_until END
         FROM landed l
-        WHERE l.ts IS NULL AND m.game_id = l.game_id AND m.surface = l.surface
-        RETURNING m.game_id, m.surface, m.unsure_until
+        WHERE l.ts IS NULL AND m.stream = l.stream AND m.surface = l.surface
+        RETURNING m.stream, m.surface, m.unsure_until
     ), now_shown AS (
         SELECT * FROM posted UNION ALL SELECT * FROM shown
     ), done AS (
@@ -100,19 +100,19 @@ RECORD = text(
             due_at = coalesce(a.unsure_until, o.due_at),
             attempts = CASE WHEN a.unsure_until IS NULL THEN o.attempts ELSE 0 END
         FROM landed l
-        LEFT JOIN now_shown a ON a.game_id = l.game_id AND a.surface = l.surface
-        WHERE o.game_id = l.game_id AND o.surface = l.surface AND o.version <= l.version
-          AND o.done_at IS NULL AND o.game_id = ANY(CAST(:g AS integer[]))
+        LEFT JOIN now_shown a ON a.stream = l.stream AND a.surface = l.surface
+        WHERE o.stream = l.stream AND o.surface = l.surface AND o.version <= l.version
+          AND o.done_at IS NULL AND o.stream = ANY(CAST(:g AS integer[]))
         RETURNING o.id, o.done_at, o.due_at
     ), gone AS (
-        DELETE FROM delivery_leases WHERE game_id IN (
-            SELECT game_id FROM delivery_leases
-            WHERE holder = :by AND game_id = ANY(CAST(:release AS integer[]))
-            ORDER BY game_id FOR UPDATE
+        DELETE FROM delivery_leases WHERE stream IN (
+            SELECT stream FROM delivery_leases
+            WHERE holder = :by AND stream = ANY(CAST(:release AS integer[]))
+            ORDER BY stream FOR UPDATE
         )
     )
-    SELECT DISTINCT o.game_id FROM outbox o LEFT JOIN done d ON d.id = o.id
-    WHERE o.game_id = ANY(CAST(:release AS integer[])) AND o.done_at IS NULL
+    SELECT DISTINCT o.stream FROM outbox o LEFT JOIN done d ON d.id = o.id
+    WHERE o.stream = ANY(CAST(:release AS integer[])) AND o.done_at IS NULL
       AND d.done_at IS NULL AND coalesce(d.due_at, o.due_at) <= :now
     """
 )
@@ -124,16 +124,16 @@ RECORD = text(
 - the message's undelivered versions up to the one that landed are done, the older ones
   superseded; or, while an earlier call of unknown outcome may still land over it, due again
   once it no longer can (its tries forgotten: this call went through);
-- the leases are let go locked in the games' order, as a step takes them;
-- it answers with those of the released games with something due once the landings are in.
+- the leases are let go locked in the streams' order, as a step takes them;
+- it answers with those of the released streams with something due once the landings are in.
 
-The entries are looked up by their games' ids as given (``= ANY``), which PostgreSQL finds in
+The entries are looked up by their streams' ids as given (``= ANY``), which PostgreSQL finds in
 the index of undelivered entries whatever it believes of the other rows: joined only to the
 landings, it may read every undelivered entry first, all of a storm's.
 
 Every part of a statement sees the rows as they were when it began, so the entries still due
 are read from the outbox as it was and what ``done`` made of them. An entry another process's
-step committed while the statement ran is not among them: its game, let go, is found by the
+step committed while the statement ran is not among them: its stream, let go, is found by the
 next sweep of any process."""
 
 
@@ -144,8 +144,8 @@ def record(
     release: Sequence[int] = (),
     now: datetime | None = None,
 ) -> list[int]:
-    """Write the landings and let go of ``holder``'s leases of the games ``release``, in one
-    statement; those released games with something due as they went (to claim again). Should
+    """Write the landings and let go of ``holder``'s leases of the streams ``release``, in one
+    statement; those released streams with something due as they went (to claim again). Should
     that fail, each landing is recorded alone, with retries, as if it had landed by itself (one
     bad landing never costs the others theirs), and then the leases are let go alone; a
     landing that still cannot be recorded is logged, and its post will be made again."""
@@ -170,7 +170,7 @@ def _bound(
     landings: Sequence[Landing], holder: str, release: Sequence[int], now: datetime | None
 ) -> dict[str, object]:
     return {
-        "g": [x.game_id for x in landings],
+        "g": [x.stream for x in landings],
         "s": [x.surface for x in landings],
         "v": [x.version for x in landings],
         "started": [x.started for x in landings],

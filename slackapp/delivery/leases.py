@@ -1,10 +1,10 @@
-"""Which process delivers a game's messages: a short lease per game, renewed while it works.
+"""Which process delivers a stream's messages: a short lease per stream, renewed while it works.
 
-A process takes a game's lease (a row with an expiry) in a short transaction, so no lock is held
-while Slack answers: a step's own, as it commits what the game shows, or the deliverer's claim,
-which reads the game's due messages too, for what it finds later. While it delivers, a heartbeat
+A process takes a stream's lease (a row with an expiry) in a short transaction, so no lock is held
+while Slack answers: a step's own, as it commits what a game shows, or the deliverer's claim,
+which reads the stream's due messages too, for what it finds later. While it delivers, a heartbeat
 renews its leases every ``RENEW_SECONDS``; a process that dies stops renewing, and its leases
-lapse within ``LEASE_SECONDS``, when any live process's sweep takes its games over. In the same
+lapse within ``LEASE_SECONDS``, when any live process's sweep takes its streams over. In the same
 pid space (host, boot and pid namespace) a dead holder's leases go at once (its pid is gone).
 Hosts' clocks must agree to well within ``LEASE_SECONDS`` (NTP does).
 """
@@ -25,48 +25,48 @@ from sqlalchemy.dialects.postgresql import insert
 from slackapp.db.models import DeliveryLease, OutboxEntry
 
 LEASE_SECONDS = 3.0
-"""How long a lease outlives its last renewal: a dead process's games wait at most this."""
+"""How long a lease outlives its last renewal: a dead process's streams wait at most this."""
 RENEW_SECONDS = 0.75
 """How often the heartbeat renews: a lease survives three missed beats."""
 
 _LEASE = insert(DeliveryLease).values(
-    game_id=bindparam("g"), holder=bindparam("h"), until=bindparam("u")
+    stream=bindparam("g"), holder=bindparam("h"), until=bindparam("u")
 )
 CLAIM = _LEASE.on_conflict_do_update(
-    index_elements=[DeliveryLease.game_id],
+    index_elements=[DeliveryLease.stream],
     set_={"holder": _LEASE.excluded.holder, "until": _LEASE.excluded.until},
     where=or_(
         DeliveryLease.until < bindparam("now"), DeliveryLease.holder == _LEASE.excluded.holder
     ),
-).returning(DeliveryLease.game_id)
-"""Take or renew a game's lease, unless another live holder has it: one statement, run for
-many games at once (SQLAlchemy sends them as one multi-row insert) and compiled once; a
+).returning(DeliveryLease.stream)
+"""Take or renew a stream's lease, unless another live holder has it: one statement, run for
+many streams at once (SQLAlchemy sends them as one multi-row insert) and compiled once; a
 statement built with ``values([...])`` is compiled anew on every call."""
 
 _HELD_IN_ORDER = (
-    select(DeliveryLease.game_id)
+    select(DeliveryLease.stream)
     .where(
         DeliveryLease.holder == bindparam("by"),
-        DeliveryLease.game_id.in_(bindparam("games", expanding=True)),
+        DeliveryLease.stream.in_(bindparam("streams", expanding=True)),
     )
-    .order_by(DeliveryLease.game_id)
+    .order_by(DeliveryLease.stream)
     .with_for_update()
     .scalar_subquery()
 )
-"""The games' leases this holder has, locked in the games' order: a step takes its games'
+"""The streams' leases this holder has, locked in the streams' order: a step takes its streams'
 leases in that order too, so the two never wait on each other in a cycle (``landings.RECORD``
 lets them go in that order)."""
 RENEW = (
     update(DeliveryLease)
-    .where(DeliveryLease.game_id.in_(_HELD_IN_ORDER))
+    .where(DeliveryLease.stream.in_(_HELD_IN_ORDER))
     .values(until=bindparam("to"))
 )
-STILL_HELD = select(DeliveryLease.game_id).where(
+STILL_HELD = select(DeliveryLease.stream).where(
     DeliveryLease.holder == bindparam("by"),
-    DeliveryLease.game_id.in_(bindparam("games", expanding=True)),
+    DeliveryLease.stream.in_(bindparam("streams", expanding=True)),
     DeliveryLease.until >= bindparam("until"),
 )
-"""Those of the games whose leases this holder has for a while yet."""
+"""Those of the streams whose leases this holder has for a while yet."""
 
 
 def new_holder() -> str:
@@ -98,20 +98,20 @@ def expiry(now: datetime) -> datetime:
 
 
 def claim(
-    connection: Connection, holder: str, game_ids: Collection[int], now: datetime
+    connection: Connection, holder: str, streams: Collection[int], now: datetime
 ) -> list[int]:
-    """Take or renew the games' leases; those taken (not held by another live process)."""
-    if not game_ids:
+    """Take or renew the streams' leases; those taken (not held by another live process)."""
+    if not streams:
         return []
     until = expiry(now)
-    # In order, so two transactions claiming the same games never wait on each other.
-    rows = [{"g": g, "h": holder, "u": until, "now": now} for g in sorted(set(game_ids))]
+    # In order, so two transactions claiming the same streams never wait on each other.
+    rows = [{"g": g, "h": holder, "u": until, "now": now} for g in sorted(set(streams))]
     return list(connection.scalars(CLAIM, rows).all())
 
 
-def renew(connection: Connection, holder: str, game_ids: Collection[int], now: datetime) -> None:
-    if game_ids:
-        connection.execute(RENEW, {"by": holder, "games": sorted(game_ids), "to": expiry(now)})
+def renew(connection: Connection, holder: str, streams: Collection[int], now: datetime) -> None:
+    if streams:
+        connection.execute(RENEW, {"by": holder, "streams": sorted(streams), "to": expiry(now)})
 
 
 def held_until(now: datetime) -> datetime:
@@ -159,17 +159,17 @@ def free_dead_of_host(connection: Connection, holder: str, now: datetime) -> Non
 def due_and_free(
     connection: Connection, holder: str, now: datetime
 ) -> list[tuple[int, str | None]]:
-    """Games with entries due and no live lease but perhaps ``holder``'s own (at most 1,000):
+    """Streams with entries due and no live lease but perhaps ``holder``'s own (at most 1,000):
     each with the holder of its lease, if any."""
     return [
-        (game_id, lease_holder)
-        for game_id, lease_holder in connection.execute(DUE_AND_FREE, {"now": now, "by": holder})
+        (stream, lease_holder)
+        for stream, lease_holder in connection.execute(DUE_AND_FREE, {"now": now, "by": holder})
     ]
 
 
 DUE_AND_FREE = (
-    select(OutboxEntry.game_id, DeliveryLease.holder)
-    .outerjoin(DeliveryLease, DeliveryLease.game_id == OutboxEntry.game_id)
+    select(OutboxEntry.stream, DeliveryLease.holder)
+    .outerjoin(DeliveryLease, DeliveryLease.stream == OutboxEntry.stream)
     .where(OutboxEntry.done_at.is_(None), OutboxEntry.due_at <= bindparam("now"))
     .where(
         or_(

@@ -50,11 +50,11 @@ class Addressed(Protocol):
 
 _NEWEST = (
     select(func.coalesce(func.max(OUTBOX.c.version), 0))
-    .where(OUTBOX.c.game_id == bindparam("of_game"), OUTBOX.c.surface == bindparam("of_surface"))
+    .where(OUTBOX.c.stream == bindparam("of_stream"), OUTBOX.c.surface == bindparam("of_surface"))
     .scalar_subquery()
 )
 _RETRYING = (
-    OUTBOX.c.game_id == bindparam("of_game"),
+    OUTBOX.c.stream == bindparam("of_stream"),
     OUTBOX.c.surface == bindparam("of_surface"),
     OUTBOX.c.done_at.is_(None),
     OUTBOX.c.attempts > 0,
@@ -69,12 +69,12 @@ ADD = insert(OUTBOX).values(
     ),
 )
 """A message's next version, numbered by the database as the row goes in: steps hold their
-game's lock, so no other step adds a version meanwhile, and no read of the versions is needed
-first. Rows sent together are inserted one after another (psycopg's ``executemany``), so a
-message shown twice in one step gets two versions in turn (a test holds to it). A version
-written while the message waits out a failure (Slack's ``Retry-After``, a backoff) waits with
-it and counts its tries: only the newest version's wait holds a message back
-(``delivery.plan``)."""
+game's lock (a notice's stream is its own), so no other step adds a version meanwhile, and no
+read of the versions is needed first. Rows sent together are inserted one after another
+(psycopg's ``executemany``), so a message shown twice in one step gets two versions in turn
+(a test holds to it). A version written while the message waits out a failure (Slack's
+``Retry-After``, a backoff) waits with it and counts its tries: only the newest version's wait
+holds a message back (``delivery.plan``)."""
 
 
 def say_surface() -> str:
@@ -93,7 +93,7 @@ def outbox_rows(game: Addressed, effects: Iterable[Effect]) -> list[Row]:
     said_in = words(Language(game.language))
     for effect in effects:
         row: Row = {
-            "game_id": game.id,
+            "stream": game.id,
             "team_id": game.team_id,
             "enterprise_id": game.enterprise_id,
             "channel": None,
@@ -123,7 +123,7 @@ def outbox_rows(game: Addressed, effects: Iterable[Effect]) -> list[Row]:
                 row["blocks"] = None
             case _:
                 continue
-        row |= {"of_game": game.id, "of_surface": row["surface"]}
+        row |= {"of_stream": game.id, "of_surface": row["surface"]}
         rows.append(row)
     return rows
 
@@ -141,12 +141,12 @@ CLICK_KEPT = timedelta(minutes=25)
 """How long after a click its ``response_url`` is lent to its message's last word: Slack takes
 one five times within thirty minutes."""
 _RECENT_CLICKS = (
-    select(OUTBOX.c.game_id, OUTBOX.c.surface, OUTBOX.c.response_url, OUTBOX.c.response_ts)
+    select(OUTBOX.c.stream, OUTBOX.c.surface, OUTBOX.c.response_url, OUTBOX.c.response_ts)
     .where(
-        tuple_(OUTBOX.c.game_id, OUTBOX.c.surface).in_(bindparam("messages", expanding=True)),
+        tuple_(OUTBOX.c.stream, OUTBOX.c.surface).in_(bindparam("messages", expanding=True)),
         OUTBOX.c.response_url.is_not(None),
     )
-    .group_by(OUTBOX.c.game_id, OUTBOX.c.surface, OUTBOX.c.response_url, OUTBOX.c.response_ts)
+    .group_by(OUTBOX.c.stream, OUTBOX.c.surface, OUTBOX.c.response_url, OUTBOX.c.response_ts)
     .having(func.min(OUTBOX.c.created_at) > func.now() - CLICK_KEPT)
     .order_by(func.max(OUTBOX.c.version))
 )
@@ -160,20 +160,20 @@ def lend_last_clicks(connection: Connection, rows: list[Row]) -> None:
     so it spends nothing of the workspace's ``chat.update`` budget, which every table shares;
     should Slack refuse that URL, or the copy clicked no longer be the message's, the
     deliverer updates instead."""
-    lenders = {(row["game_id"], row["surface"]) for row in rows if row["settles"]}
-    lenders -= {(row["game_id"], row["surface"]) for row in rows if row["response_url"]}
+    lenders = {(row["stream"], row["surface"]) for row in rows if row["settles"]}
+    lenders -= {(row["stream"], row["surface"]) for row in rows if row["response_url"]}
     if not lenders:
         return
     found = connection.execute(_RECENT_CLICKS, {"messages": sorted(lenders)})
-    clicks = {(game_id, surface): (url, ts) for game_id, surface, url, ts in found}  # newest
+    clicks = {(stream, surface): (url, ts) for stream, surface, url, ts in found}  # newest
     for row in rows:
-        click = clicks.get((row["game_id"], row["surface"]))
+        click = clicks.get((row["stream"], row["surface"]))
         if click and row["settles"] and not row["response_url"]:
             row["response_url"], row["response_ts"] = click
 
 
 def write(connection: Connection, rows: list[Row]) -> None:
-    """The rows, of any number of games, sent together."""
+    """The rows, of any number of streams, sent together."""
     if rows:
         lend_last_clicks(connection, rows)
         connection.execute(ADD, rows)
@@ -189,13 +189,47 @@ def enqueue(connection: Connection, game: Addressed, effects: Iterable[Effect]) 
     return len(rows)
 
 
+NEW_STREAM = select(func.nextval("games_id_seq"))
+"""A notice's stream: drawn from the games' sequence, so it is never a game's."""
+
+
+def notice(
+    connection: Connection,
+    team_id: str,
+    enterprise_id: str | None,
+    channel_id: str,
+    text: str,
+) -> int:
+    """Say ``text`` in the channel, as a stream of its own that no game carries: sent, retried
+    and paced like every other message. Its stream, to kick once committed."""
+    stream = int(connection.execute(NEW_STREAM).scalar_one())
+    surface = say_surface()
+    row: Row = {
+        "stream": stream,
+        "team_id": team_id,
+        "enterprise_id": enterprise_id,
+        "surface": surface,
+        "channel": channel_id,
+        "user_id": None,
+        "text": text,
+        "blocks": None,
+        "response_url": None,
+        "response_ts": None,
+        "settles": False,
+        "of_stream": stream,
+        "of_surface": surface,
+    }
+    connection.execute(ADD, [row])
+    return stream
+
+
 # -- what the deliverer writes as it sends ---------------------------------------------------
 
-_UNDELIVERED_OF_GAME = (OUTBOX.c.game_id == bindparam("g"), OUTBOX.c.done_at.is_(None))
+_UNDELIVERED_OF_STREAM = (OUTBOX.c.stream == bindparam("g"), OUTBOX.c.done_at.is_(None))
 RETRY = (
     update(OUTBOX)
     .where(
-        *_UNDELIVERED_OF_GAME,
+        *_UNDELIVERED_OF_STREAM,
         OUTBOX.c.surface == bindparam("s"),
         OUTBOX.c.version <= bindparam("v"),
     )
@@ -204,35 +238,35 @@ RETRY = (
 """A message's undelivered versions up to ``v`` wait until ``due``, after ``attempts`` tries."""
 GIVE_UP_CHANNEL = (
     update(OUTBOX)
-    .where(*_UNDELIVERED_OF_GAME, OUTBOX.c.channel.is_not_distinct_from(bindparam("c")))
+    .where(*_UNDELIVERED_OF_STREAM, OUTBOX.c.channel.is_not_distinct_from(bindparam("c")))
     .values(done_at=func.now(), failure=bindparam("f"))
 )
-"""Every undelivered message of the game to the channel ``c`` is given up with failure ``f``."""
-GIVE_UP_GAME = (
-    update(OUTBOX).where(*_UNDELIVERED_OF_GAME).values(done_at=func.now(), failure=bindparam("f"))
+"""Every undelivered message of the stream to the channel ``c`` is given up with failure ``f``."""
+GIVE_UP_STREAM = (
+    update(OUTBOX).where(*_UNDELIVERED_OF_STREAM).values(done_at=func.now(), failure=bindparam("f"))
 )
-"""Every undelivered message of the game is given up with failure ``f``."""
+"""Every undelivered message of the stream is given up with failure ``f``."""
 
 
 def retry_later(
-    connection: Connection, game_id: int, surface: str, version: int, attempts: int, due: datetime
+    connection: Connection, stream: int, surface: str, version: int, attempts: int, due: datetime
 ) -> None:
     connection.execute(
-        RETRY, {"g": game_id, "s": surface, "v": version, "attempts": attempts, "due": due}
+        RETRY, {"g": stream, "s": surface, "v": version, "attempts": attempts, "due": due}
     )
 
 
 def give_up(
     connection: Connection,
-    game_id: int,
+    stream: int,
     code: str,
     *,
     channel: str | None = None,
-    whole_game: bool = False,
+    whole_stream: bool = False,
 ) -> None:
-    """Every undelivered message of the game to ``channel`` (or all of them, ``whole_game``)
+    """Every undelivered message of the stream to ``channel`` (or all of them, ``whole_stream``)
     is given up with failure ``code``."""
-    if whole_game:
-        connection.execute(GIVE_UP_GAME, {"g": game_id, "f": code})
+    if whole_stream:
+        connection.execute(GIVE_UP_STREAM, {"g": stream, "f": code})
     else:
-        connection.execute(GIVE_UP_CHANNEL, {"g": game_id, "c": channel, "f": code})
+        connection.execute(GIVE_UP_CHANNEL, {"g": stream, "c": channel, "f": code})

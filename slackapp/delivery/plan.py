@@ -1,10 +1,10 @@
-"""What to send next: a pure function of a game's undelivered outbox rows.
+"""What to send next: a pure function of a stream's undelivered outbox rows.
 
 Plain data in (each message's undelivered versions, what Slack shows of it, which messages are
 being sent just now, the time), plain decisions out. No Slack, no database, no clock but the
 one passed in: the deliverer reads the rows, asks here, and carries the decisions out.
 
-The rules, per message (a game's ``surface``):
+The rules, per message (a stream's ``surface``):
 - only its newest undelivered version is ever sent; the older ones are done with it;
 - a version no newer than the one Slack shows is never sent (it is marked done instead), so
   nobody is ever shown something older than what they saw;
@@ -31,7 +31,7 @@ from typing import Any
 class Entry:
     """An undelivered version of a message, as read from the outbox."""
 
-    game_id: int
+    stream: int
     surface: str
     version: int
     channel: str | None

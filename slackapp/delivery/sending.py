@@ -48,7 +48,8 @@ SLEEP_AT_MOST_SECONDS = 1.0
 off in the outbox with its turn kept, so no call thread sleeps long."""
 
 Report = Callable[[int, m.Event], None]
-"""Tell the step machine that Slack refused something for good: (game id, the event)."""
+"""Tell the step machine that Slack refused something for good: (the stream, the event). A
+game's stream is its id; a notice's is no game's, and nothing follows from it."""
 
 
 def utc_now() -> datetime:
@@ -78,21 +79,21 @@ class Sender:
         """Messages put off until their turn: the ``time.monotonic()`` it comes."""
 
     def deliver(
-        self, game_id: int, team_id: str, client: WebClient, send: plan.Send
+        self, stream: int, team_id: str, client: WebClient, send: plan.Send
     ) -> Landing | None:
         """Send; what Slack took, if it did."""
         newest, pending = send.entry, send.pending
         started = self.now()
         dropped = dropped_ts(pending.surface)
         if dropped is not None:  # a second copy of a message goes (see slackapp.delivery.copies)
-            return self._drop(game_id, team_id, client, pending, newest, dropped, started)
+            return self._drop(stream, team_id, client, pending, newest, dropped, started)
         try:
             if isinstance(send, plan.Post):
                 channel = newest.channel
                 if channel is None:  # a private word: open the DM first
                     opened = client.conversations_open(users=newest.user_id)
                     channel = str(opened["channel"]["id"])
-                if self._put_off(game_id, pending, lambda: Turn(self.pacer.post(str(channel)))):
+                if self._put_off(stream, pending, lambda: Turn(self.pacer.post(str(channel)))):
                     return None
                 posted = client.chat_postMessage(
                     channel=channel, text=newest.text, blocks=newest.sent_blocks
@@ -100,12 +101,12 @@ class Sender:
                 first: tuple[str, str] | None = (str(posted["channel"]), str(posted["ts"]))
                 method = "chat.postMessage"
             elif (url := pending.answer_at(send.shown.ts)) and self._redrawn_in_place(
-                game_id, pending, url, started
+                stream, pending, url, started
             ):
                 first, method = None, "response_url"  # the click's answer: no chat.update
             else:
                 turn = partial(self._update_turn, team_id, pending, url is not None)
-                if self._put_off(game_id, pending, turn):
+                if self._put_off(stream, pending, turn):
                     return None
                 client.chat_update(
                     channel=send.shown.channel,
@@ -115,25 +116,25 @@ class Sender:
                 )
                 first, method = None, "chat.update"
         except Exception as error:
-            self._failed(game_id, pending, error, started)
+            self._failed(stream, pending, error, started)
             return None
         metrics.delivered(method, pending.entries[0].due_at, utc_now())
-        return Landing(game_id, pending.surface, newest.version, started, first)
+        return Landing(stream, pending.surface, newest.version, started, first)
 
     def _redrawn_in_place(
-        self, game_id: int, pending: plan.Pending, url: str, started: datetime
+        self, stream: int, pending: plan.Pending, url: str, started: datetime
     ) -> bool:
         """Whether the click's ``response_url`` took the redraw; one that may still land
         later leaves the message unsure (``chat.update`` then goes at once all the same)."""
         newest = pending.newest
         redrawn = redraw_in_place(url, newest.text, newest.sent_blocks)
         if redrawn is Redrawn.UNKNOWN:
-            self.unsure(game_id, pending.surface, started)
+            self.unsure(stream, pending.surface, started)
         return redrawn is Redrawn.TOOK
 
     def _drop(
         self,
-        game_id: int,
+        stream: int,
         team_id: str,
         client: WebClient,
         pending: plan.Pending,
@@ -141,19 +142,19 @@ class Sender:
         ts: str,
         started: datetime,
     ) -> Landing | None:
-        if self._put_off(game_id, pending, lambda: Turn(self.pacer.update(team_id))):
+        if self._put_off(stream, pending, lambda: Turn(self.pacer.update(team_id))):
             return None
         try:
             client.chat_delete(channel=str(newest.channel), ts=ts)
         except Exception as error:
             failure, code, _ = classify(error)
             if failure is Failure.TRANSIENT:
-                self._failed(game_id, pending, error, started)  # retried, as any message is
+                self._failed(stream, pending, error, started)  # retried, as any message is
             else:  # gone already, or out of reach: nothing else hangs on it
                 log.info("a second copy of a message was not deleted: %s", code)
-                self.done(game_id, pending.surface, newest.version, code)
+                self.done(stream, pending.surface, newest.version, code)
             return None
-        return Landing(game_id, pending.surface, newest.version, started)
+        return Landing(stream, pending.surface, newest.version, started)
 
     def _update_turn(self, team_id: str, pending: plan.Pending, clicked: bool) -> Turn:
         """A person's own view after their click is redrawn through the click's response_url;
@@ -166,10 +167,10 @@ class Sender:
             return Turn(self.pacer.update(team_id))
         return self.pacer.update_sparing(team_id, LEFT_FOR_LAST_WORDS)
 
-    def _put_off(self, game_id: int, pending: plan.Pending, turn: Callable[[], Turn]) -> bool:
+    def _put_off(self, stream: int, pending: plan.Pending, turn: Callable[[], Turn]) -> bool:
         """Wait for the message's turn at Slack's rate limit, or, when it is further off, put
         the message off until then (True); one that got no turn is put off without one."""
-        key = (game_id, pending.surface)
+        key = (stream, pending.surface)
         with self._lock:
             kept = self._turns.pop(key, None)
         now = time.monotonic()
@@ -178,7 +179,7 @@ class Sender:
         metrics.waited_for_turn(_turn_method(pending), wait)
         if not given.taken:
             version, attempts = pending.newest.version, pending.attempts
-            self._retry_later(game_id, pending.surface, version, attempts, wait)
+            self._retry_later(stream, pending.surface, version, attempts, wait)
             return True
         if wait <= SLEEP_AT_MOST_SECONDS:
             if wait > 0:
@@ -188,16 +189,16 @@ class Sender:
             if len(self._turns) > 10_000:  # those superseded or given up meanwhile
                 self._turns = {k: at for k, at in self._turns.items() if at > now}
             self._turns[key] = now + wait
-        self._retry_later(game_id, pending.surface, pending.newest.version, pending.attempts, wait)
+        self._retry_later(stream, pending.surface, pending.newest.version, pending.attempts, wait)
         return True
 
     # -- failures -----------------------------------------------------------------------------
 
     def _failed(
-        self, game_id: int, pending: plan.Pending, error: Exception, started: datetime
+        self, stream: int, pending: plan.Pending, error: Exception, started: datetime
     ) -> None:
         if pending.shown is not None and outcome_unknown(error):
-            self.unsure(game_id, pending.surface, started)  # even when stopping: it may land
+            self.unsure(stream, pending.surface, started)  # even when stopping: it may land
         if self._stopped.is_set():
             return  # as it is, for whoever delivers next
         failure, code, retry_after = classify(error)
@@ -206,63 +207,63 @@ class Sender:
         then = after_failure(failure, code, retry_after, pending.attempts, surface)
         if not isinstance(then, GiveUp):
             log.warning("Slack did not take a message (%s); retrying in %.1f s", code, then.delay)
-            self._retry_later(game_id, surface, version, then.attempts, then.delay)
+            self._retry_later(stream, surface, version, then.attempts, then.delay)
             return
-        self.done(game_id, surface, version, code)
+        self.done(stream, surface, version, code)
         if then.whole_channel:
-            log.warning("the game's channel cannot be written to: %s", code)
-            self._give_up_channel(game_id, pending.newest.channel, code)
+            log.warning("the channel cannot be written to: %s", code)
+            self._give_up_channel(stream, pending.newest.channel, code)
         elif isinstance(then.report, m.DmFailed):
             log.warning("a person's private message failed for good: %s", code)
         elif failure is Failure.TRANSIENT:
-            log.error("Slack kept failing (%s); a message of the game is given up", code)
+            log.error("Slack kept failing (%s); a message is given up", code)
         elif failure is Failure.UNWRITABLE:
             log.warning("a private word to a person could not be sent: %s", code)
         elif failure is Failure.GONE:
             log.info("a message to redraw is gone (%s): left as it is", code)
         else:
-            log.error("Slack refused a message of the game: %s", code)
+            log.error("Slack refused a message: %s", code)
         if then.report is not None:
-            self.report(game_id, then.report)
+            self.report(stream, then.report)
 
     # -- recording ------------------------------------------------------------------------------
 
-    def done(self, game_id: int, surface: str, version: int, failure: str | None = None) -> None:
+    def done(self, stream: int, surface: str, version: int, failure: str | None = None) -> None:
         """Every undelivered version up to ``version`` is done: with ``failure``, or else the
         older ones superseded."""
         with self.sessions() as session, session.begin():
             session.connection().execute(
-                DONE, [{"g": game_id, "s": surface, "v": version, "f": failure}]
+                DONE, [{"g": stream, "s": surface, "v": version, "f": failure}]
             )
 
-    def unsure(self, game_id: int, surface: str, started: datetime) -> None:
+    def unsure(self, stream: int, surface: str, started: datetime) -> None:
         """A redraw that began at ``started`` may still be applied by Slack, over anything
         sent since, until ``LATE_LANDING_SECONDS`` after: until then no landing makes the
         message known, and then its newest version is sent again (``delivery.plan``)."""
         until = started + timedelta(seconds=LATE_LANDING_SECONDS)
         with self.sessions() as session, session.begin():
-            session.connection().execute(UNSURE, {"g": game_id, "s": surface, "until": until})
+            session.connection().execute(UNSURE, {"g": stream, "s": surface, "until": until})
 
     def put_off(
-        self, game_id: int, surface: str, version: int, attempts: int, due: datetime
+        self, stream: int, surface: str, version: int, attempts: int, due: datetime
     ) -> None:
         """The message's undelivered versions up to ``version`` wait until ``due``."""
         with self.sessions() as session, session.begin():
-            outbox.retry_later(session.connection(), game_id, surface, version, attempts, due)
+            outbox.retry_later(session.connection(), stream, surface, version, attempts, due)
 
     def _retry_later(
-        self, game_id: int, surface: str, version: int, attempts: int, delay: float
+        self, stream: int, surface: str, version: int, attempts: int, delay: float
     ) -> None:
-        self.put_off(game_id, surface, version, attempts, self.now() + timedelta(seconds=delay))
+        self.put_off(stream, surface, version, attempts, self.now() + timedelta(seconds=delay))
 
-    def _give_up_channel(self, game_id: int, channel: str | None, code: str) -> None:
-        """Every undelivered message to the game's channel is given up with it."""
+    def _give_up_channel(self, stream: int, channel: str | None, code: str) -> None:
+        """Every undelivered message of the stream to that channel is given up with it."""
         with self.sessions() as session, session.begin():
-            outbox.give_up(session.connection(), game_id, code, channel=channel)
+            outbox.give_up(session.connection(), stream, code, channel=channel)
 
-    def give_up_all(self, game_id: int, code: str) -> None:
+    def give_up_all(self, stream: int, code: str) -> None:
         with self.sessions() as session, session.begin():
-            outbox.give_up(session.connection(), game_id, code, whole_game=True)
+            outbox.give_up(session.connection(), stream, code, whole_stream=True)
 
 
 def _turn_method(pending: plan.Pending) -> str:

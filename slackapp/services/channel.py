@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import replace
 from datetime import datetime
 
 from slack_sdk import WebClient
@@ -33,12 +32,11 @@ from slackapp.blocks.schedule import ScheduleForm
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.blocks.wrapup import season_name
-from slackapp.db import channels, erasure, games, history, scores, standing
+from slackapp.db import channels, erasure, history, scores, standing
 from slackapp.db.engine import transaction
 from slackapp.db.models import Game, Seat
-from slackapp.delivery.outbox import enqueue
+from slackapp.delivery.outbox import notice
 from slackapp.game import machine as m
-from slackapp.game.effects import Say
 from slackapp.game.lines import Language
 from slackapp.game.permissions import Change, Refusal
 from slackapp.game.schedule import Schedule, next_opening
@@ -51,35 +49,6 @@ from slackapp.shapes import slack_id
 log = logging.getLogger(__name__)
 
 NOT_OVER = N_("That game is not over, or was not played in this channel: nothing to check.")
-
-
-def _closed_table(
-    session: Session,
-    team_id: str,
-    channel_id: str,
-    user_id: str,
-    lengths: m.Lengths,
-    enterprise_id: str | None,
-) -> Game:
-    """A table that never opened: no seat, no lobby, phase cancelled; it keeps the workspace's
-    Grid organisation, by which the deliverer finds the installation."""
-    game = Game(
-        team_id=team_id,
-        enterprise_id=enterprise_id,
-        channel_id=channel_id,
-        host_user_id=user_id,
-        phase=m.Phase.CANCELLED.value,
-        seed=0,
-        night_seconds=lengths.night_seconds,
-        day_seconds=lengths.day_seconds,
-        vote_seconds=lengths.vote_seconds,
-        bots_allowed=False,
-    )
-    session.add(game)
-    session.flush()
-    opened = m.open_table(game.id, channel_id, user_id, "", 0, lengths, False, seat_host=False)
-    games.store_new(session, game, replace(opened.state, phase=m.Phase.CANCELLED))
-    return game
 
 
 class ChannelService:
@@ -104,35 +73,13 @@ class ChannelService:
         """What the screens may link: the support contact, the published source."""
 
     def tell_channel(
-        self,
-        team_id: str,
-        channel_id: str,
-        user_id: str,
-        text: str,
-        enterprise_id: str | None = None,
+        self, team_id: str, channel_id: str, text: str, enterprise_id: str | None = None
     ) -> None:
         """Say ``text`` in the channel through the outbox, so it is sent, retried and paced like
-        every other message. The outbox keeps messages by game: the words are carried by the
-        channel's newest game (as a season's wrap-up is), or, in a channel that has had no game
-        yet, by a closed table with nobody seated, which no list of games shows."""
+        every other message: a notice, an outbox stream of its own, which needs no game."""
         with transaction(self.sessions) as session:
-            newest = session.scalars(
-                select(Game.id)
-                .where(Game.team_id == team_id, Game.channel_id == channel_id)
-                .order_by(Game.id.desc())
-                .limit(1)
-            ).first()
-            connection = session.connection()
-            if newest is None:
-                newest = _closed_table(
-                    session, team_id, channel_id, user_id, self.lengths, enterprise_id
-                ).id
-            game = games.lock(connection, newest)
-            if game is None:  # the workspace's games were just erased: nobody to tell
-                return
-            enqueue(connection, game, (Say(text),))
-            carrier = game.id
-        self.deliverer.kick(carrier)
+            stream = notice(session.connection(), team_id, enterprise_id, channel_id, text)
+        self.deliverer.kick(stream)
 
     def refusal(
         self,
@@ -330,7 +277,7 @@ class ChannelService:
         """A change already stored is told to the channel: should the notice fail to reach the
         outbox, the change stands all the same, and the failure is logged."""
         try:
-            self.tell_channel(team_id, channel_id, user_id, text, enterprise_id)
+            self.tell_channel(team_id, channel_id, text, enterprise_id)
         except SQLAlchemyError:
             log.exception("the channel could not be told of a change")
 

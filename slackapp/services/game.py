@@ -119,7 +119,8 @@ class GameService:
 
     def _show(self, game_ids: list[int], taken: Taken | None = None) -> None:
         """After the commit: the games whose leases the step took go to the deliverer, which
-        sends what they show at once; else the deliverer is kicked to claim them."""
+        sends what they show at once; else the deliverer is kicked to claim them. A game's
+        outbox stream is its id."""
         if taken is not None and isinstance(self.deliverer, HandsOver):
             self.deliverer.hand_over(taken)
             return

@@ -75,7 +75,7 @@ _GAME_COLUMNS = [
 ]
 SEAT_COLUMNS = [column.name for column in SEATS.columns if column.name != "id"]
 _ENTRY_COLUMNS = [
-    "game_id",
+    "stream",
     "team_id",
     "enterprise_id",
     "surface",
@@ -116,7 +116,7 @@ _WRITE = f"WITH game AS ({_GAME}), seat AS ({_SEATS}), entry AS ({_ENTRIES})"
 WRITE = text(_WRITE + " SELECT id FROM game")
 """The game, its seats and its outbox rows, unless the channel has an open table."""
 WRITE_LEASED = text(
-    _WRITE + ", lease AS (INSERT INTO delivery_leases (game_id, holder, until)"
+    _WRITE + ", lease AS (INSERT INTO delivery_leases (stream, holder, until)"
     " SELECT id, :holder, :until FROM game) SELECT id FROM game"
 )
 """The same, and the game's delivery lease taken by ``holder`` until ``until``."""

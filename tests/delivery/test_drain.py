@@ -65,7 +65,7 @@ class World:
         assert kinds == sorted(kinds), f"every post goes before any update: {kinds}"
         for action in actions:
             match action:
-                case drain.ReadGames(held, claimed):
+                case drain.ReadStreams(held, claimed):
                     assert set(held) <= self.leases, "read unclaimed only with its lease held"
                     assert not set(claimed) & self.leases, "a game it holds is not claimed again"
                     games = {*held, *claimed}
@@ -83,7 +83,7 @@ class World:
                     self.done[message] = max(self.done.get(message, 0), version)
                 case drain.Record(landings, release):
                     for x in landings:
-                        message = (x.game_id, x.surface)
+                        message = (x.stream, x.surface)
                         self.unrecorded.discard(message)
                         self.shown[message] = max(self.shown.get(message, 0), x.version)
                         self.done[message] = max(self.done.get(message, 0), x.version)
@@ -134,7 +134,7 @@ def settle(world: World, state: drain.Drain, events: list[drain.Event]) -> drain
         if isinstance(event, drain.Woke):
             again = {g for g, waits_for in before.held_for if waits_for in event.landed}
             assert again <= state.to_read | read_in(actions), "a held-back game is read again"
-        if any(isinstance(a, drain.ReadGames) for a in actions):
+        if any(isinstance(a, drain.ReadStreams) for a in actions):
             assert not state.to_record, "what landed is recorded before anything is read"
         world.held = set(state.held_back)
         events.extend(world.carry_out(actions))
@@ -143,7 +143,7 @@ def settle(world: World, state: drain.Drain, events: list[drain.Event]) -> drain
 
 
 def read_in(actions: list[drain.Action]) -> set[int]:
-    return {g for a in actions if isinstance(a, drain.ReadGames) for g in (*a.held, *a.claimed)}
+    return {g for a in actions if isinstance(a, drain.ReadStreams) for g in (*a.held, *a.claimed)}
 
 
 messages = st.lists(
@@ -193,7 +193,7 @@ def test_a_drain_sends_every_newest_version_once_at_a_time_and_lets_go_only_when
 
 def test_a_game_read_with_nothing_to_send_is_let_go_at_once() -> None:
     state, actions = drain.begin(frozenset({7}))
-    assert actions == [drain.ReadGames((), (7,))]
+    assert actions == [drain.ReadStreams((), (7,))]
     state, actions = drain.advance(state, drain.Read({7: drain.ToShow(WORKSPACE)}, NOW))
     assert actions == [drain.Record((), (7,))]
     state, actions = drain.advance(state, drain.Recorded(frozenset()))
@@ -219,7 +219,7 @@ def test_a_channels_second_post_waits_until_the_first_is_recorded() -> None:
     state, actions = drain.advance(state, drain.Woke({(1, "day"): landing}))
     assert actions == [drain.Record((landing,), ())], "recorded first, the game kept"
     state, actions = drain.advance(state, drain.Recorded(frozenset()))
-    assert actions == [drain.ReadGames((1,), ())], "then read again, its lease still held"
+    assert actions == [drain.ReadStreams((1,), ())], "then read again, its lease still held"
 
 
 def test_a_game_waiting_for_another_games_post_keeps_its_lease() -> None:

@@ -192,7 +192,7 @@ class Table:
         """The game's messages Slack has taken, as the app recorded them: surface → ts."""
         with self.db.connect() as connection:
             rows = connection.execute(
-                text("SELECT surface, ts FROM messages WHERE game_id = :id"),
+                text("SELECT surface, ts FROM messages WHERE stream = :id"),
                 {"id": self.game_id()},
             )
             return {surface: ts for surface, ts in rows}
@@ -379,7 +379,7 @@ class Table:
         with self.db.connect() as connection:
             return int(
                 connection.execute(
-                    text("SELECT count(*) FROM outbox WHERE game_id = :id AND done_at IS NULL"),
+                    text("SELECT count(*) FROM outbox WHERE stream = :id AND done_at IS NULL"),
                     {"id": self.game_id()},
                 ).scalar_one()
             )

@@ -258,7 +258,7 @@ class InProcessApp:
         with self.varulv.sessions() as session:
             return list(
                 session.scalars(
-                    select(OutboxEntry.game_id)
+                    select(OutboxEntry.stream)
                     .where(OutboxEntry.done_at.is_(None), OutboxEntry.due_at <= self.clock.now())
                     .distinct()
                 )

@@ -23,9 +23,9 @@ def screens(fake: FakeSlack, db: Engine, game_id: int) -> dict[str, tuple[str, s
         rows = connection.execute(
             text(
                 "SELECT m.surface, m.channel, m.ts, o.text FROM messages m"
-                " JOIN outbox o ON o.game_id = m.game_id AND o.surface = m.surface"
-                " WHERE m.game_id = :g AND o.version ="
-                " (SELECT max(version) FROM outbox WHERE game_id = :g AND surface = m.surface)"
+                " JOIN outbox o ON o.stream = m.stream AND o.surface = m.surface"
+                " WHERE m.stream = :g AND o.version ="
+                " (SELECT max(version) FROM outbox WHERE stream = :g AND surface = m.surface)"
             ),
             {"g": game_id},
         ).all()
@@ -48,7 +48,7 @@ def unsure_messages(db: Engine, game_id: int) -> int:
         return int(
             connection.execute(
                 text(
-                    "SELECT count(*) FROM messages WHERE game_id = :g AND unsure_until IS NOT NULL"
+                    "SELECT count(*) FROM messages WHERE stream = :g AND unsure_until IS NOT NULL"
                 ),
                 {"g": game_id},
             ).scalar_one()

@@ -184,8 +184,8 @@ def test_the_settings_notice_goes_through_the_outbox_even_before_any_game(
     single_workspace: Deployment,
 ) -> None:
     """The channel hears of its new settings like it hears of a game: an outbox entry, sent by
-    the deliverer. A channel that has had no game carries it on a table that never opened,
-    which neither blocks a table nor shows up as a game."""
+    the deliverer. It is a notice, a stream of its own that no game carries: the channel that
+    has had no game still has none."""
     fake, table = single_workspace.fake, single_workspace.table()
     owner = single_workspace.owner()  # nobody else may change a channel that has no table
     since = len(fake.calls)
@@ -196,12 +196,17 @@ def test_the_settings_notice_goes_through_the_outbox_even_before_any_game(
     with single_workspace.db.connect() as connection:
         sent = connection.execute(
             text(
-                "SELECT games.phase, outbox.done_at IS NOT NULL FROM outbox JOIN games "
-                "ON games.id = outbox.game_id WHERE games.channel_id = :c AND outbox.text = :t"
+                "SELECT outbox.team_id, outbox.done_at IS NOT NULL, games.id FROM outbox"
+                " LEFT JOIN games ON games.id = outbox.stream"
+                " WHERE outbox.channel = :c AND outbox.text = :t"
             ),
             {"c": table.channel, "t": announcement.text},
         ).all()
-    assert [tuple(row) for row in sent] == [("cancelled", True)]
+        games_in_channel = connection.execute(
+            text("SELECT count(*) FROM games WHERE channel_id = :c"), {"c": table.channel}
+        ).scalar_one()
+    assert [tuple(row) for row in sent] == [(fake.identity.team_id, True, None)]
+    assert games_in_channel == 0, "no game carries the notice"
     posts = [c for c in fake.calls[since:] if c.method == "chat.postMessage"]
     assert [c.params.get("text") for c in posts] == [announcement.text], "nothing else is shown"
     table.command(DORIS, "last")

@@ -56,11 +56,11 @@ def two_processes(postgres: str) -> Iterator[tuple[Deployment, AppProcess]]:
 
 
 RECORDED = text(
-    "SELECT count(DISTINCT messages.game_id) FROM messages JOIN games ON games.id = game_id"
+    "SELECT count(DISTINCT messages.stream) FROM messages JOIN games ON games.id = stream"
     " WHERE games.channel_id = ANY(:channels)"
 )
 UNSENT = text(
-    "SELECT count(*) FROM outbox JOIN games ON games.id = game_id"
+    "SELECT count(*) FROM outbox JOIN games ON games.id = stream"
     " WHERE games.channel_id = ANY(:channels) AND outbox.done_at IS NULL"
 )
 

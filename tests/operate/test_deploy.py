@@ -179,7 +179,7 @@ def late_game(
         if message_due is not None:
             session.add(
                 OutboxEntry(
-                    game_id=game.id,
+                    stream=game.id,
                     team_id=game.team_id,
                     surface="lobby",
                     version=1,
@@ -225,6 +225,7 @@ def test_readyz_says_when_deliveries_or_deadlines_fall_behind(
         assert call(router, "/healthz")[0].startswith("200"), "still alive: nothing to restart"
         with create_engine(url).begin() as connection:
             connection.execute(text("DELETE FROM games"))
+            connection.execute(text("DELETE FROM outbox"))  # no foreign key: see db.streams
             connection.execute(text("DELETE FROM inbox"))
     said = {"message": b"deliveries", "deadline": b"deadlines", "request": b"requests"}
     assert body == said[late] + b" behind\n"

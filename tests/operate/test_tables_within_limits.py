@@ -33,8 +33,8 @@ def shown_against_newest(fake: FakeSlack, db: Engine, game_id: int) -> list[str]
             text(
                 "SELECT m.surface, m.channel, m.ts, m.version, o.version AS newest, o.text "
                 "FROM messages m JOIN LATERAL (SELECT version, text FROM outbox "
-                "  WHERE game_id = m.game_id AND surface = m.surface "
-                "  ORDER BY version DESC LIMIT 1) o ON true WHERE m.game_id = :g"
+                "  WHERE stream = m.stream AND surface = m.surface "
+                "  ORDER BY version DESC LIMIT 1) o ON true WHERE m.stream = :g"
             ),
             {"g": game_id},
         ).all()
@@ -53,7 +53,7 @@ def outbox_facts(db: Engine, game_ids: list[int]) -> dict[str, Any]:
                 "SELECT count(*) FILTER (WHERE done_at IS NULL) AS undelivered, "
                 "count(*) FILTER (WHERE failure IS NOT NULL AND failure <> 'superseded') "
                 "AS failed, coalesce(max(attempts), 0) AS attempts "
-                "FROM outbox WHERE game_id = ANY(:g)"
+                "FROM outbox WHERE stream = ANY(:g)"
             ),
             {"g": game_ids},
         ).one()

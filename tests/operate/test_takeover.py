@@ -47,7 +47,7 @@ def test_the_survivor_shows_what_a_killed_process_was_sending(
         table.wait(lambda: len(table.seats()) == 4 or None, "four seated")
         with deployment.db.connect() as connection:
             holders = connection.execute(
-                text("SELECT holder FROM delivery_leases WHERE game_id = :g"),
+                text("SELECT holder FROM delivery_leases WHERE stream = :g"),
                 {"g": table.game_id()},
             ).scalars()
             assert list(holders), "the first process holds the game's lease while it sends"

@@ -26,12 +26,12 @@ def lobby_shown(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, 
     game_id, channel = new_game(fake, sessions)
     with transaction(sessions) as session:
         session.add(
-            SlackMessage(game_id=game_id, surface="lobby", channel=channel, ts="2.0", version=2)
+            SlackMessage(stream=game_id, surface="lobby", channel=channel, ts="2.0", version=2)
         )
         for version in (1, 2):
             session.add(
                 OutboxEntry(
-                    game_id=game_id,
+                    stream=game_id,
                     team_id=fake.identity.team_id,
                     surface="lobby",
                     version=version,
@@ -52,12 +52,12 @@ def adopted(sessions: sessionmaker[Session], game_id: int, clicked: Copy) -> Ado
 def state(db: Engine, game_id: int) -> tuple[tuple[str, int], list[tuple[str, int, str]]]:
     with db.connect() as connection:
         message = connection.execute(
-            text("SELECT ts, version FROM messages WHERE game_id = :g AND surface = 'lobby'"),
+            text("SELECT ts, version FROM messages WHERE stream = :g AND surface = 'lobby'"),
             {"g": game_id},
         ).one()
         undelivered = connection.execute(
             text(
-                "SELECT surface, version, text FROM outbox WHERE game_id = :g "
+                "SELECT surface, version, text FROM outbox WHERE stream = :g "
                 "AND done_at IS NULL ORDER BY id"
             ),
             {"g": game_id},
@@ -116,7 +116,7 @@ def test_no_copy_recorded_yet_changes_no_record_and_the_click_redraws_the_copy_c
     with transaction(sessions) as session:
         session.add(
             OutboxEntry(
-                game_id=game_id,
+                stream=game_id,
                 team_id=fake.identity.team_id,
                 surface="lobby",
                 version=1,
@@ -128,5 +128,5 @@ def test_no_copy_recorded_yet_changes_no_record_and_the_click_redraws_the_copy_c
     assert adopted(sessions, game_id, Copy("lobby", "C0ELSEWHERE", "1.0")) == Adopted(0, False)
     with db.connect() as connection:
         assert not connection.execute(
-            text("SELECT count(*) FROM messages WHERE game_id = :g"), {"g": game_id}
+            text("SELECT count(*) FROM messages WHERE stream = :g"), {"g": game_id}
         ).scalar_one()

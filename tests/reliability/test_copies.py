@@ -70,7 +70,7 @@ def recorded_ts(db: Engine, game_id: int, surface: str) -> str:
     with db.connect() as connection:
         return str(
             connection.execute(
-                text("SELECT ts FROM messages WHERE game_id = :g AND surface = :s"),
+                text("SELECT ts FROM messages WHERE stream = :g AND surface = :s"),
                 {"g": game_id, "s": surface},
             ).scalar_one()
         )

@@ -101,7 +101,7 @@ def assert_every_screen_shows_the_committed_game(table: Table, since: int) -> No
         newest: dict[str, str] = dict(
             connection.execute(
                 text(
-                    "SELECT DISTINCT ON (surface) surface, text FROM outbox WHERE game_id = :g "
+                    "SELECT DISTINCT ON (surface) surface, text FROM outbox WHERE stream = :g "
                     "AND (failure IS NULL OR failure = 'superseded') AND surface NOT LIKE 'drop:%' "
                     "ORDER BY surface, version DESC"
                 ),
@@ -109,7 +109,7 @@ def assert_every_screen_shows_the_committed_game(table: Table, since: int) -> No
             ).all()
         )
         shown = connection.execute(
-            text("SELECT surface, channel, ts FROM messages WHERE game_id = :g"), {"g": game_id}
+            text("SELECT surface, channel, ts FROM messages WHERE stream = :g"), {"g": game_id}
         ).all()
     assert {surface for surface, _, _ in shown} == set(newest)
     for surface, channel, ts in shown:

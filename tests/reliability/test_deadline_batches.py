@@ -69,12 +69,12 @@ def test_a_batch_skips_a_held_game_and_a_later_one_steps_it(db: Engine) -> None:
     assert phases(sessions, ids) == ["day"] * 3
     with sessions() as session:
         before = session.scalar(
-            text("SELECT count(*) FROM outbox WHERE game_id = ANY(:i)"), {"i": ids}
+            text("SELECT count(*) FROM outbox WHERE stream = ANY(:i)"), {"i": ids}
         )
     assert steps.deadlines_due() == 0, "a late or double wake-up finds nothing due"
     with sessions() as session:
         after = session.scalar(
-            text("SELECT count(*) FROM outbox WHERE game_id = ANY(:i)"), {"i": ids}
+            text("SELECT count(*) FROM outbox WHERE stream = ANY(:i)"), {"i": ids}
         )
     assert after == before, "and shows nothing twice"
 

@@ -117,7 +117,7 @@ def delivered(sessions: sessionmaker[Session], game_id: int) -> bool:
     with sessions() as session:
         left = session.scalar(
             select(OutboxEntry.id).where(
-                OutboxEntry.game_id == game_id, OutboxEntry.done_at.is_(None)
+                OutboxEntry.stream == game_id, OutboxEntry.done_at.is_(None)
             )
         )
         return left is None
@@ -151,7 +151,7 @@ def test_only_the_newest_version_is_shown_and_a_message_is_posted_once(
     with sessions() as session:
         failures = session.scalars(
             select(OutboxEntry.failure)
-            .where(OutboxEntry.game_id == game_id, OutboxEntry.surface == LOBBY_BOARD)
+            .where(OutboxEntry.stream == game_id, OutboxEntry.surface == LOBBY_BOARD)
             .order_by(OutboxEntry.version)
         ).all()
         assert failures == ["superseded", "superseded", None, None]
@@ -166,7 +166,7 @@ def test_an_older_version_never_paints_over_a_newer_one(
     show(sessions, game_id, closed("new"))
     deliverer.drain(game_id)
     with transaction(sessions) as session:  # as if a newer picture were on screen already
-        session.execute(text("UPDATE messages SET version = 9 WHERE game_id = :g"), {"g": game_id})
+        session.execute(text("UPDATE messages SET version = 9 WHERE stream = :g"), {"g": game_id})
     show(sessions, game_id, closed("stale"))  # version 2 < 9 shown
     deliverer.drain(game_id)
     assert texts(fake, channel) == ["new"]
@@ -189,7 +189,7 @@ def test_no_lock_is_held_while_slack_answers(
             ).scalar_one()
             assert locked == game_id, "a step can lock the game while its message is with Slack"
             session.execute(
-                text("SELECT * FROM outbox WHERE game_id = :g FOR UPDATE"), {"g": game_id}
+                text("SELECT * FROM outbox WHERE stream = :g FOR UPDATE"), {"g": game_id}
             )
     worker.join(60)
     assert delivered(sessions, game_id)
@@ -314,7 +314,7 @@ def test_throttling_is_retried_after_retry_after(
         deliverer.drain(game_id)
         assert texts(fake, channel) == []
         with sessions() as session:
-            entry = session.scalars(select(OutboxEntry).where(OutboxEntry.game_id == game_id)).one()
+            entry = session.scalars(select(OutboxEntry).where(OutboxEntry.stream == game_id)).one()
             assert entry.attempts == 1 and entry.done_at is None
             assert entry.due_at == clock.at + timedelta(seconds=1), "due when Retry-After says"
         clock.at += timedelta(seconds=0.9)
@@ -347,7 +347,7 @@ def test_a_version_written_while_its_message_waits_out_retry_after_waits_with_it
         with sessions() as session:
             entries = session.scalars(
                 select(OutboxEntry)
-                .where(OutboxEntry.game_id == game_id)
+                .where(OutboxEntry.stream == game_id)
                 .order_by(OutboxEntry.version)
             ).all()
             waits = [(entry.attempts, entry.due_at) for entry in entries]
@@ -422,7 +422,7 @@ def test_one_deliverer_at_a_time_and_a_dead_ones_lease_is_taken_over(
         with transaction(sessions) as session:
             session.add(
                 DeliveryLease(
-                    game_id=game_id,
+                    stream=game_id,
                     holder=f"{deliverer.holder.split(':')[0]}:999999:dead",
                     until=datetime.now(UTC) + timedelta(minutes=5),
                 )
@@ -448,7 +448,7 @@ def test_games_claimed_together_leave_out_only_the_one_held_elsewhere(
     with transaction(sessions) as session:
         session.add(
             DeliveryLease(
-                game_id=held_elsewhere,
+                stream=held_elsewhere,
                 holder="another-host:1:alive",
                 until=datetime.now(UTC) + timedelta(minutes=5),
             )
@@ -475,7 +475,7 @@ def test_a_lease_this_process_failed_to_let_go_holds_nothing_back(
     with transaction(sessions) as session:
         session.add(
             DeliveryLease(
-                game_id=game_id,
+                stream=game_id,
                 holder=deliverer.holder,
                 until=datetime.now(UTC) + timedelta(minutes=5),
             )
@@ -598,7 +598,7 @@ def test_games_whose_calls_land_together_are_let_go_together(
     # they may spread over several windows, yet never one by one.
     assert len(released) < len(games), "let go together, not one by one as they land"
     with sessions() as session:
-        held = select(DeliveryLease.game_id).where(DeliveryLease.game_id.in_(g for g, _ in games))
+        held = select(DeliveryLease.stream).where(DeliveryLease.stream.in_(g for g, _ in games))
         assert session.scalars(held).all() == []
     for game_id, channel in games:
         assert delivered(sessions, game_id)
@@ -626,16 +626,17 @@ def test_a_post_that_waits_out_retry_after_keeps_its_place_above_the_next(
         deliverer.stop()
 
 
-def scans_not_by_game(plan: dict[str, Any]) -> list[str]:
-    """The plan's scans of the outbox that do not begin from a game, named by type and index."""
+def scans_not_by_stream(plan: dict[str, Any]) -> list[str]:
+    """The plan's scans of the outbox that do not begin from a stream (a game's is its id),
+    named by type and index."""
     found = []
     if plan.get("Relation Name") == "outbox":
         condition = plan.get("Index Cond") or plan.get("Recheck Cond") or ""
         scans = ("Seq Scan", "Index Scan", "Index Only Scan", "Bitmap Heap Scan")
-        if plan["Node Type"] in scans and "game_id" not in condition:
+        if plan["Node Type"] in scans and "stream" not in condition:
             found.append(f"{plan['Node Type']} {plan.get('Index Name', '')}".strip())
     for inner in plan.get("Plans", []):
-        found += scans_not_by_game(inner)
+        found += scans_not_by_stream(inner)
     return found
 
 
@@ -645,7 +646,7 @@ def test_a_games_undelivered_entries_are_looked_up_from_the_game(
     """In a storm nearly every entry is undelivered: a look-up that read them all to find one
     game's made every step and drain as slow as the storm was large. Planned with sequential
     scans ruled out (a large outbox rules them out), each scan of the outbox that the steps,
-    drains and landings of a game make has the game in its index condition."""
+    drains and landings of a game make has the game's stream in its index condition."""
     engine = create_engine(
         sqlalchemy_url(database_url), connect_args={"options": "-c enable_seqscan=off"}
     )
@@ -657,7 +658,7 @@ def test_a_games_undelivered_entries_are_looked_up_from_the_game(
             cursor.execute(
                 "EXPLAIN (FORMAT JSON) " + statement, parameters[0] if executemany else parameters
             )
-            plans.append((statement, scans_not_by_game(cursor.fetchone()[0][0]["Plan"])))
+            plans.append((statement, scans_not_by_stream(cursor.fetchone()[0][0]["Plan"])))
 
     event.listen(engine, "before_cursor_execute", explain)
     sessions = make_sessions(engine)

@@ -98,15 +98,16 @@ def a_workspace(db: Engine, team: str, installed: bool) -> None:
         )  # fmt: skip
         session.add(game)
         session.flush()
+        notice = game.id + 1_000_000
         seat = Seat(game_id=game.id, position=0, user_id="U0HOST", display_name="host")
         session.add(seat)
         session.flush()
         session.add_all(
             [
                 Ballot(seat_id=seat.id, game_id=game.id, voter_key="U0HOST", target="nobody"),
-                OutboxEntry(game_id=game.id, team_id=team, surface="reveal", version=1,
+                OutboxEntry(stream=game.id, team_id=team, surface="reveal", version=1,
                             channel=channel, text="the reveal"),
-                SlackMessage(game_id=game.id, surface="reveal", channel=channel, ts="1.0",
+                SlackMessage(stream=game.id, surface="reveal", channel=channel, ts="1.0",
                              version=1),
                 Score(team_id=team, channel_id=channel, user_id="U0HOST", games=1, wins=1,
                       points=1),
@@ -118,7 +119,12 @@ def a_workspace(db: Engine, team: str, installed: bool) -> None:
                 StandingTable(team_id=team, channel_id=channel, weekdays=1, minute_of_day=0,
                               zone="UTC", lobby_minutes=5, next_at=now, owner_user_id="U0HOST",
                               lobby_game_id=game.id),
-                DeliveryLease(game_id=game.id, holder="a process", until=now + timedelta(hours=1)),
+                DeliveryLease(stream=game.id, holder="a process", until=now + timedelta(hours=1)),
+                # a channel's notice: a stream of its own, no game's
+                OutboxEntry(stream=notice, team_id=team, surface="say:1", version=1,
+                            channel=channel, text="the settings changed"),
+                SlackMessage(stream=notice, surface="say:1", channel=channel, ts="2.0",
+                             version=1),
                 SeasonWrapUp(team_id=team, channel_id=channel, season="2026-12",
                              game_id=game.id),
                 PacingBucket(key=f"update:{team}", free_from=0, taken=True),
@@ -148,13 +154,18 @@ def erase(database_url: str, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def rows_of(db: Engine, team: str) -> dict[str, int]:
-    """Each table's rows for the workspace: by its team id, or through its game."""
+    """Each table's rows for the workspace: by its team id, or through its game or stream."""
     counted = {}
     with db.connect() as connection:
         for table in inspect(connection).get_table_names():
             columns = {c["name"] for c in inspect(connection).get_columns(table)}
             if "team_id" in columns:
                 where = "team_id = :team"
+            elif "stream" in columns:  # a game's, or a notice's
+                where = (
+                    "stream IN (SELECT id FROM games WHERE team_id = :team"
+                    " UNION SELECT stream FROM outbox WHERE team_id = :team)"
+                )
             elif "game_id" in columns:
                 where = "game_id IN (SELECT id FROM games WHERE team_id = :team)"
             else:

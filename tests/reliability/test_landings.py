@@ -44,11 +44,11 @@ def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> int:
     game_id, channel = new_delivery_game(fake, sessions)
     with transaction(sessions) as session:
         session.add(
-            SlackMessage(game_id=game_id, surface="lobby", channel=channel, ts="1.0", version=1)
+            SlackMessage(stream=game_id, surface="lobby", channel=channel, ts="1.0", version=1)
         )
         session.add(
             OutboxEntry(
-                game_id=game_id,
+                stream=game_id,
                 team_id=fake.identity.team_id,
                 surface="lobby",
                 version=2,
@@ -75,11 +75,11 @@ def test_landings_that_arrive_together_are_recorded_in_one_statement(
     with sessions() as session:
         shown = {
             m.surface: (m.ts, m.version)
-            for m in session.scalars(select(SlackMessage).where(SlackMessage.game_id == game_id))
+            for m in session.scalars(select(SlackMessage).where(SlackMessage.stream == game_id))
         }
         left = session.scalars(
             select(OutboxEntry.id).where(
-                OutboxEntry.game_id == game_id, OutboxEntry.done_at.is_(None)
+                OutboxEntry.stream == game_id, OutboxEntry.done_at.is_(None)
             )
         ).all()
     assert shown == {"lobby": ("1.0", 2)} | {f"dm:{n}": (f"2.{n}", 1) for n in range(19)}
@@ -100,7 +100,7 @@ def test_a_landing_that_cannot_be_recorded_never_costs_the_others_theirs(
 
     with sessions() as session:
         surfaces = set(
-            session.scalars(select(SlackMessage.surface).where(SlackMessage.game_id == game_id))
+            session.scalars(select(SlackMessage.surface).where(SlackMessage.stream == game_id))
         )
     assert surfaces == {"lobby"} | {f"dm:{n}" for n in range(5)}
 
@@ -114,7 +114,7 @@ def test_a_game_let_go_with_its_landing_is_still_due_only_for_what_the_landing_l
     with transaction(sessions) as session:
         session.add(
             OutboxEntry(
-                game_id=unfinished,
+                stream=unfinished,
                 team_id=fake.identity.team_id,
                 surface="day",
                 version=1,
@@ -123,15 +123,15 @@ def test_a_game_let_go_with_its_landing_is_still_due_only_for_what_the_landing_l
             )
         )
         for game_id in (finished, unfinished):
-            session.add(DeliveryLease(game_id=game_id, holder="me", until=NOW + timedelta(hours=1)))
+            session.add(DeliveryLease(stream=game_id, holder="me", until=NOW + timedelta(hours=1)))
     landings = [Landing(game_id, "lobby", 2, NOW) for game_id in (finished, unfinished)]
 
     still_due = record(sessions, landings, "me", [finished, unfinished], datetime.now(UTC))
 
     assert still_due == [unfinished]
     with sessions() as session:
-        leased = select(DeliveryLease.game_id).where(
-            DeliveryLease.game_id.in_([finished, unfinished])
+        leased = select(DeliveryLease.stream).where(
+            DeliveryLease.stream.in_([finished, unfinished])
         )
         assert session.scalars(leased).all() == []
 
@@ -141,13 +141,13 @@ def test_only_the_holders_own_leases_are_let_go(
 ) -> None:
     mine, theirs = new_game(fake, sessions), new_game(fake, sessions)
     with transaction(sessions) as session:
-        session.add(DeliveryLease(game_id=mine, holder="me", until=NOW + timedelta(hours=1)))
-        session.add(DeliveryLease(game_id=theirs, holder="them", until=NOW + timedelta(hours=1)))
+        session.add(DeliveryLease(stream=mine, holder="me", until=NOW + timedelta(hours=1)))
+        session.add(DeliveryLease(stream=theirs, holder="them", until=NOW + timedelta(hours=1)))
 
     record(sessions, [], "me", [mine, theirs], datetime.now(UTC))
 
     with sessions() as session:
         left = session.scalars(
-            select(DeliveryLease.game_id).where(DeliveryLease.game_id.in_([mine, theirs]))
+            select(DeliveryLease.stream).where(DeliveryLease.stream.in_([mine, theirs]))
         ).all()
     assert left == [theirs]

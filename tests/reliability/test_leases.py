@@ -94,9 +94,7 @@ def new_game(fake: FakeSlack, sessions: sessionmaker[Session], text: str) -> tup
 def lease_of(sessions: sessionmaker[Session], game_id: int) -> tuple[str, datetime] | None:
     with sessions() as session:
         row = session.execute(
-            select(DeliveryLease.holder, DeliveryLease.until).where(
-                DeliveryLease.game_id == game_id
-            )
+            select(DeliveryLease.holder, DeliveryLease.until).where(DeliveryLease.stream == game_id)
         ).one_or_none()
         return None if row is None else (row[0], row[1])
 
@@ -106,7 +104,7 @@ def undelivered(sessions: sessionmaker[Session], game_id: int) -> int:
         return len(
             session.scalars(
                 select(OutboxEntry.id).where(
-                    OutboxEntry.game_id == game_id, OutboxEntry.done_at.is_(None)
+                    OutboxEntry.stream == game_id, OutboxEntry.done_at.is_(None)
                 )
             ).all()
         )
@@ -168,7 +166,7 @@ def test_only_dead_holders_of_this_pid_space_are_freed_at_once(
     with transaction(sessions) as session:
         leases.free_dead_of_host(session.connection(), alive, clock())
     with sessions() as session:
-        rows = session.execute(select(DeliveryLease.game_id, DeliveryLease.holder)).all()
+        rows = session.execute(select(DeliveryLease.stream, DeliveryLease.holder)).all()
         left = {game_id: holder for game_id, holder in rows}
     assert mine not in left, "a dead process of this pid space lets go at once"
     assert left[same_name] == holders[same_name], "another pid space's lease waits to lapse"
@@ -263,7 +261,7 @@ def test_a_lease_that_lapsed_before_its_drain_began_is_not_read_as_held(
     game_id, channel = new_game(fake, sessions, "the lobby")
     with transaction(sessions) as session:
         taken = first.take(session.connection(), [game_id])
-    assert taken.games == {game_id}
+    assert taken.streams == {game_id}
     clock.advance(leases.LEASE_SECONDS + 0.001)  # never renewed while it waited: lapsed
     post = Held(fake, "chat.postMessage", lambda p: p.get("channel") == channel, applied=True)
     with post:

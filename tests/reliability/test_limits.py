@@ -92,7 +92,7 @@ def undelivered(sessions: sessionmaker[Session], game_ids: list[int]) -> list[Ou
         return list(
             session.scalars(
                 select(OutboxEntry).where(
-                    OutboxEntry.game_id.in_(game_ids), OutboxEntry.done_at.is_(None)
+                    OutboxEntry.stream.in_(game_ids), OutboxEntry.done_at.is_(None)
                 )
             )
         )
@@ -173,7 +173,7 @@ def waiting(sessions: sessionmaker[Session], ids: list[int]) -> list[datetime]:
         return list(
             session.scalars(
                 select(OutboxEntry.due_at).where(
-                    OutboxEntry.game_id.in_(ids),
+                    OutboxEntry.stream.in_(ids),
                     OutboxEntry.done_at.is_(None),
                     OutboxEntry.attempts > 0,
                 )
@@ -456,8 +456,8 @@ def test_a_redraw_that_ends_a_phase_goes_ahead_of_boards_that_still_count(
         def one_count_put_off() -> int | None:
             """The game whose count waits, once the other's is shown and recorded."""
             rows, counted = undelivered(sessions, ids), shown("Varulv")
-            if len(counted) == 1 and len(rows) == 1 and rows[0].game_id not in counted:
-                return rows[0].game_id if rows[0].due_at > datetime.now(UTC) else None
+            if len(counted) == 1 and len(rows) == 1 and rows[0].stream not in counted:
+                return rows[0].stream if rows[0].due_at > datetime.now(UTC) else None
             return None
 
         waiting = until(one_count_put_off, "one count redrawn, the other put off")
@@ -500,7 +500,7 @@ def test_a_last_word_borrows_its_messages_newest_recent_click_with_its_copy(
     with transaction(sessions) as session:  # the clicks age past what Slack allows
         session.execute(
             update(OutboxEntry)
-            .where(OutboxEntry.game_id == game_id, OutboxEntry.version <= 2)
+            .where(OutboxEntry.stream == game_id, OutboxEntry.version <= 2)
             .values(created_at=func.now() - timedelta(minutes=26))
         )
     assert written(ClosedView("dawn")) == (None, None), "too old, though lent just now"

@@ -82,11 +82,11 @@ def game(engine: Engine, phase: str, ended_days_ago: float, channel: str = MONTH
             Ballot(seat_id=row.seats[0].id, game_id=row.id, voter_key="U0001", target="U0002")
         )
         session.add(
-            SlackMessage(game_id=row.id, surface="lobby", channel=channel, ts="1.2", version=1)
+            SlackMessage(stream=row.id, surface="lobby", channel=channel, ts="1.2", version=1)
         )
         session.add(
             OutboxEntry(
-                game_id=row.id,
+                stream=row.id,
                 team_id=row.team_id,
                 surface="lobby",
                 version=1,
@@ -103,9 +103,30 @@ def game(engine: Engine, phase: str, ended_days_ago: float, channel: str = MONTH
 def rows(engine: Engine, model: type, game_id: int | None = None) -> int:
     query = select(func.count()).select_from(model)
     if game_id is not None:
-        query = query.where(model.game_id == game_id)  # type: ignore[attr-defined]
+        key = "stream" if hasattr(model, "stream") else "game_id"  # a game's stream is its id
+        query = query.where(getattr(model, key) == game_id)
     with Session(engine) as session:
         return int(session.scalar(query) or 0)
+
+
+def test_a_channels_notices_are_pruned_once_as_old_as_a_pruned_game(engine: Engine) -> None:
+    """A notice is a stream no game carries, so no game's deletion takes it along."""
+    old, recent = 2_000_001, 2_000_002
+    with Session(engine) as session, session.begin():
+        for stream, days in ((old, 91), (recent, 89)):
+            written = NOW - timedelta(days=days)
+            session.add_all(
+                [
+                    OutboxEntry(stream=stream, team_id="T0001", surface="say:1", version=1,
+                                channel="C0NOTICE", text="the settings changed",
+                                created_at=written, done_at=written),
+                    SlackMessage(stream=stream, surface="say:1", channel="C0NOTICE",
+                                 ts=f"{stream}.0", version=1),
+                ]
+            )  # fmt: skip
+    prune(sessionmaker(engine), NOW, days=90)
+    assert [rows(engine, model, old) for model in (OutboxEntry, SlackMessage)] == [0, 0]
+    assert [rows(engine, model, recent) for model in (OutboxEntry, SlackMessage)] == [1, 1]
 
 
 def test_old_ended_games_are_pruned_and_scores_seasons_and_running_games_stay(

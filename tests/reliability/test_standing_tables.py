@@ -153,9 +153,7 @@ def test_the_lobby_is_posted_with_every_seat_free_and_the_regulars_mentioned(
         assert game is not None
         assert game.seats == []
         assert game.host_user_id == "U0OWNER"
-        texts = session.scalars(
-            select(OutboxEntry.text).where(OutboxEntry.game_id == game_id)
-        ).all()
+        texts = session.scalars(select(OutboxEntry.text).where(OutboxEntry.stream == game_id)).all()
     assert invitation(FIKA, ["U0REG1", "U0REG2"]) in texts
     assert "<@U0REG1> <@U0REG2>" in invitation(FIKA, ["U0REG1", "U0REG2"])
     assert "U0GONE" not in " ".join(texts)
