@@ -375,12 +375,16 @@ class Table:
         return expected
 
     def undelivered(self) -> int:
-        """How many of the game's messages the app has still to show (its outbox)."""
+        """How many of the game's messages, and of the channel's notices, the app has still to
+        show (its outbox): the game's stream, and the channel's entries of any stream."""
         with self.db.connect() as connection:
             return int(
                 connection.execute(
-                    text("SELECT count(*) FROM outbox WHERE stream = :id AND done_at IS NULL"),
-                    {"id": self.game_id()},
+                    text(
+                        "SELECT count(*) FROM outbox WHERE done_at IS NULL AND (channel = :c"
+                        " OR stream = (SELECT max(id) FROM games WHERE channel_id = :c))"
+                    ),
+                    {"c": self.channel},
                 ).scalar_one()
             )
 
