@@ -14,6 +14,7 @@ from sqlalchemy import (
     Select,
     Table,
     delete,
+    exists,
     func,
     or_,
     select,
@@ -136,6 +137,16 @@ def forget(session: Session, team_id: str, user_id: str) -> Forgotten:
         .where(ChannelSettings.team_id == team_id, ChannelSettings.updated_by == user_id)
         .values(updated_by=ERASED)
     )
+    mention = f"<@{user_id}>"  # a channel's notice names who changed its settings or schedule
+    session.execute(
+        update(OutboxEntry)
+        .where(
+            OutboxEntry.team_id == team_id,
+            OutboxEntry.text.contains(mention, autoescape=True),
+            ~exists().where(Game.id == OutboxEntry.stream),
+        )
+        .values(text=func.replace(OutboxEntry.text, mention, ERASED))
+    )
     scores = _count(
         session, delete(Score).where(Score.team_id == team_id, Score.user_id == user_id)
     )
@@ -242,13 +253,12 @@ def erase_workspace(session: Session, team_id: str) -> dict[str, int]:
         table = model.__table__
         assert isinstance(table, Table)
         erased[table.name] = _count(session, delete(table).where(table.c.team_id == team_id))
-    erased |= delete_streams(
-        session,
-        union(
-            select(Game.id).where(Game.team_id == team_id),
-            select(OutboxEntry.stream).where(OutboxEntry.team_id == team_id),
-        ),
-    )
+    games = select(Game.id).where(Game.team_id == team_id)
+    # Locked first, as a step locks a game: a step under way commits its outbox rows before
+    # they are deleted with the games' streams, and none begins until the games are gone.
+    session.execute(games.order_by(Game.id).with_for_update(key_share=True))
+    notices = select(OutboxEntry.stream).where(OutboxEntry.team_id == team_id)
+    erased |= delete_streams(session, union(games, notices))
     erased[Game.__tablename__] = _count(session, delete(Game).where(Game.team_id == team_id))
     for table in _installation_tables():
         erased[table.name] = _count(session, delete(table).where(table.c.team_id == team_id))

@@ -15,6 +15,7 @@ from slack_sdk.oauth.installation_store import Installation
 from sqlalchemy import Engine, create_engine, inspect, text
 from sqlalchemy.orm import Session
 
+from slackapp.db.erasure import forget
 from slackapp.db.installations import installation_store
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import (
@@ -201,3 +202,17 @@ def test_erase_workspace_deletes_every_row_of_one_workspace_once_it_is_uninstall
     assert rows_of(db, KEPT_TEAM) == kept, "the other workspace keeps everything"
     again = erase(database_url, ERASED_TEAM)
     assert again.returncode == 0 and "0 rows" in again.stdout, "uninstalled now: nothing left"
+
+
+def test_forgetting_a_person_erases_them_from_the_channels_notices(db: Engine) -> None:
+    """A notice of a changed setting names who changed it, and no game carries it."""
+    upgrade(db)
+    with Session(db) as session, session.begin():
+        session.add(
+            OutboxEntry(stream=3_000_001, team_id="T0NOTICE", surface="say:1", version=1,
+                        channel="C0NOTICE", text="<@U0ANNA> changed the Varulv settings")
+        )  # fmt: skip
+    with Session(db) as session, session.begin():
+        forget(session, "T0NOTICE", "U0ANNA")
+    assert rows_naming(db, "U0ANNA") == {}
+    assert rows_naming(db, "changed the Varulv settings") == {"outbox": 1}
