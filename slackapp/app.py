@@ -236,7 +236,7 @@ def build(
     deliverer = Deliverer(
         sessions,
         delivering,
-        report=lambda game_id, event: _report(sessions, game_id, event, now),
+        report=lambda stream, event: _report(sessions, stream, event, now),
         pacer=pacer,
         now=now,
     )
@@ -264,11 +264,12 @@ def build(
 
 
 def _report(
-    sessions: sessionmaker[Session], game_id: int, event: Event, now: Callable[[], datetime]
+    sessions: sessionmaker[Session], stream: int, event: Event, now: Callable[[], datetime]
 ) -> None:
-    """Slack refused a game's message for good: the machine decides what follows, and the
-    deliverer, still delivering that game, sends whatever it says next. A channel that
-    refuses the bot also stops its standing table."""
-    commit_step(sessions, game_id, event, now)
+    """Slack refused a message for good: for a game's (its stream is the game's id), the
+    machine decides what follows, and the deliverer, still delivering that game, sends
+    whatever it says next; a channel's notice has no game to tell. A channel that refuses the
+    bot also stops its standing table."""
+    commit_step(sessions, stream, event, now)
     if isinstance(event, ChannelUnwritable):
-        pause_for_channel_of(sessions, game_id, event.error)
+        pause_for_channel_of(sessions, stream, event.error)

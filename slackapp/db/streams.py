@@ -5,7 +5,7 @@ once it is as old as an ended game that is pruned."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import CompoundSelect, CursorResult, Select, delete, exists, func, select
@@ -36,3 +36,30 @@ def notices_before(cutoff: datetime) -> Select[Any]:
         .group_by(OutboxEntry.stream)
         .having(func.max(OutboxEntry.created_at) < cutoff)
     )
+
+
+def channel_of(session: Session, stream: int) -> tuple[str, str] | None:
+    """The workspace and channel a notice's stream is said in (None: not a notice's)."""
+    found = session.execute(
+        select(OutboxEntry.team_id, OutboxEntry.channel)
+        .where(OutboxEntry.stream == stream, OutboxEntry.channel.is_not(None))
+        .limit(1)
+    ).first()
+    return None if found is None or found.channel is None else (found.team_id, found.channel)
+
+
+STRAY_LEASE_AGE = timedelta(days=1)
+"""A lease lapsed this long ago is nobody's: its stream, if still due, is claimed anew."""
+
+
+def delete_strays(session: Session, now: datetime) -> None:
+    """What a landing or a claim wrote for a stream deleted meanwhile, which no foreign key
+    refuses: what Slack shows of a stream with neither a game nor an entry, and leases that
+    lapsed long ago."""
+    session.execute(
+        delete(SlackMessage).where(
+            ~exists().where(Game.id == SlackMessage.stream),
+            ~exists().where(OutboxEntry.stream == SlackMessage.stream),
+        )
+    )
+    session.execute(delete(DeliveryLease).where(DeliveryLease.until < now - STRAY_LEASE_AGE))

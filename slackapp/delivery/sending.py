@@ -49,7 +49,8 @@ off in the outbox with its turn kept, so no call thread sleeps long."""
 
 Report = Callable[[int, m.Event], None]
 """Tell the step machine that Slack refused something for good: (the stream, the event). A
-game's stream is its id; a notice's is no game's, and nothing follows from it."""
+game's stream is its id; a notice's is no game's, and only what concerns its channel follows
+(a standing table paused)."""
 
 
 def utc_now() -> datetime:
@@ -233,7 +234,7 @@ class Sender:
         older ones superseded."""
         with self.sessions() as session, session.begin():
             session.connection().execute(
-                DONE, [{"g": stream, "s": surface, "v": version, "f": failure}]
+                DONE, [{"stream": stream, "s": surface, "v": version, "f": failure}]
             )
 
     def unsure(self, stream: int, surface: str, started: datetime) -> None:
@@ -242,7 +243,7 @@ class Sender:
         message known, and then its newest version is sent again (``delivery.plan``)."""
         until = started + timedelta(seconds=LATE_LANDING_SECONDS)
         with self.sessions() as session, session.begin():
-            session.connection().execute(UNSURE, {"g": stream, "s": surface, "until": until})
+            session.connection().execute(UNSURE, {"stream": stream, "s": surface, "until": until})
 
     def put_off(
         self, stream: int, surface: str, version: int, attempts: int, due: datetime

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.blocks.wrapup import wrap_up_text
-from slackapp.db import games, history, standing
+from slackapp.db import games, history, standing, streams
 from slackapp.db.engine import outside_transaction, transaction
 from slackapp.db.models import Game, SeasonWrapUp, StandingTable
 from slackapp.delivery.outbox import enqueue
@@ -197,11 +197,13 @@ class SeasonWrapUps:
         return last
 
 
-def pause_for_channel_of(sessions: sessionmaker[Session], game_id: int, error: str) -> None:
-    """Slack refuses to post in a game's channel for good: the channel's standing table stops
-    opening tables there until someone sets it again."""
+def pause_for_channel_of(sessions: sessionmaker[Session], stream: int, error: str) -> None:
+    """Slack refuses to post in the channel of an outbox stream (a game's, or a notice's) for
+    good: the channel's standing table stops opening tables there until someone sets it
+    again."""
     with transaction(sessions) as session:
-        game = session.get(Game, game_id)
-        if game is not None and standing.pause(session, game.team_id, game.channel_id, error):
-            with log_context(team_id=game.team_id, channel_id=game.channel_id):
+        game = session.get(Game, stream)
+        where = (game.team_id, game.channel_id) if game else streams.channel_of(session, stream)
+        if where is not None and standing.pause(session, *where, error):
+            with log_context(team_id=where[0], channel_id=where[1]):
                 log.info("standing table paused", extra={"error": error})

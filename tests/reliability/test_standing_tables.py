@@ -18,7 +18,7 @@ from slackapp.db import standing
 from slackapp.db.engine import make_sessions, transaction
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game, OutboxEntry
-from slackapp.delivery.outbox import enqueue
+from slackapp.delivery.outbox import enqueue, notice
 from slackapp.game import machine as m
 from slackapp.game.schedule import Schedule
 from slackapp.services.game import GameService
@@ -296,6 +296,20 @@ def test_a_channel_that_refuses_the_bot_pauses_its_schedule(
     with transaction(sessions) as session:
         standing.save(session, TEAM, channel, "U0OWNER", FIKA, clock.at - timedelta(minutes=1))
     assert len(sweep_in(tables, channel)) == 1
+
+
+def test_a_channel_that_refuses_the_bot_a_notice_pauses_its_schedule(
+    sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    """A notice is a stream no game carries: Slack's refusal of it still reaches its channel."""
+    channel = new_channel(sessions)
+    with transaction(sessions) as session:
+        stream = notice(session.connection(), TEAM, None, channel, "the schedule is set")
+    assert games_in(sessions, channel) == []
+    pause_for_channel_of(sessions, stream, "not_in_channel")
+    with sessions() as session:
+        row = standing.get(session, TEAM, channel)
+        assert row is not None and row.paused == "not_in_channel"
 
 
 def test_removing_a_schedule_stops_it(sessions: sessionmaker[Session], clock: Clock) -> None:
