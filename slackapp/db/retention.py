@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.db import history
 from slackapp.db.engine import transaction
 from slackapp.db.models import Game
-from slackapp.db.streams import delete_streams, notices_before
+from slackapp.db.streams import delete_strays, delete_streams, notices_before
 from slackapp.game import machine as m
 from slackapp.game.seasons import season_to_wrap_up
 
@@ -53,6 +53,7 @@ def prune(sessions: sessionmaker[Session], now: datetime, days: int) -> Pruned:
     after_id = 0
     with transaction(sessions) as session:
         delete_streams(session, notices_before(cutoff))
+        delete_strays(session, now)
     while True:
         with transaction(sessions) as session:
             rows = session.execute(

@@ -9,13 +9,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import make_engine
 from slackapp.db.models import (
     Ballot,
     ChannelSettings,
+    DeliveryLease,
     Game,
     OutboxEntry,
     Score,
@@ -110,9 +111,25 @@ def rows(engine: Engine, model: type, game_id: int | None = None) -> int:
 
 
 def test_a_channels_notices_are_pruned_once_as_old_as_a_pruned_game(engine: Engine) -> None:
-    """A notice is a stream no game carries, so no game's deletion takes it along."""
-    old, recent = 2_000_001, 2_000_002
+    """A notice is a stream no game carries, so no game's deletion takes it along; a running
+    game's old entries are its own, and stay. What a landing or a claim wrote for a stream
+    deleted meanwhile goes too (no foreign key refuses it)."""
+    old, recent, stray = 2_000_001, 2_000_002, 2_000_003
+    running = game(engine, "night", 120)
     with Session(engine) as session, session.begin():
+        session.execute(
+            update(OutboxEntry)
+            .where(OutboxEntry.stream == running)
+            .values(created_at=NOW - timedelta(days=120))
+        )
+        session.add_all(
+            [
+                SlackMessage(stream=stray, surface="lobby", channel="C0GONE", ts="3.0",
+                             version=1),
+                DeliveryLease(stream=stray, holder="gone", until=NOW - timedelta(days=2)),
+                DeliveryLease(stream=recent, holder="here", until=NOW + timedelta(hours=1)),
+            ]
+        )  # fmt: skip
         for stream, days in ((old, 91), (recent, 89)):
             written = NOW - timedelta(days=days)
             session.add_all(
@@ -127,6 +144,9 @@ def test_a_channels_notices_are_pruned_once_as_old_as_a_pruned_game(engine: Engi
     prune(sessionmaker(engine), NOW, days=90)
     assert [rows(engine, model, old) for model in (OutboxEntry, SlackMessage)] == [0, 0]
     assert [rows(engine, model, recent) for model in (OutboxEntry, SlackMessage)] == [1, 1]
+    assert rows(engine, OutboxEntry, running) == 1, "a running game's entries are its own"
+    assert [rows(engine, model, stray) for model in (SlackMessage, DeliveryLease)] == [0, 0]
+    assert rows(engine, DeliveryLease, recent) == 1, "a live lease stays"
 
 
 def test_old_ended_games_are_pruned_and_scores_seasons_and_running_games_stay(
