@@ -158,7 +158,7 @@ class Games:
         with self.db.connect() as connection:
             left = connection.execute(
                 text(
-                    "SELECT count(*) FROM outbox JOIN games ON games.id = outbox.game_id "
+                    "SELECT count(*) FROM outbox JOIN games ON games.id = outbox.stream "
                     "WHERE games.channel_id = :c AND outbox.done_at IS NULL"
                 ),
                 {"c": channel},

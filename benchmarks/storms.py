@@ -193,7 +193,7 @@ class Storms:
                 text(
                     "SELECT phase, count(*) FROM games WHERE channel_id LIKE :p "
                     "AND (phase <> 'lobby' OR EXISTS (SELECT 1 FROM messages "
-                    "WHERE messages.game_id = games.id AND surface = 'lobby')) GROUP BY phase"
+                    "WHERE messages.stream = games.id AND surface = 'lobby')) GROUP BY phase"
                 ),
                 {"p": self.prefix + "%"},
             )

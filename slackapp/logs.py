@@ -21,7 +21,7 @@ from typing import Any
 from slackapp.config import SettingsError, log_level_from_env
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-ID_FIELDS = ("team_id", "channel_id", "game_id", "user_id")
+ID_FIELDS = ("team_id", "channel_id", "game_id", "stream", "user_id")
 """The ids a line may carry, from the context or from ``extra=``."""
 EXTRA_FIELDS = ("phase", "previous_phase", "word", "event", "count")
 """Other ``extra=`` keys that are copied into the line; anything else stays out."""

@@ -122,8 +122,8 @@ class StoredGame:
 
 def lock(connection: Connection, game_id: int, skip_locked: bool = False) -> StoredGame | None:
     """The game, its row locked until the transaction ends (``FOR NO KEY UPDATE``: a step
-    never changes a game's id, so the rows that refer to it, a delivery lease or what Slack
-    took, are written meanwhile without waiting for the step).
+    never changes a game's id, so the rows that refer to it are written meanwhile without
+    waiting for the step).
 
     Two statements: the lock, then the seats with their ballots. The seats must be read by a
     statement begun after the lock was granted, or a step that waited for it would see them

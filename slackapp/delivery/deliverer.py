@@ -176,19 +176,19 @@ class Deliverer:
             free = asked - self._queued
         return Taken(asked, frozenset(leases.claim(connection, self.holder, free, self.now())))
 
-    def new_lease(self, stream: int) -> tuple[str, datetime]:
-        """The holder and expiry of the lease a step writes with a new game's stream ``stream``:
-        no other process knows of that stream before it commits, so nothing is taken from one.
-        Until ``hand_over`` (or ``not_opened``), the sweep leaves the stream alone."""
+    def new_lease(self, game_id: int) -> tuple[str, datetime]:
+        """The holder and expiry of the lease a step writes with the new game ``game_id`` (its
+        stream is its id): no other process knows of that game before it commits, so nothing
+        is taken from one. Until ``hand_over`` (or ``not_opened``), the sweep leaves it alone."""
         until = leases.expiry(self.now())
         with self._lock:
-            self._opening[stream] = until
+            self._opening[game_id] = until
         return self.holder, until
 
-    def not_opened(self, stream: int) -> None:
+    def not_opened(self, game_id: int) -> None:
         """The new game of ``new_lease`` was not written after all (or its step failed)."""
         with self._lock:
-            self._opening.pop(stream, None)
+            self._opening.pop(game_id, None)
 
     def hand_over(self, taken: Taken, shown: Mapping[int, ToShow] | None = None) -> None:
         """After the commit of the step that took them: send the streams' messages now. A stream
@@ -492,7 +492,7 @@ class Deliverer:
         workspace: WorkspaceId,
         clients: dict[WorkspaceId, WebClient | NotInstalled],
     ) -> WebClient | None:
-        """The stream's workspace's client; None when it is not installed (the stream's messages
+        """The client of the stream's workspace; None when it is not installed (the stream's messages
         are then given up, and the machine told) or cannot be looked up just now (they stay
         due, for the sweep). ``clients`` keeps this round's client (or its
         absence) per workspace, so a thousand streams of one workspace read its installation

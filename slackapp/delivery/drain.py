@@ -14,8 +14,8 @@ up to date), and:
   (held back as above, its stream keeping its lease) while another to the same channel or DM is
   in flight, so they appear in that order, and a crash while one is out never posts the one
   before it again (its ``ts`` is recorded before the next is sent); a post put off (a retry,
-  its turn at Slack's limit) puts off those its stream holds after it to the same place until
-  then (``WaitFor``). The order holds within a drain, between posts addressed alike (a
+  its turn at Slack's limit) puts off the posts written to its stream after it, to the same
+  place, until then (``WaitFor``). The order holds within a drain, between posts addressed alike (a
   channel, or a person's DM by their id);
 - records what Slack took of every call that ended by the time it woke, and lets go of every
   stream left with nothing in flight, in one statement (``Record``), before it reads anything
@@ -119,8 +119,8 @@ class MarkShown:
 
 @dataclass(frozen=True)
 class WaitFor:
-    """A post its stream holds after another to the same conversation, which waits (a retry, its
-    turn): put off until ``until`` too, so it does not appear above it."""
+    """A post written to its stream after another to the same conversation, which waits (a
+    retry, its turn): put off until ``until`` too, so it does not appear above it."""
 
     stream: int
     surface: str

@@ -41,7 +41,7 @@ class Landing:
 
 UNSURE = (
     update(SlackMessage)
-    .where(SlackMessage.stream == bindparam("g"), SlackMessage.surface == bindparam("s"))
+    .where(SlackMessage.stream == bindparam("stream"), SlackMessage.surface == bindparam("s"))
     .values(unsure_until=func.greatest(SlackMessage.unsure_until, bindparam("until")))
 )
 """A call of unknown outcome may redraw the message until ``until`` (PostgreSQL's
@@ -49,7 +49,7 @@ UNSURE = (
 DONE = (
     update(OutboxEntry)
     .where(
-        OutboxEntry.stream == bindparam("g"),
+        OutboxEntry.stream == bindparam("stream"),
         OutboxEntry.surface == bindparam("s"),
         OutboxEntry.version <= bindparam("v"),
         OutboxEntry.done_at.is_(None),
@@ -69,7 +69,7 @@ RECORD = text(
     """
     WITH landed AS (
         SELECT * FROM unnest(
-            CAST(:g AS integer[]), CAST(:s AS text[]), CAST(:v AS integer[]),
+            CAST(:stream AS integer[]), CAST(:s AS text[]), CAST(:v AS integer[]),
             CAST(:started AS timestamptz[]), CAST(:c AS text[]), CAST(:t AS text[])
         ) AS l (stream, surface, version, started, channel, ts)
     ), posted AS (
@@ -102,7 +102,7 @@ RECORD = text(
         FROM landed l
         LEFT JOIN now_shown a ON a.stream = l.stream AND a.surface = l.surface
         WHERE o.stream = l.stream AND o.surface = l.surface AND o.version <= l.version
-          AND o.done_at IS NULL AND o.stream = ANY(CAST(:g AS integer[]))
+          AND o.done_at IS NULL AND o.stream = ANY(CAST(:stream AS integer[]))
         RETURNING o.id, o.done_at, o.due_at
     ), gone AS (
         DELETE FROM delivery_leases WHERE stream IN (
@@ -170,7 +170,7 @@ def _bound(
     landings: Sequence[Landing], holder: str, release: Sequence[int], now: datetime | None
 ) -> dict[str, object]:
     return {
-        "g": [x.stream for x in landings],
+        "stream": [x.stream for x in landings],
         "s": [x.surface for x in landings],
         "v": [x.version for x in landings],
         "started": [x.started for x in landings],

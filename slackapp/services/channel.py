@@ -140,7 +140,7 @@ class ChannelService:
             return {first: permissions_screen.refused(refused, spoken)}
         log.info("channel settings changed")
         text = self.settings_notice(user_id, choice)
-        self._told(text, team_id, channel_id, user_id, enterprise_id)
+        self._told(text, team_id, channel_id, enterprise_id)
         return {}
 
     def write_settings(
@@ -212,7 +212,7 @@ class ChannelService:
             return {schedule_screen.DAYS: permissions_screen.refused(refused, spoken)}
         log.info("standing table removed" if form.remove else "standing table set")
         text = self.schedule_notice(user_id, form.schedule, spoken)
-        self._told(text, team_id, channel_id, user_id, enterprise_id)
+        self._told(text, team_id, channel_id, enterprise_id)
         return {}
 
     def form_words(self, team_id: str, channel_id: str) -> Words:
@@ -271,9 +271,7 @@ class ChannelService:
             upcoming=upcoming,
         )
 
-    def _told(
-        self, text: str, team_id: str, channel_id: str, user_id: str, enterprise_id: str | None
-    ) -> None:
+    def _told(self, text: str, team_id: str, channel_id: str, enterprise_id: str | None) -> None:
         """A change already stored is told to the channel: should the notice fail to reach the
         outbox, the change stands all the same, and the failure is logged."""
         try:

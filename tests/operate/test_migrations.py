@@ -144,3 +144,28 @@ def test_entries_written_before_0018_take_their_games_workspace(migrated: Engine
     with migrated.connect() as connection:
         found = connection.execute(text("SELECT team_id, enterprise_id FROM outbox")).one()
     assert tuple(found) == ("T1", "E1")
+
+
+def test_0019_downgraded_drops_the_notices_and_keeps_the_games_entries(migrated: Engine) -> None:
+    with migrated.begin() as connection:
+        game = connection.execute(
+            text(
+                "INSERT INTO games (team_id, channel_id, host_user_id, phase, seed,"
+                " night_seconds, day_seconds, vote_seconds, bots_allowed)"
+                " VALUES ('T1', 'C1', 'U1', 'cancelled', 0, 60, 300, 60, false) RETURNING id"
+            )
+        ).scalar_one()
+        for stream in (game, game + 1_000):  # the game's, and a notice's
+            connection.execute(
+                text(
+                    "INSERT INTO outbox (stream, team_id, surface, version, channel, text,"
+                    " attempts) VALUES (:s, 'T1', 'say:1', 1, 'C1', 'words', 0)"
+                ),
+                {"s": stream},
+            )
+    alembic(migrated, command.downgrade, "0018")
+    with migrated.connect() as connection:
+        kept = connection.execute(text("SELECT game_id FROM outbox")).scalars().all()
+    assert kept == [game]
+    alembic(migrated, command.upgrade, "head")
+    alembic(migrated, command.check)
