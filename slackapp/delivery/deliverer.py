@@ -492,11 +492,11 @@ class Deliverer:
         workspace: WorkspaceId,
         clients: dict[WorkspaceId, WebClient | NotInstalled],
     ) -> WebClient | None:
-        """The client of the stream's workspace; None when it is not installed (the stream's messages
-        are then given up, and the machine told) or cannot be looked up just now (they stay
-        due, for the sweep). ``clients`` keeps this round's client (or its
-        absence) per workspace, so a thousand streams of one workspace read its installation
-        once, not a thousand times."""
+        """The client of the stream's workspace; None when it is not installed (the stream's
+        messages are then given up, and the machine told) or cannot be looked up just now (they
+        stay due, for the sweep). ``clients`` keeps this round's client (or its absence) per
+        workspace, so a thousand streams of one workspace read its installation once, not a
+        thousand times."""
         if workspace not in clients:
             try:
                 clients[workspace] = self.clients(workspace)
