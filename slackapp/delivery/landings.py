@@ -41,7 +41,7 @@ class Landing:
 
 UNSURE = (
     update(SlackMessage)
-    .where(SlackMessage.stream == bindparam("stream"), SlackMessage.surface == bindparam("s"))
+    .where(SlackMessage.stream == bindparam("of_stream"), SlackMessage.surface == bindparam("s"))
     .values(unsure_until=func.greatest(SlackMessage.unsure_until, bindparam("until")))
 )
 """A call of unknown outcome may redraw the message until ``until`` (PostgreSQL's
@@ -49,7 +49,7 @@ UNSURE = (
 DONE = (
     update(OutboxEntry)
     .where(
-        OutboxEntry.stream == bindparam("stream"),
+        OutboxEntry.stream == bindparam("of_stream"),
         OutboxEntry.surface == bindparam("s"),
         OutboxEntry.version <= bindparam("v"),
         OutboxEntry.done_at.is_(None),

@@ -30,7 +30,7 @@ RENEW_SECONDS = 0.75
 """How often the heartbeat renews: a lease survives three missed beats."""
 
 _LEASE = insert(DeliveryLease).values(
-    stream=bindparam("stream"), holder=bindparam("h"), until=bindparam("u")
+    stream=bindparam("of_stream"), holder=bindparam("h"), until=bindparam("u")
 )
 CLAIM = _LEASE.on_conflict_do_update(
     index_elements=[DeliveryLease.stream],
@@ -105,7 +105,7 @@ def claim(
         return []
     until = expiry(now)
     # In order, so two transactions claiming the same streams never wait on each other.
-    rows = [{"stream": s, "h": holder, "u": until, "now": now} for s in sorted(set(streams))]
+    rows = [{"of_stream": s, "h": holder, "u": until, "now": now} for s in sorted(set(streams))]
     return list(connection.scalars(CLAIM, rows).all())
 
 

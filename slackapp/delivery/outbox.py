@@ -225,7 +225,7 @@ def notice(
 
 # -- what the deliverer writes as it sends ---------------------------------------------------
 
-_UNDELIVERED_OF_STREAM = (OUTBOX.c.stream == bindparam("stream"), OUTBOX.c.done_at.is_(None))
+_UNDELIVERED_OF_STREAM = (OUTBOX.c.stream == bindparam("of_stream"), OUTBOX.c.done_at.is_(None))
 RETRY = (
     update(OUTBOX)
     .where(
@@ -252,7 +252,7 @@ def retry_later(
     connection: Connection, stream: int, surface: str, version: int, attempts: int, due: datetime
 ) -> None:
     connection.execute(
-        RETRY, {"stream": stream, "s": surface, "v": version, "attempts": attempts, "due": due}
+        RETRY, {"of_stream": stream, "s": surface, "v": version, "attempts": attempts, "due": due}
     )
 
 
@@ -267,6 +267,6 @@ def give_up(
     """Every undelivered message of the stream to ``channel`` (or all of them, ``whole_stream``)
     is given up with failure ``code``."""
     if whole_stream:
-        connection.execute(GIVE_UP_STREAM, {"stream": stream, "f": code})
+        connection.execute(GIVE_UP_STREAM, {"of_stream": stream, "f": code})
     else:
-        connection.execute(GIVE_UP_CHANNEL, {"stream": stream, "c": channel, "f": code})
+        connection.execute(GIVE_UP_CHANNEL, {"of_stream": stream, "c": channel, "f": code})

@@ -234,7 +234,7 @@ class Sender:
         older ones superseded."""
         with self.sessions() as session, session.begin():
             session.connection().execute(
-                DONE, [{"stream": stream, "s": surface, "v": version, "f": failure}]
+                DONE, [{"of_stream": stream, "s": surface, "v": version, "f": failure}]
             )
 
     def unsure(self, stream: int, surface: str, started: datetime) -> None:
@@ -243,7 +243,9 @@ class Sender:
         message known, and then its newest version is sent again (``delivery.plan``)."""
         until = started + timedelta(seconds=LATE_LANDING_SECONDS)
         with self.sessions() as session, session.begin():
-            session.connection().execute(UNSURE, {"stream": stream, "s": surface, "until": until})
+            session.connection().execute(
+                UNSURE, {"of_stream": stream, "s": surface, "until": until}
+            )
 
     def put_off(
         self, stream: int, surface: str, version: int, attempts: int, due: datetime
