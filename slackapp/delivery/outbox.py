@@ -87,21 +87,31 @@ def tell_surface(user: str) -> str:
     return f"{TELL}{user}:{uuid.uuid4().hex[:16]}"
 
 
+def _row(stream: int, team_id: str, enterprise_id: str | None) -> Row:
+    """An entry of the stream, before what it shows and where: nothing answered or settled."""
+    return {
+        "stream": stream,
+        "team_id": team_id,
+        "enterprise_id": enterprise_id,
+        "channel": None,
+        "user_id": None,
+        "response_url": None,
+        "response_ts": None,
+        "settles": False,
+    }
+
+
+def _numbered(row: Row) -> Row:
+    """The row with what ``ADD`` numbers its version by: its own stream and surface."""
+    return row | {"of_stream": row["stream"], "of_surface": row["surface"]}
+
+
 def outbox_rows(game: Addressed, effects: Iterable[Effect]) -> list[Row]:
     """Each Show, Say and Tell as the next version of its message, rendered."""
     rows: list[Row] = []
     said_in = words(Language(game.language))
     for effect in effects:
-        row: Row = {
-            "stream": game.id,
-            "team_id": game.team_id,
-            "enterprise_id": game.enterprise_id,
-            "channel": None,
-            "user_id": None,
-            "response_url": None,
-            "response_ts": None,
-            "settles": False,
-        }
+        row = _row(game.id, game.team_id, game.enterprise_id)
         match effect:
             case Show(surface, view):
                 key = dm_key(surface)
@@ -123,8 +133,7 @@ def outbox_rows(game: Addressed, effects: Iterable[Effect]) -> list[Row]:
                 row["blocks"] = None
             case _:
                 continue
-        row |= {"of_stream": game.id, "of_surface": row["surface"]}
-        rows.append(row)
+        rows.append(_numbered(row))
     return rows
 
 
@@ -203,23 +212,9 @@ def notice(
     """Say ``text`` in the channel, as a stream of its own that no game carries: sent, retried
     and paced like every other message. Its stream, to kick once committed."""
     stream = int(connection.execute(NEW_STREAM).scalar_one())
-    surface = say_surface()
-    row: Row = {
-        "stream": stream,
-        "team_id": team_id,
-        "enterprise_id": enterprise_id,
-        "surface": surface,
-        "channel": channel_id,
-        "user_id": None,
-        "text": text,
-        "blocks": None,
-        "response_url": None,
-        "response_ts": None,
-        "settles": False,
-        "of_stream": stream,
-        "of_surface": surface,
-    }
-    connection.execute(ADD, [row])
+    row = _row(stream, team_id, enterprise_id)
+    row |= {"surface": say_surface(), "channel": channel_id, "text": text, "blocks": None}
+    connection.execute(ADD, [_numbered(row)])
     return stream
 
 
