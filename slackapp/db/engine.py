@@ -79,6 +79,13 @@ def database_url(configured: str | None, data_dir: str) -> str:
     return sqlalchemy_url(configured or embedded_url(data_dir))
 
 
+PREPARE_AFTER = 1
+"""A statement a connection has run this many times is prepared on it from its next run on
+(psycopg's ``prepare_threshold``, 5 unless told): a process's steps, reads and records spread
+over up to ``DATABASE_CONNECTIONS`` connections, each of which parsed and planned every
+statement five times before preparing it, so a fresh process's first few hundred ``/varulv``
+paid half their PostgreSQL time in planning (see BENCHMARKS.md). A statement run once, such
+as a migration's, is never prepared."""
 IDLE_BEFORE_PING_SECONDS = 1.0
 """A pooled connection idle longer than this is pinged before it is used again."""
 
@@ -94,11 +101,11 @@ def make_engine(
     url = sqlalchemy_url(url)
     # prepared_statements off: psycopg never prepares (prepare_threshold None), for PgBouncer
     # in transaction mode, whose next transaction may be on another server connection.
-    connect_args: dict[str, object] = {}
+    connect_args: dict[str, object] = {
+        "prepare_threshold": PREPARE_AFTER if prepared_statements else None
+    }
     if "connect_timeout" not in make_url(url).query:
         connect_args["connect_timeout"] = 10
-    if not prepared_statements:
-        connect_args["prepare_threshold"] = None
     engine = create_engine(
         url,
         connect_args=connect_args,

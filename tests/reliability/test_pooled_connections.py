@@ -1,8 +1,8 @@
 """Pooled connections last (slackapp.db.engine): those a burst opened are kept for the next one,
-and each keeps the statements psycopg prepared for it. psycopg prepares a statement the fifth
-time a connection runs it and forgets them all at a ROLLBACK, so a read that ended in one (once
-or twice a second: the delivery sweep, the readiness probe, Bolt's installation lookup) had
-every step parse its statements anew."""
+and each keeps the statements psycopg prepared for it. psycopg forgets them all at a ROLLBACK,
+so a read that ended in one (once or twice a second: the delivery sweep, the readiness probe,
+Bolt's installation lookup) had every step parse its statements anew. The app's connections
+prepare a statement the second time they run it (``PREPARE_AFTER``), psycopg's own the sixth."""
 
 from __future__ import annotations
 
@@ -14,13 +14,16 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import QueuePool
 
 from slackapp.config import DATABASE_CONNECTIONS, Settings
-from slackapp.db.engine import make_engine, outside_transaction, transaction
+from slackapp.db.engine import PREPARE_AFTER, make_engine, outside_transaction, transaction
 from slackapp.db.installations import installation_store
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
 from tests.databases import fresh_database
 
 PREPARED = text("SELECT count(*) FROM pg_prepared_statements")
+LOBBIES_PREPARED = text(
+    "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%FROM games%'"
+)
 OFTEN_ENOUGH = 6
 """More than psycopg's ``prepare_threshold`` (5)."""
 
@@ -108,5 +111,23 @@ def test_a_process_opens_as_many_connections_as_it_is_told(
         pool = engine.pool
         assert isinstance(pool, QueuePool)
         assert pool.size() == 3
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("prepared_statements", [True, False])
+def test_the_apps_connections_prepare_a_statement_once_it_runs_again(
+    postgres: str, prepared_statements: bool
+) -> None:
+    engine = make_engine(fresh_database(postgres, "again"), 1, prepared_statements)
+    try:
+        sessions = sessionmaker(engine)
+        upgrade(engine)
+        for _ in range(PREPARE_AFTER + 1):
+            with outside_transaction(sessions) as session:
+                session.scalars(lobbies()).all()
+        with outside_transaction(sessions) as session:
+            prepared = session.execute(LOBBIES_PREPARED).scalar_one()
+        assert prepared == (1 if prepared_statements else 0)
     finally:
         engine.dispose()
