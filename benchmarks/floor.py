@@ -21,8 +21,14 @@ that row, and takes the channel's turn from the shared rate-limit bucket), the p
 statement after (the ``ts`` kept on the outbox row, the row marked sent, the claim let go).
 What the durable floor takes beyond this one is its design's, not the guarantee's.
 
+With ``FLOOR=read-first`` it is the lean floor for an app that decides in its own code what its
+message shows: one autocommit read first (the game's id from its sequence, the host's kept name,
+the channel's settings, as Varulv's lobby needs them), the lobby drawn from it, then the lean
+floor's two statements and the post. What the app takes beyond this one is neither the
+guarantee's nor the read's its rules need.
+
     SLACK_BOT_TOKEN=… SLACK_SIGNING_SECRET=… SLACK_API_URL=… DATABASE_URL=… PORT=… \\
-        [FLOOR=durable|lean] python -m benchmarks.floor
+        [FLOOR=durable|lean|read-first] python -m benchmarks.floor
 """
 
 from __future__ import annotations
@@ -51,16 +57,21 @@ STORM_THREADS = 64
 Wsgi = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
-def lobby(host: str) -> list[dict[str, Any]]:
+def mention(body: dict[str, Any]) -> str:
+    return f"<@{body['user_id']}>"
+
+
+def lobby(host: str, game: int = 0, bots: bool = True) -> list[dict[str, Any]]:
     """As many blocks and about as many bytes as Varulv's lobby."""
-    seats = "\n".join([f"1. <@{host}> (host)", "2. _open_", "3. _open_", "4. _open_", "5. _open_"])
+    seats = "\n".join([f"1. {host} (host)", "2. _open_", "3. _open_", "4. _open_", "5. _open_"])
+    filled = " · bots fill empty seats" if bots else ""
 
     def button(label: str, action: str, style: str | None = None) -> dict[str, Any]:
         made: dict[str, Any] = {
             "type": "button",
             "text": {"type": "plain_text", "text": label},
             "action_id": action,
-            "value": "0",
+            "value": str(game),
         }
         if style:
             made["style"] = style
@@ -78,7 +89,7 @@ def lobby(host: str) -> list[dict[str, Any]]:
                 {
                     "type": "mrkdwn",
                     "text": "Deck: Werewolf, Werewolf, Seer, Robber, Troublemaker, Villager, "
-                    "Villager, Minion · bots fill empty seats",
+                    f"Villager, Minion{filled}",
                 }
             ],
         },
@@ -133,8 +144,8 @@ LEAN_TABLES = [
     ),
     DURABLE_TABLES[-1],  # floor_buckets, the shared rate-limit bucket
 ]
-LEAN_BEFORE = text(
-    "WITH game AS (INSERT INTO floor_lean_games (channel) VALUES (:c) RETURNING id),"
+_LEAN_BEFORE = (
+    "WITH game AS (INSERT INTO floor_lean_games {game} RETURNING id),"
     " entry AS (INSERT INTO floor_lean_outbox (game_id, channel, blocks, claimed_by,"
     " claimed_until) SELECT id, :c, CAST(:b AS jsonb), 'floor', now() + interval '10s'"
     " FROM game RETURNING id),"
@@ -142,7 +153,24 @@ LEAN_BEFORE = text(
     " ON CONFLICT (key) DO UPDATE SET free = greatest(b.free, excluded.free) + 1 RETURNING free)"
     " SELECT entry.id, turn.free FROM entry, turn"
 )
+LEAN_BEFORE = text(_LEAN_BEFORE.format(game="(channel) VALUES (:c)"))
 """The lean floor's one statement before the post: the game, its message claimed, the turn."""
+READ_FIRST_TABLES = [
+    *LEAN_TABLES,
+    text("CREATE TABLE IF NOT EXISTS floor_people (user_id text PRIMARY KEY, name text)"),
+    text(
+        "CREATE TABLE IF NOT EXISTS floor_channel_settings (channel text PRIMARY KEY,"
+        " bots boolean NOT NULL)"
+    ),
+]
+READ_FIRST = text(
+    "SELECT nextval('floor_lean_games_id_seq'),"
+    " (SELECT name FROM floor_people WHERE user_id = :u),"
+    " (SELECT bots FROM floor_channel_settings WHERE channel = :c)"
+)
+"""The read-first floor's read: the game's id, the host's kept name, the channel's setting."""
+READ_FIRST_BEFORE = text(_LEAN_BEFORE.format(game="(id, channel) VALUES (:g, :c)"))
+"""The lean floor's statement before the post, for a game whose id was read first."""
 LEAN_AFTER = text(
     "UPDATE floor_lean_outbox SET ts = :ts, sent_at = now(), claimed_by = NULL,"
     " claimed_until = NULL WHERE id = :e"
@@ -178,13 +206,13 @@ def wsgi() -> Wsgi:
             return
         with engine.begin() as connection:
             connection.execute(INSERT_ROW, {"c": channel})
-        client.chat_postMessage(channel=channel, text="Varulv", blocks=lobby(body["user_id"]))
+        client.chat_postMessage(channel=channel, text="Varulv", blocks=lobby(mention(body)))
 
     turns = engine.execution_options(isolation_level="AUTOCOMMIT")
 
     def durably(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
         ack()
-        channel, blocks = body["channel_id"], lobby(body["user_id"])
+        channel, blocks = body["channel_id"], lobby(mention(body))
         with engine.begin() as connection:
             game = connection.execute(NEW_GAME, {"c": channel}).scalar_one()
             entry = connection.execute(NEW_ENTRY, {"g": game, "b": json.dumps(blocks)}).scalar_one()
@@ -204,7 +232,7 @@ def wsgi() -> Wsgi:
 
         def leanly(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
             ack()
-            channel, blocks = body["channel_id"], lobby(body["user_id"])
+            channel, blocks = body["channel_id"], lobby(mention(body))
             with statements.connect() as connection:
                 claimed = connection.execute(LEAN_BEFORE, {"c": channel, "b": json.dumps(blocks)})
                 entry = claimed.one()[0]
@@ -216,6 +244,29 @@ def wsgi() -> Wsgi:
             for table in LEAN_TABLES:
                 connection.execute(table)
         app.command("/varulv")(leanly)
+    elif env.get("FLOOR") == "read-first":
+        statements = create_engine(
+            sqlalchemy_url(env["DATABASE_URL"]), pool_size=THREADS, isolation_level="AUTOCOMMIT"
+        )
+
+        def read_first(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
+            ack()
+            channel = body["channel_id"]
+            with statements.connect() as connection:
+                read = connection.execute(READ_FIRST, {"u": body["user_id"], "c": channel})
+                game, kept_name, bots = read.one()
+            blocks = lobby(kept_name or mention(body), game, bots is not False)
+            with statements.connect() as connection:
+                before = {"g": game, "c": channel, "b": json.dumps(blocks)}
+                entry = connection.execute(READ_FIRST_BEFORE, before).one()[0]
+            posted = client.chat_postMessage(channel=channel, text="Varulv", blocks=blocks)
+            with statements.connect() as connection:
+                connection.execute(LEAN_AFTER, {"e": entry, "ts": posted["ts"]})
+
+        with engine.begin() as connection:
+            for table in READ_FIRST_TABLES:
+                connection.execute(table)
+        app.command("/varulv")(read_first)
     elif env.get("FLOOR") == "durable":
         with engine.begin() as connection:
             for table in DURABLE_TABLES:
@@ -250,7 +301,7 @@ def storm(count: int, prefix: str, user: str, engine: Any, client: WebClient) ->
         channel = f"{prefix}{number:05d}"
         with engine.begin() as connection:
             connection.execute(INSERT_ROW, {"c": channel})
-        client.chat_postMessage(channel=channel, text="Varulv", blocks=lobby(user))
+        client.chat_postMessage(channel=channel, text="Varulv", blocks=lobby(f"<@{user}>"))
 
     def run() -> None:
         with ThreadPoolExecutor(STORM_THREADS, thread_name_prefix="floor-storm") as threads:

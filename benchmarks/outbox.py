@@ -27,7 +27,8 @@ which can answer every Web API call late (``tests.faults.slow_down``):
 - screen: 50 ``/varulv`` in 50 channels at once, each on a fresh connection, at the app and then
   the same requests at each floor (``benchmarks/floor.py``: bare Bolt on gunicorn ``gthread``
   that acks, commits a row and posts a lobby; the lean floor, which keeps the guarantee in two
-  statements; the durable floor, which keeps Varulv's design), by turns, ``--rounds`` times,
+  statements; the read-first floor, the lean one with the read the lobby needs first; the
+  durable floor, which keeps Varulv's design), by turns, ``--rounds`` times,
   after one unmeasured burst at each server: from each request to its lobby's post at the
   stand-in, p50/p99, the acks, and the CPU per ``/varulv`` of the server, the stand-in and the
   benchmark's own PostgreSQL, with the load average; then 30 ``/varulv`` one at a time on an
@@ -827,8 +828,12 @@ rate-limit turn and records the landing (``FLOOR=durable``, ``benchmarks/floor.p
 LEAN_LABEL = "[app vs lean floor]"
 """The floor that keeps exactly the guarantee: one statement before the post, one after
 (``FLOOR=lean``, ``benchmarks/floor.py``)."""
-FLOORS = ("lean floor", "floor", "durable floor")
-"""Side by side with the app, in this order: the guarantee, bare Bolt, Varulv's design."""
+READ_FIRST_LABEL = "[app vs read-first floor]"
+"""The lean floor with the read an app whose rules decide in its own code needs first: the
+game's id, the host's kept name, the channel's settings (``FLOOR=read-first``)."""
+FLOORS = ("lean floor", "read-first floor", "floor", "durable floor")
+"""Side by side with the app, in this order: the guarantee, the guarantee with the read the
+lobby needs, bare Bolt, Varulv's design."""
 
 
 def side_by_side(
@@ -922,11 +927,19 @@ def main(argv: list[str] | None = None) -> int:
             lean = start_server(
                 "lean floor", "benchmarks.floor", fake, url, 1, settings={"FLOOR": "lean"}
             )
+            read_first = start_server(
+                "read-first floor",
+                "benchmarks.floor",
+                fake,
+                url,
+                1,
+                settings={"FLOOR": "read-first"},
+            )
             beside = []
             if args.beside is not None and "screen" in args.only:
                 beside.append(start_server(BESIDE, "slackapp.cli", fake, url, 1, args.beside))
             try:
-                warm_up(fake, pool, [app, floor, durable, lean, *beside])
+                warm_up(fake, pool, [app, floor, durable, lean, read_first, *beside])
                 if "reveal" in args.only:
                     fast = ballot_to_reveal(fake, db, pool, app, 0.0, args.games)
                     slow = ballot_to_reveal(fake, db, pool, app, 0.1, args.games)
@@ -939,9 +952,10 @@ def main(argv: list[str] | None = None) -> int:
                     say(f"{label} quiet table, board: {summary([s for s, _ in shown])}")
                     say(f"{label} quiet table, answer: {summary([a for _, a in shown])}")
                 if "screen" in args.only:
-                    servers = [app, lean, floor, durable, *beside]
+                    servers = [app, lean, read_first, floor, durable, *beside]
                     compared = [
                         ("lean floor", LEAN_LABEL),
+                        ("read-first floor", READ_FIRST_LABEL),
                         ("floor", label),
                         ("durable floor", DURABLE_LABEL),
                     ]
@@ -966,7 +980,7 @@ def main(argv: list[str] | None = None) -> int:
                     for line in tables:
                         say(line)
             finally:
-                for server in (app, floor, durable, lean, *beside):
+                for server in (app, floor, durable, lean, read_first, *beside):
                     server.stop()
         if "deadlines" in args.only:
             for latency_ms in args.slack_ms:
