@@ -202,7 +202,7 @@ class Settings:
     """``VARULV_DATABASE_CONNECTIONS``: connections a process opens to PostgreSQL at most, and
     keeps."""
     prepared_statements: bool = True
-    """``VARULV_PREPARED_STATEMENTS``: psycopg prepares a statement used often on a connection
+    """``VARULV_PREPARED_STATEMENTS``: psycopg prepares a statement a connection runs again
     (off: never, for a pooler that cannot keep them)."""
     request_seconds: int = 10
     """How long a request's head, and then its body, may take to arrive."""
