@@ -118,8 +118,6 @@ def _erase_workspace(team_id: str, force: bool) -> int:
     from slackapp.config import Settings, SettingsError
     from slackapp.db.engine import (
         DatabaseUnavailable,
-        database_url,
-        make_engine,
         transaction,
         wait_for_database,
     )
@@ -131,7 +129,7 @@ def _erase_workspace(team_id: str, force: bool) -> int:
         return _refuse("erase-workspace", f"{team_id!r} is not a Slack team id (like T0123ABCD)")
     try:
         settings = Settings.from_env()
-        engine = make_engine(database_url(settings.database_url, settings.data_dir))
+        engine = maintenance_engine(settings)
         wait_for_database(engine, settings.database_wait_seconds)
     except (SettingsError, DatabaseUnavailable) as error:
         return _refuse("erase-workspace", error)
@@ -152,17 +150,27 @@ def _erase_workspace(team_id: str, force: bool) -> int:
     return 0
 
 
+def maintenance_engine(settings: Settings) -> Engine:
+    """The database of a one-off command, reached as ``serve`` reaches it: behind a pooler
+    that cannot keep prepared statements (``VARULV_PREPARED_STATEMENTS=off``) it prepares
+    none, or a command that runs a statement twice would fail there."""
+    from slackapp.db.engine import database_url, make_engine
+
+    url = database_url(settings.database_url, settings.data_dir)
+    return make_engine(url, prepared_statements=settings.prepared_statements)
+
+
 def _maintain(command: str, work: Callable[[Engine, Settings], str]) -> int:
     """Reach the database and bring its schema up to date, as serve does, then ``work``, whose
     answer is printed; a setting, the database or ``work`` refusing is one line, exit 2."""
     from slackapp.config import Settings, SettingsError
-    from slackapp.db.engine import DatabaseUnavailable, database_url, make_engine, wait_for_database
+    from slackapp.db.engine import DatabaseUnavailable, wait_for_database
     from slackapp.db.migrate import upgrade
     from slackapp.db.tokens import TokenKeyError
 
     try:
         settings = Settings.from_env()
-        engine = make_engine(database_url(settings.database_url, settings.data_dir))
+        engine = maintenance_engine(settings)
         wait_for_database(engine, settings.database_wait_seconds)
     except (SettingsError, DatabaseUnavailable) as error:
         return _refuse(command, error)

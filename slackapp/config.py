@@ -86,7 +86,7 @@ def metrics_port_from_env() -> int | None:
 def prepared_statements_from_env() -> bool:
     """``VARULV_PREPARED_STATEMENTS``: ``on`` (the default) or ``off``, for a pooler between
     the app and PostgreSQL that cannot keep a connection's prepared statements (PgBouncer in
-    transaction mode before 1.21, or without ``max_prepared_statements``)."""
+    transaction mode before 1.22, or without ``max_prepared_statements``)."""
     raw = os.environ.get("VARULV_PREPARED_STATEMENTS", "").strip().lower()
     if raw in ("", "on"):
         return True

@@ -82,10 +82,10 @@ def database_url(configured: str | None, data_dir: str) -> str:
 PREPARE_AFTER = 1
 """A statement a connection has run this many times is prepared on it from its next run on
 (psycopg's ``prepare_threshold``, 5 unless told): a process's steps, reads and records spread
-over up to ``DATABASE_CONNECTIONS`` connections, each of which parsed and planned every
-statement five times before preparing it, so a fresh process's first few hundred ``/varulv``
-paid half their PostgreSQL time in planning (see BENCHMARKS.md). A statement run once, such
-as a migration's, is never prepared."""
+over up to ``DATABASE_CONNECTIONS`` connections, and each parsed and planned a statement anew
+on every run until it was prepared, half of a fresh process's statement time in its first
+bursts (BENCHMARKS.md; PostgreSQL still plans a prepared one for its parameters on its first
+five runs). A statement run once, such as a migration's, is never prepared."""
 IDLE_BEFORE_PING_SECONDS = 1.0
 """A pooled connection idle longer than this is pinged before it is used again."""
 

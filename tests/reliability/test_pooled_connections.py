@@ -13,8 +13,9 @@ from sqlalchemy import Engine, Select, create_engine, select, text
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import QueuePool
 
+from slackapp.cli import maintenance_engine
 from slackapp.config import DATABASE_CONNECTIONS, Settings
-from slackapp.db.engine import PREPARE_AFTER, make_engine, outside_transaction, transaction
+from slackapp.db.engine import make_engine, outside_transaction, transaction
 from slackapp.db.installations import installation_store
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
@@ -23,7 +24,9 @@ from tests.databases import fresh_database
 PREPARED = text("SELECT count(*) FROM pg_prepared_statements")
 LOBBIES_PREPARED = text(
     "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%FROM games%'"
+    " AND statement NOT LIKE '%pg_prepared_statements%'"
 )
+"""The statements of :func:`lobbies` the connection has prepared (this one left out)."""
 OFTEN_ENOUGH = 6
 """More than psycopg's ``prepare_threshold`` (5)."""
 
@@ -115,19 +118,33 @@ def test_a_process_opens_as_many_connections_as_it_is_told(
         engine.dispose()
 
 
-@pytest.mark.parametrize("prepared_statements", [True, False])
-def test_the_apps_connections_prepare_a_statement_once_it_runs_again(
-    postgres: str, prepared_statements: bool
+def the_apps(settings: Settings) -> Engine:
+    return make_engine(settings.database_url or "", 1, settings.prepared_statements)
+
+
+@pytest.mark.parametrize("engine_of", [the_apps, maintenance_engine])
+@pytest.mark.parametrize("prepared_statements", ["on", "off"])
+def test_a_connection_prepares_a_statement_on_its_second_run_unless_told_not_to(
+    postgres: str,
+    monkeypatch: pytest.MonkeyPatch,
+    engine_of: Callable[[Settings], Engine],
+    prepared_statements: str,
 ) -> None:
-    engine = make_engine(fresh_database(postgres, "again"), 1, prepared_statements)
+    """The app's connections and a one-off command's (``varulv prune``, behind the same
+    pooler) alike: prepared from the second run, or never with the setting off."""
+    monkeypatch.setenv("DATABASE_URL", fresh_database(postgres, "again"))
+    monkeypatch.setenv("VARULV_PREPARED_STATEMENTS", prepared_statements)
+    engine = engine_of(Settings.from_env())
     try:
-        sessions = sessionmaker(engine)
         upgrade(engine)
-        for _ in range(PREPARE_AFTER + 1):
+        sessions = sessionmaker(engine)
+
+        def run_and_count() -> int:
             with outside_transaction(sessions) as session:
                 session.scalars(lobbies()).all()
-        with outside_transaction(sessions) as session:
-            prepared = session.execute(LOBBIES_PREPARED).scalar_one()
-        assert prepared == (1 if prepared_statements else 0)
+                return int(session.execute(LOBBIES_PREPARED).scalar_one())
+
+        assert run_and_count() == 0, "not prepared on its first run"
+        assert run_and_count() == (1 if prepared_statements == "on" else 0)
     finally:
         engine.dispose()
