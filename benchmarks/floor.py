@@ -224,49 +224,36 @@ def wsgi() -> Wsgi:
             for statement in LANDED:
                 connection.execute(statement, {"g": game, "e": entry, "ts": posted["ts"]})
 
-    if env.get("FLOOR") == "lean":
+    if env.get("FLOOR") in ("lean", "read-first"):
         # No BEGIN, no COMMIT: each statement is its own transaction.
         statements = create_engine(
             sqlalchemy_url(env["DATABASE_URL"]), pool_size=THREADS, isolation_level="AUTOCOMMIT"
         )
+        reads_first = env["FLOOR"] == "read-first"
 
         def leanly(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
             ack()
-            channel, blocks = body["channel_id"], lobby(mention(body))
+            channel, host = body["channel_id"], mention(body)
             with statements.connect() as connection:
-                claimed = connection.execute(LEAN_BEFORE, {"c": channel, "b": json.dumps(blocks)})
+                if reads_first:  # what the lobby shows, read before it is drawn
+                    read = connection.execute(READ_FIRST, {"u": body["user_id"], "c": channel})
+                    game, kept_name, bots = read.one()
+                    blocks = lobby(kept_name or host, game, bots is not False)
+                    before = {"g": game, "c": channel, "b": json.dumps(blocks)}
+                    claimed = connection.execute(READ_FIRST_BEFORE, before)
+                else:
+                    blocks = lobby(host)
+                    before = {"c": channel, "b": json.dumps(blocks)}
+                    claimed = connection.execute(LEAN_BEFORE, before)
                 entry = claimed.one()[0]
             posted = client.chat_postMessage(channel=channel, text="Varulv", blocks=blocks)
             with statements.connect() as connection:
                 connection.execute(LEAN_AFTER, {"e": entry, "ts": posted["ts"]})
 
         with engine.begin() as connection:
-            for table in LEAN_TABLES:
+            for table in READ_FIRST_TABLES if reads_first else LEAN_TABLES:
                 connection.execute(table)
         app.command("/varulv")(leanly)
-    elif env.get("FLOOR") == "read-first":
-        statements = create_engine(
-            sqlalchemy_url(env["DATABASE_URL"]), pool_size=THREADS, isolation_level="AUTOCOMMIT"
-        )
-
-        def read_first(ack: Ack, body: dict[str, Any], client: WebClient) -> None:
-            ack()
-            channel = body["channel_id"]
-            with statements.connect() as connection:
-                read = connection.execute(READ_FIRST, {"u": body["user_id"], "c": channel})
-                game, kept_name, bots = read.one()
-            blocks = lobby(kept_name or mention(body), game, bots is not False)
-            with statements.connect() as connection:
-                before = {"g": game, "c": channel, "b": json.dumps(blocks)}
-                entry = connection.execute(READ_FIRST_BEFORE, before).one()[0]
-            posted = client.chat_postMessage(channel=channel, text="Varulv", blocks=blocks)
-            with statements.connect() as connection:
-                connection.execute(LEAN_AFTER, {"e": entry, "ts": posted["ts"]})
-
-        with engine.begin() as connection:
-            for table in READ_FIRST_TABLES:
-                connection.execute(table)
-        app.command("/varulv")(read_first)
     elif env.get("FLOOR") == "durable":
         with engine.begin() as connection:
             for table in DURABLE_TABLES:
