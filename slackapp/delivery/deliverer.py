@@ -32,7 +32,7 @@ from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from slack_sdk import WebClient
@@ -49,6 +49,7 @@ from slackapp.delivery.landings import (
     record,
 )
 from slackapp.delivery.pacing import Pacer
+from slackapp.delivery.policy import backoff
 from slackapp.delivery.reading import read, read_held
 from slackapp.delivery.sending import SLEEP_AT_MOST_SECONDS, Report, Sender, utc_now
 from slackapp.delivery.slack import (
@@ -364,9 +365,8 @@ class Deliverer:
                     break
                 waits: list[Future[Any]] = [*in_flight, waker]
                 done, _ = wait(waits, None, FIRST_COMPLETED)
-                landed = {
-                    in_flight.pop(f).message: self._landing(f) for f in done if f is not waker
-                }
+                ended = [(f, in_flight.pop(f)) for f in done if f is not waker]
+                landed = {action.message: self._landing(f, action) for f, action in ended}
                 kicked: set[int] = set()
                 if waker.done():
                     with self._lock:
@@ -397,20 +397,30 @@ class Deliverer:
             for call, action in in_flight.items():
                 if not call.done() and isinstance(action.send, plan.Update):
                     self.sender.unsure(action.stream, action.send.pending.surface, self.now())
-            taken = [self._landing(call) for call in in_flight if call.done()]
+            taken = [self._landing(call, sent) for call, sent in in_flight.items() if call.done()]
             kept = [*state.to_record, *(x for x in taken if x is not None)]
             if kept:
                 record(self.sessions, kept)
         except Exception:
             log.exception("what a drain left could not be recorded")
 
-    def _landing(self, call: Future[Landing | None]) -> Landing | None:
-        """What Slack took of an ended call (None: nothing, or it failed and was handled)."""
+    def _landing(self, call: Future[Landing | None], sent: draining.Send) -> Landing | None:
+        """What Slack took of an ended call (None: nothing, or it failed and was handled). A
+        call whose handling raised (a bug, or the database failing as its outcome was written
+        down) leaves its message due; it is put off after a backoff, as a failed try is, or
+        the drain would send it again at once, and again, for as long as it lasted."""
         error = call.exception()
         if error is None:
             return call.result()
         if not self._stopped.is_set():
             log.error("a message could not be delivered", exc_info=error)
+            tried = sent.send.pending.attempts + 1
+            due = self.now() + timedelta(seconds=backoff(tried))
+            version = sent.send.entry.version
+            try:
+                self.sender.put_off(sent.stream, sent.send.pending.surface, version, tried, due)
+            except Exception:
+                log.exception("a message that could not be delivered could not be put off")
         return None
 
     def _carry_out(

@@ -371,6 +371,36 @@ def test_a_channel_that_refuses_the_bot_is_reported_and_its_messages_given_up(
     assert delivered(sessions, game_id), "nothing to that channel is tried again"
 
 
+def test_a_call_whose_handling_raises_is_put_off_not_sent_again_at_once(
+    fake: FakeSlack,
+    sessions: sessionmaker[Session],
+    deliverer: Deliverer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Slack fails the post, and writing down when to try again fails too: the lobby stays
+    due, but after a backoff, as a failed try is, so the drain ends instead of posting it
+    again and again."""
+    game_id, _ = new_game(fake, sessions)
+    faults.fail_next(fake, "chat.postMessage", "internal_error")
+
+    def failing(*_: object) -> None:
+        raise RuntimeError("the outcome could not be written down")
+
+    monkeypatch.setattr(deliverer.sender, "_retry_later", failing)
+    show(sessions, game_id, closed("lobby"))
+    before = len(fake.calls)
+    drain = threading.Thread(target=deliverer.drain, args=(game_id,), daemon=True)
+    drain.start()
+    drain.join(60)  # only how long a drain that never ends takes to fail the test
+    assert not drain.is_alive(), "the drain ended"
+    posts = [c for c in fake.calls[before:] if c.method == "chat.postMessage"]
+    assert len(posts) == 1, "tried once, not again at once"
+    with sessions() as session:
+        entry = session.scalars(select(OutboxEntry).where(OutboxEntry.stream == game_id)).one()
+    assert entry.done_at is None and entry.attempts == 1
+    assert entry.due_at > utc_now(), "due again after a backoff"
+
+
 def test_a_person_whose_dm_fails_is_reported(
     fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer, reports: Reports
 ) -> None:
