@@ -49,7 +49,7 @@ from slackapp.delivery.landings import (
     record,
 )
 from slackapp.delivery.pacing import Pacer
-from slackapp.delivery.policy import backoff
+from slackapp.delivery.policy import MAX_ATTEMPTS, backoff
 from slackapp.delivery.reading import read, read_held
 from slackapp.delivery.sending import SLEEP_AT_MOST_SECONDS, Report, Sender, utc_now
 from slackapp.delivery.slack import (
@@ -71,6 +71,8 @@ CALL_THREADS = 64
 600 calls a second (16 made 160, so a thousand phases ending together took 30 s for their
 ~4,800 messages however little each cost). A waiting thread costs its stack, not CPU time."""
 SWEEP_SECONDS = 0.5
+UNDELIVERABLE = "undeliverable"
+"""The failure of a message given up after its calls' handling failed every try."""
 
 
 @dataclass(frozen=True)
@@ -407,18 +409,22 @@ class Deliverer:
     def _landing(self, call: Future[Landing | None], sent: draining.Send) -> Landing | None:
         """What Slack took of an ended call (None: nothing, or it failed and was handled). A
         call whose handling raised (a bug, or the database failing as its outcome was written
-        down) leaves its message due; it is put off after a backoff, as a failed try is, or
-        the drain would send it again at once, and again, for as long as it lasted."""
+        down) leaves its message due; it is put off after a backoff, and given up after as
+        many tries, as a failed try is, or the drain would send it again at once, and again,
+        for as long as it lasted."""
         error = call.exception()
         if error is None:
             return call.result()
         if not self._stopped.is_set():
             log.error("a message could not be delivered", exc_info=error)
+            surface, version = sent.send.pending.surface, sent.send.entry.version
             tried = sent.send.pending.attempts + 1
-            due = self.now() + timedelta(seconds=backoff(tried))
-            version = sent.send.entry.version
             try:
-                self.sender.put_off(sent.stream, sent.send.pending.surface, version, tried, due)
+                if tried >= MAX_ATTEMPTS:
+                    self.sender.done(sent.stream, surface, version, UNDELIVERABLE)
+                else:
+                    due = self.now() + timedelta(seconds=backoff(tried))
+                    self.sender.put_off(sent.stream, surface, version, tried, due)
             except Exception:
                 log.exception("a message that could not be delivered could not be put off")
         return None

@@ -14,16 +14,17 @@ from typing import Any
 
 import pytest
 from prometheus_client import REGISTRY
-from sqlalchemy import Connection, Engine, create_engine, event, select, text
+from sqlalchemy import Connection, Engine, create_engine, event, select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import make_sessions, sqlalchemy_url, transaction
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat, SlackMessage
-from slackapp.delivery.deliverer import Deliverer
+from slackapp.delivery.deliverer import UNDELIVERABLE, Deliverer
 from slackapp.delivery.leases import CLAIM, RENEW
 from slackapp.delivery.outbox import enqueue
 from slackapp.delivery.pacing import POST_BURST, Limit, Pacer
+from slackapp.delivery.policy import MAX_ATTEMPTS, backoff
 from slackapp.delivery.reading import UNDELIVERED
 from slackapp.delivery.sending import utc_now
 from slackapp.delivery.slack import web_client
@@ -371,34 +372,48 @@ def test_a_channel_that_refuses_the_bot_is_reported_and_its_messages_given_up(
     assert delivered(sessions, game_id), "nothing to that channel is tried again"
 
 
+@pytest.mark.parametrize("tried_before", [0, MAX_ATTEMPTS - 1])
 def test_a_call_whose_handling_raises_is_put_off_not_sent_again_at_once(
     fake: FakeSlack,
     sessions: sessionmaker[Session],
-    deliverer: Deliverer,
+    reports: Reports,
     monkeypatch: pytest.MonkeyPatch,
+    tried_before: int,
 ) -> None:
-    """Slack fails the post, and writing down when to try again fails too: the lobby stays
-    due, but after a backoff, as a failed try is, so the drain ends instead of posting it
-    again and again."""
+    """Slack fails the post, and handling that failure raises (a bug, or the database failing
+    as it is written down): the lobby stays due, but after a backoff, as a failed try is, so
+    the drain ends instead of posting it again and again; after its last try it is given up."""
+    clock = Clock(datetime.now(UTC) + timedelta(minutes=1))  # the entry is due, and stays so
+    deliverer = new_deliverer(fake, sessions, reports, now=clock)
     game_id, _ = new_game(fake, sessions)
     faults.fail_next(fake, "chat.postMessage", "internal_error")
 
     def failing(*_: object) -> None:
         raise RuntimeError("the outcome could not be written down")
 
-    monkeypatch.setattr(deliverer.sender, "_retry_later", failing)
+    monkeypatch.setattr(deliverer.sender, "_failed", failing)
     show(sessions, game_id, closed("lobby"))
+    with transaction(sessions) as session:
+        session.execute(
+            update(OutboxEntry).where(OutboxEntry.stream == game_id).values(attempts=tried_before)
+        )
     before = len(fake.calls)
     drain = threading.Thread(target=deliverer.drain, args=(game_id,), daemon=True)
     drain.start()
-    drain.join(60)  # only how long a drain that never ends takes to fail the test
-    assert not drain.is_alive(), "the drain ended"
+    try:
+        drain.join(60)  # only how long a drain that never ends takes to fail the test
+        assert not drain.is_alive(), "the drain ended"
+    finally:
+        deliverer.stop()
     posts = [c for c in fake.calls[before:] if c.method == "chat.postMessage"]
     assert len(posts) == 1, "tried once, not again at once"
     with sessions() as session:
         entry = session.scalars(select(OutboxEntry).where(OutboxEntry.stream == game_id)).one()
-    assert entry.done_at is None and entry.attempts == 1
-    assert entry.due_at > utc_now(), "due again after a backoff"
+    if tried_before < MAX_ATTEMPTS - 1:
+        assert entry.done_at is None and entry.attempts == tried_before + 1
+        assert entry.due_at == clock.at + timedelta(seconds=backoff(tried_before + 1))
+    else:
+        assert entry.done_at is not None and entry.failure == UNDELIVERABLE
 
 
 def test_a_person_whose_dm_fails_is_reported(
