@@ -49,12 +49,13 @@ from slackapp.delivery.landings import (
     record,
 )
 from slackapp.delivery.pacing import Pacer
-from slackapp.delivery.policy import MAX_ATTEMPTS, backoff
+from slackapp.delivery.policy import Retry, after_failure
 from slackapp.delivery.reading import read, read_held
 from slackapp.delivery.sending import SLEEP_AT_MOST_SECONDS, Report, Sender, utc_now
 from slackapp.delivery.slack import (
     CALL_TIMEOUT_SECONDS,
     ClientFor,
+    Failure,
     NotInstalled,
     WorkspaceId,
 )
@@ -409,22 +410,23 @@ class Deliverer:
     def _landing(self, call: Future[Landing | None], sent: draining.Send) -> Landing | None:
         """What Slack took of an ended call (None: nothing, or it failed and was handled). A
         call whose handling raised (a bug, or the database failing as its outcome was written
-        down) leaves its message due; it is put off after a backoff, and given up after as
-        many tries, as a failed try is, or the drain would send it again at once, and again,
-        for as long as it lasted."""
+        down) leaves its message due; the policy treats it as a failure that may pass (put
+        off after a backoff, given up after as many tries), or the drain would send it again
+        at once, and again, for as long as it lasted."""
         error = call.exception()
         if error is None:
             return call.result()
         if not self._stopped.is_set():
             log.error("a message could not be delivered", exc_info=error)
-            surface, version = sent.send.pending.surface, sent.send.entry.version
-            tried = sent.send.pending.attempts + 1
+            pending = sent.send.pending
+            surface, version = pending.surface, pending.newest.version
+            then = after_failure(Failure.TRANSIENT, UNDELIVERABLE, None, pending.attempts, surface)
             try:
-                if tried >= MAX_ATTEMPTS:
-                    self.sender.done(sent.stream, surface, version, UNDELIVERABLE)
+                if isinstance(then, Retry):
+                    due = self.now() + timedelta(seconds=then.delay)
+                    self.sender.put_off(sent.stream, surface, version, then.attempts, due)
                 else:
-                    due = self.now() + timedelta(seconds=backoff(tried))
-                    self.sender.put_off(sent.stream, surface, version, tried, due)
+                    self.sender.done(sent.stream, surface, version, then.code)
             except Exception:
                 log.exception("a message that could not be delivered could not be put off")
         return None
