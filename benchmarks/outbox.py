@@ -58,6 +58,7 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 from slack_sdk import WebClient
 from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy.orm import Session, sessionmaker
 
 from benchmarks.fire import Prepared, Timed, fire
 from benchmarks.floor import CREATE_ROWS, INSERT_ROW
@@ -78,6 +79,7 @@ from benchmarks.processes import (
 )
 from benchmarks.stats import percentile
 from slackapp.db.engine import make_engine, make_sessions, sqlalchemy_url
+from slackapp.db.games import read as read_game
 from slackapp.delivery.deliverer import CALL_THREADS, Deliverer
 from slackapp.delivery.pacing import POST_BURST, POSTS_PER_SECOND, Buckets, Limit
 from slackapp.delivery.slack import web_client
@@ -373,8 +375,7 @@ def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[
                 )
             play_at_once(steps, clicks, game_id, [m.Join(u, u.lower()) for u in people[1:]])
             steps.start(game_id, people[0], client)
-            state = steps._read(game_id)
-            assert isinstance(state, m.GameState), state
+            state = committed(sessions, game_id)
             moves: list[m.Event] = [
                 m.NightConfirm(u) if state.choice_kind(u) is None else m.NightSkip(u)
                 for u in people
@@ -383,13 +384,21 @@ def play_timed(database_url: str, api_url: str, label: str, games: int) -> list[
             play_at_once(steps, clicks, game_id, [m.HeardEnough(u) for u in people[:6]])
             ballots = zip(people, [*people[1:], people[0]], strict=True)
             play_at_once(steps, clicks, game_id, [m.CastBallot(a, b) for a, b in ballots])
-            state = steps._read(game_id)
-            assert isinstance(state, m.GameState) and state.phase == m.Phase.OVER, state
+            state = committed(sessions, game_id)
+            assert state.phase == m.Phase.OVER, state
     finally:
         clicks.shutdown()
         deliverer.stop()
         engine.dispose()
     return held
+
+
+def committed(sessions: sessionmaker[Session], game_id: int) -> m.GameState:
+    """The game's state as committed."""
+    with sessions() as session:
+        stored = read_game(session.connection(), game_id)
+    assert stored is not None, game_id
+    return stored.state
 
 
 def play_at_once(

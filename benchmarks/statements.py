@@ -13,6 +13,7 @@ from benchmarks.processes import (
     Slack,
 )
 from slackapp.db.engine import make_engine, make_sessions
+from slackapp.db.games import read as read_game
 from slackapp.game import machine as m
 from slackapp.names import lookup_client
 from slackapp.services.game import GameService
@@ -55,9 +56,10 @@ def statements_per_interaction(fake: Slack, database_url: str, game_number: int)
         counts.setdefault(name, tally())
 
     def state() -> m.GameState:
-        found = steps._read(game_id)
-        assert isinstance(found, m.GameState), found
-        return found
+        with engine.connect() as connection:
+            found = read_game(connection, game_id)
+        assert found is not None, game_id
+        return found.state
 
     count("/varulv (open a table)", lambda: steps.open_table(TEAM, channel, people[0], "a"))
     with engine.connect() as connection:
@@ -90,8 +92,9 @@ def statements_per_interaction(fake: Slack, database_url: str, game_number: int)
             }
             sent.clear()
             steps.act(game_id, moves[kind])
+            counted = tally()  # before the read below, which is no part of the step
             name = "night choice, the last (dawn)" if state().phase == "day" else "night choice"
-            counts.setdefault(name, tally())
+            counts.setdefault(name, counted)
     count("heard enough", lambda: steps.act(game_id, m.HeardEnough(people[0])))
     count("heard enough, the vote opens", lambda: steps.act(game_id, m.HeardEnough(people[1])))
     count("ballot", lambda: steps.act(game_id, m.CastBallot(people[0], people[1])))
