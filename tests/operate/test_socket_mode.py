@@ -26,7 +26,7 @@ from sqlalchemy import Engine, create_engine, text
 from websockets.exceptions import InvalidStatus
 
 from slackapp.fakeslack import UNLIMITED, FakeSlack, Message
-from slackapp.fakeslack.socket_mode import APP_TOKEN, SocketMode
+from slackapp.fakeslack.socket_mode import ACK_TIMEOUT, APP_TOKEN, SocketMode
 from slackapp.server import STOPPING
 from tests import processes
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
@@ -234,7 +234,8 @@ Handler = Callable[[BaseSocketModeClient, SocketModeRequest], None]
 def stand_in() -> Iterator[tuple[FakeSlack, SocketMode]]:
     with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
         fake.add_user(ALVA, "alva")
-        with SocketMode(fake, ack_timeout=0.5) as link:
+        # As patient as the stand-in's HTTP side: an ack a busy machine sends late still counts.
+        with SocketMode(fake, ack_timeout=10.0) as link:
             yield fake, link
 
 
@@ -306,9 +307,12 @@ def test_an_event_not_acknowledged_in_time_comes_again(
         if request.retry_attempt:
             client.send_socket_mode_response(SocketModeResponse(request.envelope_id))
 
+    link.ack_timeout = ACK_TIMEOUT  # Slack's own three seconds, so the first try runs out
     connect(late_the_first_time)
     assert fake.app_home_opened(ALVA).status_code == 200
-    assert [(attempt, reason) for _, attempt, reason in seen] == [(0, ""), (1, "timeout")]
+    # A busy machine may ack a retry late too, and earn another retry: never a fresh envelope.
+    assert [(attempt, reason) for _, attempt, reason in seen][:2] == [(0, ""), (1, "timeout")]
+    assert [reason for _, _, reason in seen[1:]] == ["timeout"] * (len(seen) - 1)
     assert len({envelope_id for envelope_id, _, _ in seen}) == 1, "the same envelope again"
     assert len(link.ack_latencies) == 1
 
