@@ -26,6 +26,7 @@ from slackapp.serving import (
 from tests import processes
 from tests.databases import migrated_database
 from tests.forked import fork_python
+from tests.waiting import PATIENCE
 
 SIGNING_SECRET = "e2e-signing-secret"
 BOT_TOKEN = "xoxb-test"
@@ -53,7 +54,9 @@ def fake() -> Iterator[FakeSlack]:
     # The whole run plays hundreds of games in this one workspace, and its apps pace chat.update
     # far faster than Slack would (tests/conftest.py): Slack's limits are enforced by the
     # stand-ins of the tests that are about them.
-    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], limits=UNLIMITED) as slack:
+    with FakeSlack(
+        SIGNING_SECRET, tokens=[BOT_TOKEN], limits=UNLIMITED, trigger_ttl=PATIENCE
+    ) as slack:
         yield slack
         ACK_LATENCIES.extend(slack.ack_latencies)
 

@@ -13,6 +13,7 @@ from tests.databases import migrated_database
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
 from tests.inprocess.harness import InProcessApp, tracked_answers
 from tests.operate.conftest import Deployment
+from tests.waiting import PATIENCE
 
 
 @pytest.fixture(scope="session")
@@ -31,7 +32,11 @@ def db(database_url: str) -> Iterator[Engine]:
 def fake() -> Iterator[FakeSlack]:
     # The app here is unpaced on a clock nobody moves (pacing has tests of its own), and the
     # whole run plays in this one workspace: Slack's limits would only hold its games back.
-    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], limits=UNLIMITED) as slack:
+    # A form's trigger lives as long as the tests' patience, not Slack's 3 s: a busy machine
+    # may open a form late, and the expiry has a test of its own (test_fakeslack).
+    with FakeSlack(
+        SIGNING_SECRET, tokens=[BOT_TOKEN], limits=UNLIMITED, trigger_ttl=PATIENCE
+    ) as slack:
         yield slack
 
 

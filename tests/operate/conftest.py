@@ -20,6 +20,7 @@ from slackapp.serving import free_port
 from tests.databases import fresh_database as fresh_database
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, PhaseLengths, start_app
 from tests.e2e.driver import Table
+from tests.waiting import PATIENCE
 
 PEOPLE = {"U0ALVA": "alva", "U0BENGT": "bengt", "U0CARIN": "carin", "U0DORIS": "doris"}
 OWNER = "U0OWNER"
@@ -74,7 +75,7 @@ def token_deployment(postgres: str, purpose: str) -> Iterator[Deployment]:
     own."""
     url = fresh_database(postgres, purpose)
     metrics_port = free_port()
-    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
+    with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], trigger_ttl=PATIENCE) as fake:
         app = start_app(fake, url, env={"VARULV_METRICS_PORT": str(metrics_port)})
         engine = create_engine(url)
         try:
@@ -127,6 +128,7 @@ def oauth_deployment(
         token_lifetime=token_lifetime,
         enterprise_id=enterprise_id,
         org_wide=org_wide,
+        trigger_ttl=PATIENCE,  # a busy machine may open a form late
     ) as fake:
         port = free_port()
         app_env = {

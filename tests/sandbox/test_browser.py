@@ -23,6 +23,7 @@ from slackapp.sandbox import CHANNEL_ID, PEOPLE
 from slackapp.sandbox.run import Sandbox
 from tests.databases import migrated_database
 from tests.sandbox.test_sandbox_api import BUN_SELECT, AppStandIn
+from tests.waiting import PATIENCE
 
 pytestmark = pytest.mark.long(20)
 
@@ -38,8 +39,10 @@ CHROMIUM_ARGS = [
 ]
 PLAYERS = [person.name for person in PEOPLE[:3]]
 """The three people at the table; the first one sets it."""
-WAIT_MS = 20_000
-"""How long one step may take to show on the page (the app answers in milliseconds)."""
+WAIT_MS = int(PATIENCE * 1000)
+"""How long one step may take to show on the page (the app answers in milliseconds, but a busy
+machine may not); every expectation waits as long."""
+expect.set_options(timeout=WAIT_MS)
 
 
 def find_chromium() -> str | None:
