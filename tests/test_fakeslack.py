@@ -34,6 +34,7 @@ from slackapp.fakeslack import SLACK, UNLIMITED, FakeSlack, Message
 from slackapp.fakeslack.limits import METHOD_TIERS, TIERS, Limiter
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest, checked_blocks
 from tests import faults
+from tests.waiting import PATIENCE
 
 pytestmark = pytest.mark.long(7)
 
@@ -593,7 +594,7 @@ def test_every_call_is_recorded(fake: FakeSlack, web: WebClient) -> None:
 def test_wait_for_returns_as_soon_as_the_app_acts(fake: FakeSlack, web: WebClient) -> None:
     later = threading.Timer(0.1, lambda: web.chat_postMessage(channel=CHANNEL, text="dawn"))
     later.start()
-    assert fake.wait_for_message(CHANNEL, "dawn", timeout=5).text == "dawn"
+    assert fake.wait_for_message(CHANNEL, "dawn").text == "dawn"
     with pytest.raises(TimeoutError):
         fake.wait_for(lambda: fake.find_message(CHANNEL, "dusk"), timeout=0.1)
 
@@ -849,7 +850,7 @@ def test_whoever_sees_what_a_call_did_finds_the_call_logged(
     def slow_to_log(request: ApiRequest, answer: Answerer) -> ApiAnswer:
         answered = answer(request)
         applied.set()
-        release.wait(5)
+        release.wait(PATIENCE)
         return answered
 
     fake.api.hooks.append(slow_to_log)
@@ -858,7 +859,7 @@ def test_whoever_sees_what_a_call_did_finds_the_call_logged(
             target=lambda: web.chat_postMessage(channel=CHANNEL, text="dawn")
         )
         posting.start()
-        assert applied.wait(5)
+        assert applied.wait(PATIENCE)
         assert fake.find_message(CHANNEL, "dawn") is not None  # shown, not yet logged
         logged: list[list[str]] = []
         reading = threading.Thread(target=lambda: logged.append([c.method for c in fake.calls]))
@@ -866,8 +867,8 @@ def test_whoever_sees_what_a_call_did_finds_the_call_logged(
         reading.join(0.3)
         assert reading.is_alive(), "the log was read before the call was in it"
         release.set()
-        reading.join(5)
-        posting.join(5)
+        reading.join(PATIENCE)
+        posting.join(PATIENCE)
         assert logged and logged[0][-1] == "chat.postMessage"
     finally:
         release.set()

@@ -254,7 +254,7 @@ class Table:
 
     def start(self, host: str) -> None:
         self.click(host, self.lobby(), "Start")
-        self.wait(lambda: self.game()["phase"] == "night" or None, "the night")
+        self.wait(lambda: self.game()["phase"] != "lobby" or None, "the Start committed")
         # The deal is committed first and the cards go out after: wait for every card, so that
         # nobody's newest night message is still the one from an earlier game.
         people = [seat["user_id"] for seat in self.seats() if seat["user_id"]]

@@ -58,7 +58,7 @@ def test_each_phase_changes_once(two_processes: tuple[Deployment, AppProcess]) -
     table.seat_people(ALVA, [BENGT, CARIN])  # the table opens in the first process
     table.app = second
     table.start(ALVA)  # the night begins in the second, which arms its deadline
-    table.wait_for_phase("over", timeout=30)  # night, day and vote each end on a deadline
+    table.wait_for_phase("over")  # night, day and vote each end on a deadline
     table.reveal()
     table.stored_outcome_matches_referee()
 
@@ -94,13 +94,20 @@ def test_the_other_process_finishes_a_game(two_processes: tuple[Deployment, AppP
     table = deployment.table()
     table.app = second
     table.seat_people(ALVA, [BENGT, CARIN])
-    table.start(ALVA)
-    second.kill()  # at once, as a crashed host would: its armed timer dies with it
+    table.click(ALVA, table.lobby(), "Start")
+    # Killed once the night is committed and logged, not after its cards (a slow machine could
+    # let the two-second night end first), as a crashed host would be: its armed timer dies
+    # with it.
+    game_id = table.game_id()
+    table.wait(
+        lambda: "night" in [e["phase"] for e in journal_of(deployment, [second], game_id)] or None,
+        "the night begun by the second process",
+    )
+    second.kill()
     table.app = first
-    table.wait_for_phase("over", timeout=30)
+    table.wait_for_phase("over")
     table.stored_outcome_matches_referee()
 
-    game_id = table.game_id()
     by_first = [e["phase"] for e in journal_of(deployment, [first], game_id)]
     by_second = [e["phase"] for e in journal_of(deployment, [second], game_id)]
     assert sorted(by_first + by_second) == sorted(["lobby", "night", "day", "vote", "over"])

@@ -22,6 +22,7 @@ from slackapp.fakeslack.models import JSON
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
 from tests.e2e.conftest import AppProcess, PhaseLengths, start_app
 from tests.e2e.driver import Table
+from tests.waiting import PATIENCE
 
 _people = itertools.count(1)
 
@@ -78,7 +79,7 @@ class Held:
         self.fake.api.handle = self._original  # type: ignore[method-assign]  # as it was
         self.fake.api.hooks.remove(self._hook)
 
-    def wait(self, timeout: float = 20.0) -> ApiRequest:
+    def wait(self, timeout: float = PATIENCE) -> ApiRequest:
         if not self.reached.wait(timeout):
             raise AssertionError(f"the app never called {self.method} as expected")
         assert self.request is not None

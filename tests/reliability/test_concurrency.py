@@ -74,7 +74,6 @@ def logged_once(table: Table, apps: list[AppProcess]) -> Counter[str]:
         table.wait(
             lambda: journal(apps, table.game_id()) == EVERY_PHASE_ONCE or None,
             "each phase change in the log",
-            timeout=15,
         )
     return journal(apps, table.game_id())
 
@@ -183,7 +182,7 @@ def test_deadlines_and_clicks_race_in_two_processes(
                 dm = table.dm(user)
                 if dm.buttons() and table.game()["phase"] == "night":
                     fake.click(user, dm, dm.buttons()[0].action_id)
-            table.wait_for_phase("over", timeout=40)
+            table.wait_for_phase("over")
             return table, people
 
         with ThreadPoolExecutor(3) as pool:

@@ -18,6 +18,7 @@ from slackapp.fakeslack.webapi import ApiAnswer, ApiRequest
 from tests.e2e.conftest import start_app
 from tests.e2e.driver import Table
 from tests.reliability.support import LOBBY, NIGHT_DM, boards, new_people, restart
+from tests.waiting import PATIENCE
 
 pytestmark = pytest.mark.long(12)
 
@@ -46,7 +47,7 @@ class TakenUnanswered:
         self.released.set()
         self.fake.api.handle = self._original  # type: ignore[method-assign]  # as it was
 
-    def wait_for(self, count: int, timeout: float = 30.0) -> None:
+    def wait_for(self, count: int, timeout: float = PATIENCE) -> None:
         with self.changed:
             if not self.changed.wait_for(lambda: len(self.taken) >= count, timeout):
                 raise AssertionError(f"Slack took {len(self.taken)} of {count} {self.method}")
@@ -97,7 +98,7 @@ def test_a_kill_right_after_start_leaves_two_cards_each_and_a_click_keeps_the_cl
         def two_cards_each() -> bool:
             return all(len(copies(fake, user, "Your card")) == 2 for user in people)
 
-        table.wait(lambda: two_cards_each() or None, "every card posted again", timeout=30)
+        table.wait(lambda: two_cards_each() or None, "every card posted again")
         for user in people:
             first, second = copies(fake, user, "Your card")
             assert first.blocks == second.blocks, "the repeat is the very same message"
@@ -127,7 +128,7 @@ def test_a_kill_right_after_start_leaves_two_cards_each_and_a_click_keeps_the_cl
         assert len(deletes) == len(people) and all(c.ok for c in deletes)
         for user in people:  # the night goes on, on the copies that stayed
             table.finish_night(user, lambda user, card, dm: dm.buttons()[0].text)
-        table.wait_for_phase("day", timeout=30)
+        table.wait_for_phase("day")
         for user in people:
             (kept,) = copies(fake, user, "Your card")
             assert not kept.buttons(), "the one copy left shows the night's result"
@@ -155,7 +156,6 @@ def test_a_join_on_the_lobby_slack_took_as_the_app_died_keeps_that_lobby(
         table.wait(
             lambda: len(copies(fake, table.channel, LOBBY)) == 2 or None,
             "the lobby posted again",
-            timeout=30,
         )
         lobbies = copies(fake, table.channel, LOBBY)
         table.wait(lambda: table.undelivered() == 0 or None, "the second lobby recorded")

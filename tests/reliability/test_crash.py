@@ -107,7 +107,7 @@ def is_day_board(params: dict[str, object]) -> bool:
 
 
 def play_to_the_end(table: Table, people: list[str]) -> dict[str, Any]:
-    table.wait_for_phase("day", timeout=30)
+    table.wait_for_phase("day")
     table.heard_enough(people[:2])
     table.wait_for_phase("vote")
     table.vote({people[0]: "Nobody", people[1]: "Nobody", people[2]: "Nobody"})
@@ -136,7 +136,7 @@ def test_a_crash_at_night_keeps_every_choice_and_the_night_still_ends(
     set_deadline(db, game_id, now() - timedelta(seconds=1))  # dawn was due while it was down
     crashing.restart()
 
-    table.wait_for_phase("day", timeout=30)
+    table.wait_for_phase("day")
     after = seat_rows(db, game_id)
     for user in (anna, bo):
         assert after[user]["confirmed"]
@@ -189,7 +189,7 @@ def test_a_crash_during_the_vote_keeps_every_ballot_and_its_deadline(
     set_deadline(db, table.game_id(), deadline)
     crashing.restart()
 
-    table.wait_for_phase("over", timeout=30)  # nobody else votes: the deadline closes it
+    table.wait_for_phase("over")  # nobody else votes: the deadline closes it
     outcome = table.stored_outcome_matches_referee()
     assert outcome["tally"] == {bo: 1, "nobody": 1}
     reveals = [
@@ -244,7 +244,7 @@ def test_a_crash_before_slack_took_the_day_board_posts_it_once(
         crashing.kill()
     crashing.restart()
 
-    table.wait_for_phase("day", timeout=30)  # what dawn committed is shown after the restart
+    table.wait_for_phase("day")  # what dawn committed is shown after the restart
     assert_dms_agree_with_the_database(table, people)
     play_to_the_end(table, people)
     assert boards(fake, since, table.channel, DAY) == 1
@@ -274,7 +274,7 @@ def test_a_crash_after_slack_took_a_post_but_before_its_ts_was_kept_repeats_only
     assert table.game()["phase"] == "day", "the night's end is committed before it shows"
     crashing.restart()
 
-    table.wait_for_phase("day", timeout=30)
+    table.wait_for_phase("day")
     assert_dms_agree_with_the_database(table, people)
     play_to_the_end(table, people)
     day_posts = [
@@ -345,7 +345,6 @@ def test_a_crash_while_the_cards_go_out_sends_each_card_once(
     table.wait(
         lambda: all(f"dm:{user}" in table.posted() for user in people) or None,
         "the cards still missing",
-        timeout=30,
     )
     assert {u: s["dealt"] for u, s in seat_rows(db, table.game_id()).items()} == dealt
     assert boards(fake, since, fake.dm_channel(bo), NIGHT_DM) == 1, "the card held is sent"
@@ -391,7 +390,7 @@ def test_a_crash_while_the_reveal_is_posted_shows_one_reveal_counting_the_last_b
     assert table.game()["phase"] == "over", "the vote's close is committed before it shows"
     crashing.restart()
 
-    table.wait_for_phase("over", timeout=30)
+    table.wait_for_phase("over")
     outcome = table.stored_outcome_matches_referee()
     assert outcome["tally"] == {anna: 1, "nobody": 2}, "the last ballot counts"
     shown = [m for m in fake.messages(table.channel) if m.text.startswith(REVEAL)]
@@ -427,7 +426,7 @@ def test_a_crash_while_the_day_board_is_posted_never_shows_the_insomniac_a_false
     assert table.game()["phase"] == "day"
     crashing.restart()
 
-    table.wait_for_phase("day", timeout=30)
+    table.wait_for_phase("day")
     play_to_the_end(table, people)
     dawn = table.stored_outcome_matches_referee()["dawn"][bo]
     swapped = seat_rows(db, table.game_id())[anna]["night_choice"]["swap"]

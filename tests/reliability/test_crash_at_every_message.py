@@ -16,6 +16,7 @@ from slackapp.fakeslack import FakeSlack, Message
 from tests.e2e.conftest import start_app
 from tests.e2e.driver import Table, first_choice
 from tests.reliability.support import HeldNth, conversations, new_people, seat_rows
+from tests.waiting import PATIENCE
 
 pytestmark = pytest.mark.long(30)
 
@@ -51,7 +52,6 @@ def finish_from_anywhere(table: Table, people: list[str]) -> None:
         table.wait(
             lambda: all(f"dm:{user}" in table.posted() for user in people) or None,
             "every card shown",
-            timeout=30,
         )
         for user in people:
             if not seat_rows(table.db, table.game_id())[user]["confirmed"]:
@@ -61,9 +61,9 @@ def finish_from_anywhere(table: Table, people: list[str]) -> None:
         click_each_while(table, people, "day", "Heard enough", "Heard enough")
         phase = "vote"
     if phase == "vote":
-        table.wait_for_phase("vote", timeout=30)
+        table.wait_for_phase("vote")
         table.vote_nobody_if_not_voted(people)
-    table.wait_for_phase("over", timeout=30)
+    table.wait_for_phase("over")
 
 
 def click_each_while(table: Table, people: list[str], phase: str, board: str, label: str) -> None:
@@ -71,7 +71,6 @@ def click_each_while(table: Table, people: list[str], phase: str, board: str, la
     table.wait(
         lambda: table.game()["phase"] != phase or table.undelivered() == 0 or None,
         f"phase {phase} shown, or over",
-        timeout=30,
     )
 
     def board_while_it_lasts() -> tuple[Message | None] | None:
@@ -132,7 +131,7 @@ class CrashingTable(Table):
 
     held: HeldNth | None = None
 
-    def wait(self, predicate: Callable[[], T | None], what: str, timeout: float = 15.0) -> T:
+    def wait(self, predicate: Callable[[], T | None], what: str, timeout: float = PATIENCE) -> T:
         def unless_held() -> T | None:
             if self.held is not None and self.held.reached.is_set():
                 raise Interrupted

@@ -585,7 +585,7 @@ def test_posts_to_a_channel_are_paced_to_about_one_a_second_after_a_short_burst(
     # The deliverer reads its own clock a moment before it asks for a turn, so a post may go
     # out that moment early; a post that ignored its turn would be a second or more early.
     for sent, turn in zip(at, given, strict=True):
-        assert sent >= turn - 0.1, f"a post went out before its turn: {at} against {given}"
+        assert sent >= turn - 0.5, f"a post went out before its turn: {at} against {given}"
     assert turns.waits[other] == [0.0] * POST_BURST, "another channel's burst waits for no one"
 
 

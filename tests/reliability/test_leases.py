@@ -130,7 +130,6 @@ def test_a_lease_is_renewed_while_its_holder_sends_and_taken_over_once_it_lapses
         wanted = clock() + timedelta(seconds=leases.LEASE_SECONDS)
         fake.wait_for(
             lambda: (lease := lease_of(sessions, game_id)) is not None and lease[1] >= wanted,
-            timeout=20,
             what="the lease renewed",
         )
         second.sweep()
@@ -142,9 +141,7 @@ def test_a_lease_is_renewed_while_its_holder_sends_and_taken_over_once_it_lapses
         clock.advance(leases.LEASE_SECONDS + 0.001)
         post.release()  # what it had sent never reached Slack
     second.sweep()
-    fake.wait_for(
-        lambda: undelivered(sessions, game_id) == 0 or None, timeout=20, what="taken over"
-    )
+    fake.wait_for(lambda: undelivered(sessions, game_id) == 0 or None, what="taken over")
     assert [message.text for message in fake.messages(channel)] == ["the lobby"]
 
 
@@ -270,7 +267,7 @@ def test_a_lease_that_lapsed_before_its_drain_began_is_not_read_as_held(
         first.drain_many([game_id], leased={game_id})  # the late drain
         lease = lease_of(sessions, game_id)
         assert lease is not None and lease[0] == second.holder
-    fake.wait_for(lambda: undelivered(sessions, game_id) == 0 or None, timeout=20, what="delivered")
+    fake.wait_for(lambda: undelivered(sessions, game_id) == 0 or None, what="delivered")
     assert [message.text for message in fake.messages(channel)] == ["the lobby"]
 
 
