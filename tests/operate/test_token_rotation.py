@@ -2,8 +2,9 @@
 request's authorize, the deliverer after a timer's step) refreshes it first and keeps the new
 one in the installation store.
 
-The stand-in's tokens live four seconds here, so every use falls in the window in which Varulv
-refreshes (two hours before expiry, as Bolt does), and a token left unused expires mid-game.
+The stand-in's tokens live an hour here, so every use falls in the window in which Varulv
+refreshes (two hours before expiry, as Bolt does); a test that needs a token to expire mid-game
+moves the stand-in's clock on rather than waiting.
 The tokens are encrypted at rest (VARULV_TOKEN_KEY): every refresh goes through the encryption.
 """
 
@@ -14,6 +15,7 @@ import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -29,13 +31,16 @@ from tests import faults
 from tests.databases import fresh_database
 from tests.e2e.conftest import SIGNING_SECRET, AppProcess, start_app
 from tests.operate.conftest import PEOPLE, Deployment, install, oauth_deployment
+from tests.reliability.support import set_deadline
 
 pytestmark = pytest.mark.long(18)
 
 TEAM = "T0ROTATE"
 TOKEN_SECONDS = 3600
 """Less than the two hours before expiry in which Varulv refreshes, so every use refreshes."""
-VOTE_SECONDS = 3
+VOTE_SECONDS = 120
+"""Longer than the test waits: the vote ends when the test moves its deadline into the past,
+once Slack's clock has moved on, so no call can straddle the move."""
 ALVA, BENGT, CARIN, _ = PEOPLE
 KEY = Fernet.generate_key().decode()
 
@@ -103,7 +108,11 @@ def test_a_game_whose_token_expires_mid_game_is_revealed_on_its_deadline(
     # clock moves on past the lifetime of every token it issued so far.
     fake.grants.clock = lambda: time.time() + TOKEN_SECONDS
     try:
-        table.wait_for_phase("over")
+        assert table.game()["phase"] == "vote", "the vote still open once every token expired"
+        issued = {call.token for call in fake.calls[:vote_opened] if call.token}
+        assert {fake.grants.token_error(token) for token in issued} == {"token_expired"}
+        set_deadline(rotating.db, table.game_id(), datetime.now(UTC) - timedelta(seconds=1))
+        table.wait_for_phase("over")  # the deadline's sweep ends it
         reveal = table.reveal()
         assert table.game()["phase"] == "over"
         # Every message shown: each call's refresh was saved before the call went out.
