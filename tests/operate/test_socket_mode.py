@@ -199,12 +199,14 @@ def test_a_payload_bolt_could_not_route_is_refused_as_over_http(
     )
     before = len(link.ack_latencies)
     link.ack_timeout = ACK_TIMEOUT  # these are never acknowledged: Slack gives up after 3 s
-    refused = [
-        link.post_form({"payload": json.dumps(nul_ts)}),
-        link.post_form({"payload": json.dumps(no_list)}),
-        link.post_form({**command, "text": "he\x00lp"}),
-    ]
-    link.ack_timeout = PATIENT_ACK
+    try:
+        refused = [
+            link.post_form({"payload": json.dumps(nul_ts)}),
+            link.post_form({"payload": json.dumps(no_list)}),
+            link.post_form({**command, "text": "he\x00lp"}),
+        ]
+    finally:
+        link.ack_timeout = PATIENT_ACK
     assert [answer.status_code for answer in refused] == [504] * 3, "none acknowledged"
     assert len(link.ack_latencies) == before
     assert table.seat_keys() == [ALVA] and fake.ephemerals(CARIN, table.channel) == []
@@ -319,9 +321,10 @@ def test_an_event_not_acknowledged_in_time_comes_again(
     connect(late_the_first_time)
     assert fake.app_home_opened(ALVA).status_code == 200
     # A busy machine may ack a retry late too, and earn another retry: never a fresh envelope.
-    assert [(attempt, reason) for _, attempt, reason in seen][:2] == [(0, ""), (1, "timeout")]
-    assert [reason for _, _, reason in seen[1:]] == ["timeout"] * (len(seen) - 1)
-    assert len({envelope_id for envelope_id, _, _ in seen}) == 1, "the same envelope again"
+    attempts = list(seen)  # one more may still be arriving
+    assert [(attempt, reason) for _, attempt, reason in attempts][:2] == [(0, ""), (1, "timeout")]
+    assert [reason for _, _, reason in attempts[1:]] == ["timeout"] * (len(attempts) - 1)
+    assert len({envelope_id for envelope_id, _, _ in attempts}) == 1, "the same envelope again"
     assert len(link.ack_latencies) == 1
 
 
