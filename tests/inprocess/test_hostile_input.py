@@ -258,6 +258,26 @@ def test_settings_without_a_trigger_id_get_a_clear_reply(
     assert fake.modals(anna) == []
 
 
+@pytest.mark.parametrize("word", ["settings", "schedule"])
+def test_a_form_slack_would_not_open_gets_a_clear_reply(
+    fake: FakeSlack, app: InProcessApp, db: Engine, word: str
+) -> None:
+    """Slack refuses a trigger used too late (``expired_trigger_id``): the person is told the
+    form did not open and to try again, and nothing opens."""
+    (anna,) = new_people(fake, 1)
+    fake.set_role(anna, "admin")
+    table = Table(fake, app, db)
+    lifetime = fake.grants.trigger_ttl
+    fake.grants.trigger_ttl = -1.0  # the command's trigger is born expired
+    try:
+        command = signed_command(fake, anna, table.channel, word)
+    finally:
+        fake.grants.trigger_ttl = lifetime
+    assert app.send(command).status_code == 200
+    table.ephemeral(anna, f"Slack did not open the form. Try `/varulv {word}` again.")
+    assert fake.modals(anna) == []
+
+
 @pytest.mark.parametrize("tokens", [[], "bot", 5, {"bot": "U1"}, {"oauth": [1]}])
 def test_a_tokens_revoked_event_of_the_wrong_shape_is_refused(
     fake: FakeSlack, app: InProcessApp, db: Engine, tokens: Any
