@@ -93,10 +93,14 @@ class Varulv:
     """Commands and clicks written down before they are acknowledged, and taken over from
     processes that died with them."""
 
-    def start(self) -> None:
+    def start(self, timers: bool = True) -> None:
+        """Deliver, and take over what processes gone left; with ``timers``, keep the
+        deadlines and the sweeps too (else a process that keeps them finds this one's)."""
         if self.inbox is not None:
             self.inbox.start(self.app.dispatch)
         self.deliverer.start()
+        if not timers:
+            return
         self.deadlines.start(
             self.games.deadlines_due,
             DEADLINE_BATCH,

@@ -3,6 +3,8 @@
 varulv            serve Slack when SLACK_BOT_TOKEN or SLACK_CLIENT_ID is set,
                   otherwise start the sandbox
 varulv serve      serve Slack (HTTP on PORT, or Socket Mode with SLACK_APP_TOKEN)
+varulv work       keep the timers and deliver, serving no requests (beside
+                  varulv serve with VARULV_TIMERS=off)
 varulv sandbox    play without Slack: the app, a local Slack and a web page
 varulv referee    resolve one whole deal by the rules and print the outcome
 varulv erase-workspace TEAM_ID
@@ -45,7 +47,7 @@ def _referee(path: str) -> int:
     return run(path)
 
 
-def _serve() -> int:
+def _serve(command: str = "serve") -> int:
     from slackapp.config import Settings, SettingsError
     from slackapp.logs import configure_logging
 
@@ -53,16 +55,17 @@ def _serve() -> int:
         configure_logging()  # one JSON object a line, from here on
         settings = Settings.from_env()
     except SettingsError as error:
-        return _refuse("serve", error)
+        return _refuse(command, error)
     problems = settings.problems()
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 2
-    return serve(settings)
+    return serve(settings, command)
 
 
-def serve(settings: Settings) -> int:
-    """Reach the database, bring its schema up to date, then serve Slack until stopped."""
+def serve(settings: Settings, command: str = "serve") -> int:
+    """Reach the database, bring its schema up to date, then serve Slack until stopped; or,
+    as ``varulv work``, keep the timers and deliver until stopped."""
     from slackapp.db.deployment import claim
     from slackapp.db.engine import (
         DatabaseUnavailable,
@@ -74,36 +77,41 @@ def serve(settings: Settings) -> int:
     )
     from slackapp.db.migrate import upgrade
     from slackapp.db.tokens import unreadable_tokens
-    from slackapp.server import serve_http, serve_socket_mode
+    from slackapp.server import keep_time, serve_http, serve_socket_mode
 
-    ports = [] if settings.app_token else [("PORT", settings.port)]
+    working = command == "work"
+    ports = [] if settings.app_token or working else [("PORT", settings.port)]
     if settings.metrics_port is not None:
         ports.append(("VARULV_METRICS_PORT", settings.metrics_port))
     for name, port in ports:
         problem = _cannot_listen(settings.host, port, name)
         if problem:
-            return _refuse("serve", problem)
+            return _refuse(command, problem)
     try:
         url = database_url(settings.database_url, settings.data_dir)
         engine = make_engine(url, prepared_statements=settings.prepared_statements)
         wait_for_database(engine, settings.database_wait_seconds)
         needed = connections_needed(
-            settings.workers, settings.database_connections, settings.metrics_port is not None
+            1 if working else settings.workers,
+            settings.database_connections,
+            settings.metrics_port is not None,
         )
         too_many, few_free = check_connections(engine, needed)
     except DatabaseUnavailable as error:
-        return _refuse("serve", error)
+        return _refuse(command, error)
     if too_many:
         engine.dispose()
-        return _refuse("serve", too_many)
+        return _refuse(command, too_many)
     if few_free:
         logging.getLogger("slackapp.cli").warning(few_free)
     upgrade(engine)
     held = claim(engine, settings.multi_workspace) or unreadable_tokens(engine, settings)
     engine.dispose()  # the app opens its own connections
     if held:
-        return _refuse("serve", held)
-    if settings.app_token:
+        return _refuse(command, held)
+    if working:
+        keep_time(settings, url)
+    elif settings.app_token:
         serve_socket_mode(settings, url)
     else:
         serve_http(settings, url)
@@ -223,9 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     commands = parser.add_subparsers(
         dest="command",
-        metavar="{serve,sandbox,referee,erase-workspace,rotate-token-key,prune}",
+        metavar="{serve,work,sandbox,referee,erase-workspace,rotate-token-key,prune}",
     )
     commands.add_parser("serve", help="serve Slack (HTTP on PORT, or Socket Mode)")
+    commands.add_parser(
+        "work", help="keep the timers and deliver, serving no requests (VARULV_TIMERS=off)"
+    )
     sandbox = commands.add_parser(
         "sandbox", help="play without Slack: the app, a local Slack and a web page"
     )
@@ -280,8 +291,8 @@ def main(argv: list[str] | None = None) -> int:
         return _erase_workspace(args.team_id, args.force)
     if args.command == "referee":
         return _referee(args.file)
-    if args.command == "serve":
-        return _serve()
+    if args.command in ("serve", "work"):
+        return _serve(args.command)
     if args.command == "sandbox":
         return _sandbox(args.port, args.open)
     # No subcommand: with Slack credentials serve Slack, without them show the sandbox.

@@ -83,16 +83,21 @@ def metrics_port_from_env() -> int | None:
     return port or None
 
 
-def prepared_statements_from_env() -> bool:
-    """``VARULV_PREPARED_STATEMENTS``: ``on`` (the default) or ``off``, for a pooler between
-    the app and PostgreSQL that cannot keep a connection's prepared statements (PgBouncer in
-    transaction mode before 1.22, or without ``max_prepared_statements``)."""
-    raw = os.environ.get("VARULV_PREPARED_STATEMENTS", "").strip().lower()
+def _on_or_off(name: str) -> bool:
+    """A switch: ``on`` (the default) or ``off``."""
+    raw = os.environ.get(name, "").strip().lower()
     if raw in ("", "on"):
         return True
     if raw == "off":
         return False
-    raise SettingsError(f"VARULV_PREPARED_STATEMENTS must be on or off, not {raw!r}")
+    raise SettingsError(f"{name} must be on or off, not {raw!r}")
+
+
+def prepared_statements_from_env() -> bool:
+    """``VARULV_PREPARED_STATEMENTS``: ``on`` (the default) or ``off``, for a pooler between
+    the app and PostgreSQL that cannot keep a connection's prepared statements (PgBouncer in
+    transaction mode before 1.22, or without ``max_prepared_statements``)."""
+    return _on_or_off("VARULV_PREPARED_STATEMENTS")
 
 
 def phase_lengths_from_env() -> tuple[int, int, int]:
@@ -204,6 +209,10 @@ class Settings:
     prepared_statements: bool = True
     """``VARULV_PREPARED_STATEMENTS``: psycopg prepares a statement a connection runs again
     (off: never, for a pooler that cannot keep them)."""
+    timers: bool = True
+    """``VARULV_TIMERS``: ``varulv serve`` keeps the timers (the deadlines and the sweeps);
+    off, it leaves them to ``varulv work``, so that a storm of deadlines never holds up its
+    acknowledgements."""
     request_seconds: int = 10
     """How long a request's head, and then its body, may take to arrive."""
     ready_behind_seconds: int = 120
@@ -301,6 +310,7 @@ class Settings:
                 "a number of connections",
             ),
             prepared_statements=prepared_statements_from_env(),
+            timers=_on_or_off("VARULV_TIMERS"),
             request_seconds=_whole_number(
                 "VARULV_REQUEST_SECONDS", 10, 1, 300, "a number of seconds"
             ),

@@ -177,12 +177,15 @@ def asgi_app(settings: Settings, database_url: str) -> Buffered:
     database through its leases."""
     HeadDeadline.seconds = settings.request_seconds
     varulv = build(settings, database_url)
+    router = Router(
+        varulv, keeps_timers=settings.timers, ready_behind_seconds=settings.ready_behind_seconds
+    )
     return Buffered(
-        Router(varulv, keeps_timers=True, ready_behind_seconds=settings.ready_behind_seconds),
+        router,
         settings.threads,
         MAX_BODY_BYTES,
         settings.request_seconds,
-        start=varulv.start,
+        start=lambda: varulv.start(timers=settings.timers),
         stop=varulv.stop,
     )
 
@@ -270,6 +273,8 @@ def allow_many_files() -> None:
 
 
 STOPPING = "Varulv stops taking envelopes over Socket Mode"
+WORKING = "Varulv keeps the timers and delivers"
+"""What ``varulv work`` logs once it does."""
 SOCKET_PING_SECONDS = 1
 """How often slack_sdk's Socket Mode client pings Slack and checks its connection. A connection
 cut off is found after five failed checks, so this is what bounds how long the app is deaf
@@ -294,7 +299,7 @@ def serve_socket_mode(settings: Settings, database_url: str) -> None:
     )
     for stop in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop, stopped)
-    varulv.start()
+    varulv.start(timers=settings.timers)
     try:
         with metrics_served(settings, database_url):
             handler.connect()  # type: ignore[no-untyped-call]
@@ -302,6 +307,26 @@ def serve_socket_mode(settings: Settings, database_url: str) -> None:
             threading.Event().wait()  # until a signal ends it
     finally:
         handler.stop()
+        varulv.stop()
+
+
+def keep_time(settings: Settings, database_url: str) -> None:
+    """``varulv work``: the timers (the deadlines and the sweeps) and the deliverer, with no
+    requests to serve, beside ``varulv serve`` processes told ``VARULV_TIMERS=off``, so that a
+    storm of deadlines is stepped and posted here and never holds up their acknowledgements.
+    It takes over the requests of processes gone, as every process does. SIGTERM (or SIGINT)
+    stops it: the steps under way finish and their messages go, then it exits with status 0.
+    """
+    varulv = build(settings, database_url)
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop, stopped)
+    varulv.start(timers=True)
+    try:
+        with metrics_served(settings, database_url):
+            log.info(WORKING)
+            threading.Event().wait()  # until a signal ends it
+    finally:
+        log.info("Varulv stops keeping the timers once the steps under way are done")
         varulv.stop()
 
 

@@ -16,6 +16,7 @@ from sqlalchemy import Engine, create_engine
 from slackapp import serving
 from slackapp.db.engine import sqlalchemy_url
 from slackapp.fakeslack import UNLIMITED, FakeSlack
+from slackapp.server import WORKING
 from slackapp.serving import (
     SERVE,
     ExitedAtStart,
@@ -98,9 +99,11 @@ def start_app(
     env: dict[str, str] | None = None,
     port: int | None = None,
     ready: Callable[[AppProcess], bool] | None = None,
+    work: bool = False,
     **lengths: Unpack[PhaseLengths],
 ) -> AppProcess:
-    """``varulv serve`` as a real process, talking to the fake Slack and the test database.
+    """``varulv serve`` as a real process, talking to the fake Slack and the test database;
+    with ``work``, ``varulv work``, up once it says it keeps the timers.
 
     ``env`` adds or overrides variables (e.g. ``WEB_CONCURRENCY``). ``night``, ``day`` and
     ``vote`` give phases shorter than a channel may choose, for tests that wait for deadlines.
@@ -120,8 +123,10 @@ def start_app(
         port=port,
         extra=env,
     )
-    command: tuple[str, ...] = SERVE
-    if lengths:
+    command: tuple[str, ...] = ("-m", "slackapp.cli", "work") if work else SERVE
+    if work:
+        ready = ready or (lambda app: WORKING in app.log.read_text())
+    elif lengths:
         seconds = (lengths.get("night", 120), lengths.get("day", 300), lengths.get("vote", 120))
         command = ("-m", "tests.e2e.short_phases", *map(str, seconds))
     process = processes.track(fork_python(command, app_env, log, cwd=ROOT))

@@ -109,6 +109,8 @@ BAD_SETTINGS = {
     "VARULV_REQUEST_SECONDS": ("0", "from 1 to 300"),
     "VARULV_DATABASE_WAIT_SECONDS": ("soon", "seconds"),
     "VARULV_DATABASE_CONNECTIONS": ("1", "from 2 to 1000"),
+    "VARULV_PREPARED_STATEMENTS": ("sometimes", "on or off"),
+    "VARULV_TIMERS": ("never", "on or off"),
 }
 
 
