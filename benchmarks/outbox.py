@@ -5,6 +5,7 @@
                                               # screen
     python -m benchmarks.outbox --only screen --slack-ms 0 100   # Slack at 0 ms, then 100 ms
     python -m benchmarks.outbox --only deadlines --slack-ms 100 --workspaces 100
+    python -m benchmarks.outbox --only deadlines --timers-apart   # the timers in varulv work
 
 Against the app as deployed (``varulv serve``, one process) and the stand-in for Slack,
 which can answer every Web API call late (``tests.faults.slow_down``):
@@ -492,10 +493,13 @@ def deadlines_together(
     games: int,
     scrape_every: float | None = None,
     workspaces: int = 1,
+    timers_apart: bool = False,
 ) -> dict[str, float]:
     """``games`` nights due at once, spread over ``workspaces`` workspaces; with
     ``scrape_every``, ``/metrics`` is scraped that often from the deadline until every day board
-    is posted, as Prometheus would. Slack answers as fast as ``fake`` has been told to."""
+    is posted, as Prometheus would; with ``timers_apart``, ``varulv serve`` answers with
+    ``VARULV_TIMERS=off`` and ``varulv work`` beside it steps and posts the storm. Slack
+    answers as fast as ``fake`` has been told to."""
     lead = 20.0
     due = datetime.now(UTC) + timedelta(seconds=lead)
     prefix = f"CD{next(_deadline_runs)}X"  # X: no run's prefix begins another's
@@ -503,17 +507,26 @@ def deadlines_together(
     before = len(fake.calls)
     # Over many workspaces, Slack's own limits allow it: the app paces to them, as deployed.
     paced = {"VARULV_UPDATES_PER_MINUTE": "50", "VARULV_UPDATE_BURST": "50"}
-    app = start_server(
-        "app", "slackapp.cli", fake, database_url, 1, settings=paced if workspaces > 1 else None
+    settings = paced if workspaces > 1 else {}
+    apart = {"VARULV_TIMERS": "off"} if timers_apart else {}
+    app = start_server("app", "slackapp.cli", fake, database_url, 1, settings={**settings, **apart})
+    worker = (
+        start_server(
+            "worker", "slackapp.cli", fake, database_url, 1, settings=settings, command="work"
+        )
+        if timers_apart
+        else None
     )
     try:
         warm_up(fake, pool, [app])
         idle = pool.submit(fire, app.events_url, help_commands(fake, STREAM, "idle"), 4).result()
-        background = app.process.pid  # the one process serves, steps, delivers
+        # The one process serves, steps, delivers; or the worker steps and delivers the storm.
+        working = worker or app
+        background = [app.process.pid] + ([worker.process.pid] if worker else [])
         time.sleep(max(0.0, due.timestamp() - time.time()))
         load_before = load_average()  # the machine's, and the idle stream's: before the burst
-        reads_before = delivery_reads(app)
-        background_cpu = cpu_seconds(background)
+        reads_before = delivery_reads(working)
+        background_cpu = sum(cpu_seconds(pid) for pid in background)
         during = stream_during(fake, pool, app)  # while the deadlines clear
         channels = {f"{prefix}{i:05d}" for i in range(games)}
 
@@ -544,8 +557,8 @@ def deadlines_together(
         if scraper.is_alive():
             scraper.join()
         cleared = max(boards()) - due.timestamp()
-        background_cpu = cpu_seconds(background) - background_cpu
-        reads = delivery_reads(app)
+        background_cpu = sum(cpu_seconds(pid) for pid in background) - background_cpu
+        reads = delivery_reads(working)
         calls = sum(
             1 for c in fake.calls[before:] if c.at >= due.timestamp() and c.method != "response_url"
         )
@@ -585,6 +598,8 @@ def deadlines_together(
         }
     finally:
         app.stop()
+        if worker is not None:
+            worker.stop()
         close_games(db, prefix)
 
 
@@ -897,6 +912,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--workspaces", type=int, default=1, help="deadlines: the games spread over this many"
     )
+    parser.add_argument(
+        "--timers-apart",
+        action="store_true",
+        help="deadlines: varulv serve with VARULV_TIMERS=off, and varulv work beside it",
+    )
     parser.add_argument("--rounds", type=int, default=4, help="bursts of 50 /varulv per server")
     parser.add_argument(
         "--slack-ms",
@@ -995,7 +1015,13 @@ def main(argv: list[str] | None = None) -> int:
             for latency_ms in args.slack_ms:
                 with slack_at(fake, latency_ms / 1000):
                     result = deadlines_together(
-                        fake, db, url, pool, args.deadlines, workspaces=args.workspaces
+                        fake,
+                        db,
+                        url,
+                        pool,
+                        args.deadlines,
+                        workspaces=args.workspaces,
+                        timers_apart=args.timers_apart,
                     )
                     floor = start_server("floor", "benchmarks.floor", fake, url, 1)
                     try:
@@ -1020,7 +1046,9 @@ def main(argv: list[str] | None = None) -> int:
                     f"{result['during_p99_ms']:.1f} ms (n={result['during_n']:.0f}) vs idle "
                     f"{result['idle_p99_ms']:.1f} ms = "
                     f"{result['during_p99_ms'] / result['idle_p99_ms']:.2f}x; the app's CPU, "
-                    f"serving, stepping and delivering, {result['background_cpu_s']:.1f} s "
+                    f"serving, stepping and delivering"
+                    f"{' (varulv serve and varulv work)' if args.timers_apart else ''}, "
+                    f"{result['background_cpu_s']:.1f} s "
                     f"= {result['background_cpu_s'] / result['calls'] * 1000:.2f} ms a Web API "
                     f"call (n={result['calls']:.0f}); reads of undelivered messages "
                     f"{result['held_reads']:.0f} held, {result['claimed_reads']:.0f} claimed; "

@@ -170,7 +170,10 @@ def start_server(
     workers: int,
     root: Path = ROOT,
     settings: dict[str, str] | None = None,
+    command: str = "serve",
 ) -> Server:
+    """``module`` serving on a port of its own (for the app, ``varulv COMMAND``), once it is
+    up: ``/healthz`` answers, or for ``varulv work``, which serves no requests, ``/metrics``."""
     port, metrics_port = free_port(), free_port()
     descriptor, log_name = tempfile.mkstemp(prefix=f"varulv-{name}-", suffix=".log")
     os.close(descriptor)
@@ -194,7 +197,7 @@ def start_server(
         **(settings or {}),
     }
     env.pop("SLACK_APP_TOKEN", None)
-    argv = [sys.executable, "-m", module, *(["serve"] if module == "slackapp.cli" else [])]
+    argv = [sys.executable, "-m", module, *([command] if module == "slackapp.cli" else [])]
     with log.open("wb") as out:
         process = subprocess.Popen(
             argv, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
@@ -214,8 +217,9 @@ def start_server(
             server.stop()
             raise RuntimeError(f"{name} exited at start:\n{tail}")
         # Refused, or held in the socket's backlog by a worker still starting.
+        health = server.metrics_url if command == "work" else f"{server.url}/healthz"
         with contextlib.suppress(requests.RequestException):
-            if requests.get(f"{server.url}/healthz", timeout=1).status_code == 200:
+            if requests.get(health, timeout=1).status_code == 200:
                 return server
         time.sleep(0.1)
     tail = log.read_text()[-3000:]
