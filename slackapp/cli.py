@@ -56,7 +56,7 @@ def _serve(command: str = "serve") -> int:
         settings = Settings.from_env()
     except SettingsError as error:
         return _refuse(command, error)
-    problems = settings.problems()
+    problems = settings.problems(command)
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 2
@@ -235,7 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     commands.add_parser("serve", help="serve Slack (HTTP on PORT, or Socket Mode)")
     commands.add_parser(
-        "work", help="keep the timers and deliver, serving no requests (VARULV_TIMERS=off)"
+        "work",
+        help="keep the timers and deliver, serving no requests (beside varulv serve with "
+        "VARULV_TIMERS=off)",
     )
     sandbox = commands.add_parser(
         "sandbox", help="play without Slack: the app, a local Slack and a web page"

@@ -243,9 +243,11 @@ class Settings:
         """With the app's OAuth credentials, any workspace can install it ("Add to Slack")."""
         return bool(self.client_id and self.client_secret)
 
-    def problems(self) -> list[str]:
-        """Why ``varulv serve`` cannot start with these settings; empty when it can."""
-        if self.metrics_port is not None and self.metrics_port == self.port:
+    def problems(self, command: str = "serve") -> list[str]:
+        """Why ``varulv serve`` (or ``varulv work``, which listens on no ``PORT``) cannot start
+        with these settings; empty when it can."""
+        serves = command == "serve"
+        if serves and self.metrics_port is not None and self.metrics_port == self.port:
             return ["VARULV_METRICS_PORT must differ from PORT: /metrics is never beside Slack."]
         if bool(self.client_id) != bool(self.client_secret):
             return ["Set both SLACK_CLIENT_ID and SLACK_CLIENT_SECRET, or neither."]
@@ -256,7 +258,7 @@ class Settings:
                     "“Add to Slack” (SLACK_CLIENT_ID/SECRET) needs HTTP. Unset one of them."
                 ]
             if not self.signing_secret:
-                return ["varulv serve needs SLACK_SIGNING_SECRET in the environment."]
+                return [f"varulv {command} needs SLACK_SIGNING_SECRET in the environment."]
             return []
         missing = [
             name
@@ -268,7 +270,7 @@ class Settings:
         ]
         if missing:
             return [
-                f"varulv serve needs {' and '.join(missing)} in the environment "
+                f"varulv {command} needs {' and '.join(missing)} in the environment "
                 "(or SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_SIGNING_SECRET for "
                 "“Add to Slack”)."
             ]

@@ -275,6 +275,8 @@ def allow_many_files() -> None:
 STOPPING = "Varulv stops taking envelopes over Socket Mode"
 WORKING = "Varulv keeps the timers and delivers"
 """What ``varulv work`` logs once it does."""
+TIMERS_CHECK_SECONDS = 5.0
+"""How often ``varulv work`` checks that its timers still run."""
 SOCKET_PING_SECONDS = 1
 """How often slack_sdk's Socket Mode client pings Slack and checks its connection. A connection
 cut off is found after five failed checks, so this is what bounds how long the app is deaf
@@ -314,9 +316,12 @@ def keep_time(settings: Settings, database_url: str) -> None:
     """``varulv work``: the timers (the deadlines and the sweeps) and the deliverer, with no
     requests to serve, beside ``varulv serve`` processes told ``VARULV_TIMERS=off``, so that a
     storm of deadlines is stepped and posted here and never holds up their acknowledgements.
-    It takes over the requests of processes gone, as every process does. SIGTERM (or SIGINT)
-    stops it: the steps under way finish and their messages go, then it exits with status 0.
-    """
+    It takes over the requests of processes gone, as every process does.
+
+    It has no ``/healthz``: should its timers stop, it exits with status 1, for the platform to
+    start it again. SIGTERM (or SIGINT) stops it as it stops ``varulv serve``: it takes no
+    further deadline, the steps under way finish, and what they leave to show is delivered by
+    the processes still running; it exits with status 0."""
     varulv = build(settings, database_url)
     for stop in (signal.SIGTERM, signal.SIGINT):
         signal.signal(stop, stopped)
@@ -324,7 +329,10 @@ def keep_time(settings: Settings, database_url: str) -> None:
     try:
         with metrics_served(settings, database_url):
             log.info(WORKING)
-            threading.Event().wait()  # until a signal ends it
+            while not threading.Event().wait(TIMERS_CHECK_SECONDS):  # until a signal ends it
+                if not varulv.deadlines.scheduler.running:
+                    log.error("the timers stopped: varulv work exits to be started again")
+                    raise SystemExit(1)
     finally:
         log.info("Varulv stops keeping the timers once the steps under way are done")
         varulv.stop()

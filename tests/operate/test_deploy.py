@@ -97,6 +97,16 @@ def test_serve_starts_with_either_kind_of_credentials(changes: dict[str, Any]) -
     assert settings(**changes).problems() == []
 
 
+def test_work_is_named_in_its_complaints_and_listens_on_no_port() -> None:
+    """``varulv work`` needs the credentials ``varulv serve`` does, and serves no ``PORT``: its
+    ``/metrics`` may be on the port a ``varulv serve`` on another host uses."""
+    (missing,) = settings().problems("work")
+    assert missing.startswith("varulv work needs SLACK_BOT_TOKEN")
+    on_port = settings(bot_token="xoxb-1", metrics_port=3000)
+    assert on_port.problems("work") == []
+    assert "must differ from PORT" in on_port.problems("serve")[0]
+
+
 def test_serve_refuses_to_start_without_credentials(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
     result = subprocess.run(
