@@ -123,6 +123,8 @@ def start_app(
         port=port,
         extra=env,
     )
+    if work and lengths:
+        raise ValueError("a game's phase lengths are set where it is opened, not by varulv work")
     command: tuple[str, ...] = ("-m", "slackapp.cli", "work") if work else SERVE
     if work:
         ready = ready or (lambda app: WORKING in app.log.read_text())
