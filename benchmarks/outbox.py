@@ -510,14 +510,12 @@ def deadlines_together(
     settings = paced if workspaces > 1 else {}
     apart = {"VARULV_TIMERS": "off"} if timers_apart else {}
     app = start_server("app", "slackapp.cli", fake, database_url, 1, settings={**settings, **apart})
-    worker = (
-        start_server(
-            "worker", "slackapp.cli", fake, database_url, 1, settings=settings, command="work"
-        )
-        if timers_apart
-        else None
-    )
+    worker: Server | None = None
     try:
+        if timers_apart:
+            worker = start_server(
+                "worker", "slackapp.cli", fake, database_url, 1, settings=settings, command="work"
+            )
         warm_up(fake, pool, [app])
         idle = pool.submit(fire, app.events_url, help_commands(fake, STREAM, "idle"), 4).result()
         # The one process serves, steps, delivers; or the worker steps and delivers the storm.
