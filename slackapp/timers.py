@@ -1,7 +1,8 @@
 """Deadlines: the database keeps them; APScheduler only wakes the app up when one is due.
 
-Each deadline gets a one-shot job at its exact time, and a sweep every few seconds catches
-whatever a job could not (a deadline armed by another process, a job lost in a restart).
+Each deadline gets a one-shot job at its exact time. A sweep every few seconds arms the
+deadlines other processes set that fall due before the next sweep (a ``varulv serve`` with its
+timers off arms none), and catches whatever a job could not (a job lost in a restart).
 Both only wake the same loop, which takes the due games in batches (``SELECT ... FOR NO KEY
 UPDATE SKIP LOCKED LIMIT``), lets the phase machine catch up with the clock for each, and
 commits each batch once, so a late, double or concurrent wake-up is harmless, and games due
@@ -14,7 +15,7 @@ import contextlib
 import logging
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -27,6 +28,8 @@ from slackapp.db.models import TIMED_PHASES, Game
 log = logging.getLogger(__name__)
 
 SWEEP_SECONDS = 2.0
+LOOK_AHEAD_SWEEPS = 2
+"""A sweep arms the deadlines due within this many sweeps: one late sweep still arms in time."""
 RUNNERS = 2
 """Batches of deadlines stepped at once: one computes while the other waits on the database."""
 
@@ -132,6 +135,7 @@ class Deadlines:
 
     def sweep(self) -> None:
         self.wake()
+        self.arm_upcoming()
         for also in self._also:
             try:
                 also()
@@ -150,12 +154,28 @@ class Deadlines:
                 )
             )
 
-    def armed_games(self) -> list[tuple[int, datetime]]:
-        """Every open game's id and deadline, to re-arm timers after a restart."""
+    def arm_upcoming(self) -> None:
+        """Arm, to the second, the deadlines due before the sweep after next that this
+        process has not armed: those another process set."""
+        now = self.now()
+        until = now + timedelta(seconds=self.sweep_seconds * LOOK_AHEAD_SWEEPS)
+        for game_id, deadline in self.armed_games(after=now, until=until):
+            job = self.scheduler.get_job(f"deadline-{game_id}")
+            if job is None or job.next_run_time != deadline:
+                self.arm(game_id, deadline)
+
+    def armed_games(
+        self, after: datetime | None = None, until: datetime | None = None
+    ) -> list[tuple[int, datetime]]:
+        """Every open game's id and deadline (after ``after``, up to ``until``), to re-arm
+        timers after a restart, or ahead of a sweep."""
+        query = select(Game.id, Game.deadline).where(
+            Game.phase.in_([p.value for p in TIMED_PHASES]), Game.deadline.is_not(None)
+        )
+        if after is not None:
+            query = query.where(Game.deadline > after)
+        if until is not None:
+            query = query.where(Game.deadline <= until)
         with outside_transaction(self.sessions) as session:
-            rows = session.execute(
-                select(Game.id, Game.deadline).where(
-                    Game.phase.in_([p.value for p in TIMED_PHASES]), Game.deadline.is_not(None)
-                )
-            )
+            rows = session.execute(query)
             return [(game_id, deadline) for game_id, deadline in rows if deadline is not None]

@@ -107,3 +107,33 @@ def test_a_game_ended_by_its_ballots_leaves_no_timer_behind(db: Engine) -> None:
         assert timers.scheduler.get_job(job) is None
     finally:
         timers.stop()
+
+
+def test_a_sweep_arms_the_deadlines_another_process_set_before_they_fall_due(db: Engine) -> None:
+    """A ``varulv serve`` with its timers off arms nothing: the process keeping the timers
+    learns of its deadlines from the sweep, and arms each before it is due, to the second."""
+    upgrade(db)
+    sessions = make_sessions(db)
+    # Far ahead, so the scheduler fires none of these jobs while the test looks at them.
+    clock = Clock(datetime(2099, 12, 1, 12, 0, tzinfo=UTC))
+    deadlines = Deadlines(sessions, now=clock)
+    deadlines.start(lambda: 0, 10)
+    try:
+        # The other process's steps: their alarm arms nothing here.
+        short = GameService(sessions, m.Lengths(3, 300, 120), Nothing(), Nothing(), clock)
+        long = GameService(sessions, m.Lengths(60, 300, 120), Nothing(), Nothing(), clock)
+        soon, later = night_game(short, sessions), night_game(long, sessions)
+
+        def armed(game_id: int) -> datetime | None:
+            job = deadlines.scheduler.get_job(f"deadline-{game_id}")
+            return None if job is None else job.next_run_time
+
+        assert armed(soon) is None and armed(later) is None
+        deadlines.sweep()
+        assert armed(soon) == clock.at + timedelta(seconds=3), "due before the next sweeps"
+        assert armed(later) is None, "a deadline a minute off waits for a later sweep"
+        clock.at += timedelta(seconds=58)
+        deadlines.sweep()
+        assert armed(later) == clock.at + timedelta(seconds=2)
+    finally:
+        deadlines.stop()
