@@ -457,6 +457,9 @@ def quiet_during_burst(
 # -- 1,000 deadlines at once -----------------------------------------------------------------
 
 _deadline_runs = itertools.count(1)
+DEADLINES_LEAD = 30.0
+"""Seconds from opening the storm's games to their deadline: the idle stream is measured
+between."""
 
 
 def help_commands(fake: Slack, count: int, kind: str) -> list[Prepared]:
@@ -500,11 +503,7 @@ def deadlines_together(
     is posted, as Prometheus would; with ``timers_apart``, ``varulv serve`` answers with
     ``VARULV_TIMERS=off`` and ``varulv work`` beside it steps and posts the storm. Slack
     answers as fast as ``fake`` has been told to."""
-    lead = 20.0
-    due = datetime.now(UTC) + timedelta(seconds=lead)
     prefix = f"CD{next(_deadline_runs)}X"  # X: no run's prefix begins another's
-    open_games(fake, db, games, prefix, [due] * games, workspaces)
-    before = len(fake.calls)
     # Over many workspaces, Slack's own limits allow it: the app paces to them, as deployed.
     paced = {"VARULV_UPDATES_PER_MINUTE": "50", "VARULV_UPDATE_BURST": "50"}
     settings = paced if workspaces > 1 else {}
@@ -517,7 +516,14 @@ def deadlines_together(
                 "worker", "slackapp.cli", fake, database_url, 1, settings=settings, command="work"
             )
         warm_up(fake, pool, [app])
+        # Opened once the servers run, as people open games: the process keeping the timers
+        # learns of their deadlines from the database, as it does of other processes' games.
+        due = datetime.now(UTC) + timedelta(seconds=DEADLINES_LEAD)
+        open_games(fake, db, games, prefix, [due] * games, workspaces)
+        before = len(fake.calls)
         idle = pool.submit(fire, app.events_url, help_commands(fake, STREAM, "idle"), 4).result()
+        if time.time() > due.timestamp():
+            raise RuntimeError("the games and the idle stream took longer than DEADLINES_LEAD")
         # The one process serves, steps, delivers; or the worker steps and delivers the storm.
         working = worker or app
         background = [app.process.pid] + ([worker.process.pid] if worker else [])
