@@ -141,7 +141,7 @@ class Router:
     def alive(self, start_response: StartResponse) -> Iterable[bytes]:
         """Liveness: 200 while this process answers and its timers run. No database: a
         restart would not bring a database back (``/readyz`` says when it is away)."""
-        if self.keeps_timers and not self.varulv.deadlines.scheduler.running:
+        if self.keeps_timers and not self.varulv.deadlines.keeping_time():
             return _answer(start_response, "503 Service Unavailable", b"timers stopped\n")
         return _answer(start_response, "200 OK", b"ok\n")
 
@@ -330,7 +330,7 @@ def keep_time(settings: Settings, database_url: str) -> None:
         with metrics_served(settings, database_url):
             log.info(WORKING)
             while not threading.Event().wait(TIMERS_CHECK_SECONDS):  # until a signal ends it
-                if not varulv.deadlines.scheduler.running:
+                if not varulv.deadlines.keeping_time():
                     log.error("the timers stopped: varulv work exits to be started again")
                     raise SystemExit(1)
     finally:

@@ -66,8 +66,8 @@ def app_environment(
 ) -> dict[str, str]:
     """The environment of ``varulv serve`` for one workspace over HTTP on 127.0.0.1:``port``,
     with Slack at ``api_url``: this process's, never with Socket Mode or "Add to Slack"
-    credentials nor ``/metrics`` (several such processes run at once), then ``extra`` (None
-    unsets)."""
+    credentials nor ``/metrics`` (several such processes run at once), keeping its own timers
+    whatever this process was told, then ``extra`` (None unsets)."""
     return child_environment(
         {
             "SLACK_BOT_TOKEN": bot_token,
@@ -80,6 +80,7 @@ def app_environment(
             "SLACK_CLIENT_ID": None,
             "SLACK_CLIENT_SECRET": None,
             "VARULV_METRICS_PORT": "0",
+            "VARULV_TIMERS": None,
             **(extra or {}),
         }
     )

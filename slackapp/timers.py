@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
@@ -32,6 +33,13 @@ LOOK_AHEAD_SWEEPS = 2
 """A sweep arms the deadlines due within this many sweeps: one late sweep still arms in time."""
 RUNNERS = 2
 """Batches of deadlines stepped at once: one computes while the other waits on the database."""
+STALLED_SECONDS = 120.0
+"""The timers count as stopped when no sweep has begun or moved on (a batch stepped) for this
+long: a sweep stuck on a connection that never answers stops them as surely as a scheduler
+shut down, for later sweeps are skipped while it hangs. Far longer than a storm's sweep, or
+a prune's first batches after an upgrade."""
+STOP_WAIT_SECONDS = 10.0
+"""How long stopping waits for the batches under way to be committed."""
 
 StepDue = Callable[[], int]
 """Step one batch of the games whose deadline has passed; how many were found."""
@@ -43,10 +51,13 @@ class Deadlines:
         sessions: sessionmaker[Session],
         sweep_seconds: float = SWEEP_SECONDS,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.sessions = sessions
         self.now = now
         """The clock deadlines are due by (the steps' own, so a test can move it on)."""
+        self.monotonic = monotonic
+        """The clock a stalled sweep is timed by."""
         self.scheduler = BackgroundScheduler(
             timezone="UTC", executors={"default": {"type": "threadpool", "max_workers": 10}}
         )
@@ -54,9 +65,11 @@ class Deadlines:
         self._step_due: StepDue | None = None
         self._batch = 0
         self._also: tuple[Callable[[], object], ...] = ()
-        self._lock = threading.Lock()
+        self._changed = threading.Condition()
         self._running = 0
         self._again = False
+        self._stopping = False
+        self._moved_at = monotonic()
 
     def start(
         self, step_due: StepDue, batch: int, also: tuple[Callable[[], object], ...] = ()
@@ -78,13 +91,28 @@ class Deadlines:
             max_instances=1,
             coalesce=True,
         )
+        self._moved_at = self.monotonic()
         self.scheduler.start()
         for game_id, deadline in self.armed_games():
             self.arm(game_id, deadline)
 
     def stop(self) -> None:
+        """Take no further deadline, and wait (up to ``STOP_WAIT_SECONDS``) for the batches
+        under way to be committed, so that their messages go while the deliverer still runs."""
+        with self._changed:
+            self._stopping = True
         if self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+        with self._changed:
+            self._changed.wait_for(lambda: self._running == 0, STOP_WAIT_SECONDS)
+
+    def keeping_time(self) -> bool:
+        """The scheduler runs, and a sweep has begun or moved on within ``STALLED_SECONDS``."""
+        return (
+            self.scheduler.running
+            and not self._stopping
+            and self.monotonic() - self._moved_at < STALLED_SECONDS
+        )
 
     def arm(self, game_id: int, at: datetime) -> None:
         if not self.scheduler.running:
@@ -109,20 +137,26 @@ class Deadlines:
         """Step every due game, a batch at a time. A thousand deadlines due at once wake this
         a thousand times: at most RUNNERS of the wake-ups step batches, the others only ask
         them to look once more before they stop."""
-        with self._lock:
+        with self._changed:
+            if self._stopping:
+                return
             if self._running >= RUNNERS:
                 self._again = True
                 return
             self._running += 1
             self._again = False
-        while True:
-            while self._step_batch() >= self._batch > 0:
-                pass
-            with self._lock:
-                if not self._again:
-                    self._running -= 1
-                    return
-                self._again = False
+        try:
+            while True:
+                while self._step_batch() >= self._batch > 0 and not self._stopping:
+                    self._moved_at = self.monotonic()
+                with self._changed:
+                    if not self._again or self._stopping:
+                        return
+                    self._again = False
+        finally:
+            with self._changed:
+                self._running -= 1
+                self._changed.notify_all()
 
     def _step_batch(self) -> int:
         if self._step_due is None:
@@ -134,13 +168,17 @@ class Deadlines:
             return 0
 
     def sweep(self) -> None:
-        self.wake()
-        self.arm_upcoming()
-        for also in self._also:
+        """Arm what falls due before the sweep after next, step what is due (in that order,
+        so that a deadline falling due meanwhile is one or the other), then the other sweeps."""
+        self._moved_at = self.monotonic()
+        for step in (self.arm_upcoming, self.wake, *self._also):
+            if self._stopping:
+                return
             try:
-                also()
+                step()
             except Exception:
                 log.exception("a sweep step failed; the next sweep tries again")
+        self._moved_at = self.monotonic()
 
     def due_games(self) -> list[int]:
         """Open games whose deadline has passed, oldest first."""

@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import signal
 
+import pytest
 import requests
 from sqlalchemy import create_engine
 
 from slackapp.fakeslack import FakeSlack
+from slackapp.serving import app_environment
 from tests import processes
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, start_app
 from tests.operate.conftest import PEOPLE, Deployment, fresh_database
@@ -51,3 +53,25 @@ def test_a_worker_keeps_the_deadlines_of_a_web_process_without_timers(postgres: 
             web.stop()
             worker.stop()
             engine.dispose()
+
+
+def test_the_sandbox_and_the_tests_apps_keep_their_timers_whatever_the_shell_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A shell with production's ``VARULV_TIMERS=off`` in it would start a sandbox whose phases
+    never end: nothing beside it keeps the timers."""
+    monkeypatch.setenv("VARULV_TIMERS", "off")
+
+    def environment(extra: dict[str, str | None] | None = None) -> dict[str, str]:
+        return app_environment(
+            bot_token=BOT_TOKEN,
+            signing_secret=SIGNING_SECRET,
+            api_url="http://127.0.0.1:9/api/",
+            database_url="postgresql://nobody@127.0.0.1:9/nothing",
+            port=9,
+            extra=extra,
+        )
+
+    assert "VARULV_TIMERS" not in environment()
+    told = environment({"VARULV_TIMERS": "off"})
+    assert told["VARULV_TIMERS"] == "off", "unless the caller says so itself"

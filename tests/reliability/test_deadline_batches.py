@@ -5,19 +5,22 @@ changes nothing."""
 from __future__ import annotations
 
 import itertools
+import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.db.engine import make_sessions
+from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
 from slackapp.game import machine as m
 from slackapp.services.game import GameService
-from slackapp.timers import Deadlines
+from slackapp.timers import STALLED_SECONDS, Deadlines
+from tests.databases import migrated_database
 from tests.reliability.support import Clock, Nothing
+from tests.waiting import PATIENCE, until
 
 TEAM = "T0BATCH"
 _numbers = itertools.count(1)
@@ -114,10 +117,10 @@ def test_a_sweep_arms_the_deadlines_another_process_set_before_they_fall_due(db:
     learns of its deadlines from the sweep, and arms each before it is due, to the second."""
     upgrade(db)
     sessions = make_sessions(db)
-    # Far ahead, so the scheduler fires none of these jobs while the test looks at them.
     clock = Clock(datetime(2099, 12, 1, 12, 0, tzinfo=UTC))
     deadlines = Deadlines(sessions, now=clock)
-    deadlines.start(lambda: 0, 10)
+    # Paused: no job and no sweep of the scheduler's own runs while the test looks.
+    deadlines.scheduler.start(paused=True)
     try:
         # The other process's steps: their alarm arms nothing here.
         short = GameService(sessions, m.Lengths(3, 300, 120), Nothing(), Nothing(), clock)
@@ -137,3 +140,55 @@ def test_a_sweep_arms_the_deadlines_another_process_set_before_they_fall_due(db:
         assert armed(later) == clock.at + timedelta(seconds=2)
     finally:
         deadlines.stop()
+
+
+def test_stopping_takes_no_further_batch_and_waits_for_the_one_under_way(postgres: str) -> None:
+    """SIGTERM in a storm: the batch being stepped is committed (its messages go while the
+    deliverer still runs), and no further one is taken, however many are due."""
+    # A database of its own, with no deadline to arm, and no sweep while the test runs: only
+    # the test's wake-ups step.
+    engine = make_engine(migrated_database(postgres, "stopping"))
+    deadlines = Deadlines(make_sessions(engine), sweep_seconds=3600)
+    stepping, stop_asked = threading.Event(), threading.Event()
+    batches: list[int] = []
+
+    def step_due() -> int:
+        batches.append(len(batches))
+        stepping.set()
+        assert stop_asked.wait(PATIENCE)
+        return 10  # a full batch: more would be due
+
+    deadlines.start(step_due, 10)
+    waking = threading.Thread(target=deadlines.wake)
+    waking.start()
+    assert stepping.wait(PATIENCE)
+    stopping = threading.Thread(target=deadlines.stop)
+    stopping.start()
+    until(lambda: not deadlines.keeping_time(), "the timers to say they stop")
+    stop_asked.set()
+    stopping.join(PATIENCE)
+    waking.join(PATIENCE)
+    assert not stopping.is_alive() and not waking.is_alive()
+    assert batches == [0], "the batch under way finished, and no other was taken"
+    deadlines.wake()
+    assert batches == [0], "a wake-up after the stop steps nothing"
+    engine.dispose()
+
+
+def test_a_sweep_that_moves_on_for_two_minutes_counts_as_timers_stopped(db: Engine) -> None:
+    """A sweep stuck on a connection that never answers: the scheduler still runs, but later
+    sweeps are skipped, so ``/healthz`` and ``varulv work`` must count the timers stopped."""
+    ticks = [1000.0]
+    deadlines = Deadlines(make_sessions(db), monotonic=lambda: ticks[0])
+    deadlines.scheduler.start(paused=True)
+    try:
+        assert deadlines.keeping_time()
+        ticks[0] += STALLED_SECONDS - 1
+        assert deadlines.keeping_time(), "a long sweep is not a stuck one"
+        ticks[0] += 2
+        assert not deadlines.keeping_time()
+        deadlines.sweep()
+        assert deadlines.keeping_time(), "a sweep that ends moves the timers on"
+    finally:
+        deadlines.stop()
+    assert not deadlines.keeping_time(), "stopped"
