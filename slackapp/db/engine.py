@@ -86,6 +86,16 @@ over up to ``DATABASE_CONNECTIONS`` connections, and each parsed and planned a s
 on every run until it was prepared, half of a fresh process's statement time in its first
 bursts (BENCHMARKS.md; PostgreSQL still plans a prepared one for its parameters on its first
 five runs). A statement run once, such as a migration's, is never prepared."""
+DEAD_PEER = {
+    "keepalives": 1,
+    "keepalives_idle": 30,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 30_000,
+}
+"""libpq's TCP settings, unless the URL sets its own: a connection whose server vanished
+without a word (a host lost, a network cut) fails within a minute, not after the kernel's two
+hours, so no step or sweep hangs on it. Ignored over a Unix socket."""
 IDLE_BEFORE_PING_SECONDS = 1.0
 """A pooled connection idle longer than this is pinged before it is used again."""
 
@@ -104,8 +114,10 @@ def make_engine(
     connect_args: dict[str, object] = {
         "prepare_threshold": PREPARE_AFTER if prepared_statements else None
     }
-    if "connect_timeout" not in make_url(url).query:
+    given = make_url(url).query
+    if "connect_timeout" not in given:
         connect_args["connect_timeout"] = 10
+    connect_args |= {name: value for name, value in DEAD_PEER.items() if name not in given}
     engine = create_engine(
         url,
         connect_args=connect_args,

@@ -148,3 +148,25 @@ def test_a_connection_prepares_a_statement_on_its_second_run_unless_told_not_to(
         assert run_and_count() == (1 if prepared_statements == "on" else 0)
     finally:
         engine.dispose()
+
+
+def test_a_connection_to_a_server_gone_without_a_word_fails_within_a_minute(postgres: str) -> None:
+    """TCP keepalives and a user timeout on every connection, unless the URL sets its own: a
+    sweep or a step never hangs for hours on a server that vanished."""
+    url = fresh_database(postgres, "keepalives")
+
+    def parameters(engine: Engine) -> dict[str, str]:
+        with engine.connect() as connection:
+            dbapi = connection.connection.dbapi_connection
+            assert dbapi is not None
+            found: dict[str, str] = dbapi.info.get_parameters()
+        engine.dispose()
+        return found
+
+    found = parameters(make_engine(url))
+    assert found["keepalives"] == "1"
+    assert found["keepalives_idle"] == "30"
+    assert found["tcp_user_timeout"] == "30000"
+    given = "&" if "?" in url else "?"
+    kept = parameters(make_engine(f"{url}{given}keepalives_idle=5"))
+    assert kept["keepalives_idle"] == "5", "the URL's own setting wins"
