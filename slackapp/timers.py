@@ -145,18 +145,17 @@ class Deadlines:
                 return
             self._running += 1
             self._again = False
-        try:
-            while True:
-                while self._step_batch() >= self._batch > 0 and not self._stopping:
-                    self._moved_at = self.monotonic()
-                with self._changed:
-                    if not self._again or self._stopping:
-                        return
-                    self._again = False
-        finally:
+        while True:
+            while self._step_batch() >= self._batch > 0 and not self._stopping:
+                self._moved_at = self.monotonic()
             with self._changed:
-                self._running -= 1
-                self._changed.notify_all()
+                # Stop running in the same breath as the last look: a wake-up that asked
+                # meanwhile either sees a free runner or is looked at here.
+                if not self._again or self._stopping:
+                    self._running -= 1
+                    self._changed.notify_all()
+                    return
+                self._again = False
 
     def _step_batch(self) -> int:
         if self._step_due is None:
