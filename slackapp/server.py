@@ -214,12 +214,11 @@ def uvicorn_options(settings: Settings) -> dict[str, Any]:
 
 def serve_http(settings: Settings, url: str) -> None:
     """uvicorn serves Slack: one process, or ``WEB_CONCURRENCY`` of them under uvicorn's own
-    supervisor; each delivers and keeps the timers too."""
+    supervisor; each delivers, and keeps the timers unless told ``VARULV_TIMERS=off``."""
     allow_many_files()
     # uvicorn shuts down gracefully on SIGTERM/SIGINT, then raises the signal again under the
     # handlers it found: these make that an exit with status 0, as a stop that went well.
-    for stop in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(stop, stopped)
+    stop_on_signals()
     bind = f"{settings.host}:{settings.port}"
     log.info("Varulv listens for Slack at http://%s%s", bind, EVENTS_PATH)
     if settings.multi_workspace:
@@ -265,6 +264,13 @@ def stopped(signum: int, frame: object) -> None:
     raise SystemExit(0)
 
 
+def stop_on_signals() -> None:
+    """SIGTERM (a platform stopping the process) or SIGINT (Ctrl-C) ends it with status 0,
+    through the ``finally`` that stops it well."""
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop, stopped)
+
+
 def allow_many_files() -> None:
     """Idle connections cost a file each: allow as many as the system lets this process have."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -299,8 +305,7 @@ def serve_socket_mode(settings: Settings, database_url: str) -> None:
         logger=logging.getLogger(SOCKET_MODE_LOGGER),
         ping_interval=SOCKET_PING_SECONDS,
     )
-    for stop in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(stop, stopped)
+    stop_on_signals()
     varulv.start(timers=settings.timers)
     try:
         with metrics_served(settings, database_url):
@@ -323,8 +328,7 @@ def keep_time(settings: Settings, database_url: str) -> None:
     further deadline, the steps under way finish, and what they leave to show is delivered by
     the processes still running; it exits with status 0."""
     varulv = build(settings, database_url)
-    for stop in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(stop, stopped)
+    stop_on_signals()
     varulv.start(timers=True)
     try:
         with metrics_served(settings, database_url):

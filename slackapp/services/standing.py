@@ -1,11 +1,10 @@
 """Standing tables: each channel's schedule opens its lobby by itself, once per opening.
 
 The timers' sweep calls :meth:`StandingTables.sweep` every few seconds in every process that
-keeps the timers. It
-locks the due schedules (skipping rows another process holds), lets the engine's
-:func:`~slackapp.game.schedule.wake` decide, opens at most one lobby per opening and arms the
-next opening, all in one transaction: so an opening fires once however many processes wake,
-and a restart between arming and firing loses nothing, since the armed instant is a row.
+keeps the timers. It locks the due schedules (skipping rows another process holds), lets the
+engine's :func:`~slackapp.game.schedule.wake` decide, opens at most one lobby per opening and
+arms the next opening, all in one transaction: so an opening fires once however many processes
+wake, and a restart between arming and firing loses nothing, since the armed instant is a row.
 """
 
 from __future__ import annotations
