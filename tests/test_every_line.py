@@ -87,6 +87,8 @@ EXAMPLES: dict[Message, tuple[Line, ...]] = {
         Line(Message.CHANNEL_LOST_ENDED, channel="C0TABLE", error="is_archived"),
     ),
     Message.UNREACHABLE: (Line(Message.UNREACHABLE, seat=ANNA),),
+    Message.FAULT_ENDED: (Line(Message.FAULT_ENDED),),
+    Message.FAULT_CHANNEL_FREE: (Line(Message.FAULT_CHANNEL_FREE),),
     Message.DEAL_SEALED: (Line(Message.DEAL_SEALED, fingerprint="0123abcd"),),
     Message.NIGHT_SEALED: (Line(Message.NIGHT_SEALED, fingerprint="4567ef01"),),
     Message.ANOTHER_WORKSPACE: (Line(Message.ANOTHER_WORKSPACE),),

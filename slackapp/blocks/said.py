@@ -102,6 +102,8 @@ TemplatedMessage: TypeAlias = Literal[
     Message.DEAL_SEALED,
     Message.NIGHT_SEALED,
     Message.CHANNEL_LOST_ENDED,
+    Message.FAULT_ENDED,
+    Message.FAULT_CHANNEL_FREE,
     Message.ANOTHER_WORKSPACE,
     Message.OPENED_MEANWHILE,
 ]
@@ -170,6 +172,11 @@ TEMPLATES: Final[Mapping[TemplatedMessage, str]] = {
     Message.CHANNEL_LOST_ENDED: N_(
         "Varulv can no longer post in <#{channel}> (Slack says `{error}`), so this game has "
         "ended. No one scores."
+    ),
+    Message.FAULT_ENDED: N_("Varulv hit a fault in this game and had to end it. No one scores."),
+    Message.FAULT_CHANNEL_FREE: N_(
+        "Sorry: Varulv hit a fault in this channel's game and had to end it, so no one scores. "
+        "The channel is free again: type `/varulv` to start a new game."
     ),
     Message.ANOTHER_WORKSPACE: N_(
         "That table belongs to another workspace, so you cannot play at it from yours. Ask "

@@ -89,6 +89,10 @@ class Message(StrEnum):
     CHANNEL_LOST_ENDED = "channel_lost_ended"
     """On each person's night message."""
     UNREACHABLE = "unreachable"
+    FAULT_ENDED = "fault_ended"
+    """On the board and each person's night message: a fault ended the game."""
+    FAULT_CHANNEL_FREE = "fault_channel_free"
+    """Said in the channel: a fault ended its game, and a new one may start."""
     # the commitments, each in a message of its own that is never edited
     DEAL_SEALED = "deal_sealed"
     """The deal's fingerprint, as the cards are dealt."""

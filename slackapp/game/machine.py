@@ -1157,7 +1157,18 @@ def _close_vote(state: GameState) -> Step:
 
 def current_board(state: GameState) -> str:
     """The channel message that shows the phase now."""
-    return {Phase.DAY: DAY_BOARD, Phase.VOTE: VOTE_BOARD}.get(state.phase, LOBBY_BOARD)
+    return board_of(state.phase)
+
+
+def board_of(phase: Phase) -> str:
+    """The channel message that shows ``phase``: the lobby's message is the night's board."""
+    return {Phase.DAY: DAY_BOARD, Phase.VOTE: VOTE_BOARD}.get(phase, LOBBY_BOARD)
+
+
+def ended_phase(phase: Phase) -> Phase:
+    """The phase an open game ends in when something other than a person ends it (its channel
+    lost, a fault): stopped once the cards are dealt, cancelled while still in the lobby."""
+    return Phase.CANCELLED if phase == Phase.LOBBY else Phase.STOPPED
 
 
 def _stop(state: GameState, user: str) -> Step:
@@ -1183,7 +1194,7 @@ def _channel_lost(state: GameState, error: str) -> Step:
     if not state.is_open:
         return Step(state)
     started = state.phase != Phase.LOBBY
-    state = replace(state, phase=Phase.STOPPED if started else Phase.CANCELLED, deadline=None)
+    state = replace(state, phase=ended_phase(state.phase), deadline=None)
     told = Line(Message.CHANNEL_LOST, channel=state.channel, error=error, flag=started)
     effects: list[Effect] = [Tell(state.host, told)]
     if started:
@@ -1238,10 +1249,12 @@ __all__ = [
     "Stop",
     "WorkspaceLeft",
     "already_running",
+    "board_of",
     "cancel_refusal",
     "claims_order",
     "closed_lobby",
     "current_board",
+    "ended_phase",
     "erased_key",
     "first_speaker",
     "is_erased",
