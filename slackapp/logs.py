@@ -202,7 +202,7 @@ too many connections. A deadlock (40P01) or a serialization failure is an Operat
 too, with the database there: that is no outage."""
 
 
-def _database_down(error: BaseException | None) -> bool:
+def database_down(error: BaseException | None) -> bool:
     """Whether ``error`` (or what caused it) is the database being unreachable."""
     from psycopg import Error as PsycopgError
     from psycopg import OperationalError as PsycopgOperational
@@ -242,7 +242,7 @@ class DatabaseOutage(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno < logging.ERROR or not record.exc_info:
             return True
-        if not _database_down(record.exc_info[1]):
+        if not database_down(record.exc_info[1]):
             return True
         error = record.exc_info[1]
         with self._lock:

@@ -104,6 +104,11 @@ TOKEN_REFRESHES_REFUSED = Counter(
     "Slack's error.",
     ["error"],
 )
+GAMES_GIVEN_UP = Counter(
+    "varulv_games_given_up",
+    "Games ended because their deadline's step kept failing (a fault), by the phase they were in.",
+    ["phase"],
+)
 
 OPEN_PHASES = ("lobby", "night", "day", "vote")
 DATABASE_FIGURES = select(
@@ -155,6 +160,10 @@ def delivery_read(how: str) -> None:
 
 def token_refresh_refused(error: str) -> None:
     TOKEN_REFRESHES_REFUSED.labels(error).inc()
+
+
+def game_given_up(phase: str) -> None:
+    GAMES_GIVEN_UP.labels(phase).inc()
 
 
 def waited_for_turn(method: str, seconds: float) -> None:

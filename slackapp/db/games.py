@@ -157,6 +157,72 @@ def due(query: Select[T], at: datetime, limit: int) -> Select[T]:
     )
 
 
+@dataclass(frozen=True)
+class DueRow:
+    """A due game as its row says it plainly, for ending it without the machine: nothing of
+    the machine's state is decoded (its cards, choices and ballots are not read), so a game
+    whose state cannot be read is read so."""
+
+    id: int
+    team_id: str
+    enterprise_id: str | None
+    channel_id: str
+    phase: m.Phase
+    language: str
+    """The words its messages are drawn in (English, should the row name no language known)."""
+    dm_channels: Mapping[str, str | None]
+    """The seated people Varulv still reaches privately, with their private message channel."""
+
+
+def lock_due_row(connection: Connection, game_id: int, at: datetime) -> DueRow | None:
+    """The game's row locked as a step locks it, if its deadline has passed at ``at``; None if
+    it has not (it moved on, or ended), or another transaction holds it (not waited for)."""
+    plain: Select[Any] = select(
+        GAMES.c.id,
+        GAMES.c.team_id,
+        GAMES.c.enterprise_id,
+        GAMES.c.channel_id,
+        GAMES.c.phase,
+        GAMES.c.language,
+    ).where(GAMES.c.id == game_id)
+    locked = due(plain, at, 1).with_for_update(skip_locked=True, key_share=True)
+    row = connection.execute(locked).first()
+    if row is None:
+        return None
+    people = connection.execute(
+        select(SEATS.c.user_id, SEATS.c.dm_channel)
+        .where(
+            SEATS.c.game_id == game_id,
+            SEATS.c.user_id.is_not(None),
+            SEATS.c.dm_channel.is_not(None),
+            SEATS.c.reachable,
+        )
+        .order_by(SEATS.c.position)
+    ).all()
+    known = {language.value for language in Language}
+    return DueRow(
+        id=row.id,
+        team_id=row.team_id,
+        enterprise_id=row.enterprise_id,
+        channel_id=row.channel_id,
+        phase=m.Phase(row.phase),
+        language=row.language if row.language in known else Language.ENGLISH.value,
+        dm_channels={user: channel for user, channel in people},
+    )
+
+
+def end_for_fault(session: Session, game: DueRow, phase: m.Phase) -> None:
+    """End the game locked by :func:`lock_due_row` in ``phase``, with no deadline; the phase
+    change is logged once the session's transaction commits."""
+    session.connection().execute(
+        update(GAMES).where(GAMES.c.id == game.id).values(phase=phase.value, deadline=None)
+    )
+    change = journal.PhaseChange(
+        game.id, game.team_id, game.channel_id, game.phase.value, phase.value
+    )
+    journal.note(session, [change])
+
+
 def _game_query() -> Select[Any]:
     return select(*_GAME_COLUMNS)
 

@@ -10,6 +10,7 @@ it is given, never from here.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -20,6 +21,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
 import slackapp.blocks.lobby as lobby_screen
+from slackapp import metrics
 from slackapp.blocks.ids import STALE
 from slackapp.blocks.permissions import refused as refused_text
 from slackapp.blocks.said import said
@@ -27,17 +29,19 @@ from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.db import games
 from slackapp.db.channels import channel_choice, choice_in
-from slackapp.db.engine import outside_transaction, transaction
+from slackapp.db.engine import first_line, outside_transaction, transaction
 from slackapp.db.games import GAMES, StoredGame
 from slackapp.db.models import Game
 from slackapp.delivery.copies import Copy
 from slackapp.delivery.deliverer import Taken
 from slackapp.delivery.outbox import enqueue
 from slackapp.dms import DirectMessages
+from slackapp.game import faults
 from slackapp.game import machine as m
 from slackapp.game.effects import PersonalBallotView
 from slackapp.game.lines import Language, Line, Message
 from slackapp.game.permissions import Change
+from slackapp.logs import database_down, log_context
 from slackapp.names import AsksNames, Names
 from slackapp.permits import AdminFlags, checked, refusal_under_lock
 from slackapp.services import opening
@@ -50,6 +54,7 @@ from slackapp.services.uow import (
     Take,
     Workspace,
     commit_due,
+    commit_give_up,
     commit_step,
     in_words,
     kept_name,
@@ -82,6 +87,35 @@ class Refused:
         return said(self.line, self.words)
 
 
+class FailingDeadlines:
+    """The games whose deadline step failed in this process and has not gone through since
+    (:class:`slackapp.game.faults.Failing`); shared by the timers' threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._games: dict[int, faults.Failing] = {}
+
+    def failed(self, game_id: int, at: datetime) -> faults.Failing:
+        """The game's step failed at ``at``: how it has been failing. Games not tried again
+        for long are forgotten."""
+        with self._lock:
+            self._games = {
+                other: failing
+                for other, failing in self._games.items()
+                if not failing.forgotten(at)
+            }
+            failing = faults.failed(self._games.get(game_id), at)
+            self._games[game_id] = failing
+            return failing
+
+    def went_through(self, game_ids: list[int]) -> None:
+        """The games' steps went through, or they were given up: they count from nothing."""
+        with self._lock:
+            if self._games:  # the usual case: nothing ever failed
+                for game_id in game_ids:
+                    self._games.pop(game_id, None)
+
+
 class GameService:
     """Every step of a game the listeners and the timers run, wired to the deliverer, the
     timers, and the Slack glue *Start* needs."""
@@ -106,6 +140,8 @@ class GameService:
         """The names *Start* deals the cards under, asked of Slack when unknown or stale."""
         self.dms = DirectMessages() if dms is None else dms
         """The people's private message channels, opened at *Start*."""
+        self.failing = FailingDeadlines()
+        """The games whose deadline step failed in this process, and since when."""
 
     @property
     def take(self) -> Take | None:
@@ -165,12 +201,22 @@ class GameService:
     def deadline(self, game_id: int) -> bool:
         """A timer woke for the game; True if it moved. A game another transaction holds is
         left to it (it catches up with the clock too), so no timer thread waits on a game's
-        lock (on its lease's row at most, for a claim's short transaction)."""
-        done = commit_step(
-            self.sessions, game_id, m.Deadline(), self.now, skip_locked=True, take=self.take
-        )
-        if done is None:
+        lock (on its lease's row at most, for a claim's short transaction).
+
+        A step that fails is tried again by the next sweep; one that has failed every time
+        for :data:`~slackapp.game.faults.FAULT_GRACE` gives the game up (:meth:`_failed`). A
+        failure because the database is away counts for nothing, and is raised."""
+        try:
+            done = commit_step(
+                self.sessions, game_id, m.Deadline(), self.now, skip_locked=True, take=self.take
+            )
+        except Exception as error:
+            if database_down(error):
+                raise
+            return self._failed(game_id, error)
+        if done is None:  # no such game, or another transaction holds it
             return False
+        self.failing.went_through([game_id])
         self._after(done)
         return bool(done.shown)
 
@@ -179,11 +225,18 @@ class GameService:
         than ``limit``: none is left that no other transaction holds).
 
         Should one game's step fail, the batch is rolled back and its games are stepped one
-        by one, so that one game never holds the others' deadlines back."""
+        by one (:meth:`deadline`), so that one game never holds the others' deadlines back,
+        and one whose step keeps failing is given up."""
         try:
             done, taken = commit_due(self.sessions, self.now, limit, self.take)
-        except Exception:
-            log.exception("a batch of deadlines failed; its games are stepped one by one")
+        except Exception as error:
+            if database_down(error):  # the outage's log says it once, however many sweeps
+                log.exception("a batch of deadlines failed; its games are stepped one by one")
+            else:  # each game's own failure is logged by its step, with its traceback
+                log.warning(
+                    "a batch of deadlines failed (%s); its games are stepped one by one",
+                    first_line(error),
+                )
             with outside_transaction(self.sessions) as session:
                 due = session.scalars(games.due(select(GAMES.c.id), self.now(), limit)).all()
             for game_id in due:
@@ -192,10 +245,54 @@ class GameService:
                 except Exception:
                     log.exception("the deadline of game %s failed; the sweep tries again", game_id)
             return 0  # what failed stays due: the sweep comes back, not this loop
+        self.failing.went_through([each.game_id for each in done])
         self._show([each.game_id for each in done if each.shown], taken)
         for each in done:
             self._rearm(each)
         return len(done)
+
+    def _failed(self, game_id: int, error: Exception) -> bool:
+        """The game's deadline step failed with ``error``: noted, and the game given up once
+        its step has failed every time for ``FAULT_GRACE`` (:mod:`slackapp.game.faults`);
+        True if it was. Logged as a WARNING with its traceback the first time, as an ERROR
+        once as the game is given up, and in between at DEBUG only."""
+        at = self.now()
+        failing = self.failing.failed(game_id, at)
+        if not failing.gives_up():
+            if failing.since == at:
+                log.warning(
+                    "the deadline of game %s failed; the sweeps try again, and end the game if "
+                    "it fails every time for %d s",
+                    game_id,
+                    faults.FAULT_GRACE.total_seconds(),
+                    exc_info=error,
+                    extra={"game_id": game_id},
+                )
+            else:
+                log.debug("game %s: its deadline failed again", game_id, extra={"game_id": game_id})
+            return False
+        try:
+            ended = commit_give_up(self.sessions, game_id, at, self.take)
+        except Exception:  # the database away, or the give-up's own fault: the next sweep
+            log.exception("game %s could not be given up; the sweep tries again", game_id)
+            return False
+        if ended is None:  # stepped or ended meanwhile, or held by a step under way
+            return False
+        self.failing.went_through([game_id])
+        metrics.game_given_up(ended.phase.value)
+        with log_context(team_id=ended.team_id, channel_id=ended.channel_id, game_id=game_id):
+            log.error(
+                "game %s ended: its deadline's step failed every time for %d s (in the %s); "
+                "its channel was told, and may open a new game",
+                game_id,
+                (failing.last - failing.since).total_seconds(),
+                ended.phase.value,
+                exc_info=error,
+            )
+        if ended.shown:
+            self._show([game_id], ended.taken)
+        self.alarm.disarm(game_id)
+        return True
 
     def _rearm(self, done: Committed) -> None:
         if done.deadline is not None:

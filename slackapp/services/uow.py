@@ -28,6 +28,7 @@ from slackapp.delivery.copies import Copy, adopt
 from slackapp.delivery.deliverer import Taken
 from slackapp.delivery.drain import ToShow
 from slackapp.delivery.outbox import Row, answering, outbox_rows, write
+from slackapp.game import faults
 from slackapp.game import machine as m
 from slackapp.game.effects import Scored
 from slackapp.game.lines import Language, Line, Message
@@ -241,6 +242,43 @@ def commit_due(
         showing = [each.game_id for each in done if each.shown]
         taken = take(connection, showing) if take is not None and showing else None
         return done, taken
+
+
+@dataclass(frozen=True)
+class EndedForFault:
+    """A game :func:`commit_give_up` ended."""
+
+    game_id: int
+    team_id: str
+    channel_id: str
+    phase: m.Phase
+    """The phase it was in."""
+    shown: int
+    taken: Taken | None = None
+
+
+def commit_give_up(
+    sessions: sessionmaker[Session],
+    game_id: int,
+    at: datetime,
+    take: Take | None = None,
+) -> EndedForFault | None:
+    """End the game, whose deadline has passed at ``at``, for a fault, without the machine
+    (which may be what fails): one transaction that locks its row as a step does, writes the
+    phase :func:`slackapp.game.faults.give_up` decides with no deadline left, and puts what it
+    shows in the outbox. None if the game is not due at ``at`` any more, or another
+    transaction holds it. ``take``: as for :func:`commit_step`."""
+    with transaction(sessions) as session:
+        connection = session.connection()
+        game = games.lock_due_row(connection, game_id, at)
+        if game is None:
+            return None
+        ended = faults.give_up(game.phase, game.dm_channels)
+        games.end_for_fault(session, game, ended.phase)
+        rows = outbox_rows(game, ended.effects)
+        write(connection, rows)
+        taken = take(connection, [game.id]) if take is not None and rows else None
+        return EndedForFault(game.id, game.team_id, game.channel_id, game.phase, len(rows), taken)
 
 
 def _decide(

@@ -27,6 +27,7 @@ from slackapp.fakeslack import FakeSlack
 from slackapp.server import Router
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
 from tests.operate.conftest import fresh_database
+from tests.reliability.support import BrokenSteps, Nothing
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE_DATABASE = "postgresql+psycopg://nobody@127.0.0.1:9/nothing?connect_timeout=2"
@@ -239,6 +240,35 @@ def test_readyz_says_when_deliveries_or_deadlines_fall_behind(
             connection.execute(text("DELETE FROM inbox"))
     said = {"message": b"deliveries", "deadline": b"deadlines", "request": b"requests"}
     assert body == said[late] + b" behind\n"
+
+
+def test_readyz_is_ready_again_once_a_game_whose_deadline_always_fails_is_given_up(
+    fake: FakeSlack, postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One game whose deadline step raises every time kept every process not ready for as
+    long as it lasted; now, after a minute of failing, it is ended, and readiness recovers."""
+    single = settings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=fake.api_url)
+    url = fresh_database(postgres, "given-up")
+    upgrade_schema(url)
+    ahead = [timedelta()]
+    varulv = build(single, url, now=lambda: datetime.now(UTC) + ahead[0])
+    varulv.games.deliverer = Nothing()  # what it says waits in the outbox
+    router = Router(varulv)
+    try:
+        late_game(url, Phase.NIGHT, datetime.now(UTC) - timedelta(minutes=10), None)
+        with create_engine(url).connect() as connection:
+            game_id = connection.execute(text("SELECT max(id) FROM games")).scalar_one()
+        BrokenSteps(monkeypatch).always.add(game_id)
+        assert call(router, "/readyz") == ("503 Service Unavailable", b"deadlines behind\n")
+        for seconds in (0, 30):
+            ahead[0] += timedelta(seconds=seconds)
+            varulv.games.deadlines_due()
+            assert call(router, "/readyz")[1] == b"deadlines behind\n", "failing, not yet ended"
+        ahead[0] += timedelta(seconds=30)
+        varulv.games.deadlines_due()
+        assert call(router, "/readyz") == ("200 OK", b"ok\n")
+    finally:
+        varulv.sessions.kw["bind"].dispose()
 
 
 def test_install_pages_exist_only_for_many_workspaces(fake: FakeSlack, postgres: str) -> None:

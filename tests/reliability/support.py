@@ -14,12 +14,14 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Unpack
 
+import pytest
 from sqlalchemy import Engine, text
 
 from slackapp.blocks.ids import ButtonValue
 from slackapp.fakeslack import FakeSlack, Message, SignedRequest
 from slackapp.fakeslack.models import JSON
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
+from slackapp.game import machine as m
 from tests.e2e.conftest import AppProcess, PhaseLengths, start_app
 from tests.e2e.driver import Table
 from tests.waiting import PATIENCE
@@ -308,3 +310,25 @@ class Nothing:
 
     def disarm(self, game_id: int) -> None:
         pass
+
+
+class BrokenSteps:
+    """The phase machine's step made to raise for chosen games, as a fault in the code or a
+    row it cannot read would: for every step of the games in ``always``, and for the next step
+    only of those in ``once``. Every other game is stepped as ever."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.always: set[int] = set()
+        self.once: set[int] = set()
+        self.raised: list[int] = []
+        """The games whose step raised, in order."""
+        real = m.step
+
+        def step(state: m.GameState, event: m.Event, now: datetime) -> m.Step:
+            if state.id in self.always or state.id in self.once:
+                self.once.discard(state.id)
+                self.raised.append(state.id)
+                raise RuntimeError(f"a fault stepping game {state.id}")
+            return real(state, event, now)
+
+        monkeypatch.setattr(m, "step", step)

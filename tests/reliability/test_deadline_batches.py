@@ -9,6 +9,7 @@ import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -17,9 +18,10 @@ from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
 from slackapp.game import machine as m
 from slackapp.services.game import GameService
+from slackapp.services.uow import DEADLINE_BATCH
 from slackapp.timers import STALLED_SECONDS, Deadlines
 from tests.databases import migrated_database
-from tests.reliability.support import Clock, Nothing
+from tests.reliability.support import BrokenSteps, Clock, Nothing
 from tests.waiting import PATIENCE, until
 
 TEAM = "T0BATCH"
@@ -192,3 +194,53 @@ def test_a_sweep_that_moves_on_for_two_minutes_counts_as_timers_stopped(db: Engi
     finally:
         deadlines.stop()
     assert not deadlines.keeping_time(), "stopped"
+
+
+def test_a_game_whose_timer_finds_its_step_failing_every_time_is_ended(
+    postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The timer armed in this process for a game's deadline wakes the batch; the game's step
+    fails every time. After a minute of it, the game is ended without the machine, its
+    timer goes, and what the channel and its people are told waits in the outbox."""
+    engine = make_engine(migrated_database(postgres, "given-up"))  # no other game to step
+    sessions = make_sessions(engine)
+    clock = Clock(datetime(2098, 3, 1, 12, 0, tzinfo=UTC))  # no job fires by the real clock
+    timers = Deadlines(sessions, sweep_seconds=3600, now=clock)
+    steps = GameService(sessions, m.Lengths(60, 300, 120), Nothing(), timers, clock)
+    timers.start(steps.deadlines_due, DEADLINE_BATCH)
+    try:
+        game_id = night_game(steps, sessions)
+        job = timers.scheduler.get_job(f"deadline-{game_id}")
+        assert job is not None and job.func == timers.wake, "the night's end is armed here"
+        broken = BrokenSteps(monkeypatch)
+        broken.always.add(game_id)
+        clock.at += timedelta(seconds=61)
+        for seconds in (0, 30, 29):
+            clock.at += timedelta(seconds=seconds)
+            job.func()  # the timer fires
+            assert phases(sessions, [game_id]) == ["night"]
+        assert broken.raised == [game_id] * 6, "the batch, then the game alone, each time"
+        assert timers.scheduler.get_job(job.id) is not None
+        clock.at += timedelta(seconds=1)
+        job.func()
+        assert phases(sessions, [game_id]) == ["stopped"]
+        assert timers.scheduler.get_job(job.id) is None, "its timer is gone"
+        with sessions() as session:
+            game = session.get_one(Game, game_id)
+            assert game.deadline is None and game.outcome is None
+            people = sorted(seat.user_id for seat in game.seats if seat.user_id)
+            told = session.execute(
+                text(
+                    "SELECT surface, channel, text FROM outbox WHERE stream = :g "
+                    "AND text LIKE '%hit a fault%' ORDER BY id"
+                ),
+                {"g": game_id},
+            ).all()
+        shown = [(surface.split(":")[0], channel) for surface, channel, _ in told]
+        assert shown[0] == ("lobby", game.channel_id), "the board says so"
+        assert sorted(shown[1:-1]) == [("dm", f"D{user}") for user in people], "and each DM"
+        assert shown[-1] == ("say", game.channel_id)
+        assert "type `/varulv` to start a new game" in told[-1].text, "the channel is told"
+    finally:
+        timers.stop()
+        engine.dispose()
