@@ -108,6 +108,11 @@ class FailingDeadlines:
             self._games[game_id] = failing
             return failing
 
+    def __contains__(self, game_id: object) -> bool:
+        """Whether the game's step failed and has not gone through since."""
+        with self._lock:
+            return game_id in self._games
+
     def went_through(self, game_ids: list[int]) -> None:
         """The games' steps went through, or they were given up: they count from nothing."""
         with self._lock:

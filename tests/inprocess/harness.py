@@ -264,13 +264,16 @@ class InProcessApp:
                 )
             )
 
-    def pass_time(self, seconds: float) -> None:
+    def pass_time(self, seconds: float, failures: bool = False) -> None:
         """Move the clock on by ``seconds``, then wake what the timers' sweep would: every
-        game whose deadline passed, the standing tables and the seasons; then settle."""
+        game whose deadline passed, the standing tables and the seasons; then settle. A
+        deadline whose step failed fails the test, unless ``failures`` are expected."""
         self.clock.advance(seconds)
         with self._lock:
             for game_id in self.varulv.deadlines.due_games():
                 self.varulv.games.deadline(game_id)
+                if not failures and game_id in self.varulv.games.failing:
+                    raise AssertionError(f"game {game_id}'s deadline failed:\n{self.log_tail()}")
             self.varulv.standing.sweep()
             self.varulv.wrap_ups.sweep()
         self.settle()

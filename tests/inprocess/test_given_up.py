@@ -111,21 +111,21 @@ def test_a_step_that_fails_and_then_goes_through_ends_nothing(
     steps.once.add(flaky)
     steps.always.add(broken)
 
-    app.pass_time(NIGHT_SECONDS + 90)  # both long due: each fails
+    app.pass_time(NIGHT_SECONDS + 90, failures=True)  # both long due: each fails
     assert steps.raised.count(flaky) == 1 and broken in steps.raised
     assert (flaky_table.game()["phase"], broken_table.game()["phase"]) == ("night", "night")
-    app.pass_time(30)
+    app.pass_time(30, failures=True)
     assert flaky_table.game()["phase"] == "day", "tried again, it went through"
-    app.pass_time(31)
+    app.pass_time(31, failures=True)
     assert broken_table.game()["phase"] == "stopped"
     assert FAULT in fake.message(board.channel, board.ts).rendered_text
     assert flaky_table.game()["phase"] == "day"
 
     steps.once.add(flaky)  # its day's end fails once: it counts from nothing again
-    app.pass_time(300)
+    app.pass_time(300, failures=True)
     assert steps.raised.count(flaky) == 2
     assert flaky_table.game()["phase"] == "day"
-    app.pass_time(1)
+    app.pass_time(1, failures=True)
     assert flaky_table.game()["phase"] == "vote"
     shown: list[Message] = flaky_table.public()
     assert all(FAULT not in message.rendered_text for message in shown)
