@@ -34,6 +34,7 @@ from slackapp.db.models import TIMED_PHASES, Game, InboxEntry, OutboxEntry
 from slackapp.logs import SOCKET_MODE_LOGGER, configure_logging, logging_config
 from slackapp.referee_file import REFEREE_PATH, referee_archive
 from slackapp.shapes import malformed, misnamed
+from slackapp.timers import Deadlines
 
 log = logging.getLogger(__name__)
 
@@ -282,7 +283,7 @@ STOPPING = "Varulv stops taking envelopes over Socket Mode"
 WORKING = "Varulv keeps the timers and delivers"
 """What ``varulv work`` logs once it does."""
 TIMERS_CHECK_SECONDS = 5.0
-"""How often ``varulv work`` checks that its timers still run."""
+"""How often ``varulv work`` and Socket Mode check that their timers still run."""
 SOCKET_PING_SECONDS = 1
 """How often slack_sdk's Socket Mode client pings Slack and checks its connection. A connection
 cut off is found after five failed checks, so this is what bounds how long the app is deaf
@@ -311,10 +312,19 @@ def serve_socket_mode(settings: Settings, database_url: str) -> None:
         with metrics_served(settings, database_url):
             handler.connect()  # type: ignore[no-untyped-call]
             log.info("Varulv listens for Slack over Socket Mode")
-            threading.Event().wait()  # until a signal ends it
+            until_stopped(varulv.deadlines if settings.timers else None)
     finally:
         handler.stop()
         varulv.stop()
+
+
+def until_stopped(timers: Deadlines | None, every: float = TIMERS_CHECK_SECONDS) -> None:
+    """Wait for a signal to end the process; should the ``timers`` it keeps stop meanwhile
+    (a process with no ``/healthz`` to say so), exit with status 1, to be started again."""
+    while not threading.Event().wait(every):
+        if timers is not None and not timers.keeping_time():
+            log.error("the timers stopped: the process exits to be started again")
+            raise SystemExit(1)
 
 
 def keep_time(settings: Settings, database_url: str) -> None:
@@ -333,10 +343,7 @@ def keep_time(settings: Settings, database_url: str) -> None:
     try:
         with metrics_served(settings, database_url):
             log.info(WORKING)
-            while not threading.Event().wait(TIMERS_CHECK_SECONDS):  # until a signal ends it
-                if not varulv.deadlines.keeping_time():
-                    log.error("the timers stopped: varulv work exits to be started again")
-                    raise SystemExit(1)
+            until_stopped(varulv.deadlines)
     finally:
         log.info("Varulv stops keeping the timers once the steps under way are done")
         varulv.stop()

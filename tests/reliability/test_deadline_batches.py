@@ -17,6 +17,7 @@ from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game
 from slackapp.game import machine as m
+from slackapp.server import until_stopped
 from slackapp.services.game import GameService
 from slackapp.services.uow import DEADLINE_BATCH
 from slackapp.timers import STALLED_SECONDS, Deadlines
@@ -194,6 +195,22 @@ def test_a_sweep_that_moves_on_for_two_minutes_counts_as_timers_stopped(db: Engi
     finally:
         deadlines.stop()
     assert not deadlines.keeping_time(), "stopped"
+
+
+def test_a_process_with_no_healthz_exits_once_its_timers_stall(db: Engine) -> None:
+    """``varulv work`` and Socket Mode have no ``/healthz``: they wait while their timers keep
+    time, and exit with status 1, for the platform to start them again, once they stall."""
+    minutes = itertools.count(1000.0, STALLED_SECONDS / 2)  # each look, a minute later
+    deadlines = Deadlines(make_sessions(db), monotonic=lambda: next(minutes))
+    deadlines.scheduler.start(paused=True)
+    try:
+        with pytest.raises(SystemExit) as exited:
+            until_stopped(deadlines, every=0)
+    finally:
+        deadlines.stop()
+    assert exited.value.code == 1
+    looks = (next(minutes) - 1000.0) / (STALLED_SECONDS / 2)
+    assert looks == 3, "set at the start, kept time at the first check, stalled at the second"
 
 
 def test_a_game_whose_timer_finds_its_step_failing_every_time_is_ended(
