@@ -174,9 +174,12 @@ class DueRow:
     """The seated people Varulv still reaches privately, with their private message channel."""
 
 
-def lock_due_row(connection: Connection, game_id: int, at: datetime) -> DueRow | None:
-    """The game's row locked as a step locks it, if its deadline has passed at ``at``; None if
-    it has not (it moved on, or ended), or another transaction holds it (not waited for)."""
+def lock_due_row(
+    connection: Connection, game_id: int, deadline: datetime, at: datetime
+) -> DueRow | None:
+    """The game's row locked as a step locks it, if it is still at ``deadline``, passed at
+    ``at``; None if it is not (it moved on, or ended), or another transaction holds it (not
+    waited for)."""
     plain: Select[Any] = select(
         GAMES.c.id,
         GAMES.c.team_id,
@@ -184,7 +187,7 @@ def lock_due_row(connection: Connection, game_id: int, at: datetime) -> DueRow |
         GAMES.c.channel_id,
         GAMES.c.phase,
         GAMES.c.language,
-    ).where(GAMES.c.id == game_id)
+    ).where(GAMES.c.id == game_id, GAMES.c.deadline == deadline)
     locked = due(plain, at, 1).with_for_update(skip_locked=True, key_share=True)
     row = connection.execute(locked).first()
     if row is None:

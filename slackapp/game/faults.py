@@ -27,8 +27,10 @@ through, before the game is given up. Shorter than ``/readyz``'s default 120 s
 
 @dataclass(frozen=True)
 class Failing:
-    """A game's deadline step, failing every time it was tried: since when, and last when."""
+    """A game's step at one deadline, failing every time it was tried: since when, and last
+    when."""
 
+    deadline: datetime
     since: datetime
     last: datetime
 
@@ -42,12 +44,13 @@ class Failing:
         return now - self.last >= FAULT_GRACE
 
 
-def failed(before: Failing | None, at: datetime) -> Failing:
-    """A game's deadline step failed at ``at``, after failing as ``before`` said (None: it had
-    not failed, or went through since)."""
-    if before is None or before.forgotten(at):
-        return Failing(at, at)
-    return Failing(before.since, at)
+def failed(before: Failing | None, deadline: datetime, at: datetime) -> Failing:
+    """A game's step at ``deadline`` failed at ``at``, after failing as ``before`` said (None:
+    it had not failed, or went through since). A failure at another deadline counts from
+    nothing: the game moved on meanwhile (another process, or a click, stepped it)."""
+    if before is None or before.deadline != deadline or before.forgotten(at):
+        return Failing(deadline, at, at)
+    return Failing(deadline, before.since, at)
 
 
 @dataclass(frozen=True)

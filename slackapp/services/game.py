@@ -95,16 +95,16 @@ class FailingDeadlines:
         self._lock = threading.Lock()
         self._games: dict[int, faults.Failing] = {}
 
-    def failed(self, game_id: int, at: datetime) -> faults.Failing:
-        """The game's step failed at ``at``: how it has been failing. Games not tried again
-        for long are forgotten."""
+    def failed(self, game_id: int, deadline: datetime, at: datetime) -> faults.Failing:
+        """The game's step at ``deadline`` failed at ``at``: how it has been failing. Games
+        not tried again for long are forgotten."""
         with self._lock:
             self._games = {
                 other: failing
                 for other, failing in self._games.items()
                 if not failing.forgotten(at)
             }
-            failing = faults.failed(self._games.get(game_id), at)
+            failing = faults.failed(self._games.get(game_id), deadline, at)
             self._games[game_id] = failing
             return failing
 
@@ -259,13 +259,20 @@ class GameService:
     def _failed(self, game_id: int, error: Exception) -> bool:
         """The game's deadline step failed with ``error``: noted, and the game given up once
         its step has failed every time for ``FAULT_GRACE`` (:mod:`slackapp.game.faults`);
-        True if it was. Logged as a WARNING with its traceback the first time, as an ERROR
-        once as the game is given up, and in between at DEBUG only."""
+        True if it was. Logged as an ERROR with its traceback the first time at a deadline
+        and as the game is given up, and in between at DEBUG only."""
         at = self.now()
-        failing = self.failing.failed(game_id, at)
+        with outside_transaction(self.sessions) as session:
+            deadline = session.scalar(
+                games.due(select(GAMES.c.deadline), at, 1).where(GAMES.c.id == game_id)
+            )
+        if deadline is None:  # stepped or ended meanwhile: nothing is failing any more
+            self.failing.went_through([game_id])
+            return False
+        failing = self.failing.failed(game_id, deadline, at)
         if not failing.gives_up():
             if failing.since == at:
-                log.warning(
+                log.error(
                     "the deadline of game %s failed; the sweeps try again, and end the game if "
                     "it fails every time for %d s",
                     game_id,
@@ -277,11 +284,12 @@ class GameService:
                 log.debug("game %s: its deadline failed again", game_id, extra={"game_id": game_id})
             return False
         try:
-            ended = commit_give_up(self.sessions, game_id, at, self.take)
+            ended = commit_give_up(self.sessions, game_id, deadline, at, self.take)
         except Exception:  # the database away, or the give-up's own fault: the next sweep
             log.exception("game %s could not be given up; the sweep tries again", game_id)
             return False
         if ended is None:  # stepped or ended meanwhile, or held by a step under way
+            self.failing.went_through([game_id])
             return False
         self.failing.went_through([game_id])
         metrics.game_given_up(ended.phase.value)

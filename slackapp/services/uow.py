@@ -260,17 +260,18 @@ class EndedForFault:
 def commit_give_up(
     sessions: sessionmaker[Session],
     game_id: int,
+    deadline: datetime,
     at: datetime,
     take: Take | None = None,
 ) -> EndedForFault | None:
-    """End the game, whose deadline has passed at ``at``, for a fault, without the machine
-    (which may be what fails): one transaction that locks its row as a step does, writes the
-    phase :func:`slackapp.game.faults.give_up` decides with no deadline left, and puts what it
-    shows in the outbox. None if the game is not due at ``at`` any more, or another
-    transaction holds it. ``take``: as for :func:`commit_step`."""
+    """End the game, still at the ``deadline`` whose step kept failing (passed at ``at``), for
+    a fault, without the machine (which may be what fails): one transaction that locks its
+    row as a step does, writes the phase :func:`slackapp.game.faults.give_up` decides with no
+    deadline left, and puts what it shows in the outbox. None if the game moved on from that
+    deadline, or another transaction holds it. ``take``: as for :func:`commit_step`."""
     with transaction(sessions) as session:
         connection = session.connection()
-        game = games.lock_due_row(connection, game_id, at)
+        game = games.lock_due_row(connection, game_id, deadline, at)
         if game is None:
             return None
         ended = faults.give_up(game.phase, game.dm_channels)

@@ -27,6 +27,7 @@ from slackapp.game.lines import Language, Line, Message
 from slackapp.timers import SWEEP_SECONDS
 
 T0 = datetime(2030, 5, 6, 10, 0, tzinfo=UTC)
+DEADLINE = T0 - timedelta(minutes=5)
 GRACE = faults.FAULT_GRACE
 
 
@@ -35,26 +36,39 @@ def after(seconds: float) -> datetime:
 
 
 def test_a_game_is_given_up_once_its_step_has_failed_every_time_for_the_grace() -> None:
-    failing = faults.failed(None, T0)
-    assert failing == faults.Failing(T0, T0)
+    failing = faults.failed(None, DEADLINE, T0)
+    assert failing == faults.Failing(DEADLINE, T0, T0)
     assert not failing.gives_up(), "one failure, however late the deadline, ends nothing"
     for seconds in (2, 30, GRACE.total_seconds() - 1):
-        failing = faults.failed(failing, after(seconds))
+        failing = faults.failed(failing, DEADLINE, after(seconds))
         assert failing.since == T0
         assert not failing.gives_up(), seconds
-    failing = faults.failed(failing, after(GRACE.total_seconds()))
+    failing = faults.failed(failing, DEADLINE, after(GRACE.total_seconds()))
     assert failing.gives_up()
 
 
 def test_a_step_not_tried_again_for_the_grace_counts_from_its_next_failure() -> None:
     """Not tried here for a while: it went through elsewhere, or was not due. A lone failure
     after that is a first one."""
-    failing = faults.failed(None, T0)
+    failing = faults.failed(None, DEADLINE, T0)
     assert not failing.forgotten(after(GRACE.total_seconds() - 1))
     assert failing.forgotten(after(GRACE.total_seconds()))
-    again = faults.failed(failing, after(10 * GRACE.total_seconds()))
+    again = faults.failed(failing, DEADLINE, after(10 * GRACE.total_seconds()))
     assert again.since == again.last == after(10 * GRACE.total_seconds())
     assert not again.gives_up()
+
+
+def test_a_failure_at_another_deadline_counts_from_nothing() -> None:
+    """The game moved on meanwhile (another process stepped it, or a click): its step at the
+    next deadline has not been failing, however recently the last one failed."""
+    failing = faults.failed(None, DEADLINE, T0)
+    failing = faults.failed(failing, DEADLINE, after(GRACE.total_seconds() - 10))
+    later = DEADLINE + timedelta(seconds=30)
+    moved_on = faults.failed(failing, later, after(GRACE.total_seconds()))
+    assert moved_on == faults.Failing(
+        later, after(GRACE.total_seconds()), after(GRACE.total_seconds())
+    )
+    assert not moved_on.gives_up()
 
 
 def test_the_grace_ends_before_readiness_would_say_the_deadlines_are_behind() -> None:

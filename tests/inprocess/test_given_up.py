@@ -87,7 +87,8 @@ def test_a_game_whose_deadline_step_always_fails_is_ended_and_its_channel_freed(
         for card in Card:
             assert card.value not in shown.rendered_text, "nothing secret is said"
     errors = errors_about(app, broken)
-    assert len(errors) == 1 and "ended" in errors[0], errors
+    assert len(errors) == 2, errors
+    assert "failed" in errors[0] and "ended" in errors[1], "its first failure, then its end"
 
     broken_table.command(people[1])  # the channel takes a new game
     lobby = broken_table.lobby()

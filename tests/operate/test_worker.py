@@ -193,8 +193,8 @@ def test_a_worker_steps_and_delivers_a_storm_of_deadlines_each_once(postgres: st
                 per_channel = Counter(channel for channel, _ in here)
                 assert per_channel == {table.channel: CHANNEL_POSTS, **dict.fromkeys(dms, DM_POSTS)}
                 assert shown_against_newest(fake, engine, game_id) == []
-                # The worker posts what it steps (its step takes the game's lease); the web
-                # process would post it only once a lease of the worker's had lapsed.
+                # The worker posts what it steps (its step takes the game's lease), unless
+                # the web process still held that lease, draining, at all three deadlines.
                 assert table.channel in by_worker, "the worker delivered what it stepped"
             facts = outbox_facts(engine, [table.game_id() for table, _ in tables])
             assert facts["undelivered"] == 0 and facts["failed"] == 0, facts

@@ -313,11 +313,15 @@ class Nothing:
 
 
 class BrokenSteps:
-    """The phase machine's step made to raise for chosen games, as a fault in the code or a
-    row it cannot read would: for every step of the games in ``always``, and for the next step
-    only of those in ``once``. Every other game is stepped as ever."""
+    """The phase machine's step made to raise ``error()`` for chosen games, as a fault in the
+    code or a row it cannot read would: for every step of the games in ``always``, and for the
+    next step only of those in ``once``. Every other game is stepped as ever."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(
+        self,
+        monkeypatch: pytest.MonkeyPatch,
+        error: Callable[[], Exception] = lambda: RuntimeError("a fault stepping a game"),
+    ) -> None:
         self.always: set[int] = set()
         self.once: set[int] = set()
         self.raised: list[int] = []
@@ -328,7 +332,7 @@ class BrokenSteps:
             if state.id in self.always or state.id in self.once:
                 self.once.discard(state.id)
                 self.raised.append(state.id)
-                raise RuntimeError(f"a fault stepping game {state.id}")
+                raise error()
             return real(state, event, now)
 
         monkeypatch.setattr(m, "step", step)

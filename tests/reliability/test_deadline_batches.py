@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, select, text
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import make_engine, make_sessions
@@ -260,4 +261,54 @@ def test_a_game_whose_timer_finds_its_step_failing_every_time_is_ended(
         assert "type `/varulv` to start a new game" in told[-1].text, "the channel is told"
     finally:
         timers.stop()
+        engine.dispose()
+
+
+def test_a_game_stepped_elsewhere_between_failures_is_not_given_up(
+    postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """This process's step fails at each of a game's deadlines, once, and each time another
+    process steps it: failing at three deadlines over a minute is not failing for a minute."""
+    engine = make_engine(migrated_database(postgres, "moved-on"))  # no other game to step
+    sessions = make_sessions(engine)
+    clock = Clock(datetime(2097, 3, 1, 12, 0, tzinfo=UTC))
+    here = GameService(sessions, m.Lengths(30, 30, 30), Nothing(), Nothing(), clock)
+    elsewhere = GameService(sessions, m.Lengths(30, 30, 30), Nothing(), Nothing(), clock)
+    try:
+        game_id = night_game(here, sessions)
+        broken = BrokenSteps(monkeypatch)
+        for phase in ("day", "vote", "over"):
+            clock.at += timedelta(seconds=31)
+            broken.once.add(game_id)
+            assert not here.deadline(game_id), "its step failed here"
+            assert elsewhere.deadline(game_id), "and went through elsewhere"
+            assert phases(sessions, [game_id]) == [phase]
+        assert broken.raised == [game_id] * 3
+    finally:
+        engine.dispose()
+
+
+def test_a_database_away_ends_no_game(postgres: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every step fails while the database is away, and the give-up's own write would too:
+    however long it lasts, the failures count for nothing, and the game steps once it is back."""
+    engine = make_engine(migrated_database(postgres, "away"))
+    sessions = make_sessions(engine)
+    clock = Clock(datetime(2096, 3, 1, 12, 0, tzinfo=UTC))
+    steps = GameService(sessions, m.Lengths(60, 300, 120), Nothing(), Nothing(), clock)
+    try:
+        game_id = night_game(steps, sessions)
+        broken = BrokenSteps(monkeypatch, error=lambda: PoolTimeout("no connection came"))
+        broken.always.add(game_id)
+        clock.at += timedelta(seconds=61)
+        for _ in range(4):
+            with pytest.raises(PoolTimeout):
+                steps.deadline(game_id)
+            assert steps.deadlines_due() == 0
+            clock.at += timedelta(seconds=40)
+        assert phases(sessions, [game_id]) == ["night"]
+        assert game_id not in steps.failing
+        broken.always.clear()
+        assert steps.deadline(game_id)
+        assert phases(sessions, [game_id]) == ["day"]
+    finally:
         engine.dispose()
