@@ -257,6 +257,10 @@ class _Queued:
     """It waits on Slack's turns: run on a start thread."""
 
 
+def _thread_pool(threads: int, name: str) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(threads, thread_name_prefix=name)
+
+
 class LazyPool:
     """Threads started on first use. ``finish`` waits for all it was given (a stopping process
     carries out what it acknowledged); a later use starts fresh threads."""
@@ -265,12 +269,14 @@ class LazyPool:
         self.threads = threads
         self.name = name
         self.pool: ThreadPoolExecutor | None = None
+        self.make: Callable[[int, str], ThreadPoolExecutor] = _thread_pool
+        """Makes the threads (a test's may track them)."""
         self._lock = threading.Lock()
 
     def get(self) -> ThreadPoolExecutor:
         with self._lock:
             if self.pool is None:
-                self.pool = ThreadPoolExecutor(self.threads, thread_name_prefix=self.name)
+                self.pool = self.make(self.threads, self.name)
             return self.pool
 
     def finish(self) -> None:

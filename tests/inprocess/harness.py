@@ -299,8 +299,15 @@ class InProcessApp:
 def tracked_answers() -> Iterator[None]:
     """The private answers' threads and the *Start*s', tracked so that
     :meth:`InProcessApp.settle` waits for them."""
+
+    # Made anew whenever another app of this process stopped (finished) them meanwhile.
+    def tracked(threads: int, name: str) -> ThreadPoolExecutor:
+        return TrackedPool(8, thread_name_prefix=name)
+
     with (
-        mock.patch.object(ack.ANSWERS, "pool", TrackedPool(8, thread_name_prefix="varulv-answer")),
-        mock.patch.object(ack.STARTS, "pool", TrackedPool(8, thread_name_prefix="varulv-start")),
+        mock.patch.object(ack.ANSWERS, "pool", None),
+        mock.patch.object(ack.ANSWERS, "make", tracked),
+        mock.patch.object(ack.STARTS, "pool", None),
+        mock.patch.object(ack.STARTS, "make", tracked),
     ):
         yield
