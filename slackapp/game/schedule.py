@@ -189,3 +189,19 @@ def wake(schedule: Schedule, armed: datetime, now: datetime) -> Wake:
     if latest < armed or now >= latest + schedule.lobby_length:
         return Wake(opening=None, rearm=rearm)
     return Wake(opening=latest, rearm=rearm)
+
+
+UNREADABLE_RETRY = timedelta(hours=1)
+"""How long a standing table whose schedule cannot be read (its zone is no longer one this
+machine knows) waits before it is tried again, having no next opening to wait for."""
+
+
+def after_a_fault(schedule: Schedule | None, now: datetime) -> datetime:
+    """When a standing table whose opening failed at ``now`` is tried again: at its first
+    opening after ``now``, so one that fails every time costs its channel a table at each
+    opening and never a try at every sweep; :data:`UNREADABLE_RETRY` on when its schedule
+    cannot be read (``None``), and :func:`wake` then opens no table for an opening it missed."""
+    _check_aware(now)
+    if schedule is None:
+        return now + UNREADABLE_RETRY
+    return next_opening(schedule, now)

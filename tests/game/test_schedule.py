@@ -14,8 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slackapp.game.schedule import (
+    UNREADABLE_RETRY,
     BadSchedule,
     Schedule,
+    after_a_fault,
     describe_weekdays,
     last_opening,
     local_instant,
@@ -352,6 +354,26 @@ def test_a_wake_between_openings_after_a_miss_arms_the_next() -> None:
     assert woke == wake(FIKA, armed=THURSDAY, now=utc("2026-12-05T10:00"))
     assert woke.opening is None
     assert woke.rearm == MONDAY
+
+
+def test_an_opening_that_failed_is_tried_again_at_the_next_opening_not_sooner() -> None:
+    failed_at = THURSDAY + timedelta(seconds=2)
+    again = after_a_fault(FIKA, failed_at)
+    assert again == FRIDAY
+    assert wake(FIKA, armed=again, now=failed_at + timedelta(seconds=2)).opening is None
+    assert wake(FIKA, armed=again, now=FRIDAY).opening == FRIDAY
+    # Friday's failure waits for Monday, over the weekend.
+    assert after_a_fault(FIKA, FRIDAY) == MONDAY
+
+
+def test_a_schedule_that_cannot_be_read_is_tried_again_an_hour_on() -> None:
+    failed_at = THURSDAY + timedelta(minutes=1)
+    again = after_a_fault(None, failed_at)
+    assert again == failed_at + UNREADABLE_RETRY == THURSDAY + timedelta(hours=1, minutes=1)
+    # Readable by then, it opens no stale table for the opening it missed, and arms Friday's.
+    woke = wake(FIKA, armed=again, now=again)
+    assert woke.opening is None
+    assert woke.rearm == FRIDAY
 
 
 @settings(max_examples=150, deadline=None)
