@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime, time
+from typing import NamedTuple
 
-from sqlalchemy import delete, select
+from sqlalchemy import ColumnElement, and_, delete, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -62,21 +63,45 @@ def remove(session: Session, team_id: str, channel_id: str) -> bool:
     return bool(done.rowcount)  # type: ignore[attr-defined]
 
 
+def _due(now: datetime) -> ColumnElement[bool]:
+    return and_(StandingTable.paused.is_(None), StandingTable.next_at <= now)
+
+
 def due(session: Session, now: datetime) -> list[StandingTable]:
     """Running schedules armed at or before ``now``, locked; rows another process holds are
     skipped (it is firing them)."""
     return list(
         session.scalars(
             select(StandingTable)
-            .where(StandingTable.paused.is_(None), StandingTable.next_at <= now)
+            .where(_due(now))
             .order_by(StandingTable.next_at)
             .with_for_update(skip_locked=True)
         )
     )
 
 
-def lobbies_to_close(session: Session, now: datetime) -> list[int]:
-    """Games a standing table opened whose lobby time is up; the rows are released at once."""
+def lock_due(
+    session: Session, team_id: str, channel_id: str, now: datetime
+) -> StandingTable | None:
+    """The channel's schedule, locked, if it runs and is armed at or before ``now``; None if
+    it is not (fired, moved, paused or removed meanwhile), or another process holds it."""
+    return session.scalars(
+        select(StandingTable)
+        .where(StandingTable.team_id == team_id, StandingTable.channel_id == channel_id, _due(now))
+        .with_for_update(skip_locked=True)
+    ).first()
+
+
+class Lobby(NamedTuple):
+    """A lobby a standing table opened, whose time is up."""
+
+    team_id: str
+    channel_id: str
+    game_id: int
+
+
+def lobbies_to_close(session: Session, now: datetime) -> list[Lobby]:
+    """Lobbies a standing table opened whose time is up; the rows are released at once."""
     rows = session.execute(
         select(StandingTable.team_id, StandingTable.channel_id, StandingTable.lobby_game_id)
         .where(StandingTable.lobby_game_id.is_not(None), StandingTable.lobby_closes_at <= now)
@@ -87,7 +112,11 @@ def lobbies_to_close(session: Session, now: datetime) -> list[int]:
         assert row is not None
         row.lobby_game_id = None
         row.lobby_closes_at = None
-    return [game_id for _, _, game_id in rows if game_id is not None]
+    return [
+        Lobby(team_id, channel_id, game_id)
+        for team_id, channel_id, game_id in rows
+        if game_id is not None
+    ]
 
 
 def pause(session: Session, team_id: str, channel_id: str, why: str) -> bool:

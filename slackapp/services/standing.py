@@ -5,12 +5,16 @@ keeps the timers. It locks the due schedules (skipping rows another process hold
 engine's :func:`~slackapp.game.schedule.wake` decide, opens at most one lobby per opening and
 arms the next opening, all in one transaction: so an opening fires once however many processes
 wake, and a restart between arming and firing loses nothing, since the armed instant is a row.
+Should that transaction fail, each due schedule is fired in a transaction of its own; one that
+fails alone is logged and armed for its next opening, so it holds no other back, and is not
+tried again at every sweep. A lobby whose closing fails is logged and left; the others close.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
@@ -20,14 +24,14 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.blocks.wrapup import wrap_up_text
 from slackapp.db import games, history, standing, streams
-from slackapp.db.engine import outside_transaction, transaction
+from slackapp.db.engine import first_line, outside_transaction, transaction
 from slackapp.db.models import Game, SeasonWrapUp, StandingTable
 from slackapp.delivery.outbox import enqueue
 from slackapp.game import machine as m
 from slackapp.game.effects import Say
-from slackapp.game.schedule import Schedule, wake
+from slackapp.game.schedule import BadSchedule, Schedule, after_a_fault, wake
 from slackapp.game.seasons import season_to_wrap_up, wrap_up
-from slackapp.logs import log_context
+from slackapp.logs import database_down, log_context
 from slackapp.services.game import GameService
 from slackapp.services.uow import Kick, new_table, utc_now
 
@@ -71,28 +75,100 @@ class StandingTables:
         return opened
 
     def open_due(self) -> list[int]:
+        """Open the lobby of each standing table that is due; the games opened.
+
+        Every due table is fired in one transaction. Should that fail, it is rolled back and
+        each table is fired in a transaction of its own (:meth:`_open_each`), so one that
+        cannot be opened never holds the others back."""
         now = self.now()
-        opened: list[int] = []
-        with transaction(self.sessions) as session:
-            for row in standing.due(session, now):
-                with log_context(team_id=row.team_id, channel_id=row.channel_id):
-                    game_id = self._fire(session, row, now)
-                if game_id is not None:
-                    opened.append(game_id)
+        due: list[Channel] = []
+        fired: list[Fired] = []
+        try:
+            with transaction(self.sessions) as session:
+                rows = standing.due(session, now)
+                due = [(row.team_id, row.channel_id) for row in rows]
+                for row in rows:
+                    with log_context(team_id=row.team_id, channel_id=row.channel_id):
+                        fired.append(self._fire(session, row, now))
+        except Exception as error:
+            if not due or database_down(error):
+                raise  # no table's own fault: the timers log it, and the next sweep tries again
+            log.warning(
+                "opening %d due standing tables together failed (%s); each is opened alone",
+                len(due),
+                first_line(error),
+            )
+            fired = self._open_each(due, now)
+        else:
+            for each in fired:
+                each.log()
+        opened = [each.game_id for each in fired if each.game_id is not None]
         for game_id in opened:
             self.deliverer.kick(game_id)
         return opened
 
-    def _fire(self, session: Session, row: StandingTable, now: datetime) -> int | None:
+    def _open_each(self, due: list[Channel], now: datetime) -> list[Fired]:
+        """Fire each of the ``due`` standing tables in a transaction of its own; one that
+        fails is rolled back alone, and armed for a later opening (:meth:`_failed`)."""
+        fired = []
+        for team_id, channel_id in due:
+            with log_context(team_id=team_id, channel_id=channel_id):
+                try:
+                    with transaction(self.sessions) as session:
+                        row = standing.lock_due(session, team_id, channel_id, now)
+                        if row is None:  # fired or changed meanwhile, or another process's
+                            continue
+                        done = self._fire(session, row, now)
+                except Exception as error:
+                    if database_down(error):  # every table would fail: the next sweep
+                        log.exception("opening a standing table failed; the next sweep tries again")
+                        break
+                    self._failed(team_id, channel_id, now, error)
+                    continue
+                done.log()
+                fired.append(done)
+        return fired
+
+    def _failed(self, team_id: str, channel_id: str, now: datetime, error: Exception) -> None:
+        """Opening the channel's standing table failed with ``error``, alone: it is armed for
+        its next opening after ``now`` (:func:`~slackapp.game.schedule.after_a_fault`), so it
+        is tried again then and not at every sweep. One ERROR line says so."""
+        try:
+            with transaction(self.sessions) as session:
+                row = standing.lock_due(session, team_id, channel_id, now)
+                if row is None:  # fired or changed meanwhile, or another process's
+                    log.error("opening the standing table failed", exc_info=error)
+                    return
+                try:
+                    schedule: Schedule | None = standing.schedule_of(row)
+                except BadSchedule:  # e.g. its zone is no longer in this machine's database
+                    schedule = None
+                row.next_at = after_a_fault(schedule, now)
+                again = row.next_at
+        except Exception as stuck:
+            log.error(
+                "opening the standing table failed, and so did arming it for later (%s); the "
+                "next sweep tries again",
+                first_line(stuck),
+                exc_info=error,
+            )
+            return
+        log.error(
+            "opening the standing table failed; it is tried again at %s%s",
+            again.isoformat(),
+            "" if schedule is not None else ", as its schedule cannot be read",
+            exc_info=error,
+        )
+
+    def _fire(self, session: Session, row: StandingTable, now: datetime) -> Fired:
         schedule = standing.schedule_of(row)
         woke = wake(schedule, row.next_at, now)
         row.next_at = woke.rearm
+        where = (row.team_id, row.channel_id)
         if woke.opening is None:
-            log.info("standing table missed its opening")
-            return None
+            return Fired(*where, None, "standing table missed its opening")
         if games.open_in(session, row.team_id, row.channel_id) is not None:
-            log.info("standing table skipped: a game is running")
-            return None
+            return Fired(*where, None, "standing table skipped: a game is running")
         table = new_table(
             session,
             row.team_id,
@@ -104,8 +180,7 @@ class StandingTables:
             enterprise_id=row.enterprise_id,
         )
         if table is None:  # a /varulv racing in keeps the channel's one table
-            log.info("standing table skipped: a table was just opened")
-            return None
+            return Fired(*where, None, "standing table skipped: a table was just opened")
         game, opened = table
         regulars = standing.regulars(session, row.team_id, row.channel_id)
         spoken = words(opened.state.language)
@@ -113,16 +188,44 @@ class StandingTables:
         enqueue(session.connection(), game, (*opened.effects, say))
         row.lobby_game_id = game.id
         row.lobby_closes_at = woke.opening + schedule.lobby_length
-        log.info("standing table opened", extra={"game_id": game.id})
-        return game.id
+        return Fired(*where, game.id, "standing table opened")
 
     def close_due(self) -> list[int]:
-        """Close each standing table's lobby whose time is up (a started game goes on)."""
+        """Close each standing table's lobby whose time is up (a started game goes on); the
+        games stepped. One whose step fails is logged and left as it is, and the others are
+        closed: its row names it no longer, so no sweep tries it again."""
         with transaction(self.sessions) as session:
             due = standing.lobbies_to_close(session, self.now())
-        for game_id in due:
-            self.game_service.act(game_id, m.CloseLobby())
-        return due
+        closed = []
+        for lobby in due:
+            with log_context(
+                team_id=lobby.team_id, channel_id=lobby.channel_id, game_id=lobby.game_id
+            ):
+                try:
+                    self.game_service.act(lobby.game_id, m.CloseLobby())
+                except Exception:
+                    log.exception("closing the standing table's lobby failed; it is left open")
+                    continue
+            closed.append(lobby.game_id)
+        return closed
+
+
+Channel = tuple[str, str]
+"""A channel: its workspace's id and its own."""
+
+
+@dataclass(frozen=True)
+class Fired:
+    """What a standing table that was due did, once committed: the lobby it opened, if any."""
+
+    team_id: str
+    channel_id: str
+    game_id: int | None
+    said: str
+
+    def log(self) -> None:
+        with log_context(team_id=self.team_id, channel_id=self.channel_id):
+            log.info(self.said, extra={} if self.game_id is None else {"game_id": self.game_id})
 
 
 WRAP_UP_SECONDS = 60.0

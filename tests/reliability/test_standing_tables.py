@@ -1,31 +1,38 @@
 """Standing tables on PostgreSQL with the clock driven by the test: each opening fires once
 with two app instances sweeping at the same minute, is skipped while a game runs, survives a
 restart between arming and firing, follows the zone across a clock change, closes its lobby
-on time, and stops in a channel that refuses the bot."""
+on time, stops in a channel that refuses the bot, and one that cannot be opened or closed
+holds no other back."""
 
 from __future__ import annotations
 
+import io
 import itertools
+import json
+import logging
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, time, timedelta
+from typing import Any
 
 import pytest
-from sqlalchemy import Engine, create_engine, func, select
+from sqlalchemy import Engine, create_engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db import standing
 from slackapp.db.engine import make_sessions, transaction
 from slackapp.db.migrate import upgrade
-from slackapp.db.models import Game, OutboxEntry
+from slackapp.db.models import Game, OutboxEntry, StandingTable
 from slackapp.delivery.outbox import enqueue, notice
 from slackapp.game import machine as m
-from slackapp.game.schedule import Schedule
+from slackapp.game.schedule import UNREADABLE_RETRY, Schedule
+from slackapp.logs import JsonFormatter
 from slackapp.services.game import GameService
 from slackapp.services.standing import StandingTables, invitation, pause_for_channel_of
-from slackapp.services.uow import new_table
+from slackapp.services.uow import Kick, new_table
 from tests.databases import WAITING_TO_OPEN
-from tests.reliability.support import Clock, Nothing
+from tests.reliability.support import BrokenSteps, Clock, Nothing
 from tests.waiting import until
 
 TEAM = "T0STAND"
@@ -42,12 +49,18 @@ def sessions(db: Engine) -> sessionmaker[Session]:
     return make_sessions(db)
 
 
-def instance(sessions: sessionmaker[Session], clock: Clock) -> StandingTables:
+def instance(
+    sessions: sessionmaker[Session], clock: Clock, deliverer: Kick | None = None
+) -> StandingTables:
     """One app process's standing tables, with an engine of its own."""
     url = sessions.kw["bind"].url.render_as_string(hide_password=False)
     own = make_sessions(create_engine(url))
     return StandingTables(
-        own, LENGTHS, Nothing(), GameService(own, LENGTHS, Nothing(), Nothing(), clock), clock
+        own,
+        LENGTHS,
+        deliverer or Nothing(),
+        GameService(own, LENGTHS, Nothing(), Nothing(), clock),
+        clock,
     )
 
 
@@ -342,3 +355,169 @@ def test_a_table_opened_in_a_workspace_of_an_organisation_keeps_the_organisation
         standing.save(session, TEAM, channel, "U0OWNER", FIKA, clock.at)
         row = standing.get(session, TEAM, channel)
         assert row is not None and row.enterprise_id is None
+
+
+# --- one that fails holds no other back ---------------------------------------------------------
+
+
+class Kicks:
+    """The deliverer, which records the games it is kicked to show."""
+
+    def __init__(self) -> None:
+        self.kicked: list[int] = []
+
+    def kick(self, game_id: int) -> None:
+        self.kicked.append(game_id)
+
+
+class Logged:
+    """The sweeps' log lines as the app writes them (with the ids of their context)."""
+
+    def __init__(self) -> None:
+        self.stream = io.StringIO()
+
+    def lines(self, channel: str, level: str = "ERROR") -> list[dict[str, Any]]:
+        """This channel's lines at ``level``, read and forgotten."""
+        lines = [json.loads(line) for line in self.stream.getvalue().splitlines()]
+        self.stream.seek(0)
+        self.stream.truncate()
+        return [e for e in lines if e.get("channel_id") == channel and e["level"] == level]
+
+
+@pytest.fixture
+def logged() -> Iterator[Logged]:
+    logged = Logged()
+    handler = logging.StreamHandler(logged.stream)
+    handler.setFormatter(JsonFormatter())
+    handler.setLevel(logging.WARNING)
+    logger = logging.getLogger("slackapp.services.standing")
+    logger.addHandler(handler)
+    try:
+        yield logged
+    finally:
+        logger.removeHandler(handler)
+
+
+A_MINUTE_EARLIER = replace(FIKA, at=time(14, 59))
+"""Due with ``FIKA``, and before it in the sweep's order."""
+WEDNESDAY = TUESDAY_FIKA + timedelta(days=1)
+
+
+def test_a_standing_table_that_cannot_be_opened_holds_no_other_back(
+    sessions: sessionmaker[Session],
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    logged: Logged,
+) -> None:
+    """Two standing tables due together, and opening the first raises (its regulars cannot be
+    read): the second opens and shows its lobby and invitation; the first opens nothing, is
+    said once, and is tried again at its next opening, not at the next sweep."""
+    failing = new_channel(sessions, A_MINUTE_EARLIER)
+    fine = new_channel(sessions)
+    real_regulars = standing.regulars
+    tries: list[str] = []
+
+    def regulars(session: Session, team_id: str, channel_id: str) -> list[str]:
+        if channel_id == failing:
+            tries.append(channel_id)
+            raise RuntimeError("a fault reading the regulars")
+        return real_regulars(session, team_id, channel_id)
+
+    monkeypatch.setattr(standing, "regulars", regulars)
+    kicks = Kicks()
+    tables = instance(sessions, clock, kicks)
+    clock.at = TUESDAY_FIKA
+
+    (game_id,) = sweep_in(tables, fine)
+
+    assert tries, "the failing table was tried"
+    assert games_in(sessions, failing) == [], "its opening was rolled back"
+    assert game_id in kicks.kicked
+    with sessions() as session:
+        shown = session.execute(
+            select(OutboxEntry.surface, OutboxEntry.text).where(OutboxEntry.stream == game_id)
+        ).all()
+    assert "lobby" in [surface for surface, _ in shown]
+    assert invitation(FIKA, []) in [text for _, text in shown]
+    (error,) = logged.lines(failing)
+    assert error["team_id"] == TEAM
+    assert "a fault reading the regulars" in error["error"]
+    assert logged.lines(fine) == []
+    assert armed(sessions, failing) == WEDNESDAY - timedelta(minutes=1)
+
+    tried = len(tries)
+    clock.at += timedelta(seconds=2)
+    assert sweep_in(tables, failing) == []
+    assert len(tries) == tried, "not tried again at the next sweep"
+    assert logged.lines(failing) == []
+
+    monkeypatch.setattr(standing, "regulars", real_regulars)  # the fault is fixed
+    clock.at += timedelta(seconds=2)
+    assert sweep_in(tables, failing) == [], "nor once it could be, before its next opening"
+    clock.at = WEDNESDAY - timedelta(minutes=1)
+    assert len(sweep_in(tables, failing)) == 1
+    (game,) = games_in(sessions, failing)
+    assert game.phase == "lobby"
+
+
+def test_a_schedule_that_cannot_be_read_holds_no_other_back(
+    sessions: sessionmaker[Session], clock: Clock, logged: Logged
+) -> None:
+    """A schedule whose zone this machine no longer knows has no next opening to wait for: it
+    is tried again an hour on, and the table due with it opens."""
+    unreadable = new_channel(sessions, A_MINUTE_EARLIER)
+    fine = new_channel(sessions)
+    with transaction(sessions) as session:
+        session.execute(
+            update(StandingTable)
+            .where(StandingTable.team_id == TEAM, StandingTable.channel_id == unreadable)
+            .values(zone="Mars/Olympus_Mons")
+        )
+    tables = instance(sessions, clock)
+    clock.at = TUESDAY_FIKA
+    try:
+        assert len(sweep_in(tables, fine)) == 1
+        assert games_in(sessions, unreadable) == []
+        (error,) = logged.lines(unreadable)
+        assert "Mars/Olympus_Mons" in error["error"]
+        assert armed(sessions, unreadable) == TUESDAY_FIKA + UNREADABLE_RETRY
+        clock.at += timedelta(seconds=2)
+        tables.sweep()
+        assert logged.lines(unreadable) == [], "not tried again at the next sweep"
+    finally:  # no later sweep of this database meets it
+        with transaction(sessions) as session:
+            standing.remove(session, TEAM, unreadable)
+
+
+def test_a_lobby_that_cannot_be_closed_holds_no_other_back(
+    sessions: sessionmaker[Session],
+    clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    logged: Logged,
+) -> None:
+    """Two lobbies whose time is up, and the first one's step raises: the second closes, and
+    the first is said once and not tried at every sweep."""
+    first = new_channel(sessions, A_MINUTE_EARLIER)
+    second = new_channel(sessions)
+    tables = instance(sessions, clock)
+    clock.at = TUESDAY_FIKA
+    tables.sweep()
+    (broken_id,) = (game.id for game in games_in(sessions, first))
+    (game_id,) = (game.id for game in games_in(sessions, second))
+    broken = BrokenSteps(monkeypatch)
+    broken.always.add(broken_id)
+    clock.at = TUESDAY_FIKA + FIKA.lobby_length
+
+    closed = tables.close_due()
+
+    assert game_id in closed
+    assert broken_id not in closed
+    assert [game.phase for game in games_in(sessions, second)] == ["cancelled"]
+    assert [game.phase for game in games_in(sessions, first)] == ["lobby"]
+    assert broken.raised == [broken_id]
+    (error,) = logged.lines(first)
+    assert (error["team_id"], error["game_id"]) == (TEAM, broken_id)
+    assert "a fault stepping a game" in error["error"]
+    clock.at += timedelta(seconds=2)
+    tables.sweep()
+    assert broken.raised == [broken_id], "not tried at every sweep"
