@@ -242,6 +242,8 @@ class SeasonWrapUps:
         self.sessions = sessions
         self.now = now
         self._last_look: datetime | None = None
+        self._failing: set[Channel] = set()
+        """Channels whose wrap-up failed here and has not gone through since."""
 
     def sweep(self) -> list[int]:
         now = self.now()
@@ -267,10 +269,26 @@ class SeasonWrapUps:
         posted = []
         for team_id, channel_id in channels:
             with log_context(team_id=team_id, channel_id=channel_id):
-                game_id = self._post(team_id, channel_id, now)
+                try:
+                    game_id = self._post(team_id, channel_id, now)
+                except Exception as error:
+                    if database_down(error):  # every channel would fail: the next sweep
+                        raise
+                    self._failed((team_id, channel_id))
+                    continue
+            self._failing.discard((team_id, channel_id))
             if game_id is not None:
                 posted.append(game_id)
         return posted
+
+    def _failed(self, channel: Channel) -> None:
+        """One channel's wrap-up failed: the others go on, and it is tried again at the next
+        sweep; an ERROR the first time, then DEBUG while it keeps failing."""
+        if channel in self._failing:
+            log.debug("a season's wrap-up failed again", exc_info=True)
+            return
+        self._failing.add(channel)
+        log.exception("a season's wrap-up failed; the other channels' go on")
 
     def _post(self, team_id: str, channel_id: str, now: datetime) -> int | None:
         with transaction(self.sessions) as session:

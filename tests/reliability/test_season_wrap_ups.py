@@ -154,3 +154,40 @@ def test_a_channels_seasons_follow_its_settings_and_its_tables_zone(
     assert len(wrap_ups.post_due(datetime(2026, 12, 31, 15, 0, tzinfo=UTC))) >= 1
     (line,) = wrap_up_lines(sessions, channel)
     assert line.startswith(":trophy: *October to December 2026 is over*: 1 game played.")
+
+
+def test_a_channel_whose_wrap_up_fails_holds_no_other_back(
+    sessions: sessionmaker[Session],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A fault in one channel's wrap-up (its zone gone from the machine, a row the code cannot
+    read): the other channels' go out, it is logged once, and it goes out once mended."""
+    clock = Clock(datetime(2031, 3, 1, tzinfo=UTC))  # no other test's game is this recent
+    steps = GameService(sessions, LENGTHS, Nothing(), Nothing(), clock)
+    broken, mended = (f"C{next(_channels):04d}SEA" for _ in range(2))
+    last = {
+        channel: play_a_game(steps, clock, channel, datetime(2031, 3, 10, 14, tzinfo=UTC))
+        for channel in (broken, mended)
+    }
+    real = history.season_records
+
+    def season_records(session: Session, team_id: str, channel_id: str, *rest: object) -> object:
+        if channel_id == broken:
+            raise RuntimeError("a fault in this channel's records")
+        return real(session, team_id, channel_id, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(history, "season_records", season_records)
+    wrap_ups = SeasonWrapUps(sessions, clock)
+    april = datetime(2031, 4, 1, 0, 0, 1, tzinfo=UTC)
+    with caplog.at_level("DEBUG", logger="slackapp.services.standing"):
+        assert wrap_ups.post_due(april) == [last[mended]], "the other channel's went out"
+        assert wrap_ups.post_due(april + timedelta(minutes=1)) == []
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert len(errors) == 1, "logged once"
+    assert errors[0].exc_info is not None and "this channel's" in str(errors[0].exc_info[1])
+    assert wrap_up_lines(sessions, broken) == []
+
+    monkeypatch.setattr(history, "season_records", real)
+    assert wrap_ups.post_due(april + timedelta(minutes=2)) == [last[broken]], "once mended"
+    assert len(wrap_up_lines(sessions, mended)) == len(wrap_up_lines(sessions, broken)) == 1
