@@ -6,6 +6,7 @@ opening is the first UTC minute at which the zone's wall clock reads the opening
 
 from __future__ import annotations
 
+import zoneinfo
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -19,6 +20,7 @@ from slackapp.game.schedule import (
     Schedule,
     after_a_fault,
     describe_weekdays,
+    known_zones,
     last_opening,
     local_instant,
     next_opening,
@@ -393,3 +395,16 @@ def test_wakes_open_each_opening_at_most_once(
         assert woke.rearm > now or woke.rearm == armed
         armed = woke.rearm
     assert len(opened) == len(set(opened))
+
+
+def test_a_zone_the_machine_lacks_is_still_known() -> None:
+    """A machine whose own time zone database holds no zone at all (a slim image; Debian keeps
+    old names such as US/Eastern apart): the zones still come from the ``tzdata`` package."""
+    zoneinfo.reset_tzpath(to=[])
+    zoneinfo.ZoneInfo.clear_cache()
+    try:
+        assert {"Europe/Stockholm", "US/Eastern", "Asia/Calcutta"} <= known_zones()
+        assert time_zone("US/Eastern").utcoffset(datetime(2026, 7, 1)) == timedelta(hours=-4)
+    finally:
+        zoneinfo.reset_tzpath()
+        zoneinfo.ZoneInfo.clear_cache()
