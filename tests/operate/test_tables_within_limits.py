@@ -60,6 +60,33 @@ def outbox_facts(db: Engine, game_ids: list[int]) -> dict[str, Any]:
     return dict(row._mapping)
 
 
+def seated_tables(
+    fake: FakeSlack, app: AppProcess, db: Engine, count: int, seats: int, prefix: str
+) -> list[tuple[Table, list[str]]]:
+    """``count`` tables of ``seats`` new people each (their ids begin with ``prefix``), each
+    seated in a lobby of its own through ``app``; with their people, the host first."""
+    tables = []
+    for number in range(count):
+        people = [f"{prefix}{number:02d}P{seat}" for seat in range(seats)]
+        for user in people:
+            fake.add_user(user, user.lower())
+        table = Table(fake, app, db)
+        table.seat_people(people[0], people[1:])
+        tables.append((table, people))
+    return tables
+
+
+def started_together(
+    fake: FakeSlack, app: AppProcess, tables: list[tuple[Table, list[str]]]
+) -> list[int]:
+    """Every host's *Start* sent at the same moment to ``app``: the statuses answered."""
+    starts = []
+    for table, (host, *_) in tables:
+        lobby = table.lobby()
+        starts.append((signed_click(fake, host, lobby, lobby.button("Start").action_id), app))
+    return send_together(fake, [(click, to.events_url) for click, to in starts])
+
+
 def in_phase(table: Table, phase: str) -> None:
     """Until the game is in ``phase`` (committed; what it shows may follow later)."""
     table.wait(lambda: table.game()["phase"] == phase or None, f"phase {phase}")
@@ -130,20 +157,8 @@ def test_a_lunchtime_of_full_tables_starting_together_all_deal_within_slacks_tie
         app = start_app(fake, url, env=SLACKS_PACE)
         engine = create_engine(url)
         try:
-            tables: list[tuple[Table, list[str]]] = []
-            for number in range(LUNCH_TABLES):
-                people = [f"U0L{number}P{seat}" for seat in range(SEATS)]
-                for user in people:
-                    fake.add_user(user, user.lower())
-                table = Table(fake, app, engine)
-                table.seat_people(people[0], people[1:])
-                tables.append((table, people))
-            starts = []
-            for table, people in tables:
-                lobby = table.lobby()
-                click = signed_click(fake, people[0], lobby, lobby.button("Start").action_id)
-                starts.append((click, app.events_url))
-            assert send_together(fake, starts) == [200] * LUNCH_TABLES
+            tables = seated_tables(fake, app, engine, LUNCH_TABLES, SEATS, "U0L")
+            assert started_together(fake, app, tables) == [200] * LUNCH_TABLES
             for table, _ in tables:
                 in_phase(table, "night")
             opened = fake.calls_to("conversations.open")

@@ -23,14 +23,35 @@ from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET, AppProcess, start_app
 from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, Deployment, fresh_database
 from tests.operate.test_socket_mode import PATIENT_ACK, OverSocket
-from tests.operate.test_tables_within_limits import outbox_facts, shown_against_newest
+from tests.operate.test_tables_within_limits import (
+    outbox_facts,
+    seated_tables,
+    shown_against_newest,
+    started_together,
+)
 from tests.operate.test_two_processes import journal_of
-from tests.reliability.support import send_together, signed_click
 from tests.waiting import PATIENCE
 
 pytestmark = pytest.mark.long(25)
 
 ALVA, BENGT, CARIN, _ = PEOPLE
+
+
+def played_to_the_reveal(
+    deployment: Deployment, table: Table, web: AppProcess, worker: AppProcess
+) -> None:
+    """A game of three through ``web``, nobody acting after the Start: its clicks are the web
+    process's steps, each deadline the worker's, and it reaches its reveal."""
+    table.seat_people(ALVA, [BENGT, CARIN])
+    table.start(ALVA)
+    table.wait_for_phase("over")  # nobody acts after the Start: each phase times out
+    assert ALVA in table.reveal().rendered_text
+    table.stored_outcome_matches_referee()
+    game_id = table.game_id()
+    by_web = [e["phase"] for e in journal_of(deployment, [web], game_id)]
+    by_worker = [e["phase"] for e in journal_of(deployment, [worker], game_id)]
+    assert by_web == ["lobby", "night"], "the clicks were stepped where they came in"
+    assert by_worker == ["day", "vote", "over"], "every deadline was the worker's"
 
 
 def test_a_worker_keeps_the_deadlines_of_a_web_process_without_timers(postgres: str) -> None:
@@ -41,18 +62,7 @@ def test_a_worker_keeps_the_deadlines_of_a_web_process_without_timers(postgres: 
         engine = create_engine(url)
         try:
             deployment = Deployment(fake, web, engine)
-            table = deployment.table()
-            table.seat_people(ALVA, [BENGT, CARIN])
-            table.start(ALVA)
-            table.wait_for_phase("over")  # nobody acts after the Start: each phase times out
-            assert ALVA in table.reveal().rendered_text
-            table.stored_outcome_matches_referee()
-
-            game_id = table.game_id()
-            by_web = [e["phase"] for e in journal_of(deployment, [web], game_id)]
-            by_worker = [e["phase"] for e in journal_of(deployment, [worker], game_id)]
-            assert by_web == ["lobby", "night"], "the clicks were stepped where they came in"
-            assert by_worker == ["day", "vote", "over"], "every deadline was the worker's"
+            played_to_the_reveal(deployment, deployment.table(), web, worker)
             assert requests.get(f"{web.url}/healthz", timeout=PATIENCE).status_code == 200
 
             processes.signal_group(worker.process, signal.SIGTERM)
@@ -93,18 +103,7 @@ def test_over_socket_mode_a_worker_keeps_the_deadlines_of_a_web_process_without_
             deployment = Deployment(fake, web, engine)
             for user_id, name in PEOPLE.items():
                 fake.add_user(user_id, name)
-            table = Table(fake, OverSocket(web), engine)
-            table.seat_people(ALVA, [BENGT, CARIN])
-            table.start(ALVA)
-            table.wait_for_phase("over")  # nobody acts after the Start: each phase times out
-            assert ALVA in table.reveal().rendered_text
-            table.stored_outcome_matches_referee()
-
-            game_id = table.game_id()
-            by_web = [e["phase"] for e in journal_of(deployment, [web], game_id)]
-            by_worker = [e["phase"] for e in journal_of(deployment, [worker], game_id)]
-            assert by_web == ["lobby", "night"], "the clicks were stepped where they came in"
-            assert by_worker == ["day", "vote", "over"], "every deadline was the worker's"
+            played_to_the_reveal(deployment, Table(fake, OverSocket(web), engine), web, worker)
             kinds = {
                 (e["type"], e["payload"].get("type") or e["payload"].get("command"))
                 for e in link.sent
@@ -153,20 +152,8 @@ def test_a_worker_steps_and_delivers_a_storm_of_deadlines_each_once(postgres: st
         engine = create_engine(url)
         try:
             deployment = Deployment(fake, web, engine)
-            tables: list[tuple[Table, list[str]]] = []
-            for number in range(STORM):
-                people = [f"U0W{number:02d}P{seat}" for seat in range(3)]
-                for user in people:
-                    fake.add_user(user, user.lower())
-                table = Table(fake, web, engine)
-                table.seat_people(people[0], people[1:])
-                tables.append((table, people))
-            starts = []
-            for table, (host, *_) in tables:
-                lobby = table.lobby()
-                click = signed_click(fake, host, lobby, lobby.button("Start").action_id)
-                starts.append((click, web.events_url))
-            assert send_together(fake, starts) == [200] * STORM
+            tables = seated_tables(fake, web, engine, STORM, 3, "U0W")
+            assert started_together(fake, web, tables) == [200] * STORM
 
             for table, _ in tables:
                 table.wait_for_phase("over")  # each phase of each game ends on its deadline
