@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import logging
+import os
 import resource
 import shutil
 import signal
@@ -318,13 +319,34 @@ def serve_socket_mode(settings: Settings, database_url: str) -> None:
         varulv.stop()
 
 
-def until_stopped(timers: Deadlines | None, every: float = TIMERS_CHECK_SECONDS) -> None:
+EXIT_GRACE_SECONDS = 30.0
+"""How long a process whose timers stalled has to stop well before it is ended at once: a
+sweep stuck for good holds a thread the interpreter would wait for at exit for ever."""
+
+
+def until_stopped(
+    timers: Deadlines | None,
+    every: float = TIMERS_CHECK_SECONDS,
+    grace: float = EXIT_GRACE_SECONDS,
+    end_now: Callable[[int], object] = os._exit,
+) -> None:
     """Wait for a signal to end the process; should the ``timers`` it keeps stop meanwhile
-    (a process with no ``/healthz`` to say so), exit with status 1, to be started again."""
+    (a process with no ``/healthz`` to say so), exit with status 1, to be started again: as
+    well as it can, and at once (``end_now``) once ``grace`` has passed."""
     while not threading.Event().wait(every):
         if timers is not None and not timers.keeping_time():
             log.error("the timers stopped: the process exits to be started again")
+            ending = threading.Timer(grace, _end, (grace, end_now))
+            ending.daemon = True
+            ending.start()
             raise SystemExit(1)
+
+
+def _end(grace: float, end_now: Callable[[int], object]) -> None:
+    log.error("the process did not stop within %.0f s: it ends at once", grace)
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    end_now(1)
 
 
 def keep_time(settings: Settings, database_url: str) -> None:

@@ -204,14 +204,22 @@ def test_a_process_with_no_healthz_exits_once_its_timers_stall(db: Engine) -> No
     minutes = itertools.count(1000.0, STALLED_SECONDS / 2)  # each look, a minute later
     deadlines = Deadlines(make_sessions(db), monotonic=lambda: next(minutes))
     deadlines.scheduler.start(paused=True)
+    ended = threading.Event()
+    statuses: list[int] = []
+
+    def end_now(status: int) -> None:  # as os._exit would, were a stuck thread to hold it
+        statuses.append(status)
+        ended.set()
+
     try:
         with pytest.raises(SystemExit) as exited:
-            until_stopped(deadlines, every=0)
+            until_stopped(deadlines, every=0, grace=0, end_now=end_now)
     finally:
         deadlines.stop()
     assert exited.value.code == 1
     looks = (next(minutes) - 1000.0) / (STALLED_SECONDS / 2)
     assert looks == 3, "set at the start, kept time at the first check, stalled at the second"
+    assert ended.wait(PATIENCE) and statuses == [1], "ended at once after its grace"
 
 
 def test_a_game_whose_timer_finds_its_step_failing_every_time_is_ended(
