@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, time
 from typing import NamedTuple
 
-from sqlalchemy import ColumnElement, and_, delete, select
+from sqlalchemy import ColumnElement, and_, delete, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -101,22 +101,31 @@ class Lobby(NamedTuple):
 
 
 def lobbies_to_close(session: Session, now: datetime) -> list[Lobby]:
-    """Lobbies a standing table opened whose time is up; the rows are released at once."""
+    """Lobbies a standing table opened whose time is up. Each row names its lobby until
+    :func:`lobby_closed` says it was closed, so a close that failed is tried again."""
     rows = session.execute(
         select(StandingTable.team_id, StandingTable.channel_id, StandingTable.lobby_game_id)
         .where(StandingTable.lobby_game_id.is_not(None), StandingTable.lobby_closes_at <= now)
-        .with_for_update(skip_locked=True)
+        .order_by(StandingTable.lobby_closes_at)
     ).all()
-    for team_id, channel_id, _ in rows:
-        row = session.get(StandingTable, (team_id, channel_id))
-        assert row is not None
-        row.lobby_game_id = None
-        row.lobby_closes_at = None
     return [
         Lobby(team_id, channel_id, game_id)
         for team_id, channel_id, game_id in rows
         if game_id is not None
     ]
+
+
+def lobby_closed(session: Session, lobby: Lobby) -> None:
+    """The standing table's lobby was closed (or had started): its row names it no longer."""
+    session.execute(
+        update(StandingTable)
+        .where(
+            StandingTable.team_id == lobby.team_id,
+            StandingTable.channel_id == lobby.channel_id,
+            StandingTable.lobby_game_id == lobby.game_id,
+        )
+        .values(lobby_game_id=None, lobby_closes_at=None)
+    )
 
 
 def pause(session: Session, team_id: str, channel_id: str, why: str) -> bool:

@@ -193,15 +193,17 @@ def wake(schedule: Schedule, armed: datetime, now: datetime) -> Wake:
 
 UNREADABLE_RETRY = timedelta(hours=1)
 """How long a standing table whose schedule cannot be read (its zone is no longer one this
-machine knows) waits before it is tried again, having no next opening to wait for."""
+machine knows) waits before it is tried again, having no opening to wait for."""
 
 
-def after_a_fault(schedule: Schedule | None, now: datetime) -> datetime:
-    """When a standing table whose opening failed at ``now`` is tried again: at its first
-    opening after ``now``, so one that fails every time costs its channel a table at each
-    opening and never a try at every sweep; :data:`UNREADABLE_RETRY` on when its schedule
-    cannot be read (``None``), and :func:`wake` then opens no table for an opening it missed."""
+def after_a_fault(schedule: Schedule | None, now: datetime) -> datetime | None:
+    """When a standing table whose opening failed at ``now`` is tried again: None, at the next
+    sweep, as it is still due (a failure that passes costs its channel seconds; once its lobby
+    time is over, :func:`wake` arms its next opening before anything that could fail, so one
+    that lasts costs that opening, and no try at every sweep after it); or, when its schedule
+    cannot be read (``None``), :data:`UNREADABLE_RETRY` on, and :func:`wake` then opens no
+    table for an opening it missed."""
     _check_aware(now)
     if schedule is None:
         return now + UNREADABLE_RETRY
-    return next_opening(schedule, now)
+    return None

@@ -5,9 +5,10 @@ keeps the timers. It locks the due schedules (skipping rows another process hold
 engine's :func:`~slackapp.game.schedule.wake` decide, opens at most one lobby per opening and
 arms the next opening, all in one transaction: so an opening fires once however many processes
 wake, and a restart between arming and firing loses nothing, since the armed instant is a row.
-Should that transaction fail, each due schedule is fired in a transaction of its own; one that
-fails alone is logged and armed for its next opening, so it holds no other back, and is not
-tried again at every sweep. A lobby whose closing fails is logged and left; the others close.
+Should that transaction fail, each due schedule is fired in a transaction of its own, so one
+that fails holds no other back: it stays due, and each sweep tries it again while its lobby may
+still open. A lobby whose closing fails is left open and tried again at each sweep; the others
+close.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ class StandingTables:
         self.game_service = game_service
         """Closes a lobby whose time is up, as any step of its game."""
         self.now = now
+        self._failing: set[Channel | int] = set()
+        """The channels whose opening, and the lobbies whose closing, failed here and has not
+        gone through since: an ERROR the first time, DEBUG while it keeps failing."""
 
     def sweep(self) -> list[int]:
         """Open the lobbies that are due and close those whose time is up; the games opened."""
@@ -93,7 +97,8 @@ class StandingTables:
         except Exception as error:
             if not due or database_down(error):
                 raise  # no table's own fault: the timers log it, and the next sweep tries again
-            log.warning(
+            # Each table's own failure is logged as it is opened alone.
+            log.debug(
                 "opening %d due standing tables together failed (%s); each is opened alone",
                 len(due),
                 first_line(error),
@@ -102,6 +107,7 @@ class StandingTables:
         else:
             for each in fired:
                 each.log()
+        self._failing -= {(each.team_id, each.channel_id) for each in fired}
         opened = [each.game_id for each in fired if each.game_id is not None]
         for game_id in opened:
             self.deliverer.kick(game_id)
@@ -109,7 +115,7 @@ class StandingTables:
 
     def _open_each(self, due: list[Channel], now: datetime) -> list[Fired]:
         """Fire each of the ``due`` standing tables in a transaction of its own; one that
-        fails is rolled back alone, and armed for a later opening (:meth:`_failed`)."""
+        fails is rolled back alone (:meth:`_failed`)."""
         fired = []
         for team_id, channel_id in due:
             with log_context(team_id=team_id, channel_id=channel_id):
@@ -130,35 +136,45 @@ class StandingTables:
         return fired
 
     def _failed(self, team_id: str, channel_id: str, now: datetime, error: Exception) -> None:
-        """Opening the channel's standing table failed with ``error``, alone: it is armed for
-        its next opening after ``now`` (:func:`~slackapp.game.schedule.after_a_fault`), so it
-        is tried again then and not at every sweep. One ERROR line says so."""
+        """Opening the channel's standing table failed with ``error``, alone. It stays due,
+        and the next sweep tries again while its lobby may still open; one whose schedule
+        cannot be read is armed for later (:func:`~slackapp.game.schedule.after_a_fault`)."""
         try:
             with transaction(self.sessions) as session:
                 row = standing.lock_due(session, team_id, channel_id, now)
                 if row is None:  # fired or changed meanwhile, or another process's
-                    log.error("opening the standing table failed", exc_info=error)
                     return
                 try:
                     schedule: Schedule | None = standing.schedule_of(row)
                 except BadSchedule:  # e.g. its zone is no longer in this machine's database
                     schedule = None
-                row.next_at = after_a_fault(schedule, now)
-                again = row.next_at
+                again = after_a_fault(schedule, now)
+                if again is not None:
+                    row.next_at = again
         except Exception as stuck:
             log.error(
-                "opening the standing table failed, and so did arming it for later (%s); the "
+                "opening the standing table failed, and so did reading its schedule (%s); the "
                 "next sweep tries again",
                 first_line(stuck),
                 exc_info=error,
             )
             return
-        log.error(
-            "opening the standing table failed; it is tried again at %s%s",
-            again.isoformat(),
-            "" if schedule is not None else ", as its schedule cannot be read",
-            exc_info=error,
-        )
+        if again is not None:
+            log.error(
+                "opening the standing table failed, and its schedule cannot be read; it is "
+                "tried again at %s",
+                again.isoformat(),
+                exc_info=error,
+            )
+        elif (team_id, channel_id) in self._failing:
+            log.debug("opening the standing table failed again", exc_info=error)
+        else:
+            self._failing.add((team_id, channel_id))
+            log.error(
+                "opening the standing table failed; each sweep tries again while its lobby "
+                "may still open",
+                exc_info=error,
+            )
 
     def _fire(self, session: Session, row: StandingTable, now: datetime) -> Fired:
         schedule = standing.schedule_of(row)
@@ -192,9 +208,9 @@ class StandingTables:
 
     def close_due(self) -> list[int]:
         """Close each standing table's lobby whose time is up (a started game goes on); the
-        games stepped. One whose step fails is logged and left as it is, and the others are
-        closed: its row names it no longer, so no sweep tries it again."""
-        with transaction(self.sessions) as session:
+        games stepped. One whose step fails is left open and tried again at the next sweep;
+        the others are closed."""
+        with outside_transaction(self.sessions) as session:
             due = standing.lobbies_to_close(session, self.now())
         closed = []
         for lobby in due:
@@ -203,9 +219,20 @@ class StandingTables:
             ):
                 try:
                     self.game_service.act(lobby.game_id, m.CloseLobby())
-                except Exception:
-                    log.exception("closing the standing table's lobby failed; it is left open")
+                    with transaction(self.sessions) as session:
+                        standing.lobby_closed(session, lobby)
+                except Exception as error:
+                    if database_down(error):  # every lobby would fail: the next sweep
+                        raise
+                    if lobby.game_id in self._failing:
+                        log.debug("closing the standing table's lobby failed again", exc_info=True)
+                    else:
+                        self._failing.add(lobby.game_id)
+                        log.exception(
+                            "closing the standing table's lobby failed; each sweep tries again"
+                        )
                     continue
+            self._failing.discard(lobby.game_id)
             closed.append(lobby.game_id)
         return closed
 
@@ -266,6 +293,7 @@ class SeasonWrapUps:
                 )
                 .distinct()
             ).all()
+        self._failing &= {(team_id, channel_id) for team_id, channel_id in channels}
         posted = []
         for team_id, channel_id in channels:
             with log_context(team_id=team_id, channel_id=channel_id):

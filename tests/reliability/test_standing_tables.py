@@ -22,7 +22,6 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db import standing
 from slackapp.db.engine import make_sessions, transaction
-from slackapp.db.migrate import upgrade
 from slackapp.db.models import Game, OutboxEntry, StandingTable
 from slackapp.delivery.outbox import enqueue, notice
 from slackapp.game import machine as m
@@ -31,7 +30,7 @@ from slackapp.logs import JsonFormatter
 from slackapp.services.game import GameService
 from slackapp.services.standing import StandingTables, invitation, pause_for_channel_of
 from slackapp.services.uow import Kick, new_table
-from tests.databases import WAITING_TO_OPEN
+from tests.databases import WAITING_TO_OPEN, migrated_database
 from tests.reliability.support import BrokenSteps, Clock, Nothing
 from tests.waiting import until
 
@@ -44,8 +43,16 @@ TUESDAY_FIKA = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)  # 15:00 in Stockholm
 
 
 @pytest.fixture(scope="module")
+def db(postgres: str) -> Iterator[Engine]:
+    """A database of its own: the end-to-end apps that share the worker's sweep its standing tables
+    by the real clock, and this module's dates are past ones."""
+    engine = create_engine(migrated_database(postgres, "standing"))
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture(scope="module")
 def sessions(db: Engine) -> sessionmaker[Session]:
-    upgrade(db)
     return make_sessions(db)
 
 
@@ -411,7 +418,8 @@ def test_a_standing_table_that_cannot_be_opened_holds_no_other_back(
 ) -> None:
     """Two standing tables due together, and opening the first raises (its regulars cannot be
     read): the second opens and shows its lobby and invitation; the first opens nothing, is
-    said once, and is tried again at its next opening, not at the next sweep."""
+    said once, is tried again at each sweep while its lobby may open, and opens once mended;
+    one still failing when its lobby time is over waits for its next opening."""
     failing = new_channel(sessions, A_MINUTE_EARLIER)
     fine = new_channel(sessions)
     real_regulars = standing.regulars
@@ -443,21 +451,46 @@ def test_a_standing_table_that_cannot_be_opened_holds_no_other_back(
     assert error["team_id"] == TEAM
     assert "a fault reading the regulars" in error["error"]
     assert logged.lines(fine) == []
-    assert armed(sessions, failing) == WEDNESDAY - timedelta(minutes=1)
+    assert armed(sessions, failing) == TUESDAY_FIKA - timedelta(minutes=1), "still due"
 
     tried = len(tries)
     clock.at += timedelta(seconds=2)
     assert sweep_in(tables, failing) == []
-    assert len(tries) == tried, "not tried again at the next sweep"
-    assert logged.lines(failing) == []
+    assert len(tries) > tried, "tried again at the next sweep"
+    assert logged.lines(failing) == [], "and said once"
 
-    monkeypatch.setattr(standing, "regulars", real_regulars)  # the fault is fixed
+    monkeypatch.setattr(standing, "regulars", real_regulars)  # the fault is mended
     clock.at += timedelta(seconds=2)
-    assert sweep_in(tables, failing) == [], "nor once it could be, before its next opening"
-    clock.at = WEDNESDAY - timedelta(minutes=1)
-    assert len(sweep_in(tables, failing)) == 1
+    assert len(sweep_in(tables, failing)) == 1, "a few seconds late, its lobby opens"
     (game,) = games_in(sessions, failing)
     assert game.phase == "lobby"
+
+
+def test_a_standing_table_failing_past_its_lobby_time_waits_for_its_next_opening(
+    sessions: sessionmaker[Session], clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failing = new_channel(sessions)
+    real_regulars = standing.regulars
+    tries: list[str] = []
+
+    def regulars(session: Session, team_id: str, channel_id: str) -> list[str]:
+        if channel_id != failing:
+            return real_regulars(session, team_id, channel_id)
+        tries.append(channel_id)
+        raise RuntimeError("a fault reading the regulars")
+
+    monkeypatch.setattr(standing, "regulars", regulars)
+    tables = instance(sessions, clock)
+    clock.at = TUESDAY_FIKA
+    assert sweep_in(tables, failing) == []
+    clock.at = TUESDAY_FIKA + FIKA.lobby_length  # its lobby could open no longer
+    assert sweep_in(tables, failing) == []
+    assert armed(sessions, failing) == WEDNESDAY
+    tried = len(tries)
+    clock.at += timedelta(seconds=2)
+    assert sweep_in(tables, failing) == []
+    assert len(tries) == tried, "not tried at every sweep after it"
+    assert games_in(sessions, failing) == []
 
 
 def test_a_schedule_that_cannot_be_read_holds_no_other_back(
@@ -496,7 +529,7 @@ def test_a_lobby_that_cannot_be_closed_holds_no_other_back(
     logged: Logged,
 ) -> None:
     """Two lobbies whose time is up, and the first one's step raises: the second closes, and
-    the first is said once and not tried at every sweep."""
+    the first is said once, tried again at the next sweep, and closed once mended."""
     first = new_channel(sessions, A_MINUTE_EARLIER)
     second = new_channel(sessions)
     tables = instance(sessions, clock)
@@ -520,4 +553,10 @@ def test_a_lobby_that_cannot_be_closed_holds_no_other_back(
     assert "a fault stepping a game" in error["error"]
     clock.at += timedelta(seconds=2)
     tables.sweep()
-    assert broken.raised == [broken_id], "not tried at every sweep"
+    assert broken.raised == [broken_id] * 2, "tried again at the next sweep"
+    assert logged.lines(first) == [], "and said once"
+    broken.always.clear()  # mended
+    clock.at += timedelta(seconds=2)
+    assert broken_id in tables.close_due()
+    assert [game.phase for game in games_in(sessions, first)] == ["cancelled"]
+    assert tables.close_due() == [], "its row names it no longer"
