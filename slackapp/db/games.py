@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar, cast
 
@@ -158,8 +158,8 @@ def due(query: Select[T], at: datetime, limit: int) -> Select[T]:
 
 
 @dataclass(frozen=True)
-class DueRow:
-    """A due game as its row says it plainly, for ending it without the machine: nothing of
+class OpenRow:
+    """An open game as its row says it plainly, for ending it without the machine: nothing of
     the machine's state is decoded (its cards, choices and ballots are not read), so a game
     whose state cannot be read is read so."""
 
@@ -174,12 +174,26 @@ class DueRow:
     """The seated people Varulv still reaches privately, with their private message channel."""
 
 
-def lock_due_row(
-    connection: Connection, game_id: int, deadline: datetime, at: datetime
-) -> DueRow | None:
-    """The game's row locked as a step locks it, if it is still at ``deadline``, passed at
-    ``at``; None if it is not (it moved on, or ended), or another transaction holds it (not
-    waited for)."""
+LOCK_WAIT = timedelta(seconds=10)
+"""How long :func:`lock_open_row` waits for another transaction's lock on a game with no
+deadline named: far longer than any step holds it, and short enough that a transaction stuck
+holding it fails the wait rather than hanging whoever asked."""
+
+
+def lock_open_row(
+    connection: Connection,
+    game_id: int,
+    deadline: datetime | None = None,
+    at: datetime | None = None,
+    wait: timedelta = LOCK_WAIT,
+) -> OpenRow | None:
+    """The game's row locked as a step locks it, if it is open.
+
+    With ``deadline``: only if it is still at that deadline, passed at ``at`` (or by then), and
+    not held by another transaction, which is not waited for; None if it moved on, ended, or is
+    held. Without: the game in any open phase, its lock waited for as a step waits, but for
+    ``wait`` at most (the transaction's ``lock_timeout``), past which PostgreSQL's
+    ``lock_not_available`` is raised; None if there is no such game or it has ended."""
     plain: Select[Any] = select(
         GAMES.c.id,
         GAMES.c.team_id,
@@ -187,8 +201,17 @@ def lock_due_row(
         GAMES.c.channel_id,
         GAMES.c.phase,
         GAMES.c.language,
-    ).where(GAMES.c.id == game_id, GAMES.c.deadline == deadline)
-    locked = due(plain, at, 1).with_for_update(skip_locked=True, key_share=True)
+    ).where(GAMES.c.id == game_id)
+    if deadline is not None:
+        found = due(plain.where(GAMES.c.deadline == deadline), at or deadline, 1)
+        locked = found.with_for_update(skip_locked=True, key_share=True)
+    else:
+        connection.execute(
+            text("SELECT set_config('lock_timeout', :wait, true)"),
+            {"wait": f"{int(wait.total_seconds() * 1000)}ms"},
+        )
+        found = plain.where(GAMES.c.phase.in_([phase.value for phase in m.OPEN_PHASES]))
+        locked = found.with_for_update(key_share=True)
     row = connection.execute(locked).first()
     if row is None:
         return None
@@ -203,7 +226,7 @@ def lock_due_row(
         .order_by(SEATS.c.position)
     ).all()
     known = {language.value for language in Language}
-    return DueRow(
+    return OpenRow(
         id=row.id,
         team_id=row.team_id,
         enterprise_id=row.enterprise_id,
@@ -214,8 +237,8 @@ def lock_due_row(
     )
 
 
-def end_for_fault(session: Session, game: DueRow, phase: m.Phase) -> None:
-    """End the game locked by :func:`lock_due_row` in ``phase``, with no deadline; the phase
+def end_for_fault(session: Session, game: OpenRow, phase: m.Phase) -> None:
+    """End the game locked by :func:`lock_open_row` in ``phase``, with no deadline; the phase
     change is logged once the session's transaction commits."""
     session.connection().execute(
         update(GAMES).where(GAMES.c.id == game.id).values(phase=phase.value, deadline=None)
@@ -224,6 +247,23 @@ def end_for_fault(session: Session, game: DueRow, phase: m.Phase) -> None:
         game.id, game.team_id, game.channel_id, game.phase.value, phase.value
     )
     journal.note(session, [change])
+
+
+@dataclass(frozen=True)
+class Whereabouts:
+    """Where a game is, and its phase, read without a lock."""
+
+    team_id: str
+    channel_id: str
+    phase: m.Phase
+
+
+def whereabouts(connection: Connection, game_id: int) -> Whereabouts | None:
+    """Where the game is and its phase, as committed; None if there is no such game."""
+    row = connection.execute(
+        select(GAMES.c.team_id, GAMES.c.channel_id, GAMES.c.phase).where(GAMES.c.id == game_id)
+    ).first()
+    return None if row is None else Whereabouts(row.team_id, row.channel_id, m.Phase(row.phase))
 
 
 def _game_query() -> Select[Any]:

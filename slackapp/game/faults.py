@@ -6,7 +6,9 @@ another table, and readiness failing for every process. Such a game is ended wit
 machine (which may be what raises), from what its row says plainly: its phase, its channel,
 and who sits at it. A step that fails for a moment (a deadlock, a connection lost) and then
 goes through never ends a game: the game is given up only once its step has failed every time
-it was tried for :data:`FAULT_GRACE`.
+it was tried for :data:`FAULT_GRACE`. A game nothing can step or stop otherwise (a lobby,
+which has no deadline; a game whose clicks fail every time) is ended the same way by an
+operator's ``varulv end-game``.
 """
 
 from __future__ import annotations

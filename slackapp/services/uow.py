@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 from sqlalchemy import Connection
@@ -260,18 +260,24 @@ class EndedForFault:
 def commit_give_up(
     sessions: sessionmaker[Session],
     game_id: int,
-    deadline: datetime,
-    at: datetime,
+    deadline: datetime | None,
+    at: datetime | None = None,
     take: Take | None = None,
+    lock_wait: timedelta = games.LOCK_WAIT,
 ) -> EndedForFault | None:
-    """End the game, still at the ``deadline`` whose step kept failing (passed at ``at``), for
-    a fault, without the machine (which may be what fails): one transaction that locks its
-    row as a step does, writes the phase :func:`slackapp.game.faults.give_up` decides with no
-    deadline left, and puts what it shows in the outbox. None if the game moved on from that
-    deadline, or another transaction holds it. ``take``: as for :func:`commit_step`."""
+    """End the game for a fault, without the machine (which may be what fails): one
+    transaction that locks its row as a step does, writes the phase
+    :func:`slackapp.game.faults.give_up` decides with no deadline left, and puts what it shows
+    in the outbox. ``take``: as for :func:`commit_step`.
+
+    With ``deadline``, the deadline whose step kept failing, passed at ``at``: None if the game
+    moved on from it, or another transaction holds it (not waited for). With None (``varulv
+    end-game``): the game in whatever open phase it is, its lock waited for up to
+    ``lock_wait`` (past which PostgreSQL's ``lock_not_available`` is raised); None if there is
+    no such game or it has ended."""
     with transaction(sessions) as session:
         connection = session.connection()
-        game = games.lock_due_row(connection, game_id, deadline, at)
+        game = games.lock_open_row(connection, game_id, deadline, at, lock_wait)
         if game is None:
             return None
         ended = faults.give_up(game.phase, game.dm_channels)
