@@ -12,6 +12,8 @@ varulv erase-workspace TEAM_ID
 varulv rotate-token-key
                   encrypt every stored Slack token with the first key of VARULV_TOKEN_KEY
 varulv prune      delete the details of games ended longer ago than VARULV_RETENTION_DAYS
+varulv end-game GAME_ID
+                  end an open game that cannot be stopped otherwise, as a fault ends it
 """
 
 from __future__ import annotations
@@ -158,6 +160,86 @@ def _erase_workspace(team_id: str, force: bool) -> int:
     return 0
 
 
+def _end_game(game_id: int) -> int:
+    """End an open game without the phase machine, as a game whose deadline step keeps failing
+    is given up (``slackapp.game.faults``): for a lobby, or a game whose steps all fail, that
+    nobody can stop. Its messages are written to the outbox, and whichever ``varulv serve`` or
+    ``varulv work`` process sweeps next delivers them: this takes no delivery lease."""
+    from sqlalchemy.exc import OperationalError
+
+    from slackapp.config import Settings, SettingsError
+    from slackapp.db import games, standing
+    from slackapp.db.engine import (
+        DatabaseUnavailable,
+        make_sessions,
+        outside_transaction,
+        transaction,
+        wait_for_database,
+    )
+    from slackapp.db.migrate import upgrade
+    from slackapp.game.machine import ended_phase
+    from slackapp.logs import configure_logging, log_context
+    from slackapp.services.uow import commit_give_up
+
+    try:
+        configure_logging()
+        settings = Settings.from_env()
+        engine = maintenance_engine(settings)
+        wait_for_database(engine, settings.database_wait_seconds)
+    except (SettingsError, DatabaseUnavailable) as error:
+        return _refuse("end-game", error)
+    try:
+        upgrade(engine)
+        sessions = make_sessions(engine)
+        try:
+            ended = commit_give_up(sessions, game_id, None)
+        except OperationalError as error:
+            if not _lock_not_available(error):
+                raise
+            return _refuse(
+                "end-game",
+                f"game {game_id} was held by another transaction for "
+                f"{games.LOCK_WAIT.total_seconds():.0f} s (a step under way, or one stuck); "
+                "nothing changed: try again, or end that transaction",
+            )
+        if ended is None:
+            with outside_transaction(sessions) as session:
+                found = games.whereabouts(session.connection(), game_id)
+            if found is None:
+                return _refuse("end-game", f"there is no game {game_id}; nothing changed")
+            return _refuse(
+                "end-game",
+                f"game {game_id} in {found.channel_id} of {found.team_id} has ended already "
+                f"({found.phase.value}); nothing changed",
+            )
+        with transaction(sessions) as session:  # a standing table's lobby: closed now
+            lobby = standing.Lobby(ended.team_id, ended.channel_id, ended.game_id)
+            standing.lobby_closed(session, lobby)
+    finally:
+        engine.dispose()
+    now = ended_phase(ended.phase).value
+    with log_context(team_id=ended.team_id, channel_id=ended.channel_id, game_id=game_id):
+        logging.getLogger("slackapp.cli").warning(
+            "game %s ended by varulv end-game (it was in the %s); no one scores",
+            game_id,
+            ended.phase.value,
+            extra={"phase": now, "previous_phase": ended.phase.value},
+        )
+    print(
+        f"game {game_id} in {ended.channel_id} of {ended.team_id} ended (it was in the "
+        f"{ended.phase.value}, and is {now} now); its channel is told once Varulv runs"
+    )
+    return 0
+
+
+def _lock_not_available(error: BaseException) -> bool:
+    """Whether ``error`` is PostgreSQL's ``lock_not_available``: a lock waited for too long."""
+    from psycopg.errors import LockNotAvailable
+    from sqlalchemy.exc import DBAPIError
+
+    return isinstance(error, DBAPIError) and isinstance(error.orig, LockNotAvailable)
+
+
 def maintenance_engine(settings: Settings) -> Engine:
     """The database of a one-off command, reached as ``serve`` reaches it: behind a pooler
     that cannot keep prepared statements (``VARULV_PREPARED_STATEMENTS=off``) it prepares
@@ -216,6 +298,13 @@ def _sandbox(port: int | None, open_browser: bool) -> int:
     return run_sandbox(chosen, open_browser)
 
 
+def _game_id(raw: str) -> int:
+    """A game's id, as its log lines name it (``game_id``)."""
+    if not raw.isascii() or not raw.isdigit() or not 0 < int(raw) < 2**31:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a game's id (a number, its game_id)")
+    return int(raw)
+
+
 def _port(raw: str) -> int:
     from slackapp.config import SettingsError, port_number
 
@@ -231,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     commands = parser.add_subparsers(
         dest="command",
-        metavar="{serve,work,sandbox,referee,erase-workspace,rotate-token-key,prune}",
+        metavar="{serve,work,sandbox,referee,erase-workspace,rotate-token-key,prune,end-game}",
     )
     commands.add_parser("serve", help="serve Slack (HTTP on PORT, or Socket Mode)")
     commands.add_parser(
@@ -276,6 +365,12 @@ def main(argv: list[str] | None = None) -> int:
         "prune",
         help="delete the details of games ended more than VARULV_RETENTION_DAYS ago",
     )
+    end = commands.add_parser(
+        "end-game",
+        help="end an open game nothing else can end, as a fault ends it: stopped (cancelled "
+        "in its lobby), no one scoring, its channel told it is free",
+    )
+    end.add_argument("game_id", type=_game_id, help="the game's id (game_id in the logs)")
     args = parser.parse_args(argv)
     if args.command == "rotate-token-key":
         from slackapp.db.tokens import rotate_token_key
@@ -291,6 +386,8 @@ def main(argv: list[str] | None = None) -> int:
         return _maintain("prune", prune_command)
     if args.command == "erase-workspace":
         return _erase_workspace(args.team_id, args.force)
+    if args.command == "end-game":
+        return _end_game(args.game_id)
     if args.command == "referee":
         return _referee(args.file)
     if args.command in ("serve", "work"):
