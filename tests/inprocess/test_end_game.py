@@ -44,6 +44,15 @@ def people(fake: FakeSlack, count: int = 3) -> list[str]:
     return users
 
 
+def started_table(fake: FakeSlack, app: InProcessApp, db: Engine) -> tuple[Table, str, list[str]]:
+    """Three new people at a table, its night begun; with its host and the others."""
+    host, *others = people(fake)
+    table = Table(fake, app, db)
+    table.seat_people(host, others)
+    table.start(host)
+    return table, host, others
+
+
 def end_game(database_url: str, tmp_path: Path, *args: str) -> Any:
     """``varulv end-game ARGS``, a process of its own."""
     folder = tmp_path / f"run{next(_numbers)}"
@@ -97,10 +106,7 @@ def no_card_in(*said: str) -> None:
 def test_a_night_whose_steps_all_fail_is_ended_and_the_app_delivers_what_the_command_wrote(
     fake: FakeSlack, app: InProcessApp, db: Engine, database_url: str, tmp_path: Path
 ) -> None:
-    host, *others = people(fake)
-    table = Table(fake, app, db)
-    table.seat_people(host, others)
-    table.start(host)
+    table, host, others = started_table(fake, app, db)
     game_id = table.game_id()
     board = table.board("Night falls")
     dms = {user: table.dm(user) for user in (host, *others)}
@@ -240,10 +246,7 @@ def test_a_lobby_is_cancelled_and_its_standing_table_no_longer_names_it(
 def test_an_unknown_game_or_one_over_is_refused_and_nothing_changes(
     fake: FakeSlack, app: InProcessApp, db: Engine, database_url: str, tmp_path: Path
 ) -> None:
-    host, *others = people(fake)
-    table = Table(fake, app, db)
-    table.seat_people(host, others)
-    table.start(host)
+    table, _, _ = started_table(fake, app, db)
     for seconds in (NIGHT, DAY, VOTE):  # nobody votes: the vote's end reveals it
         app.pass_time(seconds + 1)
     assert table.game()["phase"] == "over"

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterator
 from datetime import UTC, datetime, time, timedelta
 
 import pytest
-from sqlalchemy import Engine, create_engine, select
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db import games, history, standing
@@ -21,22 +20,13 @@ from slackapp.game.schedule import Schedule
 from slackapp.game.seasons import Season, SeasonLength
 from slackapp.services.game import GameService
 from slackapp.services.standing import SeasonWrapUps
-from tests.databases import migrated_database
 from tests.reliability.support import Clock, Nothing
+from tests.reliability.test_standing_tables import db as db
 from tests.reliability.test_standing_tables import instance
 
 TEAM = "T0SEASON"
 _channels = itertools.count(1)
 LENGTHS = m.Lengths(30, 60, 30)
-
-
-@pytest.fixture(scope="module")
-def db(postgres: str) -> Iterator[Engine]:
-    """A database of its own: the end-to-end apps that share the worker's sweep its wrap-ups
-    by the real clock, and this module's dates are past ones."""
-    engine = create_engine(migrated_database(postgres, "seasons"))
-    yield engine
-    engine.dispose()
 
 
 @pytest.fixture(scope="module")

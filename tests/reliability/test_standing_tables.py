@@ -44,8 +44,8 @@ TUESDAY_FIKA = datetime(2026, 12, 1, 14, 0, tzinfo=UTC)  # 15:00 in Stockholm
 
 @pytest.fixture(scope="module")
 def db(postgres: str) -> Iterator[Engine]:
-    """A database of its own: the end-to-end apps that share the worker's sweep its standing tables
-    by the real clock, and this module's dates are past ones."""
+    """A database of its own: the end-to-end apps that share the worker's sweep standing tables
+    and seasons by the real clock, and these tests' dates are past ones."""
     engine = create_engine(migrated_database(postgres, "standing"))
     yield engine
     engine.dispose()
