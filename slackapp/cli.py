@@ -176,6 +176,7 @@ def _end_game(game_id: int) -> int:
         transaction,
         wait_for_database,
     )
+    from slackapp.db.journal import keep_journal
     from slackapp.db.migrate import upgrade
     from slackapp.game.machine import ended_phase
     from slackapp.logs import configure_logging, log_context
@@ -191,6 +192,7 @@ def _end_game(game_id: int) -> int:
     try:
         upgrade(engine)
         sessions = make_sessions(engine)
+        keep_journal(sessions)  # the phase change's line, as the app writes it
         try:
             ended = commit_give_up(sessions, game_id, None)
         except OperationalError as error:
@@ -207,6 +209,10 @@ def _end_game(game_id: int) -> int:
                 found = games.whereabouts(session.connection(), game_id)
             if found is None:
                 return _refuse("end-game", f"there is no game {game_id}; nothing changed")
+            with transaction(sessions) as session:  # should a run ended before it cleared it
+                standing.lobby_closed(
+                    session, standing.Lobby(found.team_id, found.channel_id, game_id)
+                )
             return _refuse(
                 "end-game",
                 f"game {game_id} in {found.channel_id} of {found.team_id} has ended already "
@@ -223,7 +229,6 @@ def _end_game(game_id: int) -> int:
             "game %s ended by varulv end-game (it was in the %s); no one scores",
             game_id,
             ended.phase.value,
-            extra={"phase": now, "previous_phase": ended.phase.value},
         )
     print(
         f"game {game_id} in {ended.channel_id} of {ended.team_id} ended (it was in the "

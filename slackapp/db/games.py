@@ -9,6 +9,7 @@ unit of work's bookkeeping would be time every other click at the table waits fo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -208,7 +209,7 @@ def lock_open_row(
     else:
         connection.execute(
             text("SELECT set_config('lock_timeout', :wait, true)"),
-            {"wait": f"{int(wait.total_seconds() * 1000)}ms"},
+            {"wait": f"{max(1, math.ceil(wait.total_seconds() * 1000))}ms"},  # 0: no bound
         )
         found = plain.where(GAMES.c.phase.in_([phase.value for phase in m.OPEN_PHASES]))
         locked = found.with_for_update(key_share=True)

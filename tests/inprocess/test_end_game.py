@@ -136,11 +136,12 @@ def test_a_night_whose_steps_all_fail_is_ended_and_the_app_delivers_what_the_com
             f"{where} ended (it was in the night, and is stopped now); its channel is told "
             "once Varulv runs\n"
         )
-        [line] = done.stderr.splitlines()  # the app's log: one JSON line, naming the game
-        logged = json.loads(line)
+        # The app's log: the phase change, as every step's, and the command's own line.
+        changed, logged = (json.loads(line) for line in done.stderr.splitlines())
+        assert (changed["logger"], changed["game_id"]) == ("slackapp.games", game_id)
+        assert (changed["previous_phase"], changed["phase"]) == ("night", "stopped")
         assert (logged["level"], logged["logger"]) == ("WARNING", "slackapp.cli")
         assert (logged["game_id"], logged["channel_id"]) == (game_id, table.channel)
-        assert (logged["previous_phase"], logged["phase"]) == ("night", "stopped")
         no_card_in(done.stdout, done.stderr)
 
         game = table.game()
@@ -297,7 +298,8 @@ def test_the_ending_waits_for_a_step_holding_the_game_but_not_for_ever(
                 None,
                 lock_wait=timedelta(seconds=PATIENCE),
             )
-            until(lambda: waiting_for_a_lock(db) or ending.done(), "the ending to wait")
+            holder_pid = holder.scalar(text("SELECT pg_backend_pid()"))
+            until(lambda: blocked_by(db, holder_pid) or ending.done(), "the ending to wait")
             assert not ending.done(), "it waits for the lock rather than passing the game over"
             holder.rollback()  # the step ends
             ended = ending.result(timeout=PATIENCE)
@@ -308,13 +310,15 @@ def test_the_ending_waits_for_a_step_holding_the_game_but_not_for_ever(
     table.board(FREE)
 
 
-def waiting_for_a_lock(db: Engine) -> bool:
+def blocked_by(db: Engine, holder_pid: int) -> bool:
+    """Whether some connection waits for a lock that ``holder_pid``'s connection holds."""
     with db.connect() as connection:
         return bool(
             connection.scalar(
                 text(
                     "SELECT count(*) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-                )
+                    "WHERE :holder = ANY(pg_blocking_pids(pid))"
+                ),
+                {"holder": holder_pid},
             )
         )

@@ -20,7 +20,7 @@ from slackapp.db.models import Game
 from slackapp.game import machine as m
 from slackapp.server import until_stopped
 from slackapp.services.game import GameService
-from slackapp.services.uow import DEADLINE_BATCH
+from slackapp.services.uow import DEADLINE_BATCH, commit_give_up
 from slackapp.timers import STALLED_SECONDS, Deadlines
 from tests.databases import migrated_database
 from tests.reliability.support import BrokenSteps, Clock, Nothing
@@ -318,5 +318,40 @@ def test_a_database_away_ends_no_game(postgres: str, monkeypatch: pytest.MonkeyP
         broken.always.clear()
         assert steps.deadline(game_id)
         assert phases(sessions, [game_id]) == ["day"]
+    finally:
+        engine.dispose()
+
+
+def test_the_give_up_passes_over_a_game_a_step_holds(postgres: str) -> None:
+    """The give-up of a failing deadline never waits for a game's lock: a step that holds the
+    game is moving it (or ending it), and the timers' threads must not wait on a stuck one."""
+    engine = make_engine(migrated_database(postgres, "held"))
+    sessions = make_sessions(engine)
+    clock = Clock(datetime(2095, 3, 1, 12, 0, tzinfo=UTC))
+    steps = GameService(sessions, m.Lengths(60, 300, 120), Nothing(), Nothing(), clock)
+    try:
+        game_id = night_game(steps, sessions)
+        with sessions() as session:
+            deadline = session.get_one(Game, game_id).deadline
+        assert deadline is not None
+        clock.at = deadline + timedelta(seconds=61)
+        given_up = threading.Event()
+        found: list[object] = []
+
+        def give_up() -> None:
+            found.append(commit_give_up(sessions, game_id, deadline, clock.at))
+            given_up.set()
+
+        lock = text("SELECT id FROM games WHERE id = :g FOR NO KEY UPDATE")
+        with engine.connect() as holder:  # a step under way holds the game's row
+            holder.execute(lock, {"g": game_id})
+            trying = threading.Thread(target=give_up)
+            trying.start()
+            passed_over = given_up.wait(PATIENCE)
+            holder.rollback()
+        trying.join()
+        assert passed_over, "it did not wait for the step's lock"
+        assert found == [None]
+        assert phases(sessions, [game_id]) == ["night"]
     finally:
         engine.dispose()
