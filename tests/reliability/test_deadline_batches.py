@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -296,14 +298,30 @@ def test_a_game_stepped_elsewhere_between_failures_is_not_given_up(
         engine.dispose()
 
 
+@contextmanager
+def games_of_their_own(
+    postgres: str, purpose: str, year: int
+) -> Iterator[tuple[Engine, sessionmaker[Session], Clock, GameService]]:
+    """A database of its own (no other test's game is due there), its clock in ``year``, and
+    a service stepping its games."""
+    engine = make_engine(migrated_database(postgres, purpose))
+    sessions = make_sessions(engine)
+    clock = Clock(datetime(year, 3, 1, 12, 0, tzinfo=UTC))
+    try:
+        yield (
+            engine,
+            sessions,
+            clock,
+            GameService(sessions, m.Lengths(60, 300, 120), Nothing(), Nothing(), clock),
+        )
+    finally:
+        engine.dispose()
+
+
 def test_a_database_away_ends_no_game(postgres: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every step fails while the database is away, and the give-up's own write would too:
     however long it lasts, the failures count for nothing, and the game steps once it is back."""
-    engine = make_engine(migrated_database(postgres, "away"))
-    sessions = make_sessions(engine)
-    clock = Clock(datetime(2096, 3, 1, 12, 0, tzinfo=UTC))
-    steps = GameService(sessions, m.Lengths(60, 300, 120), Nothing(), Nothing(), clock)
-    try:
+    with games_of_their_own(postgres, "away", 2096) as (_, sessions, clock, steps):
         game_id = night_game(steps, sessions)
         broken = BrokenSteps(monkeypatch, error=lambda: PoolTimeout("no connection came"))
         broken.always.add(game_id)
@@ -318,18 +336,12 @@ def test_a_database_away_ends_no_game(postgres: str, monkeypatch: pytest.MonkeyP
         broken.always.clear()
         assert steps.deadline(game_id)
         assert phases(sessions, [game_id]) == ["day"]
-    finally:
-        engine.dispose()
 
 
 def test_the_give_up_passes_over_a_game_a_step_holds(postgres: str) -> None:
     """The give-up of a failing deadline never waits for a game's lock: a step that holds the
     game is moving it (or ending it), and the timers' threads must not wait on a stuck one."""
-    engine = make_engine(migrated_database(postgres, "held"))
-    sessions = make_sessions(engine)
-    clock = Clock(datetime(2095, 3, 1, 12, 0, tzinfo=UTC))
-    steps = GameService(sessions, m.Lengths(60, 300, 120), Nothing(), Nothing(), clock)
-    try:
+    with games_of_their_own(postgres, "held", 2095) as (engine, sessions, clock, steps):
         game_id = night_game(steps, sessions)
         with sessions() as session:
             deadline = session.get_one(Game, game_id).deadline
@@ -353,5 +365,3 @@ def test_the_give_up_passes_over_a_game_a_step_holds(postgres: str) -> None:
         assert passed_over, "it did not wait for the step's lock"
         assert found == [None]
         assert phases(sessions, [game_id]) == ["night"]
-    finally:
-        engine.dispose()
