@@ -288,10 +288,9 @@ class GameService:
         except Exception:  # the database away, or the give-up's own fault: the next sweep
             log.exception("game %s could not be given up; the sweep tries again", game_id)
             return False
+        self.failing.went_through([game_id])  # ended, or moved on without this process
         if ended is None:  # stepped or ended meanwhile, or held by a step under way
-            self.failing.went_through([game_id])
             return False
-        self.failing.went_through([game_id])
         metrics.game_given_up(ended.phase.value)
         with log_context(team_id=ended.team_id, channel_id=ended.channel_id, game_id=game_id):
             log.error(
