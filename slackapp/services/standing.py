@@ -68,9 +68,11 @@ class StandingTables:
         self.game_service = game_service
         """Closes a lobby whose time is up, as any step of its game."""
         self.now = now
-        self._failing: set[Channel | int] = set()
-        """The channels whose opening, and the lobbies whose closing, failed here and has not
-        gone through since: an ERROR the first time, DEBUG while it keeps failing."""
+        self._failing_to_open: set[Channel] = set()
+        """The channels whose opening failed here and has not gone through since, and the
+        lobbies (games) whose closing did: an ERROR the first time, DEBUG while it keeps
+        failing."""
+        self._failing_to_close: set[int] = set()
 
     def sweep(self) -> list[int]:
         """Open the lobbies that are due and close those whose time is up; the games opened."""
@@ -107,7 +109,7 @@ class StandingTables:
         else:
             for each in fired:
                 each.log()
-        self._failing -= {(each.team_id, each.channel_id) for each in fired}
+        self._failing_to_open -= {(each.team_id, each.channel_id) for each in fired}
         opened = [each.game_id for each in fired if each.game_id is not None]
         for game_id in opened:
             self.deliverer.kick(game_id)
@@ -166,10 +168,10 @@ class StandingTables:
                 again.isoformat(),
                 exc_info=error,
             )
-        elif (team_id, channel_id) in self._failing:
+        elif (team_id, channel_id) in self._failing_to_open:
             log.debug("opening the standing table failed again", exc_info=error)
         else:
-            self._failing.add((team_id, channel_id))
+            self._failing_to_open.add((team_id, channel_id))
             log.error(
                 "opening the standing table failed; each sweep tries again while its lobby "
                 "may still open",
@@ -224,15 +226,15 @@ class StandingTables:
                 except Exception as error:
                     if database_down(error):  # every lobby would fail: the next sweep
                         raise
-                    if lobby.game_id in self._failing:
+                    if lobby.game_id in self._failing_to_close:
                         log.debug("closing the standing table's lobby failed again", exc_info=True)
                     else:
-                        self._failing.add(lobby.game_id)
+                        self._failing_to_close.add(lobby.game_id)
                         log.exception(
                             "closing the standing table's lobby failed; each sweep tries again"
                         )
                     continue
-            self._failing.discard(lobby.game_id)
+            self._failing_to_close.discard(lobby.game_id)
             closed.append(lobby.game_id)
         return closed
 
