@@ -44,3 +44,11 @@ def test_a_standing_table_shows_what_is_stored_and_no_pick_me_line() -> None:
     days = element(modal, schedule_screen.DAYS)["initial_options"]
     assert [option["value"] for option in days] == ["1", "3"]
     assert "nothing is set until you do" not in json.dumps(modal)
+
+
+def test_a_lost_zone_is_named_in_swedish_with_the_days_in_swedish() -> None:
+    stored = Schedule(frozenset({0, 4}), time(15, 0), "Europe/Stockholm", 25)
+    w = words(Language.SWEDISH)
+    line = schedule_screen.status(stored, None, None, w, lost_zone="Mars/Olympus")
+    assert line.startswith("Satt till måndag och fredag kl. 15:00 i `Mars/Olympus`")
+    assert "Europe/Stockholm" not in line, "the zone offered is in the form, not the line"

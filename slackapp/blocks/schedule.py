@@ -73,17 +73,21 @@ def _day(day: int, words: Words) -> Option:
 
 def describe(schedule: Schedule, words: Words = ENGLISH) -> str:
     """One line: "Monday, Wednesday and Friday at 15:00 (Europe/Stockholm)"."""
-    w = words
-    if schedule.weekdays == frozenset(range(7)):
-        days = w._("Every day")
-    elif schedule.weekdays == WORKDAYS:
-        days = w._("Monday to Friday")
-    else:
-        names = day_names(w)
-        days = and_list([names[day] for day in sorted(schedule.weekdays)], w)
-    return w._(
-        "{days} at {time} ({zone})", days=days, time=f"{schedule.at:%H:%M}", zone=schedule.zone
+    return words._(
+        "{days} at {time} ({zone})",
+        days=_days(schedule, words),
+        time=f"{schedule.at:%H:%M}",
+        zone=schedule.zone,
     )
+
+
+def _days(schedule: Schedule, w: Words) -> str:
+    if schedule.weekdays == frozenset(range(7)):
+        return w._("Every day")
+    if schedule.weekdays == WORKDAYS:
+        return w._("Monday to Friday")
+    names = day_names(w)
+    return and_list([names[day] for day in sorted(schedule.weekdays)], w)
 
 
 def when(moment: datetime, words: Words = ENGLISH) -> str:
@@ -102,9 +106,19 @@ def status(
     next_at: datetime | None,
     paused: str | None,
     words: Words = ENGLISH,
+    lost_zone: str | None = None,
 ) -> str:
-    """What the channel's standing table is now, in a line."""
+    """What the channel's standing table is now, in a line; ``lost_zone``: the zone it was set
+    in is one this machine no longer knows (``current`` is then shown in the person's)."""
     w = words
+    if current is not None and lost_zone is not None:
+        return w._(
+            "Set for {days} at {time} in `{zone}`, a time zone Varulv no longer knows, so no "
+            "table opens. Check the zone below and save to start again.",
+            days=_days(current, w),
+            time=f"{current.at:%H:%M}",
+            zone=lost_zone,
+        )
     if current is None:
         return w._(
             "No standing table yet: Varulv opens a lobby here only when someone types `/varulv`."
@@ -133,6 +147,7 @@ def schedule_modal(
     paused: str | None,
     zone: str,
     words: Words = ENGLISH,
+    lost_zone: str | None = None,
 ) -> View:
     """The form, in the channel's language, filled with the channel's schedule; with none,
     the days and the time are left for the person to pick (a plain *Save* sets nothing), and
@@ -149,7 +164,7 @@ def schedule_modal(
                 channel=channel_id,
             )
         ),
-        context(status(current, next_at, paused, w)),
+        context(status(current, next_at, paused, w, lost_zone)),
         *(
             []
             if current

@@ -13,10 +13,14 @@ from slackapp.db.models import Regular, StandingTable
 from slackapp.game.schedule import Schedule, next_opening
 
 
-def schedule_of(row: StandingTable) -> Schedule:
+def schedule_of(row: StandingTable, zone: str | None = None) -> Schedule:
+    """The row's schedule; in ``zone`` instead of its own, when given (raises BadSchedule
+    for a zone this machine does not know)."""
     weekdays = frozenset(day for day in range(7) if row.weekdays & (1 << day))
     at = time(row.minute_of_day // 60, row.minute_of_day % 60)
-    return Schedule(weekdays=weekdays, at=at, zone=row.zone, lobby_minutes=row.lobby_minutes)
+    return Schedule(
+        weekdays=weekdays, at=at, zone=zone or row.zone, lobby_minutes=row.lobby_minutes
+    )
 
 
 def get(session: Session, team_id: str, channel_id: str) -> StandingTable | None:

@@ -201,9 +201,11 @@ def _open_schedule(
     if not isinstance(trigger, str) or not trigger:
         send(respond, Reply(spoken._(NO_TRIGGER, command="/varulv schedule")))
         return
-    current, next_at, paused = channels.schedule_now(team, channel)
-    zone = current.zone if current else person_zone(client, user)
-    view = schedule_screen.schedule_modal(channel, current, next_at, paused, zone, spoken)
+    now = channels.schedule_now(team, channel, lambda: person_zone(client, user))
+    zone = now.current.zone if now.current else person_zone(client, user)
+    view = schedule_screen.schedule_modal(
+        channel, now.current, now.next_at, now.paused, zone, spoken, lost_zone=now.lost_zone
+    )
     try:
         client.views_open(trigger_id=trigger, view=view)
     except SlackApiError as error:

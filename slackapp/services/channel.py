@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from datetime import datetime
+from typing import NamedTuple
 
 from slack_sdk import WebClient
 from slack_sdk.models.views import View
@@ -39,7 +40,7 @@ from slackapp.delivery.outbox import notice
 from slackapp.game import machine as m
 from slackapp.game.lines import Language
 from slackapp.game.permissions import Change, Refusal
-from slackapp.game.schedule import Schedule, next_opening
+from slackapp.game.schedule import BadSchedule, Schedule, next_opening
 from slackapp.game.seasons import standings
 from slackapp.game.settings import SETTINGS, ChannelChoice, changes_asked
 from slackapp.permits import AdminFlags, checked, refusal_under_lock
@@ -49,6 +50,16 @@ from slackapp.shapes import slack_id
 log = logging.getLogger(__name__)
 
 NOT_OVER = N_("That game is not over, or was not played in this channel: nothing to check.")
+
+
+class StandingNow(NamedTuple):
+    """A channel's standing table as its form shows it."""
+
+    current: Schedule | None
+    next_at: datetime | None
+    paused: str | None
+    lost_zone: str | None = None
+    """The zone it was set in, when this machine no longer knows it: it opens no table."""
 
 
 class ChannelService:
@@ -282,15 +293,18 @@ class ChannelService:
     def settings_now(self, team_id: str, channel_id: str) -> ChannelChoice:
         return channels.channel_choice(self.sessions, team_id, channel_id, self.lengths)
 
-    def schedule_now(
-        self, team_id: str, channel_id: str
-    ) -> tuple[Schedule | None, datetime | None, str | None]:
-        """The channel's standing table as set (or None), when it next opens, and why it paused."""
+    def schedule_now(self, team_id: str, channel_id: str, zone: Callable[[], str]) -> StandingNow:
+        """The channel's standing table as set, for its form. A schedule whose own zone this
+        machine no longer knows is given in ``zone()`` (the person's), the lost one named."""
         with transaction(self.sessions) as session:
             row = standing.get(session, team_id, channel_id)
             if row is None:
-                return None, None, None
-            return standing.schedule_of(row), row.next_at, row.paused
+                return StandingNow(None, None, None)
+            try:
+                return StandingNow(standing.schedule_of(row), row.next_at, row.paused)
+            except BadSchedule:  # e.g. a zone the time zone database dropped
+                lost = row.zone
+        return StandingNow(standing.schedule_of(row, zone()), None, None, lost)
 
     def toggle_regular(
         self, team_id: str, user_id: str, game_id: int, target: str | None, where: str = ""

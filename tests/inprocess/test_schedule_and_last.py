@@ -122,6 +122,44 @@ def test_the_schedule_form_sets_shows_and_removes_a_standing_table(
     assert f"<@{owner}> removed" in table.board("removed this channel's standing table").text
 
 
+def test_a_schedule_in_a_zone_no_longer_known_opens_its_form_to_mend_it(
+    single_workspace: Deployment,
+) -> None:
+    """A standing table set in a zone the time zone database later dropped opens no table; its
+    form still opens, with the days, the time and the lobby kept, the lost zone named, and the
+    person's own zone offered in its place."""
+    fake, table = single_workspace.fake, single_workspace.table()
+    owner = single_workspace.owner()
+    open_schedule(single_workspace, table, owner)
+    fake.view_submission(
+        owner,
+        {
+            schedule_screen.DAYS: ["0", "4"],
+            schedule_screen.AT: "15:00",
+            schedule_screen.ZONE: "Europe/Oslo",
+            schedule_screen.LOBBY: "25",
+        },
+    )
+    table.board("set a standing table")
+    with single_workspace.db.begin() as connection:  # as if the zone had left the database
+        connection.execute(
+            text("UPDATE standing_tables SET zone = 'Mars/Olympus' WHERE channel_id = :c"),
+            {"c": table.channel},
+        )
+
+    modal = open_schedule(single_workspace, table, owner)
+    shown = json.dumps(modal)
+    assert "`Mars/Olympus`, a time zone Varulv no longer knows" in shown
+    assert "Monday and Friday at 15:00" in shown
+    assert element(modal, schedule_screen.ZONE)["initial_value"] == "Europe/Stockholm"
+    assert element(modal, schedule_screen.AT)["initial_time"] == "15:00"
+    assert {o["value"] for o in element(modal, schedule_screen.DAYS)["initial_options"]} == {
+        "0",
+        "4",
+    }
+    assert element(modal, schedule_screen.LOBBY)["initial_value"] == "25"
+
+
 def test_i_usually_play_is_a_toggle_on_the_lobby(single_workspace: Deployment) -> None:
     table = single_workspace.table()
     table.command(ALVA)
