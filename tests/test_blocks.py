@@ -812,6 +812,26 @@ def test_the_reveal_says_when_no_one_changed_sides() -> None:
     )
 
 
+def test_a_card_that_changed_hands_and_came_back_was_not_held_all_night() -> None:
+    seats = ("anna", "bo", "cia")
+    dealt = Deal(
+        seats=seats,
+        dealt={"anna": Card.ROBBER, "bo": Card.WEREWOLF, "cia": Card.TROUBLEMAKER},
+        center=(Card.WEREWOLF, Card.SEER),
+    )
+    # The Robber takes the Werewolf, the Troublemaker swaps them back: same cards at dawn.
+    outcome = play(dealt, {"anna": Rob("bo"), "cia": Swap("anna", "bo")}, {})
+    assert outcome.night.dawn == dealt.dealt
+    assert outcome.night.changed_hands("anna") and not outcome.night.changed_hands("cia")
+    labels = {key: SeatLabel(key, key, f"U{key}") for key in seats}
+    cards = reveal_part(reveal(outcome, labels), "*The cards*")
+    assert line_with(cards, "<@Uanna>: ") == "<@Uanna>: Robber → *Robber*"
+    assert line_with(cards, "<@Ubo>: ") == "<@Ubo>: Werewolf → *Werewolf*"
+    assert line_with(cards, "<@Ucia>: ") == "<@Ucia>: *Troublemaker* all night"
+    moved = everything(dm_game_over(CHANNEL, Card.ROBBER, Card.ROBBER, 3, True, moved=True))
+    assert "still" not in moved and "dealt the *Robber* and held the *Robber* at dawn" in moved
+
+
 def test_reveal_says_skipped_choices_and_no_death() -> None:
     seats = ("anna", "bo", "cia", "dan", "eva", "fia")
     dealt = Deal(
@@ -853,7 +873,7 @@ def test_reveal_of_a_real_game_tells_everything_within_limits(size: int) -> None
     for seat in seats:
         dealt_card, dawn = dealt.dealt[seat.key], outcome.night.dawn[seat.key]
         held = line_with(cards, f"{seat.mention}: ")
-        if dealt_card is dawn:
+        if dealt_card is dawn and not outcome.night.changed_hands(seat.key):
             assert held == f"{seat.mention}: *{dawn}* all night"
         else:
             assert held == f"{seat.mention}: {dealt_card} → *{dawn}*"

@@ -92,8 +92,10 @@ def render(view: View, words: Words = ENGLISH) -> Screen:
             return reveal_screen.reveal(outcome, named, game_id=game_id or None, words=w)
         case NightDmView():
             return night_dm(view, w)
-        case GameOverDmView(channel, dealt, dawn, points, won, ballot):
-            return reveal_screen.dm_game_over(channel, dealt, dawn, points, won, ballot, words=w)
+        case GameOverDmView(channel, dealt, dawn, points, won, ballot, moved):
+            return reveal_screen.dm_game_over(
+                channel, dealt, dawn, points, won, ballot, moved=moved, words=w
+            )
         case _:  # a view with no screen fails mypy here
             assert_never(view)
 

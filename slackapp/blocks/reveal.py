@@ -97,11 +97,14 @@ def dm_game_over(
     won: bool,
     ballot: BallotScore | None = None,
     words: Words = ENGLISH,
+    *,
+    moved: bool = False,
 ) -> Screen:
     """The line each person gets privately once the reveal is out, below their night message
-    (which still says what they saw and did)."""
+    (which still says what they saw and did). ``moved``: their card changed hands in the night,
+    so it was not "still" theirs at dawn even when the same kind came back."""
     w = words
-    if dealt is dawn:
+    if dealt is dawn and not moved:
         held = w._("You were dealt the *{dealt}* and still held it at dawn.", dealt=dealt)
     else:
         held = w._(
@@ -283,7 +286,7 @@ def _step(step: NightStep, outcome: Outcome, labels: Mapping[str, SeatLabel], w:
 def _cards(outcome: Outcome, name: Namer, w: Words) -> Iterator[str]:
     for seat in outcome.deal.seats:
         dealt, dawn = outcome.deal.dealt[seat], outcome.night.dawn[seat]
-        if dealt is dawn:
+        if dealt is dawn and not outcome.night.changed_hands(seat):
             yield w._("{seat}: *{card}* all night", seat=name(seat), card=dawn)
         else:
             yield f"{name(seat)}: {dealt} → *{dawn}*"

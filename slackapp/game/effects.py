@@ -183,6 +183,8 @@ class GameOverDmView:
     won: bool
     ballot: BallotScore | None = None
     """What the person's ballot did for their points."""
+    moved: bool = False
+    """The person's card changed hands in the night, even if the same kind came back."""
 
 
 PublicView = (

@@ -1147,6 +1147,7 @@ def _close_vote(state: GameState) -> Step:
             points=result.points[seat.key],
             won=seat.key in result.winners,
             ballot=ballot_score(outcome, seat.key),
+            moved=outcome.night.changed_hands(seat.key),
         )
         effects.append(Show(over_surface(seat.key), view))
     return Step(state, tuple(effects))

@@ -272,6 +272,11 @@ class Night:
     """Every exchange of cards, in the order the night made them (the Robber's, the
     Troublemaker's): what the night did to the teams."""
 
+    def changed_hands(self, seat: str) -> bool:
+        """Whether the seat's card was exchanged in the night, even when the same kind of card
+        came back to it by dawn (robbed and swapped back, or two Villagers swapped)."""
+        return any(seat in (move.first, move.second) for move in self.moves)
+
 
 def resolve_night(deal: Deal, choices: Mapping[str, NightChoice]) -> Night:
     """Play the night in the fixed order. A seat absent from ``choices`` chose nothing.

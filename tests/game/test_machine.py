@@ -575,6 +575,7 @@ def test_each_persons_word_at_the_end_is_a_new_message_and_their_night_message_s
         assert isinstance(show.view, GameOverDmView) and key is not None
         assert show.view.points == outcome.result.points[key]
         assert show.view.dawn is outcome.night.dawn[key]
+        assert show.view.moved == outcome.night.changed_hands(key)
 
 
 def test_the_vote_deadline_counts_what_was_cast_and_a_late_ballot_does_not() -> None:
