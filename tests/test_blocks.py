@@ -16,13 +16,14 @@ from slackapp.blocks import ids
 from slackapp.blocks.ballot import HOW_THE_VOTE_COUNTS, ballot_board, ballot_closed, personal_ballot
 from slackapp.blocks.day import day_board, day_over
 from slackapp.blocks.help import help_screen, leaderboard
-from slackapp.blocks.home import home_view
+from slackapp.blocks.home import ChannelSeason, home_view
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.lobby import cancel_question, lobby, lobby_closed
 from slackapp.blocks.night import knowledge_text, night_board, night_dm, night_over
 from slackapp.blocks.render import render
 from slackapp.blocks.reveal import dm_game_over, reveal
 from slackapp.blocks.screen import Screen, deck_text, sections, slack_time
+from slackapp.blocks.words import words
 from slackapp.game import (
     BotView,
     Card,
@@ -45,7 +46,7 @@ from slackapp.game import (
 )
 from slackapp.game.cards import GOALS
 from slackapp.game.effects import NightDmView
-from slackapp.game.lines import SeatName
+from slackapp.game.lines import Language, SeatName
 from slackapp.game.night import CenterCard, may_still_move
 from slackapp.game.outcome import BallotScore
 
@@ -1054,6 +1055,21 @@ def test_home_shows_cards_steps_record_and_boards() -> None:
     assert "7 games, 3 wins, 11 points" in text
     assert f"*<#{CHANNEL}>*" in text
     assert "1. <@U0ME>: *11 points*, 3 wins in 7 games ← you" in text
+
+
+@pytest.mark.parametrize("language", list(Language))
+@pytest.mark.parametrize("regular", [True, False])
+def test_the_home_toggle_tells_a_screen_reader_its_state_in_full(
+    language: Language, regular: bool
+) -> None:
+    seasons = {CHANNEL: ChannelSeason("Spring", [], regular=regular)}
+    view = home_view("U0ME", (1, 1, 2), [(CHANNEL, [])], seasons, words=words(language))
+    blocks = view.to_dict()["blocks"]
+    elements = [e for b in blocks if b["type"] == "actions" for e in b["elements"]]
+    (toggle,) = [e for e in elements if e["action_id"] == ids.USUALLY_PLAY]
+    label = toggle["accessibility_label"]
+    assert len(label) <= 75 and "…" not in label, "said whole, never cut"
+    assert toggle["text"]["text"] in label, "the visible words, with their ✓ or without"
 
 
 def test_home_for_a_newcomer_and_many_channels_fits() -> None:

@@ -131,9 +131,12 @@ def _season_blocks(user_id: str, channel_id: str, season: ChannelSeason, w: Word
     else:
         where = w._("no games yet")
     said = w._("I usually play here ✓") if season.regular else w._("I usually play here")
-    label = w._(
-        "I usually play in this channel: its standing table mentions me ({said})", said=said
-    )
+    # What a screen reader says: the visible words first, then what pressing does, whole
+    # within Slack's 75 characters in every language.
+    if season.regular:
+        label = w._("{said}: the standing table mentions me; press to undo", said=said)
+    else:
+        label = w._("{said}: press to be mentioned when the standing table opens", said=said)
     toggle = button(said, ids.USUALLY_PLAY, ids.ButtonValue(0, channel_id).pack(), label=label)
     this_season = w._("This season ({name}): you, {where}.", name=season.name, where=where)
     return [
