@@ -1072,6 +1072,18 @@ def test_the_home_toggle_tells_a_screen_reader_its_state_in_full(
     assert toggle["text"]["text"] in label, "the visible words, with their ✓ or without"
 
 
+@pytest.mark.parametrize("language", list(Language))
+def test_the_home_tab_and_help_name_the_same_settings(language: Language) -> None:
+    w = words(language)
+    home = "\n".join(strings(home_view("U0ME", (0, 0, 0), [], words=w).to_dict()))
+    (said,) = [line for line in home.splitlines() if line.startswith("`/varulv settings`")]
+    # Each setting the form offers ("/varulv help" names them all), by its word's stem.
+    stems = {Language.ENGLISH: ("length", "bots", "season", "language")}
+    stems[Language.SWEDISH] = ("tider", "botar", "säsong", "språk")
+    for stem in stems[language]:
+        assert stem in said, (stem, said)
+
+
 def test_home_for_a_newcomer_and_many_channels_fits() -> None:
     assert "No games yet" in "\n".join(strings(home_dicts((0, 0, 0), [])))
     boards = [(f"C0{i}", [(f"U0{j}", 1, 1, j) for j in range(30)]) for i in range(60)]

@@ -88,7 +88,7 @@ def home_view(
         context(
             w._(
                 "`/varulv settings` sets a channel's phase lengths, whether bots may sit in, "
-                "and its language."
+                "its leaderboard seasons and its language."
             )
         ),
         section(w._(HARD_FOR)),
