@@ -78,6 +78,7 @@ EXAMPLES: dict[Message, tuple[Line, ...]] = {
     Message.NO_GAME_RUNNING: (Line(Message.NO_GAME_RUNNING),),
     Message.ANOTHER_GAME_NOW: (Line(Message.ANOTHER_GAME_NOW),),
     Message.STOPPED_BY: (Line(Message.STOPPED_BY, user="U0HOST"),),
+    Message.STOPPED_IN: (Line(Message.STOPPED_IN, user="U0HOST", channel="C0TABLE"),),
     Message.YOU_STOPPED: (Line(Message.YOU_STOPPED),),
     Message.CHANNEL_LOST: (
         Line(Message.CHANNEL_LOST, channel="C0TABLE", error="channel_not_found", flag=True),

@@ -98,6 +98,7 @@ TemplatedMessage: TypeAlias = Literal[
     Message.NO_GAME_RUNNING,
     Message.ANOTHER_GAME_NOW,
     Message.STOPPED_BY,
+    Message.STOPPED_IN,
     Message.YOU_STOPPED,
     Message.DEAL_SEALED,
     Message.NIGHT_SEALED,
@@ -159,6 +160,7 @@ TEMPLATES: Final[Mapping[TemplatedMessage, str]] = {
         "That game ended just now, and the one open here now was not stopped."
     ),
     Message.STOPPED_BY: N_("<@{user}> stopped this game. No one scores."),
+    Message.STOPPED_IN: N_("<@{user}> stopped the game in <#{channel}>. No one scores."),
     Message.YOU_STOPPED: N_("You stopped the game: its board in the channel now says so."),
     Message.DEAL_SEALED: N_(
         "The deal is sealed: its fingerprint is `{fingerprint}`. Keep a copy of this line: "

@@ -83,6 +83,8 @@ class Message(StrEnum):
     ANOTHER_GAME_NOW = "another_game_now"
     """The game whose stop was allowed ended meanwhile, and another is open."""
     STOPPED_BY = "stopped_by"
+    STOPPED_IN = "stopped_in"
+    """On each person's night message, which is in a DM: the stopped game's channel named."""
     YOU_STOPPED = "you_stopped"
     CHANNEL_LOST = "channel_lost"
     """To the host, privately: ``flag`` when the game had begun (else its lobby closed)."""

@@ -1183,7 +1183,8 @@ def _stop(state: GameState, user: str) -> Step:
     note = ClosedView(Line(Message.STOPPED_BY, user=user))
     effects: list[Effect] = [Show(board, note)]
     if started:
-        effects += [Show(dm_surface(seat.key), note) for seat in state.people if seat.reachable]
+        told = ClosedView(Line(Message.STOPPED_IN, user=user, channel=state.channel))
+        effects += [Show(dm_surface(seat.key), told) for seat in state.people if seat.reachable]
     # The board says it to the channel: one message, not two.
     effects.append(Answer(Line(Message.YOU_STOPPED)))
     return Step(state, tuple(effects))

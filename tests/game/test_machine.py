@@ -631,6 +631,11 @@ def test_stop_ends_the_game_and_tells_everyone() -> None:
     (board,) = [show.view for show in shows(done) if not dm_key(show.surface)]
     assert board == ClosedView(Line(Message.STOPPED_BY, user="UBO"))
     assert english(board.line) == "<@UBO> stopped this game. No one scores."
+    # A night message is in a DM, beside other channels' games: it names the channel.
+    for view in [show.view for show in shows(done) if dm_key(show.surface)]:
+        assert isinstance(view, ClosedView)
+        told = english(view.line)
+        assert told == f"<@UBO> stopped the game in <#{state.channel}>. No one scores."
     assert answers(done) == ["You stopped the game: its board in the channel now says so."]
     assert not any(isinstance(effect, Scored) for effect in done.effects)
 
