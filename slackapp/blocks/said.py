@@ -25,7 +25,7 @@ def mentions(seats: tuple[SeatName, ...], words: Words = ENGLISH) -> str:
 
 
 def _ballot(seat: SeatName | None, words: Words) -> str:
-    return words._("nobody") if seat is None else mention(seat, words)
+    return words._("Nobody") if seat is None else mention(seat, words)
 
 
 def _phase(phase: str, words: Words) -> str:

@@ -541,7 +541,8 @@ def test_ballots_refused_and_changed() -> None:
     assert kept.state == state and "stays <@UBO>" in answers(kept)[0]
     changed = m.step(state, m.CastBallot("UANNA", None, Decimal("10.6")), T0)
     assert seat_of(changed.state, "UANNA").ballot == m.Ballot(None, Decimal("10.6"))
-    assert "Your ballot: nobody" in answers(changed)[0]
+    # Named as the ballot's own button and line name it ("You voted for Nobody.").
+    assert "Your ballot: Nobody." in answers(changed)[0]
 
 
 def test_the_last_ballot_closes_the_vote_scores_once_and_reveals() -> None:
