@@ -77,7 +77,7 @@ def serve(settings: Settings, command: str = "serve") -> int:
         make_engine,
         wait_for_database,
     )
-    from slackapp.db.migrate import upgrade
+    from slackapp.db.migrate import SchemaAhead, upgrade
     from slackapp.db.tokens import unreadable_tokens
     from slackapp.server import keep_time, serve_http, serve_socket_mode
 
@@ -106,7 +106,11 @@ def serve(settings: Settings, command: str = "serve") -> int:
         return _refuse(command, too_many)
     if few_free:
         logging.getLogger("slackapp.cli").warning(few_free)
-    upgrade(engine)
+    try:
+        upgrade(engine)
+    except SchemaAhead as error:
+        engine.dispose()
+        return _refuse(command, error)
     held = claim(engine, settings.multi_workspace) or unreadable_tokens(engine, settings)
     engine.dispose()  # the app opens its own connections
     if held:
@@ -132,7 +136,7 @@ def _erase_workspace(team_id: str, force: bool) -> int:
         wait_for_database,
     )
     from slackapp.db.erasure import erase_workspace, installed
-    from slackapp.db.migrate import upgrade
+    from slackapp.db.migrate import SchemaAhead, upgrade
     from slackapp.shapes import slack_id
 
     if not slack_id(team_id):
@@ -144,7 +148,10 @@ def _erase_workspace(team_id: str, force: bool) -> int:
     except (SettingsError, DatabaseUnavailable) as error:
         return _refuse("erase-workspace", error)
     try:
-        upgrade(engine)  # the tables it deletes from, as serve would have made them
+        try:
+            upgrade(engine)  # the tables it deletes from, as serve would have made them
+        except SchemaAhead as error:
+            return _refuse("erase-workspace", error)
         with transaction(sessionmaker(engine)) as session:
             if installed(session, team_id) and not force:
                 return _refuse(
@@ -177,7 +184,7 @@ def _end_game(game_id: int) -> int:
         wait_for_database,
     )
     from slackapp.db.journal import keep_journal
-    from slackapp.db.migrate import upgrade
+    from slackapp.db.migrate import SchemaAhead, upgrade
     from slackapp.game.machine import ended_phase
     from slackapp.logs import configure_logging, log_context
     from slackapp.services.uow import commit_give_up
@@ -190,7 +197,10 @@ def _end_game(game_id: int) -> int:
     except (SettingsError, DatabaseUnavailable) as error:
         return _refuse("end-game", error)
     try:
-        upgrade(engine)
+        try:
+            upgrade(engine)
+        except SchemaAhead as error:
+            return _refuse("end-game", error)
         sessions = make_sessions(engine)
         keep_journal(sessions)  # the phase change's line, as the app writes it
         try:
@@ -260,7 +270,7 @@ def _maintain(command: str, work: Callable[[Engine, Settings], str]) -> int:
     answer is printed; a setting, the database or ``work`` refusing is one line, exit 2."""
     from slackapp.config import Settings, SettingsError
     from slackapp.db.engine import DatabaseUnavailable, wait_for_database
-    from slackapp.db.migrate import upgrade
+    from slackapp.db.migrate import SchemaAhead, upgrade
     from slackapp.db.tokens import TokenKeyError
 
     try:
@@ -272,7 +282,7 @@ def _maintain(command: str, work: Callable[[Engine, Settings], str]) -> int:
     try:
         upgrade(engine)
         print(work(engine, settings))
-    except (SettingsError, TokenKeyError) as error:
+    except (SettingsError, TokenKeyError, SchemaAhead) as error:
         return _refuse(command, error)
     finally:
         engine.dispose()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib.resources import files
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Connection, Engine, text
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -31,6 +31,11 @@ def alembic_config() -> Config:
     return config
 
 
+class SchemaAhead(RuntimeError):
+    """The database was migrated by a newer release, to a revision this one does not have; the
+    message is one line that says how to go back."""
+
+
 def at_head(engine: Engine) -> bool:
     """Whether the database's schema is at :data:`HEAD` (Alembic's own record of it says so)."""
     with engine.connect() as connection:
@@ -51,6 +56,30 @@ def upgrade(engine: Engine) -> None:
     # client then holds.
     with engine.connect() as connection:
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        ahead = _unknown_revision(connection, config)
+        if ahead is not None:
+            raise SchemaAhead(
+                f"the database's schema is at revision {ahead}, which this release does not "
+                f"have (its newest is {HEAD}): a newer release migrated it. Serve it with that "
+                f"release, or first run `alembic downgrade {HEAD}` with that release"
+            )
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
         connection.commit()
+
+
+def _unknown_revision(connection: Connection, config: Config) -> str | None:
+    """The database's revision when this release's migrations do not have it (a newer release
+    put it there), else None."""
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
+
+    if connection.execute(text("SELECT to_regclass('alembic_version')")).scalar() is None:
+        return None
+    scripts = ScriptDirectory.from_config(config)
+    for version in connection.execute(text("SELECT version_num FROM alembic_version")).scalars():
+        try:
+            scripts.get_revision(version)
+        except CommandError:
+            return str(version)
+    return None

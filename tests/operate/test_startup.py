@@ -311,3 +311,35 @@ def test_the_connections_a_process_needs_are_checked_against_what_is_free(postgr
         assert f"of {limit} free" in few_free and "will wait for connections" in few_free
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["serve"],
+        ["work"],
+        ["prune"],
+        ["rotate-token-key"],
+        ["erase-workspace", "T0123ABCD"],
+        ["end-game", "1"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_a_database_a_newer_release_migrated_is_one_line_and_status_2(
+    command: list[str], postgres: str, tmp_path: Path
+) -> None:
+    """Rolled back over a database the newer release migrated: each command says so, and how
+    to go back, and changes nothing."""
+    url = migrated_database(postgres, "ahead")
+    engine = create_engine(url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE alembic_version SET version_num = '0999'"))
+        env = {**CREDENTIALS, "DATABASE_URL": url, "PORT": str(free_port())}
+        said = assert_refused(varulv(command, env, tmp_path), "0999", "alembic downgrade")
+        assert said.startswith(f"varulv {command[0]}: ")
+        with engine.connect() as connection:
+            version = connection.scalar(text("SELECT version_num FROM alembic_version"))
+        assert version == "0999"
+    finally:
+        engine.dispose()
