@@ -47,7 +47,7 @@ from sqlalchemy import Engine, func, select
 
 from slackapp.config import hand_down_metrics_folder, metrics_folder_from_env
 from slackapp.db.engine import AUTOCOMMIT
-from slackapp.db.models import Game, OutboxEntry, ReinstallNeeded
+from slackapp.db.models import TIMED_PHASES, Game, OutboxEntry, ReinstallNeeded
 from slackapp.serving import ServerThread
 
 # No ``_created`` line beside every series: Prometheus does not read them, and they were a
@@ -109,6 +109,12 @@ GAMES_GIVEN_UP = Counter(
     "Games ended because their deadline's step kept failing (a fault), by the phase they were in.",
     ["phase"],
 )
+# The rare faults' counters are there at 0 from the start: Prometheus's increase() sees
+# nothing of a series whose first sample is already 1, so a rule watching one would miss the
+# first of them in every process.
+for _phase in TIMED_PHASES:
+    GAMES_GIVEN_UP.labels(_phase.value)
+TOKEN_REFRESHES_REFUSED.labels("invalid_refresh_token")
 
 OPEN_PHASES = ("lobby", "night", "day", "vote")
 DATABASE_FIGURES = select(

@@ -86,6 +86,21 @@ def test_metrics_have_a_port_of_their_own_and_never_sit_beside_slacks_endpoints(
     assert scrape(single_workspace)[("varulv_database_up", ())] == 1
 
 
+def test_the_counters_of_faults_start_at_zero_so_the_first_one_is_an_increase(
+    single_workspace: Deployment,
+) -> None:
+    """Prometheus's ``increase()`` sees nothing of a series whose first sample is already 1: a
+    counter of rare faults must be there at 0 before the first, or the rule that watches it
+    (docs/operating.md) misses the first game given up, and the first refused refresh, of
+    every process."""
+    samples = scrape(single_workspace)
+    for phase in ("night", "day", "vote"):
+        assert ("varulv_games_given_up_total", (("phase", phase),)) in samples, phase
+    refused = ("varulv_token_refreshes_refused_total", (("error", "invalid_refresh_token"),))
+    assert refused in samples
+    assert "increase(varulv_games_given_up_total[1h]) > 0" in OPERATING.read_text()
+
+
 def alert_rules() -> list[dict[str, str]]:
     """The alert rules docs/operating.md offers, as Prometheus would load them."""
     found = re.search(r"```yaml\n(.*?)```", OPERATING.read_text(), re.DOTALL)
