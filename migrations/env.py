@@ -5,10 +5,11 @@ from __future__ import annotations
 from logging.config import fileConfig
 
 from alembic import context
-from sqlalchemy import Connection, create_engine, pool
+from sqlalchemy import Connection, create_engine, pool, text
 
 from slackapp.config import Settings
 from slackapp.db.engine import database_url
+from slackapp.db.migrate import MIGRATION_LOCK
 from slackapp.db.models import Base
 from slackapp.db.slack_tables import slack_metadata
 
@@ -48,9 +49,14 @@ def run_migrations_online() -> None:
     if given is not None:  # the app migrates on start, on a connection it holds a lock on
         migrate(given)
         return
+    # The release step (`alembic upgrade head`) takes the lock a start that migrates takes
+    # (slackapp.db.migrate), so the two never run one migration at once; it is the
+    # transaction's, released by the commit.
     engine = create_engine(url(), poolclass=pool.NullPool)
     with engine.connect() as connection:
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         migrate(connection)
+        connection.commit()
 
 
 def migrate(connection: Connection) -> None:

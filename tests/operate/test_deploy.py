@@ -21,13 +21,15 @@ from sqlalchemy import create_engine, text
 from slackapp.app import build
 from slackapp.config import Settings
 from slackapp.db.engine import make_sessions
-from slackapp.db.migrate import MIGRATIONS, alembic_config, upgrade
+from slackapp.db.migrate import MIGRATION_LOCK, MIGRATIONS, alembic_config, at_head, upgrade
 from slackapp.db.models import Game, OutboxEntry, Phase
 from slackapp.fakeslack import FakeSlack
 from slackapp.server import Router
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
 from tests.operate.conftest import fresh_database
+from tests.processes import end, start
 from tests.reliability.support import BrokenSteps, Nothing
+from tests.waiting import PATIENCE, until
 
 ROOT = Path(__file__).resolve().parents[2]
 UNREACHABLE_DATABASE = "postgresql+psycopg://nobody@127.0.0.1:9/nothing?connect_timeout=2"
@@ -327,3 +329,42 @@ def test_healthz_says_when_this_processs_timers_have_stopped(
         varulv.stop()
     assert call(router, "/healthz") == ("503 Service Unavailable", b"timers stopped\n")
     assert call(router, "/readyz") == ("503 Service Unavailable", b"timers stopped\n")
+
+
+def test_the_release_step_waits_for_a_start_that_is_migrating(postgres: str) -> None:
+    """``alembic upgrade head`` may run while a ``varulv serve`` starts and migrates (a release
+    job beside a rolling start): it takes the same advisory lock, so the two never run one
+    migration at once."""
+    url = fresh_database(postgres, "release_lock")
+    holder = create_engine(url)
+    waiting = text(
+        "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = :key"
+    )
+    try:
+        with holder.connect() as starting:  # a start that migrates holds this for its migration
+            starting.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+            release = start(
+                [sys.executable, "-m", "alembic", "upgrade", "head"],
+                cwd=ROOT,
+                env={**os.environ, "DATABASE_URL": url},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+
+                def blocked_or_done() -> bool:
+                    with holder.connect() as looking:
+                        blocked = looking.scalar(waiting, {"key": MIGRATION_LOCK})
+                    return bool(blocked) or release.poll() is not None
+
+                until(blocked_or_done, "the release step to wait for the lock, or to end")
+                assert release.poll() is None, "it migrated while a start held the lock"
+                starting.rollback()  # the start's migration is over
+                _, stderr = release.communicate(timeout=PATIENCE)
+                assert release.returncode == 0, stderr
+            finally:
+                end(release)
+        assert at_head(holder)
+    finally:
+        holder.dispose()
