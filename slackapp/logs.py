@@ -142,11 +142,26 @@ class Lowered(logging.Filter):
         return True
 
 
+class Untrue(logging.Filter):
+    """A library's line, at any level, that says something untrue of Varulv: left out."""
+
+    def __init__(self, *pieces: str) -> None:
+        super().__init__()
+        self.pieces = pieces
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not any(piece in message for piece in self.pieces)
+
+
 NOT_INSTALLED_LINE = "the AuthorizeResult (returned value from authorize) for it was not found"
 SEND_FAILED_LINE = "Failed to send a request to Slack API server"
 SOCKET_MODE_LOGGER = "slack_sdk.socket_mode.builtin.client"
 """The Socket Mode client's logger (slackapp.server gives it this one by name)."""
-LIBRARY_LINES: dict[str, Lowered] = {
+LIBRARY_LINES: dict[str, logging.Filter] = {
+    # Bolt reads SLACK_BOT_TOKEN itself and warns, at every start, that it goes unused beside
+    # the client Varulv gives it; that client holds that very token.
+    "slack_bolt.App": Untrue("As you gave `client` as well, `token` will be unused."),
     # A request from a workspace that removed Varulv or revoked its token: the person is told
     # how to add it again (NOT_INSTALLED); nothing of Varulv's failed.
     "slack_bolt.MultiTeamsAuthorization": Lowered(
@@ -190,10 +205,10 @@ LIBRARY_LINES: dict[str, Lowered] = {
 def quiet_libraries() -> None:
     """Put the library filters on their loggers (idempotent): an alert on ERROR then fires for
     Varulv's own failures, not for a forged request or a retried timeout."""
-    for name, lowered in LIBRARY_LINES.items():
+    for name, quieter in LIBRARY_LINES.items():
         logger = logging.getLogger(name)
-        if lowered not in logger.filters:
-            logger.addFilter(lowered)
+        if quieter not in logger.filters:
+            logger.addFilter(quieter)
 
 
 OUTAGE_STATES = ("08", "57P01", "57P02", "57P03", "53300")

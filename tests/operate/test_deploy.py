@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import logging
 import os
 import subprocess
 import sys
@@ -24,6 +25,7 @@ from slackapp.db.engine import make_sessions
 from slackapp.db.migrate import MIGRATION_LOCK, MIGRATIONS, alembic_config, at_head, upgrade
 from slackapp.db.models import Game, OutboxEntry, Phase
 from slackapp.fakeslack import FakeSlack
+from slackapp.logs import quiet_libraries
 from slackapp.server import Router
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
 from tests.operate.conftest import fresh_database
@@ -368,3 +370,24 @@ def test_the_release_step_waits_for_a_start_that_is_migrating(postgres: str) -> 
         assert at_head(holder)
     finally:
         holder.dispose()
+
+
+def test_a_start_with_one_workspaces_token_logs_no_word_of_it_going_unused(
+    fake: FakeSlack,
+    postgres: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Bolt reads SLACK_BOT_TOKEN itself and, beside the client Varulv gives it, warned at every
+    start that the token would go unused; the client holds that very token."""
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    single = settings(bot_token=BOT_TOKEN, signing_secret=SIGNING_SECRET, api_url=fake.api_url)
+    url = fresh_database(postgres, "token_unused")
+    upgrade_schema(url)
+    quiet_libraries()  # as varulv serve's logging does
+    with caplog.at_level(logging.DEBUG, logger="slack_bolt"):
+        varulv = build(single, url)
+    varulv.engine.dispose()
+    assert varulv.app.client.token == BOT_TOKEN
+    bolt = [r.getMessage() for r in caplog.records if r.name.startswith("slack_bolt")]
+    assert not [line for line in bolt if "will be unused" in line], bolt
