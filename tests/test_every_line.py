@@ -89,6 +89,7 @@ EXAMPLES: dict[Message, tuple[Line, ...]] = {
     ),
     Message.UNREACHABLE: (Line(Message.UNREACHABLE, seat=ANNA),),
     Message.FAULT_ENDED: (Line(Message.FAULT_ENDED),),
+    Message.FAULT_ENDED_IN: (Line(Message.FAULT_ENDED_IN, channel="C0TABLE"),),
     Message.FAULT_CHANNEL_FREE: (Line(Message.FAULT_CHANNEL_FREE),),
     Message.DEAL_SEALED: (Line(Message.DEAL_SEALED, fingerprint="0123abcd"),),
     Message.NIGHT_SEALED: (Line(Message.NIGHT_SEALED, fingerprint="4567ef01"),),

@@ -104,6 +104,7 @@ TemplatedMessage: TypeAlias = Literal[
     Message.NIGHT_SEALED,
     Message.CHANNEL_LOST_ENDED,
     Message.FAULT_ENDED,
+    Message.FAULT_ENDED_IN,
     Message.FAULT_CHANNEL_FREE,
     Message.ANOTHER_WORKSPACE,
     Message.OPENED_MEANWHILE,
@@ -176,6 +177,9 @@ TEMPLATES: Final[Mapping[TemplatedMessage, str]] = {
         "ended. No one scores."
     ),
     Message.FAULT_ENDED: N_("Varulv hit a fault in this game and had to end it. No one scores."),
+    Message.FAULT_ENDED_IN: N_(
+        "Varulv hit a fault in the game in <#{channel}> and had to end it. No one scores."
+    ),
     Message.FAULT_CHANNEL_FREE: N_(
         "Sorry: Varulv hit a fault in this channel's game and had to end it, so no one scores. "
         "The channel is free again: type `/varulv` to start a new game."

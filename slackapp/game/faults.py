@@ -63,14 +63,15 @@ class GivenUp:
     effects: tuple[Effect, ...]
 
 
-def give_up(phase: Phase, people: Iterable[str]) -> GivenUp:
+def give_up(phase: Phase, channel: str, people: Iterable[str]) -> GivenUp:
     """End an open game in ``phase`` for a fault: its board says so in place of what it showed,
     as does the night message of each of ``people`` (the seated people Varulv reaches
-    privately) once the cards are dealt, and the channel is told in a line of its own that it
-    is free for a new game. Nothing said names a card or a choice."""
-    note = ClosedView(Line(Message.FAULT_ENDED))
-    effects: list[Effect] = [Show(board_of(phase), note)]
+    privately, naming the game's ``channel``) once the cards are dealt, and the channel is told
+    in a line of its own that it is free for a new game. Nothing said names a card or a
+    choice."""
+    effects: list[Effect] = [Show(board_of(phase), ClosedView(Line(Message.FAULT_ENDED)))]
     if phase != Phase.LOBBY:
-        effects += [Show(dm_surface(key), note) for key in people]
+        told = ClosedView(Line(Message.FAULT_ENDED_IN, channel=channel))
+        effects += [Show(dm_surface(key), told) for key in people]
     effects.append(Say(Line(Message.FAULT_CHANNEL_FREE)))
     return GivenUp(ended_phase(phase), tuple(effects))

@@ -92,7 +92,9 @@ class Message(StrEnum):
     """On each person's night message."""
     UNREACHABLE = "unreachable"
     FAULT_ENDED = "fault_ended"
-    """On the board and each person's night message: a fault ended the game."""
+    """On the board: a fault ended the game."""
+    FAULT_ENDED_IN = "fault_ended_in"
+    """On each person's night message, which is in a DM: the same, the channel named."""
     FAULT_CHANNEL_FREE = "fault_channel_free"
     """Said in the channel: a fault ended its game, and a new one may start."""
     # the commitments, each in a message of its own that is never edited

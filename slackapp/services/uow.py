@@ -280,7 +280,7 @@ def commit_give_up(
         game = games.lock_open_row(connection, game_id, deadline, at, lock_wait)
         if game is None:
             return None
-        ended = faults.give_up(game.phase, game.dm_channels)
+        ended = faults.give_up(game.phase, game.channel_id, game.dm_channels)
         games.end_for_fault(session, game, ended.phase)
         rows = outbox_rows(game, ended.effects)
         write(connection, rows)

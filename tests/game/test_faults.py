@@ -91,10 +91,11 @@ def test_a_game_given_up_ends_as_a_lost_channel_ends_it_and_says_so(
     phase: m.Phase, ended: m.Phase, board: str
 ) -> None:
     people = ["U0ANNA", "U0BO"]
-    given_up = faults.give_up(phase, people)
+    given_up = faults.give_up(phase, "C0GAME", people)
     assert given_up.phase == ended == m.ended_phase(phase)
     note = ClosedView(Line(Message.FAULT_ENDED))
-    dms = [Show(dm_surface(key), note) for key in people] if phase != m.Phase.LOBBY else []
+    told = ClosedView(Line(Message.FAULT_ENDED_IN, channel="C0GAME"))
+    dms = [Show(dm_surface(key), told) for key in people] if phase != m.Phase.LOBBY else []
     assert given_up.effects == (
         Show(board, note),
         *dms,
@@ -108,7 +109,7 @@ def test_what_a_game_given_up_shows_names_no_card_and_offers_a_new_game(
 ) -> None:
     spoken = words(language)
     shown = []
-    for effect in faults.give_up(m.Phase.NIGHT, ["U0ANNA"]).effects:
+    for effect in faults.give_up(m.Phase.NIGHT, "C0GAME", ["U0ANNA"]).effects:
         if isinstance(effect, Show):
             shown.append(render(effect.view, spoken).text)
         elif isinstance(effect, Say) and isinstance(effect.text, Line):
@@ -119,6 +120,7 @@ def test_what_a_game_given_up_shows_names_no_card_and_offers_a_new_game(
         for card in Card:
             assert card.value not in text, (card, text)
     assert "/varulv" in shown[-1], "the channel is told how to start again"
+    assert "<#C0GAME>" in shown[1], "a night message, in a DM, names the game's channel"
 
 
 def test_a_lost_channel_still_ends_its_game_in_the_same_phases() -> None:

@@ -20,6 +20,7 @@ from tests.reliability.support import BrokenSteps
 
 NIGHT_SECONDS = 120  # the in-process app's
 FAULT = "Varulv hit a fault in this game"
+FAULT_DM = "Varulv hit a fault in the game in"
 FREE = "The channel is free again: type `/varulv` to start a new game."
 _numbers = itertools.count(1)
 
@@ -81,7 +82,8 @@ def test_a_game_whose_deadline_step_always_fails_is_ended_and_its_channel_freed(
     redrawn = fake.message(board.channel, board.ts)
     assert FAULT in redrawn.rendered_text and redrawn.buttons() == [], "the board says so"
     for dm in dms:
-        assert FAULT in fake.message(dm.channel, dm.ts).rendered_text, "so does each night DM"
+        night = fake.message(dm.channel, dm.ts).rendered_text
+        assert FAULT_DM in night, "so does each night DM, naming the channel"
     told = broken_table.board(FREE)
     for shown in (redrawn, told):
         for card in Card:
