@@ -852,9 +852,10 @@ def test_reveal_says_skipped_choices_and_no_death() -> None:
     text = "\n".join(section_texts(reveal(outcome, labels)))
     assert "<@UANNA> and <@UFIA> woke as Werewolves and saw each other." in text
     assert "<@UEVA>, the Minion, saw the werewolves: <@UANNA> and <@UFIA>." in text
-    assert "the Seer, chose not to look" in text
-    assert "the Robber, chose not to rob anyone" in text
-    assert "the Troublemaker, chose not to swap" in text
+    # Said alike whether they skipped or the night ran out first: either way, nothing was done.
+    assert "the Seer, did not look" in text
+    assert "the Robber, robbed no one" in text
+    assert "the Troublemaker, swapped no cards" in text
     assert "No one died." in text
     assert "*The werewolf team wins:* <@UANNA>, <@UEVA> and <@UFIA>." in text
     assert "Tally: nobody 6" in text

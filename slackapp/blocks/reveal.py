@@ -222,7 +222,7 @@ def _step(step: NightStep, outcome: Outcome, labels: Mapping[str, SeatLabel], w:
                 card=centre[index],
             )
         case Card.WEREWOLF, _:
-            return w._(":wolf: {who} woke as the lone Werewolf and chose not to peek.", who=who)
+            return w._(":wolf: {who} woke as the lone Werewolf and did not peek.", who=who)
         case Card.MINION, _:
             wolves = outcome.deal.dealt_werewolves()
             if not wolves:
@@ -250,7 +250,7 @@ def _step(step: NightStep, outcome: Outcome, labels: Mapping[str, SeatLabel], w:
                 right=centre[1],
             )
         case Card.SEER, _:
-            return w._(":crystal_ball: {who}, the Seer, chose not to look.", who=who)
+            return w._(":crystal_ball: {who}, the Seer, did not look.", who=who)
         case Card.ROBBER, Rob(seat):
             return w._(
                 ":moneybag: {who}, the Robber, took {seat}'s card: the *{card}*.",
@@ -259,7 +259,7 @@ def _step(step: NightStep, outcome: Outcome, labels: Mapping[str, SeatLabel], w:
                 card=outcome.deal.dealt[seat],
             )
         case Card.ROBBER, _:
-            return w._(":moneybag: {who}, the Robber, chose not to rob anyone.", who=who)
+            return w._(":moneybag: {who}, the Robber, robbed no one.", who=who)
         case Card.TROUBLEMAKER, Swap(first, second):
             return w._(
                 ":twisted_rightwards_arrows: {who}, the Troublemaker, swapped {first}'s and "
@@ -270,7 +270,7 @@ def _step(step: NightStep, outcome: Outcome, labels: Mapping[str, SeatLabel], w:
             )
         case Card.TROUBLEMAKER, _:
             return w._(
-                ":twisted_rightwards_arrows: {who}, the Troublemaker, chose not to swap.", who=who
+                ":twisted_rightwards_arrows: {who}, the Troublemaker, swapped no cards.", who=who
             )
         case Card.INSOMNIAC, _:
             woke = outcome.night.dawn[step.seat]
