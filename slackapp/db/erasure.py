@@ -23,6 +23,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, selectinload
 
+from slackapp.blocks.screen import and_list
 from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.db.models import (
     Base,
@@ -77,22 +78,47 @@ def forget_me(session: Session, team_id: str, user_id: str, words: Words = ENGLI
     if running:
         return w._(STILL_SEATED, where=", ".join(f"<#{c}>" for c in sorted(set(running))))
     done = forget(session, team_id, user_id)
-    name = (
-        w._("your name as Varulv knew it")
-        if done.name
-        else w._("your name as Varulv knew it (none was kept)")
+    return " ".join(forgotten_lines(done, w))
+
+
+def forgotten_lines(done: Forgotten, w: Words) -> list[str]:
+    """What ``/varulv forget me`` erased, naming only what there was."""
+    erased = []
+    if done.score_channels:
+        channels = w.ngettext("{count} channel", "{count} channels", done.score_channels)
+        erased.append(w._("your points and wins in {channels}", channels=channels))
+    if done.name:
+        erased.append(w._("your name as Varulv knew it"))
+    if done.regular_channels:
+        channels = w.ngettext("{count} channel", "{count} channels", done.regular_channels)
+        erased.append(w._("your *I usually play* marks in {channels}", channels=channels))
+    if erased:
+        said = w._(
+            "Varulv has forgotten you in this workspace. Erased: {what}.", what=and_list(erased, w)
+        )
+    elif done.games:
+        said = w._("Varulv has forgotten you in this workspace.")
+    else:
+        said = w._("Varulv has forgotten you in this workspace: it kept nothing of yours to erase.")
+    lines = [said]
+    if done.games:
+        lines.append(
+            w.ngettext(
+                "In {count} finished game you are now “{erased}”: its outcome stays, with no name "
+                "or id of yours.",
+                "In {count} finished games you are now “{erased}”: their outcomes stay, with no "
+                "name or id of yours.",
+                done.games,
+                erased=w._(ERASED_NAME),
+            )
+        )
+    lines.append(
+        w._(
+            "Messages Slack already shows stay as Slack keeps them. A game you join from now on "
+            "is remembered again."
+        )
     )
-    return w._(
-        "Varulv has forgotten you in this workspace. Erased: your points and wins in {scores}, "
-        "{name}, and your *I usually play* marks in {marks}. In {games} you are now “{erased}”: "
-        "their outcomes stay, with no name or id of yours. Messages Slack already shows stay as "
-        "Slack keeps them. A game you join from now on is remembered again.",
-        scores=w.ngettext("{count} channel", "{count} channels", done.score_channels),
-        name=name,
-        marks=w.ngettext("{count} channel", "{count} channels", done.regular_channels),
-        games=w.ngettext("{count} finished game", "{count} finished games", done.games),
-        erased=w._(ERASED_NAME),
-    )
+    return lines
 
 
 def _games_seating(team_id: str, user_id: str, running: bool) -> Select[Game]:
