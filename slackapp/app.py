@@ -52,12 +52,20 @@ log = logging.getLogger(__name__)
 APP_NAME = "varulv"
 """Bolt's name for the app in its log; unnamed, Bolt reads every caller's source to find one."""
 
-NOT_INSTALLED = (
-    "Varulv isn't installed in this workspace any more. A workspace admin can add it again "
-    "from its “Add to Slack” page."
-)
-"""Bolt's one answer to a workspace it finds no installation for, set when the app is built:
-English in every channel, since Bolt gives it before any listener could read a language."""
+
+def not_installed_answer(install_url: str | None) -> str:
+    """Bolt's one answer to a workspace it finds no installation for (one that removed Varulv,
+    or never added it), set when the app is built: where an admin adds it, as the reinstall
+    answer says (``slackapp.authorize.reinstall_answer``). English in every channel, since
+    Bolt gives it before any listener could read a language."""
+    if install_url:
+        return (
+            f"Varulv isn't installed in this workspace. A workspace admin can add it: {install_url}"
+        )
+    return (
+        "Varulv isn't installed in this workspace. A workspace admin can add it from its "
+        "“Add to Slack” page."
+    )
 
 
 STEP_THREADS = 8
@@ -170,7 +178,7 @@ def build(
     # The deliverer schedules its own retries, so its clients never sleep inside a call.
     delivering: ClientFor
     oauth_flow: LandingOAuthFlow | None = None
-    not_installed_answer: str | None = None  # with one workspace's token, Bolt's own
+    unknown_workspace: str | None = None  # with one workspace's token, Bolt's own
     if settings.multi_workspace:
         assert settings.client_id and settings.client_secret
         store = installation_store(engine, settings.client_id, settings.token_keys)
@@ -212,7 +220,7 @@ def build(
             privacy_url=settings.privacy_url,
             support_url=settings.support_url,
         )
-        not_installed_answer = NOT_INSTALLED
+        unknown_workspace = not_installed_answer(install_url(settings))
     else:
         client = web_client(settings.bot_token, settings.api_url)
         bot = web_client(settings.bot_token, settings.api_url, wait_out_rate_limits=False)
@@ -222,7 +230,7 @@ def build(
         signing_secret=settings.signing_secret,
         client=client,
         oauth_flow=oauth_flow,
-        user_facing_authorize_error_message=not_installed_answer,
+        user_facing_authorize_error_message=unknown_workspace,
         # With one workspace's token, Bolt checks it with auth.test on the first request rather
         # than here, and again on the next one if Slack failed: one hiccup at Slack never stops
         # a boot. (Bolt asks nothing of it with an OAuth flow.)

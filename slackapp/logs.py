@@ -163,7 +163,7 @@ LIBRARY_LINES: dict[str, logging.Filter] = {
     # the client Varulv gives it; that client holds that very token.
     "slack_bolt.App": Untrue("As you gave `client` as well, `token` will be unused."),
     # A request from a workspace that removed Varulv or revoked its token: the person is told
-    # how to add it again (NOT_INSTALLED); nothing of Varulv's failed.
+    # how to add it again (app.not_installed_answer); nothing of Varulv's failed.
     "slack_bolt.MultiTeamsAuthorization": Lowered(
         {
             NOT_INSTALLED_LINE: "a request from a workspace where Varulv is not installed "

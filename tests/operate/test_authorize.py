@@ -72,8 +72,8 @@ def test_a_command_is_acknowledged_and_answered_while_auth_test_fails(
 def test_a_workspace_that_uninstalled_varulv_is_told_so(
     installed: Deployment, auth_test_broken: list[float]
 ) -> None:
+    table = installed.table()  # Slack's events go to this deployment, alone or after another
     assert installed.fake.app_uninstalled().status_code == 200  # acknowledged, then handled
-    table = installed.table()
 
     def forgotten() -> bool:
         with installed.db.connect() as connection:
@@ -82,4 +82,8 @@ def test_a_workspace_that_uninstalled_varulv_is_told_so(
 
     table.wait(lambda: forgotten() or None, "the installation forgotten")
     table.command(ALVA)
-    table.ephemeral(ALVA, "isn't installed in this workspace")
+    told = table.ephemeral(ALVA, "isn't installed in this workspace").rendered_text
+    install_page = f"{installed.app.url}/slack/install"
+    assert told == (
+        f"Varulv isn't installed in this workspace. A workspace admin can add it: {install_page}"
+    ), "where to add it again, as the reinstall answer says"
