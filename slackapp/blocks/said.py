@@ -286,7 +286,11 @@ def _game_running(line: Line, w: Words) -> str:
     running = w._("A game is already running in this channel. {where}", where=where)
     if line.hosts:  # only those who may end it are pointed at `/varulv stop`
         return w._("{running} As its host, you can end it with `/varulv stop`.", running=running)
-    return w._("{running} Its host, <@{user}>, can end it.", running=running, user=line.user)
+    return w._(
+        "{running} Its host, <@{user}>, and the workspace's admins can end it.",
+        running=running,
+        user=line.user,
+    )
 
 
 def _heard_enough(count: int, total: int, w: Words) -> str:

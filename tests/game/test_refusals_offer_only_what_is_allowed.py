@@ -36,8 +36,11 @@ def test_only_the_host_is_pointed_at_stop(language: Language, phase: str) -> Non
         assert "Du är inte med i det, men kan vara med i nästa." in stranger
         assert "där är det" not in stranger
         assert "Du är värd för det och kan avbryta det med `/varulv stop`." in host
+        # An admin typing /varulv is not told that the host alone may end the game.
+        assert "<@UANNA> är värd för det. Hen och arbetsytans admins kan avbryta det." in stranger
     else:
         assert "As its host, you can end it with `/varulv stop`." in host
+        assert "Its host, <@UANNA>, and the workspace's admins can end it." in stranger
 
 
 @pytest.mark.parametrize("language", list(Language))
