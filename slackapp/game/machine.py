@@ -511,15 +511,26 @@ def play_again_refusal(previous: GameState | None) -> Line | None:
     return None
 
 
-def play_again(previous: GameState, game_id: int, seed: int, user: str, user_name: str) -> Step:
+def play_again(
+    previous: GameState,
+    game_id: int,
+    seed: int,
+    user: str,
+    user_name: str,
+    lengths: Lengths,
+    bots_allowed: bool,
+    language: Language,
+) -> Step:
     """The next table after ``previous``'s reveal: its people seated again in their places
-    (each may *Leave*), whoever pressed *Play again* seated too and the host, the same lengths
-    and bots setting, and bots refilled if the last table had any."""
+    (each may *Leave*), whoever pressed *Play again* seated too and the host; the channel's
+    ``lengths``, ``bots_allowed`` and ``language`` as they are now (a change made during the
+    game is for the next table, as the channel was told), and bots refilled if the last table
+    had any and the channel still allows them."""
     assert play_again_refusal(previous) is None, "ask play_again_refusal first"
     seats = [SeatState(seat.key, seat.name, False, seat.position) for seat in previous.people]
     if all(seat.key != user for seat in seats) and len(seats) < MAX_SEATS:
         seats.append(SeatState(user, user_name, False, _free_position(seats)))
-    if previous.bots_allowed and any(seat.is_bot for seat in previous.seats):
+    if bots_allowed and any(seat.is_bot for seat in previous.seats):
         seats = _with_bots(seats)
     seated = {seat.key for seat in seats}
     state = GameState(
@@ -527,9 +538,9 @@ def play_again(previous: GameState, game_id: int, seed: int, user: str, user_nam
         channel=previous.channel,
         host=user if user in seated else previous.host,
         seed=seed,
-        lengths=previous.lengths,
-        bots_allowed=previous.bots_allowed,
-        language=previous.language,
+        lengths=lengths,
+        bots_allowed=bots_allowed,
+        language=language,
     )
     state = _replace_seats(state, _renamed_bots(seats))
     return Step(state, (_show_lobby(state),))

@@ -394,21 +394,28 @@ class GameService:
             if refusal is not None:
                 return in_words(last, refusal)
             team_id, channel_id = previous.team_id, previous.channel_id
+            # The channel's settings as they are now: a change during the game was announced
+            # for the next table.
+            chosen = choice_in(session, team_id, channel_id, self.lengths)
+            lengths = m.Lengths(chosen.night_seconds, chosen.day_seconds, chosen.vote_seconds)
+            language = Language(chosen.language)
             game = new_game(
                 session,
                 team_id,
                 channel_id,
                 user_id,
-                last.lengths,
-                last.bots_allowed,
+                lengths,
+                chosen.bots_allowed,
                 previous.enterprise_id,
-                language=last.language,
+                language=language,
             )
             if game is None:  # a /varulv in the channel came first
                 running = games.open_in(session, team_id, channel_id)
                 return self._open_already(session, running, team_id, channel_id, user_id)
             name = kept_name(session.connection(), team_id, user_id, user_name)
-            opened = m.play_again(last, game.id, game.seed, user_id, name)
+            opened = m.play_again(
+                last, game.id, game.seed, user_id, name, lengths, chosen.bots_allowed, language
+            )
             if opened.state.host != game.host_user_id:  # the previous host, still seated
                 games.rehost(session.connection(), game.id, opened.state.host)
             games.store_new(session, game, opened.state)

@@ -43,7 +43,7 @@ from slackapp.game.effects import (
     over_surface,
     settles,
 )
-from slackapp.game.lines import Line, Message
+from slackapp.game.lines import Language, Line, Message
 from slackapp.game.night import Knowledge, NightChoice, Peek, Swap
 from slackapp.game.outcome import Outcome, play
 
@@ -913,11 +913,32 @@ def revealed(people: list[str], bots: bool = False) -> m.GameState:
     return state
 
 
+def again(
+    last: m.GameState,
+    user: str,
+    name: str,
+    lengths: m.Lengths | None = None,
+    bots_allowed: bool | None = None,
+    language: Language | None = None,
+) -> m.Step:
+    """*Play again* on ``last``, the channel's settings unchanged unless given."""
+    return m.play_again(
+        last,
+        8,
+        99,
+        user,
+        name,
+        lengths or last.lengths,
+        last.bots_allowed if bots_allowed is None else bots_allowed,
+        language or last.language,
+    )
+
+
 def test_play_again_seats_the_same_people_with_the_same_settings_and_bots_refilled() -> None:
     people = ["UANNA", "UBO", "UCIA"]
     last = dataclasses.replace(revealed(people, bots=True), lengths=m.Lengths(45, 240, 75))
     assert m.play_again_refusal(last) is None
-    done = m.play_again(last, 8, 99, "UCIA", "cia")
+    done = again(last, "UCIA", "cia")
     new = done.state
     assert (new.id, new.seed, new.phase, new.channel) == (8, 99, m.Phase.LOBBY, "CFIKA")
     assert new.host == "UCIA" and new.lengths == m.Lengths(45, 240, 75) and new.bots_allowed
@@ -933,9 +954,19 @@ def test_play_again_seats_the_same_people_with_the_same_settings_and_bots_refill
 
 def test_play_again_by_someone_new_seats_them_and_without_bots_adds_none() -> None:
     last = revealed(["UANNA", "UBO", "UCIA"])
-    new = m.play_again(last, 8, 99, "UDAN", "dan").state
+    new = again(last, "UDAN", "dan").state
     assert [seat.key for seat in new.seats] == ["UANNA", "UBO", "UCIA", "UDAN"]
     assert new.host == "UDAN" and not any(seat.is_bot for seat in new.seats)
+
+
+def test_play_again_takes_the_channels_settings_as_they_are_now() -> None:
+    """Settings changed during the game were announced for the next table: *Play again*
+    opens it with them, and refills no bot once the channel has turned bots off."""
+    last = revealed(["UANNA", "UBO", "UCIA"], bots=True)
+    new = again(last, "UANNA", "anna", m.Lengths(30, 90, 45), False, Language.SWEDISH).state
+    assert new.lengths == m.Lengths(30, 90, 45) and new.language is Language.SWEDISH
+    assert not new.bots_allowed and not any(seat.is_bot for seat in new.seats)
+    assert [seat.key for seat in new.seats] == ["UANNA", "UBO", "UCIA"]
 
 
 def test_play_again_only_after_a_reveal() -> None:

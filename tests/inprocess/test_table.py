@@ -202,6 +202,31 @@ def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
     assert "game is already running" not in said, "a lobby is no running game"
 
 
+def test_play_again_takes_settings_changed_during_the_game(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """The channel was told that settings changed during a game are for the next table:
+    *Play again* opens it with them, bots left out once the channel turned them off."""
+    table = new_table(fake, app, db)
+    set_lengths(fake, db, table)
+    day_of(table, [ANNA, BO], bots=True)
+    table.nobody_dies_tonight([ANNA, BO])
+    first = table.game_id()
+    with db.begin() as connection:  # as an admin's save of the settings form writes them
+        connection.exec_driver_sql(
+            "UPDATE channel_settings SET night_seconds = 30, bots_allowed = false, "
+            "language = 'sv' WHERE team_id = %s AND channel_id = %s",
+            (fake.identity.team_id, table.channel),
+        )
+    reveal = table.reveal()
+    table.click(BO, reveal, "Play again")
+    table.wait(lambda: table.game_id() != first or None, "the next table")
+    game = table.game()
+    assert (game["night_seconds"], game["day_seconds"], game["vote_seconds"]) == (30, 240, 75)
+    assert (game["bots_allowed"], game["language"]) == (False, "sv")
+    assert [seat["user_id"] for seat in table.seats()] == [ANNA, BO], "no bot refilled"
+
+
 def test_play_again_while_a_command_opens_a_table_tells_of_that_table(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
