@@ -157,7 +157,8 @@ def _erase_workspace(team_id: str, force: bool) -> int:
                 return _refuse(
                     "erase-workspace",
                     f"{team_id} still has Varulv installed: remove Varulv from the workspace "
-                    "first (that deletes its tokens), or pass --force to erase it anyway",
+                    "(or from its organisation, if it was added org-wide) first (that deletes "
+                    "its tokens), or pass --force to erase it anyway",
                 )
             erased = erase_workspace(session, team_id)
     finally:

@@ -264,11 +264,23 @@ foreign keys cascade), its outbox stream and the workspace's notices by ``delete
 
 
 def installed(session: Session, team_id: str) -> bool:
-    """Whether the installation store still holds the workspace (many-workspace mode)."""
-    return any(
-        session.scalar(select(func.count()).select_from(table).where(table.c.team_id == team_id))
-        for table in _installation_tables()
-    )
+    """Whether the installation store still holds the workspace (many-workspace mode): its
+    own installation, or an org-wide one of the Enterprise Grid organisation its games or
+    standing tables were kept under."""
+    organisations = union(
+        select(Game.enterprise_id).where(Game.team_id == team_id),
+        select(StandingTable.enterprise_id).where(StandingTable.team_id == team_id),
+    ).subquery()
+    for table in _installation_tables():
+        org_wide = table.c.is_enterprise_install.is_(True) & table.c.enterprise_id.in_(
+            select(organisations.c.enterprise_id).where(organisations.c.enterprise_id.is_not(None))
+        )
+        found = (
+            select(func.count()).select_from(table).where((table.c.team_id == team_id) | org_wide)
+        )
+        if session.scalar(found):
+            return True
+    return False
 
 
 def erase_workspace(session: Session, team_id: str) -> dict[str, int]:

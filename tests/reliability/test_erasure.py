@@ -15,7 +15,7 @@ from slack_sdk.oauth.installation_store import Installation
 from sqlalchemy import Engine, create_engine, inspect, text
 from sqlalchemy.orm import Session
 
-from slackapp.db.erasure import forget
+from slackapp.db.erasure import forget, installed
 from slackapp.db.installations import installation_store
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import (
@@ -216,3 +216,35 @@ def test_forgetting_a_person_erases_them_from_the_channels_notices(db: Engine) -
         forget(session, "T0NOTICE", "U0ANNA")
     assert rows_naming(db, "U0ANNA") == {}
     assert rows_naming(db, "changed the Varulv settings") == {"outbox": 1}
+
+
+def test_a_workspace_of_an_org_wide_installation_counts_as_installed(
+    db: Engine, database_url: str
+) -> None:
+    """An org-wide Enterprise Grid installation is kept under the organisation, with no team
+    id: a workspace whose games were played under that organisation still has Varulv, and is
+    not erased without ``--force``."""
+    upgrade(db)
+    team, other = "T0ORGTEAM", "T0ELSEWHERE"
+    now = datetime.now(UTC)
+    with Session(db) as session, session.begin():
+        for each, organisation in ((team, "E0ORG"), (other, "E0OTHER")):
+            session.add(
+                Game(team_id=each, enterprise_id=organisation, channel_id=f"C{each[1:]}",
+                     host_user_id="U0HOST", phase="over", seed=1, night_seconds=60,
+                     day_seconds=60, vote_seconds=60, bots_allowed=True)
+            )  # fmt: skip
+    installation_store(db, "client").save(
+        Installation(
+            app_id="A0APP", enterprise_id="E0ORG", team_id=None, is_enterprise_install=True,
+            user_id="U0ADMIN", bot_token="xoxb-org", bot_id="B0BOT", bot_user_id="U0BOT",
+            installed_at=now.timestamp(),
+        )
+    )  # fmt: skip
+    with Session(db) as session:
+        assert installed(session, team), "installed org-wide"
+        assert not installed(session, other), "another organisation's installation is not its"
+    refused = erase(database_url, team)
+    assert refused.returncode == 2 and "still has Varulv installed" in refused.stderr
+    assert rows_of(db, team)["games"] == 1, "a refusal erases nothing"
+    assert erase(database_url, other).returncode == 0
