@@ -64,9 +64,9 @@ class Forgotten:
 
 
 STILL_SEATED = N_(
-    "You are seated at a game that is still running in {where}, and it needs your seat until "
-    "it ends: nothing was erased. Ask again once it is over (its host or a workspace admin can "
-    "end it sooner with `/varulv stop`)."
+    "You are seated at a table in {where} that has not ended, and it needs your seat until it "
+    "does: nothing was erased. Press *Leave* while it is still taking seats, or ask again once "
+    "it is over (its host or a workspace admin can end it sooner with `/varulv stop`)."
 )
 
 

@@ -40,7 +40,8 @@ def test_forget_me_erases_a_person_and_keeps_their_games_outcomes_anonymous(
     table.command(anna)  # seated at a running table: refused, and nothing erased
     table.lobby_shows(table.lobby(), "Seated (1)")
     table.command(anna, "forget me")
-    table.ephemeral(anna, "still running in")
+    said = table.ephemeral(anna, "that has not ended").rendered_text
+    assert "Leave" in said, "a lobby's seat is left with its button"
     assert "scores" in rows_naming(db, anna)
 
     table.cancel(anna, table.lobby())
