@@ -36,7 +36,7 @@ from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.dms import DirectMessages
 from slackapp.game.machine import ChannelUnwritable, Event, Lengths
 from slackapp.inbox import Inbox
-from slackapp.install_page import LandingOAuthFlow
+from slackapp.install_page import LandingOAuthFlow, added_page
 from slackapp.listeners import register
 from slackapp.listeners.ack import ANSWERS, STARTS
 from slackapp.logs import log_context
@@ -132,8 +132,9 @@ class Varulv:
 
 
 def installed(args: SuccessArgs, engine: Engine) -> BoltResponse:
-    """Log the new installation (no longer in need of one, if it was), then show Slack's usual
-    "Thank you!" page."""
+    """Log the new installation (no longer in need of one, if it was), then say what to do next
+    (:func:`~slackapp.install_page.added_page`) with Bolt's response's status and headers
+    (which clear the install's cookie)."""
     installation = args.installation
     with log_context(
         team_id=installation.team_id,
@@ -145,7 +146,14 @@ def installed(args: SuccessArgs, engine: Engine) -> BoltResponse:
         except Exception as error:  # the new refresh token is not the refused one anyway
             log.warning("could not clear the workspace's need of a reinstall: %s", error)
         log.info("workspace installed")
-    return args.default.success(args)
+    usual = args.default.success(args)
+    page = added_page(
+        installation.app_id,
+        installation.team_id,
+        installation.enterprise_url,
+        bool(installation.is_enterprise_install),
+    )
+    return BoltResponse(status=usual.status, body=page, headers=usual.headers)
 
 
 def install_url(settings: Settings) -> str | None:

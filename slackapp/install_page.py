@@ -87,6 +87,62 @@ def landing_page(
     )
 
 
+ADDED = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
+<title>Varulv is added</title>
+<style>
+body {{ font-family: system-ui, sans-serif; max-width: 36rem; margin: 2rem auto;
+  padding: 0 1rem; line-height: 1.5; color: #1d1c1d; }}
+</style>
+</head>
+<body>
+<h1>Varulv is added</h1>
+{next}
+</body>
+</html>
+"""
+
+
+def added_page(
+    app_id: str | None,
+    team_id: str | None,
+    enterprise_url: str | None,
+    org_wide: bool,
+) -> str:
+    """The page after an admin added Varulv: what to do next, and a way back into Slack. An
+    org-wide install is added to the organisation's workspaces next, from its admin pages."""
+    if org_wide:
+        pages = (
+            f"{enterprise_url}manage/organization/apps/profile/{app_id}/workspaces/add"
+            if enterprise_url and app_id
+            else None
+        )
+        where = (
+            f'<a href="{escape(pages)}">the organisation\'s app settings</a>'
+            if pages
+            else "the organisation's app settings"
+        )
+        steps = (
+            "<p>It is added to your organisation. Next, add it to the workspaces that should "
+            f"play, from {where}. Then, in a channel: <code>/invite @Varulv</code>, and "
+            "<code>/varulv</code> to open a table.</p>"
+        )
+    else:
+        app = f"slack://app?team={team_id}&id={app_id}" if team_id and app_id else "slack://open"
+        browser = f"https://app.slack.com/client/{team_id}" if team_id else "https://app.slack.com/"
+        steps = (
+            "<p>In a channel: <code>/invite @Varulv</code>, then <code>/varulv</code> to open a "
+            "table. People join with a click.</p>"
+            f'<p><a href="{escape(app)}">Open Slack</a> · '
+            f'<a href="{escape(browser)}">Slack in the browser</a></p>'
+        )
+    return ADDED.format(next=steps)
+
+
 class LandingOAuthFlow(OAuthFlow):
     """Bolt's OAuth flow, with Varulv's landing page at the install path."""
 

@@ -117,7 +117,7 @@ def test_a_workspace_of_an_organisation_installs_and_plays(grid_workspace: Deplo
 
     done = install(grid_workspace)
     assert done.status_code == 200, done.text
-    assert "Thank you!" in done.text
+    assert "Varulv is added" in done.text and "slack://app?team=T0GRIDWS" in done.text
     (exchange,) = fake.calls_to("oauth.v2.access")
     assert exchange.response["enterprise"] == {"id": ORG, "name": fake.identity.enterprise_name}
     assert exchange.response["is_enterprise_install"] is False

@@ -13,6 +13,7 @@ import pytest
 import requests
 from sqlalchemy import text
 
+from slackapp.install_page import added_page
 from tests.operate.conftest import INSTALL_LINK, PEOPLE, Deployment, install, oauth_deployment
 
 pytestmark = pytest.mark.long(7)
@@ -70,7 +71,10 @@ def test_install_play_and_uninstall(many_workspaces: Deployment) -> None:
 
     done = install(many_workspaces)
     assert done.status_code == 200, done.text
-    assert "Thank you!" in done.text
+    assert "Varulv is added" in done.text and "<code>/invite @Varulv</code>" in done.text
+    assert f"slack://app?team={TEAM}&amp;id=" in done.text, "a way back into the workspace"
+    assert "=deleted;" in done.headers["Set-Cookie"], "the install's cookie is cleared"
+    assert "None" not in done.text
     exchange = fake.calls_to("oauth.v2.access")
     assert [call.response["ok"] for call in exchange] == [True]
     token = exchange[0].response["access_token"]
@@ -203,3 +207,17 @@ def test_the_install_page_says_what_varulv_is_and_links_privacy_and_support(
     found = INSTALL_LINK.search(body)
     assert found and "state=" in html.unescape(found.group(1)), "the Add to Slack button"
     assert 'alt="Add to Slack"' in body
+
+
+def test_the_page_after_an_org_wide_install_says_to_add_varulv_to_workspaces() -> None:
+    """An org-wide install has no workspace yet: the next step is the organisation's admin
+    pages, and no link names a workspace that is not there."""
+    page = added_page("A0APP", None, "https://acme.enterprise.slack.com/", org_wide=True)
+    assert "add it to the workspaces that should play" in page
+    assert (
+        'href="https://acme.enterprise.slack.com/manage/organization/apps/profile/A0APP/'
+        'workspaces/add"'
+    ) in page
+    assert "None" not in page and "client/" not in page
+    unknown = added_page("A0APP", None, None, org_wide=True)
+    assert "the organisation's app settings" in unknown and "<a " not in unknown
