@@ -15,6 +15,7 @@ slash commands and ``block_actions`` sent to the app's real endpoint.
     POST /api/home     {as}                             U opens the app's Home tab
     POST /api/submit   {as, view_id, values}            U submits their open modal
     POST /api/close    {as, view_id}                    U closes it
+    GET  /varulv_referee.pyz            the referee file, as the app serves it
 
 ``values`` holds what the person entered in each input of the modal, by block_id and then
 action_id: the text typed, the option value picked, a list of them for checkboxes.
@@ -40,6 +41,7 @@ import requests
 from slackapp.config import COMMAND, USAGE_HINT
 from slackapp.fakeslack import JSON, FakeSlack, Message
 from slackapp.fakeslack import blocks as block_kit
+from slackapp.referee_file import REFEREE_PATH, referee_archive
 from slackapp.serving import ServerThread
 
 STATIC = Path(__file__).with_name("static")
@@ -492,6 +494,10 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         if url.path in GET_ROUTES:
             self._api(GET_ROUTES[url.path], url.query, {})
+        elif url.path == REFEREE_PATH:
+            # `/varulv last` says the app serves the referee here: in the sandbox the page's
+            # address is the only one a person has.
+            self._send(HTTPStatus.OK, referee_archive(), "application/zip")
         else:
             self._static(url.path)
 

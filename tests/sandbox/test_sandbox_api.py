@@ -32,8 +32,10 @@ import requests
 import yaml
 
 from slackapp import cli
+from slackapp.blocks.checking import get_the_referee
 from slackapp.fakeslack import FakeSlack
 from slackapp.fakeslack.webapi import ApiRequest
+from slackapp.referee_file import referee_archive
 from slackapp.sandbox import CHANNEL_ID, PEOPLE, SandboxPage
 from slackapp.sandbox.run import Sandbox
 from slackapp.serving import free_port
@@ -165,6 +167,17 @@ def test_the_page_is_served_and_fetches_nothing_from_elsewhere(client: Client) -
         assert "https://" not in text
     assert requests.get(f"{client.url}/static/../run.py", timeout=5).status_code == 404
     assert requests.get(f"{client.url}/static/%2e%2e/server.py", timeout=5).status_code == 404
+
+
+def test_the_referee_file_is_served_where_the_game_says(client: Client) -> None:
+    """``/varulv last`` says the app serves the referee at ``/varulv_referee.pyz``; in the
+    sandbox the page's address is the only one a person has, so it is served there too."""
+    said = re.search(r"serves at `(/[^`]+)`", get_the_referee())
+    assert said is not None
+    served = requests.get(f"{client.url}{said.group(1)}", timeout=5)
+    assert served.status_code == 200
+    assert served.headers["Content-Type"] == "application/zip"
+    assert served.content == referee_archive()
 
 
 def test_long_poll_answers_at_once_when_behind_and_waits_when_not(client: Client) -> None:
