@@ -150,13 +150,15 @@ class People:
         return self.click(user_id, message, action_id, choice, headers=headers)
 
     def click_home_button(
-        self, user_id: str, label: str, *, headers: Headers = None
+        self, user_id: str, label: str, *, block_id: str | None = None, headers: Headers = None
     ) -> requests.Response:
-        """Press a button on ``user_id``'s Home tab."""
+        """Press a button on ``user_id``'s Home tab: the one labelled ``label`` (text or
+        action_id), in the block ``block_id`` when given (one toggle per channel)."""
         view = self.workspace.home_view(user_id)
         if view is None:
             raise LookupError(f"{user_id} has no Home tab published")
-        button = find_button(view["blocks"], label, where=f"{user_id}'s Home tab")
+        blocks = [b for b in view["blocks"] if block_id in (None, b.get("block_id"))]
+        button = find_button(blocks, label, where=f"{user_id}'s Home tab")
         payload = payloads.view_actions(
             self.workspace.identity,
             token=self.verification_token,

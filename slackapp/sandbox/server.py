@@ -13,6 +13,7 @@ slash commands and ``block_actions`` sent to the app's real endpoint.
     POST /api/message  {as, channel, text}              U says something in a channel
     POST /api/act      {as, channel, ts, action_id, value?}   U clicks or picks in a message
     POST /api/home     {as}                             U opens the app's Home tab
+    POST /api/home/act {as, block_id, action_id}        U clicks a button on it
     POST /api/submit   {as, view_id, values}            U submits their open modal
     POST /api/close    {as, view_id}                    U closes it
     GET  /varulv_referee.pyz            the referee file, as the app serves it
@@ -247,6 +248,15 @@ class SandboxApi:
         person = self._person(person_id)
         return _answer(self.fake.app_home_opened(person.id).status_code)
 
+    def act_home(self, person_id: str, block_id: str, action_id: str) -> JSON:
+        """Click a button on the person's Home tab."""
+        person = self._person(person_id)
+        try:
+            response = self.fake.click_home_button(person.id, action_id, block_id=block_id)
+        except LookupError:
+            raise RequestError(HTTPStatus.NOT_FOUND, "element_not_found") from None
+        return _answer(response.status_code)
+
     def submit(self, person_id: str, view_id: str, values: Any) -> JSON:
         """Press Submit in the person's open modal, as Slack's client does.
 
@@ -473,6 +483,9 @@ POST_ROUTES: dict[str, Route] = {
         body.get("value"),
     ),
     "/api/home": lambda api, query, body: api.open_home(_field(body, "as")),
+    "/api/home/act": lambda api, query, body: api.act_home(
+        _field(body, "as"), _field(body, "block_id"), _field(body, "action_id")
+    ),
     "/api/submit": lambda api, query, body: api.submit(
         _field(body, "as"), _field(body, "view_id"), body.get("values", {})
     ),

@@ -309,6 +309,25 @@ def test_three_people_and_two_bots_play_to_the_reveal(page: Page, tmp_path: Path
         chat.message("stopped this game")
 
 
+def test_a_button_on_the_home_tab_reaches_the_app(page: Page) -> None:
+    """The Home tab's *I usually play here*, as Slack offers it beside a channel's season."""
+    chat = ChatPage(page)
+    seat_the_table(chat)
+    play_the_night(chat)
+    end_the_day(chat)
+    vote(chat)
+    chat.play_as(PLAYERS[0])
+    chat.open_dm()
+    page.get_by_role("tab", name="Home").click()
+    home = page.locator(".pane .home")
+    toggle = home.get_by_role("button", name=re.compile(r"^I usually play here"))
+    expect(toggle).to_have_text("I usually play here")  # nobody here has marked it
+    toggle.click()
+    expect(toggle).to_have_text("I usually play here ✓")
+    toggle.click()  # and back: the tab is drawn again each time the app publishes it
+    expect(toggle).to_have_text("I usually play here")
+
+
 def test_cancel_asks_only_someone_seated_and_asks_privately(page: Page) -> None:
     chat = ChatPage(page)
     chat.play_as(PLAYERS[1])

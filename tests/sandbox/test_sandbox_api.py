@@ -398,6 +398,13 @@ def test_a_select_is_sent_to_the_app_as_slack_sends_it(client: Client, sandbox: 
             404,
             "message_not_found",
         ),
+        (
+            "/api/home/act",
+            {"as": MANS, "block_id": "nowhere", "action_id": "usually_play"},
+            404,
+            "element_not_found",
+        ),
+        ("/api/home/act", {"as": "U0NOBODY", "action_id": "x"}, 400, "unknown_person"),
         ("/api/nothing", {}, 404, "not_found"),
     ],
 )

@@ -776,6 +776,21 @@
     }
   }
 
+  // A click sent to the app: the control shows it is busy until the app has answered.
+  async function pressing(control, path, body) {
+    control.classList.add("busy");
+    control.disabled = true;
+    try {
+      await postJSON(path, body);
+    } catch (error) {
+      const appFailed = error.answer && ["app_error", "app_unreachable"].includes(error.answer.error);
+      toast(appFailed ? "Varulv didn't respond. Try again in a moment." : `That didn't work (${error.message}).`);
+    } finally {
+      control.classList.remove("busy");
+      control.disabled = false;
+    }
+  }
+
   // -- one person's view of one conversation --------------------------------------------
 
   const INTROS = {
@@ -870,10 +885,17 @@
       const signature = JSON.stringify(view);
       if (this.homeSignature === signature && this.list.childElementCount) return;
       this.homeSignature = signature;
+      // Each block acts with its own block_id: a Home tab has one toggle per channel.
       const content = view
-        ? el("div", { class: "home" }, blocks(view.blocks, new Surface(this.personId, null)))
+        ? el("div", { class: "home" }, el("div", { class: "blocks" }, (view.blocks || []).map((block) =>
+          renderBlock(block, new Surface(this.personId, (actionId, value, item, control) =>
+            this.actOnHome(block.block_id, actionId, control))))))
         : el("div", { class: "home empty" }, "Opening Varulv's Home…");
       setChildren(this.list, content);
+    }
+
+    actOnHome(blockId, actionId, control) {
+      return pressing(control, "/api/home/act", { as: this.personId, block_id: blockId, action_id: actionId });
     }
 
     renderMessages(messages, conversation, state) {
@@ -932,20 +954,10 @@
         el("div", { class: "msg-body" }, head, content)));
     }
 
-    async act(conversation, message, actionId, value, control) {
+    act(conversation, message, actionId, value, control) {
       const state = store.states[this.personId];
       const channel = conversation === "dm" ? state.dm.id : state.channel.id;
-      control.classList.add("busy");
-      control.disabled = true;
-      try {
-        await postJSON("/api/act", { as: this.personId, channel, ts: message.ts, action_id: actionId, value });
-      } catch (error) {
-        const appFailed = error.answer && ["app_error", "app_unreachable"].includes(error.answer.error);
-        toast(appFailed ? "Varulv didn't respond. Try again in a moment." : `That didn't work (${error.message}).`);
-      } finally {
-        control.classList.remove("busy");
-        control.disabled = false;
-      }
+      return pressing(control, "/api/act", { as: this.personId, channel, ts: message.ts, action_id: actionId, value });
     }
 
     buildComposer() {
