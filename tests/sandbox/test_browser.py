@@ -376,6 +376,27 @@ def test_a_click_is_not_lost_to_a_redraw_between_press_and_release(
     expect(page.get_by_role("tab", name="Messages")).to_have_attribute("aria-selected", "true")
 
 
+def test_what_someone_has_read_stays_read_after_a_reload(page: Page, sandbox: Sandbox) -> None:
+    """Slack remembers what each person has read: a reload marks nothing unread again."""
+    post(sandbox, "Kanelbullar i köket :coffee:")
+    chat = ChatPage(page)
+    reader = PEOPLE[3].name  # Måns reads the channel and his DM, then someone else plays
+    chat.play_as(reader)
+    chat.open_channel()
+    chat.message("Kanelbullar i köket")
+    chat.open_dm()
+    chat.play_as(PLAYERS[0])
+    chat.open_channel()
+    chip = page.locator("#people").get_by_role("button", name=reader, exact=True)
+    expect(chip.locator(".dot")).to_have_count(0)
+    page.reload()
+    expect(page.locator(".pane")).to_be_visible()
+    expect(chat.messages("Kanelbullar i köket")).to_have_count(1)  # the page has its state
+    expect(chip.locator(".dot")).to_have_count(0)
+    chat.play_as(reader)
+    expect(page.locator(".sidebar .badge")).to_have_count(0)
+
+
 def test_block_kit_renders_like_slack(page: Page, sandbox: Sandbox) -> None:
     """What the game does not use yet renders too: fields, accessories, selects, links, code."""
     fake = sandbox.fake

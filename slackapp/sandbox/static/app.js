@@ -1046,7 +1046,11 @@
     if (conversation === "home") return;
     const messages = messagesOf(personId, conversation);
     const seen = (store.seen[personId] = store.seen[personId] || {});
-    if (messages.length) seen[conversation] = messages[messages.length - 1].ts;
+    const newest = messages.length ? messages[messages.length - 1].ts : undefined;
+    if (newest && seen[conversation] !== newest) {
+      seen[conversation] = newest;
+      save();
+    }
   }
 
   function unread(personId, conversation) {
@@ -1060,7 +1064,8 @@
 
   function save() {
     try {
-      localStorage.setItem("varulv-sandbox", JSON.stringify({ me: store.me, view: store.view, open: store.open }));
+      localStorage.setItem("varulv-sandbox",
+        JSON.stringify({ me: store.me, view: store.view, open: store.open, seen: store.seen }));
     } catch (_) {
       // Private windows may refuse storage; the page works without it.
     }
@@ -1072,6 +1077,8 @@
       if (saved.me && person(saved.me)) store.me = saved.me;
       if (saved.view === "everyone") store.view = "everyone";
       Object.assign(store.open, saved.open || {});
+      // What each person has read survives a reload, as Slack remembers it.
+      Object.assign(store.seen, saved.seen || {});
     } catch (_) {
       // Start fresh.
     }
