@@ -21,6 +21,19 @@ OPEN_TO_EVERYONE_HINT = N_(
 )
 
 
+def who_may_now(opened: bool, words: Words = ENGLISH) -> str:
+    """The channel told that an admin opened its table to everyone, or closed it again."""
+    if opened:
+        return words._(
+            "Anyone in this channel may now change its settings and standing table, and stop its "
+            "games."
+        )
+    return words._(
+        "Only whoever set the standing table and the workspace's admins and owners may now "
+        "change its settings and stop its games; a game's host may still stop that game."
+    )
+
+
 def refused(refusal: Refusal, words: Words = ENGLISH) -> str:
     """One line: only these people can make the change."""
     w = words

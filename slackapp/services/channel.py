@@ -143,14 +143,17 @@ class ChannelService:
         if not channel_id:  # not the modal Varulv opened: nothing to store
             return {first: spoken._(NO_CHANNEL, command="/varulv settings")}
         try:
-            refused = self.write_settings(client, team_id, channel_id, user_id, choice)
+            stored = self.write_settings(client, team_id, channel_id, user_id, choice)
         except SQLAlchemyError:
             log.exception("could not store the channel's settings")
             return {first: spoken._(NO_DATABASE)}
-        if refused is not None:
-            return {first: permissions_screen.refused(refused, spoken)}
+        if isinstance(stored, Refusal):
+            return {first: permissions_screen.refused(stored, spoken)}
         log.info("channel settings changed")
-        text = self.settings_notice(user_id, choice)
+        opened = choice.open_to_everyone
+        text = self.settings_notice(
+            user_id, choice, None if opened == stored.open_to_everyone else opened
+        )
         self._told(text, team_id, channel_id, enterprise_id)
         return {}
 
@@ -161,10 +164,11 @@ class ChannelService:
         channel_id: str,
         user_id: str,
         choice: ChannelChoice,
-    ) -> Refusal | None:
+    ) -> Refusal | ChannelChoice:
         """Store the channel's settings (and, from an admin's form, whether the channel is open to
         everyone), if the person may: decided under the channel's lock, in the transaction that
-        stores them. The next game to open there uses them."""
+        stores them. The next game to open there uses them. The settings it replaced, or why
+        the person may not."""
         admin = AdminFlags(client, user_id)
         refused = self.settings_refusal(client, team_id, channel_id, user_id, choice, admin)
         if refused is not None:
@@ -182,18 +186,25 @@ class ChannelService:
             if refused is not None:
                 return refused
             channels.write_choice(session, team_id, channel_id, user_id, choice)
-        return None
+        return now
 
-    def settings_notice(self, user_id: str, choice: ChannelChoice) -> str:
+    def settings_notice(
+        self, user_id: str, choice: ChannelChoice, opened: bool | None = None
+    ) -> str:
         """Who changed the channel's settings, since anyone there may change them: in the
-        language just chosen, which the channel's games speak from now on."""
+        language just chosen, which the channel's games speak from now on. ``opened``: an admin
+        opened the channel's table to everyone (True) or closed it again (False) with them."""
         w = words(choice.language)
-        return w._(
+        said = w._(
             "<@{user}> changed the Varulv settings for this channel: {summary}. The next game uses "
             "them.",
             user=user_id,
             summary=settings_screen.summary(choice, w),
         )
+        if opened is None:
+            return said
+        who = permissions_screen.who_may_now(opened, w)
+        return f"{said} {who}"
 
     def store_schedule(
         self,

@@ -203,12 +203,15 @@ def test_an_admin_opens_a_channel_to_everyone_and_closes_it_again(
     table = Table(fake, app, db)
     save_settings(fake, table, admin, **{OPEN_BLOCK: [OPEN_BLOCK]})
     assert (stored_settings(db, table.channel) or {}).get("open_to_everyone") is True
+    told = table.board(f"<@{admin}> changed the Varulv settings").text
+    assert "Anyone in this channel may now change its settings" in told, "the channel is told"
 
     # Open: anyone in the channel changes its settings and standing table, and stops its game.
     modal = modal_of(fake, table, member, "settings")
     assert OPEN_BLOCK not in block_ids(modal)
     fake.view_submission(member, {**LENGTHS, BOTS_ACTION: []})
-    table.board(f"<@{member}> changed the Varulv settings")
+    saved = table.board(f"<@{member}> changed the Varulv settings").text
+    assert "may now" not in saved, "who may did not change: nothing said of it"
     assert (stored_settings(db, table.channel) or {}).get("open_to_everyone") is True, (
         "a member's save keeps the channel open"
     )
@@ -243,6 +246,8 @@ def test_an_admin_opens_a_channel_to_everyone_and_closes_it_again(
         lambda: (stored_settings(db, table.channel) or {}).get("open_to_everyone") is False or None,
         "the channel closed",
     )
+    closed = table.board("may now change its settings and stop its games").text
+    assert closed.startswith(f"<@{admin}> changed the Varulv settings"), closed
     refused(table, member, "settings", "can change this channel's Varulv settings")
 
 
