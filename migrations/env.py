@@ -5,11 +5,12 @@ from __future__ import annotations
 from logging.config import fileConfig
 
 from alembic import context
+from alembic.util import CommandError
 from sqlalchemy import Connection, create_engine, pool, text
 
 from slackapp.config import Settings
 from slackapp.db.engine import database_url
-from slackapp.db.migrate import MIGRATION_LOCK
+from slackapp.db.migrate import MIGRATION_LOCK, SchemaAhead, refuse_a_newer_schema
 from slackapp.db.models import Base
 from slackapp.db.slack_tables import slack_metadata
 
@@ -55,6 +56,10 @@ def run_migrations_online() -> None:
     engine = create_engine(url(), poolclass=pool.NullPool)
     with engine.connect() as connection:
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
+        try:
+            refuse_a_newer_schema(connection, config)
+        except SchemaAhead as error:  # alembic says a CommandError in one line
+            raise CommandError(str(error)) from None
         migrate(connection)
         connection.commit()
 

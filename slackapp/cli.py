@@ -135,7 +135,7 @@ def _erase_workspace(team_id: str, force: bool) -> int:
         transaction,
         wait_for_database,
     )
-    from slackapp.db.erasure import erase_workspace, installed
+    from slackapp.db.erasure import Installed, erase_workspace, installed
     from slackapp.db.migrate import SchemaAhead, upgrade
     from slackapp.shapes import slack_id
 
@@ -153,13 +153,19 @@ def _erase_workspace(team_id: str, force: bool) -> int:
         except SchemaAhead as error:
             return _refuse("erase-workspace", error)
         with transaction(sessionmaker(engine)) as session:
-            if installed(session, team_id) and not force:
-                return _refuse(
-                    "erase-workspace",
-                    f"{team_id} still has Varulv installed: remove Varulv from the workspace "
-                    "(or from its organisation, if it was added org-wide) first (that deletes "
-                    "its tokens), or pass --force to erase it anyway",
-                )
+            how = installed(session, team_id)
+            if how is not None and not force:
+                why = {
+                    Installed.WORKSPACE: f"{team_id} still has Varulv installed: remove Varulv "
+                    "from the workspace first (that deletes its tokens)",
+                    Installed.ORGANISATION: f"{team_id} still has Varulv installed, org-wide in "
+                    "its Enterprise Grid organisation: remove Varulv from the organisation first",
+                    Installed.CANNOT_TELL: f"{team_id} may still have Varulv installed: it is "
+                    "installed org-wide in an Enterprise Grid organisation, and nothing kept "
+                    "says whether the workspace is one of its own (its games were pruned, or "
+                    "none was played)",
+                }[how]
+                return _refuse("erase-workspace", f"{why}; pass --force to erase it anyway")
             erased = erase_workspace(session, team_id)
     finally:
         engine.dispose()

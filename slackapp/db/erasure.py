@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, cast
 
 from sqlalchemy import (
+    ColumnElement,
     CursorResult,
     Executable,
     Select,
@@ -263,24 +265,46 @@ TEAM_TABLES: tuple[type[Base], ...] = (
 foreign keys cascade), its outbox stream and the workspace's notices by ``delete_streams``."""
 
 
-def installed(session: Session, team_id: str) -> bool:
-    """Whether the installation store still holds the workspace (many-workspace mode): its
-    own installation, or an org-wide one of the Enterprise Grid organisation its games or
-    standing tables were kept under."""
+class Installed(Enum):
+    """Why a workspace counts as still having Varulv (many-workspace mode)."""
+
+    WORKSPACE = "workspace"
+    """The installation store holds the workspace's own installation."""
+    ORGANISATION = "organisation"
+    """It holds an org-wide installation of the Enterprise Grid organisation that the
+    workspace's games or standing tables were kept under."""
+    CANNOT_TELL = "cannot tell"
+    """It holds an org-wide installation, and nothing kept names the workspace's organisation
+    (its games pruned, or none played): it may be one of its workspaces."""
+
+
+def installed(session: Session, team_id: str) -> Installed | None:
+    """Whether the installation store still holds the workspace, and how; None: it does not."""
     organisations = union(
         select(Game.enterprise_id).where(Game.team_id == team_id),
         select(StandingTable.enterprise_id).where(StandingTable.team_id == team_id),
     ).subquery()
-    for table in _installation_tables():
-        org_wide = table.c.is_enterprise_install.is_(True) & table.c.enterprise_id.in_(
-            select(organisations.c.enterprise_id).where(organisations.c.enterprise_id.is_not(None))
-        )
-        found = (
-            select(func.count()).select_from(table).where((table.c.team_id == team_id) | org_wide)
-        )
-        if session.scalar(found):
-            return True
-    return False
+    known = select(organisations.c.enterprise_id).where(organisations.c.enterprise_id.is_not(None))
+    tables = _installation_tables()
+    if any(_count_where(session, table, table.c.team_id == team_id) for table in tables):
+        return Installed.WORKSPACE
+    org_wide = [table.c.is_enterprise_install.is_(True) for table in tables]
+    if any(
+        _count_where(session, table, wide & table.c.enterprise_id.in_(known))
+        for table, wide in zip(tables, org_wide, strict=True)
+    ):
+        return Installed.ORGANISATION
+    if session.scalar(select(func.count()).select_from(known.subquery())):
+        return None  # its organisation is known, and has no installation
+    if any(
+        _count_where(session, table, wide) for table, wide in zip(tables, org_wide, strict=True)
+    ):
+        return Installed.CANNOT_TELL
+    return None
+
+
+def _count_where(session: Session, table: Table, where: ColumnElement[bool]) -> int:
+    return session.scalar(select(func.count()).select_from(table).where(where)) or 0
 
 
 def erase_workspace(session: Session, team_id: str) -> dict[str, int]:

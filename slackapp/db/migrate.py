@@ -56,16 +56,22 @@ def upgrade(engine: Engine) -> None:
     # client then holds.
     with engine.connect() as connection:
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
-        ahead = _unknown_revision(connection, config)
-        if ahead is not None:
-            raise SchemaAhead(
-                f"the database's schema is at revision {ahead}, which this release does not "
-                f"have (its newest is {HEAD}): a newer release migrated it. Serve it with that "
-                f"release, or first run `alembic downgrade {HEAD}` with that release"
-            )
+        refuse_a_newer_schema(connection, config)
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
         connection.commit()
+
+
+def refuse_a_newer_schema(connection: Connection, config: Config) -> None:
+    """Raise :class:`SchemaAhead` when a newer release migrated the database, to a revision
+    this one does not have: nothing here can serve or migrate it."""
+    ahead = _unknown_revision(connection, config)
+    if ahead is not None:
+        raise SchemaAhead(
+            f"the database's schema is at revision {ahead}, which this release does not "
+            f"have (its newest is {HEAD}): a newer release migrated it. Serve it with that "
+            f"release, or first run `alembic downgrade {HEAD}` with that release"
+        )
 
 
 def _unknown_revision(connection: Connection, config: Config) -> str | None:

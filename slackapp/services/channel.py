@@ -40,7 +40,7 @@ from slackapp.delivery.outbox import notice
 from slackapp.game import machine as m
 from slackapp.game.lines import Language
 from slackapp.game.permissions import Change, Refusal
-from slackapp.game.schedule import BadSchedule, Schedule, next_opening
+from slackapp.game.schedule import Schedule, known_zones, next_opening
 from slackapp.game.seasons import standings
 from slackapp.game.settings import SETTINGS, ChannelChoice, changes_asked
 from slackapp.permits import AdminFlags, checked, refusal_under_lock
@@ -150,10 +150,8 @@ class ChannelService:
         if isinstance(stored, Refusal):
             return {first: permissions_screen.refused(stored, spoken)}
         log.info("channel settings changed")
-        opened = choice.open_to_everyone
-        text = self.settings_notice(
-            user_id, choice, None if opened == stored.open_to_everyone else opened
-        )
+        opened = Change.OPENNESS in changes_asked(choice, stored)
+        text = self.settings_notice(user_id, choice, choice.open_to_everyone if opened else None)
         self._told(text, team_id, channel_id, enterprise_id)
         return {}
 
@@ -311,10 +309,9 @@ class ChannelService:
             row = standing.get(session, team_id, channel_id)
             if row is None:
                 return StandingNow(None, None, None)
-            try:
+            if row.zone in known_zones():
                 return StandingNow(standing.schedule_of(row), row.next_at, row.paused)
-            except BadSchedule:  # e.g. a zone the time zone database dropped
-                lost = row.zone
+            lost = row.zone  # e.g. a zone the time zone database dropped
         return StandingNow(standing.schedule_of(row, zone()), None, None, lost)
 
     def toggle_regular(

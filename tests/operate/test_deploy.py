@@ -372,6 +372,36 @@ def test_the_release_step_waits_for_a_start_that_is_migrating(postgres: str) -> 
         holder.dispose()
 
 
+def test_the_release_step_over_a_schema_a_newer_release_migrated_says_how_to_go_back(
+    postgres: str,
+) -> None:
+    """Rolled back over a database the newer release migrated, ``alembic upgrade head`` fails
+    in one line that says so and how to go back, as ``varulv serve`` does, and changes
+    nothing."""
+    url = fresh_database(postgres, "release_ahead")
+    upgrade_schema(url)
+    engine = create_engine(url)
+    try:
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE alembic_version SET version_num = '0999'"))
+        release = subprocess.run(
+            [sys.executable, "-m", "alembic", "upgrade", "head"],
+            cwd=ROOT,
+            env={**os.environ, "DATABASE_URL": url},
+            capture_output=True,
+            text=True,
+            timeout=PATIENCE,
+        )
+        assert release.returncode != 0
+        said = [line for line in release.stderr.splitlines() if "0999" in line]
+        assert said and "alembic downgrade" in said[0], release.stderr
+        assert "Traceback" not in release.stderr, release.stderr
+        with engine.connect() as connection:
+            assert connection.scalar(text("SELECT version_num FROM alembic_version")) == "0999"
+    finally:
+        engine.dispose()
+
+
 def test_a_start_with_one_workspaces_token_logs_no_word_of_it_going_unused(
     fake: FakeSlack,
     postgres: str,

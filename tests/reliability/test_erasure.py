@@ -15,7 +15,7 @@ from slack_sdk.oauth.installation_store import Installation
 from sqlalchemy import Engine, create_engine, inspect, text
 from sqlalchemy.orm import Session
 
-from slackapp.db.erasure import forget, installed
+from slackapp.db.erasure import Installed, forget, installed
 from slackapp.db.installations import installation_store
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import (
@@ -222,11 +222,17 @@ def test_a_workspace_of_an_org_wide_installation_counts_as_installed(
     db: Engine, database_url: str
 ) -> None:
     """An org-wide Enterprise Grid installation is kept under the organisation, with no team
-    id: a workspace whose games were played under that organisation still has Varulv, and is
-    not erased without ``--force``."""
+    id: a workspace whose games were played under that organisation still has Varulv, and one
+    whose organisation nothing kept names (its games pruned) may have it; neither is erased
+    without ``--force``."""
     upgrade(db)
-    team, other = "T0ORGTEAM", "T0ELSEWHERE"
+    team, other, pruned = "T0ORGTEAM", "T0ELSEWHERE", "T0PRUNED"
     now = datetime.now(UTC)
+    with Session(db) as session, session.begin():
+        session.add(Score(team_id=pruned, channel_id="C0PRUNED", user_id="U0HOST", games=1,
+                          wins=0, points=0))  # fmt: skip
+    with Session(db) as session:
+        assert installed(session, pruned) is None, "no installation anywhere"
     with Session(db) as session, session.begin():
         for each, organisation in ((team, "E0ORG"), (other, "E0OTHER")):
             session.add(
@@ -242,9 +248,14 @@ def test_a_workspace_of_an_org_wide_installation_counts_as_installed(
         )
     )  # fmt: skip
     with Session(db) as session:
-        assert installed(session, team), "installed org-wide"
-        assert not installed(session, other), "another organisation's installation is not its"
+        assert installed(session, team) is Installed.ORGANISATION
+        assert installed(session, other) is None, "another organisation's installation is not its"
+        assert installed(session, pruned) is Installed.CANNOT_TELL
     refused = erase(database_url, team)
     assert refused.returncode == 2 and "still has Varulv installed" in refused.stderr
     assert rows_of(db, team)["games"] == 1, "a refusal erases nothing"
+    maybe = erase(database_url, pruned)
+    assert maybe.returncode == 2 and "may still have Varulv installed" in maybe.stderr
+    assert "--force" in maybe.stderr
     assert erase(database_url, other).returncode == 0
+    assert erase(database_url, pruned, "--force").returncode == 0
