@@ -50,5 +50,5 @@ def test_a_lost_zone_is_named_in_swedish_with_the_days_in_swedish() -> None:
     stored = Schedule(frozenset({0, 4}), time(15, 0), "Europe/Stockholm", 25)
     w = words(Language.SWEDISH)
     line = schedule_screen.status(stored, None, None, w, lost_zone="Mars/Olympus")
-    assert line.startswith("Satt till måndag och fredag kl. 15:00 i `Mars/Olympus`")
+    assert line.startswith("Inställt på måndag och fredag kl. 15:00 i `Mars/Olympus`")
     assert "Europe/Stockholm" not in line, "the zone offered is in the form, not the line"
