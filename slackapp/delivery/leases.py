@@ -19,10 +19,11 @@ from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import Connection, bindparam, delete, or_, select, update
+from sqlalchemy import Connection, bindparam, delete, exists, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 
-from slackapp.db.models import DeliveryLease, OutboxEntry
+from slackapp.db.models import DeliveryLease, OutboxEntry, SlackMessage
+from slackapp.delivery.slack import LATE_LANDING_SECONDS
 
 LEASE_SECONDS = 3.0
 """How long a lease outlives its last renewal: a dead process's streams wait at most this."""
@@ -153,7 +154,33 @@ def free_dead_of_host(connection: Connection, holder: str, now: datetime) -> Non
     ).scalars()
     dead = [each for each in held if not alive(each)]
     if dead:
+        connection.execute(
+            LEFT_UNSURE,
+            {"dead": dead, "until": now + timedelta(seconds=LATE_LANDING_SECONDS)},
+        )
         connection.execute(delete(DeliveryLease).where(DeliveryLease.holder.in_(dead)))
+
+
+LEFT_UNSURE = (
+    update(SlackMessage)
+    .where(
+        SlackMessage.stream.in_(
+            select(DeliveryLease.stream).where(
+                DeliveryLease.holder.in_(bindparam("dead", expanding=True))
+            )
+        ),
+        exists().where(
+            OutboxEntry.stream == SlackMessage.stream,
+            OutboxEntry.surface == SlackMessage.surface,
+            OutboxEntry.done_at.is_(None),
+        ),
+    )
+    .values(unsure_until=func.greatest(SlackMessage.unsure_until, bindparam("until")))
+)
+"""A process that died may have left a redraw of each of its streams' undelivered messages on
+its way to Slack, which Slack may still apply over a newer version sent after it: such a call
+began before the process was found dead, so each of those messages is unsure until
+``LATE_LANDING_SECONDS`` from then, as after a call of unknown outcome (``delivery.sending``)."""
 
 
 def due_and_free(

@@ -6,6 +6,7 @@ person saw accepted is lost, and nothing is posted twice.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -15,6 +16,7 @@ import pytest
 from sqlalchemy import Engine
 
 from slackapp.fakeslack import FakeSlack, Message
+from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
 from slackapp.game import Card
 from tests.e2e.conftest import AppProcess, start_app
 from tests.e2e.driver import Table
@@ -34,6 +36,7 @@ from tests.reliability.support import (
     seat_rows,
     set_deadline,
 )
+from tests.waiting import PATIENCE
 
 pytestmark = pytest.mark.long(19)
 
@@ -442,3 +445,75 @@ def test_a_crash_while_the_day_board_is_posted_never_shows_the_insomniac_a_false
     assert said, "the Insomniac was shown their card at dawn"
     for blocks in said:
         assert f"At the end of the night your card is *{dawn}*" in blocks
+
+
+class LandsLate:
+    """The first redraw of ``channel``'s message ``ts`` (``chat.update``, or a post to a click's
+    ``response_url`` that replaces it) reaches Slack and waits there: Slack applies it only
+    once :meth:`land` is called, whoever sent it, and even if its sender has died meanwhile."""
+
+    def __init__(self, fake: FakeSlack, channel: str, ts: str) -> None:
+        self.fake = fake
+        self.channel = channel
+        self.ts = ts
+        self.reached = threading.Event()
+        self.landed = threading.Event()
+        self._lock = threading.Lock()
+        self._taken = False
+
+    def __enter__(self) -> LandsLate:
+        self.fake.api.hooks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.landed.set()
+        self.fake.api.hooks.remove(self)
+
+    def __call__(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        with self._lock:
+            mine = not self._taken and self._redraws(request)
+            self._taken = self._taken or mine
+        if not mine:
+            return answer(request)
+        self.reached.set()
+        self.landed.wait(PATIENCE)
+        return answer(request)
+
+    def _redraws(self, request: ApiRequest) -> bool:
+        if request.method == "chat.update":
+            params = request.params
+            return params.get("channel") == self.channel and params.get("ts") == self.ts
+        if request.method != "response_url" or request.params.get("replace_original") is not True:
+            return False
+        hook = self.fake.grants.hook(request.token or "")
+        return hook.channel == self.channel and hook.message_ts == self.ts
+
+    def land(self) -> None:
+        self.landed.set()
+
+
+def test_a_redraw_still_on_its_way_to_slack_when_its_process_died_is_followed_by_the_newest(
+    fake: FakeSlack, crashing: Crashing
+) -> None:
+    """The app dies while its redraw of the lobby is with Slack, which applies it only after
+    the restarted process has shown newer versions: the lobby is drawn once more with the
+    newest, as after a call whose outcome the app saw was unknown."""
+    anna, bo, cia = crashing.people
+    table = crashing.table
+    table.command(anna)
+    lobby = table.lobby()
+    with LandsLate(fake, table.channel, lobby.ts) as late:
+        table.click(bo, lobby, "Join")
+        assert late.reached.wait(PATIENCE), "the lobby was never redrawn"
+        crashing.kill()
+        crashing.restart()
+        table.click(cia, lobby, "Join")
+        table.lobby_shows(lobby, "Seated (3)")
+        late.land()  # the dead process's redraw, with bo alone seated, lands only now
+        table.wait(
+            lambda: "Seated (2)" in fake.message(lobby.channel, lobby.ts).rendered_text or None,
+            "the late redraw to land",
+        )
+    table.lobby_shows(lobby, "Seated (3)")
+    table.wait(lambda: table.undelivered() == 0 or None, "the lobby's versions all sent")
+    assert "Seated (3)" in fake.message(lobby.channel, lobby.ts).rendered_text
