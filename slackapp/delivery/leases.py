@@ -19,7 +19,18 @@ from collections.abc import Callable, Collection
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import Connection, bindparam, delete, exists, func, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Update,
+    bindparam,
+    delete,
+    exists,
+    func,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.dialects.postgresql import insert
 
 from slackapp.db.models import DeliveryLease, OutboxEntry, SlackMessage
@@ -154,33 +165,50 @@ def free_dead_of_host(connection: Connection, holder: str, now: datetime) -> Non
     ).scalars()
     dead = [each for each in held if not alive(each)]
     if dead:
-        connection.execute(
-            LEFT_UNSURE,
-            {"dead": dead, "until": now + timedelta(seconds=LATE_LANDING_SECONDS)},
-        )
+        until = now + timedelta(seconds=LATE_LANDING_SECONDS)
+        connection.execute(LEFT_UNSURE, {"dead": dead, "until": until})
         connection.execute(delete(DeliveryLease).where(DeliveryLease.holder.in_(dead)))
 
 
-LEFT_UNSURE = (
-    update(SlackMessage)
-    .where(
-        SlackMessage.stream.in_(
-            select(DeliveryLease.stream).where(
-                DeliveryLease.holder.in_(bindparam("dead", expanding=True))
-            )
-        ),
-        exists().where(
-            OutboxEntry.stream == SlackMessage.stream,
-            OutboxEntry.surface == SlackMessage.surface,
-            OutboxEntry.done_at.is_(None),
-        ),
+def _left_unsure(streams: ColumnElement[bool]) -> Update:
+    """A process that died (or stalled past its lease) may have left a redraw of each of its
+    streams' undelivered messages on its way to Slack, which Slack may still apply over a newer
+    version sent after it: such a call began before its lease was found dead or lapsed, so each
+    of those messages is unsure until ``LATE_LANDING_SECONDS`` from then, as after a call of
+    unknown outcome (``delivery.sending``)."""
+    return (
+        update(SlackMessage)
+        .where(
+            streams,
+            exists().where(
+                OutboxEntry.stream == SlackMessage.stream,
+                OutboxEntry.surface == SlackMessage.surface,
+                OutboxEntry.done_at.is_(None),
+            ),
+        )
+        .values(unsure_until=func.greatest(SlackMessage.unsure_until, bindparam("until")))
     )
-    .values(unsure_until=func.greatest(SlackMessage.unsure_until, bindparam("until")))
+
+
+LEFT_UNSURE = _left_unsure(
+    SlackMessage.stream.in_(
+        select(DeliveryLease.stream).where(
+            DeliveryLease.holder.in_(bindparam("dead", expanding=True))
+        )
+    )
 )
-"""A process that died may have left a redraw of each of its streams' undelivered messages on
-its way to Slack, which Slack may still apply over a newer version sent after it: such a call
-began before the process was found dead, so each of those messages is unsure until
-``LATE_LANDING_SECONDS`` from then, as after a call of unknown outcome (``delivery.sending``)."""
+"""The messages of the streams dead holders of this host held, unsure (see ``_left_unsure``)."""
+LAPSED_UNSURE = _left_unsure(SlackMessage.stream.in_(bindparam("streams", expanding=True)))
+"""The messages of streams whose leases lapsed in another holder's hands, unsure."""
+
+
+def lapsed_unsure(connection: Connection, streams: Collection[int], now: datetime) -> None:
+    """The streams' leases lapsed in another process's hands (on another host, or dead before
+    any sweep let them go): their messages with versions still to send are unsure for
+    ``LATE_LANDING_SECONDS``."""
+    if streams:
+        until = now + timedelta(seconds=LATE_LANDING_SECONDS)
+        connection.execute(LAPSED_UNSURE, {"streams": list(streams), "until": until})
 
 
 def due_and_free(

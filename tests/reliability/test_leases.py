@@ -16,11 +16,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.db import games
 from slackapp.db.engine import make_sessions, outside_transaction, transaction
 from slackapp.db.migrate import upgrade
-from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat
+from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat, SlackMessage
 from slackapp.delivery import leases
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.outbox import enqueue
-from slackapp.delivery.slack import web_client
+from slackapp.delivery.slack import LATE_LANDING_SECONDS, web_client
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
 from slackapp.game.effects import LOBBY_BOARD, ClosedView, Show
@@ -167,6 +167,39 @@ def test_only_dead_holders_of_this_pid_space_are_freed_at_once(
         left = {game_id: holder for game_id, holder in rows}
     assert mine not in left, "a dead process of this pid space lets go at once"
     assert left[same_name] == holders[same_name], "another pid space's lease waits to lapse"
+
+
+def test_a_lease_that_lapsed_in_another_hand_leaves_its_messages_unsure(
+    fake: FakeSlack, sessions: sessionmaker[Session], clock: Clock, two: tuple[Deliverer, Deliverer]
+) -> None:
+    """A process on another host that died, or was stopped, may have left a redraw on its way
+    to Slack: once its lease lapses, the sweep that finds its stream makes the messages with a
+    version still to send unsure for a late landing's time, so the newest is sent once more
+    after it. A stream nobody held is not."""
+    first, second = two
+    lapsed, never_held = (new_game(fake, sessions, "lobby")[0] for _ in range(2))
+    for game_id in (lapsed, never_held):
+        first.drain(game_id)  # posted: each has its message
+        with transaction(sessions) as session:
+            game = session.get(Game, game_id)
+            assert game is not None
+            enqueue(session.connection(), game, [Show(LOBBY_BOARD, ClosedView("redrawn"))])
+    with transaction(sessions) as session:  # its holder's last renewal, long ago
+        then = clock() - timedelta(seconds=leases.LEASE_SECONDS * 10)
+        leases.claim(session.connection(), "elsewhere~0:1:gone", [lapsed], then)
+    second.sweep()
+    with sessions() as session:
+        unsure = dict(
+            session.execute(
+                select(SlackMessage.stream, SlackMessage.unsure_until).where(
+                    SlackMessage.stream.in_([lapsed, never_held])
+                )
+            ).all()
+        )
+    at_least = clock() + timedelta(seconds=LATE_LANDING_SECONDS)
+    marked = unsure[lapsed]
+    assert marked is not None and marked >= at_least, unsure
+    assert unsure[never_held] is None, "nobody held it: no call of another's can be on its way"
 
 
 class NoAlarm:
