@@ -34,7 +34,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import insert
 
 from slackapp.db.models import DeliveryLease, OutboxEntry, SlackMessage
-from slackapp.delivery.slack import LATE_LANDING_SECONDS
+from slackapp.delivery import slack
 
 LEASE_SECONDS = 3.0
 """How long a lease outlives its last renewal: a dead process's streams wait at most this."""
@@ -165,7 +165,7 @@ def free_dead_of_host(connection: Connection, holder: str, now: datetime) -> Non
     ).scalars()
     dead = [each for each in held if not alive(each)]
     if dead:
-        until = now + timedelta(seconds=LATE_LANDING_SECONDS)
+        until = now + timedelta(seconds=slack.LATE_LANDING_SECONDS)
         connection.execute(LEFT_UNSURE, {"dead": dead, "until": until})
         connection.execute(delete(DeliveryLease).where(DeliveryLease.holder.in_(dead)))
 
@@ -207,7 +207,7 @@ def lapsed_unsure(connection: Connection, streams: Collection[int], now: datetim
     any sweep let them go): their messages with versions still to send are unsure for
     ``LATE_LANDING_SECONDS``."""
     if streams:
-        until = now + timedelta(seconds=LATE_LANDING_SECONDS)
+        until = now + timedelta(seconds=slack.LATE_LANDING_SECONDS)
         connection.execute(LAPSED_UNSURE, {"streams": list(streams), "until": until})
 
 

@@ -21,13 +21,12 @@ from slack_sdk import WebClient
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp import metrics
-from slackapp.delivery import outbox, plan
+from slackapp.delivery import outbox, plan, slack
 from slackapp.delivery.copies import dropped_ts
 from slackapp.delivery.landings import DONE, UNSURE, Landing
 from slackapp.delivery.pacing import Pacer, Turn
 from slackapp.delivery.policy import GiveUp, after_failure
 from slackapp.delivery.slack import (
-    LATE_LANDING_SECONDS,
     Failure,
     Redrawn,
     classify,
@@ -241,7 +240,7 @@ class Sender:
         """A redraw that began at ``started`` may still be applied by Slack, over anything
         sent since, until ``LATE_LANDING_SECONDS`` after: until then no landing makes the
         message known, and then its newest version is sent again (``delivery.plan``)."""
-        until = started + timedelta(seconds=LATE_LANDING_SECONDS)
+        until = started + timedelta(seconds=slack.LATE_LANDING_SECONDS)
         with self.sessions() as session, session.begin():
             session.connection().execute(
                 UNSURE, {"of_stream": stream, "s": surface, "until": until}

@@ -16,7 +16,7 @@ from slack_sdk.webhook import WebhookClient
 from slackapp.authorize import Refresher
 
 CALL_TIMEOUT_SECONDS = 10
-LATE_LANDING_SECONDS = 30
+LATE_LANDING_SECONDS = 30.0
 """How long after a call began Slack may still apply it, though the client gave up on it (at
 ``CALL_TIMEOUT_SECONDS``) or lost its connection: the client's timeout and the time a request
 can spend inside Slack's own front end after that."""

@@ -100,13 +100,15 @@ def start_app(
     port: int | None = None,
     ready: Callable[[AppProcess], bool] | None = None,
     work: bool = False,
+    late_landing: float | None = None,
     **lengths: Unpack[PhaseLengths],
 ) -> AppProcess:
     """``varulv serve`` as a real process, talking to the fake Slack and the test database;
     with ``work``, ``varulv work``, up once it says it keeps the timers.
 
     ``env`` adds or overrides variables (e.g. ``WEB_CONCURRENCY``). ``night``, ``day`` and
-    ``vote`` give phases shorter than a channel may choose, for tests that wait for deadlines.
+    ``vote`` give phases shorter than a channel may choose, for tests that wait for deadlines;
+    ``late_landing``, a window for late landings shorter than Slack's (``tests.e2e.short_phases``).
     The server gets its own process group, so that stopping or killing it takes its workers
     down with it; the test run ends it in any case (``tests.processes``). It is up once
     ``ready`` says so: by default, once ``/healthz`` answers.
@@ -128,9 +130,10 @@ def start_app(
     command: tuple[str, ...] = ("-m", "slackapp.cli", "work") if work else SERVE
     if work:
         ready = ready or (lambda app: WORKING in app.log.read_text())
-    elif lengths:
+    elif lengths or late_landing is not None:
         seconds = (lengths.get("night", 120), lengths.get("day", 300), lengths.get("vote", 120))
-        command = ("-m", "tests.e2e.short_phases", *map(str, seconds))
+        late = () if late_landing is None else (str(late_landing),)
+        command = ("-m", "tests.e2e.short_phases", *map(str, seconds), *late)
     process = processes.track(fork_python(command, app_env, log, cwd=ROOT))
     app = AppProcess(url=f"http://127.0.0.1:{port}", process=process, log=log)
     try:
