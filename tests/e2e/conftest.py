@@ -93,6 +93,12 @@ class AppProcess:
         processes.end(self.process)
 
 
+NO_LATE_LANDINGS = 0.5
+"""The window for late landings (``start_app``'s ``late_landing``) of apps whose stand-in lets
+no call land after the process that made it was killed: each takeover then waits half a second
+before the dead process's messages are drawn once more, not Slack's half minute."""
+
+
 def start_app(
     fake: FakeSlack,
     database_url: str,

@@ -87,14 +87,14 @@ def token_deployment(postgres: str, purpose: str) -> Iterator[Deployment]:
 
 @contextlib.contextmanager
 def two_processes_on_one_database(
-    postgres: str, purpose: str
+    postgres: str, purpose: str, late_landing: float | None = None
 ) -> Iterator[tuple[Deployment, AppProcess]]:
     """Two apps with one bot token on one database of their own: the first as a deployment
     (the stand-in, the app, the database), and the second beside it."""
     url = fresh_database(postgres, purpose)
     with FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN]) as fake:
-        first = start_app(fake, url)
-        second = start_app(fake, url)
+        first = start_app(fake, url, late_landing=late_landing)
+        second = start_app(fake, url, late_landing=late_landing)
         engine = create_engine(url)
         try:
             yield Deployment(fake, first, engine), second

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import text
 
-from tests.e2e.conftest import AppProcess
+from tests.e2e.conftest import NO_LATE_LANDINGS, AppProcess
 from tests.operate.conftest import PEOPLE, Deployment, two_processes_on_one_database
 from tests.reliability.support import Held
 
@@ -25,7 +25,8 @@ ALVA, BENGT, CARIN, DORIS = PEOPLE
 
 @pytest.fixture
 def two_processes(postgres: str) -> Iterator[tuple[Deployment, AppProcess]]:
-    with two_processes_on_one_database(postgres, "takeover") as both:
+    # What the killed process had sent is refused: nothing of it lands after its death.
+    with two_processes_on_one_database(postgres, "takeover", NO_LATE_LANDINGS) as both:
         yield both
 
 

@@ -129,11 +129,15 @@ class Held:
 
 
 def restart(
-    table: Table, old: AppProcess, database_url: str, **lengths: Unpack[PhaseLengths]
+    table: Table,
+    old: AppProcess,
+    database_url: str,
+    late_landing: float | None = None,
+    **lengths: Unpack[PhaseLengths],
 ) -> AppProcess:
     """A fresh app process on the same database, serving the table from now on."""
     old.stop()
-    app = start_app(table.fake, database_url, **lengths)
+    app = start_app(table.fake, database_url, late_landing=late_landing, **lengths)
     table.app = app
     return app
 

@@ -15,7 +15,7 @@ from sqlalchemy import Engine, text
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.fakeslack.models import JSON
 from slackapp.fakeslack.webapi import ApiAnswer, ApiRequest
-from tests.e2e.conftest import start_app
+from tests.e2e.conftest import NO_LATE_LANDINGS, start_app
 from tests.e2e.driver import Table
 from tests.reliability.support import LOBBY, NIGHT_DM, boards, new_people, restart
 from tests.waiting import PATIENCE
@@ -82,7 +82,7 @@ def test_a_kill_right_after_start_leaves_two_cards_each_and_a_click_keeps_the_cl
 ) -> None:
     people = new_people(fake, 3)
     anna, bo, cia = people
-    app = start_app(fake, database_url)
+    app = start_app(fake, database_url, late_landing=NO_LATE_LANDINGS)
     table = Table(fake, app, db)
     try:
         table.seat_people(anna, [bo, cia])
@@ -93,7 +93,7 @@ def test_a_kill_right_after_start_leaves_two_cards_each_and_a_click_keeps_the_cl
             held.wait_for(len(people))  # every card is in its DM; no ts reached the app
             app.kill()
         game_id = table.game_id()
-        app = restart(table, app, database_url)
+        app = restart(table, app, database_url, NO_LATE_LANDINGS)
 
         def two_cards_each() -> bool:
             return all(len(copies(fake, user, "Your card")) == 2 for user in people)
@@ -143,7 +143,7 @@ def test_a_join_on_the_lobby_slack_took_as_the_app_died_keeps_that_lobby(
     first one makes it the table's lobby, and the second goes. A second click on the copy
     being deleted (it was still on screen) is counted, and changes no record."""
     anna, bo, cia = new_people(fake, 3)
-    app = start_app(fake, database_url)
+    app = start_app(fake, database_url, late_landing=NO_LATE_LANDINGS)
     table = Table(fake, app, db)
     try:
         since = len(fake.calls)
@@ -152,7 +152,7 @@ def test_a_join_on_the_lobby_slack_took_as_the_app_died_keeps_that_lobby(
             table.command(anna)
             held.wait_for(1)
             app.kill()
-        app = restart(table, app, database_url)
+        app = restart(table, app, database_url, NO_LATE_LANDINGS)
         table.wait(
             lambda: len(copies(fake, table.channel, LOBBY)) == 2 or None,
             "the lobby posted again",

@@ -18,7 +18,7 @@ from sqlalchemy import Engine
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
 from slackapp.game import Card
-from tests.e2e.conftest import AppProcess, start_app
+from tests.e2e.conftest import NO_LATE_LANDINGS, AppProcess, start_app
 from tests.e2e.driver import Table
 from tests.reliability.support import (
     DAY,
@@ -53,22 +53,37 @@ class Crashing:
     people: list[str]
     app: AppProcess
     database_url: str
+    late_landing: float | None
+    """The apps' window for late landings (None: Slack's)."""
 
     def kill(self) -> None:
         self.app.kill()
 
     def restart(self) -> None:
         """A fresh app process on the same database, serving the table from now on."""
-        self.app = restart(self.table, self.app, self.database_url)
+        self.app = restart(self.table, self.app, self.database_url, self.late_landing)
+
+
+def crashing_table(
+    fake: FakeSlack, database_url: str, db: Engine, late_landing: float | None
+) -> Iterator[Crashing]:
+    people = new_people(fake, 3)
+    app = start_app(fake, database_url, late_landing=late_landing)
+    crashing = Crashing(Table(fake, app, db), people, app, database_url, late_landing)
+    yield crashing
+    crashing.app.stop()  # whichever process serves the table by the end
 
 
 @pytest.fixture
 def crashing(fake: FakeSlack, database_url: str, db: Engine) -> Iterator[Crashing]:
-    people = new_people(fake, 3)
-    app = start_app(fake, database_url)
-    crashing = Crashing(Table(fake, app, db), people, app, database_url)
-    yield crashing
-    crashing.app.stop()  # whichever process serves the table by the end
+    """Its stand-in lets nothing land after the process that sent it is killed."""
+    yield from crashing_table(fake, database_url, db, NO_LATE_LANDINGS)
+
+
+@pytest.fixture
+def crashing_as_slack(fake: FakeSlack, database_url: str, db: Engine) -> Iterator[Crashing]:
+    """Its apps wait Slack's own time for a late landing."""
+    yield from crashing_table(fake, database_url, db, None)
 
 
 def assert_dms_agree_with_the_database(table: Table, people: list[str]) -> None:
@@ -493,11 +508,12 @@ class LandsLate:
 
 
 def test_a_redraw_still_on_its_way_to_slack_when_its_process_died_is_followed_by_the_newest(
-    fake: FakeSlack, crashing: Crashing
+    fake: FakeSlack, crashing_as_slack: Crashing
 ) -> None:
     """The app dies while its redraw of the lobby is with Slack, which applies it only after
     the restarted process has shown newer versions: the lobby is drawn once more with the
     newest, as after a call whose outcome the app saw was unknown."""
+    crashing = crashing_as_slack
     anna, bo, cia = crashing.people
     table = crashing.table
     table.command(anna)

@@ -14,16 +14,12 @@ import pytest
 from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack, Message
-from tests.e2e.conftest import start_app
+from tests.e2e.conftest import NO_LATE_LANDINGS, start_app
 from tests.e2e.driver import Table, first_choice
 from tests.reliability.support import HeldNth, conversations, new_people, seat_rows
 from tests.waiting import PATIENCE
 
 pytestmark = pytest.mark.long(30)
-
-LATE = 0.5
-"""Seconds a redraw of unknown outcome, or one a killed process may have left, keeps its
-message unsure in these apps."""
 
 T = TypeVar("T")
 
@@ -152,9 +148,8 @@ def test_a_crash_at_every_message_of_a_whole_game(
     messages (alternately before Slack took it and after), and the process still alive takes
     the game over. Every game ends in a reveal the referee agrees with, and no screen
     contradicts what was committed."""
-    # No call lands after its process is killed here (it is taken or not as the process dies),
-    # so each takeover waits out a short window for late landings, not Slack's half minute.
-    quick = functools.partial(start_app, fake, database_url, late_landing=LATE)
+    # No call lands after its process is killed here (it is taken or not as the process dies).
+    quick = functools.partial(start_app, fake, database_url, late_landing=NO_LATE_LANDINGS)
     survivor = quick()
     crashes = 0
     starting = ThreadPoolExecutor(1)  # the next victim starts while the survivor plays on
