@@ -22,22 +22,28 @@ BUTTON = (
     'https://platform.slack-edge.com/img/add_to_slack@2x.png 2x">'
 )
 
-PAGE = """<!doctype html>
+HEAD = """<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,">
-<title>Varulv for Slack</title>
+<title>{title}</title>
 <style>
-body {{ font-family: system-ui, sans-serif; max-width: 36rem; margin: 2rem auto;
-  padding: 0 1rem; line-height: 1.5; color: #1d1c1d; }}
-h1 {{ margin-bottom: 0.2rem; }}
-.button {{ margin: 1.5rem 0; }}
-small {{ color: #616061; }}
+body {{{{ font-family: system-ui, sans-serif; max-width: 36rem; margin: 2rem auto;
+  padding: 0 1rem; line-height: 1.5; color: #1d1c1d; }}}}
+h1 {{{{ margin-bottom: 0.2rem; }}}}
+.button {{{{ margin: 1.5rem 0; }}}}
+small {{{{ color: #616061; }}}}
 </style>
 </head>
-<body>
+<body>"""
+"""Both pages' head, a template of a template: its braces doubled twice, since each page's
+own ``format`` comes after."""
+
+PAGE = (
+    HEAD.format(title="Varulv for Slack")
+    + """
 <h1>Varulv</h1>
 <p><strong>One Night Ultimate Werewolf for your channel's fika break.</strong></p>
 <p>Type <code>/varulv</code> in a channel and people join with a click. Everyone gets a
@@ -57,6 +63,7 @@ deletes its token.</p>
 </body>
 </html>
 """
+)
 
 
 def landing_page(
@@ -87,24 +94,15 @@ def landing_page(
     )
 
 
-ADDED = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<title>Varulv is added</title>
-<style>
-body {{ font-family: system-ui, sans-serif; max-width: 36rem; margin: 2rem auto;
-  padding: 0 1rem; line-height: 1.5; color: #1d1c1d; }}
-</style>
-</head>
-<body>
+ADDED = (
+    HEAD.format(title="Varulv is added")
+    + """
 <h1>Varulv is added</h1>
 {next}
 </body>
 </html>
 """
+)
 
 
 def added_page(

@@ -151,14 +151,19 @@ def test_help_says_this_channels_lengths_and_who_the_game_is_hard_for(
     assert "For example: Tove is dealt the Robber and takes Nils's card" in shown
 
 
-def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
-    fake: FakeSlack, app: InProcessApp, db: Engine
-) -> None:
+def over_with_bots(fake: FakeSlack, app: InProcessApp, db: Engine) -> tuple[Table, int]:
+    """Anna and Bo's game with bots, in a channel of its own lengths, to its reveal; and its id."""
     table = new_table(fake, app, db)
     set_lengths(fake, db, table)
     day_of(table, [ANNA, BO], bots=True)
     table.nobody_dies_tonight([ANNA, BO])
-    first = table.game_id()
+    return table, table.game_id()
+
+
+def test_play_again_opens_one_next_table_with_the_same_people_and_settings(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    table, first = over_with_bots(fake, app, db)
     reveal = table.reveal()
     assert "Play again" in [button.text for button in reveal.buttons()]
     # several clicks at once open one table; the others are told it is open
@@ -207,11 +212,7 @@ def test_play_again_takes_settings_changed_during_the_game(
 ) -> None:
     """The channel was told that settings changed during a game are for the next table:
     *Play again* opens it with them, bots left out once the channel turned them off."""
-    table = new_table(fake, app, db)
-    set_lengths(fake, db, table)
-    day_of(table, [ANNA, BO], bots=True)
-    table.nobody_dies_tonight([ANNA, BO])
-    first = table.game_id()
+    table, first = over_with_bots(fake, app, db)
     with db.begin() as connection:  # as an admin's save of the settings form writes them
         connection.exec_driver_sql(
             "UPDATE channel_settings SET night_seconds = 30, bots_allowed = false, "
