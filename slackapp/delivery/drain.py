@@ -220,6 +220,11 @@ def _read(drain: Drain, found: Mapping[int, ToShow], now: datetime) -> tuple[Dra
                 case plan.NotYet(_, due_at) if pending.shown is None:
                     where = conversation(pending.newest)
                     put_off[where] = max(due_at, put_off.get(where, due_at))
+                case plan.NotYet(surface, due_at) if due_at > pending.newest.due_at:
+                    # Shown, but unsure past its versions' due time (a takeover marked it):
+                    # they wait for that time, or the stream would be read again and again.
+                    newest = pending.newest
+                    shown.append(WaitFor(stream, surface, newest.version, pending.attempts, due_at))
                 case plan.Post() if conversation(decision.entry) in put_off:
                     newest = decision.entry
                     until = put_off[conversation(newest)]

@@ -246,3 +246,22 @@ def test_a_post_written_after_one_that_waits_waits_with_it() -> None:
     assert drain.WaitFor(1, "vote", 1, 0, later) in actions
     sent = [a.message for a in actions if isinstance(a, drain.Send)]
     assert sent == [(1, "dm:U1")], "another conversation's post goes at once"
+
+
+def test_a_shown_message_unsure_past_its_due_time_waits_for_it_and_is_let_go() -> None:
+    """A takeover left the message unsure after its newest version was shown and due again: its
+    versions wait until then (a read now would find it due, and again, and again), and the
+    stream is let go."""
+    unsure = NOW + timedelta(seconds=30)
+    board = Pending(
+        "day",
+        (Entry(1, "day", 3, "C1", None, "day", None, NOW - timedelta(seconds=1), 2),),
+        Shown("C1", "1.0", 3, unsure),
+    )
+    state, _ = drain.begin(frozenset({1}))
+    state, actions = drain.advance(state, drain.Read({1: drain.ToShow(WORKSPACE, [board])}, NOW))
+    assert actions == [drain.WaitFor(1, "day", 3, 2, unsure), drain.Record((), (1,))]
+    waiting = Pending("day", (Entry(1, "day", 3, "C1", None, "day", None, unsure, 2),), board.shown)
+    state, actions = drain.begin(frozenset({1}))
+    state, actions = drain.advance(state, drain.Read({1: drain.ToShow(WORKSPACE, [waiting])}, NOW))
+    assert actions == [drain.Record((), (1,))], "already waiting until then: nothing to move"

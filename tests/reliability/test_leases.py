@@ -5,12 +5,13 @@ holder stops renewing it (a process on another host that died: no pid to look at
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Connection, Engine, event, select, text
+from sqlalchemy import Connection, Engine, event, select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db import games
@@ -28,6 +29,7 @@ from slackapp.services import opening
 from slackapp.services.game import GameService
 from tests.e2e.conftest import BOT_TOKEN
 from tests.reliability.support import Held
+from tests.waiting import PATIENCE
 
 _channels = itertools.count(1)
 
@@ -200,6 +202,40 @@ def test_a_lease_that_lapsed_in_another_hand_leaves_its_messages_unsure(
     marked = unsure[lapsed]
     assert marked is not None and marked >= at_least, unsure
     assert unsure[never_held] is None, "nobody held it: no call of another's can be on its way"
+
+
+def test_a_shown_message_left_unsure_by_a_takeover_waits_and_its_drain_ends(
+    fake: FakeSlack, sessions: sessionmaker[Session], clock: Clock, two: tuple[Deliverer, Deliverer]
+) -> None:
+    """Its newest version is shown and due again (an unsure landing before), and a takeover
+    makes it unsure for longer: the drain puts its versions off until then and ends, rather
+    than finding the stream due and reading it again and again."""
+    first, second = two
+    game_id = new_game(fake, sessions, "lobby")[0]
+    first.drain(game_id)
+    with transaction(sessions) as session:  # shown, yet due again: as an unsure landing leaves it
+        session.execute(
+            update(OutboxEntry)
+            .where(OutboxEntry.stream == game_id)
+            .values(done_at=None, due_at=clock() - timedelta(seconds=1))
+        )
+        then = clock() - timedelta(seconds=leases.LEASE_SECONDS * 10)
+        leases.claim(session.connection(), "elsewhere~0:1:gone", [game_id], then)
+    second.sweep()  # finds the lapsed lease: unsure for a late landing's time
+    done = threading.Event()
+
+    def draining() -> None:
+        second.drain(game_id)
+        done.set()
+
+    threading.Thread(target=draining, daemon=True).start()
+    assert done.wait(PATIENCE), "the drain went on reading the stream"
+    with sessions() as session:
+        due = session.scalar(select(OutboxEntry.due_at).where(OutboxEntry.stream == game_id))
+        unsure = session.scalar(
+            select(SlackMessage.unsure_until).where(SlackMessage.stream == game_id)
+        )
+    assert unsure is not None and due == unsure, "its versions wait for that time"
 
 
 class NoAlarm:
