@@ -794,14 +794,19 @@ def test_the_reveal_ends_the_night_with_what_it_did_to_the_teams() -> None:
     assert text.index("went over") < text.index("*The cards*"), "before cards, ballots, points"
 
 
-def test_the_reveal_says_when_no_one_changed_sides() -> None:
+def three_at_table(
+    anna: Card, bo: Card, cia: Card, center: tuple[Card, Card]
+) -> tuple[Deal, dict[str, SeatLabel]]:
+    """Anna, Bo and Cia dealt these cards, and how the reveal names them."""
     seats = ("anna", "bo", "cia")
-    dealt = Deal(
-        seats=seats,
-        dealt={"anna": Card.ROBBER, "bo": Card.SEER, "cia": Card.WEREWOLF},
-        center=(Card.WEREWOLF, Card.TROUBLEMAKER),
+    dealt = Deal(seats=seats, dealt=dict(zip(seats, (anna, bo, cia), strict=True)), center=center)
+    return dealt, {key: SeatLabel(key, key, f"U{key}") for key in seats}
+
+
+def test_the_reveal_says_when_no_one_changed_sides() -> None:
+    dealt, labels = three_at_table(
+        Card.ROBBER, Card.SEER, Card.WEREWOLF, (Card.WEREWOLF, Card.TROUBLEMAKER)
     )
-    labels = {key: SeatLabel(key, key, f"U{key}") for key in seats}
     robbed = reveal_part(reveal(play(dealt, {"anna": Rob("bo")}, {}), labels), "*The night*")
     assert "No one changed sides in the night" in robbed and "went over" not in robbed
     quiet = reveal_part(reveal(play(dealt, {}, {}), labels), "*The night*")
@@ -814,17 +819,13 @@ def test_the_reveal_says_when_no_one_changed_sides() -> None:
 
 
 def test_a_card_that_changed_hands_and_came_back_was_not_held_all_night() -> None:
-    seats = ("anna", "bo", "cia")
-    dealt = Deal(
-        seats=seats,
-        dealt={"anna": Card.ROBBER, "bo": Card.WEREWOLF, "cia": Card.TROUBLEMAKER},
-        center=(Card.WEREWOLF, Card.SEER),
+    dealt, labels = three_at_table(
+        Card.ROBBER, Card.WEREWOLF, Card.TROUBLEMAKER, (Card.WEREWOLF, Card.SEER)
     )
     # The Robber takes the Werewolf, the Troublemaker swaps them back: same cards at dawn.
     outcome = play(dealt, {"anna": Rob("bo"), "cia": Swap("anna", "bo")}, {})
     assert outcome.night.dawn == dealt.dealt
     assert outcome.night.changed_hands("anna") and not outcome.night.changed_hands("cia")
-    labels = {key: SeatLabel(key, key, f"U{key}") for key in seats}
     cards = reveal_part(reveal(outcome, labels), "*The cards*")
     assert line_with(cards, "<@Uanna>: ") == "<@Uanna>: Robber → *Robber*"
     assert line_with(cards, "<@Ubo>: ") == "<@Ubo>: Werewolf → *Werewolf*"
