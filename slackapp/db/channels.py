@@ -12,7 +12,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import outside_transaction
-from slackapp.db.models import ChannelSettings
+from slackapp.db.models import ChannelHome, ChannelSettings
 from slackapp.game.machine import Lengths
 from slackapp.game.settings import SETTINGS, ChannelChoice, choice_of, default_choice
 
@@ -22,6 +22,31 @@ _CHOICE = select(*(CHANNELS.c[setting.name] for setting in SETTINGS)).where(
 )
 """A plain statement: every ``/varulv``, its help and every new table read it, and the ORM's
 identity map was most of what that read cost."""
+
+
+HOMES = cast(Table, ChannelHome.__table__)
+_HOME = select(HOMES.c.team_id).where(
+    HOMES.c.enterprise_id == bindparam("enterprise"), HOMES.c.channel_id == bindparam("channel")
+)
+
+
+def home_of(
+    sessions: sessionmaker[Session], enterprise_id: str, channel_id: str, asking_team: str
+) -> str:
+    """The workspace that keeps the channel's table where Varulv is installed on the whole
+    organisation: the one recorded, else the asker's, recorded now. Of two first askers at
+    once, one is recorded and both are given it, so a shared channel never has two tables."""
+    where = {"enterprise": enterprise_id, "channel": channel_id}
+    with outside_transaction(sessions) as session:
+        connection = session.connection()
+        home = connection.scalar(_HOME, where)
+        if home is None:
+            first = {"enterprise_id": enterprise_id, "channel_id": channel_id}
+            connection.execute(
+                insert(HOMES).values(**first, team_id=asking_team).on_conflict_do_nothing()
+            )
+            home = connection.scalar(_HOME, where)
+    return str(home)
 
 
 def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths) -> ChannelChoice:

@@ -29,6 +29,7 @@ from slackapp.blocks.screen import and_list
 from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.db.models import (
     Base,
+    ChannelHome,
     ChannelSettings,
     Game,
     OutboxEntry,
@@ -254,6 +255,7 @@ def _walk(value: Any, change: Callable[[str], str], keys: bool = False) -> Any:
 
 TEAM_TABLES: tuple[type[Base], ...] = (
     Score,
+    ChannelHome,
     ChannelSettings,
     Person,
     Regular,
@@ -283,6 +285,7 @@ def installed(session: Session, team_id: str) -> Installed | None:
     organisations = union(
         select(Game.enterprise_id).where(Game.team_id == team_id),
         select(StandingTable.enterprise_id).where(StandingTable.team_id == team_id),
+        select(ChannelHome.enterprise_id).where(ChannelHome.team_id == team_id),
     ).subquery()
     known = select(organisations.c.enterprise_id).where(organisations.c.enterprise_id.is_not(None))
     tables = _installation_tables()

@@ -392,6 +392,19 @@ class ChannelSettings(Base):
     )
 
 
+class ChannelHome(Base):
+    """The workspace that keeps a channel's table where Varulv is installed on a whole
+    Enterprise Grid organisation. A channel shared by several of its workspaces has one id, so
+    its games, settings, standing table and scores are kept under one of them: the workspace of
+    the first person to use Varulv there. No row: the asker's workspace."""
+
+    __tablename__ = "channel_homes"
+
+    enterprise_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    channel_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    team_id: Mapped[str] = mapped_column(String(32))
+
+
 class StandingTable(Base):
     """A channel's schedule (``/varulv schedule``): the lobby opens by itself on its days.
 

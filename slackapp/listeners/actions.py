@@ -319,10 +319,12 @@ def register_other(
             return
         user_id, value = got
         asking = asking_of(body, context)
+        channel = asking.channel_id or slack_id(value.target)
+        team = channels.table_team(asking.team_id, channel, asking.enterprise_id, asking.org_wide)
         run_step(
             respond,
             lambda: channels.toggle_regular(
-                asking.team_id, user_id, value.game_id, value.target, asking.channel_id
+                team, user_id, value.game_id, value.target, asking.channel_id
             ),
             lambda: games.words_of(value.game_id, asking),
         )
@@ -333,10 +335,13 @@ def register_other(
         got = clicked(body, respond, context)
         if got is None:
             return
-        team_id, game_id = str(context.team_id or ""), got[1].game_id
+        asking, game_id = asking_of(body, context), got[1].game_id
         # Only where the game was played: a channel's games are for those who can read it.
         where = body.get("channel")
         channel = slack_id(where.get("id")) if isinstance(where, dict) else ""
+        team_id = channels.table_team(
+            asking.team_id, channel, asking.enterprise_id, asking.org_wide
+        )
         with log_context(team_id=team_id, game_id=game_id, user_id=got[0]):
             run_step(
                 respond,

@@ -75,11 +75,18 @@ def register(
         tells the person the command failed."""
         acknowledge_with(ack, answer(command, request))
 
+    def table_team(command: dict[str, Any], request: BoltRequest) -> str:
+        team, channel = slack_id(command.get("team_id")), slack_id(command.get("channel_id"))
+        enterprise = slack_id(command.get("enterprise_id")) or None
+        org_wide = bool(request.context.is_enterprise_install)
+        return channels.table_team(team, channel, enterprise, org_wide)
+
     def answer(command: dict[str, Any], request: BoltRequest) -> Reply:
         team, channel, user = (slack_id(command.get(key)) for key in COMMAND_SOURCE)
         if not (team and channel and user):
             log.warning("a /varulv without a readable team, channel or user was ignored")
             return Reply()
+        team = table_team(command, request)
         word = word_of(command)
 
         def spoken() -> Words:  # should the step fail, it says so in the channel's words
@@ -122,6 +129,7 @@ def register(
         if not (team and channel and user):
             log.warning("a /varulv without a readable team, channel or user was ignored")
             return
+        own_team, team = team, table_team(command, request)
         retry = is_retry(request)
 
         def spoken() -> Words:  # should the step fail, it says so in the channel's words
@@ -130,7 +138,7 @@ def register(
         with log_context(team_id=team, channel_id=channel, user_id=user):
             log.info("command", extra={"word": word})
             if word == "settings":
-                _open_settings(channels, client, command, respond)
+                _open_settings(channels, client, team, channel, user, command, respond)
             elif word == "schedule":
                 _open_schedule(channels, client, team, channel, user, command, respond)
             elif word == "stop":
@@ -140,18 +148,23 @@ def register(
                     spoken,
                 )
             elif word == "forget me":
-                run_step(respond, lambda: channels.forget_me(team, user, channel), spoken)
+                run_step(respond, lambda: channels.forget_me(own_team, user, channel), spoken)
 
     app.command(COMMAND, matchers=[answered_at_once])(within_ack(answer_now))
     app.command(COMMAND)(acknowledge_then(app, handle, inbox=inbox))
 
 
 def _open_settings(
-    channels: ChannelService, client: WebClient, command: dict[str, Any], respond: Respond
+    channels: ChannelService,
+    client: WebClient,
+    team: str,
+    channel: str,
+    user: str,
+    command: dict[str, Any],
+    respond: Respond,
 ) -> None:
     """Open the modal with the channel's current settings (Slack allows 3 s from the command),
     to those who may change them; an admin may also open the channel's table to everyone."""
-    channel, team, user = command["channel_id"], command["team_id"], command["user_id"]
     admin = is_admin(client, user)
     refused = channels.refusal(client, team, channel, user, Change.SETTINGS, admin)
     choice = channels.settings_now(team, channel)

@@ -68,6 +68,12 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
     return choice_of(read), {}
 
 
+def table_team(channels: ChannelService, context: BoltContext, channel: str) -> str:
+    """The workspace whose table the form changes (a shared channel's, in an organisation)."""
+    team, enterprise = str(context.team_id or ""), context.enterprise_id
+    return channels.table_team(team, channel, enterprise, bool(context.is_enterprise_install))
+
+
 def register(app: App, channels: ChannelService) -> None:
     register_settings(app, channels)
     register_schedule(app, channels)
@@ -83,8 +89,8 @@ def register_settings(app: App, channels: ChannelService) -> None:
     ) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open;
         the channel's notice waits in the outbox for the deliverer."""
-        team, user = str(context.team_id or ""), str(body["user"]["id"])
-        channel = slack_id(view.get("private_metadata"))
+        user, channel = str(body["user"]["id"]), slack_id(view.get("private_metadata"))
+        team = table_team(channels, context, channel)
         choice, errors = read_choice(view)
         if choice is not None:
             with log_context(team_id=team, channel_id=channel, user_id=user):
@@ -157,8 +163,8 @@ def register_schedule(app: App, channels: ChannelService) -> None:
     ) -> None:
         """Check and store within the acknowledgement, so a wrong entry keeps the modal open;
         the channel's notice waits in the outbox for the deliverer."""
-        team, user = str(context.team_id or ""), _user_of(body)
-        channel = slack_id(view.get("private_metadata"))
+        user, channel = _user_of(body), slack_id(view.get("private_metadata"))
+        team = table_team(channels, context, channel)
         form = read_schedule(view)
         with log_context(team_id=team, channel_id=channel, user_id=user):
             errors = channels.store_schedule(

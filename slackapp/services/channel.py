@@ -83,6 +83,16 @@ class ChannelService:
         self.addresses = addresses
         """What the screens may link: the support contact, the published source."""
 
+    def table_team(
+        self, team_id: str, channel_id: str, enterprise_id: str | None, org_wide: bool
+    ) -> str:
+        """The workspace whose table a request in a channel is about: the asker's own, or,
+        where Varulv is installed on the whole organisation, the channel's home, so a channel
+        its workspaces share has one table, one set of settings and one leaderboard."""
+        if not (org_wide and enterprise_id and channel_id):
+            return team_id
+        return channels.home_of(self.sessions, enterprise_id, channel_id, team_id)
+
     def tell_channel(
         self, team_id: str, channel_id: str, text: str, enterprise_id: str | None = None
     ) -> None:

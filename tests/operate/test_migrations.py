@@ -170,3 +170,18 @@ def test_0019_downgraded_drops_the_notices_and_keeps_the_games_entries(migrated:
     assert kept == [game]
     alembic(migrated, command.upgrade, "head")
     alembic(migrated, command.check)
+
+
+def test_0020_gives_each_shared_channel_the_workspace_of_its_first_game(migrated: Engine) -> None:
+    alembic(migrated, command.downgrade, "0019")
+    with migrated.begin() as connection:
+        a_game(connection)
+        later = a_game(connection)
+        connection.execute(text("UPDATE games SET team_id = 'T2' WHERE id = :g"), {"g": later})
+        connection.execute(text("UPDATE games SET enterprise_id = NULL WHERE team_id = 'T1'"))
+        a_game(connection)  # T1 again, in the organisation, after T2's
+    alembic(migrated, command.upgrade, "head")
+    with migrated.connect() as connection:
+        homes = connection.execute(text("SELECT * FROM channel_homes")).all()
+    assert [tuple(home) for home in homes] == [("E1", "C1", "T2")]
+    alembic(migrated, command.check)

@@ -20,6 +20,7 @@ from slackapp.db.installations import installation_store
 from slackapp.db.migrate import upgrade
 from slackapp.db.models import (
     Ballot,
+    ChannelHome,
     ChannelSettings,
     DeliveryLease,
     Game,
@@ -117,6 +118,7 @@ def a_workspace(db: Engine, team: str, installed: bool) -> None:
                                 updated_by="U0HOST"),
                 Person(team_id=team, user_id="U0HOST", name="host", fetched_at=now),
                 Regular(team_id=team, channel_id=channel, user_id="U0HOST"),
+                ChannelHome(enterprise_id=f"E{team[1:]}", channel_id=channel, team_id=team),
                 StandingTable(team_id=team, channel_id=channel, weekdays=1, minute_of_day=0,
                               zone="UTC", lobby_minutes=5, next_at=now, owner_user_id="U0HOST",
                               lobby_game_id=game.id),

@@ -1,0 +1,133 @@
+"""Where Varulv is installed on a whole Enterprise Grid organisation, a channel that several of
+its workspaces share has one table: a ``/varulv``, its settings, its stop and its leaderboard
+find the same one from whichever workspace they are typed in."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from sqlalchemy import Engine, text
+
+from slackapp.fakeslack import FakeSlack, SignedRequest
+from tests.e2e.driver import Table
+from tests.inprocess.harness import InProcessApp
+from tests.inprocess.test_security import from_workspace, resigned, with_payload
+from tests.reliability.support import new_people, signed, signed_command
+
+ORG = "E0ORG"
+SISTER = "T0SISTER"
+"""Another workspace of the organisation, which shares the channel."""
+
+
+def command_from(
+    fake: FakeSlack, user: str, channel: str, words: str = "", team: str = "", org_wide: bool = True
+) -> SignedRequest:
+    """``/varulv words`` as Slack signs it for ``user`` of workspace ``team`` (the stand-in's
+    own when empty) of the organisation."""
+    request = signed_command(fake, user, channel, words)
+    form = dict(parse_qsl(request.body))
+    org = {"enterprise_id": ORG, "is_enterprise_install": "true" if org_wide else "false"}
+    return resigned(request, urlencode({**form, **org, **({"team_id": team} if team else {})}))
+
+
+def answer(app: InProcessApp, request: SignedRequest) -> str:
+    """What the person is shown in the command's acknowledgement."""
+    sent = app.send(request)
+    assert sent.status_code == 200, sent.text
+    if not sent.text.startswith("{"):
+        return sent.text
+    body: dict[str, Any] = sent.json()
+    return str(body.get("text", "")) + str(body.get("blocks", ""))
+
+
+def games_in(db: Engine, channel: str) -> list[tuple[str, str]]:
+    with db.connect() as connection:
+        rows = connection.execute(
+            text("SELECT team_id, phase FROM games WHERE channel_id = :c ORDER BY id"),
+            {"c": channel},
+        )
+        return [(row.team_id, row.phase) for row in rows]
+
+
+def test_a_channel_an_organisations_workspaces_share_has_one_table(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    anna, bo, cia, sister = new_people(fake, 4)
+    table = Table(fake, app, db)
+    home = fake.identity.team_id
+    assert answer(app, command_from(fake, anna, table.channel)) == ""
+    table.lobby()
+
+    told = answer(app, command_from(fake, sister, table.channel, team=SISTER))
+    assert "A table is already open in this channel" in told, told
+    assert games_in(db, table.channel) == [(home, "lobby")], "no second table"
+
+    stop = answer(app, command_from(fake, sister, table.channel, "stop", team=SISTER))
+    assert stop == ""  # answered after the acknowledgement
+    table.ephemeral(sister, "can stop this game")  # the table it found is not hers to stop
+    assert games_in(db, table.channel) == [(home, "lobby")]
+
+    table.seat_people(anna, [bo, cia])
+    table.start(anna)
+    table.play_night([anna, bo, cia])
+    table.heard_enough([anna, bo])
+    table.wait_for_phase("vote")
+    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
+    table.reveal()
+
+    board = answer(app, command_from(fake, sister, table.channel, "score", team=SISTER))
+    assert "<@" + anna + ">" in board or anna in board, board
+    # The next table, opened from the other workspace, is the channel's too.
+    assert answer(app, command_from(fake, sister, table.channel, team=SISTER)) == ""
+    assert games_in(db, table.channel) == [(home, "over"), (home, "lobby")]
+    with db.connect() as connection:
+        kept = connection.execute(
+            text("SELECT * FROM channel_homes WHERE channel_id = :c"), {"c": table.channel}
+        )
+        assert [tuple(row) for row in kept] == [(ORG, table.channel, home)]
+
+
+def test_a_workspace_that_installed_varulv_alone_keeps_its_own_tables(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    anna, sister = new_people(fake, 2)
+    table = Table(fake, app, db)
+    home = fake.identity.team_id
+    answer(app, command_from(fake, anna, table.channel))
+    table.lobby()
+    alone = command_from(fake, sister, table.channel, team=SISTER, org_wide=False)
+    assert answer(app, alone) == ""
+    assert games_in(db, table.channel) == [(home, "lobby"), (SISTER, "lobby")]
+
+
+def test_an_admin_of_another_workspace_sharing_the_channel_changes_its_settings(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    anna, sister = new_people(fake, 2)
+    table = Table(fake, app, db)
+    home = fake.identity.team_id
+    answer(app, command_from(fake, anna, table.channel))
+    table.lobby()
+    fake.set_role(sister, "admin")
+    answer(app, command_from(fake, sister, table.channel, "settings", team=SISTER))
+    table.wait(lambda: next(iter(fake.modals(sister)), None), "the settings modal")
+    values: dict[str | tuple[str, str], Any] = {
+        "night_seconds": "45",
+        "day_seconds": "240",
+        "vote_seconds": "75",
+    }
+    submitted = signed(fake, lambda: fake.view_submission(sister, values))
+    from_sister = from_workspace(submitted, sister, SISTER, ORG, org_wide=True)
+    view = json.loads(dict(parse_qsl(from_sister.body))["payload"])["view"]
+    opened_there = {**view, "team_id": SISTER, "app_installed_team_id": SISTER}
+    done = app.send(with_payload(from_sister, {"view": opened_there}))
+    assert done.status_code == 200, done.text
+    with db.connect() as connection:
+        kept = connection.execute(
+            text("SELECT team_id, day_seconds FROM channel_settings WHERE channel_id = :c"),
+            {"c": table.channel},
+        )
+        assert [tuple(row) for row in kept] == [(home, 240)], "the channel's one table's"
+    table.board("changed the Varulv settings")
