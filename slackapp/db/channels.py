@@ -49,6 +49,13 @@ def home_of(
     return str(home)
 
 
+def homes_in(sessions: sessionmaker[Session], enterprise_id: str) -> list[str]:
+    """Every workspace of the organisation that keeps a channel's table."""
+    found = select(HOMES.c.team_id).where(HOMES.c.enterprise_id == enterprise_id).distinct()
+    with outside_transaction(sessions) as session:
+        return list(session.scalars(found))
+
+
 def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths) -> ChannelChoice:
     """The channel's choice, read on the session's connection (in its transaction, if any)."""
     return _choice(session.connection(), team_id, channel_id, defaults)

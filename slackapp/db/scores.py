@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -30,24 +32,30 @@ def _board(session: Session, team_id: str, channel_id: str, limit: int | None = 
 
 def record_of(
     sessions: sessionmaker[Session],
-    team_id: str,
+    teams: Sequence[str],
     user_id: str,
     boards_shown: int = 5,
     rows_shown: int = 10,
-) -> tuple[tuple[int, int, int], list[tuple[str, list[Row]]]]:
+) -> tuple[tuple[int, int, int], list[tuple[str, str, list[Row]]]]:
+    """A person's games, wins and points over the tables ``teams`` keep, and the leaderboards
+    they are on, best first, each as (its workspace, its channel, its rows)."""
+    theirs = (Score.team_id.in_(teams), Score.user_id == user_id)
     with transaction(sessions) as session:
         games, wins, points = session.execute(
             select(
                 func.coalesce(func.sum(Score.games), 0),
                 func.coalesce(func.sum(Score.wins), 0),
                 func.coalesce(func.sum(Score.points), 0),
-            ).where(Score.team_id == team_id, Score.user_id == user_id)
+            ).where(*theirs)
         ).one()
-        channels = session.scalars(
-            select(Score.channel_id)
-            .where(Score.team_id == team_id, Score.user_id == user_id)
+        channels = session.execute(
+            select(Score.team_id, Score.channel_id)
+            .where(*theirs)
             .order_by(Score.points.desc())
             .limit(boards_shown)
         ).all()
-        boards = [(channel, _board(session, team_id, channel, rows_shown)) for channel in channels]
+        boards = [
+            (team, channel, _board(session, team, channel, rows_shown))
+            for team, channel in channels
+        ]
         return (int(games), int(wins), int(points)), boards

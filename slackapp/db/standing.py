@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, time
 from typing import NamedTuple
 
@@ -169,11 +170,11 @@ def toggle_regular(session: Session, team_id: str, channel_id: str, user_id: str
     return True
 
 
-def channels_of_regular(session: Session, team_id: str, user_id: str) -> list[str]:
+def channels_of_regular(session: Session, teams: Sequence[str], user_id: str) -> list[str]:
     return list(
         session.scalars(
             select(Regular.channel_id)
-            .where(Regular.team_id == team_id, Regular.user_id == user_id)
+            .where(Regular.team_id.in_(teams), Regular.user_id == user_id)
             .order_by(Regular.channel_id)
         )
     )

@@ -329,7 +329,8 @@ def register_other(
             lambda: games.words_of(value.game_id, asking),
         )
         if not value.game_id:  # pressed on the Home tab: show it with the change
-            publish_home_tab(channels, client, asking.team_id, user_id)
+            teams = channels.teams_of(asking.team_id, asking.enterprise_id, asking.org_wide)
+            publish_home_tab(channels, client, teams, user_id)
 
     def game_json(body: dict[str, Any], respond: Respond, context: BoltContext) -> None:
         got = clicked(body, respond, context)

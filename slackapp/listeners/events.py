@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from slack_bolt import App, BoltContext
@@ -27,7 +28,9 @@ def register(app: App, games: GameService, channels: ChannelService, names: Name
         if event.get("tab", "home") != "home" or not user_id:
             return
         team_id = workspace_of(body, context)
-        publish_home_tab(channels, client, team_id, user_id)
+        org_wide = bool(context.is_enterprise_install)
+        teams = channels.teams_of(team_id, context.enterprise_id, org_wide)
+        publish_home_tab(channels, client, teams, user_id)
         # Shown first: the viewer's kept name, if stale, is asked again once they see the tab.
         names.refresh(lookup_client(client), team_id, user_id)
 
@@ -70,9 +73,10 @@ def _leave(app: App, games: GameService, context: BoltContext, why: str) -> None
 
 
 def publish_home_tab(
-    channels: ChannelService, client: WebClient, team_id: str, user_id: str
+    channels: ChannelService, client: WebClient, teams: Sequence[str], user_id: str
 ) -> None:
-    view = channels.home_tab(team_id, user_id)
+    """``teams``: the workspaces whose tables hold the person's record (``teams_of``)."""
+    view = channels.home_tab(teams, user_id)
     try:
         client.views_publish(user_id=user_id, view=view)
     except SlackApiError as error:  # the tab shows the last one published; Slack asks again

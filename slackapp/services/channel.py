@@ -9,7 +9,7 @@ open a transaction or post to a channel themselves (a layout test holds them to 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
@@ -400,36 +400,48 @@ class ChannelService:
         source = self.addresses.source_url
         return last_screen.last_reveal(game.game_id, game.outcome, by_key, spoken, source)
 
-    def home_tab(self, team_id: str, user_id: str) -> View:
-        """The person's App Home, in the language of the last table they sat at: their record,
-        and each channel's season now."""
-        record, boards = scores.record_of(self.sessions, team_id, user_id)
+    def teams_of(self, team_id: str, enterprise_id: str | None, org_wide: bool) -> list[str]:
+        """The workspaces whose tables hold a person's own record: their own, and, where Varulv
+        is installed on the whole organisation, every workspace of it that keeps a channel's
+        table (a table in a shared channel may be kept under another)."""
+        if not (org_wide and enterprise_id):
+            return [team_id]
+        others = channels.homes_in(self.sessions, enterprise_id)
+        return [team_id, *sorted(set(others) - {team_id})]
+
+    def home_tab(self, teams: Sequence[str], user_id: str) -> View:
+        """The person's App Home, in the language of the last table they sat at: their record
+        over the tables ``teams`` keep, and each channel's season now."""
+        record, boards = scores.record_of(self.sessions, teams, user_id)
         with transaction(self.sessions) as session:
             newest = session.scalars(
                 select(Game.language)
                 .join(Seat, Seat.game_id == Game.id)
-                .where(Game.team_id == team_id, Seat.user_id == user_id)
+                .where(Game.team_id.in_(teams), Seat.user_id == user_id)
                 .order_by(Game.id.desc())
                 .limit(1)
             ).first()
         spoken = words(Language(newest or Language.ENGLISH))
-        seasons = self.channel_seasons(team_id, user_id, [channel for channel, _ in boards], spoken)
+        places = [(team, channel) for team, channel, _ in boards]
+        seasons = self.channel_seasons(teams, user_id, places, spoken)
+        shown = [(channel, rows) for _, channel, rows in boards]
         support = self.addresses.support_url
-        return home_screen.home_view(user_id, record, boards, seasons, spoken, support)
+        return home_screen.home_view(user_id, record, shown, seasons, spoken, support)
 
     def channel_seasons(
         self,
-        team_id: str,
+        teams: Sequence[str],
         user_id: str,
-        channel_ids: list[str],
+        places: list[tuple[str, str]],
         spoken: Words = ENGLISH,
     ) -> dict[str, home_screen.ChannelSeason]:
-        """Each channel's season now, and whether the person usually plays there."""
+        """Each channel's season now, and whether the person usually plays there: ``places``
+        are (the workspace keeping its table, the channel)."""
         shown = {}
         with transaction(self.sessions) as session:
-            regular_in = set(standing.channels_of_regular(session, team_id, user_id))
-            for channel in channel_ids[: home_screen.HOME_BOARDS]:
-                season, played = history.current_season(session, team_id, channel, self.now())
+            regular_in = set(standing.channels_of_regular(session, teams, user_id))
+            for team, channel in places[: home_screen.HOME_BOARDS]:
+                season, played = history.current_season(session, team, channel, self.now())
                 shown[channel] = home_screen.ChannelSeason(
                     season_name(season, spoken), standings(played), channel in regular_in
                 )

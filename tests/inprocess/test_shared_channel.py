@@ -10,7 +10,8 @@ from urllib.parse import parse_qsl, urlencode
 
 from sqlalchemy import Engine, text
 
-from slackapp.fakeslack import FakeSlack, SignedRequest
+from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
+from tests.e2e.conftest import SIGNING_SECRET as SECRET
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
 from tests.inprocess.test_security import from_workspace, resigned, with_payload
@@ -42,6 +43,11 @@ def answer(app: InProcessApp, request: SignedRequest) -> str:
     return str(body.get("text", "")) + str(body.get("blocks", ""))
 
 
+def resigned_json(envelope: dict[str, Any]) -> SignedRequest:
+    body = json.dumps(envelope)
+    return SignedRequest(body, {"Content-Type": "application/json", **signed_headers(SECRET, body)})
+
+
 def games_in(db: Engine, channel: str) -> list[tuple[str, str]]:
     with db.connect() as connection:
         rows = connection.execute(
@@ -54,7 +60,7 @@ def games_in(db: Engine, channel: str) -> list[tuple[str, str]]:
 def test_a_channel_an_organisations_workspaces_share_has_one_table(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
-    anna, bo, cia, sister = new_people(fake, 4)
+    anna, bo, sister = new_people(fake, 3)
     table = Table(fake, app, db)
     home = fake.identity.team_id
     assert answer(app, command_from(fake, anna, table.channel)) == ""
@@ -69,16 +75,26 @@ def test_a_channel_an_organisations_workspaces_share_has_one_table(
     table.ephemeral(sister, "can stop this game")  # the table it found is not hers to stop
     assert games_in(db, table.channel) == [(home, "lobby")]
 
-    table.seat_people(anna, [bo, cia])
+    table.seat_people(anna, [bo, sister])
     table.start(anna)
-    table.play_night([anna, bo, cia])
+    table.play_night([anna, bo, sister])
     table.heard_enough([anna, bo])
     table.wait_for_phase("vote")
-    table.vote({anna: "Nobody", bo: "Nobody", cia: "Nobody"})
+    table.vote({anna: "Nobody", bo: "Nobody", sister: "Nobody"})
     table.reveal()
 
     board = answer(app, command_from(fake, sister, table.channel, "score", team=SISTER))
     assert "<@" + anna + ">" in board or anna in board, board
+    home_opened = json.loads(signed(fake, lambda: fake.app_home_opened(sister)).body)
+    in_her_workspace = {**home_opened, "team_id": SISTER, "enterprise_id": ORG}
+    in_her_workspace["authorizations"][0] |= {
+        "enterprise_id": ORG,
+        "team_id": None,
+        "is_enterprise_install": True,
+    }
+    assert app.send(resigned_json(in_her_workspace)).status_code == 200
+    tab = table.wait(lambda: fake.home_view(sister), "her Home tab")
+    assert "1 game," in str(tab["blocks"]), "her record counts the shared channel's game"
     # The next table, opened from the other workspace, is the channel's too.
     assert answer(app, command_from(fake, sister, table.channel, team=SISTER)) == ""
     assert games_in(db, table.channel) == [(home, "over"), (home, "lobby")]
