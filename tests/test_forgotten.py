@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from slackapp.blocks.forgotten import forget_me_answer, forgotten_lines
 from slackapp.blocks.words import words
-from slackapp.db.erasure import Forgotten, forgotten_lines
+from slackapp.game.erasure import Forgotten, StillSeated
 from slackapp.game.lines import Language
 
 
@@ -47,3 +48,13 @@ def test_every_line_is_swedish_in_a_swedish_channel(done: Forgotten) -> None:
     assert swedish.startswith("Varulv har glömt dig i den här arbetsytan")
     for sentence in forgotten_lines(done, words(Language.SWEDISH)):
         assert sentence not in english
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_someone_still_seated_is_told_where_and_that_nothing_was_erased(
+    language: Language,
+) -> None:
+    w = words(language)
+    said = forget_me_answer(StillSeated(("C0FIKA", "C0LUNCH")), w)
+    assert "<#C0FIKA>, <#C0LUNCH>" in said
+    assert ("inget raderades" if language is Language.SWEDISH else "nothing was erased") in said

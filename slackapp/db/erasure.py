@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any, cast
 
@@ -25,8 +24,6 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, selectinload
 
-from slackapp.blocks.screen import and_list
-from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.db.models import (
     Base,
     ChannelHome,
@@ -47,81 +44,22 @@ from slackapp.db.slack_tables import BOTS_TABLE, INSTALLATIONS_TABLE, slack_meta
 from slackapp.db.streams import delete_streams
 from slackapp.game import machine as m
 from slackapp.game.effects import dm_surface, over_surface
+from slackapp.game.erasure import Forgotten, StillSeated
 from slackapp.game.lines import Language
 
 ERASED = "erased"
 """Who did something (hosted, stopped, changed a setting) once that person is forgotten."""
-ERASED_NAME = N_("a former player")
-"""The name of a forgotten person's seat in each game they played, in the game's language."""
 
 
-@dataclass(frozen=True)
-class Forgotten:
-    """What ``/varulv forget me`` erased."""
-
-    score_channels: int
-    games: int
-    """Finished games in which the person is now an anonymous seat."""
-    regular_channels: int
-    name: bool
-
-
-STILL_SEATED = N_(
-    "You are seated at a table in {where} that has not ended, and it needs your seat until it "
-    "does: nothing was erased. Press *Leave* while it is still taking seats, or ask again once "
-    "it is over (its host or a workspace admin can end it sooner with `/varulv stop`)."
-)
-
-
-def forget_me(session: Session, team_id: str, user_id: str, words: Words = ENGLISH) -> str:
-    """``/varulv forget me``: erase the person, or say why not; what to tell them, in the
-    words of the channel where they asked."""
-    w = words
+def forget_me(
+    session: Session, team_id: str, user_id: str, erased_name: Callable[[Language], str]
+) -> Forgotten | StillSeated:
+    """``/varulv forget me``: erase the person (see :func:`forget`), unless a game that has not
+    ended seats them; then nothing is erased."""
     running = running_games(session, team_id, user_id)
     if running:
-        return w._(STILL_SEATED, where=", ".join(f"<#{c}>" for c in sorted(set(running))))
-    done = forget(session, team_id, user_id)
-    return " ".join(forgotten_lines(done, w))
-
-
-def forgotten_lines(done: Forgotten, w: Words) -> list[str]:
-    """What ``/varulv forget me`` erased, naming only what there was."""
-    erased = []
-    if done.score_channels:
-        channels = w.ngettext("{count} channel", "{count} channels", done.score_channels)
-        erased.append(w._("your points and wins in {channels}", channels=channels))
-    if done.name:
-        erased.append(w._("your name as Varulv knew it"))
-    if done.regular_channels:
-        channels = w.ngettext("{count} channel", "{count} channels", done.regular_channels)
-        erased.append(w._("your *I usually play* marks in {channels}", channels=channels))
-    if erased:
-        said = w._(
-            "Varulv has forgotten you in this workspace. Erased: {what}.", what=and_list(erased, w)
-        )
-    elif done.games:
-        said = w._("Varulv has forgotten you in this workspace.")
-    else:
-        said = w._("Varulv has forgotten you in this workspace: it kept nothing of yours to erase.")
-    lines = [said]
-    if done.games:
-        lines.append(
-            w.ngettext(
-                "In {count} finished game you are now “{erased}”: its outcome stays, with no name "
-                "or id of yours.",
-                "In {count} finished games you are now “{erased}”: their outcomes stay, with no "
-                "name or id of yours.",
-                done.games,
-                erased=w._(ERASED_NAME),
-            )
-        )
-    lines.append(
-        w._(
-            "Messages Slack already shows stay as Slack keeps them. A game you join from now on "
-            "is remembered again."
-        )
-    )
-    return lines
+        return StillSeated(tuple(sorted(set(running))))
+    return forget(session, team_id, user_id, erased_name)
 
 
 def _games_seating(team_id: str, user_id: str, running: bool) -> Select[Game]:
@@ -141,16 +79,19 @@ def running_games(session: Session, team_id: str, user_id: str) -> list[str]:
     return [game.channel_id for game in session.scalars(_games_seating(team_id, user_id, True))]
 
 
-def forget(session: Session, team_id: str, user_id: str) -> Forgotten:
+def forget(
+    session: Session, team_id: str, user_id: str, erased_name: Callable[[Language], str]
+) -> Forgotten:
     """Erase the person's scores, names and marks in the workspace, and make them an anonymous
-    seat in every game that ended; the games' outcomes stay as they were decided."""
+    seat in every game that ended, named ``erased_name`` of the game's language; the games'
+    outcomes stay as they were decided."""
     ended = session.scalars(
         _games_seating(team_id, user_id, False).options(
             selectinload(Game.seats).selectinload(Seat.ballot)
         )
     ).all()
     for game in ended:
-        _anonymise(session, game, user_id)
+        _anonymise(session, game, user_id, erased_name(Language(game.language)))
     for column in (Game.host_user_id, Game.ended_by):  # a running lobby keeps its host
         session.execute(
             update(Game)
@@ -188,13 +129,13 @@ def forget(session: Session, team_id: str, user_id: str) -> Forgotten:
     return Forgotten(scores, len(ended), regulars, bool(name))
 
 
-def _anonymise(session: Session, game: Game, user_id: str) -> None:
+def _anonymise(session: Session, game: Game, user_id: str, erased_name: str) -> None:
     """In one ended game: the person's seat key becomes ``erased-<seat number>`` wherever the
-    game names it (seats, night choices, ballots, outcome, what was shown), and their name."""
+    game names it (seats, night choices, ballots, outcome, what was shown), and their name
+    ``erased_name``."""
     seat = next(seat for seat in game.seats if seat.user_id == user_id)
     key = m.erased_key(seat.position)
     name = seat.display_name
-    erased_name = words(Language(game.language))._(ERASED_NAME)
 
     def swap(value: Any) -> Any:  # the seat's key, wherever the game's JSON names it
         return _walk(value, lambda s: key if s == user_id else s, keys=True)

@@ -103,7 +103,7 @@ BOT_NAMES = ("Astrid", "Bosse", "Cissi", "Dagge", "Ebba", "Frasse", "Greta", "Ha
 ERASED_PREFIX = "erased-"
 """A person who had Varulv forget them is, in the games they played, a seat whose key is
 ``erased-<seat number>``: lower case with a hyphen, so it never equals a Slack id (its name is
-``slackapp.db.erasure.ERASED_NAME``, in the game's language)."""
+``slackapp.blocks.forgotten.ERASED_NAME``, in the game's language)."""
 
 
 def erased_key(position: int) -> str:

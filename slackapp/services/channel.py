@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
+import slackapp.blocks.forgotten as forgotten_screen
 import slackapp.blocks.help as help_screen
 import slackapp.blocks.home as home_screen
 import slackapp.blocks.last as last_screen
@@ -363,7 +364,8 @@ class ChannelService:
         """``/varulv forget me``, answered in the language of the channel where it was typed."""
         spoken = self.channel_words(team_id, channel_id) if channel_id else ENGLISH
         with transaction(self.sessions) as session:
-            return erasure.forget_me(session, team_id, user_id, spoken)
+            done = erasure.forget_me(session, team_id, user_id, forgotten_screen.erased_name)
+        return forgotten_screen.forget_me_answer(done, spoken)
 
     def channel_words(self, team_id: str, channel_id: str) -> Words:
         """The words of the channel's language (``/varulv settings``)."""

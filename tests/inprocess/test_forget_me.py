@@ -8,7 +8,7 @@ import json
 
 from sqlalchemy import Engine
 
-from slackapp.db.erasure import ERASED_NAME
+from slackapp.blocks.forgotten import ERASED_NAME
 from slackapp.fakeslack import FakeSlack
 from slackapp.game import machine as m
 from tests.e2e.driver import Table

@@ -10,8 +10,8 @@ from typing import Any
 from sqlalchemy import Engine, text
 from sqlalchemy.orm import sessionmaker
 
+from slackapp.blocks.forgotten import ERASED_NAME
 from slackapp.blocks.words import words
-from slackapp.db.erasure import ERASED_NAME
 from slackapp.delivery.outbox import enqueue
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import machine as m
