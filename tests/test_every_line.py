@@ -12,10 +12,12 @@ from slackapp.blocks.said import said
 from slackapp.blocks.words import Words, words
 from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.night import NightRule
+from slackapp.game.permissions import Role, WhoMay
 from tests.test_translations import catalogue, translated_forms
 
 ANNA = SeatName("U0ANNA", "Anna", False)
 BOT = SeatName("bot1", "Bot 1", True)
+STANDING_TABLE_SET = WhoMay(anyone=False, host="U0HOST", standing_owner="U0OWNER")
 
 EXAMPLES: dict[Message, tuple[Line, ...]] = {
     Message.NOT_SEATED: (Line(Message.NOT_SEATED, flag=True), Line(Message.NOT_SEATED)),
@@ -40,7 +42,22 @@ EXAMPLES: dict[Message, tuple[Line, ...]] = {
     Message.GAME_RUNNING: (
         Line(Message.GAME_RUNNING, user="U0HOST", phase="day"),
         Line(Message.GAME_RUNNING, user="U0HOST", phase="night", flag=True),
-        Line(Message.GAME_RUNNING, user="U0HOST", phase="vote", flag=True, hosts=True),
+        Line(Message.GAME_RUNNING, user="U0HOST", phase="vote", flag=True, role=Role.HOST),
+        Line(Message.GAME_RUNNING, user="U0HOST", phase="day", who_may=STANDING_TABLE_SET),
+        Line(
+            Message.GAME_RUNNING,
+            user="U0HOST",
+            phase="day",
+            who_may=STANDING_TABLE_SET,
+            role=Role.STANDING_OWNER,
+        ),
+        Line(
+            Message.GAME_RUNNING,
+            user="U0HOST",
+            phase="night",
+            who_may=WhoMay(anyone=True, host="U0HOST", standing_owner=None),
+            role=Role.ANYONE,
+        ),
     ),
     Message.NOBODY_STARTED: (Line(Message.NOBODY_STARTED),),
     Message.EVERYONE_LEFT: (Line(Message.EVERYONE_LEFT),),

@@ -9,6 +9,7 @@ from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.cards import MAX_SEATS, MIN_SEATS
 from slackapp.game.lines import Line, Message, SeatName
 from slackapp.game.night import NightRule
+from slackapp.game.permissions import Role
 
 
 def mention(seat: SeatName, words: Words = ENGLISH) -> str:
@@ -284,8 +285,31 @@ def _game_running(line: Line, w: Words) -> str:
             "vote": w._("The vote is open above."),
         }.get(line.phase, "")
     running = w._("A game is already running in this channel. {where}", where=where)
-    if line.hosts:  # only those who may end it are pointed at `/varulv stop`
-        return w._("{running} As its host, you can end it with `/varulv stop`.", running=running)
+    match line.role:  # only those who may end it are pointed at `/varulv stop`
+        case Role.HOST:
+            return w._(
+                "{running} As its host, you can end it with `/varulv stop`.", running=running
+            )
+        case Role.STANDING_OWNER:
+            return w._(
+                "{running} You set this channel's standing table, so you can end it with "
+                "`/varulv stop`.",
+                running=running,
+            )
+        case Role.ANYONE:
+            return w._(
+                "{running} Anyone in this channel can end it with `/varulv stop`.",
+                running=running,
+            )
+    owner = None if line.who_may is None else line.who_may.standing_owner
+    if owner is not None and owner != line.user:
+        return w._(
+            "{running} Its host, <@{user}>, <@{owner}>, who set this channel's standing table, "
+            "and the workspace's admins can end it.",
+            running=running,
+            user=line.user,
+            owner=owner,
+        )
     return w._(
         "{running} Its host, <@{user}>, and the workspace's admins can end it.",
         running=running,

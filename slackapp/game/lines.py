@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the rule's type is only named here
+if TYPE_CHECKING:  # the rules' types are only named here
     from slackapp.game.night import NightRule
+    from slackapp.game.permissions import Role, WhoMay
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,8 @@ class Message(StrEnum):
     SEATED_IN_LOBBY = "seated_in_lobby"
     LOBBY_OPEN = "lobby_open"
     GAME_RUNNING = "game_running"
-    """``flag``: the person is seated; ``user``: the game's host; ``hosts``: the person is."""
+    """``flag``: the person is seated; ``user``: the game's host; ``who_may``: who may end it;
+    ``role``: why the person may."""
     NOBODY_STARTED = "nobody_started"
     EVERYONE_LEFT = "everyone_left"
     CANCELLED_BY = "cancelled_by"
@@ -133,9 +135,11 @@ class Line:
     """A commitment (``slackapp.game.fingerprint``)."""
     reason: Line | None = None
     """The line this one follows: why the vote opened."""
-    hosts: bool = False
-    """The person told hosts the game, so may end it: a refusal names only what its reader
-    may do."""
+    who_may: WhoMay | None = None
+    """Who besides the admins may do what the line is about (end a running game)."""
+    role: Role | None = None
+    """Why the person told may do it themselves (None: only if an admin): a refusal names
+    only what its reader may do."""
 
 
 __all__ = ["Language", "Line", "Message", "SeatName"]

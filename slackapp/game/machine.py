@@ -78,6 +78,7 @@ from slackapp.game.night import (
     resolve_night,
 )
 from slackapp.game.outcome import Outcome, ballot_score, play
+from slackapp.game.permissions import Change, who_may
 from slackapp.game.settings import DAY, LENGTHS, NIGHT, VOTE
 from slackapp.game.vote import IllegalBallot, check_ballot, heard_enough_needed, vote_opens_early
 
@@ -456,16 +457,28 @@ def closed_lobby(state: GameState | None) -> Line:
     return Line(Message.GAME_STARTED)
 
 
-def already_running(state: GameState, user: str | None = None) -> Line:
-    """What ``/varulv`` by ``user`` is told in a channel whose table is open."""
+def already_running(
+    state: GameState,
+    user: str | None = None,
+    open_to_everyone: bool = False,
+    standing_owner: str | None = None,
+) -> Line:
+    """What ``/varulv`` by ``user`` is told in a channel whose table is open; a running game
+    names who may end it, by the rule ``/varulv stop`` applies, from the channel's facts (open
+    to everyone or not, whoever set its standing table)."""
     if state.phase == Phase.LOBBY and user is not None and state.seat(user) is not None:
         return Line(Message.SEATED_IN_LOBBY)
     if state.phase == Phase.LOBBY:  # a lobby is no game yet: nothing runs until *Start*
         return Line(Message.LOBBY_OPEN, flag=_has_a_free_seat(state))
     seated = user is None or state.seat(user) is not None
-    hosts = user is not None and user == state.host
+    who = who_may(Change.STOP, open_to_everyone, state.host, standing_owner)
     return Line(
-        Message.GAME_RUNNING, phase=state.phase.value, flag=seated, user=state.host, hosts=hosts
+        Message.GAME_RUNNING,
+        phase=state.phase.value,
+        flag=seated,
+        user=state.host,
+        who_may=who,
+        role=who.role_of(user),
     )
 
 

@@ -72,6 +72,38 @@ class Refusal:
         return self.host is None and self.standing_owner is None
 
 
+class Role(Enum):
+    """Why someone who is not an admin may make a change."""
+
+    HOST = "host"
+    """They host the game (a stop)."""
+    STANDING_OWNER = "standing owner"
+    """They set the channel's standing table."""
+    ANYONE = "anyone"
+    """An admin opened the channel's table to everyone."""
+
+
+@dataclass(frozen=True)
+class WhoMay:
+    """Who may make a change in a channel besides the workspace's admins and owners (who may
+    make every change), to say so by name."""
+
+    anyone: bool
+    """Anyone in the channel may."""
+    host: str | None
+    """The game's host, when the change is theirs to make (a stop)."""
+    standing_owner: str | None
+    """Whoever set the channel's standing table, when the change is theirs to make."""
+
+    def role_of(self, user: str | None) -> Role | None:
+        """Why ``user`` may make the change, their own part first; None: only if an admin."""
+        if user is not None and user == self.host:
+            return Role.HOST
+        if user is not None and user == self.standing_owner:
+            return Role.STANDING_OWNER
+        return Role.ANYONE if self.anyone else None
+
+
 def may(change: Change, asker: Asker, channel: Channel) -> bool:
     """Whether ``asker`` may make ``change`` in ``channel``."""
     if asker.is_admin:
@@ -93,11 +125,26 @@ def needs_admin_flags(change: Change, asker: Asker, channel: Channel) -> bool:
     return not asker.is_admin and not may(change, asker, channel)
 
 
+def who_may(
+    change: Change, open_to_everyone: bool, host: str | None, standing_owner: str | None
+) -> WhoMay:
+    """Who may make ``change`` in a channel (open to everyone or not, its standing table set by
+    ``standing_owner``, its game hosted by ``host``), besides the admins: :func:`may` asked of
+    each part alone, so it names exactly whom the rule lets."""
+    channel = Channel(open_to_everyone, has_standing_table=standing_owner is not None)
+    hosts, owns = Asker(hosts_the_game=True), Asker(set_the_standing_table=True)
+    return WhoMay(
+        anyone=may(change, Asker(), channel),
+        host=host if may(change, hosts, channel) else None,
+        standing_owner=standing_owner if may(change, owns, channel) else None,
+    )
+
+
 def refusal(change: Change, host: str | None, standing_owner: str | None) -> Refusal:
-    """What to tell someone refused ``change``: who can, besides the admins and owners."""
-    if change is Change.OPENNESS:
-        return Refusal(change, None, None)
-    return Refusal(change, host if change is Change.STOP else None, standing_owner)
+    """What to tell someone refused ``change``: who can, besides the admins and owners. The
+    channel's openness let them do nothing, so they are told whom a closed channel lets."""
+    who = who_may(change, False, host, standing_owner)
+    return Refusal(change, who.host, who.standing_owner)
 
 
 def is_admin(user: Mapping[str, object]) -> bool:

@@ -43,7 +43,7 @@ from slackapp.game.lines import Language, Line, Message
 from slackapp.game.permissions import Change
 from slackapp.logs import database_down, log_context
 from slackapp.names import AsksNames, Names
-from slackapp.permits import AdminFlags, checked, refusal_under_lock
+from slackapp.permits import AdminFlags, channel_standing, checked, refusal_under_lock
 from slackapp.services import opening
 from slackapp.services.uow import (
     DEADLINE_BATCH,
@@ -553,7 +553,9 @@ class GameService:
         now, as a second command is told of it, or, if it has closed again, that it opened."""
         if running is not None:
             state = games.state_of(running)
-            return in_words(state, m.already_running(state, user_id))
+            facts = channel_standing(session, team_id, channel_id, (running.id, state.host))
+            told = m.already_running(state, user_id, facts.open_to_everyone, facts.standing_owner)
+            return in_words(state, told)
         chosen = choice_in(session, team_id, channel_id, self.lengths)
         return said(Line(Message.OPENED_MEANWHILE), words(chosen.language))
 

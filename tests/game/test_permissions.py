@@ -15,6 +15,7 @@ from slackapp.game.permissions import (
     may,
     needs_admin_flags,
     refusal,
+    who_may,
 )
 
 ASKERS = [
@@ -53,6 +54,24 @@ def test_every_asker_for_every_change(change: Change, channel: Channel) -> None:
         without_flags = Asker(asker.hosts_the_game, asker.set_the_standing_table)
         asks = needs_admin_flags(change, without_flags, channel)
         assert asks == (not may(change, without_flags, channel)), asker
+
+
+@pytest.mark.parametrize("change", list(Change), ids=lambda c: c.value)
+@pytest.mark.parametrize("channel", CHANNELS, ids=lambda c: f"{c}")
+def test_who_may_names_whom_the_table_lets(change: Change, channel: Channel) -> None:
+    """What a line says of who may (a running game's ``/varulv``): each part named exactly
+    when the table lets it, besides the admins, who may make every change."""
+    owner = "U0OWNER" if channel.has_standing_table else None
+    who = who_may(change, channel.open_to_everyone, "U0HOST", owner)
+    assert who.anyone == expected(change, Asker(), channel)
+    assert (who.host is not None) == expected(change, Asker(hosts_the_game=True), channel)
+    owns = Asker(set_the_standing_table=True)
+    assert (who.standing_owner is not None) == (
+        owner is not None and expected(change, owns, channel)
+    )
+    for user in ("U0HOST", "U0OWNER", "U0MEMBER"):  # why each may, if they may
+        asker = Asker(hosts_the_game=user == "U0HOST", set_the_standing_table=user == owner)
+        assert (who.role_of(user) is not None) == expected(change, asker, channel), user
 
 
 def test_hosting_a_game_gives_no_right_but_stopping_it() -> None:

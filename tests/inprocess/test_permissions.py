@@ -154,6 +154,14 @@ def test_two_members_dealing_a_game_with_bots_cannot_take_over_the_standing_tabl
 
     table.seat_people(host, [member], bots=True)
     table.start(host)
+    table.command(member)  # /varulv during the game names who may end it, the setter too
+    told = table.ephemeral(member, "can end it").rendered_text
+    assert told.endswith(
+        f"Its host, <@{host}>, <@{admin}>, who set this channel's standing table, and the "
+        "workspace's admins can end it."
+    ), told
+    table.command(admin)
+    table.ephemeral(admin, "You set this channel's standing table, so you can end it")
     told = refused(table, host, "schedule", "can set, change or remove")
     assert told == (
         f"Only <@{admin}> (who set the standing table) and {ADMINS} can set, change or remove "
@@ -219,6 +227,8 @@ def test_an_admin_opens_a_channel_to_everyone_and_closes_it_again(
     fake.close_modal(member)
     table.seat_people(host, [admin, other])
     table.start(host)
+    table.command(member)  # /varulv during the game says what the stop then does
+    table.ephemeral(member, "Anyone in this channel can end it with `/varulv stop`.")
     table.command(member, "stop")
     table.wait_for_phase("stopped")
 
