@@ -119,7 +119,8 @@ class SeatRecord:
     named_werewolf: bool
     """Its ballot named a seat holding a Werewolf at dawn."""
     card_moved: bool
-    """It ended the night holding another card than the one it was dealt."""
+    """Its card changed hands in the night, even when the same kind came back by dawn: as the
+    reveal shows it (:meth:`slackapp.game.night.Night.changed_hands`)."""
     werewolf_team: bool
     """Its card at dawn was on the werewolf team."""
 
@@ -141,7 +142,7 @@ def game_record(outcome: Outcome, bots: Collection[str], finished_at: datetime) 
             points=result.points[seat],
             won=seat in result.winners,
             named_werewolf=outcome.ballots.get(seat) in wolves,
-            card_moved=outcome.deal.dealt[seat] is not dawn[seat],
+            card_moved=outcome.night.changed_hands(seat),
             werewolf_team=dawn[seat].team is Team.WEREWOLF,
         )
         for seat in outcome.deal.seats

@@ -185,6 +185,28 @@ def test_a_game_record_reads_points_wins_ballots_and_moved_cards_from_the_outcom
     )
 
 
+def test_a_card_that_changed_hands_moved_though_the_same_kind_came_back() -> None:
+    """The Changeling counts a card as moved as the reveal does: robbed, then swapped back by
+    the Troublemaker, the Robber's card changed hands though the Robber held it again at dawn
+    (the reveal shows "Robber → *Robber*"), so the Robber's win counts."""
+    deal = Deal(
+        seats=("U1", "U2", "U3"),
+        dealt={"U1": Card.ROBBER, "U2": Card.WEREWOLF, "U3": Card.TROUBLEMAKER},
+        center=(Card.WEREWOLF, Card.SEER),
+    )
+    choices: dict[str, NightChoice] = {"U1": Rob("U2"), "U3": Swap("U1", "U2")}
+    outcome = play(deal, choices, {"U1": "U2", "U2": "U1", "U3": "U2"})
+    assert outcome.night.dawn == deal.dealt, "every seat holds the kind it was dealt"
+    assert outcome.result.winners == ("U1", "U3"), "the wolf dies: the village wins"
+    record = game_record(outcome, bots=set(), finished_at=DAY)
+    moved = [seat.card_moved for seat in record.seats]
+    assert moved == [outcome.night.changed_hands(key) for key in deal.seats] == [True, True, False]
+    result = wrap_up(Season(2026, 12, MONTH), [record])
+    assert result is not None
+    changeling = {award.title: award for award in result.awards}["Changeling"]
+    assert (changeling.holders, changeling.count) == (("U1",), 1)
+
+
 def test_standings_rank_people_by_points_then_wins_and_share_ties() -> None:
     games = [
         game(
