@@ -4,7 +4,7 @@ workspace after it removed Varulv (``varulv erase-workspace``)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from enum import Enum
 from typing import Any, cast
 
@@ -52,41 +52,42 @@ ERASED = "erased"
 
 
 def forget_me(
-    session: Session, team_id: str, user_id: str, erased_name: Callable[[Language], str]
+    session: Session, teams: Sequence[str], user_id: str, erased_name: Callable[[Language], str]
 ) -> Forgotten | StillSeated:
-    """``/varulv forget me``: erase the person (see :func:`forget`), unless a game that has not
-    ended seats them; then nothing is erased."""
-    running = running_games(session, team_id, user_id)
+    """``/varulv forget me``: erase the person from what ``teams`` keep (see :func:`forget`),
+    unless a game that has not ended seats them; then nothing is erased."""
+    running = running_games(session, teams, user_id)
     if running:
         return StillSeated(tuple(sorted(set(running))))
-    return forget(session, team_id, user_id, erased_name)
+    return forget(session, teams, user_id, erased_name)
 
 
-def _games_seating(team_id: str, user_id: str, running: bool) -> Select[Game]:
-    """The workspace's running (or ended) games that seat the person, to be locked."""
+def _games_seating(teams: Sequence[str], user_id: str, running: bool) -> Select[Game]:
+    """The workspaces' running (or ended) games that seat the person, to be locked."""
     open_phases = [phase.value for phase in m.OPEN_PHASES]
     phase = Game.phase.in_(open_phases) if running else Game.phase.not_in(open_phases)
     return (
         select(Game)
         .join(Seat)
-        .where(Game.team_id == team_id, phase, Seat.user_id == user_id)
+        .where(Game.team_id.in_(teams), phase, Seat.user_id == user_id)
         .with_for_update(of=Game, key_share=True)  # as a step locks it
     )
 
 
-def running_games(session: Session, team_id: str, user_id: str) -> list[str]:
+def running_games(session: Session, teams: Sequence[str], user_id: str) -> list[str]:
     """The channels whose running game seats the person (locked until the transaction ends)."""
-    return [game.channel_id for game in session.scalars(_games_seating(team_id, user_id, True))]
+    return [game.channel_id for game in session.scalars(_games_seating(teams, user_id, True))]
 
 
 def forget(
-    session: Session, team_id: str, user_id: str, erased_name: Callable[[Language], str]
+    session: Session, teams: Sequence[str], user_id: str, erased_name: Callable[[Language], str]
 ) -> Forgotten:
-    """Erase the person's scores, names and marks in the workspace, and make them an anonymous
+    """Erase the person's scores, names and marks in the workspaces ``teams`` (their own, and
+    in an organisation-wide install every one keeping a table), and make them an anonymous
     seat in every game that ended, named ``erased_name`` of the game's language; the games'
     outcomes stay as they were decided."""
     ended = session.scalars(
-        _games_seating(team_id, user_id, False).options(
+        _games_seating(teams, user_id, False).options(
             selectinload(Game.seats).selectinload(Seat.ballot)
         )
     ).all()
@@ -96,7 +97,7 @@ def forget(
         session.execute(
             update(Game)
             .where(
-                Game.team_id == team_id,
+                Game.team_id.in_(teams),
                 Game.phase.not_in([phase.value for phase in m.OPEN_PHASES]),
                 column == user_id,
             )
@@ -104,27 +105,27 @@ def forget(
         )
     session.execute(
         update(ChannelSettings)
-        .where(ChannelSettings.team_id == team_id, ChannelSettings.updated_by == user_id)
+        .where(ChannelSettings.team_id.in_(teams), ChannelSettings.updated_by == user_id)
         .values(updated_by=ERASED)
     )
     mention = f"<@{user_id}>"  # a channel's notice names who changed its settings or schedule
     session.execute(
         update(OutboxEntry)
         .where(
-            OutboxEntry.team_id == team_id,
+            OutboxEntry.team_id.in_(teams),
             OutboxEntry.text.contains(mention, autoescape=True),
             ~exists().where(Game.id == OutboxEntry.stream),
         )
         .values(text=func.replace(OutboxEntry.text, mention, ERASED))
     )
     scores = _count(
-        session, delete(Score).where(Score.team_id == team_id, Score.user_id == user_id)
+        session, delete(Score).where(Score.team_id.in_(teams), Score.user_id == user_id)
     )
     regulars = _count(
-        session, delete(Regular).where(Regular.team_id == team_id, Regular.user_id == user_id)
+        session, delete(Regular).where(Regular.team_id.in_(teams), Regular.user_id == user_id)
     )
     name = _count(
-        session, delete(Person).where(Person.team_id == team_id, Person.user_id == user_id)
+        session, delete(Person).where(Person.team_id.in_(teams), Person.user_id == user_id)
     )
     return Forgotten(scores, len(ended), regulars, bool(name))
 

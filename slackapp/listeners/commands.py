@@ -148,7 +148,10 @@ def register(
                     spoken,
                 )
             elif word == "forget me":
-                run_step(respond, lambda: channels.forget_me(own_team, user, channel), spoken)
+                enterprise = slack_id(command.get("enterprise_id")) or None
+                org_wide = bool(request.context.is_enterprise_install)
+                teams = channels.teams_of(own_team, enterprise, org_wide)
+                run_step(respond, lambda: channels.forget_me(teams, user, team, channel), spoken)
 
     app.command(COMMAND, matchers=[answered_at_once])(within_ack(answer_now))
     app.command(COMMAND)(acknowledge_then(app, handle, inbox=inbox))

@@ -360,11 +360,14 @@ class ChannelService:
         spoken = words(game.state.language)
         return last_screen.game_json(game.referee_input(), spoken, self.addresses.source_url)
 
-    def forget_me(self, team_id: str, user_id: str, channel_id: str = "") -> str:
-        """``/varulv forget me``, answered in the language of the channel where it was typed."""
+    def forget_me(
+        self, teams: Sequence[str], user_id: str, team_id: str = "", channel_id: str = ""
+    ) -> str:
+        """``/varulv forget me``: the person erased from what ``teams`` keep (``teams_of``),
+        answered in the language of the channel's table where it was typed."""
         spoken = self.channel_words(team_id, channel_id) if channel_id else ENGLISH
         with transaction(self.sessions) as session:
-            done = erasure.forget_me(session, team_id, user_id, forgotten_screen.erased_name)
+            done = erasure.forget_me(session, teams, user_id, forgotten_screen.erased_name)
         return forgotten_screen.forget_me_answer(done, spoken)
 
     def channel_words(self, team_id: str, channel_id: str) -> Words:

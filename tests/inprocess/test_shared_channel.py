@@ -95,6 +95,18 @@ def test_a_channel_an_organisations_workspaces_share_has_one_table(
     assert app.send(resigned_json(in_her_workspace)).status_code == 200
     tab = table.wait(lambda: fake.home_view(sister), "her Home tab")
     assert "1 game," in str(tab["blocks"]), "her record counts the shared channel's game"
+    # Forgotten at her own asking: from the tables of every workspace of the organisation.
+    answer(app, command_from(fake, sister, table.channel, "forget me", team=SISTER))
+    table.ephemeral(sister, "Varulv has forgotten you")
+    with db.connect() as connection:
+        kept_of_her = connection.execute(
+            text(
+                "SELECT (SELECT count(*) FROM scores WHERE user_id = :u)"
+                " + (SELECT count(*) FROM seats WHERE user_id = :u)"
+            ),
+            {"u": sister},
+        ).scalar_one()
+    assert kept_of_her == 0, "her score and seat at the channel's table are erased"
     # The next table, opened from the other workspace, is the channel's too.
     assert answer(app, command_from(fake, sister, table.channel, team=SISTER)) == ""
     assert games_in(db, table.channel) == [(home, "over"), (home, "lobby")]

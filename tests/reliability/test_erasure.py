@@ -216,7 +216,7 @@ def test_forgetting_a_person_erases_them_from_the_channels_notices(db: Engine) -
                         channel="C0NOTICE", text="<@U0ANNA> changed the Varulv settings")
         )  # fmt: skip
     with Session(db) as session, session.begin():
-        forget(session, "T0NOTICE", "U0ANNA", erased_name)
+        forget(session, ["T0NOTICE"], "U0ANNA", erased_name)
     assert rows_naming(db, "U0ANNA") == {}
     assert rows_naming(db, "changed the Varulv settings") == {"outbox": 1}
 
