@@ -134,6 +134,38 @@ def revoke_tokens(fake: FakeSlack, token: str | None = None) -> None:
     fake.grants.revoke(token)
 
 
+class AnswersFailing:
+    """While inside, the first ``times`` private answers through a ``response_url`` that say
+    ``saying`` get ``failure`` instead of reaching Slack: a 500, a 429 with ``Retry-After``, or
+    the connection dropped with no answer (``ApiAnswer(..., hang_up=True)``). Slack applies
+    none of them; the calls after them reach it as usual."""
+
+    def __init__(self, fake: FakeSlack, saying: str, failure: ApiAnswer, times: int = 1) -> None:
+        self.fake = fake
+        self.saying = saying
+        self.failure = failure
+        self.left = times
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> AnswersFailing:
+        self.fake.api.hooks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.fake.api.hooks.remove(self)
+
+    def __call__(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        with self._lock:
+            failed = (
+                self.left > 0
+                and request.method == "response_url"
+                and self.saying in str(request.params.get("text"))
+            )
+            if failed:
+                self.left -= 1
+        return self.failure if failed else answer(request)
+
+
 class LateLandings:
     """The first ``times`` redraws (``chat.update``, and posts to a click's ``response_url``
     that replace its message) in the conversations ``channels()`` names reach Slack, but their

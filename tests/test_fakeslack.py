@@ -732,6 +732,20 @@ def test_response_url_replaces_and_posts_like_slack(
     assert [c.status for c in fake.calls_to("response_url")] == [200] * 5 + [404]
 
 
+def test_a_response_url_answered_429_by_a_test_says_when_to_try_again(
+    fake: FakeSlack, web: WebClient, recorder: RecordingApp
+) -> None:
+    post_lobby(fake, web)
+    fake.click_button("U1", CHANNEL, "Join")
+    throttled = ApiAnswer({"ok": False, "error": "ratelimited"}, 429, {"Retry-After": "7"})
+    hook = WebhookClient(recorder.received[-1].payload()["response_url"], retry_handlers=[])
+    with faults.AnswersFailing(fake, "Alice joined", throttled):
+        answer = hook.send(text="Alice joined")
+    assert (answer.status_code, answer.headers.get("Retry-After")) == (429, "7")
+    assert fake.ephemerals("U1", CHANNEL) == [], "refused: nothing shown"
+    assert hook.send(text="Alice joined").status_code == 200, "once: the next one lands"
+
+
 def test_a_failed_or_malformed_ack_is_reported_by_slackbot(
     fake: FakeSlack, recorder: RecordingApp
 ) -> None:

@@ -90,7 +90,8 @@ class _Handler(BaseHTTPRequestHandler):
             if answer.hang_up:
                 self.close_connection = True
                 return
-            self._send(answer.status, response_text(answer).encode(), "text/plain; charset=utf-8")
+            text = response_text(answer).encode()
+            self._send(answer.status, text, "text/plain; charset=utf-8", answer.headers)
         else:
             self._send(404, b"not found", "text/plain; charset=utf-8")
 
