@@ -180,7 +180,8 @@ LIBRARY_LINES: dict[str, logging.Filter] = {
         keep=("invalid_auth", "token_revoked", "account_inactive", "not_authed", "token_expired"),
     ),
     # A forged command's response_url that is no web address: the app's own line ("could not
-    # answer privately") says so, once; a timeout answering is retried by slack_sdk first.
+    # answer privately") says so, once; a connection that fails answering is tried again by the
+    # answer's retry handlers first (slackapp.delivery.slack.answer_client).
     "slack_sdk.webhook.client": Lowered({SEND_FAILED_LINE: None}, drop=("Invalid URL detected",)),
     # Socket Mode: a connection cut off fails a check a second, and is made again after five
     # (slackapp.server); failing to connect again stays an ERROR.

@@ -1,15 +1,23 @@
-"""The Web API clients: one per workspace, and what Slack's errors mean for a delivery."""
+"""The Web API clients: one per workspace, and what Slack's errors mean for a delivery; the
+client of a person's private answer through a ``response_url``."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
+from ssl import SSLContext
 from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+from slack_sdk.http_retry import HttpRequest, HttpResponse, RetryHandler, RetryState
+from slack_sdk.http_retry.builtin_handlers import (
+    ConnectionErrorRetryHandler,
+    RateLimitErrorRetryHandler,
+    ServerErrorRetryHandler,
+)
 from slack_sdk.oauth.installation_store import InstallationStore
 from slack_sdk.webhook import WebhookClient
 
@@ -76,6 +84,73 @@ def redraw_in_place(response_url: str, text: str, blocks: list[dict[str, Any]] |
     if answer.status_code == 200:
         return Redrawn.TOOK
     return Redrawn.UNKNOWN if answer.status_code >= 500 else Redrawn.REFUSED
+
+
+ANSWER_RETRIES = 2
+"""How often a private answer through a click's or command's ``response_url`` is tried again
+(three tries in all) when Slack answers 500 or 503, or 429, or the connection fails before an
+answer: slack_sdk's retry handlers, as a person's Web API calls have them, after half a second
+and then a second (each with up to a second more at random), or after ``Retry-After``."""
+ANSWER_WAITS_AT_MOST_SECONDS = 5
+"""The longest ``Retry-After`` a private answer waits out: told to wait longer, it is not
+tried again, as the person has moved on by then."""
+
+
+class BriefRateLimitRetryHandler(RateLimitErrorRetryHandler):
+    """slack_sdk's retry of a call refused with 429, after its ``Retry-After``, but only when
+    that is at most ``longest`` seconds (or absent: slack_sdk waits a second or two then)."""
+
+    def __init__(self, max_retry_count: int, longest: float) -> None:
+        super().__init__(max_retry_count=max_retry_count)
+        self.longest = longest
+
+    def can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        if response is None or retry_after(response) > self.longest:
+            return False
+        return super().can_retry(state=state, request=request, response=response, error=error)
+
+
+def retry_after(response: HttpResponse) -> float:
+    """Slack's ``Retry-After``, in seconds: 0 when there is none, infinity when it is no whole
+    number (slack_sdk could not wait for it)."""
+    for name, values in response.headers.items():
+        if name.lower() == "retry-after":
+            value = values[0] if isinstance(values, list) else values
+            return float(value) if value.strip().isdigit() else math.inf
+    return 0.0
+
+
+def answer_retries() -> list[RetryHandler]:
+    """The retries of a private answer: after a dropped connection, a 500 or 503, or a 429 with
+    a short ``Retry-After``; ``ANSWER_RETRIES`` in all, whichever failed."""
+    return [
+        ConnectionErrorRetryHandler(max_retry_count=ANSWER_RETRIES),
+        ServerErrorRetryHandler(max_retry_count=ANSWER_RETRIES),
+        BriefRateLimitRetryHandler(ANSWER_RETRIES, ANSWER_WAITS_AT_MOST_SECONDS),
+    ]
+
+
+def answer_client(
+    response_url: str, proxy: str | None = None, ssl: SSLContext | None = None
+) -> WebhookClient:
+    """The client of a private answer through a click's or command's ``response_url`` (Bolt's
+    ``respond`` takes no retry handlers): tried again as ``answer_retries`` says, each try given
+    ``CALL_TIMEOUT_SECONDS``. A try that timed out is not made again, as Slack may still apply
+    it."""
+    return WebhookClient(
+        response_url,
+        timeout=CALL_TIMEOUT_SECONDS,
+        proxy=proxy,
+        ssl=ssl,
+        retry_handlers=answer_retries(),
+    )
 
 
 def outcome_unknown(error: Exception) -> bool:

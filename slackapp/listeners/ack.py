@@ -37,6 +37,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words
+from slackapp.delivery.slack import answer_client
 from slackapp.inbox import REPLAYED, AlreadyCarriedOut, Inbox
 
 log = logging.getLogger(__name__)
@@ -301,19 +302,26 @@ ANSWERS = LazyPool(ANSWER_THREADS, "varulv-answer")
 
 
 def send(respond: Respond | None, reply: Reply) -> None:
-    """Answer privately, on an answer thread. An answer Slack won't take is logged: the step
-    itself is done."""
+    """Answer privately, on an answer thread, through the request's ``response_url`` (Bolt's
+    ``respond`` gives it), tried again when Slack fails it for a moment
+    (``slackapp.delivery.slack.answer_client``). An answer Slack won't take is logged: the
+    step itself is done.
+
+    An answer Slack applied but whose answer never came back (a 500 after it, a connection
+    dropped on the way back) is sent again: one that replaces the message clicked shows the
+    same thing again; one that adds a message may show it twice, which the person can read
+    past, where an answer never shown leaves them wondering whether their click counted."""
     if not reply.text:
         return
-    if respond is None:
+    if respond is None or respond.response_url is None:
         log.warning("no response_url to answer with")
         return
-    ANSWERS.get().submit(_answer, respond, reply.text, reply)
+    ANSWERS.get().submit(_answer, respond, respond.response_url, reply.text, reply)
 
 
-def _answer(respond: Respond, text: str, reply: Reply) -> None:
+def _answer(respond: Respond, response_url: str, text: str, reply: Reply) -> None:
     try:
-        respond(
+        answer = answer_client(response_url, respond.proxy, respond.ssl).send(
             text=text,
             blocks=reply.blocks,
             response_type="ephemeral",
@@ -321,6 +329,10 @@ def _answer(respond: Respond, text: str, reply: Reply) -> None:
         )
     except (SlackClientError, OSError, ValueError) as error:
         log.warning("could not answer privately: %s", error)
+        return
+    if answer.status_code != 200:
+        said = answer.body[:200]  # Slack's reason ("used_url"), or a gateway's page
+        log.warning("could not answer privately: Slack answered %s %s", answer.status_code, said)
 
 
 def run_step(

@@ -1,10 +1,13 @@
-"""Bad input gets a clear private message and changes nothing."""
+"""Bad input gets a clear private message and changes nothing; a private answer Slack fails
+once (a 500, a 429, a dropped connection) still reaches the person."""
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import Engine
 
 from slackapp.fakeslack import FakeSlack
+from slackapp.fakeslack.webapi import ApiAnswer
 from tests import faults
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
@@ -136,3 +139,57 @@ def test_stop(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
         lambda: len([m for m in table.public() if "Join" in str(m.blocks)]) == 1 or None,
         "a new lobby after the stop",
     )
+
+
+FAILED_ONCE = {
+    "Slack failing": ApiAnswer({"ok": False, "error": "internal_error"}, 500),
+    "Slack throttling": ApiAnswer({"ok": False, "error": "ratelimited"}, 429, {"Retry-After": "1"}),
+    "the connection dropped": ApiAnswer({}, hang_up=True),
+}
+
+
+@pytest.mark.parametrize("failure", FAILED_ONCE.values(), ids=FAILED_ONCE.keys())
+def test_a_private_answer_slack_fails_once_is_shown_all_the_same(
+    fake: FakeSlack, app: InProcessApp, db: Engine, failure: ApiAnswer
+) -> None:
+    """A click's answer and a command's, each failed once by Slack, are sent again and shown
+    once each."""
+    table = new_table(fake, app, db)
+    lobby = table.seat_people(ANNA, [BO, CIA])
+    since = len(fake.calls)
+    with faults.AnswersFailing(fake, "not seated", failure):
+        table.click(DAN, lobby, "Cancel")
+    table.start(ANNA)
+    with faults.AnswersFailing(fake, "You stopped the game", failure):
+        table.command(ANNA, "stop")
+    table.wait_for_phase("stopped")
+
+    for user, said in ((DAN, "not seated"), (ANNA, "You stopped the game")):
+        tried = [
+            call.status
+            for call in fake.calls[since:]
+            if call.method == "response_url" and said in str(call.params.get("text"))
+        ]
+        assert tried == [failure.status, 200], f"{said!r}: failed once, then taken"
+        shown = [m for m in fake.ephemerals(user, table.channel) if said in m.rendered_text]
+        assert len(shown) == 1, f"{user} is shown {said!r} once"
+
+
+def test_a_private_answer_throttled_for_long_is_not_held_back(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """Slack asking a private answer to wait a minute: it is not tried again (a person who
+    waited that long has moved on), and the refusal is logged."""
+    table = new_table(fake, app, db)
+    since = len(fake.calls)
+    throttled = ApiAnswer({"ok": False, "error": "ratelimited"}, 429, {"Retry-After": "60"})
+    with faults.AnswersFailing(fake, "No game is running", throttled, times=2):
+        table.command(DAN, "stop")
+    tried = [
+        call.status
+        for call in fake.calls[since:]
+        if call.method == "response_url" and "No game is running" in str(call.params.get("text"))
+    ]
+    assert tried == [429], "tried once"
+    assert not [m for m in fake.ephemerals(DAN, table.channel) if "No game" in m.rendered_text]
+    assert any("could not answer privately" in line for line in app.log.lines)
