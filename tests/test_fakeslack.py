@@ -297,6 +297,28 @@ def test_unreachable_and_unknown_users_cannot_be_messaged(fake: FakeSlack, web: 
     assert slack_error(web.conversations_open, users="U404") == "user_not_found"
 
 
+def test_a_channel_nobody_added_the_bot_to_refuses_its_posts_until_it_is_invited(
+    fake: FakeSlack, web: WebClient, recorder: RecordingApp
+) -> None:
+    """As in Slack: the bot cannot write where it is not a member (a private channel it cannot
+    even see), though a slash command typed there reaches the app, and its answer the person."""
+    fake.add_channel("C0PUBLIC", "lunch", bot_in=False)
+    fake.add_channel("C0SECRET", "secret", bot_in=False, private=True)
+    assert slack_error(web.chat_postMessage, channel="C0PUBLIC", text="hi") == "not_in_channel"
+    assert slack_error(web.chat_postMessage, channel="C0SECRET", text="hi") == "channel_not_found"
+    assert set(fake.channels()) == {CHANNEL}, "the channels the bot is in"
+    recorder.ack_with({"text": "Only you see this"})
+    fake.slash_command("U1", channel_id="C0SECRET")
+    (request,) = recorder.received
+    assert request.form()["channel_id"] == "C0SECRET"
+    assert [m.text for m in fake.ephemerals("U1", "C0SECRET")] == ["Only you see this"]
+
+    fake.invite_bot("C0SECRET")  # /invite @Varulv
+    posted = web.chat_postMessage(channel="C0SECRET", text="hi")
+    assert [m.ts for m in fake.messages("C0SECRET")] == [posted["ts"]]
+    assert slack_error(web.chat_postMessage, channel="C0PUBLIC", text="hi") == "not_in_channel"
+
+
 def test_chat_update_edits_in_place_and_keeps_what_is_not_given(
     fake: FakeSlack, web: WebClient
 ) -> None:

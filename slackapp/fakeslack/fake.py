@@ -91,6 +91,7 @@ class FakeSlack:
         self.set_role = workspace.set_role
         self.user_name = workspace.user_name
         self.add_channel = workspace.add_channel
+        self.invite_bot = workspace.invite_bot
         self.channel_name = workspace.channel_name
         self.channels = workspace.channels
         self.dm_channel = workspace.dm_channel

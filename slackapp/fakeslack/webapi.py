@@ -282,6 +282,8 @@ class WebApi:
         channel = self.workspace.conversation(channel)
         if self.workspace.channel_name(channel) is None:
             raise ApiError("channel_not_found")
+        if refused := self.workspace.bot_refused(channel):
+            raise ApiError(refused)
         return channel
 
     def _own_message(self, params: JSON, not_yours: str) -> Message:

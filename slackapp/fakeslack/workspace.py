@@ -57,6 +57,8 @@ class Workspace:
         self._roles: dict[str, str] = {}
         self._zones: dict[str, str] = {}
         self._channels: dict[str, str] = dict(channels or {"C0001": "general"})
+        self._without_bot: dict[str, bool] = {}
+        """Channels nobody added the bot to, each with whether it is private."""
         self._dms: dict[str, str] = {}
         self._messages: dict[str, list[Message]] = {}
         self._views: dict[str, JSON] = {}
@@ -153,10 +155,33 @@ class Workspace:
         with self._lock:
             return self._users.get(user_id)
 
-    def add_channel(self, channel_id: str, name: str) -> None:
-        """Create a channel the bot is a member of."""
+    def add_channel(
+        self, channel_id: str, name: str, *, bot_in: bool = True, private: bool = False
+    ) -> None:
+        """Create a channel, the bot a member of it unless ``bot_in`` is False: then, as in
+        Slack, people type slash commands there all the same, but the bot's posts are refused
+        (see :meth:`bot_refused`) until someone adds it (:meth:`invite_bot`)."""
         with self._lock:
             self._channels[channel_id] = name
+            if bot_in:
+                self._without_bot.pop(channel_id, None)
+            else:
+                self._without_bot[channel_id] = private
+
+    def invite_bot(self, channel_id: str) -> None:
+        """``/invite @Varulv`` in the channel: the bot is a member of it from now on."""
+        with self._lock:
+            self._without_bot.pop(channel_id, None)
+
+    def bot_refused(self, channel_id: str) -> str | None:
+        """Slack's error for the bot writing in a channel it is not a member of: a private one
+        it cannot even see is ``channel_not_found``, a public one ``not_in_channel``; None
+        where it is a member (or the channel is unknown)."""
+        with self._lock:
+            private = self._without_bot.get(channel_id)
+        if private is None:
+            return None
+        return "channel_not_found" if private else "not_in_channel"
 
     @property
     def default_channel(self) -> str:
@@ -181,7 +206,7 @@ class Workspace:
     def channels(self) -> dict[str, str]:
         """Every channel the bot is in, id to name (DMs not included)."""
         with self._lock:
-            return dict(self._channels)
+            return {c: name for c, name in self._channels.items() if c not in self._without_bot}
 
     def dm_channels(self) -> dict[str, str]:
         """Every DM with the bot so far, user id to channel id."""
