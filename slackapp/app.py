@@ -256,7 +256,8 @@ def build(
     deliverer = Deliverer(
         sessions,
         delivering,
-        report=lambda stream, event: _report(sessions, stream, event, now),
+        # The channel service, built below with this deliverer, hears of its notices refused.
+        report=lambda stream, event: _report(sessions, stream, event, now, channels),
         pacer=pacer,
         now=now,
     )
@@ -284,12 +285,18 @@ def build(
 
 
 def _report(
-    sessions: sessionmaker[Session], stream: int, event: Event, now: Callable[[], datetime]
+    sessions: sessionmaker[Session],
+    stream: int,
+    event: Event,
+    now: Callable[[], datetime],
+    channels: ChannelService,
 ) -> None:
     """Slack refused a message for good: for a game's (its stream is the game's id), the
     machine decides what follows, and the deliverer, still delivering that game, sends
-    whatever it says next; a channel's notice has no game to tell. A channel that refuses the
-    bot also stops its standing table."""
+    whatever it says next; a channel's notice has no game to tell, but whoever made the change
+    it told of is told privately. A channel that refuses the bot also stops its standing
+    table (first, so that word can say so)."""
     commit_step(sessions, stream, event, now)
     if isinstance(event, ChannelUnwritable):
         pause_for_channel_of(sessions, stream, event.error)
+        channels.notice_refused(stream, event.error)

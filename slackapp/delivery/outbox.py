@@ -6,9 +6,19 @@ import logging
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
-from typing import Any, Protocol, cast
+from typing import Any, NamedTuple, Protocol, cast
 
-from sqlalchemy import Connection, Table, bindparam, func, insert, select, tuple_, update
+from sqlalchemy import (
+    Connection,
+    Table,
+    bindparam,
+    exists,
+    func,
+    insert,
+    select,
+    tuple_,
+    update,
+)
 
 from slackapp.blocks.render import render
 from slackapp.blocks.said import said, said_or_text
@@ -21,6 +31,7 @@ log = logging.getLogger(__name__)
 
 SAY = "say:"
 TELL = "tell:"
+NOTICE = "notice:"
 
 Row = dict[str, Any]
 OUTBOX = cast(Table, OutboxEntry.__table__)
@@ -85,6 +96,12 @@ def say_surface() -> str:
 def tell_surface(user: str) -> str:
     """A private word to ``user``: a message of its own, posted once."""
     return f"{TELL}{user}:{uuid.uuid4().hex[:16]}"
+
+
+def notice_surface(about: str) -> str:
+    """A channel's notice of a change ``about`` (what changed): a message of its own, posted
+    once, that names what it tells of."""
+    return f"{NOTICE}{about}:{uuid.uuid4().hex[:16]}"
 
 
 def _row(stream: int, team_id: str, enterprise_id: str | None) -> Row:
@@ -208,14 +225,74 @@ def notice(
     enterprise_id: str | None,
     channel_id: str,
     text: str,
+    about: str = "",
+    by: str | None = None,
 ) -> int:
     """Say ``text`` in the channel, as a stream of its own that no game carries: sent, retried
-    and paced like every other message. Its stream, to kick once committed."""
+    and paced like every other message. Its stream, to kick once committed. ``about``: what
+    changed, and ``by``: who changed it, who is told privately should the channel refuse the
+    notice (``refused_notice``)."""
     stream = int(connection.execute(NEW_STREAM).scalar_one())
     row = _row(stream, team_id, enterprise_id)
-    row |= {"surface": say_surface(), "channel": channel_id, "text": text, "blocks": None}
+    surface = notice_surface(about) if about else say_surface()
+    row |= {"surface": surface, "channel": channel_id, "user_id": by, "text": text, "blocks": None}
     connection.execute(ADD, [_numbered(row)])
     return stream
+
+
+class Refused(NamedTuple):
+    """A channel's notice Slack refused, as far as telling its author goes."""
+
+    team_id: str
+    enterprise_id: str | None
+    channel: str
+    about: str
+    by: str
+
+
+def refused_notice(connection: Connection, stream: int) -> Refused | None:
+    """The notice of ``stream``, whose author is to be told privately that the channel refused
+    it; None for a game's stream, a notice that names no author (or no longer: they asked
+    Varulv to forget them), or one whose author was told already."""
+    told = exists().where(
+        OUTBOX.c.stream == stream, OUTBOX.c.surface.startswith(TELL, autoescape=True)
+    )
+    found = connection.execute(
+        select(
+            OUTBOX.c.team_id,
+            OUTBOX.c.enterprise_id,
+            OUTBOX.c.channel,
+            OUTBOX.c.surface,
+            OUTBOX.c.user_id,
+        )
+        .where(
+            OUTBOX.c.stream == stream,
+            OUTBOX.c.surface.startswith(NOTICE, autoescape=True),
+            OUTBOX.c.channel.is_not(None),
+            OUTBOX.c.user_id.is_not(None),
+            ~told,
+        )
+        .limit(1)
+    ).first()
+    if found is None:
+        return None
+    team_id, enterprise_id, channel, surface, by = found
+    about = surface.removeprefix(NOTICE).rsplit(":", 1)[0]
+    return Refused(team_id, enterprise_id, channel, about, by)
+
+
+def tell_privately(
+    connection: Connection,
+    stream: int,
+    team_id: str,
+    enterprise_id: str | None,
+    user_id: str,
+    text: str,
+) -> None:
+    """A private word to ``user_id`` in the stream (a notice's: its author), in its DM."""
+    row = _row(stream, team_id, enterprise_id)
+    row |= {"surface": tell_surface(user_id), "user_id": user_id, "text": text, "blocks": None}
+    connection.execute(ADD, [_numbered(row)])
 
 
 # -- what the deliverer writes as it sends ---------------------------------------------------

@@ -23,12 +23,14 @@ import slackapp.blocks.forgotten as forgotten_screen
 import slackapp.blocks.help as help_screen
 import slackapp.blocks.home as home_screen
 import slackapp.blocks.last as last_screen
+import slackapp.blocks.notices as notices_screen
 import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp.blocks.addresses import NO_ADDRESSES, Addresses
 from slackapp.blocks.ids import STALE
 from slackapp.blocks.modals import NO_CHANNEL, NO_DATABASE
+from slackapp.blocks.notices import About
 from slackapp.blocks.render import labels
 from slackapp.blocks.schedule import ScheduleForm
 from slackapp.blocks.screen import Screen
@@ -37,13 +39,14 @@ from slackapp.blocks.wrapup import season_name
 from slackapp.db import channels, erasure, history, scores, standing
 from slackapp.db.engine import transaction
 from slackapp.db.models import Game, Seat
-from slackapp.delivery.outbox import notice
+from slackapp.delivery.outbox import notice, refused_notice, tell_privately
 from slackapp.game import machine as m
 from slackapp.game.lines import Language
 from slackapp.game.permissions import Change, Refusal
 from slackapp.game.schedule import Schedule, known_zones, next_opening
 from slackapp.game.seasons import standings
 from slackapp.game.settings import SETTINGS, ChannelChoice, changes_asked
+from slackapp.logs import log_context
 from slackapp.permits import AdminFlags, checked, refusal_under_lock
 from slackapp.services.uow import Kick, utc_now
 from slackapp.shapes import slack_id
@@ -95,12 +98,43 @@ class ChannelService:
         return channels.home_of(self.sessions, enterprise_id, channel_id, team_id)
 
     def tell_channel(
-        self, team_id: str, channel_id: str, text: str, enterprise_id: str | None = None
+        self,
+        team_id: str,
+        channel_id: str,
+        text: str,
+        enterprise_id: str | None = None,
+        about: About | None = None,
+        by: str | None = None,
     ) -> None:
         """Say ``text`` in the channel through the outbox, so it is sent, retried and paced like
-        every other message: a notice, an outbox stream of its own, which needs no game."""
+        every other message: a notice, an outbox stream of its own, which needs no game.
+        ``about``: the change it tells of, made ``by`` that person, who is told privately should
+        the channel refuse Varulv (:meth:`notice_refused`)."""
         with transaction(self.sessions) as session:
-            stream = notice(session.connection(), team_id, enterprise_id, channel_id, text)
+            connection = session.connection()
+            told = about.value if about else ""
+            stream = notice(connection, team_id, enterprise_id, channel_id, text, told, by)
+        self.deliverer.kick(stream)
+
+    def notice_refused(self, stream: int, error: str) -> None:
+        """Slack refused the channel's notice of ``stream`` for good, ``error`` saying why (the
+        channel refuses Varulv: nobody added it there, say): whoever made the change it told of
+        is told privately, in the channel's language, that the change stands, the channel was
+        not told, and how to add Varulv. Nothing for a game's stream, which the game's own
+        step answers, nor for a notice whose author was told already."""
+        with transaction(self.sessions) as session:
+            connection = session.connection()
+            refused = refused_notice(connection, stream)
+            if refused is None:
+                return
+            team_id, enterprise_id, channel, about, by = refused
+            chosen = channels.choice_in(session, team_id, channel, self.lengths)
+            text = notices_screen.unheard(About(about), channel, error, words(chosen.language))
+            tell_privately(connection, stream, team_id, enterprise_id, by, text)
+        with log_context(team_id=team_id, channel_id=channel, user_id=by):
+            log.info(
+                "the channel refused its notice: who changed it is told", extra={"error": error}
+            )
         self.deliverer.kick(stream)
 
     def refusal(
@@ -163,7 +197,7 @@ class ChannelService:
         log.info("channel settings changed")
         opened = Change.OPENNESS in changes_asked(choice, stored)
         text = self.settings_notice(user_id, choice, choice.open_to_everyone if opened else None)
-        self._told(text, team_id, channel_id, enterprise_id)
+        self._told(text, team_id, channel_id, enterprise_id, About.SETTINGS, user_id)
         return {}
 
     def write_settings(
@@ -243,7 +277,8 @@ class ChannelService:
             return {schedule_screen.DAYS: permissions_screen.refused(refused, spoken)}
         log.info("standing table removed" if form.remove else "standing table set")
         text = self.schedule_notice(user_id, form.schedule, spoken)
-        self._told(text, team_id, channel_id, enterprise_id)
+        about = About.UNSCHEDULED if form.schedule is None else About.SCHEDULE
+        self._told(text, team_id, channel_id, enterprise_id, about, user_id)
         return {}
 
     def form_words(self, team_id: str, channel_id: str) -> Words:
@@ -302,11 +337,19 @@ class ChannelService:
             upcoming=upcoming,
         )
 
-    def _told(self, text: str, team_id: str, channel_id: str, enterprise_id: str | None) -> None:
+    def _told(
+        self,
+        text: str,
+        team_id: str,
+        channel_id: str,
+        enterprise_id: str | None,
+        about: About,
+        by: str,
+    ) -> None:
         """A change already stored is told to the channel: should the notice fail to reach the
         outbox, the change stands all the same, and the failure is logged."""
         try:
-            self.tell_channel(team_id, channel_id, text, enterprise_id)
+            self.tell_channel(team_id, channel_id, text, enterprise_id, about, by)
         except SQLAlchemyError:
             log.exception("the channel could not be told of a change")
 
