@@ -108,16 +108,7 @@ def forget(
         .where(ChannelSettings.team_id.in_(teams), ChannelSettings.updated_by == user_id)
         .values(updated_by=ERASED)
     )
-    mention = f"<@{user_id}>"  # a channel's notice names who changed its settings or schedule
-    session.execute(
-        update(OutboxEntry)
-        .where(
-            OutboxEntry.team_id.in_(teams),
-            OutboxEntry.text.contains(mention, autoescape=True),
-            ~exists().where(Game.id == OutboxEntry.stream),
-        )
-        .values(text=func.replace(OutboxEntry.text, mention, ERASED))
-    )
+    _erase_from_notices(session, teams, user_id)
     scores = _count(
         session, delete(Score).where(Score.team_id.in_(teams), Score.user_id == user_id)
     )
@@ -128,6 +119,34 @@ def forget(
         session, delete(Person).where(Person.team_id.in_(teams), Person.user_id == user_id)
     )
     return Forgotten(scores, len(ended), regulars, bool(name))
+
+
+def _erase_from_notices(session: Session, teams: Sequence[str], user_id: str) -> None:
+    """A channel's notice names who changed its settings or schedule, in its words and as the
+    one to tell should the channel refuse it; the word they were told then is theirs alone."""
+    notice = ~exists().where(Game.id == OutboxEntry.stream)
+    mention = f"<@{user_id}>"
+    session.execute(
+        update(OutboxEntry)
+        .where(
+            OutboxEntry.team_id.in_(teams),
+            OutboxEntry.text.contains(mention, autoescape=True),
+            notice,
+        )
+        .values(text=func.replace(OutboxEntry.text, mention, ERASED))
+    )
+    mine = (OutboxEntry.team_id.in_(teams), OutboxEntry.user_id == user_id, notice)
+    session.execute(
+        update(OutboxEntry).where(*mine, OutboxEntry.channel.is_not(None)).values(user_id=None)
+    )
+    told = select(OutboxEntry.stream).where(*mine, OutboxEntry.channel.is_(None))
+    session.execute(
+        delete(SlackMessage).where(
+            SlackMessage.stream.in_(told),
+            SlackMessage.surface.startswith(f"tell:{user_id}:", autoescape=True),
+        )
+    )
+    session.execute(delete(OutboxEntry).where(*mine, OutboxEntry.channel.is_(None)))
 
 
 def _anonymise(session: Session, game: Game, user_id: str, erased_name: str) -> None:

@@ -18,6 +18,7 @@ from slackapp.game.lines import Language
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
 from tests.reliability.support import new_people
+from tests.reliability.test_erasure import rows_naming
 
 SV = words(Language.SWEDISH)
 FIKA: dict[str | tuple[str, str], Any] = {
@@ -88,6 +89,10 @@ def test_settings_saved_where_varulv_is_not_are_kept_and_whoever_saved_them_is_t
     fake.view_submission(admin, {"day_seconds": "300"})
     assert f"<@{admin}>" in table.board("changed the Varulv settings").text
     assert len(told_about(table, admin)) == 1, "the channel was told: nobody is told privately"
+
+    table.command(admin, "forget me")
+    table.ephemeral(admin, "Varulv has forgotten you")
+    assert rows_naming(db, admin) == {}, "nor who is told should the channel refuse a notice"
 
 
 def test_a_table_that_cannot_open_there_says_so_in_the_same_words(
