@@ -131,7 +131,9 @@ def status(
     )
     if paused:
         stopped = w._(
-            "*Paused*: Varulv could not post here (`{error}`). Save to start again.", error=paused
+            "*Paused*: Varulv could not post here (`{error}`). Invite it with `/invite @Varulv` "
+            "if it is not in the channel, then save to start again.",
+            error=paused,
         )
         return f"{line} {stopped}"
     if next_at is not None:

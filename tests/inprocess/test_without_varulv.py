@@ -128,7 +128,8 @@ def test_a_standing_table_set_where_varulv_is_not_waits_until_it_is_saved_again_
     )
     stored = row(db, "standing_tables", table.channel)
     assert stored is not None and stored["paused"] == "not_in_channel", "it opens nothing"
-    open_form(table, admin, "schedule")
+    form = open_form(table, admin, "schedule")
+    assert "*Paused*" in str(form) and "`/invite @Varulv`" in str(form), "the form says so too"
 
     fake.view_submission(admin, {schedule_screen.REMOVE: [schedule_screen.REMOVE_IT]})
     assert row(db, "standing_tables", table.channel) is None
