@@ -53,6 +53,9 @@ from slackapp.shapes import slack_id
 
 log = logging.getLogger(__name__)
 
+KNOWN_ABOUT = frozenset(about.value for about in About)
+"""What a notice may tell of that this Varulv has words for; one written by another version
+of Varulv, which tells of something else, leaves its author untold."""
 NOT_OVER = N_("That game is not over, or was not played in this channel: nothing to check.")
 
 
@@ -125,7 +128,7 @@ class ChannelService:
         with transaction(self.sessions) as session:
             connection = session.connection()
             refused = refused_notice(connection, stream)
-            if refused is None:
+            if refused is None or refused.about not in KNOWN_ABOUT:
                 return
             team_id, enterprise_id, channel, about, by = refused
             chosen = channels.choice_in(session, team_id, channel, self.lengths)
