@@ -158,6 +158,7 @@ def test_a_schedule_in_a_zone_no_longer_known_opens_its_form_to_mend_it(
         "4",
     }
     assert element(modal, schedule_screen.LOBBY)["initial_value"] == "25"
+    fake.close_modal(owner)  # looked at, not saved: the session's next form is on top of none
 
 
 def test_i_usually_play_is_a_toggle_on_the_lobby(single_workspace: Deployment) -> None:
