@@ -261,7 +261,7 @@ class Deliverer:
                 leases.free_dead_of_host(session.connection(), self.holder, now)
                 due = leases.due_and_free(session.connection(), self.holder, now)
                 lapsed = {stream for stream, held_by in due if held_by not in (None, self.holder)}
-                leases.lapsed_unsure(session.connection(), lapsed, now)
+                leases.take_over_lapsed(session.connection(), self.holder, lapsed, now)
         except Exception as error:
             if not self._sweep_failing:  # once per outage, not every half second
                 log.warning("the delivery sweep cannot read the outbox: %s", type(error).__name__)

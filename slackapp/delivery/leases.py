@@ -47,13 +47,13 @@ _LEASE = insert(DeliveryLease).values(
 CLAIM = _LEASE.on_conflict_do_update(
     index_elements=[DeliveryLease.stream],
     set_={"holder": _LEASE.excluded.holder, "until": _LEASE.excluded.until},
-    where=or_(
-        DeliveryLease.until < bindparam("now"), DeliveryLease.holder == _LEASE.excluded.holder
-    ),
+    where=DeliveryLease.holder == _LEASE.excluded.holder,
 ).returning(DeliveryLease.stream)
-"""Take or renew a stream's lease, unless another live holder has it: one statement, run for
-many streams at once (SQLAlchemy sends them as one multi-row insert) and compiled once; a
-statement built with ``values([...])`` is compiled anew on every call."""
+"""Take a free stream's lease or renew one's own, unless another holder has it, even one whose
+lease lapsed: only the sweep takes such a stream over (``take_over_lapsed``), and marks its
+messages first. One statement, run for many streams at once (SQLAlchemy sends them as one
+multi-row insert) and compiled once; a statement built with ``values([...])`` is compiled anew
+on every call."""
 
 _HELD_IN_ORDER = (
     select(DeliveryLease.stream)
@@ -202,13 +202,26 @@ LAPSED_UNSURE = _left_unsure(SlackMessage.stream.in_(bindparam("streams", expand
 """The messages of streams whose leases lapsed in another holder's hands, unsure."""
 
 
-def lapsed_unsure(connection: Connection, streams: Collection[int], now: datetime) -> None:
+LET_GO_LAPSED = delete(DeliveryLease).where(
+    DeliveryLease.stream.in_(bindparam("streams", expanding=True)),
+    DeliveryLease.until < bindparam("now"),
+    DeliveryLease.holder != bindparam("by"),
+)
+"""The streams' leases, if they lapsed in another holder's hands still (not renewed since)."""
+
+
+def take_over_lapsed(
+    connection: Connection, holder: str, streams: Collection[int], now: datetime
+) -> None:
     """The streams' leases lapsed in another process's hands (on another host, or dead before
     any sweep let them go): their messages with versions still to send are unsure for
-    ``LATE_LANDING_SECONDS``."""
+    ``LATE_LANDING_SECONDS``, then the leases are let go, for any process to claim. Only here
+    is a lapsed lease taken from another, so every takeover marks its messages, once (a holder
+    that renews in between keeps its lease, and its messages are marked in vain)."""
     if streams:
         until = now + timedelta(seconds=slack.LATE_LANDING_SECONDS)
         connection.execute(LAPSED_UNSURE, {"streams": list(streams), "until": until})
+        connection.execute(LET_GO_LAPSED, {"streams": list(streams), "now": now, "by": holder})
 
 
 def due_and_free(
