@@ -93,6 +93,9 @@ def logging_config(level: str | None = None) -> dict[str, Any]:
             # Its Web API client checks its own logger's level, not the effective one, and
             # left unset it would write that line (the whole body as text) for every call.
             "slack_sdk.web.base_client": {"level": "INFO"},
+            # Its retries name the whole response_url at INFO, and that address lets anyone
+            # post as Varulv in the channel for half an hour.
+            "slack_sdk.webhook.client": {"level": "WARNING"},
             "slack_bolt": {"level": "INFO"},
         },
     }

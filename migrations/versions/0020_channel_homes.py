@@ -6,7 +6,8 @@ Create Date: 2026-12-06 10:00:00.000000
 
 Where Varulv is installed on a whole Enterprise Grid organisation, a channel shared by several
 of its workspaces has one table, kept under one workspace: the channel's home. A channel that
-already has games takes the workspace of its first one.
+already has a table takes the workspace that keeps its standing table, else its open game, else
+its latest game.
 """
 
 from collections.abc import Sequence
@@ -33,7 +34,14 @@ def upgrade() -> None:
     op.execute(
         "INSERT INTO channel_homes (enterprise_id, channel_id, team_id)"
         " SELECT DISTINCT ON (enterprise_id, channel_id) enterprise_id, channel_id, team_id"
-        " FROM games WHERE enterprise_id IS NOT NULL ORDER BY enterprise_id, channel_id, id"
+        " FROM ("
+        "  SELECT enterprise_id, channel_id, team_id, 0 AS rank, 0 AS recency"
+        "  FROM standing_tables WHERE enterprise_id IS NOT NULL"
+        "  UNION ALL"
+        "  SELECT enterprise_id, channel_id, team_id,"
+        "   CASE WHEN phase IN ('lobby', 'night', 'day', 'vote') THEN 1 ELSE 2 END, -id"
+        "  FROM games WHERE enterprise_id IS NOT NULL"
+        " ) AS kept ORDER BY enterprise_id, channel_id, rank, recency"
     )
 
 

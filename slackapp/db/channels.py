@@ -7,12 +7,19 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any, cast
 
-from sqlalchemy import Connection, Table, bindparam, func, select
+from sqlalchemy import Connection, Table, bindparam, func, literal, select, text, union, union_all
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.db.engine import outside_transaction
-from slackapp.db.models import ChannelHome, ChannelSettings
+from slackapp.db.models import (
+    OPEN_GAME_SQL,
+    ChannelHome,
+    ChannelSettings,
+    Game,
+    Seat,
+    StandingTable,
+)
 from slackapp.game.machine import Lengths
 from slackapp.game.settings import SETTINGS, ChannelChoice, choice_of, default_choice
 
@@ -28,32 +35,78 @@ HOMES = cast(Table, ChannelHome.__table__)
 _HOME = select(HOMES.c.team_id).where(
     HOMES.c.enterprise_id == bindparam("enterprise"), HOMES.c.channel_id == bindparam("channel")
 )
+_ORGANISATION_TEAMS = union(
+    select(HOMES.c.team_id).where(HOMES.c.enterprise_id == bindparam("enterprise")),
+    select(StandingTable.team_id).where(StandingTable.enterprise_id == bindparam("enterprise")),
+)
+_KEEPERS = union_all(
+    select(StandingTable.team_id, literal(0).label("rank")).where(
+        StandingTable.enterprise_id == bindparam("enterprise"),
+        StandingTable.channel_id == bindparam("channel"),
+    ),
+    select(Game.team_id, literal(1)).where(  # the open games' index: a handful of rows
+        text(OPEN_GAME_SQL),
+        Game.enterprise_id == bindparam("enterprise"),
+        Game.channel_id == bindparam("channel"),
+    ),
+    select(CHANNELS.c.team_id, literal(2)).where(
+        CHANNELS.c.channel_id == bindparam("channel"),
+        CHANNELS.c.team_id.in_(_ORGANISATION_TEAMS.scalar_subquery()),
+    ),
+).subquery()
+_CLAIM_HOME = (
+    insert(HOMES)
+    .from_select(
+        ["enterprise_id", "channel_id", "team_id"],
+        select(
+            bindparam("enterprise"),
+            bindparam("channel"),
+            func.coalesce(
+                select(_KEEPERS.c.team_id).order_by(_KEEPERS.c.rank).limit(1).scalar_subquery(),
+                bindparam("asking"),
+            ),
+        ),
+    )
+    .on_conflict_do_nothing()
+)
+"""The channel's home, recorded once: a workspace of the organisation that already keeps
+something of the channel's table (its standing table, its open game, its settings), else the
+asker's."""
 
 
 def home_of(
     sessions: sessionmaker[Session], enterprise_id: str, channel_id: str, asking_team: str
 ) -> str:
     """The workspace that keeps the channel's table where Varulv is installed on the whole
-    organisation: the one recorded, else the asker's, recorded now. Of two first askers at
-    once, one is recorded and both are given it, so a shared channel never has two tables."""
+    organisation: the one recorded; else one that keeps part of it already (a table kept
+    before the organisation's channels had homes); else the asker's, recorded now. Of two
+    first askers at once, one is recorded and both are given it, so a shared channel never has
+    two tables."""
     where = {"enterprise": enterprise_id, "channel": channel_id}
     with outside_transaction(sessions) as session:
         connection = session.connection()
         home = connection.scalar(_HOME, where)
         if home is None:
-            first = {"enterprise_id": enterprise_id, "channel_id": channel_id}
-            connection.execute(
-                insert(HOMES).values(**first, team_id=asking_team).on_conflict_do_nothing()
-            )
+            connection.execute(_CLAIM_HOME, {**where, "asking": asking_team})
             home = connection.scalar(_HOME, where)
     return str(home)
 
 
-def homes_in(sessions: sessionmaker[Session], enterprise_id: str) -> list[str]:
-    """Every workspace of the organisation that keeps a channel's table."""
-    found = select(HOMES.c.team_id).where(HOMES.c.enterprise_id == enterprise_id).distinct()
+def teams_of_organisation(
+    sessions: sessionmaker[Session], enterprise_id: str, user_id: str
+) -> list[str]:
+    """The workspaces of the organisation that keep a channel's table, or a game that seats
+    the person (one kept before the organisation's channels had homes)."""
+    seated = (
+        select(Game.team_id)
+        .join(Seat, Seat.game_id == Game.id)
+        .where(Seat.user_id == user_id, Game.enterprise_id == enterprise_id)
+    )
+    teams = union(_ORGANISATION_TEAMS, seated)
     with outside_transaction(sessions) as session:
-        return list(session.scalars(found))
+        return sorted(
+            session.scalars(select(teams.subquery().c.team_id), {"enterprise": enterprise_id})
+        )
 
 
 def choice_in(session: Session, team_id: str, channel_id: str, defaults: Lengths) -> ChannelChoice:

@@ -56,6 +56,12 @@ def _user(body: dict[str, Any]) -> tuple[str, str]:
     return user_id, display_name(user.get("name") or user.get("username"), user_id)
 
 
+def table_team(channels: ChannelService, asking: Workspace, channel: str) -> str:
+    """The workspace whose table a click in ``channel`` is about (a shared channel's home, in
+    an organisation); read inside the click's step, so a database away is answered as such."""
+    return channels.table_team(asking.team_id, channel, asking.enterprise_id, asking.org_wide)
+
+
 def asking_of(body: dict[str, Any], context: BoltContext) -> Workspace:
     """Where the click came from: the workspace Slack signed it for (each step checks it owns
     the game, under the game's lock) and the channel of the message it was on."""
@@ -320,16 +326,21 @@ def register_other(
         user_id, value = got
         asking = asking_of(body, context)
         channel = asking.channel_id or slack_id(value.target)
-        team = channels.table_team(asking.team_id, channel, asking.enterprise_id, asking.org_wide)
         run_step(
             respond,
             lambda: channels.toggle_regular(
-                team, user_id, value.game_id, value.target, asking.channel_id
+                table_team(channels, asking, channel),
+                user_id,
+                value.game_id,
+                value.target,
+                asking.channel_id,
             ),
             lambda: games.words_of(value.game_id, asking),
         )
         if not value.game_id:  # pressed on the Home tab: show it with the change
-            teams = channels.teams_of(asking.team_id, asking.enterprise_id, asking.org_wide)
+            teams = channels.teams_of(
+                asking.team_id, user_id, asking.enterprise_id, asking.org_wide
+            )
             publish_home_tab(channels, client, teams, user_id)
 
     def game_json(body: dict[str, Any], respond: Respond, context: BoltContext) -> None:
@@ -340,14 +351,11 @@ def register_other(
         # Only where the game was played: a channel's games are for those who can read it.
         where = body.get("channel")
         channel = slack_id(where.get("id")) if isinstance(where, dict) else ""
-        team_id = channels.table_team(
-            asking.team_id, channel, asking.enterprise_id, asking.org_wide
-        )
-        with log_context(team_id=team_id, game_id=game_id, user_id=got[0]):
+        with log_context(team_id=asking.team_id, game_id=game_id, user_id=got[0]):
             run_step(
                 respond,
-                lambda: channels.game_json(team_id, channel, game_id),
-                lambda: channels.channel_words(team_id, channel),
+                lambda: channels.game_json(table_team(channels, asking, channel), channel, game_id),
+                lambda: channels.channel_words(table_team(channels, asking, channel), channel),
             )
 
     app.action(ids.pattern(ids.USUALLY_PLAY))(acknowledge_then(app, usually_play, inbox=inbox))

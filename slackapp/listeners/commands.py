@@ -10,6 +10,7 @@ from slack_bolt.context.respond import Respond
 from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from sqlalchemy.exc import SQLAlchemyError
 
 import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
@@ -21,6 +22,7 @@ from slackapp.game.schedule import known_zones
 from slackapp.game.settings import offered
 from slackapp.inbox import REPLAYED, Inbox
 from slackapp.listeners.ack import (
+    UNAVAILABLE,
     Reply,
     acknowledge_then,
     acknowledge_with,
@@ -75,18 +77,27 @@ def register(
         tells the person the command failed."""
         acknowledge_with(ack, answer(command, request))
 
-    def table_team(command: dict[str, Any], request: BoltRequest) -> str:
+    def table_team(command: dict[str, Any], request: BoltRequest) -> str | None:
+        """The workspace whose table the command is about (a shared channel's home, in an
+        organisation); None when the database that says so cannot be reached."""
         team, channel = slack_id(command.get("team_id")), slack_id(command.get("channel_id"))
         enterprise = slack_id(command.get("enterprise_id")) or None
         org_wide = bool(request.context.is_enterprise_install)
-        return channels.table_team(team, channel, enterprise, org_wide)
+        try:
+            return channels.table_team(team, channel, enterprise, org_wide)
+        except SQLAlchemyError:  # an outage is logged once (logs.DatabaseOutage)
+            log.exception("could not find the channel's table")
+            return None
 
     def answer(command: dict[str, Any], request: BoltRequest) -> Reply:
         team, channel, user = (slack_id(command.get(key)) for key in COMMAND_SOURCE)
         if not (team and channel and user):
             log.warning("a /varulv without a readable team, channel or user was ignored")
             return Reply()
-        team = table_team(command, request)
+        table = table_team(command, request)
+        if table is None:
+            return Reply(UNAVAILABLE)
+        team = table
         word = word_of(command)
 
         def spoken() -> Words:  # should the step fail, it says so in the channel's words
@@ -129,7 +140,11 @@ def register(
         if not (team and channel and user):
             log.warning("a /varulv without a readable team, channel or user was ignored")
             return
-        own_team, team = team, table_team(command, request)
+        table = table_team(command, request)
+        if table is None:
+            send(respond, Reply(UNAVAILABLE))
+            return
+        own_team, team = team, table
         retry = is_retry(request)
 
         def spoken() -> Words:  # should the step fail, it says so in the channel's words
@@ -150,7 +165,7 @@ def register(
             elif word == "forget me":
                 enterprise = slack_id(command.get("enterprise_id")) or None
                 org_wide = bool(request.context.is_enterprise_install)
-                teams = channels.teams_of(own_team, enterprise, org_wide)
+                teams = channels.teams_of(own_team, user, enterprise, org_wide)
                 run_step(respond, lambda: channels.forget_me(teams, user, team, channel), spoken)
 
     app.command(COMMAND, matchers=[answered_at_once])(within_ack(answer_now))

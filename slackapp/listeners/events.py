@@ -29,7 +29,7 @@ def register(app: App, games: GameService, channels: ChannelService, names: Name
             return
         team_id = workspace_of(body, context)
         org_wide = bool(context.is_enterprise_install)
-        teams = channels.teams_of(team_id, context.enterprise_id, org_wide)
+        teams = channels.teams_of(team_id, user_id, context.enterprise_id, org_wide)
         publish_home_tab(channels, client, teams, user_id)
         # Shown first: the viewer's kept name, if stale, is asked again once they see the tab.
         names.refresh(lookup_client(client), team_id, user_id)

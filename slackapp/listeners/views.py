@@ -3,16 +3,19 @@ handed whole to one step of the channel service."""
 
 from __future__ import annotations
 
+import logging
 from datetime import time
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
+from sqlalchemy.exc import SQLAlchemyError
 
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
+from slackapp.blocks.modals import NO_DATABASE
 from slackapp.blocks.schedule import ScheduleForm
-from slackapp.blocks.words import Words, words
+from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.game.lines import Language
 from slackapp.game.permissions import Change
 from slackapp.game.schedule import LOBBY_MINUTES_BOUNDS, Schedule, known_zones
@@ -21,6 +24,8 @@ from slackapp.listeners.ack import within_ack
 from slackapp.logs import log_context
 from slackapp.services.channel import ChannelService
 from slackapp.shapes import slack_id
+
+log = logging.getLogger(__name__)
 
 
 def modal_words(view: dict[str, Any]) -> Words:
@@ -68,10 +73,16 @@ def read_choice(view: dict[str, Any]) -> tuple[ChannelChoice | None, dict[str, s
     return choice_of(read), {}
 
 
-def table_team(channels: ChannelService, context: BoltContext, channel: str) -> str:
-    """The workspace whose table the form changes (a shared channel's, in an organisation)."""
+def table_team(channels: ChannelService, context: BoltContext, channel: str) -> str | None:
+    """The workspace whose table the form changes (a shared channel's, in an organisation);
+    None when the database that says so cannot be reached."""
     team, enterprise = str(context.team_id or ""), context.enterprise_id
-    return channels.table_team(team, channel, enterprise, bool(context.is_enterprise_install))
+    org_wide = bool(context.is_enterprise_install)
+    try:
+        return channels.table_team(team, channel, enterprise, org_wide)
+    except SQLAlchemyError:  # an outage is logged once (logs.DatabaseOutage)
+        log.exception("could not find the channel's table")
+        return None
 
 
 def register(app: App, channels: ChannelService) -> None:
@@ -91,6 +102,9 @@ def register_settings(app: App, channels: ChannelService) -> None:
         the channel's notice waits in the outbox for the deliverer."""
         user, channel = str(body["user"]["id"]), slack_id(view.get("private_metadata"))
         team = table_team(channels, context, channel)
+        if team is None:
+            ack(response_action="errors", errors={SETTINGS[0].name: ENGLISH._(NO_DATABASE)})
+            return
         choice, errors = read_choice(view)
         if choice is not None:
             with log_context(team_id=team, channel_id=channel, user_id=user):
@@ -165,6 +179,9 @@ def register_schedule(app: App, channels: ChannelService) -> None:
         the channel's notice waits in the outbox for the deliverer."""
         user, channel = _user_of(body), slack_id(view.get("private_metadata"))
         team = table_team(channels, context, channel)
+        if team is None:
+            ack(response_action="errors", errors={schedule_screen.DAYS: ENGLISH._(NO_DATABASE)})
+            return
         form = read_schedule(view)
         with log_context(team_id=team, channel_id=channel, user_id=user):
             errors = channels.store_schedule(

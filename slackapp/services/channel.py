@@ -451,13 +451,16 @@ class ChannelService:
         source = self.addresses.source_url
         return last_screen.last_reveal(game.game_id, game.outcome, by_key, spoken, source)
 
-    def teams_of(self, team_id: str, enterprise_id: str | None, org_wide: bool) -> list[str]:
+    def teams_of(
+        self, team_id: str, user_id: str, enterprise_id: str | None, org_wide: bool
+    ) -> list[str]:
         """The workspaces whose tables hold a person's own record: their own, and, where Varulv
         is installed on the whole organisation, every workspace of it that keeps a channel's
-        table (a table in a shared channel may be kept under another)."""
+        table or a game that seats them (a table in a shared channel may be kept under
+        another)."""
         if not (org_wide and enterprise_id):
             return [team_id]
-        others = channels.homes_in(self.sessions, enterprise_id)
+        others = channels.teams_of_organisation(self.sessions, enterprise_id, user_id)
         return [team_id, *sorted(set(others) - {team_id})]
 
     def home_tab(self, teams: Sequence[str], user_id: str) -> View:

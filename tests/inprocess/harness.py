@@ -197,15 +197,23 @@ class InProcessApp:
         return self.send_raw(body.encode(), sent)
 
     def send(
-        self, request: SignedRequest, headers: Mapping[str, str] | None = None
+        self,
+        request: SignedRequest,
+        headers: Mapping[str, str] | None = None,
+        database_away: bool = False,
     ) -> requests.Response:
         """A request signed earlier (``FakeSlack.keeping_requests``), as it is or with
-        ``headers`` added; a slash command's acknowledgement is shown as Slack shows it."""
-        response = self.send_raw(request.body.encode(), {**request.headers, **(headers or {})})
+        ``headers`` added; a slash command's acknowledgement is shown as Slack shows it.
+        ``database_away``: wait for its steps and answers only, reading nothing of the
+        database."""
+        merged = {**request.headers, **(headers or {})}
+        response = self.send_raw(request.body.encode(), merged, database_away)
         self.fake.show_answer(request, response)
         return response
 
-    def send_raw(self, body: bytes, headers: Mapping[str, str]) -> requests.Response:
+    def send_raw(
+        self, body: bytes, headers: Mapping[str, str], database_away: bool = False
+    ) -> requests.Response:
         """Any bytes to ``/slack/events``, answered by the router as over HTTP; it returns once
         everything the request started is done and shown. ``elapsed`` is the time to the
         acknowledgement."""
@@ -226,7 +234,13 @@ class InProcessApp:
         response.status_code = int(started[0].split()[0])
         response.headers.update(dict(started[1]))
         response._content = answer
-        self.settle()
+        if database_away:
+            self.step_threads.wait_idle("steps")
+            answers = ack.ANSWERS.get()
+            assert isinstance(answers, TrackedPool)
+            answers.wait_idle("private answers")
+        else:
+            self.settle()
         return response
 
     def errors_logged(self) -> list[str]:

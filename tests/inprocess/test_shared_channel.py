@@ -8,12 +8,16 @@ import json
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
-from sqlalchemy import Engine, text
+from sqlalchemy import Engine, create_engine, make_url, text
 
-from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
+from slackapp.db.engine import sqlalchemy_url
+from slackapp.fakeslack import UNLIMITED, FakeSlack, SignedRequest, signed_headers
+from slackapp.listeners.ack import UNAVAILABLE
+from tests.databases import migrated_database
+from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
 from tests.e2e.conftest import SIGNING_SECRET as SECRET
 from tests.e2e.driver import Table
-from tests.inprocess.harness import InProcessApp
+from tests.inprocess.harness import InProcessApp, tracked_answers
 from tests.inprocess.test_security import from_workspace, resigned, with_payload
 from tests.reliability.support import new_people, signed, signed_command
 
@@ -33,9 +37,9 @@ def command_from(
     return resigned(request, urlencode({**form, **org, **({"team_id": team} if team else {})}))
 
 
-def answer(app: InProcessApp, request: SignedRequest) -> str:
+def answer(app: InProcessApp, request: SignedRequest, database_away: bool = False) -> str:
     """What the person is shown in the command's acknowledgement."""
-    sent = app.send(request)
+    sent = app.send(request, database_away=database_away)
     assert sent.status_code == 200, sent.text
     if not sent.text.startswith("{"):
         return sent.text
@@ -159,3 +163,109 @@ def test_an_admin_of_another_workspace_sharing_the_channel_changes_its_settings(
         )
         assert [tuple(row) for row in kept] == [(home, 240)], "the channel's one table's"
     table.board("changed the Varulv settings")
+
+
+def test_a_shared_channel_keeps_the_table_a_workspace_kept_there_before_it_had_a_home(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """A standing table set, or settings saved, before the organisation's channels had homes
+    stay the channel's: the first to use Varulv there from another workspace finds them."""
+    anna, sister = new_people(fake, 2)
+    home = fake.identity.team_id
+    standing, talking = Table(fake, app, db), Table(fake, app, db)
+    with db.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO standing_tables (team_id, channel_id, enterprise_id, weekdays,"
+                " minute_of_day, zone, lobby_minutes, next_at, owner_user_id)"
+                " VALUES (:t, :c, :e, 1, 0, 'UTC', 5, now() + interval '1 day', :u)"
+            ),
+            {"t": home, "c": standing.channel, "e": ORG, "u": anna},
+        )
+        connection.execute(
+            text(
+                "INSERT INTO channel_settings (team_id, channel_id, night_seconds, day_seconds,"
+                " vote_seconds, bots_allowed, language, updated_by)"
+                " VALUES (:t, :c, 60, 300, 60, true, 'sv', :u)"
+            ),
+            {"t": home, "c": talking.channel, "u": anna},
+        )
+    answer(app, command_from(fake, sister, standing.channel, "help", team=SISTER))
+    swedish = answer(app, command_from(fake, sister, talking.channel, "help", team=SISTER))
+    with db.connect() as connection:
+        homes = connection.execute(
+            text("SELECT channel_id, team_id FROM channel_homes WHERE channel_id IN (:a, :b)"),
+            {"a": standing.channel, "b": talking.channel},
+        )
+        assert dict(homes.all()) == {standing.channel: home, talking.channel: home}
+    assert "Varulv" in swedish and "natt" in swedish.lower(), "the channel's own words"
+
+
+def test_forget_me_finds_a_game_another_workspace_kept_before_the_channel_had_a_home(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    anna, bo, sister = new_people(fake, 3)
+    table = Table(fake, app, db)
+    answer(app, command_from(fake, anna, table.channel))
+    table.seat_people(anna, [bo, sister])
+    table.start(anna)
+    table.play_night([anna, bo, sister])
+    table.heard_enough([anna, bo])
+    table.wait_for_phase("vote")
+    table.vote({anna: "Nobody", bo: "Nobody", sister: "Nobody"})
+    table.reveal()
+    with db.begin() as connection:  # as if a workspace with no home had kept it
+        for kept in ("games", "scores"):
+            connection.execute(
+                text(f"UPDATE {kept} SET team_id = 'T0LEGACY' WHERE channel_id = :c"),
+                {"c": table.channel},
+            )
+        connection.execute(
+            text("DELETE FROM channel_homes WHERE channel_id = :c"), {"c": table.channel}
+        )
+    answer(app, command_from(fake, sister, table.channel, "forget me", team=SISTER))
+    table.ephemeral(sister, "Varulv has forgotten you")
+    with db.connect() as connection:
+        kept_of_her = connection.execute(
+            text(
+                "SELECT (SELECT count(*) FROM scores WHERE user_id = :u)"
+                " + (SELECT count(*) FROM seats WHERE user_id = :u)"
+            ),
+            {"u": sister},
+        ).scalar_one()
+    assert kept_of_her == 0
+
+
+def test_a_database_away_is_said_to_whoever_asks_in_a_shared_channel(postgres: str) -> None:
+    """Finding a shared channel's table reads the database: with it away, the command is
+    answered that it is, as every other command is, not failed at Slack."""
+    url = migrated_database(postgres, "shared_channel_outage")
+    name = make_url(sqlalchemy_url(url)).database
+    admin = create_engine(sqlalchemy_url(postgres), isolation_level="AUTOCOMMIT")
+    with (
+        FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], limits=UNLIMITED) as fake,
+        tracked_answers(),
+        InProcessApp(fake, url, SIGNING_SECRET, BOT_TOKEN).serving() as app,
+    ):
+        (anna,) = new_people(fake, 1)
+        fake.add_channel("C0AWAY", "away")
+        with admin.connect() as connection:
+            connection.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false'))
+            connection.execute(
+                text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :n"),
+                {"n": name},
+            )
+        try:
+            score = command_from(fake, anna, "C0AWAY", "score", team=SISTER)
+            told = answer(app, score, database_away=True)
+            assert told == UNAVAILABLE
+            stop = command_from(fake, anna, "C0AWAY", "stop", team=SISTER)
+            answer(app, stop, database_away=True)
+            fake.wait_for(
+                lambda: UNAVAILABLE in [m.text for m in fake.ephemerals(anna, "C0AWAY")] or None,
+                what="the stop answered",
+            )
+        finally:
+            with admin.connect() as connection:
+                connection.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true'))
+            admin.dispose()

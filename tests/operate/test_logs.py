@@ -6,6 +6,8 @@ import io
 import json
 import logging
 import re
+import subprocess
+import sys
 
 from slackapp.game import Card
 from slackapp.logs import ID_FIELDS, DatabaseOutage, JsonFormatter, log_context, quiet_libraries
@@ -176,3 +178,43 @@ def test_a_deadlock_keeps_its_traceback_and_is_no_outage() -> None:
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert [line["message"] for line in lines] == ["a game step failed"] * 2
     assert all("OperationalError" in line["error"] for line in lines)
+
+
+RETRIED_ANSWER = r"""
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from slackapp.delivery.slack import answer_client
+from slackapp.logs import configure_logging
+
+answers = iter([500, 200])
+
+
+class Slack(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.send_response(next(answers))
+        self.end_headers()
+        self.wfile.write(b"ok")
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+configure_logging()
+server = ThreadingHTTPServer(("127.0.0.1", 0), Slack)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+url = f"http://127.0.0.1:{server.server_port}/actions/T0001/1/SECRETPART"
+print(answer_client(url).send(text="Your ballot: Nobody.").status_code)
+"""
+
+
+def test_a_retried_private_answer_logs_no_response_url() -> None:
+    """A response_url lets whoever holds it post as Varulv in the channel for half an hour:
+    slack_sdk's retry of a private answer names it at INFO, which the logs leave out."""
+    done = subprocess.run(
+        [sys.executable, "-c", RETRIED_ANSWER], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "200", "sent again after the 500, and taken"
+    assert "SECRETPART" not in done.stderr, done.stderr

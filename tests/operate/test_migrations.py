@@ -172,16 +172,36 @@ def test_0019_downgraded_drops_the_notices_and_keeps_the_games_entries(migrated:
     alembic(migrated, command.check)
 
 
-def test_0020_gives_each_shared_channel_the_workspace_of_its_first_game(migrated: Engine) -> None:
+def test_0020_gives_each_shared_channel_the_workspace_keeping_its_table(migrated: Engine) -> None:
+    """Its standing table's workspace, else its open game's, else its latest game's."""
     alembic(migrated, command.downgrade, "0019")
     with migrated.begin() as connection:
-        a_game(connection)
+        a_game(connection)  # T1's, in C1, cancelled
         later = a_game(connection)
         connection.execute(text("UPDATE games SET team_id = 'T2' WHERE id = :g"), {"g": later})
-        connection.execute(text("UPDATE games SET enterprise_id = NULL WHERE team_id = 'T1'"))
-        a_game(connection)  # T1 again, in the organisation, after T2's
+        for channel in ("C2", "C3"):  # T1's lobby beside T2's later cancelled game
+            opened, over = a_game(connection), a_game(connection)
+            connection.execute(
+                text("UPDATE games SET channel_id = :c, phase = 'lobby' WHERE id = :g"),
+                {"c": channel, "g": opened},
+            )
+            connection.execute(
+                text("UPDATE games SET channel_id = :c, team_id = 'T2' WHERE id = :g"),
+                {"c": channel, "g": over},
+            )
+        connection.execute(
+            text(
+                "INSERT INTO standing_tables (team_id, channel_id, enterprise_id, weekdays,"
+                " minute_of_day, zone, lobby_minutes, next_at, owner_user_id)"
+                " VALUES ('T3', 'C3', 'E1', 1, 0, 'UTC', 5, now(), 'U1')"
+            )
+        )
     alembic(migrated, command.upgrade, "head")
     with migrated.connect() as connection:
-        homes = connection.execute(text("SELECT * FROM channel_homes")).all()
-    assert [tuple(home) for home in homes] == [("E1", "C1", "T2")]
+        homes = connection.execute(text("SELECT * FROM channel_homes ORDER BY channel_id")).all()
+    assert [tuple(home) for home in homes] == [
+        ("E1", "C1", "T2"),
+        ("E1", "C2", "T1"),
+        ("E1", "C3", "T3"),
+    ]
     alembic(migrated, command.check)
