@@ -58,3 +58,18 @@ def test_someone_still_seated_is_told_where_and_that_nothing_was_erased(
     said = forget_me_answer(StillSeated(("C0FIKA", "C0LUNCH")), w)
     assert "<#C0FIKA>, <#C0LUNCH>" in said
     assert ("inget raderades" if language is Language.SWEDISH else "nothing was erased") in said
+
+
+@pytest.mark.parametrize(
+    "done",
+    [
+        Forgotten(score_channels=1, games=1, regular_channels=0, name=True),
+        Forgotten(score_channels=0, games=2, regular_channels=0, name=False),
+        Forgotten(score_channels=0, games=0, regular_channels=0, name=False),
+    ],
+)
+def test_forgotten_at_every_table_of_an_organisation_is_told_so(done: Forgotten) -> None:
+    english = " ".join(forgotten_lines(done, words(Language.ENGLISH), organisation=True))
+    swedish = " ".join(forgotten_lines(done, words(Language.SWEDISH), organisation=True))
+    assert english.startswith("Varulv has forgotten you in this organisation")
+    assert swedish.startswith("Varulv har glömt dig i den här organisationen")

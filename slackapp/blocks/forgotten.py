@@ -21,15 +21,16 @@ def erased_name(language: Language) -> str:
     return words(language)._(ERASED_NAME)
 
 
-def forget_me_answer(done: Forgotten | StillSeated, w: Words) -> str:
+def forget_me_answer(done: Forgotten | StillSeated, w: Words, organisation: bool = False) -> str:
     """What ``/varulv forget me`` tells the person, in the words of the channel where they
-    asked."""
+    asked; ``organisation``: it erased them at every table of the organisation (Varulv is
+    installed on all of it)."""
     if isinstance(done, StillSeated):
         return w._(STILL_SEATED, where=", ".join(f"<#{c}>" for c in done.channels))
-    return " ".join(forgotten_lines(done, w))
+    return " ".join(forgotten_lines(done, w, organisation))
 
 
-def forgotten_lines(done: Forgotten, w: Words) -> list[str]:
+def forgotten_lines(done: Forgotten, w: Words, organisation: bool = False) -> list[str]:
     """What ``/varulv forget me`` erased, naming only what there was."""
     erased = []
     if done.score_channels:
@@ -40,7 +41,18 @@ def forgotten_lines(done: Forgotten, w: Words) -> list[str]:
     if done.regular_channels:
         channels = w.ngettext("{count} channel", "{count} channels", done.regular_channels)
         erased.append(w._("your *I usually play* marks in {channels}", channels=channels))
-    if erased:
+    if organisation and erased:
+        said = w._(
+            "Varulv has forgotten you in this organisation. Erased: {what}.",
+            what=and_list(erased, w),
+        )
+    elif organisation and done.games:
+        said = w._("Varulv has forgotten you in this organisation.")
+    elif organisation:
+        said = w._(
+            "Varulv has forgotten you in this organisation: it kept nothing of yours to erase."
+        )
+    elif erased:
         said = w._(
             "Varulv has forgotten you in this workspace. Erased: {what}.", what=and_list(erased, w)
         )

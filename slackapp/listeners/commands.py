@@ -164,9 +164,13 @@ def register(
                 )
             elif word == "forget me":
                 enterprise = slack_id(command.get("enterprise_id")) or None
-                org_wide = bool(request.context.is_enterprise_install)
-                teams = channels.teams_of(own_team, user, enterprise, org_wide)
-                run_step(respond, lambda: channels.forget_me(teams, user, team, channel), spoken)
+                org_wide = bool(request.context.is_enterprise_install) and enterprise is not None
+
+                def forget() -> str:
+                    teams = channels.teams_of(own_team, user, enterprise, org_wide)
+                    return channels.forget_me(teams, user, team, channel, org_wide)
+
+                run_step(respond, forget, spoken)
 
     app.command(COMMAND, matchers=[answered_at_once])(within_ack(answer_now))
     app.command(COMMAND)(acknowledge_then(app, handle, inbox=inbox))

@@ -407,14 +407,20 @@ class ChannelService:
         return last_screen.game_json(game.referee_input(), spoken, self.addresses.source_url)
 
     def forget_me(
-        self, teams: Sequence[str], user_id: str, team_id: str = "", channel_id: str = ""
+        self,
+        teams: Sequence[str],
+        user_id: str,
+        team_id: str = "",
+        channel_id: str = "",
+        organisation: bool = False,
     ) -> str:
-        """``/varulv forget me``: the person erased from what ``teams`` keep (``teams_of``),
-        answered in the language of the channel's table where it was typed."""
+        """``/varulv forget me``: the person erased from what ``teams`` keep (``teams_of``:
+        every table of the ``organisation``, where Varulv is installed on all of it), answered
+        in the language of the channel's table where it was typed."""
         spoken = self.channel_words(team_id, channel_id) if channel_id else ENGLISH
         with transaction(self.sessions) as session:
             done = erasure.forget_me(session, teams, user_id, forgotten_screen.erased_name)
-        return forgotten_screen.forget_me_answer(done, spoken)
+        return forgotten_screen.forget_me_answer(done, spoken, organisation)
 
     def channel_words(self, team_id: str, channel_id: str) -> Words:
         """The words of the channel's language (``/varulv settings``)."""

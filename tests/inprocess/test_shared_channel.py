@@ -101,7 +101,7 @@ def test_a_channel_an_organisations_workspaces_share_has_one_table(
     assert "1 game," in str(tab["blocks"]), "her record counts the shared channel's game"
     # Forgotten at her own asking: from the tables of every workspace of the organisation.
     answer(app, command_from(fake, sister, table.channel, "forget me", team=SISTER))
-    table.ephemeral(sister, "Varulv has forgotten you")
+    table.ephemeral(sister, "Varulv has forgotten you in this organisation")
     with db.connect() as connection:
         kept_of_her = connection.execute(
             text(
@@ -224,7 +224,7 @@ def test_forget_me_finds_a_game_another_workspace_kept_before_the_channel_had_a_
             text("DELETE FROM channel_homes WHERE channel_id = :c"), {"c": table.channel}
         )
     answer(app, command_from(fake, sister, table.channel, "forget me", team=SISTER))
-    table.ephemeral(sister, "Varulv has forgotten you")
+    table.ephemeral(sister, "Varulv has forgotten you in this organisation")
     with db.connect() as connection:
         kept_of_her = connection.execute(
             text(
