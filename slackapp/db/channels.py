@@ -92,6 +92,20 @@ def home_of(
     return str(home)
 
 
+def table_team(
+    sessions: sessionmaker[Session],
+    team_id: str,
+    channel_id: str,
+    enterprise_id: str | None,
+    org_wide: bool,
+) -> str:
+    """The workspace whose table a request in a channel is about: the asker's own, or, where
+    Varulv is installed on the whole organisation, the channel's home (``home_of``)."""
+    if not (org_wide and enterprise_id and channel_id):
+        return team_id
+    return home_of(sessions, enterprise_id, channel_id, team_id)
+
+
 def teams_of_organisation(
     sessions: sessionmaker[Session], enterprise_id: str, user_id: str
 ) -> list[str]:

@@ -96,9 +96,7 @@ class ChannelService:
         """The workspace whose table a request in a channel is about: the asker's own, or,
         where Varulv is installed on the whole organisation, the channel's home, so a channel
         its workspaces share has one table, one set of settings and one leaderboard."""
-        if not (org_wide and enterprise_id and channel_id):
-            return team_id
-        return channels.home_of(self.sessions, enterprise_id, channel_id, team_id)
+        return channels.table_team(self.sessions, team_id, channel_id, enterprise_id, org_wide)
 
     def tell_channel(
         self,

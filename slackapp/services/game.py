@@ -28,7 +28,7 @@ from slackapp.blocks.said import said
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, Words, words
 from slackapp.db import games
-from slackapp.db.channels import channel_choice, choice_in
+from slackapp.db.channels import channel_choice, choice_in, table_team
 from slackapp.db.engine import first_line, outside_transaction, transaction
 from slackapp.db.games import GAMES, StoredGame
 from slackapp.db.models import Game
@@ -530,7 +530,9 @@ class GameService:
         request names none."""
         if asking is None or not asking.channel_id:
             return ENGLISH
-        return self._channel_words(asking.team_id, asking.channel_id)
+        team, channel = asking.team_id, asking.channel_id
+        kept_by = table_team(self.sessions, team, channel, asking.enterprise_id, asking.org_wide)
+        return self._channel_words(kept_by, channel)
 
     def _channel_words(self, team_id: str, channel_id: str) -> Words:
         chosen = channel_choice(self.sessions, team_id, channel_id, self.lengths)

@@ -10,8 +10,10 @@ from urllib.parse import parse_qsl, urlencode
 
 from sqlalchemy import Engine, create_engine, make_url, text
 
+from slackapp.blocks.words import words
 from slackapp.db.engine import sqlalchemy_url
 from slackapp.fakeslack import UNLIMITED, FakeSlack, SignedRequest, signed_headers
+from slackapp.game.lines import Language
 from slackapp.listeners.ack import UNAVAILABLE
 from tests.databases import migrated_database
 from tests.e2e.conftest import BOT_TOKEN, SIGNING_SECRET
@@ -269,3 +271,29 @@ def test_a_database_away_is_said_to_whoever_asks_in_a_shared_channel(postgres: s
             with admin.connect() as connection:
                 connection.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true'))
             admin.dispose()
+
+
+def test_a_click_from_another_workspace_is_answered_in_the_shared_channels_language(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    anna, sister = new_people(fake, 2)
+    table = Table(fake, app, db)
+    home = fake.identity.team_id
+    with db.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO channel_settings (team_id, channel_id, night_seconds, day_seconds,"
+                " vote_seconds, bots_allowed, language, updated_by)"
+                " VALUES (:t, :c, 60, 300, 60, true, 'sv', :u)"
+            ),
+            {"t": home, "c": table.channel, "u": anna},
+        )
+    answer(app, command_from(fake, anna, table.channel))
+    lobby = table.wait(lambda: next(iter(table.public()), None), "the Swedish lobby")
+    join = signed(fake, lambda: fake.click(sister, lobby, lobby.buttons()[0].action_id))
+    from_sister = from_workspace(join, sister, SISTER, ORG, org_wide=True)
+    payload = json.loads(dict(parse_qsl(from_sister.body))["payload"])
+    payload["actions"][0]["value"] = "999999999"  # a game that no longer exists
+    gone = with_payload(from_sister, {"actions": payload["actions"]})
+    assert app.send(gone).status_code == 200
+    table.ephemeral(sister, words(Language.SWEDISH)._("That game no longer exists."))
