@@ -11,6 +11,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import Self
 
 from slackapp.fakeslack import FakeSlack
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
@@ -134,7 +135,23 @@ def revoke_tokens(fake: FakeSlack, token: str | None = None) -> None:
     fake.grants.revoke(token)
 
 
-class AnswersFailing:
+class Hook:
+    """A hook on the stand-in's Web API while inside ``with``: ``__call__`` sees each call."""
+
+    fake: FakeSlack
+
+    def __enter__(self) -> Self:
+        self.fake.api.hooks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.fake.api.hooks.remove(self)
+
+    def __call__(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
+        raise NotImplementedError
+
+
+class AnswersFailing(Hook):
     """While inside, the first ``times`` private answers through a ``response_url`` that say
     ``saying`` get ``failure`` instead of reaching Slack: a 500, a 429 with ``Retry-After``, or
     the connection dropped with no answer (``ApiAnswer(..., hang_up=True)``). Slack applies
@@ -146,13 +163,6 @@ class AnswersFailing:
         self.failure = failure
         self.left = times
         self._lock = threading.Lock()
-
-    def __enter__(self) -> AnswersFailing:
-        self.fake.api.hooks.append(self)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.fake.api.hooks.remove(self)
 
     def __call__(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
         with self._lock:
@@ -166,7 +176,7 @@ class AnswersFailing:
         return self.failure if failed else answer(request)
 
 
-class LateLandings:
+class LateLandings(Hook):
     """The first ``times`` redraws (``chat.update``, and posts to a click's ``response_url``
     that replace its message) in the conversations ``channels()`` names reach Slack, but their
     client sees the connection drop, as one that gave up after its timeout does; Slack applies
@@ -179,13 +189,6 @@ class LateLandings:
         self.held: list[ApiRequest] = []
         self._landing = False
         self._lock = threading.Lock()
-
-    def __enter__(self) -> LateLandings:
-        self.fake.api.hooks.append(self)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.fake.api.hooks.remove(self)
 
     def __call__(self, request: ApiRequest, answer: Answerer) -> ApiAnswer:
         with self._lock:

@@ -54,6 +54,20 @@ def resigned_json(envelope: dict[str, Any]) -> SignedRequest:
     return SignedRequest(body, {"Content-Type": "application/json", **signed_headers(SECRET, body)})
 
 
+def kept_of(db: Engine, user: str) -> int:
+    """How many scores and seats name the person."""
+    with db.connect() as connection:
+        return int(
+            connection.execute(
+                text(
+                    "SELECT (SELECT count(*) FROM scores WHERE user_id = :u)"
+                    " + (SELECT count(*) FROM seats WHERE user_id = :u)"
+                ),
+                {"u": user},
+            ).scalar_one()
+        )
+
+
 def games_in(db: Engine, channel: str) -> list[tuple[str, str]]:
     with db.connect() as connection:
         rows = connection.execute(
@@ -104,15 +118,7 @@ def test_a_channel_an_organisations_workspaces_share_has_one_table(
     # Forgotten at her own asking: from the tables of every workspace of the organisation.
     answer(app, command_from(fake, sister, table.channel, "forget me", team=SISTER))
     table.ephemeral(sister, "Varulv has forgotten you in this organisation")
-    with db.connect() as connection:
-        kept_of_her = connection.execute(
-            text(
-                "SELECT (SELECT count(*) FROM scores WHERE user_id = :u)"
-                " + (SELECT count(*) FROM seats WHERE user_id = :u)"
-            ),
-            {"u": sister},
-        ).scalar_one()
-    assert kept_of_her == 0, "her score and seat at the channel's table are erased"
+    assert kept_of(db, sister) == 0, "her score and seat at the channel's table are erased"
     # The next table, opened from the other workspace, is the channel's too.
     assert answer(app, command_from(fake, sister, table.channel, team=SISTER)) == ""
     assert games_in(db, table.channel) == [(home, "over"), (home, "lobby")]
@@ -227,15 +233,7 @@ def test_forget_me_finds_a_game_another_workspace_kept_before_the_channel_had_a_
         )
     answer(app, command_from(fake, sister, table.channel, "forget me", team=SISTER))
     table.ephemeral(sister, "Varulv has forgotten you in this organisation")
-    with db.connect() as connection:
-        kept_of_her = connection.execute(
-            text(
-                "SELECT (SELECT count(*) FROM scores WHERE user_id = :u)"
-                " + (SELECT count(*) FROM seats WHERE user_id = :u)"
-            ),
-            {"u": sister},
-        ).scalar_one()
-    assert kept_of_her == 0
+    assert kept_of(db, sister) == 0
 
 
 def test_a_database_away_is_said_to_whoever_asks_in_a_shared_channel(postgres: str) -> None:
