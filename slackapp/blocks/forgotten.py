@@ -12,7 +12,7 @@ ERASED_NAME = N_("a former player")
 STILL_SEATED = N_(
     "You are seated at a table in {where} that has not ended, and it needs your seat until it "
     "does: nothing was erased. Press *Leave* while it is still taking seats, or ask again once "
-    "it is over (its host or a workspace admin can end it sooner with `/varulv stop`)."
+    "it is over (`/varulv` there says who can end it sooner)."
 )
 
 
