@@ -79,8 +79,8 @@ UNDELIVERABLE = "undeliverable"
 @dataclass(frozen=True)
 class Taken:
     """The leases a step's transaction took: of ``asked``, every stream the step gave
-    something to show, the ``streams`` this process got (another live process held the rest:
-    those are its to deliver)."""
+    something to show, the ``streams`` this process got (another process held the rest: those
+    are its to deliver, or, should its lease have lapsed, the sweep's to take over)."""
 
     asked: frozenset[int]
     streams: frozenset[int]
@@ -198,7 +198,8 @@ class Deliverer:
         """After the commit of the step that took them: send the streams' messages now. A stream
         this process is draining already is read again by its drain. The streams the step did
         not take are kicked: those another process holds are found by that process as it lets
-        them go; those this process had queued are read again. Streams handed over while the
+        them go (or by a sweep, should its lease lapse); those this process had queued are read
+        again. Streams handed over while the
         drain threads are busy wait with those kicked, and go as one batch. ``shown``: what
         new streams show, as their step wrote it, read from here instead of the database unless
         something else is written to them first."""
@@ -251,17 +252,17 @@ class Deliverer:
             waker.set_result(None)
 
     def sweep(self) -> None:
-        """Kick every stream with entries due and no live lease on it but this process's own on
-        a stream it is not draining (or writing: see ``new_lease``): one left behind when letting
-        it go failed (the database went away just then), which would otherwise hold the stream's
-        messages back until it expired."""
+        """Take over the streams with entries due whose leases lapsed in another's hands
+        (``leases.take_over_lapsed``), and kick them and every stream with entries due and no
+        lease on it but this process's own on a stream it is not draining (or writing: see
+        ``new_lease``): one left behind when letting it go failed (the database went away just
+        then), which would otherwise hold the stream's messages back until it expired."""
         try:
             with outside_transaction(self.sessions) as session:  # a read or two, twice a second
                 now = self.now()
                 leases.free_dead_of_host(session.connection(), self.holder, now)
+                taken_over = set(leases.take_over_lapsed(session.connection(), self.holder, now))
                 due = leases.due_and_free(session.connection(), self.holder, now)
-                lapsed = {stream for stream, held_by in due if held_by not in (None, self.holder)}
-                leases.take_over_lapsed(session.connection(), self.holder, lapsed, now)
         except Exception as error:
             if not self._sweep_failing:  # once per outage, not every half second
                 log.warning("the delivery sweep cannot read the outbox: %s", type(error).__name__)
@@ -274,8 +275,10 @@ class Deliverer:
             opening = self._opening.items()
             self._opening = {stream: until for stream, until in opening if until > now}
             draining = self._queued | self._opening.keys()
+        for stream in taken_over:
+            self.kick(stream)
         for stream, holder in due:
-            if holder != self.holder or stream not in draining:
+            if stream not in taken_over and (holder != self.holder or stream not in draining):
                 self.kick(stream)
 
     # -- the heartbeat ------------------------------------------------------------------------
@@ -347,8 +350,8 @@ class Deliverer:
         statement (two at most) outside any transaction, as is every stream read again while
         the drain holds it (the heartbeat renews its lease), unless others are to be claimed
         in the same read; every other read is one transaction that claims the streams and reads
-        them, and a stream another live process holds is left to it. What to read, send and let
-        go, and when, is ``delivery.drain``'s to decide: this carries
+        them, and a stream another process holds is left to it (a lapsed one to the sweep).
+        What to read, send and let go, and when, is ``delivery.drain``'s to decide: this carries
         its actions out and tells it what happened (a read, a call that ended, a kick, the
         time it asked to be woken at). ``fresh``: what some of the leased streams show, handed
         over in memory with when their leases were taken, for their first read.
@@ -472,7 +475,7 @@ class Deliverer:
 
     def _claim_and_read(self, streams: list[int]) -> dict[int, ToShow]:
         """Take (or renew) the streams' leases and read their undelivered entries, in one
-        transaction; a stream another live process holds is left out."""
+        transaction; a stream another process holds, even one whose lease lapsed, is left out."""
         metrics.delivery_read("claimed")
         with self.sessions() as session, session.begin():
             connection = session.connection()  # plain rows: nothing for the ORM to track

@@ -112,12 +112,13 @@ def expiry(now: datetime) -> datetime:
 def claim(
     connection: Connection, holder: str, streams: Collection[int], now: datetime
 ) -> list[int]:
-    """Take or renew the streams' leases; those taken (not held by another live process)."""
+    """Take the streams' free leases, or renew this holder's own; those taken (not held by
+    another, even one whose lease lapsed: the sweep takes those over, ``take_over_lapsed``)."""
     if not streams:
         return []
     until = expiry(now)
     # In order, so two transactions claiming the same streams never wait on each other.
-    rows = [{"of_stream": s, "h": holder, "u": until, "now": now} for s in sorted(set(streams))]
+    rows = [{"of_stream": s, "h": holder, "u": until} for s in sorted(set(streams))]
     return list(connection.scalars(CLAIM, rows).all())
 
 
@@ -202,26 +203,53 @@ LAPSED_UNSURE = _left_unsure(SlackMessage.stream.in_(bindparam("streams", expand
 """The messages of streams whose leases lapsed in another holder's hands, unsure."""
 
 
-LET_GO_LAPSED = delete(DeliveryLease).where(
-    DeliveryLease.stream.in_(bindparam("streams", expanding=True)),
-    DeliveryLease.until < bindparam("now"),
-    DeliveryLease.holder != bindparam("by"),
+LAPSED_DUE = (
+    select(DeliveryLease.stream)
+    .where(
+        DeliveryLease.until < bindparam("now"),
+        DeliveryLease.holder != bindparam("by"),
+        exists().where(
+            OutboxEntry.stream == DeliveryLease.stream,
+            OutboxEntry.done_at.is_(None),
+            OutboxEntry.due_at <= bindparam("now"),
+        ),
+    )
+    .order_by(DeliveryLease.stream)
+    .limit(1000)
 )
-"""The streams' leases, if they lapsed in another holder's hands still (not renewed since)."""
+"""Streams with entries due whose leases lapsed in another holder's hands: found apart from
+``DUE_AND_FREE``, whose thousand rows a process busy with its own streams may fill."""
+_LAPSED_IN_ORDER = (
+    select(DeliveryLease.stream)
+    .where(
+        DeliveryLease.stream.in_(bindparam("streams", expanding=True)),
+        DeliveryLease.until < bindparam("now"),
+        DeliveryLease.holder != bindparam("by"),
+    )
+    .order_by(DeliveryLease.stream)
+    .with_for_update()
+    .scalar_subquery()
+)
+LET_GO_LAPSED = delete(DeliveryLease).where(DeliveryLease.stream.in_(_LAPSED_IN_ORDER))
+"""The streams' leases, if they lapsed in another holder's hands still (not renewed since),
+locked in the streams' order as a step and a landing lock them, so none waits on another in a
+cycle."""
 
 
-def take_over_lapsed(
-    connection: Connection, holder: str, streams: Collection[int], now: datetime
-) -> None:
-    """The streams' leases lapsed in another process's hands (on another host, or dead before
-    any sweep let them go): their messages with versions still to send are unsure for
-    ``LATE_LANDING_SECONDS``, then the leases are let go, for any process to claim. Only here
-    is a lapsed lease taken from another, so every takeover marks its messages, once (a holder
-    that renews in between keeps its lease, and its messages are marked in vain)."""
+def take_over_lapsed(connection: Connection, holder: str, now: datetime) -> list[int]:
+    """Streams with entries due whose leases lapsed in another process's hands (on another
+    host, or dead before any sweep let them go): their messages with versions still to send
+    are unsure for ``LATE_LANDING_SECONDS``, then the leases are let go, for any process to
+    claim; those streams, to kick. Only here is a lapsed lease taken from another, so every
+    takeover marks its messages, once (a holder that renews in between keeps its lease, and
+    its messages are marked in vain)."""
+    found = {"now": now, "by": holder}
+    streams = list(connection.scalars(LAPSED_DUE, found))
     if streams:
         until = now + timedelta(seconds=slack.LATE_LANDING_SECONDS)
-        connection.execute(LAPSED_UNSURE, {"streams": list(streams), "until": until})
-        connection.execute(LET_GO_LAPSED, {"streams": list(streams), "now": now, "by": holder})
+        connection.execute(LAPSED_UNSURE, {"streams": streams, "until": until})
+        connection.execute(LET_GO_LAPSED, {**found, "streams": streams})
+    return streams
 
 
 def due_and_free(

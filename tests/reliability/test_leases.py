@@ -5,7 +5,6 @@ holder stops renewing it (a process on another host that died: no pid to look at
 from __future__ import annotations
 
 import itertools
-import re
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -92,6 +91,11 @@ def new_game(fake: FakeSlack, sessions: sessionmaker[Session], text: str) -> tup
         session.flush()
         enqueue(session.connection(), game, [Show(LOBBY_BOARD, ClosedView(text))])
         return game.id, channel
+
+
+def session_channel(sessions: sessionmaker[Session], game_id: int) -> str:
+    with sessions() as session:
+        return str(session.scalar(select(Game.channel_id).where(Game.id == game_id)))
 
 
 def lease_of(sessions: sessionmaker[Session], game_id: int) -> tuple[str, datetime] | None:
@@ -232,6 +236,11 @@ def test_a_step_leaves_a_lease_that_lapsed_in_another_hand_to_the_sweep_which_ma
     assert marked is not None and marked >= clock() + timedelta(seconds=LATE_LANDING_SECONDS)
     lease = lease_of(sessions, game_id)
     assert lease is None or lease[0] == second.holder, "let go, or taken up by the sweep's kick"
+    channel = session_channel(sessions, game_id)
+    fake.wait_for(
+        lambda: [m.text for m in fake.messages(channel)] == ["redrawn"] or None,
+        what="the newest sent by the process that took the game over",
+    )
 
 
 def test_a_shown_message_left_unsure_by_a_takeover_waits_and_its_drain_ends(
@@ -292,18 +301,18 @@ def test_a_steps_first_post_follows_its_commit_with_no_claim_between(
     channel = f"C{next(_channels):04d}LSE"
     fake.add_channel(channel, channel.lower())
     sent: list[str] = []
-    values: list[str] = []  # each statement's parameters, to tell this game's from others'
+    values: list[object] = []  # each statement's parameters, to tell this game's from others'
 
     def seen(
         conn: Connection, _cursor: object, statement: str, parameters: object, *_: object
     ) -> None:
         alone = conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT"
         sent.append(("(autocommit) " if alone else "") + " ".join(statement.split()))
-        values.append(repr(parameters))
+        values.append(parameters)
 
     def committed(_conn: object) -> None:
         sent.append("COMMIT")
-        values.append("")
+        values.append(None)
 
     post = Held(fake, "chat.postMessage", lambda p: p.get("channel") == channel, applied=True)
     event.listen(db, "before_cursor_execute", seen)
@@ -320,12 +329,12 @@ def test_a_steps_first_post_follows_its_commit_with_no_claim_between(
     (step,) = [n for n, s in enumerate(at_post) if "INSERT INTO outbox" in s]
     assert at_post[step].startswith("(autocommit) WITH game AS (INSERT INTO games"), at_post
     assert "INSERT INTO delivery_leases" in at_post[step], at_post[step]
-    game = str(steps_game(sessions, channel))
+    game = steps_game(sessions, channel)
     # Only this game's: a deliverer of a test before may still be recording its last landing.
     touched = [
         s
         for s, given in zip(at_post[step + 1 :], values[step + 1 :], strict=False)
-        if ("delivery_leases" in s or "outbox" in s) and re.search(rf"(?<!\d){game}(?!\d)", given)
+        if ("delivery_leases" in s or "outbox" in s) and names(given, game)
     ]
     heartbeat = [s for s in touched if s.startswith("UPDATE delivery_leases")]
     after = [s for s in touched if s not in heartbeat]
@@ -334,6 +343,15 @@ def test_a_steps_first_post_follows_its_commit_with_no_claim_between(
     assert not any(s.startswith(("(autocommit) INSERT", "(autocommit) UPDATE")) for s in after)
     assert not any("SELECT outbox." in s for s in after), "the lobby goes from memory"
     fake.wait_for(lambda: undelivered(sessions, steps_game(sessions, channel)) == 0 or None)
+
+
+def names(parameters: object, stream: int) -> bool:
+    """Whether a statement's parameters give ``stream`` as a value (alone, or in a list)."""
+    if isinstance(parameters, dict):
+        return any(names(value, stream) for value in parameters.values())
+    if isinstance(parameters, list | tuple):
+        return any(names(value, stream) for value in parameters)
+    return isinstance(parameters, int) and not isinstance(parameters, bool) and parameters == stream
 
 
 def steps_game(sessions: sessionmaker[Session], channel: str) -> int:
@@ -449,3 +467,44 @@ def test_the_sweep_leaves_a_new_game_to_the_step_writing_it(
     clock.advance(leases.LEASE_SECONDS + 1)  # should the hand-over never come
     deliverer.sweep()
     assert written.game.id in deliverer.kicked, "taken up once its lease lapsed"
+
+
+def test_a_lapsed_lease_is_taken_over_however_many_streams_this_process_is_busy_with(
+    fake: FakeSlack, sessions: sessionmaker[Session], clock: Clock
+) -> None:
+    """The sweep lists at most a thousand due streams, and a process in a storm may hold that
+    many of its own: a stream whose lease lapsed in another's hands is still taken over at the
+    sweep, whatever its id, or its game would wait out the storm."""
+    busy = KicksNoted(sessions, lambda team: None, lambda g, e: None, now=clock)
+    lapsed = 9_000_000
+    with transaction(sessions) as session:
+        session.execute(
+            text(
+                "INSERT INTO outbox (stream, team_id, surface, version, channel, text, attempts,"
+                " due_at) SELECT s, 'T0001', 'lobby', 1, 'C0BUSY', 'busy', 0, :now"
+                " FROM generate_series(8000000, 8001100) AS s"
+                " UNION ALL SELECT :lapsed, 'T0001', 'lobby', 1, 'C0LAPSED', 'lapsed', 0, :now"
+            ),
+            {"now": clock() - timedelta(seconds=1), "lapsed": lapsed},
+        )
+        session.execute(
+            text(
+                "INSERT INTO delivery_leases (stream, holder, until)"
+                " SELECT s, :busy, :later FROM generate_series(8000000, 8001100) AS s"
+                " UNION ALL SELECT :lapsed, 'elsewhere~0:1:gone', :earlier"
+            ),
+            {
+                "busy": busy.holder,
+                "later": clock() + timedelta(seconds=60),
+                "earlier": clock() - timedelta(seconds=60),
+                "lapsed": lapsed,
+            },
+        )
+    try:
+        busy.sweep()
+        assert lapsed in busy.kicked, "taken over and kicked"
+        assert lease_of(sessions, lapsed) is None, "let go, for any process to claim"
+    finally:
+        with transaction(sessions) as session:
+            session.execute(text("DELETE FROM delivery_leases WHERE stream >= 8000000"))
+            session.execute(text("DELETE FROM outbox WHERE stream >= 8000000"))
