@@ -397,6 +397,26 @@ def test_what_someone_has_read_stays_read_after_a_reload(page: Page, sandbox: Sa
     expect(page.locator(".sidebar .badge")).to_have_count(0)
 
 
+def test_a_private_answer_is_gone_after_a_reload_as_in_slack(page: Page, sandbox: Sandbox) -> None:
+    """Slack shows an ephemeral message ("Only visible to you") until the client reloads; the
+    sandbox page does too, and one that comes after the reload is shown."""
+    chat = ChatPage(page)
+    chat.play_as(PLAYERS[0])
+    chat.open_channel()
+    chat.type("/varulv help")
+    expect(chat.message("Only visible to you")).to_be_visible()
+    answers = page.locator(".pane .msg.ephemeral")
+    before = answers.count()
+    assert before >= 1
+    page.reload()
+    expect(page.locator(".pane")).to_be_visible()
+    chat.play_as(PLAYERS[0])
+    chat.open_channel()
+    expect(answers).to_have_count(0)
+    chat.type("/varulv help")
+    expect(answers).to_have_count(1)
+
+
 def test_block_kit_renders_like_slack(page: Page, sandbox: Sandbox) -> None:
     """What the game does not use yet renders too: fields, accessories, selects, links, code."""
     fake = sandbox.fake

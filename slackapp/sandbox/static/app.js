@@ -15,6 +15,9 @@
     open: {}, // person id -> "channel" | "dm" | "home"
     seen: {}, // person id -> { channel: ts, dm: ts }: the newest message they have looked at
     homeOpened: {}, // person id -> true once the Home tab was opened this visit
+    // The newest message when the page loaded: as in Slack, an ephemeral message from before
+    // a reload is gone, and only those that arrive on this page are shown.
+    loadedAfter: null,
   };
   const panes = new Map(); // person id -> Pane currently on screen
   const AVATAR_COLOURS = ["#e8912d", "#2bac76", "#4a8bd6", "#cd2553", "#8f5bd6", "#1c9a9a"];
@@ -50,6 +53,17 @@
   async function refresh() {
     const ids = store.workspace.people.map((p) => p.id);
     const states = await Promise.all(ids.map((id) => getJSON(`/api/state?as=${encodeURIComponent(id)}`)));
+    if (store.loadedAfter === null) {
+      const stamps = states.flatMap((s) => [...s.channel.messages, ...s.dm.messages]);
+      store.loadedAfter = Math.max(0, ...stamps.map((m) => Number(m.ts)));
+    }
+    for (const state of states) {
+      for (const conversation of [state.channel, state.dm]) {
+        conversation.messages = conversation.messages.filter(
+          (m) => !m.ephemeral || Number(m.ts) > store.loadedAfter,
+        );
+      }
+    }
     ids.forEach((id, index) => (store.states[id] = states[index]));
     // The oldest snapshot decides: anything newer than it is fetched on the next round.
     store.version = Math.min(...states.map((s) => s.version));
