@@ -54,6 +54,15 @@ def resigned_json(envelope: dict[str, Any]) -> SignedRequest:
     return SignedRequest(body, {"Content-Type": "application/json", **signed_headers(SECRET, body)})
 
 
+def lobby_at_home(fake: FakeSlack, app: InProcessApp, db: Engine, host: str) -> tuple[Table, str]:
+    """A lobby ``host`` opened in a shared channel from the stand-in's own workspace, which
+    becomes the channel's home: the table, and that workspace."""
+    table = Table(fake, app, db)
+    assert answer(app, command_from(fake, host, table.channel)) == ""
+    table.lobby()
+    return table, fake.identity.team_id
+
+
 def kept_of(db: Engine, user: str) -> int:
     """How many scores and seats name the person."""
     with db.connect() as connection:
@@ -133,10 +142,7 @@ def test_a_workspace_that_installed_varulv_alone_keeps_its_own_tables(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     anna, sister = new_people(fake, 2)
-    table = Table(fake, app, db)
-    home = fake.identity.team_id
-    answer(app, command_from(fake, anna, table.channel))
-    table.lobby()
+    table, home = lobby_at_home(fake, app, db, anna)
     alone = command_from(fake, sister, table.channel, team=SISTER, org_wide=False)
     assert answer(app, alone) == ""
     assert games_in(db, table.channel) == [(home, "lobby"), (SISTER, "lobby")]
@@ -146,10 +152,7 @@ def test_an_admin_of_another_workspace_sharing_the_channel_changes_its_settings(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     anna, sister = new_people(fake, 2)
-    table = Table(fake, app, db)
-    home = fake.identity.team_id
-    answer(app, command_from(fake, anna, table.channel))
-    table.lobby()
+    table, home = lobby_at_home(fake, app, db, anna)
     fake.set_role(sister, "admin")
     answer(app, command_from(fake, sister, table.channel, "settings", team=SISTER))
     table.wait(lambda: next(iter(fake.modals(sister)), None), "the settings modal")
