@@ -49,7 +49,7 @@ off in the outbox with its turn kept, so no call thread sleeps long."""
 Report = Callable[[int, m.Event], None]
 """Tell the step machine that Slack refused something for good: (the stream, the event). A
 game's stream is its id; a notice's is no game's, and only what concerns its channel follows
-(a standing table paused)."""
+(a standing table paused, and whoever made the change it told of told privately)."""
 
 
 def utc_now() -> datetime:
