@@ -298,5 +298,5 @@ def _report(
     table (first, so that word can say so)."""
     commit_step(sessions, stream, event, now)
     if isinstance(event, ChannelUnwritable):
-        pause_for_channel_of(sessions, stream, event.error)
-        channels.notice_refused(stream, event.error)
+        paused_for = pause_for_channel_of(sessions, stream, event.error)
+        channels.notice_refused(stream, event.error, paused_for)

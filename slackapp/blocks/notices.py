@@ -19,6 +19,27 @@ class About(StrEnum):
     UNSCHEDULED = "unscheduled"
 
 
+def paused_too(words: Words = ENGLISH) -> str:
+    """Added to the word to whoever changed the settings, when the refusal paused the standing
+    table they had set there too."""
+    return words._(
+        "The channel's standing table is paused too: no table opens there until Varulv is in "
+        "and someone saves it again with `/varulv schedule`."
+    )
+
+
+def table_paused(channel: str, error: str, words: Words = ENGLISH) -> str:
+    """To whoever set the channel's standing table, when another's notice refused there
+    paused it."""
+    return words._(
+        "Varulv can't post in <#{channel}> (Slack says `{error}`), so the standing table you set "
+        "there is paused: no table opens there until you invite Varulv with `/invite @Varulv` "
+        "and save it again with `/varulv schedule`.",
+        channel=channel,
+        error=error,
+    )
+
+
 def unheard(about: About, channel: str, error: str, words: Words = ENGLISH) -> str:
     """To whoever made the change that the channel's notice told of, once Slack refused the
     notice with ``error``."""

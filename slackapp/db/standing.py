@@ -133,12 +133,13 @@ def lobby_closed(session: Session, lobby: Lobby) -> None:
     )
 
 
-def pause(session: Session, team_id: str, channel_id: str, why: str) -> bool:
+def pause(session: Session, team_id: str, channel_id: str, why: str) -> str | None:
+    """Pause the channel's standing table, if it has one that runs: who set it, or None."""
     row = session.get(StandingTable, (team_id, channel_id), with_for_update=True)
     if row is None or row.paused is not None:
-        return False
+        return None
     row.paused = why[:64]
-    return True
+    return row.owner_user_id
 
 
 def regulars(session: Session, team_id: str, channel_id: str) -> list[str]:

@@ -117,12 +117,13 @@ class ChannelService:
             stream = notice(connection, team_id, enterprise_id, channel_id, text, told, by)
         self.deliverer.kick(stream)
 
-    def notice_refused(self, stream: int, error: str) -> None:
+    def notice_refused(self, stream: int, error: str, paused_for: str | None = None) -> None:
         """Slack refused the channel's notice of ``stream`` for good, ``error`` saying why (the
         channel refuses Varulv: nobody added it there, say): whoever made the change it told of
         is told privately, in the channel's language, that the change stands, the channel was
         not told, and how to add Varulv. Nothing for a game's stream, which the game's own
-        step answers, nor for a notice whose author was told already."""
+        step answers, nor for a notice whose author was told already. ``paused_for``: who set
+        the channel's standing table, when the refusal paused it; they hear so too."""
         with transaction(self.sessions) as session:
             connection = session.connection()
             refused = refused_notice(connection, stream)
@@ -130,8 +131,15 @@ class ChannelService:
                 return
             team_id, enterprise_id, channel, about, by = refused
             chosen = channels.choice_in(session, team_id, channel, self.lengths)
-            text = notices_screen.unheard(About(about), channel, error, words(chosen.language))
-            tell_privately(connection, stream, team_id, enterprise_id, by, text)
+            spoken = words(chosen.language)
+            told = notices_screen.unheard(About(about), channel, error, spoken)
+            if paused_for is not None and About(about) is not About.SCHEDULE:
+                if paused_for == by:
+                    told = f"{told} {notices_screen.paused_too(spoken)}"
+                else:
+                    paused = notices_screen.table_paused(channel, error, spoken)
+                    tell_privately(connection, stream, team_id, enterprise_id, paused_for, paused)
+            tell_privately(connection, stream, team_id, enterprise_id, by, told)
         with log_context(team_id=team_id, channel_id=channel, user_id=by):
             log.info(
                 "the channel refused its notice: who changed it is told", extra={"error": error}

@@ -348,13 +348,15 @@ class SeasonWrapUps:
         return last
 
 
-def pause_for_channel_of(sessions: sessionmaker[Session], stream: int, error: str) -> None:
+def pause_for_channel_of(sessions: sessionmaker[Session], stream: int, error: str) -> str | None:
     """Slack refuses to post in the channel of an outbox stream (a game's, or a notice's) for
     good: the channel's standing table stops opening tables there until someone sets it
-    again."""
+    again. Who set it, when this paused it."""
     with transaction(sessions) as session:
         game = session.get(Game, stream)
         where = (game.team_id, game.channel_id) if game else streams.channel_of(session, stream)
-        if where is not None and standing.pause(session, *where, error):
-            with log_context(team_id=where[0], channel_id=where[1]):
-                log.info("standing table paused", extra={"error": error})
+        owner = None if where is None else standing.pause(session, *where, error)
+    if where is not None and owner is not None:
+        with log_context(team_id=where[0], channel_id=where[1]):
+            log.info("standing table paused", extra={"error": error})
+    return owner

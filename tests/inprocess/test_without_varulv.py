@@ -161,3 +161,46 @@ def test_whoever_saved_is_told_in_the_channels_language(
     )
     assert "bjud in Varulv med `/invite @Varulv`" in told.text
     assert "can't post" not in told.text and "Invite" not in told.text
+
+
+def a_running_standing_table(db: Engine, table: Table, owner: str) -> None:
+    """A standing table set while Varulv was still in the channel (it was removed since)."""
+    with db.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day, zone,"
+                " lobby_minutes, next_at, owner_user_id)"
+                " VALUES (:t, :c, 1, 600, 'UTC', 20, now() + interval '1 day', :u)"
+            ),
+            {"t": table.fake.identity.team_id, "c": table.channel, "u": owner},
+        )
+
+
+def test_settings_refused_where_someone_else_set_a_standing_table_tell_them_it_is_paused(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    table = without_varulv(fake, app, db, private=False)
+    owner, admin = an_admin(fake), an_admin(fake)
+    a_running_standing_table(db, table, owner)
+    open_form(table, admin, "settings")
+    fake.view_submission(admin, {"day_seconds": "240"})
+    (paused,) = table.wait(lambda: told_about(table, owner) or None, "a word to who set it")
+    assert "the standing table you set there is paused" in paused.text
+    assert "`/invite @Varulv`" in paused.text
+    (saved,) = table.wait(lambda: told_about(table, admin) or None, "a word to who saved")
+    assert "changed its settings" in saved.text and "paused too" not in saved.text
+    stored = row(db, "standing_tables", table.channel)
+    assert stored is not None and stored["paused"] == "not_in_channel"
+
+
+def test_settings_refused_where_their_saver_set_the_standing_table_say_both_in_one_word(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    table = without_varulv(fake, app, db, private=False)
+    admin = an_admin(fake)
+    a_running_standing_table(db, table, admin)
+    open_form(table, admin, "settings")
+    fake.view_submission(admin, {"day_seconds": "240"})
+    (told,) = table.wait(lambda: told_about(table, admin) or None, "one word to who saved")
+    assert "changed its settings" in told.text
+    assert "The channel's standing table is paused too" in told.text
