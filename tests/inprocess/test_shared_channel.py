@@ -240,8 +240,9 @@ def test_forget_me_finds_a_game_another_workspace_kept_before_the_channel_had_a_
 
 
 def test_a_database_away_is_said_to_whoever_asks_in_a_shared_channel(postgres: str) -> None:
-    """Finding a shared channel's table reads the database: with it away, the command is
-    answered that it is, as every other command is, not failed at Slack."""
+    """Finding a shared channel's table reads the database: with it away, a command is
+    answered that it is, and a form keeps open saying so, as everywhere else, rather than
+    failing at Slack."""
     url = migrated_database(postgres, "shared_channel_outage")
     name = make_url(sqlalchemy_url(url)).database
     admin = create_engine(sqlalchemy_url(postgres), isolation_level="AUTOCOMMIT")
@@ -252,6 +253,11 @@ def test_a_database_away_is_said_to_whoever_asks_in_a_shared_channel(postgres: s
     ):
         (anna,) = new_people(fake, 1)
         fake.add_channel("C0AWAY", "away")
+        fake.set_role(anna, "admin")
+        answer(app, command_from(fake, anna, "C0AWAY", "settings", team=SISTER))
+        fake.wait_for(lambda: next(iter(fake.modals(anna)), None), what="the settings form")
+        values: dict[str | tuple[str, str], Any] = {"day_seconds": "240"}
+        submitted = signed(fake, lambda: fake.view_submission(anna, values))
         with admin.connect() as connection:
             connection.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false'))
             connection.execute(
@@ -268,6 +274,11 @@ def test_a_database_away_is_said_to_whoever_asks_in_a_shared_channel(postgres: s
                 lambda: UNAVAILABLE in [m.text for m in fake.ephemerals(anna, "C0AWAY")] or None,
                 what="the stop answered",
             )
+            from_sister = from_workspace(submitted, anna, SISTER, ORG, org_wide=True)
+            saved = app.send(from_sister, database_away=True)
+            assert saved.status_code == 200, saved.text
+            assert saved.json()["response_action"] == "errors", "the form stays open"
+            assert "can't reach its database" in str(saved.json()["errors"])
         finally:
             with admin.connect() as connection:
                 connection.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true'))
