@@ -10,7 +10,6 @@ from slack_bolt.context.respond import Respond
 from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-from sqlalchemy.exc import SQLAlchemyError
 
 import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
@@ -83,11 +82,7 @@ def register(
         team, channel = slack_id(command.get("team_id")), slack_id(command.get("channel_id"))
         enterprise = slack_id(command.get("enterprise_id")) or None
         org_wide = bool(request.context.is_enterprise_install)
-        try:
-            return channels.table_team(team, channel, enterprise, org_wide)
-        except SQLAlchemyError:  # an outage is logged once (logs.DatabaseOutage)
-            log.exception("could not find the channel's table")
-            return None
+        return channels.reachable_table_team(team, channel, enterprise, org_wide)
 
     def answer(command: dict[str, Any], request: BoltRequest) -> Reply:
         team, channel, user = (slack_id(command.get(key)) for key in COMMAND_SOURCE)

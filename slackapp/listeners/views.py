@@ -3,13 +3,11 @@ handed whole to one step of the channel service."""
 
 from __future__ import annotations
 
-import logging
 from datetime import time
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
 from slack_sdk import WebClient
-from sqlalchemy.exc import SQLAlchemyError
 
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
@@ -24,8 +22,6 @@ from slackapp.listeners.ack import within_ack
 from slackapp.logs import log_context
 from slackapp.services.channel import ChannelService
 from slackapp.shapes import slack_id
-
-log = logging.getLogger(__name__)
 
 
 def modal_words(view: dict[str, Any]) -> Words:
@@ -77,12 +73,9 @@ def table_team(channels: ChannelService, context: BoltContext, channel: str) -> 
     """The workspace whose table the form changes (a shared channel's, in an organisation);
     None when the database that says so cannot be reached."""
     team, enterprise = str(context.team_id or ""), context.enterprise_id
-    org_wide = bool(context.is_enterprise_install)
-    try:
-        return channels.table_team(team, channel, enterprise, org_wide)
-    except SQLAlchemyError:  # an outage is logged once (logs.DatabaseOutage)
-        log.exception("could not find the channel's table")
-        return None
+    return channels.reachable_table_team(
+        team, channel, enterprise, bool(context.is_enterprise_install)
+    )
 
 
 def register(app: App, channels: ChannelService) -> None:

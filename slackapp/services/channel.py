@@ -98,6 +98,17 @@ class ChannelService:
         its workspaces share has one table, one set of settings and one leaderboard."""
         return channels.table_team(self.sessions, team_id, channel_id, enterprise_id, org_wide)
 
+    def reachable_table_team(
+        self, team_id: str, channel_id: str, enterprise_id: str | None, org_wide: bool
+    ) -> str | None:
+        """``table_team``, or None when the database that says so cannot be reached: the
+        request is then answered that it is (an outage is logged once, logs.DatabaseOutage)."""
+        try:
+            return self.table_team(team_id, channel_id, enterprise_id, org_wide)
+        except SQLAlchemyError:
+            log.exception("could not find the channel's table")
+            return None
+
     def tell_channel(
         self,
         team_id: str,

@@ -63,6 +63,18 @@ def lobby_at_home(fake: FakeSlack, app: InProcessApp, db: Engine, host: str) -> 
     return table, fake.identity.team_id
 
 
+def to_the_reveal(table: Table, host: str, others: list[str]) -> None:
+    """``host`` and ``others`` seated, a night played, everyone's ballot for Nobody, revealed."""
+    everyone = [host, *others]
+    table.seat_people(host, others)
+    table.start(host)
+    table.play_night(everyone)
+    table.heard_enough(everyone[:2])
+    table.wait_for_phase("vote")
+    table.vote(dict.fromkeys(everyone, "Nobody"))
+    table.reveal()
+
+
 def kept_of(db: Engine, user: str) -> int:
     """How many scores and seats name the person."""
     with db.connect() as connection:
@@ -104,13 +116,7 @@ def test_a_channel_an_organisations_workspaces_share_has_one_table(
     table.ephemeral(sister, "can stop this game")  # the table it found is not hers to stop
     assert games_in(db, table.channel) == [(home, "lobby")]
 
-    table.seat_people(anna, [bo, sister])
-    table.start(anna)
-    table.play_night([anna, bo, sister])
-    table.heard_enough([anna, bo])
-    table.wait_for_phase("vote")
-    table.vote({anna: "Nobody", bo: "Nobody", sister: "Nobody"})
-    table.reveal()
+    to_the_reveal(table, anna, [bo, sister])
 
     board = answer(app, command_from(fake, sister, table.channel, "score", team=SISTER))
     assert "<@" + anna + ">" in board or anna in board, board
@@ -218,13 +224,7 @@ def test_forget_me_finds_a_game_another_workspace_kept_before_the_channel_had_a_
     anna, bo, sister = new_people(fake, 3)
     table = Table(fake, app, db)
     answer(app, command_from(fake, anna, table.channel))
-    table.seat_people(anna, [bo, sister])
-    table.start(anna)
-    table.play_night([anna, bo, sister])
-    table.heard_enough([anna, bo])
-    table.wait_for_phase("vote")
-    table.vote({anna: "Nobody", bo: "Nobody", sister: "Nobody"})
-    table.reveal()
+    to_the_reveal(table, anna, [bo, sister])
     with db.begin() as connection:  # as if a workspace with no home had kept it
         for kept in ("games", "scores"):
             connection.execute(
