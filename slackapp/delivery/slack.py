@@ -117,6 +117,26 @@ class BriefRateLimitRetryHandler(RateLimitErrorRetryHandler):
         return super().can_retry(state=state, request=request, response=response, error=error)
 
 
+class BadGatewayRetryHandler(RetryHandler):
+    """A retry after Slack's front end answered 502, which slack_sdk's server error handler
+    leaves out: like a 500, the answer may not have reached Slack. A 504 is not tried again,
+    as the answer may still be applied, like a try that timed out."""
+
+    def can_retry(
+        self,
+        *,
+        state: RetryState,
+        request: HttpRequest,
+        response: HttpResponse | None = None,
+        error: Exception | None = None,
+    ) -> bool:
+        return (
+            state.current_attempt < self.max_retry_count
+            and response is not None
+            and response.status_code == 502
+        )
+
+
 def retry_after(response: HttpResponse) -> float:
     """Slack's ``Retry-After``, in seconds: 0 when there is none, infinity when it is no whole
     number (slack_sdk could not wait for it)."""
@@ -128,11 +148,12 @@ def retry_after(response: HttpResponse) -> float:
 
 
 def answer_retries() -> list[RetryHandler]:
-    """The retries of a private answer: after a dropped connection, a 500 or 503, or a 429 with
-    a short ``Retry-After``; ``ANSWER_RETRIES`` in all, whichever failed."""
+    """The retries of a private answer: after a dropped connection, a 500, 502 or 503, or a 429
+    with a short ``Retry-After``; ``ANSWER_RETRIES`` in all, whichever failed."""
     return [
         ConnectionErrorRetryHandler(max_retry_count=ANSWER_RETRIES),
         ServerErrorRetryHandler(max_retry_count=ANSWER_RETRIES),
+        BadGatewayRetryHandler(max_retry_count=ANSWER_RETRIES),
         BriefRateLimitRetryHandler(ANSWER_RETRIES, ANSWER_WAITS_AT_MOST_SECONDS),
     ]
 

@@ -143,6 +143,7 @@ def test_stop(fake: FakeSlack, app: InProcessApp, db: Engine) -> None:
 
 FAILED_ONCE = {
     "Slack failing": ApiAnswer({"ok": False, "error": "internal_error"}, 500),
+    "Slack's gateway failing": ApiAnswer({}, 502),
     "Slack throttling": ApiAnswer({"ok": False, "error": "ratelimited"}, 429, {"Retry-After": "1"}),
     "the connection dropped": ApiAnswer({}, hang_up=True),
 }
