@@ -20,6 +20,7 @@ from slackapp.blocks.home import ChannelSeason, home_view
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.lobby import cancel_question, lobby, lobby_closed
 from slackapp.blocks.night import knowledge_text, night_board, night_dm, night_over
+from slackapp.blocks.notices import remedy
 from slackapp.blocks.render import render
 from slackapp.blocks.reveal import dm_game_over, reveal
 from slackapp.blocks.screen import Screen, deck_text, sections, slack_time
@@ -1122,3 +1123,25 @@ def test_the_reveal_offers_play_again_for_its_game_only_when_asked() -> None:
     again = reveal(outcome, labels, game_id=GAME)
     assert targets(again) == [(ids.PLAY_AGAIN, None)]
     assert "same people seated" in everything(again)
+
+
+REMEDIES = {
+    "not_in_channel": "`/invite @Varulv`",
+    "channel_not_found": "`/invite @Varulv`",
+    "is_archived": "unarchive it",
+    "restricted_action_read_only_channel": "let Varulv post there",
+    "ekm_access_denied": "check that Varulv is installed",
+}
+
+
+@pytest.mark.parametrize("error", REMEDIES)
+def test_a_channel_that_refuses_varulv_is_answered_with_what_lets_it_post_there(
+    error: str,
+) -> None:
+    """Only a channel Varulv is not in is helped by inviting it; each other refusal gets its
+    own remedy, in each language."""
+    english = remedy(error)
+    assert REMEDIES[error] in english
+    assert ("/invite" in english) == (error in {"not_in_channel", "channel_not_found"})
+    swedish = remedy(error, words(Language.SWEDISH))
+    assert swedish != english and ("/invite" in swedish) == ("/invite" in english)

@@ -1,7 +1,8 @@
 """What a channel's notice (its settings or standing table changed) turns into when Slack
 refuses it because the channel refuses Varulv (nobody added it there, say): a private word to
-whoever made the change, that it stands all the same, the channel was not told, and how to
-add Varulv. It begins as the word to a host whose table could not open there begins."""
+whoever made the change, that it stands all the same, the channel was not told, and what lets
+Varulv post there again. It begins as the word to a host whose table could not open there
+begins, and ends with the same remedy (:func:`remedy`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,25 @@ class About(StrEnum):
     UNSCHEDULED = "unscheduled"
 
 
+NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})
+"""Slack's errors for a channel Varulv was never added to (a private one it cannot even see)."""
+
+
+def remedy(error: str, words: Words = ENGLISH) -> str:
+    """What lets Varulv post in a channel that refused it with Slack's ``error`` again."""
+    w = words
+    if error in NOT_A_MEMBER:
+        return w._("Invite Varulv there with `/invite @Varulv`.")
+    if error == "is_archived":
+        return w._("The channel is archived: unarchive it first.")
+    if error.startswith("restricted_action"):
+        return w._(
+            "Only some members may post in that channel: ask a workspace admin to let Varulv "
+            "post there."
+        )
+    return w._("Ask a workspace admin to check that Varulv is installed and may post there.")
+
+
 def paused_too(words: Words = ENGLISH) -> str:
     """Added to the word to whoever changed the settings, when the refusal paused the standing
     table they had set there too."""
@@ -31,13 +51,14 @@ def paused_too(words: Words = ENGLISH) -> str:
 def table_paused(channel: str, error: str, words: Words = ENGLISH) -> str:
     """To whoever set the channel's standing table, when another's notice refused there
     paused it."""
-    return words._(
+    paused = words._(
         "Varulv can't post in <#{channel}> (Slack says `{error}`), so the standing table you set "
-        "there is paused: no table opens there until you invite Varulv with `/invite @Varulv` "
-        "and save it again with `/varulv schedule`.",
+        "there is paused: no table opens there until Varulv can post there and you save it again "
+        "with `/varulv schedule`.",
         channel=channel,
         error=error,
     )
+    return f"{paused} {remedy(error, words)}"
 
 
 def unheard(about: About, channel: str, error: str, words: Words = ENGLISH) -> str:
@@ -45,22 +66,23 @@ def unheard(about: About, channel: str, error: str, words: Words = ENGLISH) -> s
     notice with ``error``."""
     w = words
     if about is About.SETTINGS:
-        return w._(
+        saved = w._(
             "Varulv can't post in <#{channel}> (Slack says `{error}`), so the channel was not "
             "told that you changed its settings. They are saved all the same, and the next game "
-            "there uses them: invite Varulv with `/invite @Varulv`, then type `/varulv` to play.",
+            "there uses them.",
             channel=channel,
             error=error,
         )
+        return f"{saved} {remedy(error, w)}"
     if about is About.SCHEDULE:
-        return w._(
+        paused = w._(
             "Varulv can't post in <#{channel}> (Slack says `{error}`), so the channel was not "
             "told of the standing table you set. It is saved, but paused: no table opens there "
-            "until you invite Varulv with `/invite @Varulv` and save it again with "
-            "`/varulv schedule`.",
+            "until Varulv can post there and you save it again with `/varulv schedule`.",
             channel=channel,
             error=error,
         )
+        return f"{paused} {remedy(error, w)}"
     return w._(
         "Varulv can't post in <#{channel}> (Slack says `{error}`), so the channel was not told "
         "that you removed its standing table. It is removed all the same.",

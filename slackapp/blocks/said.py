@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final, Literal, TypeAlias
 
+from slackapp.blocks.notices import remedy
 from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.cards import MAX_SEATS, MIN_SEATS
 from slackapp.game.lines import Line, Message, SeatName
@@ -326,7 +327,7 @@ def _heard_enough(count: int, total: int, w: Words) -> str:
 
 
 def _channel_lost(line: Line, w: Words) -> str:
-    again = w._("Invite Varulv with `/invite @Varulv`, then type `/varulv` to play again.")
+    again = w._("Then type `/varulv` to play again.")
     if line.flag:
         lost = w._(
             "Varulv can no longer post in <#{channel}> (Slack says `{error}`), so the game "
@@ -341,7 +342,7 @@ def _channel_lost(line: Line, w: Words) -> str:
             channel=line.channel,
             error=line.error,
         )
-    return f"{lost} {again}"
+    return f"{lost} {remedy(line.error, w)} {again}"
 
 
 def said_or_text(text: Line | str, words: Words = ENGLISH) -> str:

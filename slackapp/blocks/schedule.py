@@ -19,6 +19,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from slackapp.blocks.kit import Json, context, section
+from slackapp.blocks.notices import remedy
 from slackapp.blocks.screen import and_list
 from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.lines import Language
@@ -130,12 +131,9 @@ def status(
         when=describe(current, w),
     )
     if paused:
-        stopped = w._(
-            "*Paused*: Varulv could not post here (`{error}`). Invite it with `/invite @Varulv` "
-            "if it is not in the channel, then save to start again.",
-            error=paused,
-        )
-        return f"{line} {stopped}"
+        stopped = w._("*Paused*: Varulv could not post here (`{error}`).", error=paused)
+        again = w._("Then save to start again.")
+        return f"{line} {stopped} {remedy(paused, w)} {again}"
     if next_at is not None:
         upcoming = w._("Next: {when}.", when=when(next_at, w))
         line = f"{line} {upcoming}"

@@ -92,6 +92,7 @@ class FakeSlack:
         self.user_name = workspace.user_name
         self.add_channel = workspace.add_channel
         self.invite_bot = workspace.invite_bot
+        self.archive_channel = workspace.archive_channel
         self.channel_name = workspace.channel_name
         self.channels = workspace.channels
         self.dm_channel = workspace.dm_channel

@@ -59,6 +59,7 @@ class Workspace:
         self._channels: dict[str, str] = dict(channels or {"C0001": "general"})
         self._without_bot: dict[str, bool] = {}
         """Channels nobody added the bot to, each with whether it is private."""
+        self._archived: set[str] = set()
         self._dms: dict[str, str] = {}
         self._messages: dict[str, list[Message]] = {}
         self._views: dict[str, JSON] = {}
@@ -173,11 +174,19 @@ class Workspace:
         with self._lock:
             self._without_bot.pop(channel_id, None)
 
-    def bot_refused(self, channel_id: str) -> str | None:
-        """Slack's error for the bot writing in a channel it is not a member of: a private one
-        it cannot even see is ``channel_not_found``, a public one ``not_in_channel``; None
-        where it is a member (or the channel is unknown)."""
+    def archive_channel(self, channel_id: str) -> None:
+        """Archive a channel: nobody may post in it any more, Varulv included."""
         with self._lock:
+            self._archived.add(channel_id)
+
+    def bot_refused(self, channel_id: str) -> str | None:
+        """Slack's error for the bot writing in a channel it may not write in: an archived one
+        is ``is_archived``; one it is not a member of, if private (it cannot even see it),
+        ``channel_not_found``, if public ``not_in_channel``; None where it may (or the channel
+        is unknown)."""
+        with self._lock:
+            if channel_id in self._archived:
+                return "is_archived"
             private = self._without_bot.get(channel_id)
         if private is None:
             return None

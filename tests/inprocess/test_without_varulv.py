@@ -80,8 +80,7 @@ def test_settings_saved_where_varulv_is_not_are_kept_and_whoever_saved_them_is_t
     assert told.text == (
         f"Varulv can't post in <#{table.channel}> (Slack says `channel_not_found`), so the "
         "channel was not told that you changed its settings. They are saved all the same, and "
-        "the next game there uses them: invite Varulv with `/invite @Varulv`, then type "
-        "`/varulv` to play."
+        "the next game there uses them. Invite Varulv there with `/invite @Varulv`."
     )
 
     fake.invite_bot(table.channel)  # /invite @Varulv
@@ -107,7 +106,9 @@ def test_a_table_that_cannot_open_there_says_so_in_the_same_words(
     assert told.text.startswith(
         f"Varulv can't post in <#{table.channel}> (Slack says `channel_not_found`), so "
     )
-    assert "Invite Varulv with `/invite @Varulv`" in told.text
+    assert told.text.endswith(
+        "Invite Varulv there with `/invite @Varulv`. Then type `/varulv` to play again."
+    )
     assert table.public() == []
 
 
@@ -123,8 +124,8 @@ def test_a_standing_table_set_where_varulv_is_not_waits_until_it_is_saved_again_
     assert told.text == (
         f"Varulv can't post in <#{table.channel}> (Slack says `not_in_channel`), so the channel "
         "was not told of the standing table you set. It is saved, but paused: no table opens "
-        "there until you invite Varulv with `/invite @Varulv` and save it again with "
-        "`/varulv schedule`."
+        "there until Varulv can post there and you save it again with `/varulv schedule`. "
+        "Invite Varulv there with `/invite @Varulv`."
     )
     stored = row(db, "standing_tables", table.channel)
     assert stored is not None and stored["paused"] == "not_in_channel", "it opens nothing"
@@ -159,7 +160,7 @@ def test_whoever_saved_is_told_in_the_channels_language(
         f"Varulv kan inte skriva i <#{table.channel}> (Slack säger `channel_not_found`), så "
         "kanalen fick inte veta att du ändrade inställningarna."
     )
-    assert "bjud in Varulv med `/invite @Varulv`" in told.text
+    assert told.text.endswith("Bjud in Varulv dit med `/invite @Varulv`.")
     assert "can't post" not in told.text and "Invite" not in told.text
 
 
@@ -204,3 +205,23 @@ def test_settings_refused_where_their_saver_set_the_standing_table_say_both_in_o
     (told,) = table.wait(lambda: told_about(table, admin) or None, "one word to who saved")
     assert "changed its settings" in told.text
     assert "The channel's standing table is paused too" in told.text
+
+
+def test_a_game_whose_channel_was_archived_tells_its_host_to_unarchive_it_not_to_invite(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """Inviting Varulv does not help in a channel archived mid-game: its host is told what
+    does once the channel refuses the game's board."""
+    table = Table(fake, app, db)
+    (host, guest) = new_people(fake, 2)
+    table.seat_people(host, [guest], bots=True)
+    table.start(host)
+    table.wait_for_phase("night")
+    fake.archive_channel(table.channel)
+    table.play_night([host])  # the board counts who is done: the channel refuses it
+    (told,) = table.wait(lambda: told_about(table, host) or None, "a word to the host")
+    assert told.text == (
+        f"Varulv can no longer post in <#{table.channel}> (Slack says `is_archived`), so the "
+        "game there has ended and no one scores. The channel is archived: unarchive it first. "
+        "Then type `/varulv` to play again."
+    )
