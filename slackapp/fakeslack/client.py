@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import io
 import json
 import threading
 import time
@@ -17,6 +18,17 @@ import requests
 from slackapp.fakeslack.models import JSON
 
 SLACK_USER_AGENT = "Slackbot 1.0 (+https://api.slack.com/robots)"
+
+
+def made_response(status: int, body: bytes = b"", reason: str | None = None) -> requests.Response:
+    """An answer made here rather than received over HTTP, read as a received one is: its
+    body comes through ``raw``, the file-like object requests reads ``content`` from."""
+    response = requests.Response()
+    response.status_code = status
+    if reason is not None:
+        response.reason = reason
+    response.raw = io.BytesIO(body)
+    return response
 
 
 def signature(signing_secret: str, timestamp: str, body: str) -> str:
@@ -113,10 +125,7 @@ class AppClient:
         }
         if self.kept is not None:
             self.kept.append(SignedRequest(body, all_headers))
-            kept = requests.Response()
-            kept.status_code = 200  # as if acknowledged with an empty body
-            kept._content = b""
-            return kept
+            return made_response(200)  # as if acknowledged with an empty body
         return self.send(SignedRequest(body, all_headers))
 
     def send(

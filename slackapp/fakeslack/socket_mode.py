@@ -33,6 +33,7 @@ from websockets.frames import CloseCode
 from websockets.http11 import Request, Response
 from websockets.sync.server import Server, ServerConnection, serve
 
+from slackapp.fakeslack.client import made_response
 from slackapp.fakeslack.models import JSON
 from slackapp.fakeslack.webapi import ApiError, ApiRequest
 from slackapp.serving import ServerThread
@@ -369,11 +370,9 @@ def _hello(app_id: str, num_connections: int) -> JSON:
 
 def _answer(status: HTTPStatus, ack: JSON | None = None) -> requests.Response:
     """An ack as the fake reads HTTP answers: the ack's payload is the body."""
-    response = requests.Response()
-    response.status_code = status.value
-    response.reason = status.phrase
     payload = (ack or {}).get("payload")
-    response._content = b"" if payload is None else json.dumps(payload).encode()
+    body = b"" if payload is None else json.dumps(payload).encode()
+    response = made_response(status.value, body, status.phrase)
     response.headers["Content-Type"] = "application/json"
     return response
 

@@ -32,7 +32,7 @@ from slackapp.config import Settings
 from slackapp.db.models import OutboxEntry
 from slackapp.delivery.pacing import Limit, Pacer
 from slackapp.fakeslack import FakeSlack, SignedRequest, signed_headers
-from slackapp.fakeslack.client import SLACK_USER_AGENT
+from slackapp.fakeslack.client import SLACK_USER_AGENT, made_response
 from slackapp.fakeslack.models import JSON
 from slackapp.listeners import ack
 from slackapp.logs import quiet_libraries
@@ -229,11 +229,9 @@ class InProcessApp:
 
         sent_at = time.perf_counter()
         answer = b"".join(self.router(environ(scope, body), start_response))
-        response = requests.Response()
+        response = made_response(int(started[0].split()[0]), answer)
         response.elapsed = timedelta(seconds=time.perf_counter() - sent_at)
-        response.status_code = int(started[0].split()[0])
         response.headers.update(dict(started[1]))
-        response._content = answer
         if database_away:
             self.step_threads.wait_idle("steps")
             answers = ack.ANSWERS.get()
