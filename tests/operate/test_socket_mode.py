@@ -34,7 +34,7 @@ from tests.e2e.driver import Table
 from tests.operate.conftest import PEOPLE, fresh_database
 from tests.operate.test_stopping import ASKING, JOINING, waiting_on_locks
 from tests.reliability.support import new_people, signed
-from tests.waiting import until
+from tests.waiting import PATIENCE, until
 
 pytestmark = pytest.mark.long(16)
 
@@ -262,7 +262,7 @@ def connect(stand_in: tuple[FakeSlack, SocketMode]) -> Iterator[Callable[[Handle
         clients.append(client)
         client.socket_mode_request_listeners.append(handler)
         client.connect()
-        link.wait_for_connection(1, timeout=10)
+        link.wait_for_connection(1, timeout=PATIENCE)
 
     yield connected
     for client in clients:
@@ -278,7 +278,7 @@ def test_hello_comes_first_and_a_ticket_opens_one_connection(
     fake, link = stand_in
     url = str(WebClient(base_url=fake.api_url).apps_connections_open(app_token=APP_TOKEN)["url"])
     with websockets.sync.client.connect(url) as connection:
-        hello = json.loads(connection.recv(timeout=5))
+        hello = json.loads(connection.recv(timeout=PATIENCE))
         assert hello["type"] == "hello"
         assert hello["num_connections"] == 1
         assert hello["connection_info"] == {"app_id": fake.identity.app_id}

@@ -41,7 +41,7 @@ from slackapp.sandbox.run import Sandbox
 from slackapp.serving import free_port
 from tests import processes
 from tests.databases import migrated_database
-from tests.waiting import until
+from tests.waiting import PATIENCE, until
 
 pytestmark = pytest.mark.long(10)
 
@@ -95,7 +95,7 @@ class Client:
             },
         )
 
-    def wait_for(self, person: str, where: str, containing: str, timeout: float = 20) -> JSON:
+    def wait_for(self, person: str, where: str, containing: str, timeout: float = PATIENCE) -> JSON:
         """The newest message in ``where`` ("channel" or "dm") that ``person`` sees
         containing ``containing``, following the API's long-poll until it shows up."""
         deadline = time.monotonic() + timeout
@@ -634,7 +634,7 @@ def test_a_tab_closed_mid_answer_logs_one_quiet_line(
 def open_settings(client: Client, person: str) -> JSON:
     """Type ``/varulv settings``; the modal the person then sees."""
     assert client.command(person, "/varulv settings") == {"ok": True}
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + PATIENCE
     while (modal := client.state(person)["modal"]) is None:
         assert time.monotonic() < deadline, client.sandbox.app_log_tail()
         client.get("/api/changes", since=client.state(person)["version"], wait=2)
