@@ -7,7 +7,7 @@ import itertools
 import json
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import datetime
@@ -16,12 +16,17 @@ from typing import Any, Unpack
 
 import pytest
 from sqlalchemy import Engine, text
+from sqlalchemy.orm import Session, sessionmaker
 
 from slackapp.blocks.ids import ButtonValue
+from slackapp.db.engine import transaction
+from slackapp.db.models import Game, Seat
+from slackapp.delivery.outbox import enqueue
 from slackapp.fakeslack import FakeSlack, Message, SignedRequest
 from slackapp.fakeslack.models import JSON
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest
 from slackapp.game import machine as m
+from slackapp.game.effects import Effect
 from tests.e2e.conftest import AppProcess, PhaseLengths, start_app
 from tests.e2e.driver import Table
 from tests.waiting import PATIENCE
@@ -37,6 +42,32 @@ def new_people(fake: FakeSlack, count: int) -> list[str]:
         fake.add_user(user, f"p{user[1:4]}")
         users.append(user)
     return users
+
+
+def lobby_game(
+    fake: FakeSlack, sessions: sessionmaker[Session], channel: str, shown: Sequence[Effect] = ()
+) -> int:
+    """A lobby that U0HOST holds in ``channel`` (added to the stand-in), with ``shown`` in its
+    outbox from the same transaction."""
+    fake.add_channel(channel, channel.lower())
+    with transaction(sessions) as session:
+        game = Game(
+            team_id="T0001",
+            channel_id=channel,
+            host_user_id="U0HOST",
+            phase="lobby",
+            seed=1,
+            night_seconds=120,
+            day_seconds=300,
+            vote_seconds=120,
+            bots_allowed=True,
+        )
+        game.seats.append(Seat(position=0, user_id="U0HOST", display_name="host"))
+        session.add(game)
+        session.flush()
+        if shown:
+            enqueue(session.connection(), game, list(shown))
+        return game.id
 
 
 class Held:

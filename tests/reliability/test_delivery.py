@@ -34,7 +34,7 @@ from slackapp.game import machine as m
 from slackapp.game.effects import LOBBY_BOARD, ClosedView, Effect, Say, Show
 from tests import faults
 from tests.e2e.conftest import BOT_TOKEN
-from tests.reliability.support import Clock, Held
+from tests.reliability.support import Clock, Held, lobby_game
 from tests.waiting import until
 
 pytestmark = pytest.mark.long(14)
@@ -84,23 +84,7 @@ def deliverer(
 
 def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, str]:
     channel = f"C{next(_channels):04d}DLV"
-    fake.add_channel(channel, channel.lower())
-    with transaction(sessions) as session:
-        game = Game(
-            team_id="T0001",
-            channel_id=channel,
-            host_user_id="U0HOST",
-            phase="lobby",
-            seed=1,
-            night_seconds=120,
-            day_seconds=300,
-            vote_seconds=120,
-            bots_allowed=True,
-        )
-        game.seats.append(Seat(position=0, user_id="U0HOST", display_name="host"))
-        session.add(game)
-        session.flush()
-        return game.id, channel
+    return lobby_game(fake, sessions, channel), channel
 
 
 def show(sessions: sessionmaker[Session], game_id: int, *effects: Effect) -> None:

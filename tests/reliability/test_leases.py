@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.db import games
 from slackapp.db.engine import make_sessions, outside_transaction, transaction
 from slackapp.db.migrate import upgrade
-from slackapp.db.models import DeliveryLease, Game, OutboxEntry, Seat, SlackMessage
+from slackapp.db.models import DeliveryLease, Game, OutboxEntry, SlackMessage
 from slackapp.delivery import leases
 from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.outbox import enqueue
@@ -28,7 +28,7 @@ from slackapp.game.effects import LOBBY_BOARD, ClosedView, Show
 from slackapp.services import opening
 from slackapp.services.game import GameService
 from tests.e2e.conftest import BOT_TOKEN
-from tests.reliability.support import Held
+from tests.reliability.support import Held, lobby_game
 from tests.waiting import PATIENCE
 
 _channels = itertools.count(1)
@@ -73,24 +73,7 @@ def two(
 
 def new_game(fake: FakeSlack, sessions: sessionmaker[Session], text: str) -> tuple[int, str]:
     channel = f"C{next(_channels):04d}LSE"
-    fake.add_channel(channel, channel.lower())
-    with transaction(sessions) as session:
-        game = Game(
-            team_id="T0001",
-            channel_id=channel,
-            host_user_id="U0HOST",
-            phase="lobby",
-            seed=1,
-            night_seconds=120,
-            day_seconds=300,
-            vote_seconds=120,
-            bots_allowed=True,
-        )
-        game.seats.append(Seat(position=0, user_id="U0HOST", display_name="host"))
-        session.add(game)
-        session.flush()
-        enqueue(session.connection(), game, [Show(LOBBY_BOARD, ClosedView(text))])
-        return game.id, channel
+    return lobby_game(fake, sessions, channel, [Show(LOBBY_BOARD, ClosedView(text))]), channel
 
 
 def session_channel(sessions: sessionmaker[Session], game_id: int) -> str:

@@ -27,7 +27,7 @@ from slackapp.fakeslack.limits import Limiter
 from slackapp.game.effects import LOBBY_BOARD, ClosedView, LobbyView, Show, View, settles
 from slackapp.game.lines import SeatName
 from tests.e2e.conftest import BOT_TOKEN
-from tests.reliability.support import Clock
+from tests.reliability.support import Clock, lobby_game
 from tests.waiting import until
 
 _channels = itertools.count(1)
@@ -52,21 +52,7 @@ def limited(fake: FakeSlack) -> Iterator[FakeSlack]:
 
 def new_game(fake: FakeSlack, sessions: sessionmaker[Session]) -> tuple[int, str]:
     channel = f"C{next(_channels):04d}LIM"
-    fake.add_channel(channel, channel.lower())
-    with transaction(sessions) as session:
-        game = Game(
-            team_id="T0001",
-            channel_id=channel,
-            host_user_id="U0HOST",
-            phase="lobby",
-            seed=1,
-            night_seconds=120,
-            day_seconds=300,
-            vote_seconds=120,
-        )
-        session.add(game)
-        session.flush()
-        return game.id, channel
+    return lobby_game(fake, sessions, channel), channel
 
 
 def show(
