@@ -10,6 +10,7 @@ from slack_bolt.context.respond import Respond
 from slack_bolt.request import BoltRequest
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
+from slack_sdk.models.views import View
 
 import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
@@ -194,11 +195,7 @@ def _open_settings(
     if not isinstance(trigger, str) or not trigger:  # Slack opens a form only with one
         send(respond, Reply(spoken._(NO_TRIGGER, command="/varulv settings")))
         return
-    try:
-        client.views_open(trigger_id=trigger, view=view)
-    except SlackApiError as error:
-        log.warning("could not open the settings: %s", error.response.get("error"))
-        send(respond, Reply(spoken._(NOT_OPENED, command="/varulv settings")))
+    _open_form(client, trigger, view, "/varulv settings", respond, spoken)
 
 
 def person_zone(client: WebClient, user: str) -> str:
@@ -236,8 +233,20 @@ def _open_schedule(
     view = schedule_screen.schedule_modal(
         channel, now.current, now.next_at, now.paused, zone, spoken, lost_zone=now.lost_zone
     )
+    _open_form(client, trigger, view, "/varulv schedule", respond, spoken)
+
+
+def _open_form(
+    client: WebClient,
+    trigger: str,
+    view: View,
+    command: str,
+    respond: Respond,
+    spoken: Words,
+) -> None:
+    """Open the form ``command`` asked for, or say privately that Slack would not."""
     try:
         client.views_open(trigger_id=trigger, view=view)
     except SlackApiError as error:
-        log.warning("could not open the schedule: %s", error.response.get("error"))
-        send(respond, Reply(spoken._(NOT_OPENED, command="/varulv schedule")))
+        log.warning("could not open the form of %s: %s", command, error.response.get("error"))
+        send(respond, Reply(spoken._(NOT_OPENED, command=command)))
