@@ -24,9 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
-from socketserver import ThreadingMixIn
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -48,7 +46,7 @@ from sqlalchemy import Engine, func, select
 from slackapp.config import hand_down_metrics_folder, metrics_folder_from_env
 from slackapp.db.engine import AUTOCOMMIT
 from slackapp.db.models import TIMED_PHASES, Game, OutboxEntry, ReinstallNeeded
-from slackapp.serving import ServerThread
+from slackapp.serving import ServerThread, wsgi_server
 
 # No ``_created`` line beside every series: Prometheus does not read them, and they were a
 # fifth of what a scrape formats. The process's RSS, CPU and open files stay; the garbage
@@ -240,15 +238,6 @@ def exposition(engine: Engine) -> Callable[[], tuple[bytes, str]]:
     return scrape
 
 
-class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True  # a scrape in hand never holds the process up at exit
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        """No line a scrape: Prometheus asks every few seconds."""
-
-
 def metrics_server(engine: Engine, host: str, port: int) -> ServerThread:
     """``GET /metrics`` on ``host:port`` alone (an ``OSError`` if it cannot listen there),
     on threads of its own: never on Slack's port, where anyone could read it. Started by the
@@ -264,9 +253,7 @@ def metrics_server(engine: Engine, host: str, port: int) -> ServerThread:
         start_response("200 OK", [("Content-Type", content_type)])
         return [body]
 
-    server = make_server(
-        host, port, answer, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler
-    )
+    server = wsgi_server(host, port, answer)
     return ServerThread(server.serve_forever, server.shutdown, "varulv-metrics")
 
 

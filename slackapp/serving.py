@@ -1,5 +1,6 @@
-"""Serving locally: a server in a thread of its own, ``varulv serve`` in a process of its own,
-and a free port for either. The sandbox uses them, and so do the tests and the benchmarks."""
+"""Serving locally: a server in a thread of its own (a WSGI app's among them), ``varulv serve``
+in a process of its own, and a free port for either. The sandbox uses them, and so do the tests
+and the benchmarks."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from socketserver import ThreadingMixIn
+from typing import Any, Protocol
 from urllib.parse import urlsplit
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.types import WSGIApplication
 
 import requests
 
@@ -53,6 +57,21 @@ class ServerThread:
             self._shutdown()
             self._thread.join()
             self._thread = None
+
+
+class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True  # a request in hand never holds the process up at exit
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        """No line a request: what asks every few seconds (Prometheus) would fill the log."""
+
+
+def wsgi_server(host: str, port: int, app: WSGIApplication) -> WSGIServer:
+    """``app`` on ``host:port`` (0: a free port), a thread a request, with no log line a
+    request; it serves once ``serve_forever`` runs (:class:`ServerThread`)."""
+    return make_server(host, port, app, _ThreadingWSGIServer, _QuietHandler)
 
 
 def app_environment(

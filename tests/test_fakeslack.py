@@ -14,10 +14,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from socketserver import ThreadingMixIn
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.simple_server import WSGIServer
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
 import pytest
@@ -33,6 +32,7 @@ from slack_sdk.webhook import WebhookClient
 from slackapp.fakeslack import SLACK, UNLIMITED, FakeSlack, Message
 from slackapp.fakeslack.limits import METHOD_TIERS, TIERS, Limiter
 from slackapp.fakeslack.webapi import Answerer, ApiAnswer, ApiRequest, checked_blocks
+from slackapp.serving import wsgi_server
 from tests import faults
 from tests.waiting import PATIENCE
 
@@ -94,24 +94,13 @@ VOTE_MODAL: dict[str, Any] = {
 # -- serving WSGI apps for the fake to call ---------------------------------------
 
 
-class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-
-
-class _QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def serve() -> Iterator[Callable[[WSGIApplication], str]]:
     """Serve WSGI apps on free ports for the test; yields a function returning each URL."""
     servers: list[WSGIServer] = []
 
     def start(app: WSGIApplication) -> str:
-        server = make_server(
-            "127.0.0.1", 0, app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler
-        )
+        server = wsgi_server("127.0.0.1", 0, app)
         serving = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
         serving.start()
         servers.append(server)
