@@ -4,6 +4,7 @@ one folder of its own, removed when the run ends, after every process a test sta
 from __future__ import annotations
 
 import contextlib
+import multiprocessing.util
 import os
 import shutil
 import tempfile
@@ -13,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from slackapp.db.engine import sqlalchemy_url
-from tests import forked, processes
+from tests import processes
 from tests.databases import (
     RUN_SERVER,
     embedded_server,
@@ -33,6 +34,9 @@ _server_starting: threading.Thread | None = None
 
 def pytest_configure(config: pytest.Config) -> None:
     global _folder, _tempdir_before
+    # multiprocessing's own folder (the fork server's socket) stays where it was: multiprocessing
+    # removes it at exit, after this run's folder is gone.
+    multiprocessing.util.get_temp_dir()
     _tempdir_before = tempfile.tempdir
     _folder = Path(tempfile.mkdtemp(prefix="varulv-tests-"))
     _folder.chmod(0o755)  # the embedded PostgreSQL runs as a user of its own when we are root
@@ -110,7 +114,6 @@ def _make_the_postgres_user_once() -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     processes.end_all()
-    forked.stop_fork_server()
     if _server_starting is not None:
         _server_starting.join()
     _server.close()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
-import multiprocessing.util
 import os
 import subprocess
 import sys
@@ -85,9 +84,3 @@ def _run_module(arguments: list[str], env: dict[str, str], log: str, cwd: str) -
     module, *rest = arguments
     sys.argv = [module, *rest]
     sys.exit(importlib.import_module(module).main(rest))  # as its ``__main__`` block does
-
-
-def stop_fork_server() -> None:
-    """Stop the fork server and remove its socket's folder now, as multiprocessing would at exit:
-    the folder is in the run's temporary folder, which goes before the interpreter exits."""
-    multiprocessing.util._exit_function()  # type: ignore[attr-defined]  # idempotent, as at exit
