@@ -8,7 +8,7 @@ from alembic import context
 from alembic.util import CommandError
 from sqlalchemy import Connection, create_engine, pool, text
 
-from slackapp.config import Settings
+from slackapp.config import Settings, SettingsError
 from slackapp.db.engine import database_url
 from slackapp.db.migrate import MIGRATION_LOCK, SchemaAhead, refuse_a_newer_schema
 from slackapp.db.models import Base
@@ -35,7 +35,10 @@ def url() -> str:
     given = config.get_main_option("sqlalchemy.url")
     if given:
         return given
-    settings = Settings.from_env()
+    try:
+        settings = Settings.from_env()
+    except SettingsError as error:  # alembic says a CommandError in one line
+        raise CommandError(str(error)) from None
     return database_url(settings.database_url, settings.data_dir)
 
 

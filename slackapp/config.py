@@ -150,8 +150,33 @@ def token_keys_from_env() -> tuple[str, ...]:
     return keys
 
 
+POSTGRES_SCHEMES = ("postgres://", "postgresql://", "postgresql+psycopg://")
+"""How ``DATABASE_URL`` may begin: the platforms' ``postgres://`` or libpq's ``postgresql://``."""
+
+
 def database_url_from_env() -> str | None:
-    return os.environ.get("DATABASE_URL") or None
+    """``DATABASE_URL``; None when unset. One that is no PostgreSQL URL is refused in a line that
+    never repeats it, since it holds the password."""
+    raw = os.environ.get("DATABASE_URL") or None
+    if raw is None:
+        return None
+    from sqlalchemy import make_url  # only then: a start without it need not import it
+    from sqlalchemy.exc import ArgumentError
+
+    shape = "postgresql://user:password@host:5432/name"
+    scheme, found, _ = raw.partition("://")
+    if not raw.startswith(POSTGRES_SCHEMES):
+        sane = found and scheme.isascii() and scheme.replace("+", "").isalnum()
+        what = f"a {scheme}:// one" if sane and len(scheme) <= 20 else "something else"
+        raise SettingsError(f"DATABASE_URL must be a PostgreSQL URL ({shape}), not {what}")
+    try:
+        make_url(raw)
+    except (ValueError, ArgumentError):
+        raise SettingsError(
+            f"DATABASE_URL cannot be read as a URL ({shape}): a port that is no number, or "
+            "one of :/@?# in the password not written as %3A %2F %40 %3F %23"
+        ) from None
+    return raw
 
 
 def child_environment(changes: Mapping[str, str | None]) -> dict[str, str]:

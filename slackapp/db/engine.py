@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
 from sqlalchemy import Engine, create_engine, event, make_url, text
-from sqlalchemy.exc import InvalidatePoolError, OperationalError
+from sqlalchemy.exc import DBAPIError, InvalidatePoolError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import ConnectionPoolEntry
 
@@ -194,6 +194,10 @@ def wait_for_database(engine: Engine, patience: float, pause: float = 1.0) -> No
                 deadline - time.monotonic(),
             )
             time.sleep(pause)
+        except DBAPIError as error:  # libpq refused a parameter of the URL: no try would do
+            raise DatabaseUnavailable(
+                f"cannot use DATABASE_URL: {first_line(error.orig or error)}"
+            ) from error
 
 
 CONNECTION_LIMITS = text(

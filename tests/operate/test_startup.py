@@ -159,6 +159,31 @@ def test_an_unreachable_database_is_retried_then_one_line_and_status_2(tmp_path:
     assert retries, f"each failed try is logged: {result.stderr}"
 
 
+BAD_DATABASE_URLS = {
+    "mysql": ("mysql://varulv:s3cret-pw@db.example/varulv", "not a mysql:// one"),
+    "no URL": ("s3cret-pw at db.example", "must be a PostgreSQL URL"),
+    "a port that is no number": ("postgresql://varulv:s3cret-pw@db:port/varulv", "port"),
+    "a bad libpq parameter": (
+        "postgresql://varulv:s3cret-pw@127.0.0.1:9/varulv?connect_timeout=soon",
+        "connect_timeout",
+    ),
+}
+
+
+@pytest.mark.parametrize("command", [["serve"], ["prune"]], ids=lambda command: command[0])
+@pytest.mark.parametrize("url", list(BAD_DATABASE_URLS))
+def test_a_database_url_that_cannot_be_used_is_one_line_without_its_password(
+    url: str, command: list[str], tmp_path: Path
+) -> None:
+    """Not retried for half a minute, and no traceback: the URL is wrong, not the database
+    away. The line never repeats the URL, whose password would land in a platform's log."""
+    value, words = BAD_DATABASE_URLS[url]
+    env = {**CREDENTIALS, "DATABASE_URL": value, "PORT": str(free_port())}
+    said = assert_refused(varulv(command, env, tmp_path), "DATABASE_URL", words)
+    assert said.startswith(f"varulv {command[0]}: ")
+    assert "s3cret" not in said
+
+
 def test_the_sandbox_says_the_same_of_an_unreachable_database(tmp_path: Path) -> None:
     env = {"DATABASE_URL": UNREACHABLE_DATABASE, "VARULV_DATABASE_WAIT_SECONDS": "2"}
     result = varulv(["sandbox", "--port", "0"], env, tmp_path)
