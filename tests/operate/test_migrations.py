@@ -172,6 +172,21 @@ def test_0019_downgraded_drops_the_notices_and_keeps_the_games_entries(migrated:
     alembic(migrated, command.check)
 
 
+def test_a_database_migrated_to_0012_before_it_added_response_ts_gains_it(
+    migrated: Engine,
+) -> None:
+    """0012 added ``outbox.response_ts`` only from a later change of it on: a database migrated
+    to 0012 before that went on to the head without it, and every step writing the outbox
+    failed there."""
+    alembic(migrated, command.downgrade, "0012")
+    with migrated.begin() as connection:
+        connection.execute(text("ALTER TABLE outbox DROP COLUMN response_ts"))
+    alembic(migrated, command.upgrade, "head")
+    alembic(migrated, command.check)
+    alembic(migrated, command.downgrade, "0020")
+    assert "response_ts" in {column["name"] for column in inspect(migrated).get_columns("outbox")}
+
+
 def test_0020_gives_each_shared_channel_the_workspace_keeping_its_table(migrated: Engine) -> None:
     """Its standing table's workspace, else its open game's, else its latest game's."""
     alembic(migrated, command.downgrade, "0019")
