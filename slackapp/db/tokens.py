@@ -210,14 +210,28 @@ def any_sealed(connection: Connection) -> bool:
 def rotate_token_key(engine: Engine, keys: Sequence[str], to_plain_text: bool = False) -> str:
     """``varulv rotate-token-key``: every stored token encrypted with the first key (or
     decrypted); what was done, for a person."""
+    decrypting = (
+        "every key the stored tokens were encrypted with (comma-separated), and run varulv "
+        "rotate-token-key --to-plain-text again; nothing changed"
+    )
+    if not keys and to_plain_text:
+        raise TokenKeyError(f"set VARULV_TOKEN_KEY to {decrypting}")
     if not keys:
         raise TokenKeyError(
             "set VARULV_TOKEN_KEY to the new key, followed by the old ones (comma-separated); "
             "make a key with: python -c 'from cryptography.fernet import Fernet; "
             "print(Fernet.generate_key().decode())'"
         )
-    with engine.begin() as connection:
-        changed = reseal_all(connection, TokenKeys(keys), to_plain_text)
+    try:
+        with engine.begin() as connection:
+            changed = reseal_all(connection, TokenKeys(keys), to_plain_text)
+    except TokenKeyError:
+        if not to_plain_text:
+            raise
+        raise TokenKeyError(
+            f"a Slack token in the database was encrypted with a key VARULV_TOKEN_KEY does not "
+            f"hold: set VARULV_TOKEN_KEY to {decrypting}"
+        ) from None
     if to_plain_text:
         return f"decrypted {changed} stored tokens: Varulv now runs without VARULV_TOKEN_KEY"
     rest = " (the other keys in VARULV_TOKEN_KEY may now be removed)" if len(keys) > 1 else ""

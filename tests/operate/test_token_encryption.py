@@ -159,6 +159,16 @@ def test_rotating_the_key_re_encrypts_every_token_and_serve_needs_the_key(
         bad = varulv(["serve"], {**serve, "VARULV_TOKEN_KEY": "not-a-key"}, tmp_path / "d")
         assert_refused(bad, "VARULV_TOKEN_KEY must be Fernet keys", "key 1 of 1")
 
+        sealed = sorted(stored_tokens(engine))
+        for where, key in (("no key", {}), ("old key", {"VARULV_TOKEN_KEY": OLD})):
+            refused = varulv(
+                ["rotate-token-key", "--to-plain-text"], {**env, **key}, tmp_path / where
+            )
+            said = assert_refused(refused, "every key the stored tokens were encrypted with")
+            assert "--to-plain-text again; nothing changed" in said
+            assert "the new key" not in said
+        assert sorted(stored_tokens(engine)) == sealed
+
         plain = varulv(
             ["rotate-token-key", "--to-plain-text"],
             {**env, "VARULV_TOKEN_KEY": NEW},
