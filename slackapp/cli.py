@@ -19,6 +19,7 @@ varulv end-game GAME_ID
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import socket
 import sys
@@ -311,7 +312,12 @@ def _cannot_listen(host: str, port: int, name: str = "PORT") -> str | None:
         with socket.create_server((host, port)):
             return None
     except OSError as error:
-        return f"cannot listen on {host}:{port} ({error.strerror or error}); set {name} to another"
+        # In use, or below 1024 without the right: the port. Any other (a name that does not
+        # resolve, an address not this machine's): the host.
+        setting = name if error.errno in (errno.EADDRINUSE, errno.EACCES) else "HOST"
+        return (
+            f"cannot listen on {host}:{port} ({error.strerror or error}); set {setting} to another"
+        )
 
 
 def _sandbox(port: int | None, open_browser: bool) -> int:

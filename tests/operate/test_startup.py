@@ -143,6 +143,15 @@ def test_a_port_in_use_is_one_line_and_status_2(tmp_path: Path) -> None:
         assert_refused(sandbox, "cannot listen", port)
 
 
+@pytest.mark.parametrize("host", ["nowhere.invalid", "192.0.2.1"], ids=["no name", "not here"])
+def test_a_host_this_machine_cannot_listen_on_names_host(host: str, tmp_path: Path) -> None:
+    """A name that does not resolve, or an address not this machine's: HOST is the one to
+    change, not PORT."""
+    env = {**CREDENTIALS, "HOST": host, "PORT": str(free_port())}
+    said = assert_refused(varulv(["serve"], env, tmp_path), "cannot listen", host)
+    assert said.endswith("set HOST to another"), said
+
+
 def test_an_unreachable_database_is_retried_then_one_line_and_status_2(tmp_path: Path) -> None:
     env = {
         **CREDENTIALS,
