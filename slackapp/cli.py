@@ -171,8 +171,12 @@ def _erase_workspace(team_id: str, force: bool) -> int:
             erased = erase_workspace(session, team_id)
     finally:
         engine.dispose()
-    rows = ", ".join(f"{table} {count}" for table, count in erased.items())
-    print(f"erased {team_id}: {sum(erased.values())} rows ({rows})")
+    total = sum(erased.values())
+    if not total:
+        print(f"nothing kept about {team_id}: no row erased")
+        return 0
+    rows = ", ".join(f"{table} {count}" for table, count in erased.items() if count)
+    print(f"erased {team_id}: {total} row{'' if total == 1 else 's'} ({rows})")
     return 0
 
 

@@ -232,10 +232,11 @@ def rotate_token_key(engine: Engine, keys: Sequence[str], to_plain_text: bool = 
             f"a Slack token in the database was encrypted with a key VARULV_TOKEN_KEY does not "
             f"hold: set VARULV_TOKEN_KEY to {decrypting}"
         ) from None
+    tokens = f"{changed} stored token{'' if changed == 1 else 's'}"
     if to_plain_text:
-        return f"decrypted {changed} stored tokens: Varulv now runs without VARULV_TOKEN_KEY"
+        return f"decrypted {tokens}: Varulv now runs without VARULV_TOKEN_KEY"
     rest = " (the other keys in VARULV_TOKEN_KEY may now be removed)" if len(keys) > 1 else ""
-    return f"encrypted {changed} stored tokens with the first key of VARULV_TOKEN_KEY{rest}"
+    return f"encrypted {tokens} with the first key of VARULV_TOKEN_KEY{rest}"
 
 
 def unreadable_tokens(engine: Engine, settings: Settings) -> str | None:
