@@ -18,6 +18,7 @@ from slackapp.blocks.day import day_board, day_over
 from slackapp.blocks.help import help_screen, leaderboard
 from slackapp.blocks.home import ChannelSeason, home_view
 from slackapp.blocks.labels import SeatLabel
+from slackapp.blocks.last import game_json
 from slackapp.blocks.lobby import cancel_question, lobby, lobby_closed
 from slackapp.blocks.night import knowledge_text, night_board, night_dm, night_over
 from slackapp.blocks.notices import remedy
@@ -50,6 +51,7 @@ from slackapp.game.effects import NightDmView
 from slackapp.game.lines import Language, SeatName
 from slackapp.game.night import CenterCard, may_still_move
 from slackapp.game.outcome import BallotScore
+from slackapp.game.referee import game_input
 
 GAME = 42
 CHANNEL = "C0TABLE"
@@ -1145,3 +1147,20 @@ def test_a_channel_that_refuses_varulv_is_answered_with_what_lets_it_post_there(
     assert ("/invite" in english) == (error in {"not_in_channel", "channel_not_found"})
     swedish = remedy(error, words(Language.SWEDISH))
     assert swedish != english and ("/invite" in swedish) == ("/invite" in english)
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_the_whole_game_names_both_fingerprints_the_channel_saw(language: Language) -> None:
+    """The channel saw two fingerprints, the deal's and the night's: the words before the
+    referee's input name each for what it is, never the deal's as the night's."""
+    seats = ("anna", "bo", "cia")
+    dealt = Deal(
+        seats=seats,
+        dealt={"anna": Card.WEREWOLF, "bo": Card.SEER, "cia": Card.ROBBER},
+        center=(Card.WEREWOLF, Card.TROUBLEMAKER),
+    )
+    data = game_input(dealt, {"cia": Rob("anna")}, {"anna": "bo", "bo": "cia"}, salt="5a1t")
+    prose = game_json(data, words(language)).split("```", 1)[0]
+    assert data["fingerprint"] in prose and data["night_fingerprint"] in prose
+    assert prose.index(data["fingerprint"]) < prose.index(data["night_fingerprint"])
+    assert "night board" not in prose and "nattens meddelande" not in prose

@@ -57,11 +57,14 @@ def game_json(
     w = words
     written = json.dumps(data, indent=1, ensure_ascii=False)
     shown = data.get("fingerprint")
+    night = data.get("night_fingerprint")
     said = w._("The whole game, as the referee reads it.")
-    if shown:
+    if shown and night:
         checks = w._(
-            "It carries the salt that checks the night board's fingerprint, `{fingerprint}`.",
+            "It carries the salt that checks the two fingerprints the channel saw: the "
+            "deal's, `{fingerprint}`, and the night's, `{night}`.",
             fingerprint=shown,
+            night=night,
         )
         said = f"{said} {checks} {fingerprint_recipe(w)}"
     how = w._(
