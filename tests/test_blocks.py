@@ -646,8 +646,26 @@ def test_day_board_names_the_claims_order_and_the_bots_that_claim_nothing() -> N
     )
     assert (
         "*Bot 1* (bot) holds a card, may have moved cards in the night and will vote, but "
-        "makes no claim" in one
+        "makes no claim: read its card from what the rest of you say." in one
     ), one
+    # Spoken to the whole table in Swedish too: "er", as "ni andra", never "dig".
+    swedish = "\n".join(
+        section_texts(
+            day_board(
+                GAME,
+                DEADLINE,
+                0,
+                2,
+                3,
+                4,
+                people[0],
+                people,
+                bots[:1],
+                words=words(Language.SWEDISH),
+            )
+        )
+    )
+    assert "gissa er till kortet utifrån vad ni andra säger" in swedish, swedish
     alone = "\n".join(section_texts(day_board(GAME, DEADLINE, 0, 2, 3, 3, people[0], people)))
     assert "(bot)" not in alone and "no claim" not in alone
 

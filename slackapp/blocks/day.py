@@ -48,7 +48,7 @@ def day_board(
             section(
                 w.ngettext(
                     "{bots} holds a card, may have moved cards in the night and will vote, but "
-                    "makes no claim: read their cards from what the rest of you say.",
+                    "makes no claim: read its card from what the rest of you say.",
                     "{bots} hold cards, may have moved cards in the night and will vote, but "
                     "make no claim: read their cards from what the rest of you say.",
                     len(silent),
