@@ -1182,3 +1182,36 @@ def test_the_whole_game_names_both_fingerprints_the_channel_saw(language: Langua
     assert data["fingerprint"] in prose and data["night_fingerprint"] in prose
     assert prose.index(data["fingerprint"]) < prose.index(data["night_fingerprint"])
     assert "night board" not in prose and "nattens meddelande" not in prose
+
+
+def late_dm(card: Card, kind: str | None, language: Language = Language.ENGLISH) -> str:
+    """The night message of a person who had not confirmed when the night ran out."""
+    seats = tuple(SeatName(seat.key, seat.name, seat.is_bot) for seat in table(5))
+    view = NightDmView(
+        game_id=GAME,
+        channel=CHANNEL,
+        me=seats[0],
+        seats=seats,
+        card=card,
+        kind=kind,
+        waking=None,
+        pending=None,
+        confirmed=False,
+        choice=None,
+        learned=None,
+        late=True,
+    )
+    return "\n".join(section_texts(render(view, words(language))))
+
+
+@pytest.mark.parametrize("language", list(Language))
+def test_a_late_night_says_a_choice_was_missed_only_to_a_card_that_had_one(
+    language: Language,
+) -> None:
+    said = words(language)
+    missed = said._("The night ended before you chose, so you did nothing tonight.")
+    unconfirmed = said._("The night ended before you confirmed it.")
+    assert missed in late_dm(Card.SEER, "look", language)
+    for card in (Card.VILLAGER, Card.INSOMNIAC, Card.MINION):
+        dm = late_dm(card, None, language)
+        assert unconfirmed in dm and missed not in dm, dm

@@ -149,8 +149,10 @@ def night_lines(
     outcome = None
     if view.confirmed:
         outcome = _outcome_text(view, names, w)
-    elif view.late:
+    elif view.late and view.kind is not None:
         outcome = w._("The night ended before you chose, so you did nothing tonight.")
+    elif view.late:  # a card with no choice to make: only the confirmation was missing
+        outcome = w._("The night ended before you confirmed it.")
     if view.dawn_card is not None:
         dawn = night_screen.knowledge_text(SawCard(view.dawn_card), names, card=view.card, words=w)
         outcome = dawn if outcome is None else f"{outcome}\n{dawn}"

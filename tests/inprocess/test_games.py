@@ -181,7 +181,7 @@ def test_deadlines_end_every_phase(fake: FakeSlack, app: InProcessApp, db: Engin
     app.pass_time(table.game()["night_seconds"])
     table.wait_for_phase("day")
     for user in (anna, bo, cia):
-        table.dm_saying(user, "ended before you chose")
+        table.dm_saying(user, "The night ended before you")
     app.pass_time(table.game()["day_seconds"])
     table.wait_for_phase("vote")
     day_over = table.board("The day is over")

@@ -160,7 +160,7 @@ def test_a_crash_at_night_keeps_every_choice_and_the_night_still_ends(
         assert after[user]["confirmed"]
         assert after[user]["night_choice"] == before[user]["night_choice"]
     assert not after[cia]["confirmed"]
-    assert "ended before you chose" in table.dm(cia).rendered_text
+    assert "The night ended before you" in table.dm(cia).rendered_text
     assert boards(fake, since, table.channel, DAY) == 1
     play_to_the_end(table, people)  # the referee's outcome is made of the stored choices
     for user in (anna, bo):
