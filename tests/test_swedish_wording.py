@@ -39,6 +39,7 @@ def every_swedish_line() -> str:
         "Byta vilka",  # terse to the point of puzzling
         "Klicka",  # the same gesture is "Tryck" everywhere
         "tavla",  # a message in a channel is a message
+        "“",  # a Swedish quotation opens as it closes: ”Hört nog”
     ],
 )
 def test_no_line_says_what_a_swedish_table_tripped_on(tripped_on: str) -> None:
