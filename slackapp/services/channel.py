@@ -402,7 +402,15 @@ class ChannelService:
             if not channel:
                 return self.channel_words(team_id, where)._(STALE) if where else STALE
             marked = standing.toggle_regular(session, team_id, channel, user_id)
+            scheduled = standing.get(session, team_id, channel) is not None
         spoken = self.channel_words(team_id, channel)
+        if marked and not scheduled:
+            return spoken._(
+                "Marked: you usually play in <#{channel}>. It has no standing table yet: once "
+                "someone sets one with `/varulv schedule`, it mentions you when it opens. Press "
+                "again to take it back.",
+                channel=channel,
+            )
         if marked:
             return spoken._(
                 "Marked: you usually play in <#{channel}>, so its standing table mentions you when "

@@ -176,11 +176,30 @@ def test_i_usually_play_is_a_toggle_on_the_lobby(single_workspace: Deployment) -
             )
 
     table.click(CARIN, lobby, "I usually play")
-    table.ephemeral(CARIN, "Marked: you usually play")
+    # No standing table here yet: the answer promises no mention, and says how one is set.
+    marked = table.ephemeral(CARIN, "Marked: you usually play")
+    assert "It has no standing table yet" in marked.rendered_text
+    assert "`/varulv schedule`" in marked.text and "so its standing table" not in marked.text
     assert regulars() == [CARIN]
     table.click(CARIN, lobby, "I usually play")
     table.ephemeral(CARIN, "Taken back")
     assert regulars() == []
+
+    owner = single_workspace.owner()
+    open_schedule(single_workspace, table, owner)
+    single_workspace.fake.view_submission(
+        owner,
+        {
+            schedule_screen.DAYS: ["0"],
+            schedule_screen.AT: "15:00",
+            schedule_screen.ZONE: "Europe/Stockholm",
+            schedule_screen.LOBBY: "20",
+        },
+    )
+    table.board("set a standing table")
+    table.click(CARIN, lobby, "I usually play")
+    marked = table.ephemeral(CARIN, "so its standing table mentions you")
+    assert "no standing table" not in marked.rendered_text
     table.click(ALVA, lobby, "Cancel")
 
 
