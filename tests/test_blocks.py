@@ -24,6 +24,7 @@ from slackapp.blocks.night import knowledge_text, night_board, night_dm, night_o
 from slackapp.blocks.notices import remedy
 from slackapp.blocks.render import render
 from slackapp.blocks.reveal import dm_game_over, reveal
+from slackapp.blocks.said import said
 from slackapp.blocks.screen import Screen, deck_text, sections, slack_time
 from slackapp.blocks.words import words
 from slackapp.game import (
@@ -48,7 +49,7 @@ from slackapp.game import (
 )
 from slackapp.game.cards import GOALS
 from slackapp.game.effects import NightDmView
-from slackapp.game.lines import Language, SeatName
+from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.night import CenterCard, may_still_move
 from slackapp.game.outcome import BallotScore
 from slackapp.game.referee import game_input
@@ -1215,3 +1216,23 @@ def test_a_late_night_says_a_choice_was_missed_only_to_a_card_that_had_one(
     for card in (Card.VILLAGER, Card.INSOMNIAC, Card.MINION):
         dm = late_dm(card, None, language)
         assert unconfirmed in dm and missed not in dm, dm
+
+
+def test_a_line_that_offers_the_ballot_for_nobody_names_it_as_its_button_does() -> None:
+    """The ballot's button reads *Nobody*, and so do the vote board, the ballot and the help:
+    an answer or the Home tab that offers the same choice names it the same way."""
+    offers = [
+        said(Line(Message.NO_SELF_VOTE)),
+        said(Line(Message.BALLOT_NAMES_NOBODY_SEATED)),
+        next(
+            line
+            for text in strings(home_dicts((0, 0, 0), []))
+            for line in text.splitlines()
+            if line.startswith("4. *Vote*")
+        ),
+        everything(personal_ballot(GAME, table(3)[1:], None, False, DEADLINE)),
+        everything(help_screen()),
+    ]
+    for text in offers:
+        assert "Nobody" in text, text
+        assert not re.search(r"\bor (for )?nobody\b", text), text

@@ -33,7 +33,7 @@ def how_a_game_goes(words: Words = ENGLISH) -> list[str]:
             "first; press “Heard enough” when you're done: the vote opens early once more than "
             "half of the people (bots are not counted) have."
         ),
-        w._("4. *Vote*: one sealed ballot each, for another player or for nobody."),
+        w._("4. *Vote*: one sealed ballot each, for another player or for Nobody."),
         w._(
             "5. *Reveal*: the card you hold at dawn decides your team. Winners get {win} "
             "points, a ballot on a werewolf {ballot}.",

@@ -151,9 +151,9 @@ TEMPLATES: Final[Mapping[TemplatedMessage, str]] = {
     Message.VOTE_NOT_YET_OPEN: N_("The vote had not opened yet, so no ballot was cast."),
     Message.VOTE_IS_CLOSED: N_("The vote is closed: ballots can no longer change."),
     Message.NO_BALLOT: N_("You are not seated at this table, so you have no ballot."),
-    Message.NO_SELF_VOTE: N_("You cannot vote for yourself. Pick another player, or nobody."),
+    Message.NO_SELF_VOTE: N_("You cannot vote for yourself. Pick another player, or Nobody."),
     Message.BALLOT_NAMES_NOBODY_SEATED: N_(
-        "That ballot names nobody seated at this table. Pick a player, or nobody."
+        "That ballot names nobody seated at this table. Pick a player, or Nobody."
     ),
     Message.BALLOT_STAYS: N_("Your ballot stays {choice}: you changed it after that click."),
     Message.BALLOT_CAST: N_("Your ballot: {choice}. You can change it until the vote closes."),
