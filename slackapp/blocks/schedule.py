@@ -239,3 +239,26 @@ def schedule_modal(
         private_metadata=channel_id,
         blocks=blocks,
     )
+
+
+def regular_toggled(channel: str, marked: bool, scheduled: bool, words: Words = ENGLISH) -> str:
+    """The answer to *I usually play* in ``channel``: ``marked`` or taken back, and whether the
+    channel has a standing table to mention the person yet."""
+    w = words
+    if marked and not scheduled:
+        return w._(
+            "Marked: you usually play in <#{channel}>. It has no standing table yet: once "
+            "someone sets one with `/varulv schedule`, it mentions you when it opens. Press "
+            "again to take it back.",
+            channel=channel,
+        )
+    if marked:
+        return w._(
+            "Marked: you usually play in <#{channel}>, so its standing table mentions you when "
+            "it opens. Press again to take it back.",
+            channel=channel,
+        )
+    return w._(
+        "Taken back: the standing table in <#{channel}> no longer mentions you.",
+        channel=channel,
+    )

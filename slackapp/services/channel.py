@@ -404,23 +404,7 @@ class ChannelService:
             marked = standing.toggle_regular(session, team_id, channel, user_id)
             scheduled = standing.get(session, team_id, channel) is not None
         spoken = self.channel_words(team_id, channel)
-        if marked and not scheduled:
-            return spoken._(
-                "Marked: you usually play in <#{channel}>. It has no standing table yet: once "
-                "someone sets one with `/varulv schedule`, it mentions you when it opens. Press "
-                "again to take it back.",
-                channel=channel,
-            )
-        if marked:
-            return spoken._(
-                "Marked: you usually play in <#{channel}>, so its standing table mentions you when "
-                "it opens. Press again to take it back.",
-                channel=channel,
-            )
-        return spoken._(
-            "Taken back: the standing table in <#{channel}> no longer mentions you.",
-            channel=channel,
-        )
+        return schedule_screen.regular_toggled(channel, marked, scheduled, spoken)
 
     def game_json(self, team_id: str, channel: str, game_id: int) -> str:
         """A finished game as the referee's input, only in the channel where it was played."""
