@@ -26,6 +26,7 @@ from slackapp.blocks.render import render
 from slackapp.blocks.reveal import dm_game_over, reveal
 from slackapp.blocks.said import said
 from slackapp.blocks.screen import Screen, deck_text, sections, slack_time
+from slackapp.blocks.sides import goal
 from slackapp.blocks.words import words
 from slackapp.game import (
     BotView,
@@ -47,7 +48,6 @@ from slackapp.game import (
     learned_on_choosing,
     play,
 )
-from slackapp.game.cards import GOALS
 from slackapp.game.effects import NightDmView
 from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.night import CenterCard, may_still_move
@@ -1015,10 +1015,10 @@ def test_the_side_line_follows_the_card_the_seat_learned_it_holds(dealt: Card, h
     changed = held.team is not dealt.team
     side = f"You are {'now' if changed else 'still'} on the {held.team} side"
     assert side in dm, dm
-    assert GOALS[held.team] in dm
+    assert goal(held.team) in dm
     assert f"You are on the {dealt.team} side" not in dm, "the dealt card's side is gone"
     if changed:
-        assert GOALS[dealt.team] not in dm, dm
+        assert goal(dealt.team) not in dm, dm
     # what it learned comes before the side it puts the seat on
     assert dm.index(f"*{held}*", dm.index("\n", dm.index("Your card:"))) < dm.index(side)
     if dealt is Card.ROBBER:  # the Troublemaker wakes later and could swap it again

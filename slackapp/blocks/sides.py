@@ -15,7 +15,7 @@ def team_name(team: Team, words: Words = ENGLISH) -> str:
 def goal(team: Team, words: Words = ENGLISH) -> str:
     if team is Team.VILLAGE:
         return words._(
-            "find a Werewolf and vote for it (or for nobody, if you think both lie in the centre)"
+            "find a Werewolf and vote for it (or for Nobody, if you think both lie in the centre)"
         )
     return words._("keep every Werewolf alive through the vote, and claim some other card")
 

@@ -33,11 +33,6 @@ class Card(StrEnum):
         """The one line of rules text a player holding this card reads."""
         return CARD_LINES[self]
 
-    @property
-    def day_goal(self) -> str:
-        """What a beginner holding this card plays for by day, as far as they know."""
-        return DAY_GOALS[self.team]
-
 
 class Team(StrEnum):
     VILLAGE = "village"
@@ -59,32 +54,6 @@ CARD_LINES: dict[Card, str] = {
     Card.INSOMNIAC: "Looks at own card at the very end of the night.",
     Card.VILLAGER: "Does not wake.",
 }
-
-MOVED = "Your card may have moved in the night: the card you hold at dawn decides your side."
-GOALS: dict[Team, str] = {
-    Team.VILLAGE: "find a Werewolf and vote for it (or for nobody, if you think both lie in the "
-    "centre)",
-    Team.WEREWOLF: "keep every Werewolf alive through the vote, and claim some other card",
-}
-"""What each side plays for by day."""
-DAY_GOALS: dict[Team, str] = {
-    team: f"You are on the {team} side: {goal}. {MOVED}" for team, goal in GOALS.items()
-}
-CHANGED_SIDES = "You are now on the {team} side: {goal}."
-SAME_SIDE = "You are still on the {team} side: {goal}."
-MAY_STILL_MOVE = "A card that wakes after yours could still swap your card, and your side with it."
-NO_MORE_MOVES = "No card wakes after yours: this is your card, and your side, at dawn."
-
-
-def learned_goal(dealt: Card, held: Card, may_still_move: bool) -> str:
-    """The side and goal of a seat dealt ``dealt`` that has seen it now holds ``held`` (the
-    Robber's new card, the Insomniac's card at dawn); ``may_still_move``: a card that moves
-    cards wakes later (:func:`slackapp.game.night.may_still_move`)."""
-    team = held.team
-    side = CHANGED_SIDES if team is not dealt.team else SAME_SIDE
-    later = MAY_STILL_MOVE if may_still_move else NO_MORE_MOVES
-    return f"{side.format(team=team, goal=GOALS[team])} {later}"
-
 
 REPEATABLE_CARDS = frozenset({Card.WEREWOLF, Card.VILLAGER})
 """Only these may appear more than once in a deck."""
