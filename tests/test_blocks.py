@@ -604,12 +604,14 @@ def test_day_board_counts_and_toggles() -> None:
     text = everything(screen)
     assert "Day: talk it out, out loud" in text
     assert "as soon as 3 of the 4 people have heard enough" in text
-    assert "1 person has heard enough so far: the vote opens once 3 of the 4 people have" in text
-    assert "(bots are not counted)" in text
+    assert "1 person has heard enough so far: the vote opens once 3 of the 4 people have." in text
+    assert "bots" not in text, "no bot is seated"
     assert "needed have" not in text
     nobody = everything(day_board(GAME, DEADLINE, 0, 2, 3))
     assert "No one has heard enough yet: the vote opens once 2 of the 3 people have" in nobody
-    both = everything(day_board(GAME, DEADLINE, 0, 2, 2))
+    assert "Changed your mind" not in nobody, "nothing to take back yet"
+    bot = SeatLabel("bot1", "Bot 1", None)
+    both = everything(day_board(GAME, DEADLINE, 0, 2, 2, silent=[bot]))
     assert "as soon as both people have heard enough" in both
     assert "the vote opens once both people have (bots are not counted)" in both
     assert "0 " not in nobody.replace(slack_time(DEADLINE), "")

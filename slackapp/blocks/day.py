@@ -74,12 +74,7 @@ def day_board(
                 )
             ]
         ),
-        context(
-            w._(
-                "{heard} Changed your mind? Click again to take it back.",
-                heard=_heard(heard, needed, people, w),
-            )
-        ),
+        context(_heard(heard, needed, people, bool(silent), w)),
         *deck_context(seat_count, w),
     ]
     return Screen(text=w._("Day breaks at the Varulv table: talk it out, out loud."), blocks=blocks)
@@ -98,20 +93,25 @@ def _numbered(order: Sequence[SeatLabel]) -> str:
     return ", ".join(f"{number}. {seat.mention}" for number, seat in enumerate(order, start=1))
 
 
-def _heard(heard: int, needed: int, people: int, w: Words) -> str:
-    """Only people count: the bots have no say in when the day ends."""
-    opens = w._(
-        "the vote opens once {how_many} have (bots are not counted).",
-        how_many=_how_many(needed, people, w),
-    )
+def _heard(heard: int, needed: int, people: int, bots: bool, w: Words) -> str:
+    """Only people count: the bots, if any are seated, have no say in when the day ends. Once
+    someone has pressed, they are told they may take it back."""
+    how_many = _how_many(needed, people, w)
+    if bots:
+        opens = w._(
+            "the vote opens once {how_many} have (bots are not counted).", how_many=how_many
+        )
+    else:
+        opens = w._("the vote opens once {how_many} have.", how_many=how_many)
     if not heard:
         return w._("No one has heard enough yet: {opens}", opens=opens)
-    return w.ngettext(
+    so_far = w.ngettext(
         "{count} person has heard enough so far: {opens}",
         "{count} people have heard enough so far: {opens}",
         heard,
         opens=opens,
     )
+    return w._("{heard} Changed your mind? Click again to take it back.", heard=so_far)
 
 
 def day_over(reason: str, seat_count: int = 0, words: Words = ENGLISH) -> Screen:
