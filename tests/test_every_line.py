@@ -97,6 +97,7 @@ EXAMPLES: dict[Message, tuple[Line, ...]] = {
     Message.STOPPED_BY: (Line(Message.STOPPED_BY, user="U0HOST"),),
     Message.STOPPED_IN: (Line(Message.STOPPED_IN, user="U0HOST", channel="C0TABLE"),),
     Message.YOU_STOPPED: (Line(Message.YOU_STOPPED),),
+    Message.YOU_CANCELLED: (Line(Message.YOU_CANCELLED),),
     Message.CHANNEL_LOST: (
         Line(Message.CHANNEL_LOST, channel="C0TABLE", error="channel_not_found", flag=True),
         Line(Message.CHANNEL_LOST, channel="C0TABLE", error="not_in_channel"),

@@ -102,6 +102,7 @@ TemplatedMessage: TypeAlias = Literal[
     Message.STOPPED_BY,
     Message.STOPPED_IN,
     Message.YOU_STOPPED,
+    Message.YOU_CANCELLED,
     Message.DEAL_SEALED,
     Message.NIGHT_SEALED,
     Message.CHANNEL_LOST_ENDED,
@@ -165,6 +166,7 @@ TEMPLATES: Final[Mapping[TemplatedMessage, str]] = {
     Message.STOPPED_BY: N_("<@{user}> stopped this game. No one scores."),
     Message.STOPPED_IN: N_("<@{user}> stopped the game in <#{channel}>. No one scores."),
     Message.YOU_STOPPED: N_("You stopped the game: its board in the channel now says so."),
+    Message.YOU_CANCELLED: N_("You cancelled the table: its lobby in the channel now says so."),
     Message.DEAL_SEALED: N_(
         "The deal is sealed: its fingerprint is `{fingerprint}`. Keep a copy of this line: "
         "after the reveal, the referee checks every seat's card against it."

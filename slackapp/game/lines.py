@@ -88,6 +88,8 @@ class Message(StrEnum):
     STOPPED_IN = "stopped_in"
     """On each person's night message, which is in a DM: the stopped game's channel named."""
     YOU_STOPPED = "you_stopped"
+    YOU_CANCELLED = "you_cancelled"
+    """To who stopped a table still in its lobby: no game had begun."""
     CHANNEL_LOST = "channel_lost"
     """To the host, privately: ``flag`` when the game had begun (else its lobby closed)."""
     CHANNEL_LOST_ENDED = "channel_lost_ended"

@@ -1202,13 +1202,15 @@ def _stop(state: GameState, user: str) -> Step:
     if not state.is_open:
         return _refuse(state, Line(Message.NO_GAME_RUNNING))
     board = current_board(state)
-    started = state.phase != Phase.LOBBY
+    if state.phase == Phase.LOBBY:  # no game had begun: the table is called off
+        state = replace(state, phase=Phase.STOPPED, deadline=None, ended_by=user)
+        note = ClosedView(Line(Message.CANCELLED_BY, user=user))
+        return Step(state, (Show(board, note), Answer(Line(Message.YOU_CANCELLED))))
     state = replace(state, phase=Phase.STOPPED, deadline=None, ended_by=user)
     note = ClosedView(Line(Message.STOPPED_BY, user=user))
+    told = ClosedView(Line(Message.STOPPED_IN, user=user, channel=state.channel))
     effects: list[Effect] = [Show(board, note)]
-    if started:
-        told = ClosedView(Line(Message.STOPPED_IN, user=user, channel=state.channel))
-        effects += [Show(dm_surface(seat.key), told) for seat in state.people if seat.reachable]
+    effects += [Show(dm_surface(seat.key), told) for seat in state.people if seat.reachable]
     # The board says it to the channel: one message, not two.
     effects.append(Answer(Line(Message.YOU_STOPPED)))
     return Step(state, tuple(effects))

@@ -641,6 +641,18 @@ def test_stop_ends_the_game_and_tells_everyone() -> None:
     assert not any(isinstance(effect, Scored) for effect in done.effects)
 
 
+def test_stopping_a_table_still_in_its_lobby_calls_it_off_and_tells_no_one_of_a_game() -> None:
+    """No game had begun: the lobby says the table was cancelled, nobody's night message is
+    touched (there is none), and no one is told of points."""
+    done = m.step(seated(["UANNA", "UBO", "UCIA"]), m.Stop("UANNA"), T0)
+    assert done.state.phase == m.Phase.STOPPED and done.state.ended_by == "UANNA"
+    (board,) = shows(done)
+    assert board.view == ClosedView(Line(Message.CANCELLED_BY, user="UANNA"))
+    assert english(board.view.line) == "<@UANNA> cancelled this table."
+    assert answers(done) == ["You cancelled the table: its lobby in the channel now says so."]
+    assert not any(isinstance(effect, Scored) for effect in done.effects)
+
+
 def test_a_channel_that_cannot_be_written_ends_the_game_and_tells_the_host_privately() -> None:
     people = ["UANNA", "UBO", "UCIA"]
     done = m.step(started(people), m.ChannelUnwritable("not_in_channel"), T0)

@@ -538,7 +538,7 @@ def test_the_settings_modal_switches_the_table_to_swedish(page: Page, tmp_path: 
         expect(lobby.get_by_role("button", name="Sätt dig")).to_be_visible(timeout=WAIT_MS)
         page.screenshot(path=str(tmp_path / "svenska.png"))
         chat.type("/varulv stop")
-        expect(chat.message("avbröt spelet")).to_be_visible(timeout=WAIT_MS)
+        expect(chat.message("ställde in bordet")).to_be_visible(timeout=WAIT_MS)
     finally:  # the next tests play in English
         chat.type("/varulv settings")
         swedish = page.get_by_role("dialog", name="Varulvs inställningar")
