@@ -262,3 +262,34 @@ def regular_toggled(channel: str, marked: bool, scheduled: bool, words: Words = 
         "Taken back: the standing table in <#{channel}> no longer mentions you.",
         channel=channel,
     )
+
+
+def set_notice(
+    user_id: str, schedule: Schedule | None, first: datetime | None, words: Words = ENGLISH
+) -> str:
+    """That the channel's standing table was set (and when the ``first`` opens) or removed."""
+    w = words
+    if schedule is None or first is None:
+        return w._("<@{user}> removed this channel's standing table.", user=user_id)
+    return w.ngettext(
+        "<@{user}> set a standing table here: {when}, the lobby open {count} minute. The "
+        "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
+        "<@{user}> set a standing table here: {when}, the lobby open {count} minutes. The "
+        "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
+        schedule.lobby_minutes,
+        user=user_id,
+        when=describe(schedule, w),
+        upcoming=when(first, w),
+    )
+
+
+def invitation(schedule: Schedule, regulars: list[str], words: Words = ENGLISH) -> str:
+    """The line that goes with a standing table's lobby: the regulars, mentioned."""
+    line = words.ngettext(
+        "Fika time: the standing table is open for {count} minute. Press *Join* to play.",
+        "Fika time: the standing table is open for {count} minutes. Press *Join* to play.",
+        schedule.lobby_minutes,
+    )
+    if regulars:
+        line += " " + " ".join(f"<@{user}>" for user in regulars)
+    return line

@@ -24,6 +24,7 @@ from slackapp.blocks.permissions import (
     OPEN_TO_EVERYONE,
     OPEN_TO_EVERYONE_DETAIL,
     OPEN_TO_EVERYONE_HINT,
+    who_may_now,
 )
 from slackapp.blocks.words import ENGLISH, LANGUAGE_NAMES, N_, Words, words
 from slackapp.game.seasons import SeasonLength
@@ -242,3 +243,19 @@ def duration(seconds: int, words: Words = ENGLISH) -> str:
     if minutes:
         return f"{in_minutes} {in_seconds}"
     return in_seconds
+
+
+def changed_notice(user_id: str, choice: ChannelChoice, opened: bool | None = None) -> str:
+    """Who changed the channel's settings, since anyone there may change them: in the
+    language just chosen, which the channel's games speak from now on. ``opened``: an admin
+    opened the channel's table to everyone (True) or closed it again (False) with them."""
+    w = words(choice.language)
+    said = w._(
+        "<@{user}> changed the Varulv settings for this channel: {summary}. The next game uses "
+        "them.",
+        user=user_id,
+        summary=summary(choice, w),
+    )
+    if opened is None:
+        return said
+    return f"{said} {who_may_now(opened, w)}"

@@ -216,7 +216,8 @@ class ChannelService:
             return {first: permissions_screen.refused(stored, spoken)}
         log.info("channel settings changed")
         opened = Change.OPENNESS in changes_asked(choice, stored)
-        text = self.settings_notice(user_id, choice, choice.open_to_everyone if opened else None)
+        opened_now = choice.open_to_everyone if opened else None
+        text = settings_screen.changed_notice(user_id, choice, opened_now)
         self._told(text, team_id, channel_id, enterprise_id, About.SETTINGS, user_id)
         return {}
 
@@ -251,24 +252,6 @@ class ChannelService:
             channels.write_choice(session, team_id, channel_id, user_id, choice)
         return now
 
-    def settings_notice(
-        self, user_id: str, choice: ChannelChoice, opened: bool | None = None
-    ) -> str:
-        """Who changed the channel's settings, since anyone there may change them: in the
-        language just chosen, which the channel's games speak from now on. ``opened``: an admin
-        opened the channel's table to everyone (True) or closed it again (False) with them."""
-        w = words(choice.language)
-        said = w._(
-            "<@{user}> changed the Varulv settings for this channel: {summary}. The next game uses "
-            "them.",
-            user=user_id,
-            summary=settings_screen.summary(choice, w),
-        )
-        if opened is None:
-            return said
-        who = permissions_screen.who_may_now(opened, w)
-        return f"{said} {who}"
-
     def store_schedule(
         self,
         client: WebClient,
@@ -296,7 +279,8 @@ class ChannelService:
         if refused is not None:
             return {schedule_screen.DAYS: permissions_screen.refused(refused, spoken)}
         log.info("standing table removed" if form.remove else "standing table set")
-        text = self.schedule_notice(user_id, form.schedule, spoken)
+        first = None if form.schedule is None else next_opening(form.schedule, self.now())
+        text = schedule_screen.set_notice(user_id, form.schedule, first, spoken)
         about = About.UNSCHEDULED if form.schedule is None else About.SCHEDULE
         self._told(text, team_id, channel_id, enterprise_id, about, user_id)
         return {}
@@ -340,22 +324,6 @@ class ChannelService:
             else:
                 standing.remove(session, team_id, channel_id)
         return None
-
-    def schedule_notice(self, user_id: str, schedule: Schedule | None, spoken: Words) -> str:
-        """That the channel's standing table was set (and when the first opens) or removed."""
-        if schedule is None:
-            return spoken._("<@{user}> removed this channel's standing table.", user=user_id)
-        upcoming = schedule_screen.when(next_opening(schedule, self.now()), spoken)
-        return spoken.ngettext(
-            "<@{user}> set a standing table here: {when}, the lobby open {count} minute. The "
-            "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
-            "<@{user}> set a standing table here: {when}, the lobby open {count} minutes. The "
-            "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",
-            schedule.lobby_minutes,
-            user=user_id,
-            when=schedule_screen.describe(schedule, spoken),
-            upcoming=upcoming,
-        )
 
     def _told(
         self,

@@ -22,7 +22,8 @@ from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session, sessionmaker
 
-from slackapp.blocks.words import ENGLISH, Words, words
+import slackapp.blocks.schedule as schedule_screen
+from slackapp.blocks.words import words
 from slackapp.blocks.wrapup import wrap_up_text
 from slackapp.db import games, history, standing, streams
 from slackapp.db.engine import first_line, outside_transaction, transaction
@@ -37,18 +38,6 @@ from slackapp.services.game import GameService
 from slackapp.services.uow import Kick, new_table, utc_now
 
 log = logging.getLogger(__name__)
-
-
-def invitation(schedule: Schedule, regulars: list[str], spoken: Words = ENGLISH) -> str:
-    """The line that goes with a standing table's lobby: the regulars, mentioned."""
-    line = spoken.ngettext(
-        "Fika time: the standing table is open for {count} minute. Press *Join* to play.",
-        "Fika time: the standing table is open for {count} minutes. Press *Join* to play.",
-        schedule.lobby_minutes,
-    )
-    if regulars:
-        line += " " + " ".join(f"<@{user}>" for user in regulars)
-    return line
 
 
 class StandingTables:
@@ -202,7 +191,7 @@ class StandingTables:
         game, opened = table
         regulars = standing.regulars(session, row.team_id, row.channel_id)
         spoken = words(opened.state.language)
-        say = Say(invitation(schedule, regulars, spoken))
+        say = Say(schedule_screen.invitation(schedule, regulars, spoken))
         enqueue(session.connection(), game, (*opened.effects, say))
         row.lobby_game_id = game.id
         row.lobby_closes_at = woke.opening + schedule.lobby_length

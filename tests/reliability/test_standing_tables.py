@@ -20,6 +20,7 @@ import pytest
 from sqlalchemy import Engine, create_engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from slackapp.blocks.schedule import invitation
 from slackapp.db import standing
 from slackapp.db.engine import make_sessions, transaction
 from slackapp.db.models import Game, OutboxEntry, StandingTable
@@ -28,7 +29,7 @@ from slackapp.game import machine as m
 from slackapp.game.schedule import UNREADABLE_RETRY, Schedule
 from slackapp.logs import JsonFormatter
 from slackapp.services.game import GameService
-from slackapp.services.standing import StandingTables, invitation, pause_for_channel_of
+from slackapp.services.standing import StandingTables, pause_for_channel_of
 from slackapp.services.uow import Kick, new_table
 from tests.databases import WAITING_TO_OPEN, migrated_database
 from tests.reliability.support import BrokenSteps, Clock, Nothing
