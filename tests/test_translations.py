@@ -3,6 +3,7 @@ every catalogue is a language a table may speak, shipped with the package."""
 
 from __future__ import annotations
 
+import io
 import re
 import tomllib
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from babel.messages.catalog import Catalog, Message
 from babel.messages.extract import extract_from_dir
-from babel.messages.pofile import read_po
+from babel.messages.pofile import read_po, write_po
 
 from slackapp.blocks.words import LOCALE, catalogue_path, words
 from slackapp.game.lines import Language
@@ -123,3 +124,13 @@ def test_no_sentence_is_marked_where_the_extractor_cannot_see_it() -> None:
         if hidden.search(line)
     ]
     assert not found, found
+
+
+@pytest.mark.parametrize("code", CATALOGUES)
+def test_each_catalogue_is_kept_as_pybabel_update_writes_it(code: str) -> None:
+    """So that the commands of docs/translating.md, run after a change of words, show only that
+    change: a catalogue edited by hand is laid out as ``pybabel update -w 100`` lays it out."""
+    kept = (LOCALE / code / "LC_MESSAGES" / "varulv.po").read_bytes()
+    written = io.BytesIO()
+    write_po(written, read_po(io.BytesIO(kept), locale=code), width=100, ignore_obsolete=True)
+    assert written.getvalue() == kept, "run the commands of docs/translating.md"
