@@ -768,6 +768,32 @@ def line_with(text: str, start: str) -> str:
     return found[0]
 
 
+@pytest.mark.parametrize("language", list(Language))
+def test_an_insomniac_still_holding_its_card_is_said_to_be_still_the_insomniac(
+    language: Language,
+) -> None:
+    seats = ("anna", "bo", "cia", "dan", "eva")
+    dealt = Deal(
+        seats=seats,
+        dealt={
+            "anna": Card.WEREWOLF,
+            "bo": Card.SEER,
+            "cia": Card.ROBBER,
+            "dan": Card.TROUBLEMAKER,
+            "eva": Card.INSOMNIAC,
+        },
+        center=(Card.WEREWOLF, Card.VILLAGER),
+    )
+    outcome = play(dealt, {"cia": Rob("anna"), "dan": Swap("anna", "bo")}, {})
+    labels = {seat: SeatLabel(seat, seat.title(), f"U{seat.upper()}") for seat in seats}
+    text = "\n".join(section_texts(reveal(outcome, labels, words=words(language))))
+    if language is Language.ENGLISH:
+        assert "the Insomniac, woke at the end of the night still the Insomniac." in text
+    else:
+        assert "vaknade sist på natten och var fortfarande Insomniac." in text
+    assert "*Insomniac*." not in text, "not as if it had learned a new card"
+
+
 def test_reveal_tells_robber_caught_out() -> None:
     labels, outcome = robber_caught_out()
     screen = reveal(outcome, labels)

@@ -274,6 +274,11 @@ def _step(step: NightStep, outcome: Outcome, labels: Mapping[str, SeatLabel], w:
             )
         case Card.INSOMNIAC, _:
             woke = outcome.night.dawn[step.seat]
+            if woke is Card.INSOMNIAC:
+                return w._(
+                    ":owl: {who}, the Insomniac, woke at the end of the night still the Insomniac.",
+                    who=who,
+                )
             return w._(
                 ":owl: {who}, the Insomniac, woke at the end of the night as the *{card}*.",
                 who=who,
