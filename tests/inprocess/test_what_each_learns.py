@@ -5,15 +5,16 @@ from __future__ import annotations
 
 from sqlalchemy import Engine
 
+from slackapp.blocks.sides import goal
 from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game import Card
-from slackapp.game.cards import GOALS, Team
+from slackapp.game.cards import Team
 from tests.inprocess.harness import InProcessApp
 from tests.inprocess.test_games import NAMES, PEOPLE, new_table
 
 ANNA, BO, CIA = PEOPLE[:3]
-WOLF_SIDE = f"You are now on the werewolf side: {GOALS[Team.WEREWOLF]}."
-VILLAGE_GOAL = GOALS[Team.VILLAGE]
+WOLF_SIDE = f"You are now on the werewolf side: {goal(Team.WEREWOLF)}."
+VILLAGE_GOAL = goal(Team.VILLAGE)
 
 
 def test_the_robber_who_takes_a_werewolf_is_told_the_werewolf_side_and_that_it_may_move(
