@@ -12,27 +12,27 @@ from pathlib import Path
 MIGRATIONS = Path(__file__).parent.parent / "migrations" / "versions"
 
 RELEASED = {
-    "0001": "61950cd19e31a54e",
-    "0002": "62a2f9330e3cea2e",
-    "0003": "c0ff9c8a71e9d285",
-    "0004": "76849094d7a3221a",
-    "0005": "f239290fb5b73cc4",
-    "0006": "8b6121343681f2c5",
-    "0007": "9a6acb2702a68c12",
-    "0008": "469e0a56b131465f",
-    "0009": "aa42a098a71abef0",
-    "0010": "9578be5791947294",
-    "0011": "cbdc6400ea205dcb",
-    "0012": "08aaaee5efd47748",
-    "0013": "a62c50f219044d11",
-    "0014": "a536bcc908fd67b1",
-    "0015": "004bd185501d43a5",
-    "0016": "0ba699aadf4704fb",
-    "0017": "a88c339ede879cf4",
-    "0018": "9e462e9566437897",
-    "0019": "5c294275ff806067",
-    "0020": "765e3bb672a439ea",
-    "0021": "4befb62809cd0559",
+    "0001": "6f11c53dfa565c7f",
+    "0002": "194c2bfe5491bc19",
+    "0003": "fc41feaaed362ede",
+    "0004": "e08ba70d62e13f91",
+    "0005": "cc8ae5486a36930c",
+    "0006": "1f269b690e60ae8e",
+    "0007": "38503db6d5a555db",
+    "0008": "a0c24de61afd82c3",
+    "0009": "3a61ba0d78f122cb",
+    "0010": "044168e2c6577fb7",
+    "0011": "1a50a1e8b9a6b8ac",
+    "0012": "05de4d01169b8d0f",
+    "0013": "388e706a4430f3d3",
+    "0014": "51954d018a37f499",
+    "0015": "ab734649715594b6",
+    "0016": "4db6907c4ff0b304",
+    "0017": "27ee4d02418b35d3",
+    "0018": "e8f0a988d6f51468",
+    "0019": "a2e42d028735a87e",
+    "0020": "f8e155e4ed976151",
+    "0021": "89154581e70253f7",
 }
 """Each revision's fingerprint: a new revision adds its own here, once, when it is released."""
 
@@ -41,12 +41,12 @@ DOCUMENTED = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 def fingerprint(source: str) -> str:
     """What a revision's source does, as Python parses it, without its docstrings (comments are
-    not parsed)."""
+    not parsed), written back out as Python (``ast.dump`` differs between versions)."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, DOCUMENTED) and node.body and _is_docstring(node.body[0]):
             node.body = node.body[1:] or [ast.Pass()]
-    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:16]
+    return hashlib.sha256(ast.unparse(tree).encode()).hexdigest()[:16]  # alike on every Python
 
 
 def _is_docstring(statement: ast.stmt) -> bool:
