@@ -169,13 +169,16 @@ def database_url_from_env() -> str | None:
         sane = found and scheme.isascii() and scheme.replace("+", "").isalnum()
         what = f"a {scheme}:// one" if sane and len(scheme) <= 20 else "something else"
         raise SettingsError(f"DATABASE_URL must be a PostgreSQL URL ({shape}), not {what}")
+    unreadable = SettingsError(
+        f"DATABASE_URL cannot be read as a URL ({shape}): a port that is no number, or "
+        "one of :/@?# in the password not written as %3A %2F %40 %3F %23"
+    )
     try:
-        make_url(raw)
+        url = make_url(raw)
     except (ValueError, ArgumentError):
-        raise SettingsError(
-            f"DATABASE_URL cannot be read as a URL ({shape}): a port that is no number, or "
-            "one of :/@?# in the password not written as %3A %2F %40 %3F %23"
-        ) from None
+        raise unreadable from None
+    if "@" in (url.host or ""):  # an @ of the password read as the host's: it would be logged
+        raise unreadable
     return raw
 
 

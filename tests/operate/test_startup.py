@@ -173,6 +173,7 @@ BAD_DATABASE_URLS = {
     "mysql": ("mysql://varulv:s3cret-pw@db.example/varulv", "not a mysql:// one"),
     "no URL": ("s3cret-pw at db.example", "must be a PostgreSQL URL"),
     "a port that is no number": ("postgresql://varulv:s3cret-pw@db:port/varulv", "port"),
+    "an @ in the password": ("postgresql://varulv:s3cret@pw@db.example/varulv", "%40"),
     "a bad libpq parameter": (
         "postgresql://varulv:s3cret-pw@127.0.0.1:9/varulv?connect_timeout=soon",
         "connect_timeout",
