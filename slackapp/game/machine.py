@@ -1203,7 +1203,7 @@ def _stop(state: GameState, user: str) -> Step:
         return _refuse(state, Line(Message.NO_GAME_RUNNING))
     board = current_board(state)
     if state.phase == Phase.LOBBY:  # no game had begun: the table is called off
-        state = replace(state, phase=Phase.STOPPED, deadline=None, ended_by=user)
+        state = replace(state, phase=Phase.CANCELLED, deadline=None, ended_by=user)
         note = ClosedView(Line(Message.CANCELLED_BY, user=user))
         return Step(state, (Show(board, note), Answer(Line(Message.YOU_CANCELLED))))
     state = replace(state, phase=Phase.STOPPED, deadline=None, ended_by=user)

@@ -645,7 +645,7 @@ def test_stopping_a_table_still_in_its_lobby_calls_it_off_and_tells_no_one_of_a_
     """No game had begun: the lobby says the table was cancelled, nobody's night message is
     touched (there is none), and no one is told of points."""
     done = m.step(seated(["UANNA", "UBO", "UCIA"]), m.Stop("UANNA"), T0)
-    assert done.state.phase == m.Phase.STOPPED and done.state.ended_by == "UANNA"
+    assert done.state.phase == m.Phase.CANCELLED and done.state.ended_by == "UANNA"
     (board,) = shows(done)
     assert board.view == ClosedView(Line(Message.CANCELLED_BY, user="UANNA"))
     assert english(board.view.line) == "<@UANNA> cancelled this table."

@@ -316,7 +316,7 @@ def test_a_stop_ends_only_the_game_it_was_allowed_for(
     )
     assert refused_then is None and checked == table.game_id()
     table.command(host, "stop")  # the checked game ends meanwhile ...
-    table.wait_for_phase("stopped")
+    table.wait_for_phase("cancelled")  # a lobby: called off
     table.command(other)  # ... and someone else opens a new lobby
     new_game = table.wait(
         lambda: ((g := table.game_id()) != checked and g) or None, "the new lobby"

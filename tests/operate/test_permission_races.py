@@ -82,7 +82,7 @@ def test_a_members_stops_racing_other_peoples_lobbies_stop_none(
         assert (lobby["phase"], lobby["ended_by"]) == ("lobby", None), f"round {round_}"
         table.app = first if round_ % 2 else second
         table.command(host, "stop")  # the host ends their own lobby
-        until(lambda: games_in(table)[-1]["phase"] == "stopped", "the host's stop")
+        until(lambda: games_in(table)[-1]["phase"] == "cancelled", "the host's stop")
     ended = [game["ended_by"] for game in games_in(table)]
     assert ended == [host] * ROUNDS, "every lobby was ended by its host, none by the member"
     told = [m.rendered_text for m in fake.ephemerals(member, table.channel)]
