@@ -1179,6 +1179,7 @@ REMEDIES = {
     "channel_not_found": "`/invite @Varulv`",
     "is_archived": "unarchive it",
     "restricted_action_read_only_channel": "let Varulv post there",
+    "restricted_action_thread_only_channel": "check that Varulv is installed",
     "ekm_access_denied": "check that Varulv is installed",
 }
 

@@ -24,14 +24,18 @@ NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})
 """Slack's errors for a channel Varulv was never added to (a private one it cannot even see)."""
 
 
+ONLY_SOME_POST = frozenset({"restricted_action", "restricted_action_read_only_channel"})
+"""Slack's errors for a channel where only some members may post."""
+
+
 def remedy(error: str, words: Words = ENGLISH) -> str:
     """What lets Varulv post in a channel that refused it with Slack's ``error`` again."""
     w = words
     if error in NOT_A_MEMBER:
-        return w._("Invite Varulv there with `/invite @Varulv`.")
+        return w._("Invite Varulv with `/invite @Varulv`.")
     if error == "is_archived":
-        return w._("The channel is archived: unarchive it first.")
-    if error.startswith("restricted_action"):
+        return w._("The channel is archived: unarchive it.")
+    if error in ONLY_SOME_POST:
         return w._(
             "Only some members may post in that channel: ask a workspace admin to let Varulv "
             "post there."
@@ -43,8 +47,8 @@ def paused_too(words: Words = ENGLISH) -> str:
     """Added to the word to whoever changed the settings, when the refusal paused the standing
     table they had set there too."""
     return words._(
-        "The channel's standing table is paused too: no table opens there until Varulv is in "
-        "and someone saves it again with `/varulv schedule`."
+        "The channel's standing table is paused too: no table opens there until Varulv can post "
+        "there and someone saves it again with `/varulv schedule`."
     )
 
 

@@ -80,7 +80,7 @@ def test_settings_saved_where_varulv_is_not_are_kept_and_whoever_saved_them_is_t
     assert told.text == (
         f"Varulv can't post in <#{table.channel}> (Slack says `channel_not_found`), so the "
         "channel was not told that you changed its settings. They are saved all the same, and "
-        "the next game there uses them. Invite Varulv there with `/invite @Varulv`."
+        "the next game there uses them. Invite Varulv with `/invite @Varulv`."
     )
 
     fake.invite_bot(table.channel)  # /invite @Varulv
@@ -107,7 +107,7 @@ def test_a_table_that_cannot_open_there_says_so_in_the_same_words(
         f"Varulv can't post in <#{table.channel}> (Slack says `channel_not_found`), so "
     )
     assert told.text.endswith(
-        "Invite Varulv there with `/invite @Varulv`. Then type `/varulv` to play again."
+        "Invite Varulv with `/invite @Varulv`. Then type `/varulv` to play again."
     )
     assert table.public() == []
 
@@ -125,7 +125,7 @@ def test_a_standing_table_set_where_varulv_is_not_waits_until_it_is_saved_again_
         f"Varulv can't post in <#{table.channel}> (Slack says `not_in_channel`), so the channel "
         "was not told of the standing table you set. It is saved, but paused: no table opens "
         "there until Varulv can post there and you save it again with `/varulv schedule`. "
-        "Invite Varulv there with `/invite @Varulv`."
+        "Invite Varulv with `/invite @Varulv`."
     )
     stored = row(db, "standing_tables", table.channel)
     assert stored is not None and stored["paused"] == "not_in_channel", "it opens nothing"
@@ -160,7 +160,7 @@ def test_whoever_saved_is_told_in_the_channels_language(
         f"Varulv kan inte skriva i <#{table.channel}> (Slack säger `channel_not_found`), så "
         "kanalen fick inte veta att du ändrade inställningarna."
     )
-    assert told.text.endswith("Bjud in Varulv dit med `/invite @Varulv`.")
+    assert told.text.endswith("Bjud in Varulv med `/invite @Varulv`.")
     assert "can't post" not in told.text and "Invite" not in told.text
 
 
@@ -222,6 +222,6 @@ def test_a_game_whose_channel_was_archived_tells_its_host_to_unarchive_it_not_to
     (told,) = table.wait(lambda: told_about(table, host) or None, "a word to the host")
     assert told.text == (
         f"Varulv can no longer post in <#{table.channel}> (Slack says `is_archived`), so the "
-        "game there has ended and no one scores. The channel is archived: unarchive it first. "
+        "game there has ended and no one scores. The channel is archived: unarchive it. "
         "Then type `/varulv` to play again."
     )
