@@ -88,7 +88,7 @@ def redraw_in_place(response_url: str, text: str, blocks: list[dict[str, Any]] |
 
 ANSWER_RETRIES = 2
 """How often a private answer through a click's or command's ``response_url`` is tried again
-(three tries in all) when Slack answers 500 or 503, or 429, or the connection fails before an
+(three tries in all) when Slack answers 500, 502 or 503, or 429, or the connection fails before an
 answer: slack_sdk's retry handlers, as a person's Web API calls have them, after half a second
 and then a second (each with up to a second more at random), or after ``Retry-After``."""
 ANSWER_WAITS_AT_MOST_SECONDS = 5
