@@ -258,19 +258,22 @@ def regular_toggled(channel: str, marked: bool, scheduled: bool, words: Words = 
             "it opens. Press again to take it back.",
             channel=channel,
         )
+    if not scheduled:
+        return w._("Taken back: you no longer usually play in <#{channel}>.", channel=channel)
     return w._(
         "Taken back: the standing table in <#{channel}> no longer mentions you.",
         channel=channel,
     )
 
 
-def set_notice(
-    user_id: str, schedule: Schedule | None, first: datetime | None, words: Words = ENGLISH
-) -> str:
-    """That the channel's standing table was set (and when the ``first`` opens) or removed."""
+def removed_notice(user_id: str, words: Words = ENGLISH) -> str:
+    """That the channel's standing table was removed."""
+    return words._("<@{user}> removed this channel's standing table.", user=user_id)
+
+
+def set_notice(user_id: str, schedule: Schedule, first: datetime, words: Words = ENGLISH) -> str:
+    """That the channel's standing table was set, and when the ``first`` opens."""
     w = words
-    if schedule is None or first is None:
-        return w._("<@{user}> removed this channel's standing table.", user=user_id)
     return w.ngettext(
         "<@{user}> set a standing table here: {when}, the lobby open {count} minute. The "
         "first one opens {upcoming}. Press *I usually play* on a lobby to be mentioned.",

@@ -279,8 +279,11 @@ class ChannelService:
         if refused is not None:
             return {schedule_screen.DAYS: permissions_screen.refused(refused, spoken)}
         log.info("standing table removed" if form.remove else "standing table set")
-        first = None if form.schedule is None else next_opening(form.schedule, self.now())
-        text = schedule_screen.set_notice(user_id, form.schedule, first, spoken)
+        if form.schedule is None:
+            text = schedule_screen.removed_notice(user_id, spoken)
+        else:
+            first = next_opening(form.schedule, self.now())
+            text = schedule_screen.set_notice(user_id, form.schedule, first, spoken)
         about = About.UNSCHEDULED if form.schedule is None else About.SCHEDULE
         self._told(text, team_id, channel_id, enterprise_id, about, user_id)
         return {}

@@ -182,7 +182,8 @@ def test_i_usually_play_is_a_toggle_on_the_lobby(single_workspace: Deployment) -
     assert "`/varulv schedule`" in marked.text and "so its standing table" not in marked.text
     assert regulars() == [CARIN]
     table.click(CARIN, lobby, "I usually play")
-    table.ephemeral(CARIN, "Taken back")
+    taken_back = table.ephemeral(CARIN, "Taken back")
+    assert taken_back.text == f"Taken back: you no longer usually play in <#{table.channel}>."
     assert regulars() == []
 
     owner = single_workspace.owner()
