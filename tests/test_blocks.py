@@ -179,20 +179,24 @@ def bot_game(seats: Sequence[SeatLabel], seed: int) -> tuple[Deal, Any]:
     return dealt, play(dealt, choices, ballots)
 
 
+FIVE_SEATS = ("anna", "bo", "cia", "dan", "eva")
+FIVE_DEALT = Deal(
+    seats=FIVE_SEATS,
+    dealt={
+        "anna": Card.WEREWOLF,
+        "bo": Card.SEER,
+        "cia": Card.ROBBER,
+        "dan": Card.TROUBLEMAKER,
+        "eva": Card.INSOMNIAC,
+    },
+    center=(Card.WEREWOLF, Card.VILLAGER),
+)
+"""The deal of the shared scenario robber-caught-out."""
+
+
 def robber_caught_out() -> tuple[dict[str, SeatLabel], Any]:
     """The shared scenario robber-caught-out, with eva as a bot."""
-    seats = ("anna", "bo", "cia", "dan", "eva")
-    dealt = Deal(
-        seats=seats,
-        dealt={
-            "anna": Card.WEREWOLF,
-            "bo": Card.SEER,
-            "cia": Card.ROBBER,
-            "dan": Card.TROUBLEMAKER,
-            "eva": Card.INSOMNIAC,
-        },
-        center=(Card.WEREWOLF, Card.VILLAGER),
-    )
+    seats, dealt = FIVE_SEATS, FIVE_DEALT
     outcome = play(
         dealt,
         {"anna": Peek(1), "bo": LookAtSeat("eva"), "cia": Rob("anna"), "dan": Swap("cia", "eva")},
@@ -772,20 +776,8 @@ def line_with(text: str, start: str) -> str:
 def test_an_insomniac_still_holding_its_card_is_said_to_be_still_the_insomniac(
     language: Language,
 ) -> None:
-    seats = ("anna", "bo", "cia", "dan", "eva")
-    dealt = Deal(
-        seats=seats,
-        dealt={
-            "anna": Card.WEREWOLF,
-            "bo": Card.SEER,
-            "cia": Card.ROBBER,
-            "dan": Card.TROUBLEMAKER,
-            "eva": Card.INSOMNIAC,
-        },
-        center=(Card.WEREWOLF, Card.VILLAGER),
-    )
-    outcome = play(dealt, {"cia": Rob("anna"), "dan": Swap("anna", "bo")}, {})
-    labels = {seat: SeatLabel(seat, seat.title(), f"U{seat.upper()}") for seat in seats}
+    outcome = play(FIVE_DEALT, {"cia": Rob("anna"), "dan": Swap("anna", "bo")}, {})
+    labels = {seat: SeatLabel(seat, seat.title(), f"U{seat.upper()}") for seat in FIVE_SEATS}
     text = "\n".join(section_texts(reveal(outcome, labels, words=words(language))))
     if language is Language.ENGLISH:
         assert "the Insomniac, woke at the end of the night still the Insomniac." in text
