@@ -40,6 +40,16 @@ def unknown_word(typed: str, words: Words = ENGLISH) -> str:
     return f"{unknown} {usage}"
 
 
+def not_in_a_channel(command: str, words: Words = ENGLISH) -> str:
+    """The answer to ``command`` (a table opened, or its settings or standing table) typed in
+    a direct message or a group DM, which can hold no table."""
+    return words._(
+        "Varulv plays in channels, not in direct messages: type `{command}` in a channel, and "
+        "add Varulv there first with `/invite @Varulv` if it isn't in it yet.",
+        command=command,
+    )
+
+
 def commands(words: Words = ENGLISH) -> list[str]:
     return [
         f"`{COMMAND}` " + words._("set a table in this channel"),

@@ -12,12 +12,14 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 from slack_sdk.models.views import View
 
+import slackapp.blocks.help as help_screen
 import slackapp.blocks.permissions as permissions_screen
 import slackapp.blocks.schedule as schedule_screen
 import slackapp.blocks.settings as settings_screen
 from slackapp.blocks.words import N_, Words, words
 from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.permissions import Change
+from slackapp.game.places import holds_tables
 from slackapp.game.schedule import known_zones
 from slackapp.game.settings import offered
 from slackapp.inbox import REPLAYED, Inbox
@@ -48,6 +50,11 @@ NO_TRIGGER = N_("Slack didn't send what it takes to open the form. Try `{command
 NOT_OPENED = N_("Slack did not open the form. Try `{command}` again.")
 COMMAND_SOURCE = ("team_id", "channel_id", "user_id")
 """Where a command was typed and by whom: the signed payload's fields, never the text."""
+OF_A_TABLE = {
+    **dict.fromkeys(OPENING, COMMAND),
+    **{word: f"{COMMAND} {word}" for word in ("settings", "schedule")},
+}
+"""The words that open a channel's table or change it, and the command each is typed as."""
 
 
 def typed(command: dict[str, Any]) -> str:
@@ -57,6 +64,16 @@ def typed(command: dict[str, Any]) -> str:
 
 def word_of(command: dict[str, Any]) -> str:
     return typed(command).lower()
+
+
+def not_a_table_place(command: dict[str, Any]) -> Reply | None:
+    """The answer to a word of :data:`OF_A_TABLE` typed in a direct message or a group DM,
+    which holds no table; None anywhere else. English: such a conversation has no setting."""
+    asked = OF_A_TABLE.get(word_of(command))
+    channel, name = slack_id(command.get("channel_id")), str(command.get("channel_name") or "")
+    if asked is None or holds_tables(channel, name):
+        return None
+    return Reply(help_screen.not_in_a_channel(asked, words()))
 
 
 def answered_at_once(command: dict[str, Any], context: BoltContext) -> bool:
@@ -90,6 +107,8 @@ def register(
         if not (team and channel and user):
             log.warning("a /varulv without a readable team, channel or user was ignored")
             return Reply()
+        if (nowhere := not_a_table_place(command)) is not None:
+            return nowhere
         table = table_team(command, request)
         if table is None:
             return Reply(UNAVAILABLE)
@@ -135,6 +154,9 @@ def register(
         team, channel, user = (slack_id(command.get(key)) for key in COMMAND_SOURCE)
         if not (team and channel and user):
             log.warning("a /varulv without a readable team, channel or user was ignored")
+            return
+        if (nowhere := not_a_table_place(command)) is not None:
+            send(respond, nowhere)
             return
         table = table_team(command, request)
         if table is None:

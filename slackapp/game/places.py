@@ -1,0 +1,23 @@
+"""Where a table can be: a channel, never a conversation between people.
+
+Slack sends ``/varulv`` from every conversation a person can type in, a direct message with a
+colleague (its id begins with ``D``, and Slack names it ``directmessage``) or a group DM (named
+``mpdm-…``) included. Varulv cannot be added to either, so it could never post a lobby there,
+and a channel's settings or standing table set there would have nothing to apply to. Varulv's
+own direct message with a person is one too: a table there would be one person's.
+"""
+
+from __future__ import annotations
+
+DIRECT_MESSAGE_NAME = "directmessage"
+"""Slack's ``channel_name`` for a direct message."""
+GROUP_DM_PREFIX = "mpdm-"
+"""How Slack's ``channel_name`` of a group DM begins."""
+
+
+def holds_tables(channel_id: str, channel_name: str) -> bool:
+    """Whether the conversation a command was typed in can hold a table: a channel (public,
+    private or shared), not a direct message or a group DM."""
+    if channel_id.startswith("D") or channel_name == DIRECT_MESSAGE_NAME:
+        return False
+    return not channel_name.startswith(GROUP_DM_PREFIX)
