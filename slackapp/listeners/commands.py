@@ -96,8 +96,11 @@ def register(
 
     def table_team(command: dict[str, Any], request: BoltRequest) -> str | None:
         """The workspace whose table the command is about (a shared channel's home, in an
-        organisation); None when the database that says so cannot be reached."""
+        organisation); None when the database that says so cannot be reached. A direct
+        message or a group DM holds no table, so it is given no home: the asker's own."""
         team, channel = slack_id(command.get("team_id")), slack_id(command.get("channel_id"))
+        if not holds_tables(channel, str(command.get("channel_name") or "")):
+            return team
         enterprise = slack_id(command.get("enterprise_id")) or None
         org_wide = bool(request.context.is_enterprise_install)
         return channels.reachable_table_team(team, channel, enterprise, org_wide)

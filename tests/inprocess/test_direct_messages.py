@@ -12,6 +12,7 @@ from sqlalchemy import Engine, text
 
 from slackapp.fakeslack import FakeSlack
 from tests.inprocess.harness import InProcessApp
+from tests.inprocess.test_shared_channel import command_from
 from tests.reliability.support import new_people
 
 _conversations = count(1)
@@ -70,3 +71,23 @@ def test_help_still_answers_in_a_direct_message(
     app.settle()
     (said,) = fake.ephemerals(someone, channel)
     assert said.text == "How to play Varulv"
+
+
+@pytest.mark.parametrize("word", ["help", "score", "forget me"])
+def test_a_direct_message_is_given_no_home_in_an_organisation(
+    fake: FakeSlack, app: InProcessApp, db: Engine, word: str
+) -> None:
+    """Where Varulv is installed on a whole organisation, a channel is given the workspace that
+    keeps its table the first time Varulv is used there; a direct message keeps none, so a word
+    typed there stores no home for it."""
+    channel = conversation(fake, group=False)
+    (someone,) = new_people(fake, 1)
+    request = command_from(fake, someone, channel, word)
+    assert app.send(request).status_code == 200
+    app.settle()
+    assert fake.ephemerals(someone, channel), "answered"
+    with db.connect() as connection:
+        homes = connection.execute(
+            text("SELECT count(*) FROM channel_homes WHERE channel_id = :c"), {"c": channel}
+        ).scalar_one()
+    assert homes == 0
