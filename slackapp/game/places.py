@@ -20,4 +20,6 @@ def holds_tables(channel_id: str, channel_name: str) -> bool:
     private or shared), not a direct message or a group DM."""
     if channel_id.startswith("D") or channel_name == DIRECT_MESSAGE_NAME:
         return False
-    return not channel_name.startswith(GROUP_DM_PREFIX)
+    # A group DM's id begins with G, as an old private channel's does: a channel someone
+    # named mpdm-… has a C id.
+    return not (channel_id.startswith("G") and channel_name.startswith(GROUP_DM_PREFIX))

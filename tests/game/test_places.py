@@ -9,7 +9,12 @@ from slackapp.game.places import holds_tables
 
 @pytest.mark.parametrize(
     ("channel", "name"),
-    [("C0FIKA", "fika"), ("G0SECRET", "privategroup"), ("C0SHARED", "fika-nordics")],
+    [
+        ("C0FIKA", "fika"),
+        ("G0SECRET", "privategroup"),
+        ("C0SHARED", "fika-nordics"),
+        ("C0NAMED", "mpdm-fans"),  # a channel given a group DM's kind of name
+    ],
 )
 def test_channels_hold_tables(channel: str, name: str) -> None:
     assert holds_tables(channel, name)
