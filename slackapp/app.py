@@ -26,6 +26,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from slackapp.authorize import Refresher, answer_reinstall, from_store
 from slackapp.blocks.addresses import Addresses
 from slackapp.config import BOT_SCOPES, INSTALL_PATH, OAUTH_REDIRECT_PATH, Settings
+from slackapp.db import standing
 from slackapp.db.engine import make_engine, make_sessions
 from slackapp.db.installations import installation_store, oauth_state_store, reinstalled
 from slackapp.db.journal import keep_journal
@@ -145,6 +146,14 @@ def installed(args: SuccessArgs, engine: Engine) -> BoltResponse:
             reinstalled(engine, installation.enterprise_id, installation.team_id)
         except Exception as error:  # the new refresh token is not the refused one anyway
             log.warning("could not clear the workspace's need of a reinstall: %s", error)
+        try:
+            org_wide = bool(installation.is_enterprise_install)
+            with Session(engine) as session, session.begin():
+                standing.resume_installed(
+                    session, None if org_wide else installation.team_id, installation.enterprise_id
+                )
+        except Exception as error:  # its admins can save each standing table again
+            log.warning("could not let the workspace's standing tables run again: %s", error)
         log.info("workspace installed")
     usual = args.default.success(args)
     page = added_page(

@@ -142,6 +142,41 @@ def pause(session: Session, team_id: str, channel_id: str, why: str) -> str | No
     return row.owner_user_id
 
 
+UNINSTALLED = "app_uninstalled"
+"""Why a workspace's standing tables are paused while Varulv is not installed there: each
+would open a lobby that no token can show. Installing Varulv again lets them run."""
+
+
+def _of_workspace(team_id: str | None, enterprise_id: str | None) -> ColumnElement[bool]:
+    """The workspace's standing tables; with ``team_id`` None, those of every workspace of the
+    organisation ``enterprise_id``."""
+    if team_id is None:
+        return StandingTable.enterprise_id == (enterprise_id or "")
+    return StandingTable.team_id == team_id
+
+
+def pause_uninstalled(session: Session, team_id: str | None, enterprise_id: str | None) -> int:
+    """Pause the running standing tables of a workspace that removed Varulv; how many."""
+    paused = session.execute(
+        update(StandingTable)
+        .where(_of_workspace(team_id, enterprise_id), StandingTable.paused.is_(None))
+        .values(paused=UNINSTALLED)
+    )
+    return int(paused.rowcount)  # type: ignore[attr-defined]
+
+
+def resume_installed(session: Session, team_id: str | None, enterprise_id: str | None) -> int:
+    """Let the standing tables paused by :func:`pause_uninstalled` run again, once Varulv is
+    installed there again; how many. Each opens next at its next time (an opening missed
+    meanwhile is not made up)."""
+    resumed = session.execute(
+        update(StandingTable)
+        .where(_of_workspace(team_id, enterprise_id), StandingTable.paused == UNINSTALLED)
+        .values(paused=None)
+    )
+    return int(resumed.rowcount)  # type: ignore[attr-defined]
+
+
 def regulars(session: Session, team_id: str, channel_id: str) -> list[str]:
     return list(
         session.scalars(

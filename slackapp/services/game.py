@@ -27,7 +27,7 @@ from slackapp.blocks.permissions import refused as refused_text
 from slackapp.blocks.said import said
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, Words, words
-from slackapp.db import games
+from slackapp.db import games, standing
 from slackapp.db.channels import channel_choice, choice_in, table_team
 from slackapp.db.engine import first_line, outside_transaction, transaction
 from slackapp.db.games import GAMES, StoredGame
@@ -629,14 +629,17 @@ class GameService:
         return self.act(game_id, m.Stop(user_id), permit=permit)
 
     def workspace_left(self, team_id: str | None, enterprise_id: str | None = None) -> int:
-        """End the workspace's open games without a word (no token is left to post with); with
-        ``team_id`` None, those of every workspace of the organisation ``enterprise_id``."""
+        """End the workspace's open games without a word (no token is left to post with), and
+        pause its standing tables until Varulv is installed again; with ``team_id`` None, those
+        of every workspace of the organisation ``enterprise_id``. The games ended."""
         if team_id is None:
             if not enterprise_id:
                 return 0
             whose = Game.enterprise_id == enterprise_id
         else:
             whose = Game.team_id == team_id
+        with transaction(self.sessions) as session:
+            standing.pause_uninstalled(session, team_id, enterprise_id)
         with outside_transaction(self.sessions) as session:
             open_games = session.scalars(
                 select(Game.id).where(

@@ -192,6 +192,40 @@ def test_a_game_whose_installation_vanished_stops_at_its_deadline(
     assert len(stops) == 1 and stops[0]["team_id"] == TEAM
 
 
+def standing_table_paused(deployment: Deployment, channel: str) -> str | None:
+    with deployment.db.connect() as connection:
+        paused = connection.execute(
+            text("SELECT paused FROM standing_tables WHERE team_id = :t AND channel_id = :c"),
+            {"t": TEAM, "c": channel},
+        ).scalar_one()
+    return None if paused is None else str(paused)
+
+
+def test_a_standing_table_waits_while_varulv_is_uninstalled_and_runs_once_it_is_again(
+    many_workspaces: Deployment,
+) -> None:
+    """No token is left to show its lobbies with: it opens none until Varulv is back."""
+    fake = many_workspaces.fake
+    assert install(many_workspaces).status_code == 200
+    channel = many_workspaces.table().channel
+    with many_workspaces.db.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day, zone,"
+                " lobby_minutes, next_at, owner_user_id)"
+                " VALUES (:t, :c, 1, 600, 'UTC', 20, now() + interval '1 day', :u)"
+            ),
+            {"t": TEAM, "c": channel, "u": ALVA},
+        )
+    assert fake.app_uninstalled().status_code == 200
+    paused = many_workspaces.table().wait(
+        lambda: standing_table_paused(many_workspaces, channel), "the standing table paused"
+    )
+    assert paused == "app_uninstalled"
+    assert install(many_workspaces).status_code == 200
+    assert standing_table_paused(many_workspaces, channel) is None, "it runs again"
+
+
 def test_the_install_page_says_what_varulv_is_and_links_privacy_and_support(
     many_workspaces: Deployment,
 ) -> None:
