@@ -671,6 +671,38 @@ def test_emphasis_inside_emphasis_shows_no_marker(page: Page, sandbox: Sandbox) 
     assert "*" not in line.inner_text() and "_" not in line.inner_text(), line.inner_text()
 
 
+def test_a_bare_address_is_a_link_as_slack_makes_it(page: Page, sandbox: Sandbox) -> None:
+    """Text that is not verbatim has its web addresses linked (the referee's line names the
+    source's release so); the punctuation after one stays text, and code stays code."""
+    fake = sandbox.fake
+    text = (
+        "Get it at https://example.com/varulv/releases, then read "
+        "_https://example.com/docs/the_referee_ or `https://example.com/code`."
+    )
+    blocks: list[JSON] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": text}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": "Addresses aside"}]},
+        {
+            "type": "section",
+            "text": {"type": "mrkdwn", "text": "As is: https://example.com/kept", "verbatim": True},
+        },
+    ]
+    fake.add_message(fake.api.bot_message(CHANNEL_ID, "Addresses", blocks))
+    chat = ChatPage(page)
+    chat.play_as(PLAYERS[0])
+    chat.open_channel()
+    message = chat.message("Addresses aside")
+    links = message.get_by_role("link")
+    # Two links: the verbatim section's address is left as text.
+    expect(links).to_have_text(
+        ["https://example.com/varulv/releases", "https://example.com/docs/the_referee"]
+    )
+    expect(links.first).to_have_attribute("href", "https://example.com/varulv/releases")
+    expect(message.locator("i a")).to_have_attribute("href", "https://example.com/docs/the_referee")
+    expect(message.locator("code")).to_have_text("https://example.com/code")
+    expect(message.locator(".bk-section-text").first).to_contain_text("releases, then read")
+
+
 NOON = 1_700_049_600
 """2023-11-15 12:00 UTC: 13:00 in Stockholm, 12:00 in London, 07:00 in New York."""
 

@@ -294,8 +294,23 @@
     return text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
   }
 
-  // Slack's mrkdwn: *bold*, _italic_, ~strike~, `code`, ```pre```, > quotes, emoji, <tokens>.
-  function mrkdwn(text, viewer) {
+  // A bare address, as Slack links it in text that is not verbatim: the punctuation closing a
+  // sentence, a bracket or an emphasis around it stays outside the link.
+  function bareLink(address) {
+    let url = address;
+    for (;;) {
+      const last = url.slice(-1);
+      const unbalanced = last === ")" && url.split("(").length < url.split(")").length;
+      if (!".,;:!?'\"*_~".includes(last) && !unbalanced) break;
+      url = url.slice(0, -1);
+    }
+    const plainUrl = unescapeSlack(url);
+    return { url: plainUrl, rest: address.slice(url.length) };
+  }
+
+  // Slack's mrkdwn: *bold*, _italic_, ~strike~, `code`, ```pre```, > quotes, emoji, <tokens>,
+  // and, unless the text object is verbatim, bare web addresses as links.
+  function mrkdwn(text, viewer, verbatim = false) {
     const held = [];
     const hold = (html) => `\u0000${held.push(html) - 1}\u0000`;
     let source = String(text ?? "");
@@ -303,6 +318,13 @@
       hold(`<pre class="code-block">${escapeHtml(unescapeSlack(code.replace(/^\n/, "")))}</pre>`));
     source = source.replace(/`([^`\n]+)`/g, (_, code) => hold(`<code>${escapeHtml(unescapeSlack(code))}</code>`));
     source = source.replace(/<([^<>\n]+)>/g, (_, inner) => hold(renderToken(inner, viewer)));
+    if (!verbatim) {
+      source = source.replace(/(?<![A-Za-z0-9])https?:\/\/[^\s<>\u0000]+/g, (address) => {
+        const { url, rest } = bareLink(address);
+        const safe = escapeHtml(url);
+        return hold(`<a href="${safe}" target="_blank" rel="noopener">${safe}</a>`) + rest;
+      });
+    }
     let html = escapeHtml(unescapeSlack(source));
     // After escaping, quotes and brackets are entities: "&" and ";" count as edges too. One
     // emphasis may sit inside another (_*Bosse* (bot)'s swap_), so a marker, or a tag an
@@ -327,7 +349,7 @@
   function textObject(object, viewer, className = "") {
     if (!object) return el("span");
     if (object.type === "mrkdwn") {
-      return el("span", { class: `mrkdwn ${className}`, html: mrkdwn(object.text, viewer) });
+      return el("span", { class: `mrkdwn ${className}`, html: mrkdwn(object.text, viewer, object.verbatim === true) });
     }
     const html = escapeHtml(object.text ?? "").replace(/\n/g, "<br>");
     return el("span", { class: `plain ${className}`, html: object.emoji === false ? html : emojify(html) });
