@@ -736,6 +736,52 @@ def test_a_relative_date_token_speaks_the_readers_language(page: Page, sandbox: 
         expect(chat.message("Öppnar").locator(".bk-section-text")).to_have_text(today)
 
 
+def test_a_time_picker_shows_its_placeholder_and_the_readers_clock(
+    page: Page, sandbox: Sandbox
+) -> None:
+    """Slack's desktop time picker: a list of times with free-text entry, the app's placeholder
+    while empty, and each reader's own clock (15:15 for Linnea, 3:15 PM for Tove)."""
+    chat = ChatPage(page)
+    owner, admin = PEOPLE[0], PEOPLE[4]
+
+    def open_schedule(person: str) -> Locator:
+        chat.play_as(person)
+        chat.open_channel()
+        chat.type("/varulv schedule")
+        dialog = page.get_by_role("dialog", name="Standing table")
+        expect(dialog).to_be_visible(timeout=WAIT_MS)
+        return dialog
+
+    def save(dialog: Locator) -> None:
+        dialog.get_by_role("button", name="Save").click()
+        expect(dialog).to_have_count(0, timeout=WAIT_MS)
+
+    dialog = open_schedule(owner.name)
+    time_field = dialog.get_by_role("combobox", name="Time")
+    expect(time_field).to_have_attribute("placeholder", "Pick a time")
+    expect(time_field).to_have_value("")
+    expect(dialog.locator("datalist option[value='15:00']")).to_have_count(1)
+    dialog.get_by_role("checkbox", name="Monday").check()
+    time_field.fill("3:15 pm")  # typed, not picked: read as the time of day it names
+    sandbox.fake.set_role(admin.id, "admin")  # Tove may open the form too
+    try:
+        save(dialog)
+        dialog = open_schedule(owner.name)
+        expect(dialog.get_by_role("combobox", name="Time")).to_have_value("15:15")
+        dialog.get_by_role("button", name="Cancel").click()
+        expect(dialog).to_have_count(0)
+        dialog = open_schedule(admin.name)
+        expect(dialog.get_by_role("combobox", name="Time")).to_have_value(re.compile(r"^3:15\sPM$"))
+        dialog.get_by_role("button", name="Cancel").click()
+        expect(dialog).to_have_count(0)
+    finally:  # the next tests play with no standing table
+        sandbox.fake.set_role(admin.id, None)
+        dialog = open_schedule(owner.name)
+        dialog.get_by_role("checkbox", name=re.compile("Remove the standing table")).check()
+        save(dialog)
+        chat.message("removed this channel's standing table")
+
+
 def test_optional_is_said_in_the_readers_language(page: Page, sandbox: Sandbox) -> None:
     chat = ChatPage(page)
     owner, reader = PLAYERS[0], "Tove"

@@ -606,6 +606,39 @@
 
   // -- modals ---------------------------------------------------------------------------
 
+  // A time of day ("15:00") as the reader's clock shows it: "3:00 PM" in en-US, "15:00" in sv.
+  function showTime(hhmm, viewer) {
+    const [hours, minutes] = hhmm.split(":").map(Number);
+    return new Intl.DateTimeFormat(readerOf(viewer).locale, { hour: "numeric", minute: "2-digit", timeZone: "UTC" })
+      .format(new Date(Date.UTC(2000, 0, 1, hours, minutes)));
+  }
+
+  // The times a time picker lists, every quarter of an hour: shown -> "HH:mm".
+  function clockTimes(viewer) {
+    const times = new Map();
+    for (let quarter = 0; quarter < 96; quarter += 1) {
+      const hhmm = `${String(Math.floor(quarter / 4)).padStart(2, "0")}:${String((quarter % 4) * 15).padStart(2, "0")}`;
+      times.set(showTime(hhmm, viewer), hhmm);
+    }
+    return times;
+  }
+
+  // What was typed or picked, as the "HH:mm" Slack sends; null when it is no time of day.
+  function readTime(text, times) {
+    const typed = text.trim();
+    if (times.has(typed)) return times.get(typed);
+    const found = /^(\d{1,2})(?:[:.](\d{2}))?\s*([ap])?\.?\s*m?\.?$/i.exec(typed.replace(/[\u00a0\u202f]/g, " "));
+    if (!found) return null;
+    let hours = Number(found[1]);
+    const minutes = Number(found[2] || 0);
+    const half = (found[3] || "").toLowerCase();
+    if (half && (hours < 1 || hours > 12)) return null;
+    if (half === "a" && hours === 12) hours = 0;
+    if (half === "p" && hours < 12) hours += 12;
+    if (hours > 23 || minutes > 59) return null;
+    return `${String(hours).padStart(2, "0")}:${String(minutes).padStart(2, "0")}`;
+  }
+
   // One input block of a modal: its control, and how to read back what the person entered
   // in the shape the API takes (text, an option value, a list of them), or undefined to skip.
   function modalInput(block, viewer, serial) {
@@ -675,11 +708,18 @@
           "aria-describedby": described });
         read = () => control.value || null;
         break;
-      case "timepicker":
-        control = el("input", { id, type: "time", class: "modal-control", value: item.initial_time || "",
-          "aria-describedby": described });
-        read = () => control.value || null;
+      case "timepicker": {
+        // Slack's desktop time picker: a list of times with free-text entry, its placeholder
+        // shown while empty, and every time on the reader's own clock (3:00 PM, or 15:00).
+        const times = clockTimes(viewer);
+        const field = el("input", { id, type: "text", class: "modal-control", list: `${id}-times`, autocomplete: "off",
+          placeholder: item.placeholder ? item.placeholder.text : null, "aria-describedby": described });
+        field.value = item.initial_time ? showTime(item.initial_time, viewer) : "";
+        control = el("div", { class: "modal-time" }, field,
+          el("datalist", { id: `${id}-times` }, [...times.keys()].map((shown) => el("option", { value: shown }))));
+        read = () => readTime(field.value, times);
         break;
+      }
       default:
         control = el("span", { class: "bk-unsupported" }, `[${item.type}]`);
         read = () => undefined;
