@@ -677,7 +677,8 @@ def test_a_bare_address_is_a_link_as_slack_makes_it(page: Page, sandbox: Sandbox
     fake = sandbox.fake
     text = (
         "Get it at https://example.com/varulv/releases, then read "
-        "_https://example.com/docs/the_referee_ or `https://example.com/code`."
+        "_https://example.com/docs/the_referee_ or `https://example.com/code` "
+        "(&lt;https://example.com/angled&gt;)."
     )
     blocks: list[JSON] = [
         {"type": "section", "text": {"type": "mrkdwn", "text": text}},
@@ -693,14 +694,21 @@ def test_a_bare_address_is_a_link_as_slack_makes_it(page: Page, sandbox: Sandbox
     chat.open_channel()
     message = chat.message("Addresses aside")
     links = message.get_by_role("link")
-    # Two links: the verbatim section's address is left as text.
+    # The verbatim section's address is left as text.
     expect(links).to_have_text(
-        ["https://example.com/varulv/releases", "https://example.com/docs/the_referee"]
+        [
+            "https://example.com/varulv/releases",
+            "https://example.com/docs/the_referee",
+            "https://example.com/angled",
+        ]
     )
     expect(links.first).to_have_attribute("href", "https://example.com/varulv/releases")
     expect(message.locator("i a")).to_have_attribute("href", "https://example.com/docs/the_referee")
     expect(message.locator("code")).to_have_text("https://example.com/code")
     expect(message.locator(".bk-section-text").first).to_contain_text("releases, then read")
+    expect(message.locator(".bk-section-text").first).to_contain_text(
+        "(<https://example.com/angled>)."
+    )
 
 
 NOON = 1_700_049_600

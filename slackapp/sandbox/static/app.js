@@ -319,7 +319,7 @@
     source = source.replace(/`([^`\n]+)`/g, (_, code) => hold(`<code>${escapeHtml(unescapeSlack(code))}</code>`));
     source = source.replace(/<([^<>\n]+)>/g, (_, inner) => hold(renderToken(inner, viewer)));
     if (!verbatim) {
-      source = source.replace(/(?<![A-Za-z0-9])https?:\/\/[^\s<>\u0000]+/g, (address) => {
+      source = source.replace(/(?<![A-Za-z0-9])https?:\/\/(?:(?!&[lg]t;)[^\s<>\u0000])+/g, (address) => {
         const { url, rest } = bareLink(address);
         const safe = escapeHtml(url);
         return hold(`<a href="${safe}" target="_blank" rel="noopener">${safe}</a>`) + rest;
