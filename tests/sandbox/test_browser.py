@@ -417,6 +417,22 @@ def test_a_private_answer_is_gone_after_a_reload_as_in_slack(page: Page, sandbox
     expect(answers).to_have_count(1)
 
 
+def test_only_the_apps_bot_wears_the_app_badge(page: Page) -> None:
+    """Varulv is an app's bot, so Slack marks it APP; Slackbot is Slack's own (not even a bot
+    in users.list) and has no badge, nor does a person."""
+    chat = ChatPage(page)
+    chat.play_as(PLAYERS[1])
+    chat.open_channel()
+    chat.type("/fika now")
+    slackbot = chat.message("is not a valid command")
+    expect(slackbot.locator(".author")).to_have_text("Slackbot")
+    expect(slackbot.locator(".app-badge")).to_have_count(0)
+    chat.type("Kaffe?")
+    expect(chat.message("Kaffe?").locator(".app-badge")).to_have_count(0)
+    chat.type("/varulv help")
+    expect(chat.message("How to play Varulv").locator(".msg-head .app-badge")).to_have_text("APP")
+
+
 def test_block_kit_renders_like_slack(page: Page, sandbox: Sandbox) -> None:
     """What the game does not use yet renders too: fields, accessories, selects, links, code."""
     fake = sandbox.fake

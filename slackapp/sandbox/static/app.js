@@ -1017,7 +1017,8 @@
         : el("div", { class: "blocks" }, el("div", { class: "bk-section-text mrkdwn", html: mrkdwn(message.text, this.personId) }));
       const head = el("div", { class: "msg-head" },
         el("span", { class: "author" }, nameOf(message.user)),
-        message.from_app || message.user === "USLACKBOT" ? el("span", { class: "app-badge" }, "APP") : null,
+        // An app's bot wears the APP badge; Slackbot is Slack's own and wears none.
+        message.from_app ? el("span", { class: "app-badge" }, "APP") : null,
         el("time", { class: "msg-time", datetime: new Date(seconds * 1000).toISOString() }, clock(seconds, this.personId)));
       return el("article", {
         class: `msg${message.ephemeral ? " ephemeral" : ""}`,
