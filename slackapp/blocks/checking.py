@@ -3,7 +3,7 @@ night board, where the referee that checks it comes from, and the fingerprint's 
 
 from __future__ import annotations
 
-from slackapp.blocks.kit import Json, context
+from slackapp.blocks.kit import Json, context, escaped
 from slackapp.blocks.words import ENGLISH, Words
 from slackapp.referee_file import REFEREE_FILE, REFEREE_PATH
 
@@ -21,7 +21,7 @@ def get_the_referee(words: Words = ENGLISH, source_url: str | None = None) -> st
             "to install.",
             file=REFEREE_FILE,
             source=source_url,
-            run=RUN_THE_REFEREE,
+            run=escaped(RUN_THE_REFEREE),
         )
     return words._(
         "get the referee, the one file `{file}`, which this app serves at `{path}` (whoever "
@@ -29,7 +29,7 @@ def get_the_referee(words: Words = ENGLISH, source_url: str | None = None) -> st
         "`{run}`: Python alone, nothing to install.",
         file=REFEREE_FILE,
         path=REFEREE_PATH,
-        run=RUN_THE_REFEREE,
+        run=escaped(RUN_THE_REFEREE),
     )
 
 

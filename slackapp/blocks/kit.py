@@ -31,6 +31,12 @@ def mrkdwn(text: str) -> Json:
     return {"type": "mrkdwn", "text": text}
 
 
+def escaped(text: str) -> str:
+    """Text written into mrkdwn as it reads: Slack asks for &, < and > as &amp;, &lt; and &gt;,
+    and reads a bare < as the start of a link or a mention."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def header(text: str) -> Json:
     return {"type": "header", "text": plain(text)}
 

@@ -144,10 +144,10 @@ def test_the_night_boards_fingerprint_is_checked_by_the_referee_from_the_whole_g
     table.command(ANNA, "last")
     again = table.ephemeral(ANNA, "Anyone can check it")
     assert "pip install" not in again.rendered_text, "no package the project has not published"
-    assert "`python3 varulv_referee.pyz < game.json`" in again.rendered_text
+    assert "`python3 varulv_referee.pyz &lt; game.json`" in again.rendered_text  # shown as <
     table.click(ANNA, again, "The whole game, for the referee")
     message = table.ephemeral(ANNA, "as the referee reads it").text
-    assert "pip install" not in message and "`python3 varulv_referee.pyz < game.json`" in message
+    assert "pip install" not in message and "`python3 varulv_referee.pyz &lt; game.json`" in message
     assert "SHA-256" in message, "the fingerprint's recipe, for a person with hashlib alone"
     assert f"`{shown}`" in message and "`center` is the centre" in message
     assert '"Måns"' in message and "\\u00e5" not in message, "names as written, in UTF-8"
