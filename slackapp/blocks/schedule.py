@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -38,6 +39,23 @@ NO_DAY = N_("Pick at least one day.")
 NO_TIME = N_("Pick a time.")
 NO_ZONE = N_("Type a time zone's name, such as Europe/Stockholm.")
 LOBBY_OUT_OF_BOUNDS = N_("Type a whole number of minutes, {low} to {high}.")
+
+
+@dataclass(frozen=True)
+class OtherTable:
+    """Another channel's standing table in the workspace, as the form lists it."""
+
+    channel: str
+    owner: str
+    """Who set it."""
+    schedule: Schedule | None
+    """None: it was set in a time zone this machine no longer knows."""
+    paused: str | None = None
+    """Slack's error that paused it, if it is paused."""
+
+
+ELSEWHERE_SHOWN = 10
+"""The other channels' standing tables the form names at most; the rest are counted."""
 
 
 @dataclass(frozen=True)
@@ -148,11 +166,14 @@ def schedule_modal(
     zone: str,
     words: Words = ENGLISH,
     lost_zone: str | None = None,
+    elsewhere: Sequence[OtherTable] = (),
+    more: int = 0,
 ) -> View:
     """The form, in the channel's language, filled with the channel's schedule; with none,
     the days and the time are left for the person to pick (a plain *Save* sets nothing), and
     the zone is theirs, ``zone``. ``private_metadata`` carries the channel, which Slack signs
-    back."""
+    back. ``elsewhere``: the workspace's standing tables in other channels, so that whoever
+    looks after them sees them all (and ``more`` not named)."""
     w = words
     days = sorted(current.weekdays) if current else []
     lobby_low, lobby_high = LOBBY_MINUTES_BOUNDS
@@ -230,6 +251,8 @@ def schedule_modal(
             )
         )
     blocks.append(context(w._("The channel is told who changed it.")))
+    if elsewhere:
+        blocks.append(context(_elsewhere(elsewhere, more, w)))
     return View(
         type="modal",
         callback_id=CALLBACK_ID,
@@ -238,6 +261,25 @@ def schedule_modal(
         close=w._("Cancel"),
         private_metadata=channel_id,
         blocks=blocks,
+    )
+
+
+def _elsewhere(tables: Sequence[OtherTable], more: int, w: Words) -> str:
+    named = [_other(table, w) for table in tables]
+    if more:
+        named.append(w.ngettext("{count} more", "{count} more", more))
+    return w._("Standing tables in other channels here: {tables}.", tables=and_list(named, w))
+
+
+def _other(table: OtherTable, w: Words) -> str:
+    if table.paused:
+        how = w._("paused: `{error}`", error=table.paused)
+    elif table.schedule is None:
+        how = w._("in a time zone Varulv no longer knows")
+    else:
+        how = describe(table.schedule, w)
+    return w._(
+        "<#{channel}> ({how}, set by <@{user}>)", channel=table.channel, how=how, user=table.owner
     )
 
 

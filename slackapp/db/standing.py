@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime, time
 from typing import NamedTuple
 
-from sqlalchemy import ColumnElement, and_, delete, select, update
+from sqlalchemy import ColumnElement, and_, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -26,6 +26,22 @@ def schedule_of(row: StandingTable, zone: str | None = None) -> Schedule:
 
 def get(session: Session, team_id: str, channel_id: str) -> StandingTable | None:
     return session.get(StandingTable, (team_id, channel_id))
+
+
+def elsewhere(
+    session: Session, team_id: str, channel_id: str, limit: int
+) -> tuple[list[StandingTable], int]:
+    """Up to ``limit`` of the workspace's standing tables in other channels (the paused ones
+    first, then by channel), and how many there are in all."""
+    others = (StandingTable.team_id == team_id, StandingTable.channel_id != channel_id)
+    rows = session.scalars(
+        select(StandingTable)
+        .where(*others)
+        .order_by(StandingTable.paused.is_(None), StandingTable.channel_id)
+        .limit(limit)
+    ).all()
+    total = session.scalar(select(func.count()).select_from(StandingTable).where(*others))
+    return list(rows), int(total or 0)
 
 
 def save(

@@ -256,7 +256,15 @@ def _open_schedule(
     now = channels.schedule_now(team, channel, lambda: person_zone(client, user))
     zone = now.current.zone if now.current else person_zone(client, user)
     view = schedule_screen.schedule_modal(
-        channel, now.current, now.next_at, now.paused, zone, spoken, lost_zone=now.lost_zone
+        channel,
+        now.current,
+        now.next_at,
+        now.paused,
+        zone,
+        spoken,
+        lost_zone=now.lost_zone,
+        elsewhere=now.elsewhere,
+        more=now.more,
     )
     _open_form(client, trigger, view, "/varulv schedule", respond, spoken)
 

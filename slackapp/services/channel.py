@@ -32,13 +32,13 @@ from slackapp.blocks.ids import STALE
 from slackapp.blocks.modals import NO_CHANNEL, NO_DATABASE
 from slackapp.blocks.notices import About
 from slackapp.blocks.render import labels
-from slackapp.blocks.schedule import ScheduleForm
+from slackapp.blocks.schedule import OtherTable, ScheduleForm
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words, words
 from slackapp.blocks.wrapup import season_name
 from slackapp.db import channels, erasure, history, scores, standing
 from slackapp.db.engine import transaction
-from slackapp.db.models import Game, Seat
+from slackapp.db.models import Game, Seat, StandingTable
 from slackapp.delivery.outbox import notice, refused_notice, tell_privately
 from slackapp.game import machine as m
 from slackapp.game.lines import Language
@@ -67,6 +67,16 @@ class StandingNow(NamedTuple):
     paused: str | None
     lost_zone: str | None = None
     """The zone it was set in, when this machine no longer knows it: it opens no table."""
+    elsewhere: tuple[OtherTable, ...] = ()
+    """The workspace's standing tables in other channels, the first the form names."""
+    more: int = 0
+    """How many more there are."""
+
+
+def _other_table(row: StandingTable) -> OtherTable:
+    known = row.zone in known_zones()
+    schedule = standing.schedule_of(row) if known else None
+    return OtherTable(row.channel_id, row.owner_user_id, schedule, row.paused)
 
 
 class ChannelService:
@@ -351,13 +361,18 @@ class ChannelService:
         """The channel's standing table as set, for its form. A schedule whose own zone this
         machine no longer knows is given in ``zone()`` (the person's), the lost one named."""
         with transaction(self.sessions) as session:
+            shown = schedule_screen.ELSEWHERE_SHOWN
+            others, total = standing.elsewhere(session, team_id, channel_id, shown)
+            elsewhere = tuple(_other_table(other) for other in others)
+            more = total - len(elsewhere)
             row = standing.get(session, team_id, channel_id)
             if row is None:
-                return StandingNow(None, None, None)
+                return StandingNow(None, None, None, elsewhere=elsewhere, more=more)
             if row.zone in known_zones():
-                return StandingNow(standing.schedule_of(row), row.next_at, row.paused)
+                current = standing.schedule_of(row)
+                return StandingNow(current, row.next_at, row.paused, None, elsewhere, more)
             lost = row.zone  # e.g. a zone the time zone database dropped
-        return StandingNow(standing.schedule_of(row, zone()), None, None, lost)
+        return StandingNow(standing.schedule_of(row, zone()), None, None, lost, elsewhere, more)
 
     def toggle_regular(
         self, team_id: str, user_id: str, game_id: int, target: str | None, where: str = ""

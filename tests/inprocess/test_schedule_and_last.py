@@ -281,3 +281,32 @@ def test_last_shows_the_reveal_again_and_the_game_the_referee_resolves(
     assert resolved["dead"] == [names[key] for key in outcome["dead"]]
     assert resolved["dawn"] == {names[key]: card for key, card in outcome["dawn"].items()}
     assert resolved["winning_team"] == outcome["winning_team"]
+
+
+def test_the_schedule_form_lists_the_workspaces_other_standing_tables(
+    single_workspace: Deployment,
+) -> None:
+    """Whoever looks after a channel's standing table sees the workspace's others on its form:
+    where, when, who set each, and which are paused."""
+    fake, table = single_workspace.fake, single_workspace.table()
+    owner = single_workspace.owner()
+    others = {"C00000RUN": None, "C00000STOP": "not_in_channel", table.channel: None}
+    with single_workspace.db.begin() as connection:
+        for channel, paused in others.items():
+            connection.execute(
+                text(
+                    "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day,"
+                    " zone, lobby_minutes, next_at, owner_user_id, paused) VALUES (:t, :c, 31,"
+                    " 600, 'Europe/Stockholm', 20, now() + interval '1 day', :u, :p)"
+                    " ON CONFLICT DO NOTHING"
+                ),
+                {"t": fake.identity.team_id, "c": channel, "u": ALVA, "p": paused},
+            )
+    shown = readable_text(open_schedule(single_workspace, table, owner)["blocks"])
+    listed = next(line for line in shown.splitlines() if "other channels here" in line)
+    assert f"<#C00000RUN> (Monday to Friday at 10:00 (Europe/Stockholm), set by <@{ALVA}>)" in (
+        listed
+    )
+    assert f"<#C00000STOP> (paused: `not_in_channel`, set by <@{ALVA}>)" in listed
+    assert f"<#{table.channel}>" not in listed, "the form's own channel is the form"
+    fake.close_modal(owner)
