@@ -119,6 +119,13 @@ def may(change: Change, asker: Asker, channel: Channel) -> bool:
     return channel.open_to_everyone
 
 
+def sees_every_standing_table(asker: Asker) -> bool:
+    """Whether ``asker`` is shown the workspace's standing tables in every channel (on the
+    standing table's form): its admins and owners only, since a table in a private channel is
+    its members' business."""
+    return asker.is_admin
+
+
 def needs_admin_flags(change: Change, asker: Asker, channel: Channel) -> bool:
     """Whether only Slack's admin flags can still decide: ask Slack only then, since the
     channel's own facts already let most people who may."""

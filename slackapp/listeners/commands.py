@@ -35,7 +35,7 @@ from slackapp.listeners.ack import (
     within_ack,
 )
 from slackapp.logs import log_context
-from slackapp.permits import is_admin
+from slackapp.permits import AdminFlags, is_admin
 from slackapp.services.channel import ChannelService
 from slackapp.services.game import GameService
 from slackapp.shapes import display_name, plain_text, slack_id
@@ -244,7 +244,8 @@ def _open_schedule(
 ) -> None:
     """Open the standing table's form, filled with the channel's schedule if it has one, to
     those who may change it."""
-    refused = channels.refusal(client, team, channel, user, Change.SCHEDULE)
+    admin = AdminFlags(client, user)  # asked at most once, for the refusal or the overview
+    refused = channels.refusal(client, team, channel, user, Change.SCHEDULE, admin)
     spoken = channels.channel_words(team, channel)
     if refused is not None:
         send(respond, Reply(permissions_screen.refused(refused, spoken)))
@@ -253,7 +254,7 @@ def _open_schedule(
     if not isinstance(trigger, str) or not trigger:
         send(respond, Reply(spoken._(NO_TRIGGER, command="/varulv schedule")))
         return
-    now = channels.schedule_now(team, channel, lambda: person_zone(client, user))
+    now = channels.schedule_now(team, channel, lambda: person_zone(client, user), admin)
     zone = now.current.zone if now.current else person_zone(client, user)
     view = schedule_screen.schedule_modal(
         channel,

@@ -42,7 +42,7 @@ from slackapp.db.models import Game, Seat, StandingTable
 from slackapp.delivery.outbox import notice, refused_notice, tell_privately
 from slackapp.game import machine as m
 from slackapp.game.lines import Language
-from slackapp.game.permissions import Change, Refusal
+from slackapp.game.permissions import Asker, Change, Refusal, sees_every_standing_table
 from slackapp.game.schedule import Schedule, known_zones, next_opening
 from slackapp.game.seasons import standings
 from slackapp.game.settings import SETTINGS, ChannelChoice, changes_asked
@@ -357,14 +357,22 @@ class ChannelService:
     def settings_now(self, team_id: str, channel_id: str) -> ChannelChoice:
         return channels.channel_choice(self.sessions, team_id, channel_id, self.lengths)
 
-    def schedule_now(self, team_id: str, channel_id: str, zone: Callable[[], str]) -> StandingNow:
+    def schedule_now(
+        self, team_id: str, channel_id: str, zone: Callable[[], str], admin: Callable[[], bool]
+    ) -> StandingNow:
         """The channel's standing table as set, for its form. A schedule whose own zone this
-        machine no longer knows is given in ``zone()`` (the person's), the lost one named."""
+        machine no longer knows is given in ``zone()`` (the person's), the lost one named.
+        The workspace's other standing tables too, for one who sees them (``admin()``: Slack's
+        admin flags, asked only now)."""
+        elsewhere: tuple[OtherTable, ...] = ()
+        more = 0
+        sees_all = sees_every_standing_table(Asker(is_admin=admin()))  # Slack asked first
         with transaction(self.sessions) as session:
-            shown = schedule_screen.ELSEWHERE_SHOWN
-            others, total = standing.elsewhere(session, team_id, channel_id, shown)
-            elsewhere = tuple(_other_table(other) for other in others)
-            more = total - len(elsewhere)
+            if sees_all:
+                shown = schedule_screen.ELSEWHERE_SHOWN
+                others, total = standing.elsewhere(session, team_id, channel_id, shown)
+                elsewhere = tuple(_other_table(other) for other in others)
+                more = total - len(elsewhere)
             row = standing.get(session, team_id, channel_id)
             if row is None:
                 return StandingNow(None, None, None, elsewhere=elsewhere, more=more)

@@ -286,7 +286,7 @@ def test_last_shows_the_reveal_again_and_the_game_the_referee_resolves(
 def test_the_schedule_form_lists_the_workspaces_other_standing_tables(
     single_workspace: Deployment,
 ) -> None:
-    """Whoever looks after a channel's standing table sees the workspace's others on its form:
+    """A workspace admin sees the workspace's other standing tables on a channel's form:
     where, when, who set each, and which are paused."""
     fake, table = single_workspace.fake, single_workspace.table()
     owner = single_workspace.owner()
@@ -310,3 +310,8 @@ def test_the_schedule_form_lists_the_workspaces_other_standing_tables(
     assert f"<#C00000STOP> (paused: `not_in_channel`, set by <@{ALVA}>)" in listed
     assert f"<#{table.channel}>" not in listed, "the form's own channel is the form"
     fake.close_modal(owner)
+    # Who set this channel's table may open its form, but is no admin: a table in a private
+    # channel is its members' business.
+    setter = readable_text(open_schedule(single_workspace, table, ALVA)["blocks"])
+    assert "other channels here" not in setter and "C00000RUN" not in setter
+    fake.close_modal(ALVA)
