@@ -119,11 +119,12 @@ def may(change: Change, asker: Asker, channel: Channel) -> bool:
     return channel.open_to_everyone
 
 
-def sees_every_standing_table(asker: Asker) -> bool:
-    """Whether ``asker`` is shown the workspace's standing tables in every channel (on the
-    standing table's form): its admins and owners only, since a table in a private channel is
-    its members' business."""
-    return asker.is_admin
+def sees_every_standing_table(asker: Asker, of_the_workspace: bool) -> bool:
+    """Whether ``asker`` is shown a workspace's standing tables in every channel (on the
+    standing table's form): its own admins and owners only (``of_the_workspace``: they belong
+    to the workspace that keeps them, not to another of an organisation sharing the channel),
+    since a table in a private channel is its members' business."""
+    return asker.is_admin and of_the_workspace
 
 
 def needs_admin_flags(change: Change, asker: Asker, channel: Channel) -> bool:

@@ -176,7 +176,7 @@ def register(
             if word == "settings":
                 _open_settings(channels, client, team, channel, user, command, respond)
             elif word == "schedule":
-                _open_schedule(channels, client, team, channel, user, command, respond)
+                _open_schedule(channels, client, team, channel, user, command, respond, own_team)
             elif word == "stop":
                 run_step(
                     respond,
@@ -241,9 +241,10 @@ def _open_schedule(
     user: str,
     command: dict[str, Any],
     respond: Respond,
+    own_team: str,
 ) -> None:
     """Open the standing table's form, filled with the channel's schedule if it has one, to
-    those who may change it."""
+    those who may change it. ``team`` keeps the channel's table; ``own_team`` is the asker's."""
     admin = AdminFlags(client, user)  # asked at most once, for the refusal or the overview
     refused = channels.refusal(client, team, channel, user, Change.SCHEDULE, admin)
     spoken = channels.channel_words(team, channel)
@@ -254,7 +255,9 @@ def _open_schedule(
     if not isinstance(trigger, str) or not trigger:
         send(respond, Reply(spoken._(NO_TRIGGER, command="/varulv schedule")))
         return
-    now = channels.schedule_now(team, channel, lambda: person_zone(client, user), admin)
+    now = channels.schedule_now(
+        team, channel, lambda: person_zone(client, user), admin, asked_from=own_team
+    )
     zone = now.current.zone if now.current else person_zone(client, user)
     view = schedule_screen.schedule_modal(
         channel,

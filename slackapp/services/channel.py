@@ -358,15 +358,23 @@ class ChannelService:
         return channels.channel_choice(self.sessions, team_id, channel_id, self.lengths)
 
     def schedule_now(
-        self, team_id: str, channel_id: str, zone: Callable[[], str], admin: Callable[[], bool]
+        self,
+        team_id: str,
+        channel_id: str,
+        zone: Callable[[], str],
+        admin: Callable[[], bool],
+        asked_from: str,
     ) -> StandingNow:
         """The channel's standing table as set, for its form. A schedule whose own zone this
         machine no longer knows is given in ``zone()`` (the person's), the lost one named.
         The workspace's other standing tables too, for one who sees them (``admin()``: Slack's
-        admin flags, asked only now)."""
+        admin flags, asked only now; ``asked_from``: the asker's own workspace)."""
         elsewhere: tuple[OtherTable, ...] = ()
         more = 0
-        sees_all = sees_every_standing_table(Asker(is_admin=admin()))  # Slack asked first
+        ours = asked_from == team_id
+        # Slack is asked for the admin flags only where they could decide, and before the
+        # transaction.
+        sees_all = ours and sees_every_standing_table(Asker(is_admin=admin()), ours)
         with transaction(self.sessions) as session:
             if sees_all:
                 shown = schedule_screen.ELSEWHERE_SHOWN

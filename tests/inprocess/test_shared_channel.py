@@ -182,6 +182,32 @@ def test_an_admin_of_another_workspace_sharing_the_channel_changes_its_settings(
     table.board("changed the Varulv settings")
 
 
+def test_an_admin_of_another_workspace_sharing_the_channel_sees_none_of_the_homes_tables(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """The schedule form lists a workspace's standing tables to its own admins only: the
+    home's private channels are none of another workspace's admin's business."""
+    anna, sister = new_people(fake, 2)
+    table, home = lobby_at_home(fake, app, db, anna)
+    with db.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day, zone,"
+                " lobby_minutes, next_at, owner_user_id) VALUES (:t, 'C0HOMEPRIVATE', 1, 600,"
+                " 'UTC', 20, now() + interval '1 day', :u)"
+            ),
+            {"t": home, "u": anna},
+        )
+    fake.set_role(sister, "admin")
+    answer(app, command_from(fake, sister, table.channel, "schedule", team=SISTER))
+    form = table.wait(lambda: next(iter(fake.modals(sister)), None), "the schedule form")
+    assert "C0HOMEPRIVATE" not in json.dumps(form)
+    fake.set_role(anna, "admin")  # an admin of the home itself sees it
+    answer(app, command_from(fake, anna, table.channel, "schedule"))
+    own = table.wait(lambda: next(iter(fake.modals(anna)), None), "the home admin's form")
+    assert "<#C0HOMEPRIVATE>" in json.dumps(own)
+
+
 def test_a_shared_channel_keeps_the_table_a_workspace_kept_there_before_it_had_a_home(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
