@@ -161,6 +161,19 @@ def pause(session: Session, team_id: str, channel_id: str, why: str) -> str | No
 UNINSTALLED = "app_uninstalled"
 """Why a workspace's standing tables are paused while Varulv is not installed there: each
 would open a lobby that no token can show. Installing Varulv again lets them run."""
+MENDED_BY_INSTALLING = frozenset(
+    {
+        UNINSTALLED,
+        "account_inactive",
+        "invalid_auth",
+        "not_authed",
+        "token_revoked",
+        "missing_scope",
+        "team_access_not_granted",
+    }
+)
+"""What a new installation mends: a table paused for one of these (Slack refusing a token
+the uninstall had just revoked, say) runs again once Varulv is installed again."""
 
 
 def _of_workspace(team_id: str | None, enterprise_id: str | None) -> ColumnElement[bool]:
@@ -182,12 +195,15 @@ def pause_uninstalled(session: Session, team_id: str | None, enterprise_id: str 
 
 
 def resume_installed(session: Session, team_id: str | None, enterprise_id: str | None) -> int:
-    """Let the standing tables paused by :func:`pause_uninstalled` run again, once Varulv is
-    installed there again; how many. Each opens next at its next time (an opening missed
-    meanwhile is not made up)."""
+    """Let the standing tables paused by :func:`pause_uninstalled`, or by a refused token,
+    run again, once Varulv is installed there again; how many. Each opens next at its next
+    time (an opening missed meanwhile is not made up)."""
     resumed = session.execute(
         update(StandingTable)
-        .where(_of_workspace(team_id, enterprise_id), StandingTable.paused == UNINSTALLED)
+        .where(
+            _of_workspace(team_id, enterprise_id),
+            StandingTable.paused.in_(MENDED_BY_INSTALLING),
+        )
         .values(paused=None)
     )
     return int(resumed.rowcount)  # type: ignore[attr-defined]

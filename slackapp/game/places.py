@@ -18,8 +18,9 @@ GROUP_DM_PREFIX = "mpdm-"
 def holds_tables(channel_id: str, channel_name: str) -> bool:
     """Whether the conversation a command was typed in can hold a table: a channel (public,
     private or shared), not a direct message or a group DM."""
-    if channel_id.startswith("D") or channel_name == DIRECT_MESSAGE_NAME:
+    if channel_id.startswith("D"):
         return False
-    # A group DM's id begins with G, as an old private channel's does: a channel someone
-    # named mpdm-… has a C id.
-    return not (channel_id.startswith("G") and channel_name.startswith(GROUP_DM_PREFIX))
+    if channel_id.startswith("C"):  # a channel, whatever someone named it
+        return True
+    # Another id (a G: a group DM, or an old private channel) goes by Slack's name for it.
+    return channel_name != DIRECT_MESSAGE_NAME and not channel_name.startswith(GROUP_DM_PREFIX)

@@ -14,6 +14,7 @@ from slackapp.game.places import holds_tables
         ("G0SECRET", "privategroup"),
         ("C0SHARED", "fika-nordics"),
         ("C0NAMED", "mpdm-fans"),  # a channel given a group DM's kind of name
+        ("C0DIRECT", "directmessage"),  # or a DM's
     ],
 )
 def test_channels_hold_tables(channel: str, name: str) -> None:

@@ -208,22 +208,29 @@ def test_a_standing_table_waits_while_varulv_is_uninstalled_and_runs_once_it_is_
     fake = many_workspaces.fake
     assert install(many_workspaces).status_code == 200
     channel = many_workspaces.table().channel
+    # Beside it, one a post with the token Slack had just revoked paused, and one paused for
+    # a reason a new installation does not mend.
+    others = {"C0REVOKED": "token_revoked", "C0NOTIN": "not_in_channel"}
     with many_workspaces.db.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day, zone,"
-                " lobby_minutes, next_at, owner_user_id)"
-                " VALUES (:t, :c, 1, 600, 'UTC', 20, now() + interval '1 day', :u)"
-            ),
-            {"t": TEAM, "c": channel, "u": ALVA},
-        )
+        for each, paused_for in {channel: None, **others}.items():
+            connection.execute(
+                text(
+                    "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day,"
+                    " zone, lobby_minutes, next_at, owner_user_id, paused)"
+                    " VALUES (:t, :c, 1, 600, 'UTC', 20, now() + interval '1 day', :u, :p)"
+                ),
+                {"t": TEAM, "c": each, "u": ALVA, "p": paused_for},
+            )
     assert fake.app_uninstalled().status_code == 200
     paused = many_workspaces.table().wait(
         lambda: standing_table_paused(many_workspaces, channel), "the standing table paused"
     )
     assert paused == "app_uninstalled"
+    assert standing_table_paused(many_workspaces, "C0NOTIN") == "not_in_channel", "as it was"
     assert install(many_workspaces).status_code == 200
     assert standing_table_paused(many_workspaces, channel) is None, "it runs again"
+    assert standing_table_paused(many_workspaces, "C0REVOKED") is None, "mended too"
+    assert standing_table_paused(many_workspaces, "C0NOTIN") == "not_in_channel", "not mended"
 
 
 def test_the_install_page_says_what_varulv_is_and_links_privacy_and_support(
