@@ -265,10 +265,12 @@ def schedule_modal(
 
 
 def _elsewhere(tables: Sequence[OtherTable], more: int, w: Words) -> str:
-    named = [_other(table, w) for table in tables]
+    """One line each, under a heading, and the rest counted."""
+    lines = [w._("Standing tables in other channels here:")]
+    lines += [f"• {_other(table, w)}" for table in tables]
     if more:
-        named.append(w.ngettext("{count} more", "{count} more", more))
-    return w._("Standing tables in other channels here: {tables}.", tables=and_list(named, w))
+        lines.append(w.ngettext("… and {count} more", "… and {count} more", more))
+    return "\n".join(lines)
 
 
 def _other(table: OtherTable, w: Words) -> str:
@@ -279,7 +281,7 @@ def _other(table: OtherTable, w: Words) -> str:
     else:
         how = describe(table.schedule, w)
     return w._(
-        "<#{channel}> ({how}, set by <@{user}>)", channel=table.channel, how=how, user=table.owner
+        "<#{channel}>: {how}; set by <@{user}>", channel=table.channel, how=how, user=table.owner
     )
 
 

@@ -303,12 +303,12 @@ def test_the_schedule_form_lists_the_workspaces_other_standing_tables(
                 {"t": fake.identity.team_id, "c": channel, "u": ALVA, "p": paused},
             )
     shown = readable_text(open_schedule(single_workspace, table, owner)["blocks"])
-    listed = next(line for line in shown.splitlines() if "other channels here" in line)
-    assert f"<#C00000RUN> (Monday to Friday at 10:00 (Europe/Stockholm), set by <@{ALVA}>)" in (
+    listed = shown[shown.index("Standing tables in other channels here:") :].splitlines()
+    assert f"• <#C00000RUN>: Monday to Friday at 10:00 (Europe/Stockholm); set by <@{ALVA}>" in (
         listed
     )
-    assert f"<#C00000STOP> (paused: `not_in_channel`, set by <@{ALVA}>)" in listed
-    assert f"<#{table.channel}>" not in listed, "the form's own channel is the form"
+    assert f"• <#C00000STOP>: paused: `not_in_channel`; set by <@{ALVA}>" in listed
+    assert f"<#{table.channel}>" not in "\n".join(listed), "the form's own channel is the form"
     fake.close_modal(owner)
     # Who set this channel's table may open its form, but is no admin: a table in a private
     # channel is its members' business.
