@@ -35,7 +35,7 @@ from slackapp.delivery.deliverer import Deliverer
 from slackapp.delivery.pacing import Limit, Pacer
 from slackapp.delivery.slack import ClientFor, InstalledClients, web_client
 from slackapp.dms import DirectMessages
-from slackapp.game.machine import ChannelUnwritable, Event, Lengths
+from slackapp.game.machine import ChannelUnwritable, Event, Lengths, WorkspaceLeft
 from slackapp.inbox import Inbox
 from slackapp.install_page import LandingOAuthFlow, added_page
 from slackapp.listeners import register
@@ -304,8 +304,12 @@ def _report(
     machine decides what follows, and the deliverer, still delivering that game, sends
     whatever it says next; a channel's notice has no game to tell, but whoever made the change
     it told of is told privately. A channel that refuses the bot also stops its standing
-    table (first, so that word can say so)."""
+    table (first, so that word can say so), and so does a workspace found without Varulv
+    (one that removed it before its standing tables were paused with it), until it is
+    installed again."""
     commit_step(sessions, stream, event, now)
+    if isinstance(event, WorkspaceLeft):
+        pause_for_channel_of(sessions, stream, standing.UNINSTALLED)
     if isinstance(event, ChannelUnwritable):
         paused_for = pause_for_channel_of(sessions, stream, event.error)
         channels.notice_refused(stream, event.error, paused_for)

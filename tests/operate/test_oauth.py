@@ -165,6 +165,15 @@ def test_a_stale_install_link_is_refused(many_workspaces: Deployment) -> None:
     assert forged.status_code != 200
 
 
+def standing_table_paused(deployment: Deployment, channel: str) -> str | None:
+    with deployment.db.connect() as connection:
+        paused = connection.execute(
+            text("SELECT paused FROM standing_tables WHERE team_id = :t AND channel_id = :c"),
+            {"t": TEAM, "c": channel},
+        ).scalar_one()
+    return None if paused is None else str(paused)
+
+
 def test_a_game_whose_installation_vanished_stops_at_its_deadline(
     many_workspaces: Deployment,
 ) -> None:
@@ -172,6 +181,15 @@ def test_a_game_whose_installation_vanished_stops_at_its_deadline(
     than failing at every sweep."""
     assert install(many_workspaces).status_code == 200
     table = many_workspaces.table()
+    with many_workspaces.db.begin() as connection:  # set before Varulv paused one with it
+        connection.execute(
+            text(
+                "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day, zone,"
+                " lobby_minutes, next_at, owner_user_id)"
+                " VALUES (:t, :c, 1, 600, 'UTC', 20, now() + interval '1 day', :u)"
+            ),
+            {"t": TEAM, "c": table.channel, "u": DORIS},
+        )
     table.seat_people(DORIS, [ALVA])
     table.click(DORIS, table.lobby(), "Fill with bots")
     table.wait(lambda: len(table.seats()) == 5 or None, "bots seated")
@@ -190,15 +208,8 @@ def test_a_game_whose_installation_vanished_stops_at_its_deadline(
         if entry.get("game_id") == table.game_id() and entry["message"] == "game stopped"
     ]
     assert len(stops) == 1 and stops[0]["team_id"] == TEAM
-
-
-def standing_table_paused(deployment: Deployment, channel: str) -> str | None:
-    with deployment.db.connect() as connection:
-        paused = connection.execute(
-            text("SELECT paused FROM standing_tables WHERE team_id = :t AND channel_id = :c"),
-            {"t": TEAM, "c": channel},
-        ).scalar_one()
-    return None if paused is None else str(paused)
+    paused = table.wait(lambda: standing_table_paused(many_workspaces, table.channel), "paused")
+    assert paused == "app_uninstalled", "the channel's standing table waits for a reinstall too"
 
 
 def test_a_standing_table_waits_while_varulv_is_uninstalled_and_runs_once_it_is_again(
