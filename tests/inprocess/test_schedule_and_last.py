@@ -21,6 +21,7 @@ from slackapp.game.seasons import Season, SeasonLength
 from tests.e2e.driver import Table
 from tests.inprocess.test_home import open_home
 from tests.operate.conftest import PEOPLE, Deployment
+from tests.reliability.support import a_standing_table
 
 ALVA, BENGT, CARIN, DORIS = PEOPLE
 
@@ -291,17 +292,16 @@ def test_the_schedule_form_lists_the_workspaces_other_standing_tables(
     fake, table = single_workspace.fake, single_workspace.table()
     owner = single_workspace.owner()
     others = {"C00000RUN": None, "C00000STOP": "not_in_channel", table.channel: None}
-    with single_workspace.db.begin() as connection:
-        for channel, paused in others.items():
-            connection.execute(
-                text(
-                    "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day,"
-                    " zone, lobby_minutes, next_at, owner_user_id, paused) VALUES (:t, :c, 31,"
-                    " 600, 'Europe/Stockholm', 20, now() + interval '1 day', :u, :p)"
-                    " ON CONFLICT DO NOTHING"
-                ),
-                {"t": fake.identity.team_id, "c": channel, "u": ALVA, "p": paused},
-            )
+    for channel, paused in others.items():
+        a_standing_table(
+            single_workspace.db,
+            fake.identity.team_id,
+            channel,
+            ALVA,
+            paused=paused,
+            weekdays=31,
+            zone="Europe/Stockholm",
+        )
     shown = readable_text(open_schedule(single_workspace, table, owner)["blocks"])
     listed = shown[shown.index("Standing tables in other channels here:") :].splitlines()
     assert f"• <#C00000RUN>: Monday to Friday at 10:00 (Europe/Stockholm); set by <@{ALVA}>" in (

@@ -21,7 +21,7 @@ from tests.e2e.conftest import SIGNING_SECRET as SECRET
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp, tracked_answers
 from tests.inprocess.test_security import from_workspace, resigned, with_payload
-from tests.reliability.support import new_people, signed, signed_command
+from tests.reliability.support import a_standing_table, new_people, signed, signed_command
 
 ORG = "E0ORG"
 SISTER = "T0SISTER"
@@ -189,15 +189,7 @@ def test_an_admin_of_another_workspace_sharing_the_channel_sees_none_of_the_home
     home's private channels are none of another workspace's admin's business."""
     anna, sister = new_people(fake, 2)
     table, home = lobby_at_home(fake, app, db, anna)
-    with db.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day, zone,"
-                " lobby_minutes, next_at, owner_user_id) VALUES (:t, 'C0HOMEPRIVATE', 1, 600,"
-                " 'UTC', 20, now() + interval '1 day', :u)"
-            ),
-            {"t": home, "u": anna},
-        )
+    a_standing_table(db, home, "C0HOMEPRIVATE", anna)
     fake.set_role(sister, "admin")
     answer(app, command_from(fake, sister, table.channel, "schedule", team=SISTER))
     form = table.wait(lambda: next(iter(fake.modals(sister)), None), "the schedule form")

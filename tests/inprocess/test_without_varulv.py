@@ -17,7 +17,7 @@ from slackapp.fakeslack import FakeSlack, Message
 from slackapp.game.lines import Language
 from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp
-from tests.reliability.support import new_people
+from tests.reliability.support import a_standing_table, new_people
 from tests.reliability.test_erasure import rows_naming
 
 SV = words(Language.SWEDISH)
@@ -166,15 +166,7 @@ def test_whoever_saved_is_told_in_the_channels_language(
 
 def a_running_standing_table(db: Engine, table: Table, owner: str) -> None:
     """A standing table set while Varulv was still in the channel (it was removed since)."""
-    with db.begin() as connection:
-        connection.execute(
-            text(
-                "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day, zone,"
-                " lobby_minutes, next_at, owner_user_id)"
-                " VALUES (:t, :c, 1, 600, 'UTC', 20, now() + interval '1 day', :u)"
-            ),
-            {"t": table.fake.identity.team_id, "c": table.channel, "u": owner},
-        )
+    a_standing_table(db, table.fake.identity.team_id, table.channel, owner)
 
 
 def test_settings_refused_where_someone_else_set_a_standing_table_tell_them_it_is_paused(

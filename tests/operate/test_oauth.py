@@ -15,6 +15,7 @@ from sqlalchemy import text
 
 from slackapp.install_page import added_page
 from tests.operate.conftest import INSTALL_LINK, PEOPLE, Deployment, install, oauth_deployment
+from tests.reliability.support import a_standing_table
 
 pytestmark = pytest.mark.long(7)
 
@@ -181,15 +182,7 @@ def test_a_game_whose_installation_vanished_stops_at_its_deadline(
     than failing at every sweep."""
     assert install(many_workspaces).status_code == 200
     table = many_workspaces.table()
-    with many_workspaces.db.begin() as connection:  # set before Varulv paused one with it
-        connection.execute(
-            text(
-                "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day, zone,"
-                " lobby_minutes, next_at, owner_user_id)"
-                " VALUES (:t, :c, 1, 600, 'UTC', 20, now() + interval '1 day', :u)"
-            ),
-            {"t": TEAM, "c": table.channel, "u": DORIS},
-        )
+    a_standing_table(many_workspaces.db, TEAM, table.channel, DORIS)  # set before Varulv paused
     table.seat_people(DORIS, [ALVA])
     table.click(DORIS, table.lobby(), "Fill with bots")
     table.wait(lambda: len(table.seats()) == 5 or None, "bots seated")
@@ -222,16 +215,8 @@ def test_a_standing_table_waits_while_varulv_is_uninstalled_and_runs_once_it_is_
     # Beside it, one a post with the token Slack had just revoked paused, and one paused for
     # a reason a new installation does not mend.
     others = {"C0REVOKED": "token_revoked", "C0NOTIN": "not_in_channel"}
-    with many_workspaces.db.begin() as connection:
-        for each, paused_for in {channel: None, **others}.items():
-            connection.execute(
-                text(
-                    "INSERT INTO standing_tables (team_id, channel_id, weekdays, minute_of_day,"
-                    " zone, lobby_minutes, next_at, owner_user_id, paused)"
-                    " VALUES (:t, :c, 1, 600, 'UTC', 20, now() + interval '1 day', :u, :p)"
-                ),
-                {"t": TEAM, "c": each, "u": ALVA, "p": paused_for},
-            )
+    for each, paused_for in {channel: None, **others}.items():
+        a_standing_table(many_workspaces.db, TEAM, each, ALVA, paused=paused_for)
     assert fake.app_uninstalled().status_code == 200
     paused = many_workspaces.table().wait(
         lambda: standing_table_paused(many_workspaces, channel), "the standing table paused"

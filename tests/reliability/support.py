@@ -371,3 +371,30 @@ class BrokenSteps:
             return real(state, event, now)
 
         monkeypatch.setattr(m, "step", step)
+
+
+def a_standing_table(
+    db: Engine,
+    team: str,
+    channel: str,
+    owner: str,
+    *,
+    paused: str | None = None,
+    weekdays: int = 1,
+    zone: str = "UTC",
+    enterprise: str | None = None,
+) -> None:
+    """A standing table as a saved schedule leaves it, opening at 10:00 on ``weekdays`` (a
+    bit each, Monday first) from tomorrow; ``paused``: why, if it is. A channel that has one
+    keeps it."""
+    with db.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO standing_tables (team_id, channel_id, enterprise_id, weekdays,"
+                " minute_of_day, zone, lobby_minutes, next_at, owner_user_id, paused)"
+                " VALUES (:t, :c, :e, :w, 600, :z, 20, now() + interval '1 day', :u, :p)"
+                " ON CONFLICT DO NOTHING"
+            ),
+            {"t": team, "c": channel, "e": enterprise, "w": weekdays, "z": zone, "u": owner,
+             "p": paused},
+        )  # fmt: skip
