@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
@@ -58,15 +59,22 @@ def channel_standing(
     )
 
 
-def is_admin(client: WebClient, user_id: str) -> bool:
-    """Slack's word on whether ``user_id`` is a workspace admin or owner; not one when Slack
-    does not answer (the refusal says who can)."""
+def profile_of(client: WebClient, user_id: str) -> dict[str, Any] | None:
+    """The person as Slack's users.info has them (admin flags, time zone); None when Slack
+    does not answer."""
     try:
         user = client.users_info(user=user_id)["user"]
     except (SlackClientError, OSError, KeyError, TypeError) as error:
-        log.warning("no admin flags from users.info: %s", error)
-        return False
-    return isinstance(user, dict) and rule.is_admin(user)
+        log.warning("no profile from users.info: %s", error)
+        return None
+    return user if isinstance(user, dict) else None
+
+
+def is_admin(client: WebClient, user_id: str) -> bool:
+    """Slack's word on whether ``user_id`` is a workspace admin or owner; not one when Slack
+    does not answer (the refusal says who can)."""
+    user = profile_of(client, user_id)
+    return user is not None and rule.is_admin(user)
 
 
 class AdminFlags:

@@ -19,6 +19,7 @@ import slackapp.blocks.settings as settings_screen
 from slackapp.blocks.words import N_, Words, words
 from slackapp.config import COMMAND, COMMAND_WORDS
 from slackapp.game.permissions import Change
+from slackapp.game.permissions import is_admin as is_admin_profile
 from slackapp.game.places import holds_tables
 from slackapp.game.schedule import known_zones
 from slackapp.game.settings import offered
@@ -35,7 +36,7 @@ from slackapp.listeners.ack import (
     within_ack,
 )
 from slackapp.logs import log_context
-from slackapp.permits import AdminFlags, is_admin
+from slackapp.permits import is_admin, profile_of
 from slackapp.services.channel import ChannelService
 from slackapp.services.game import GameService
 from slackapp.shapes import display_name, plain_text, slack_id
@@ -223,13 +224,9 @@ def _open_settings(
     _open_form(client, trigger, view, "/varulv settings", respond, spoken)
 
 
-def person_zone(client: WebClient, user: str) -> str:
+def person_zone(profile: dict[str, Any] | None) -> str:
     """The person's own time zone from their Slack profile, or UTC when Slack won't say."""
-    try:
-        zone = client.users_info(user=user)["user"].get("tz")
-    except (SlackApiError, KeyError, TypeError) as error:
-        log.info("no time zone from users.info: %s", error)
-        return "UTC"
+    zone = None if profile is None else profile.get("tz")
     return zone if isinstance(zone, str) and zone in known_zones() else "UTC"
 
 
@@ -245,7 +242,8 @@ def _open_schedule(
 ) -> None:
     """Open the standing table's form, filled with the channel's schedule if it has one, to
     those who may change it. ``team`` keeps the channel's table; ``own_team`` is the asker's."""
-    admin = AdminFlags(client, user)  # asked at most once, for the refusal or the overview
+    profile = profile_of(client, user)  # one users.info: the admin flags and the time zone
+    admin = profile is not None and is_admin_profile(profile)
     refused = channels.refusal(client, team, channel, user, Change.SCHEDULE, admin)
     spoken = channels.channel_words(team, channel)
     if refused is not None:
@@ -255,10 +253,8 @@ def _open_schedule(
     if not isinstance(trigger, str) or not trigger:
         send(respond, Reply(spoken._(NO_TRIGGER, command="/varulv schedule")))
         return
-    now = channels.schedule_now(
-        team, channel, lambda: person_zone(client, user), admin, asked_from=own_team
-    )
-    zone = now.current.zone if now.current else person_zone(client, user)
+    now = channels.schedule_now(team, channel, person_zone(profile), admin, asked_from=own_team)
+    zone = now.current.zone if now.current else person_zone(profile)
     view = schedule_screen.schedule_modal(
         channel,
         now.current,

@@ -361,20 +361,17 @@ class ChannelService:
         self,
         team_id: str,
         channel_id: str,
-        zone: Callable[[], str],
-        admin: Callable[[], bool],
+        zone: str,
+        admin: bool,
         asked_from: str,
     ) -> StandingNow:
         """The channel's standing table as set, for its form. A schedule whose own zone this
-        machine no longer knows is given in ``zone()`` (the person's), the lost one named.
-        The workspace's other standing tables too, for one who sees them (``admin()``: Slack's
-        admin flags, asked only now; ``asked_from``: the asker's own workspace)."""
+        machine no longer knows is given in ``zone`` (the person's), the lost one named.
+        The workspace's other standing tables too, for one who sees them (``admin``: Slack's
+        admin flags; ``asked_from``: the asker's own workspace)."""
         elsewhere: tuple[OtherTable, ...] = ()
         more = 0
-        ours = asked_from == team_id
-        # Slack is asked for the admin flags only where they could decide, and before the
-        # transaction.
-        sees_all = ours and sees_every_standing_table(Asker(is_admin=admin()), ours)
+        sees_all = sees_every_standing_table(Asker(is_admin=admin), asked_from == team_id)
         with transaction(self.sessions) as session:
             if sees_all:
                 shown = schedule_screen.ELSEWHERE_SHOWN
@@ -388,7 +385,7 @@ class ChannelService:
                 current = standing.schedule_of(row)
                 return StandingNow(current, row.next_at, row.paused, None, elsewhere, more)
             lost = row.zone  # e.g. a zone the time zone database dropped
-        return StandingNow(standing.schedule_of(row, zone()), None, None, lost, elsewhere, more)
+        return StandingNow(standing.schedule_of(row, zone), None, None, lost, elsewhere, more)
 
     def toggle_regular(
         self, team_id: str, user_id: str, game_id: int, target: str | None, where: str = ""
