@@ -33,15 +33,13 @@ def elsewhere(
 ) -> tuple[list[StandingTable], int]:
     """Up to ``limit`` of the workspace's standing tables in other channels (the paused ones
     first, then by channel), and how many there are in all."""
-    others = (StandingTable.team_id == team_id, StandingTable.channel_id != channel_id)
-    rows = session.scalars(
-        select(StandingTable)
-        .where(*others)
+    found = session.execute(
+        select(StandingTable, func.count().over())  # the count before the limit, in one read
+        .where(StandingTable.team_id == team_id, StandingTable.channel_id != channel_id)
         .order_by(StandingTable.paused.is_(None), StandingTable.channel_id)
         .limit(limit)
     ).all()
-    total = session.scalar(select(func.count()).select_from(StandingTable).where(*others))
-    return list(rows), int(total or 0)
+    return [row for row, _ in found], int(found[0][1]) if found else 0
 
 
 def save(

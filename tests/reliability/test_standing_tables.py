@@ -32,7 +32,7 @@ from slackapp.services.game import GameService
 from slackapp.services.standing import StandingTables, pause_for_channel_of
 from slackapp.services.uow import Kick, new_table
 from tests.databases import WAITING_TO_OPEN, migrated_database
-from tests.reliability.support import BrokenSteps, Clock, Nothing
+from tests.reliability.support import BrokenSteps, Clock, Nothing, a_standing_table
 from tests.waiting import until
 
 TEAM = "T0STAND"
@@ -561,3 +561,20 @@ def test_a_lobby_that_cannot_be_closed_holds_no_other_back(
     assert broken_id in tables.close_due()
     assert [game.phase for game in games_in(sessions, first)] == ["cancelled"]
     assert tables.close_due() == [], "its row names it no longer"
+
+
+def test_a_workspaces_other_standing_tables_come_paused_first_and_counted_past_the_limit(
+    db: Engine, sessions: sessionmaker[Session]
+) -> None:
+    team = "T0ELSEWHERE"
+    for number in range(12):
+        paused = "not_in_channel" if number in (7, 9) else None
+        a_standing_table(db, team, f"C0ELSE{number:02}", "U0ADMIN", paused=paused)
+    a_standing_table(db, "T0SOMEONEELSE", "C0ELSE99", "U0ADMIN")
+    with sessions() as session:
+        shown, total = standing.elsewhere(session, team, "C0ELSE00", 5)
+        assert [row.channel_id for row in shown] == [
+            "C0ELSE07", "C0ELSE09", "C0ELSE01", "C0ELSE02", "C0ELSE03"
+        ]  # fmt: skip
+        assert total == 11, "every other channel of the workspace, not this one or another's"
+        assert standing.elsewhere(session, "T0NONE", "C0ELSE00", 5) == ([], 0)
