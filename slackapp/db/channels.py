@@ -21,6 +21,7 @@ from slackapp.db.models import (
     StandingTable,
 )
 from slackapp.game.machine import Lengths
+from slackapp.game.places import holds_tables
 from slackapp.game.settings import SETTINGS, ChannelChoice, choice_of, default_choice
 
 CHANNELS = cast(Table, ChannelSettings.__table__)
@@ -100,8 +101,10 @@ def table_team(
     org_wide: bool,
 ) -> str:
     """The workspace whose table a request in a channel is about: the asker's own, or, where
-    Varulv is installed on the whole organisation, the channel's home (``home_of``)."""
-    if not (org_wide and enterprise_id and channel_id):
+    Varulv is installed on the whole organisation, the channel's home (``home_of``). A direct
+    message holds no table, so it is given no home: a click on a person's private message
+    with Varulv whose game is gone would otherwise record one naming that conversation."""
+    if not (org_wide and enterprise_id and channel_id) or not holds_tables(channel_id, ""):
         return team_id
     return home_of(sessions, enterprise_id, channel_id, team_id)
 

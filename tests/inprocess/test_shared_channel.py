@@ -327,3 +327,33 @@ def test_a_click_from_another_workspace_is_answered_in_the_shared_channels_langu
     gone = with_payload(from_sister, {"actions": payload["actions"]})
     assert app.send(gone).status_code == 200
     table.ephemeral(sister, words(Language.SWEDISH)._("That game no longer exists."))
+
+
+def homes_named(db: Engine, channel: str) -> int:
+    with db.connect() as connection:
+        return int(
+            connection.execute(
+                text("SELECT count(*) FROM channel_homes WHERE channel_id = :c"), {"c": channel}
+            ).scalar_one()
+        )
+
+
+def test_a_click_in_a_direct_message_of_an_organisation_stores_no_channel_home(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """A person's private messages with Varulv hold no table: a click there whose game is gone
+    (erased, or pruned long after) is answered without recording a home for that conversation,
+    which would then name it for as long as the workspace is kept."""
+    anna, bo, cia = new_people(fake, 3)
+    table, _ = lobby_at_home(fake, app, db, anna)
+    table.seat_people(anna, [bo, cia])
+    table.start(anna)
+    night = table.dm(bo)
+    assert night.channel.startswith("D"), night.channel
+    with db.begin() as connection:  # as erase-workspace or the prune takes it
+        connection.execute(text("DELETE FROM games WHERE id = :id"), {"id": table.game_id()})
+    click = signed(fake, lambda: fake.click(bo, night, night.buttons()[0].action_id))
+    from_her_org = from_workspace(click, bo, fake.identity.team_id, ORG, org_wide=True)
+    assert app.send(from_her_org).status_code == 200
+    table.ephemeral(bo, "That game no longer exists")
+    assert homes_named(db, night.channel) == 0, "no home for a direct message"
