@@ -85,6 +85,30 @@ def reinstall_needed(
         return connection.execute(query).first() is not None
 
 
+REDELIVERY_LEEWAY_SECONDS = 10.0
+"""How much earlier than Slack's clock this machine's may run when it stamps an installation:
+an uninstall that happened within this much before the installation kept is still acted on."""
+
+
+def outlived(
+    store: InstallationStore,
+    enterprise_id: str | None,
+    team_id: str | None,
+    org_wide: bool,
+    event_time: object,
+) -> bool:
+    """Whether the workspace's installation kept now was made after Slack's event of
+    ``event_time`` (seconds) that tells of removing Varulv: Slack delivers an event it saw no
+    answer to again, minutes later, so an uninstall or a revoked token that arrives after the
+    workspace added Varulv again is of the installation it removed, not of the new one."""
+    if not isinstance(event_time, int | float) or isinstance(event_time, bool):
+        return False
+    bot = store.find_bot(
+        enterprise_id=enterprise_id, team_id=team_id, is_enterprise_install=org_wide
+    )
+    return bot is not None and bot.installed_at > event_time + REDELIVERY_LEEWAY_SECONDS
+
+
 def reinstalled(engine: Engine, enterprise_id: str | None, team_id: str | None) -> None:
     """The workspace installed Varulv again: it no longer needs a reinstall."""
     with engine.begin() as connection:

@@ -10,6 +10,7 @@ from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from slackapp.db.installations import outlived
 from slackapp.listeners.ack import acknowledge_then
 from slackapp.logs import log_context
 from slackapp.names import Names, lookup_client
@@ -34,10 +35,10 @@ def register(app: App, games: GameService, channels: ChannelService, names: Name
         # Shown first: the viewer's kept name, if stale, is asked again once they see the tab.
         names.refresh(lookup_client(client), team_id, user_id)
 
-    def uninstalled(context: BoltContext) -> None:
-        _leave(app, games, context, "app uninstalled")
+    def uninstalled(body: dict[str, Any], context: BoltContext) -> None:
+        _leave(app, games, body, context, "app uninstalled")
 
-    def tokens_revoked(event: dict[str, Any], context: BoltContext) -> None:
+    def tokens_revoked(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:
         store = app.installation_store
         if store is not None:
             for user_id in (event.get("tokens") or {}).get("oauth") or []:
@@ -46,7 +47,7 @@ def register(app: App, games: GameService, channels: ChannelService, names: Name
                 )
         if (event.get("tokens") or {}).get("bot"):
             # Varulv acts only as its bot: without that token the installation is of no use.
-            _leave(app, games, context, "bot token revoked")
+            _leave(app, games, body, context, "bot token revoked")
 
     app.event("app_home_opened")(acknowledge_then(app, publish_home))
     app.event("app_uninstalled")(acknowledge_then(app, uninstalled))
@@ -59,13 +60,22 @@ def workspace_of(body: dict[str, Any], context: BoltContext) -> str:
     return str(context.team_id or slack_id(body.get("team_id")) or "")
 
 
-def _leave(app: App, games: GameService, context: BoltContext, why: str) -> None:
+def _leave(
+    app: App, games: GameService, body: dict[str, Any], context: BoltContext, why: str
+) -> None:
     """Forget the installation and end its open games; scores and settings stay. Varulv
-    installed on a whole organisation leaves every workspace of it at once."""
+    installed on a whole organisation leaves every workspace of it at once. An event older
+    than the installation kept now (Slack's late redelivery) is of one already gone."""
     org_wide = bool(context.is_enterprise_install)
     team_id = None if org_wide else str(context.team_id or "")
     with log_context(team_id=team_id, enterprise_id=context.enterprise_id):
         store = app.installation_store
+        event_time = body.get("event_time")
+        if store is not None and outlived(
+            store, context.enterprise_id, team_id, org_wide, event_time
+        ):
+            log.info("an uninstall older than the installation kept was ignored: %s", why)
+            return
         if store is not None:  # with a single token there is no installation to forget
             store.delete_all(enterprise_id=context.enterprise_id, team_id=team_id)
         stopped = games.workspace_left(team_id, context.enterprise_id)

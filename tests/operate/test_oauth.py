@@ -7,13 +7,16 @@ all, so everything the app does in it must use the token the OAuth flow obtained
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Iterator
 
 import pytest
 import requests
 from sqlalchemy import text
 
+from slackapp.fakeslack import SignedRequest, signed_headers
 from slackapp.install_page import added_page
+from tests.e2e.conftest import SIGNING_SECRET
 from tests.operate.conftest import INSTALL_LINK, PEOPLE, Deployment, install, oauth_deployment
 from tests.reliability.support import a_standing_table
 
@@ -227,6 +230,48 @@ def test_a_standing_table_waits_while_varulv_is_uninstalled_and_runs_once_it_is_
     assert standing_table_paused(many_workspaces, channel) is None, "it runs again"
     assert standing_table_paused(many_workspaces, "C0REVOKED") is None, "mended too"
     assert standing_table_paused(many_workspaces, "C0NOTIN") == "not_in_channel", "not mended"
+
+
+def uninstall_lines(deployment: Deployment) -> list[str]:
+    return [
+        str(line["message"])
+        for line in deployment.log_lines()
+        if "uninstall" in str(line["message"])
+    ]
+
+
+def test_an_uninstall_delivered_again_after_a_reinstall_leaves_the_new_installation(
+    many_workspaces: Deployment,
+) -> None:
+    """Slack delivers an event again when it saw no answer (Varulv away for a deploy), up to
+    minutes later, with the time it happened: an uninstall that arrives only after the
+    workspace added Varulv again is of the installation it removed, and leaves the new one
+    its token, its standing tables and its open table."""
+    fake = many_workspaces.fake
+    assert install(many_workspaces).status_code == 200
+    with fake.keeping_requests() as kept:  # never answered
+        fake.app_uninstalled()
+    assert install(many_workspaces).status_code == 200
+    token = fake.calls_to("oauth.v2.access")[-1].response["access_token"]
+    table = many_workspaces.table()
+    a_standing_table(many_workspaces.db, TEAM, table.channel, ALVA)
+    table.command(CARIN)
+    table.lobby()
+    envelope = json.loads(kept[0].body)
+    envelope["event_time"] -= 120  # Slack's second try, two minutes after the removal
+    body = json.dumps(envelope)
+    again = SignedRequest(body, {**kept[0].headers, **signed_headers(SIGNING_SECRET, body)})
+    before = len(uninstall_lines(many_workspaces))
+    retry = {"X-Slack-Retry-Num": "2", "X-Slack-Retry-Reason": "timeout"}
+    assert fake.send(again, headers=retry).status_code == 200
+    fake.wait_for(
+        lambda: len(uninstall_lines(many_workspaces)) > before or None,
+        what="the late uninstall handled",
+    )
+    kept_now = installations(many_workspaces)
+    assert token in kept_now["slack_installations"] and token in kept_now["slack_bots"]
+    assert standing_table_paused(many_workspaces, table.channel) is None
+    assert table.game()["phase"] == "lobby"
 
 
 def test_the_install_page_says_what_varulv_is_and_links_privacy_and_support(
