@@ -33,6 +33,7 @@ RELEASED = {
     "0019": "a2e42d028735a87e",
     "0020": "f8e155e4ed976151",
     "0021": "89154581e70253f7",
+    "0022": "646c812288536e5c",
 }
 """Each revision's fingerprint: a new revision adds its own here, once, when it is released."""
 

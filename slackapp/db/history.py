@@ -66,9 +66,12 @@ def _over(team_id: str, channel_id: str | None = None) -> Any:
 
 
 def last_finished(session: Session, team_id: str, channel_id: str) -> Finished | None:
-    """The channel's most recently decided game, if any."""
+    """The channel's most recently decided game, if any: that one alone is read, with its
+    seats, not every game the channel keeps."""
     game = session.scalars(
-        _over(team_id, channel_id).order_by(Game.finished_at.desc().nulls_last(), Game.id.desc())
+        _over(team_id, channel_id)
+        .order_by(Game.finished_at.desc().nulls_last(), Game.id.desc())
+        .limit(1)
     ).first()
     return None if game is None else _finished(game)
 
@@ -119,6 +122,8 @@ def last_finished_in(
             Game.finished_at >= season.starts(zone),
             Game.finished_at < season.ends(zone),
         )
-        .order_by(Game.finished_at.desc(), Game.id.desc())
+        # NULLS LAST as the index orders them (ix_games_revealed_by_channel): the season's
+        # bounds leave no NULL, and its first entry is the answer.
+        .order_by(Game.finished_at.desc().nulls_last(), Game.id.desc())
         .limit(1)
     )

@@ -117,6 +117,21 @@ class Game(Base):
         return {seat.key: seat.dm_channel for seat in self.seats}
 
 
+REVEALED_GAME_SQL = f"phase = '{Phase.OVER.value}'"
+
+# A channel's revealed games, newest first: `/varulv last`, the season's records that
+# `/varulv score`, the Home tab and the wrap-ups read, and a season's last game find the few
+# they need here rather than reading every game the deployment keeps.
+Index(
+    "ix_games_revealed_by_channel",
+    Game.team_id,
+    Game.channel_id,
+    Game.finished_at.desc().nulls_last(),
+    Game.id.desc(),
+    postgresql_where=text(REVEALED_GAME_SQL),
+)
+
+
 def seat_key(user_id: str | None, bot_name: str | None) -> str:
     """A seat's name in the engine: the user id of a person, ``bot1``… for a bot."""
     return user_id or bot_name or ""
@@ -468,9 +483,10 @@ class SeasonWrapUp(Base):
     season: Mapped[str] = mapped_column(String(16), primary_key=True)
     """The season's key: ``2026-12`` or ``2026-Q4``."""
     game_id: Mapped[int | None] = mapped_column(
-        ForeignKey("games.id", ondelete="SET NULL"), default=None
+        ForeignKey("games.id", ondelete="SET NULL"), default=None, index=True
     )
-    """The season's last game, whose messages carry the wrap-up."""
+    """The season's last game, whose messages carry the wrap-up. Indexed: a game deleted (the
+    daily prune, an erased workspace) finds the wrap-up naming it, among every season's."""
     posted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 

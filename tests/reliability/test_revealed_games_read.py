@@ -1,0 +1,118 @@
+"""A channel's revealed games are read through their index, not by reading every game kept:
+`/varulv last`, the season's records (`/varulv score`, the Home tab, the wrap-ups) and a
+season's last game. The deployment keeps the retention days' games of every channel of every
+workspace, so a read that scans them all gets slower with each channel added; here PostgreSQL's
+plans for the statements these reads send are checked on a database that keeps many."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+from sqlalchemy import Engine, event, text
+from sqlalchemy.orm import Session
+
+from slackapp.db import history
+from slackapp.db.engine import make_engine
+from slackapp.game.seasons import SeasonLength, season_of
+from tests.databases import migrated_database
+
+TEAM, CHANNEL = "T0KEPT", "C0ASKED"
+NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
+CHANNELS, GAMES_EACH = 300, 30
+
+
+@pytest.fixture(scope="module")
+def engine(postgres: str) -> Iterator[Engine]:
+    """Games revealed in many channels, a month's worth each, and a few cancelled ones. The
+    asked channel's id has games of another workspace only, so that nothing read is made into
+    a game here: only the plans are looked at."""
+    engine = make_engine(migrated_database(postgres, "revealed_games_read"))
+    with engine.begin() as connection:
+        connection.execute(
+            text(
+                "INSERT INTO games (team_id, channel_id, host_user_id, phase, seed,"
+                " night_seconds, day_seconds, vote_seconds, bots_allowed, finished_at,"
+                " ended_by, updated_at)"
+                " SELECT 'T' || (c % 5), CASE WHEN c = 0 THEN :channel ELSE 'C' || c END,"
+                " 'U' || g, CASE WHEN g % 10 = 3 THEN 'cancelled' ELSE 'over' END, g, 60, 240,"
+                " 90, true,"
+                " CASE WHEN g % 10 <> 3 THEN :now - make_interval(days => g, mins => c) END,"
+                " CASE WHEN g % 10 = 3 THEN 'U' || g END, :now - make_interval(days => g)"
+                " FROM generate_series(0, :channels - 1) c, generate_series(1, :games) g"
+            ),
+            {"channel": CHANNEL, "now": NOW, "channels": CHANNELS, "games": GAMES_EACH},
+        )
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        connection.execute(text("ANALYZE games"))
+    yield engine
+    engine.dispose()
+
+
+def sent_while(engine: Engine, read: Any) -> list[tuple[str, Any]]:
+    """The statements on games that ``read(session)`` sends, with their parameters."""
+    sent: list[tuple[str, Any]] = []
+
+    def keep(*args: Any) -> None:
+        statement, parameters = args[2], args[3]
+        if "FROM games" in statement:
+            sent.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", keep)
+    try:
+        with Session(engine) as session:
+            read(session)
+    finally:
+        event.remove(engine, "before_cursor_execute", keep)
+    assert sent, "the read asked for games"
+    return sent
+
+
+def plan_of(engine: Engine, statement: str, parameters: Any) -> dict[str, Any]:
+    with engine.connect() as connection:
+        found = connection.exec_driver_sql(f"EXPLAIN (FORMAT JSON) {statement}", parameters)
+        plan: dict[str, Any] = found.scalar_one()[0]["Plan"]
+        return plan
+
+
+def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield plan
+    for inner in plan.get("Plans", []):
+        yield from nodes(inner)
+
+
+def reads_games_by_their_index(plan: dict[str, Any]) -> bool:
+    on_games = [node for node in nodes(plan) if node.get("Relation Name") == "games"]
+    return bool(on_games) and all(
+        node.get("Index Name") == "ix_games_revealed_by_channel" for node in on_games
+    )
+
+
+def test_the_channels_last_reveal_reads_its_newest_game_alone(engine: Engine) -> None:
+    (statement, parameters), *_ = sent_while(
+        engine, lambda session: history.last_finished(session, TEAM, CHANNEL)
+    )
+    plan = plan_of(engine, statement, parameters)
+    assert reads_games_by_their_index(plan), plan
+    assert plan["Node Type"] == "Limit", "one game, not every one the channel keeps"
+    assert not [node for node in nodes(plan) if "Sort" in node["Node Type"]], "in index order"
+
+
+def test_a_seasons_records_and_its_last_game_read_the_channels_games_alone(
+    engine: Engine,
+) -> None:
+    zone = ZoneInfo("Europe/Stockholm")
+    season = season_of(NOW, SeasonLength.MONTH, zone)
+
+    def read(session: Session) -> None:
+        history.season_records(session, TEAM, CHANNEL, season, zone)
+        history.last_finished_in(session, TEAM, CHANNEL, season, zone)
+
+    records, last = sent_while(engine, read)
+    assert reads_games_by_their_index(plan_of(engine, *records))
+    last_plan = plan_of(engine, *last)
+    assert reads_games_by_their_index(last_plan), last_plan
+    assert not [node for node in nodes(last_plan) if "Sort" in node["Node Type"]]
