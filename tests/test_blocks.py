@@ -1170,6 +1170,7 @@ REMEDIES = {
     "not_in_channel": "`/invite @Varulv`",
     "channel_not_found": "`/invite @Varulv`",
     "is_archived": "unarchive it",
+    "is_inactive": "unarchive it",
     "restricted_action_read_only_channel": "let Varulv post there",
     "restricted_action_thread_only_channel": "check that Varulv is installed",
     "ekm_access_denied": "check that Varulv is installed",

@@ -327,6 +327,18 @@ def test_chat_update_edits_in_place_and_keeps_what_is_not_given(
     )
 
 
+def test_an_archived_channel_refuses_a_post_with_is_archived_and_a_redraw_with_is_inactive(
+    fake: FakeSlack, web: WebClient
+) -> None:
+    """As Slack's chat.update page says: a message "cannot be edited within a frozen, archived
+    or deleted channel" (``is_inactive``); chat.postMessage's word there is ``is_archived``."""
+    lobby = post_lobby(fake, web)
+    fake.archive_channel(CHANNEL)
+    assert slack_error(web.chat_postMessage, channel=CHANNEL, text="hi") == "is_archived"
+    assert slack_error(web.chat_update, channel=CHANNEL, ts=lobby.ts, text="x") == "is_inactive"
+    assert fake.messages(CHANNEL)[0].text == lobby.text
+
+
 def test_chat_delete_removes_only_the_bots_own_messages(fake: FakeSlack, web: WebClient) -> None:
     lobby = post_lobby(fake, web)
     later = web.chat_postMessage(channel=CHANNEL, text="later message")

@@ -24,6 +24,11 @@ NOT_A_MEMBER = frozenset({"not_in_channel", "channel_not_found"})
 """Slack's errors for a channel Varulv was never added to (a private one it cannot even see)."""
 
 
+ARCHIVED = frozenset({"is_archived", "is_inactive"})
+"""Slack's errors for an archived channel: a post's, and ``chat.update``'s (which says the same
+of a frozen or deleted one)."""
+
+
 ONLY_SOME_POST = frozenset({"restricted_action", "restricted_action_read_only_channel"})
 """Slack's errors for a channel where only some members may post."""
 
@@ -33,7 +38,7 @@ def remedy(error: str, words: Words = ENGLISH) -> str:
     w = words
     if error in NOT_A_MEMBER:
         return w._("Invite Varulv with `/invite @Varulv`.")
-    if error == "is_archived":
+    if error in ARCHIVED:
         return w._("The channel is archived: unarchive it.")
     if error in ONLY_SOME_POST:
         return w._(

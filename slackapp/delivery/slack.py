@@ -245,6 +245,7 @@ UNWRITABLE_ERRORS = frozenset(
         "not_in_channel",
         "channel_not_found",
         "is_archived",
+        "is_inactive",  # chat.update's word for an archived (or frozen, or deleted) channel
         "access_denied",
         "restricted_action",
         "restricted_action_read_only_channel",

@@ -254,8 +254,15 @@ class WebApi:
         return {"channel": channel, "ts": message.ts, "message": message.as_payload()}
 
     def chat_update(self, request: ApiRequest) -> JSON:
-        """Edit a bot message in place; text and blocks not given are kept."""
-        old = self._own_message(request.params, "cant_update_message")
+        """Edit a bot message in place; text and blocks not given are kept. In an archived
+        channel Slack answers ``is_inactive`` ("cannot be edited within a frozen, archived or
+        deleted channel"), not the ``is_archived`` of a post."""
+        try:
+            old = self._own_message(request.params, "cant_update_message")
+        except ApiError as error:
+            if error.error == "is_archived":
+                raise ApiError("is_inactive") from None
+            raise
         params = request.params
         blocks = old.blocks if params.get("blocks") is None else self._blocks(params)
         text = old.text if params.get("text") is None else str(params["text"])

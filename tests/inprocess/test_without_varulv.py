@@ -203,7 +203,8 @@ def test_a_game_whose_channel_was_archived_tells_its_host_to_unarchive_it_not_to
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
     """Inviting Varulv does not help in a channel archived mid-game: its host is told what
-    does once the channel refuses the game's board."""
+    does once the channel refuses the game's board, a redraw, which Slack refuses with
+    ``is_inactive`` (a post there it refuses with ``is_archived``)."""
     table = Table(fake, app, db)
     (host, guest) = new_people(fake, 2)
     table.seat_people(host, [guest], bots=True)
@@ -213,7 +214,7 @@ def test_a_game_whose_channel_was_archived_tells_its_host_to_unarchive_it_not_to
     table.play_night([host])  # the board counts who is done: the channel refuses it
     (told,) = table.wait(lambda: told_about(table, host) or None, "a word to the host")
     assert told.text == (
-        f"Varulv can no longer post in <#{table.channel}> (Slack says `is_archived`), so the "
+        f"Varulv can no longer post in <#{table.channel}> (Slack says `is_inactive`), so the "
         "game there has ended and no one scores. The channel is archived: unarchive it. "
         "Then type `/varulv` to play again."
     )
