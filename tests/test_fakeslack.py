@@ -277,6 +277,12 @@ def test_dm_channel_is_stable_per_user_and_user_ids_post_into_it(
     web.chat_postMessage(channel=other, text="You are a Werewolf.")
     assert [m.text for m in fake.dm_messages("U1")] == ["You are the Seer."]
     assert [m.text for m in fake.dm_messages("U2")] == ["You are a Werewolf."]
+    # Slack's chat.update names a DM by its D id: "ensure that this value is a DM ID".
+    assert slack_error(web.chat_update, channel="U1", ts=posted["ts"], text="x") == (
+        "channel_not_found"
+    )
+    web.chat_update(channel=first, ts=posted["ts"], text="You were the Seer.")
+    assert [m.text for m in fake.dm_messages("U1")] == ["You were the Seer."]
 
 
 def test_unreachable_and_unknown_users_cannot_be_messaged(fake: FakeSlack, web: WebClient) -> None:
@@ -311,16 +317,21 @@ def test_a_channel_nobody_added_the_bot_to_refuses_its_posts_until_it_is_invited
 def test_chat_update_edits_in_place_and_keeps_what_is_not_given(
     fake: FakeSlack, web: WebClient
 ) -> None:
+    """As Slack's chat.update page says: the blocks are kept only when neither they nor a new
+    text are given; a new text alone removes them."""
     lobby = post_lobby(fake, web)
     web.chat_postMessage(channel=CHANNEL, text="later message")
-    answer = web.chat_update(channel=CHANNEL, ts=lobby.ts, text="Lobby (2 players)")
-    assert (answer["ts"], answer["text"]) == (lobby.ts, "Lobby (2 players)")
+    answer = web.chat_update(channel=CHANNEL, ts=lobby.ts, blocks=LOBBY_BLOCKS[:1])
+    assert (answer["ts"], answer["text"]) == (lobby.ts, "Who plays?"), "the text stays"
     first, second = fake.messages(CHANNEL)
-    assert (first.ts, first.text, second.text) == (lobby.ts, "Lobby (2 players)", "later message")
-    assert first.button("Join")  # blocks were not sent, so they stay
-    assert first.edited_ts is not None
-    web.chat_update(channel=CHANNEL, ts=lobby.ts, text="Closed", blocks=[])
-    assert fake.messages(CHANNEL)[0].buttons() == []
+    assert (first.ts, first.text, second.text) == (lobby.ts, "Who plays?", "later message")
+    assert first.buttons() == [] and first.edited_ts is not None
+    web.chat_update(channel=CHANNEL, ts=lobby.ts, text="Lobby", blocks=LOBBY_BLOCKS)
+    web.chat_update(channel=CHANNEL, ts=lobby.ts, text="Closed")
+    assert (fake.messages(CHANNEL)[0].text, fake.messages(CHANNEL)[0].blocks) == ("Closed", [])
+    assert slack_error(web.chat_update, channel=CHANNEL, ts=lobby.ts, text="x" * 4001) == (
+        "msg_too_long"
+    )
     missing = "1.000001"
     assert slack_error(web.chat_update, channel=CHANNEL, ts=missing, text="x") == (
         "message_not_found"

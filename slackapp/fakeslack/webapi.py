@@ -21,6 +21,8 @@ from slackapp.fakeslack.limits import SLACK, Limiter, RateLimits
 from slackapp.fakeslack.models import JSON, Call, Message
 from slackapp.fakeslack.workspace import Workspace
 
+MAX_UPDATE_TEXT = 4000
+"""chat.update's limit on a message's ``text`` (its ``msg_too_long``)."""
 NO_TOKEN_METHODS = frozenset({"oauth.v2.access"})
 """Methods authenticated by the app's client id and secret instead of a token."""
 
@@ -254,20 +256,31 @@ class WebApi:
         return {"channel": channel, "ts": message.ts, "message": message.as_payload()}
 
     def chat_update(self, request: ApiRequest) -> JSON:
-        """Edit a bot message in place; text and blocks not given are kept. In an archived
-        channel Slack answers ``is_inactive`` ("cannot be edited within a frozen, archived or
-        deleted channel"), not the ``is_archived`` of a post."""
+        """Edit a bot message in place, as Slack's chat.update page says: a DM is named by its
+        ``D…`` id, not the person's; ``text`` not given is kept, and so are the blocks, but
+        only when ``text`` is not given either (new text without blocks removes them); text
+        longer than 4,000 characters is ``msg_too_long``. In an archived channel Slack answers
+        ``is_inactive`` ("cannot be edited within a frozen, archived or deleted channel"), not
+        the ``is_archived`` of a post."""
+        params = request.params
+        if str(params.get("channel") or "")[:1] in ("U", "W"):
+            raise ApiError("channel_not_found")
         try:
-            old = self._own_message(request.params, "cant_update_message")
+            old = self._own_message(params, "cant_update_message")
         except ApiError as error:
             if error.error == "is_archived":
                 raise ApiError("is_inactive") from None
             raise
-        params = request.params
-        blocks = old.blocks if params.get("blocks") is None else self._blocks(params)
-        text = old.text if params.get("text") is None else str(params["text"])
+        text_given = params.get("text") is not None
+        if params.get("blocks") is not None:
+            blocks = self._blocks(params)
+        else:
+            blocks = [] if text_given else old.blocks
+        text = str(params["text"]) if text_given else old.text
         if not text and not blocks:
             raise ApiError("no_text")
+        if len(text) > MAX_UPDATE_TEXT:
+            raise ApiError("msg_too_long")
         new = self.workspace.replace_message(
             old.channel, old.ts, text=text, blocks=blocks, edited_ts=self.workspace.next_ts()
         )
