@@ -321,7 +321,8 @@ def test_chat_update_edits_in_place_and_keeps_what_is_not_given(
     text are given; a new text alone removes them."""
     lobby = post_lobby(fake, web)
     web.chat_postMessage(channel=CHANNEL, text="later message")
-    answer = web.chat_update(channel=CHANNEL, ts=lobby.ts, blocks=LOBBY_BLOCKS[:1])
+    with pytest.warns(UserWarning, match="text"):  # slack_sdk asks for a fallback text
+        answer = web.chat_update(channel=CHANNEL, ts=lobby.ts, blocks=LOBBY_BLOCKS[:1])
     assert (answer["ts"], answer["text"]) == (lobby.ts, "Who plays?"), "the text stays"
     first, second = fake.messages(CHANNEL)
     assert (first.ts, first.text, second.text) == (lobby.ts, "Who plays?", "later message")
@@ -449,6 +450,39 @@ def test_modals_need_a_live_trigger_id_and_one_at_a_time(fake: FakeSlack, web: W
     assert slack_error(web.views_open, trigger_id="123.456.789", view=VOTE_MODAL) == (
         "invalid_trigger_id"
     )
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("title", {"type": "plain_text", "text": "x" * 25}),
+        ("submit", {"type": "plain_text", "text": "x" * 25}),
+        ("close", {"type": "plain_text", "text": "x" * 25}),
+        ("submit", None),  # the modal holds input blocks
+        ("private_metadata", "x" * 3001),
+        ("callback_id", "x" * 256),
+    ],
+)
+def test_a_modal_beyond_slacks_limits_is_refused_and_its_trigger_kept(
+    fake: FakeSlack, web: WebClient, field: str, value: Any
+) -> None:
+    """Slack's modal reference: title, submit and close of at most 24 characters, a submit
+    wherever there is an input block, private_metadata of at most 3,000 characters and a
+    callback_id of at most 255."""
+    trigger_id = fake.grants.issue_trigger("U1")
+    longest = dict(
+        VOTE_MODAL,
+        title={"type": "plain_text", "text": "x" * 24},
+        close={"type": "plain_text", "text": "x" * 24},
+        private_metadata="x" * 3000,
+        callback_id="x" * 255,
+    )
+    assert slack_error(web.views_open, trigger_id=trigger_id, view={**longest, field: value}) == (
+        "invalid_arguments"
+    )
+    assert web.views_open(trigger_id=trigger_id, view=longest)["ok"], "at the limits: opened"
+    home = {"type": "home", "blocks": [], "private_metadata": "x" * 3001}
+    assert slack_error(web.views_publish, user_id="U1", view=home) == "invalid_arguments"
 
 
 def test_trigger_ids_expire_like_slacks() -> None:

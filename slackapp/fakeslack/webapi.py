@@ -552,6 +552,41 @@ def view_param(params: JSON, expected_type: str) -> JSON:
             "invalid_arguments",
             response_metadata={"messages": ["[ERROR] missing required field: title"]},
         )
+    if found := view_problems(view):
+        raise ApiError(
+            "invalid_arguments",
+            response_metadata={"messages": [f"[ERROR] {problem}" for problem in found]},
+        )
     checked = dict(view)
     checked["blocks"] = checked_blocks(view.get("blocks", []), block_kit.MAX_VIEW_BLOCKS)
     return checked
+
+
+MAX_MODAL_TEXT = 24
+"""A modal's ``title``, ``submit`` and ``close``: plain text of at most 24 characters."""
+MAX_PRIVATE_METADATA = 3000
+MAX_CALLBACK_ID = 255
+
+
+def view_problems(view: JSON) -> list[str]:
+    """Why Slack would refuse a view's own fields (its blocks are checked apart), as its view
+    reference gives them: a modal's title, submit and close at most 24 characters, and a
+    submit button whenever it holds an input block; ``private_metadata`` at most 3,000
+    characters and ``callback_id`` at most 255."""
+    lengths: list[tuple[str, str, int]] = [
+        ("private_metadata", str(view.get("private_metadata") or ""), MAX_PRIVATE_METADATA),
+        ("callback_id", str(view.get("callback_id") or ""), MAX_CALLBACK_ID),
+    ]
+    found: list[str] = []
+    if view.get("type") == "modal":
+        for field in ("title", "submit", "close"):
+            lengths.append((f"{field}/text", block_kit.text_of(view.get(field)), MAX_MODAL_TEXT))
+        blocks = view.get("blocks") or []
+        if not view.get("submit") and any(
+            isinstance(block, dict) and block.get("type") == "input" for block in blocks
+        ):
+            found.append("submit is required with input blocks [json-pointer:/view/submit]")
+    for pointer, text, most in lengths:
+        if len(text) > most:
+            found.append(f"must be less than {most + 1} characters [json-pointer:/view/{pointer}]")
+    return found
