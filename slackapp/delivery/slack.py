@@ -257,6 +257,7 @@ UNWRITABLE_ERRORS = frozenset(
         "user_not_found",
         "user_disabled",
         "cannot_dm_bot",
+        "messages_tab_disabled",  # the app's Messages tab is off: it can DM no one
         "invalid_auth",
         "not_authed",
         "token_revoked",

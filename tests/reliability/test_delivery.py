@@ -400,9 +400,17 @@ def test_a_call_whose_handling_raises_is_put_off_not_sent_again_at_once(
         assert entry.done_at is not None and entry.failure == UNDELIVERABLE
 
 
+@pytest.mark.parametrize("error", ["account_inactive", "messages_tab_disabled"])
 def test_a_person_whose_dm_fails_is_reported(
-    fake: FakeSlack, sessions: sessionmaker[Session], deliverer: Deliverer, reports: Reports
+    fake: FakeSlack,
+    sessions: sessionmaker[Session],
+    deliverer: Deliverer,
+    reports: Reports,
+    error: str,
 ) -> None:
+    """Slack refusing a private message for good (chat.postMessage's ``messages_tab_disabled``
+    too: an app whose Messages tab is off can DM no one) is told to the game, which names the
+    person as one Varulv cannot reach, rather than left unsaid."""
     game_id, _ = new_game(fake, sessions)
     fake.add_user("U0GONE", "gone")
     with transaction(sessions) as session:
@@ -411,10 +419,10 @@ def test_a_person_whose_dm_fails_is_reported(
         game.seats.append(
             Seat(position=1, user_id="U0GONE", display_name="gone", dm_channel="D0GONE")
         )
-    faults.set_unreachable(fake, "D0GONE", "account_inactive")
+    faults.set_unreachable(fake, "D0GONE", error)
     show(sessions, game_id, Show("dm:U0GONE", ClosedView("your card")))
     deliverer.drain(game_id)
-    assert reports.events == [(game_id, m.DmFailed("U0GONE", "account_inactive"))]
+    assert reports.events == [(game_id, m.DmFailed("U0GONE", error))]
 
 
 def test_one_deliverer_at_a_time_and_a_dead_ones_lease_is_taken_over(
