@@ -28,6 +28,7 @@ from slackapp.blocks.said import said
 from slackapp.blocks.screen import Screen, deck_text, sections, slack_time
 from slackapp.blocks.sides import goal
 from slackapp.blocks.words import words
+from slackapp.fakeslack.blocks import as_shown
 from slackapp.game import (
     BotView,
     Card,
@@ -52,7 +53,7 @@ from slackapp.game.effects import NightDmView
 from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.night import CenterCard, may_still_move
 from slackapp.game.outcome import BallotScore
-from slackapp.game.referee import game_input
+from slackapp.game.referee import game_input, referee
 
 GAME = 42
 CHANNEL = "C0TABLE"
@@ -1205,6 +1206,23 @@ def test_the_whole_game_names_both_fingerprints_the_channel_saw(language: Langua
     assert data["fingerprint"] in prose and data["night_fingerprint"] in prose
     assert prose.index(data["fingerprint"]) < prose.index(data["night_fingerprint"])
     assert "night board" not in prose and "nattens meddelande" not in prose
+
+
+def test_the_whole_game_shows_names_with_slacks_control_characters_as_written() -> None:
+    """A display name may hold ``<``, ``>`` or ``&``, which Slack's mrkdwn reads as a link, a
+    mention or an entity: the JSON is escaped, so what Slack shows is the game, exactly."""
+    seats = ("anna", "bo", "cia")
+    dealt = Deal(
+        seats=seats,
+        dealt={"anna": Card.WEREWOLF, "bo": Card.SEER, "cia": Card.ROBBER},
+        center=(Card.WEREWOLF, Card.TROUBLEMAKER),
+    )
+    names = {"anna": "<@U0BOSS> & co", "bo": "Bo <https://x.example|click>", "cia": "Cia &amp;"}
+    data = game_input(dealt, {"cia": Rob("anna")}, {"anna": "bo", "bo": "cia"}, names, "5a1t")
+    written = game_json(data).split("```", 2)[1]
+    assert "<" not in written and ">" not in written
+    assert json.loads(as_shown(written)) == data
+    assert referee(as_shown(written))["fingerprint"] == data["fingerprint"]
 
 
 def late_dm(card: Card, kind: str | None, language: Language = Language.ENGLISH) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 
 from slackapp.blocks import ids
 from slackapp.blocks.checking import fingerprint_recipe, get_the_referee
-from slackapp.blocks.kit import actions, button, context
+from slackapp.blocks.kit import actions, button, context, escaped
 from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.reveal import reveal
 from slackapp.blocks.screen import Screen
@@ -53,7 +53,9 @@ def last_reveal(
 def game_json(
     data: Mapping[str, Any], words: Words = ENGLISH, source_url: str | None = None
 ) -> str:
-    """The referee's input as a message: plain text holds far more than a block may."""
+    """The referee's input as a message: plain text holds far more than a block may. Its JSON
+    is written into mrkdwn as it reads (a name may hold ``<``, ``>`` or ``&``), so Slack shows
+    it exactly and a copy of it is the game."""
     w = words
     written = json.dumps(data, indent=1, ensure_ascii=False)
     shown = data.get("fingerprint")
@@ -71,4 +73,4 @@ def game_json(
         "To check it: {how} (Its key `center` is the centre.)",
         how=get_the_referee(w, source_url),
     )
-    return f"{said} {how}\n```\n{written}\n```"
+    return f"{said} {how}\n```\n{escaped(written)}\n```"

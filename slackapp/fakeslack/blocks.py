@@ -56,6 +56,12 @@ def text_of(text_object: Any) -> str:
     return "" if text_object is None else str(text_object)
 
 
+def as_shown(mrkdwn: str) -> str:
+    """The characters Slack shows for its three escapes (``&amp;``, ``&lt;``, ``&gt;``): what a
+    reader copies out of a code block."""
+    return mrkdwn.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
 def readable_text(blocks: list[dict[str, Any]]) -> str:
     """Roughly what a reader sees in ``blocks``, one line per visible piece of text."""
     lines: list[str] = []

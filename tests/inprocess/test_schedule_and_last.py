@@ -16,7 +16,7 @@ from typing import Any
 from sqlalchemy import text
 
 from slackapp.blocks import schedule as schedule_screen
-from slackapp.fakeslack.blocks import readable_text
+from slackapp.fakeslack.blocks import as_shown, readable_text
 from slackapp.game.seasons import Season, SeasonLength
 from tests.e2e.driver import Table
 from tests.inprocess.test_home import open_home
@@ -213,7 +213,7 @@ def this_month() -> Season:
 def code_block(message_text: str) -> dict[str, Any]:
     found = re.search(r"```\n(.*)\n```", message_text, re.S)
     assert found, message_text
-    data = json.loads(found.group(1))
+    data = json.loads(as_shown(found.group(1)))  # as a reader copies it out of Slack
     assert isinstance(data, dict)
     return data
 
