@@ -23,7 +23,12 @@ def test_channels_hold_tables(channel: str, name: str) -> None:
 
 @pytest.mark.parametrize(
     ("channel", "name"),
-    [("D0TWO", "directmessage"), ("D0TWO", ""), ("G0GROUP", "mpdm-ann--bo--cia-1")],
+    [
+        ("D0TWO", "directmessage"),
+        ("D0TWO", ""),
+        ("G0GROUP", "mpdm-ann--bo--cia-1"),
+        ("C0GROUP", "mpdm-ann--bo--cia-1"),  # a group DM with an id of the channels' kind
+    ],
 )
 def test_direct_messages_and_group_dms_hold_none(channel: str, name: str) -> None:
     assert not holds_tables(channel, name)
