@@ -101,7 +101,7 @@ class Table:
                 for surface, version, failure, done in connection.execute(
                     text(
                         "SELECT surface, version, failure, done_at IS NOT NULL FROM outbox "
-                        "WHERE game_id = :id ORDER BY id"
+                        "WHERE stream = :id ORDER BY id"
                     ),
                     {"id": self.game_id()},
                 )

@@ -61,6 +61,18 @@ def test_bots_fill_only_up_to_five_and_give_their_seats_to_people(
     table.board("Take a seat", saying="5 of 10 seats taken")
 
 
+def test_a_board_waited_for_in_vain_is_reported_with_the_games_messages(
+    fake: FakeSlack, app: InProcessApp, db: Engine
+) -> None:
+    """What a failed wait for a board prints: the channel's messages, and each version of the
+    game's messages in its outbox stream with how its delivery went."""
+    table = new_table(fake, app, db)
+    table.command(ANNA)
+    lobby = table.lobby()
+    table.wait(lambda: "lobby v1: sent" in table.shown() or None, "the lobby's row sent")
+    assert f"{lobby.ts} " in table.shown()
+
+
 def test_a_bot_never_has_a_seated_persons_name_and_is_marked(
     fake: FakeSlack, app: InProcessApp, db: Engine
 ) -> None:
