@@ -34,6 +34,7 @@ RELEASED = {
     "0020": "f8e155e4ed976151",
     "0021": "89154581e70253f7",
     "0022": "646c812288536e5c",
+    "0023": "13e8ec42c56183a1",
 }
 """Each revision's fingerprint: a new revision adds its own here, once, when it is released."""
 

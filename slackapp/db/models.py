@@ -232,6 +232,15 @@ class Person(Base):
     fetched_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+NOTICE_SURFACE = "notice:"
+"""How a channel's notice's own message is named (``delivery.outbox.notice_surface``): its
+stream has one such row, and no game's stream ever does."""
+NOTICE_ROW_SQL = f"surface LIKE '{NOTICE_SURFACE}%'"
+"""An outbox row of a channel's notice, as ``ix_outbox_notices`` is built on: a query must say
+it literally, as here, for PostgreSQL to use that index (a bound parameter never matches a
+partial index's predicate)."""
+
+
 class OutboxEntry(Base):
     """What one Slack message must show, committed with the step that decided it.
 
@@ -263,6 +272,15 @@ class OutboxEntry(Base):
             "version",
             postgresql_include=["due_at"],
             postgresql_where=text("done_at IS NULL"),
+        ),
+        # A workspace's notices, found without reading its games' entries: forget me looks
+        # for the person in them, the daily prune for the old ones. Only a notice's own row
+        # (one a stream) is indexed, so a game's entries cost it nothing.
+        Index(
+            "ix_outbox_notices",
+            "team_id",
+            "stream",
+            postgresql_where=text(NOTICE_ROW_SQL),
         ),
     )
 

@@ -23,7 +23,7 @@ from sqlalchemy import (
 from slackapp.blocks.render import render
 from slackapp.blocks.said import said, said_or_text
 from slackapp.blocks.words import words
-from slackapp.db.models import OutboxEntry
+from slackapp.db.models import NOTICE_SURFACE, OutboxEntry
 from slackapp.game.effects import Effect, Say, Show, Tell, dm_key, settles
 from slackapp.game.lines import Language
 
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 SAY = "say:"
 TELL = "tell:"
-NOTICE = "notice:"
+NOTICE = NOTICE_SURFACE
 
 Row = dict[str, Any]
 OUTBOX = cast(Table, OutboxEntry.__table__)

@@ -220,3 +220,45 @@ def test_0020_gives_each_shared_channel_the_workspace_keeping_its_table(migrated
         ("E1", "C3", "T3"),
     ]
     alembic(migrated, command.check)
+
+
+def test_0023_names_a_notice_an_earlier_release_wrote_as_a_line_as_a_notice(
+    migrated: Engine,
+) -> None:
+    """Before notices named what they told of, a notice's row was a line, ``say:…``, in a
+    stream no game carries: it and its message as Slack has it are named ``notice:say:…``, so
+    forget me and the prune find it as they find every notice; a game's lines keep their
+    names, and so does a notice of today and the word its author was told."""
+    alembic(migrated, command.downgrade, "0022")
+    with migrated.begin() as connection:
+        game = a_game(connection)
+        rows = [
+            (game, "say:1", "C1", None),
+            (game + 1_000, "say:2", "C1", None),
+            (game + 1_001, "notice:settings:3", "C1", "U1"),
+            (game + 1_001, "tell:U1:4", None, "U1"),
+        ]
+        for stream, surface, channel, user in rows:
+            values = {"s": stream, "f": surface, "c": channel, "u": user}
+            connection.execute(
+                text(
+                    "INSERT INTO outbox (stream, team_id, surface, version, channel, user_id,"
+                    " text, attempts) VALUES (:s, 'T1', :f, 1, :c, :u, 'words', 0)"
+                ),
+                values,
+            )
+            connection.execute(
+                text(
+                    "INSERT INTO messages (stream, surface, channel, ts, version)"
+                    " VALUES (:s, :f, coalesce(:c, 'D1'), :f, 1)"
+                ),
+                values,
+            )
+    alembic(migrated, command.upgrade, "head")
+    named = [(game, "say:1"), (game + 1_000, "notice:say:2")]
+    named += [(game + 1_001, "notice:settings:3"), (game + 1_001, "tell:U1:4")]
+    with migrated.connect() as connection:
+        for table in ("outbox", "messages"):
+            found = connection.execute(text(f"SELECT stream, surface FROM {table} ORDER BY 1, 2"))
+            assert [tuple(row) for row in found] == named, table
+    alembic(migrated, command.check)
