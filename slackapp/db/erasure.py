@@ -15,7 +15,6 @@ from sqlalchemy import (
     Select,
     Table,
     delete,
-    exists,
     func,
     or_,
     select,
@@ -41,7 +40,7 @@ from slackapp.db.models import (
     StandingTable,
 )
 from slackapp.db.slack_tables import BOTS_TABLE, INSTALLATIONS_TABLE, slack_metadata
-from slackapp.db.streams import delete_streams
+from slackapp.db.streams import delete_streams, of_notices
 from slackapp.game import machine as m
 from slackapp.game.effects import dm_surface, over_surface
 from slackapp.game.erasure import Forgotten, StillSeated
@@ -124,7 +123,7 @@ def forget(
 def _erase_from_notices(session: Session, teams: Sequence[str], user_id: str) -> None:
     """A channel's notice names who changed its settings or schedule, in its words and as the
     one to tell should the channel refuse it; the word they were told then is theirs alone."""
-    notice = ~exists().where(Game.id == OutboxEntry.stream)
+    notice = of_notices(teams)
     mention = f"<@{user_id}>"
     session.execute(
         update(OutboxEntry)

@@ -52,7 +52,12 @@ def prune(sessions: sessionmaker[Session], now: datetime, days: int) -> Pruned:
     deleted = kept = 0
     after_id = 0
     with transaction(sessions) as session:
-        delete_streams(session, notices_before(cutoff))
+        # Found first and deleted by stream, as the games are: a statement that chose them
+        # itself would be planned for as many as PostgreSQL guesses, and read the whole outbox
+        # for a guess of thousands.
+        old = session.scalars(notices_before(cutoff)).all()
+        for at in range(0, len(old), BATCH):
+            delete_streams(session, list(old[at : at + BATCH]))
         delete_strays(session, now)
     while True:
         with transaction(sessions) as session:

@@ -5,13 +5,27 @@ once it is as old as an ended game that is pruned."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CompoundSelect, CursorResult, Select, delete, exists, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import (
+    ARRAY,
+    ColumnElement,
+    CompoundSelect,
+    CursorResult,
+    Integer,
+    Select,
+    any_,
+    delete,
+    exists,
+    func,
+    select,
+    text,
+)
+from sqlalchemy.orm import Session, aliased
 
-from slackapp.db.models import DeliveryLease, Game, OutboxEntry, SlackMessage
+from slackapp.db.models import NOTICE_ROW_SQL, DeliveryLease, Game, OutboxEntry, SlackMessage
 
 STREAM_TABLES = (SlackMessage, DeliveryLease, OutboxEntry)
 """Every table keyed by stream, the outbox last: the streams may be chosen by its rows."""
@@ -28,11 +42,26 @@ def delete_streams(
     return deleted
 
 
+def of_notices(teams: Sequence[str] | None = None) -> ColumnElement[bool]:
+    """Whether an outbox entry is of one of the workspaces' notices (of every workspace's:
+    None). Their streams are found by each notice's own row in ``ix_outbox_notices`` (a
+    notice's stream has one; a game's has none, as a notice's stream is drawn from the games'
+    sequence), reading neither the games nor their entries, and handed to the statement as one
+    array: PostgreSQL then reads those streams' entries by stream. As a subquery it joins, it
+    would cost each notice's stream as a game's many entries, and read the whole outbox
+    instead wherever the workspaces keep a few thousand notices."""
+    notice = aliased(OutboxEntry)
+    found = select(func.array_agg(notice.stream)).where(text(NOTICE_ROW_SQL))
+    if teams is not None:
+        found = found.where(notice.team_id.in_(teams))
+    return OutboxEntry.stream == any_(found.scalar_subquery().cast(ARRAY(Integer)))
+
+
 def notices_before(cutoff: datetime) -> Select[Any]:
     """The streams of notices (no game's) whose last entry was written before ``cutoff``."""
     return (
         select(OutboxEntry.stream)
-        .where(~exists().where(Game.id == OutboxEntry.stream))
+        .where(of_notices())
         .group_by(OutboxEntry.stream)
         .having(func.max(OutboxEntry.created_at) < cutoff)
     )

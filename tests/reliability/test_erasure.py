@@ -209,17 +209,33 @@ def test_erase_workspace_deletes_every_row_of_one_workspace_once_it_is_uninstall
 
 
 def test_forgetting_a_person_erases_them_from_the_channels_notices(db: Engine) -> None:
-    """A notice of a changed setting names who changed it, and no game carries it."""
+    """A notice of a changed setting names who changed it, and no game carries it. Should the
+    channel refuse it, its author is told privately in its stream, and so may be whoever set
+    the channel's standing table: the author's word goes, the other's stays."""
     upgrade(db)
+    notice, team = 3_000_001, "T0NOTICE"
     with Session(db) as session, session.begin():
-        session.add(
-            OutboxEntry(stream=3_000_001, team_id="T0NOTICE", surface="say:1", version=1,
-                        channel="C0NOTICE", text="<@U0ANNA> changed the Varulv settings")
+        session.add_all(
+            [
+                OutboxEntry(stream=notice, team_id=team, surface="notice:settings:1",
+                            version=1, channel="C0NOTICE", user_id="U0ANNA",
+                            text="<@U0ANNA> changed the Varulv settings"),
+                OutboxEntry(stream=notice, team_id=team, surface="tell:U0ANNA:1", version=1,
+                            user_id="U0ANNA", text="the channel was not told"),
+                SlackMessage(stream=notice, surface="tell:U0ANNA:1", channel="D0ANNA",
+                             ts="1.0", version=1),
+                OutboxEntry(stream=notice, team_id=team, surface="tell:U0BO:1", version=1,
+                            user_id="U0BO", text="your standing table is paused"),
+                SlackMessage(stream=notice, surface="tell:U0BO:1", channel="D0BO", ts="2.0",
+                             version=1),
+            ]
         )  # fmt: skip
     with Session(db) as session, session.begin():
         forget(session, ["T0NOTICE"], "U0ANNA", erased_name)
     assert rows_naming(db, "U0ANNA") == {}
+    assert rows_naming(db, "D0ANNA") == {}, "where she was told"
     assert rows_naming(db, "changed the Varulv settings") == {"outbox": 1}
+    assert rows_naming(db, "U0BO") == {"outbox": 1, "messages": 1}
 
 
 def test_a_workspace_of_an_org_wide_installation_counts_as_installed(

@@ -111,10 +111,11 @@ def rows(engine: Engine, model: type, game_id: int | None = None) -> int:
 
 
 def test_a_channels_notices_are_pruned_once_as_old_as_a_pruned_game(engine: Engine) -> None:
-    """A notice is a stream no game carries, so no game's deletion takes it along; a running
-    game's old entries are its own, and stay. What a landing or a claim wrote for a stream
-    deleted meanwhile goes too (no foreign key refuses it)."""
-    old, recent, stray = 2_000_001, 2_000_002, 2_000_003
+    """A notice is a stream no game carries, so no game's deletion takes it along, and it is
+    as old as its last entry (its author told privately later); a running game's old entries
+    are its own, and stay. What a landing or a claim wrote for a stream deleted meanwhile goes
+    too (no foreign key refuses it)."""
+    old, recent, stray, told = 2_000_001, 2_000_002, 2_000_003, 2_000_004
     running = game(engine, "night", 120)
     with Session(engine) as session, session.begin():
         session.execute(
@@ -130,20 +131,27 @@ def test_a_channels_notices_are_pruned_once_as_old_as_a_pruned_game(engine: Engi
                 DeliveryLease(stream=recent, holder="here", until=NOW + timedelta(hours=1)),
             ]
         )  # fmt: skip
-        for stream, days in ((old, 91), (recent, 89)):
+        for stream, days in ((old, 91), (recent, 89), (told, 91)):
             written = NOW - timedelta(days=days)
             session.add_all(
                 [
-                    OutboxEntry(stream=stream, team_id="T0001", surface="say:1", version=1,
-                                channel="C0NOTICE", text="the settings changed",
+                    OutboxEntry(stream=stream, team_id="T0001", surface="notice:settings:1",
+                                version=1, channel="C0NOTICE", text="the settings changed",
                                 created_at=written, done_at=written),
-                    SlackMessage(stream=stream, surface="say:1", channel="C0NOTICE",
+                    SlackMessage(stream=stream, surface="notice:settings:1", channel="C0NOTICE",
                                  ts=f"{stream}.0", version=1),
                 ]
             )  # fmt: skip
+        # refused 91 days ago, its author told two days later: it is as old as its last word
+        session.add(
+            OutboxEntry(stream=told, team_id="T0001", surface="tell:U0001:1", version=1,
+                        user_id="U0001", text="the channel was not told",
+                        created_at=NOW - timedelta(days=89))
+        )  # fmt: skip
     prune(sessionmaker(engine), NOW, days=90)
     assert [rows(engine, model, old) for model in (OutboxEntry, SlackMessage)] == [0, 0]
     assert [rows(engine, model, recent) for model in (OutboxEntry, SlackMessage)] == [1, 1]
+    assert [rows(engine, model, told) for model in (OutboxEntry, SlackMessage)] == [2, 1]
     assert rows(engine, OutboxEntry, running) == 1, "a running game's entries are its own"
     assert [rows(engine, model, stray) for model in (SlackMessage, DeliveryLease)] == [0, 0]
     assert rows(engine, DeliveryLease, recent) == 1, "a live lease stays"
