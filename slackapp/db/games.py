@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar, cast
@@ -45,6 +45,7 @@ from slackapp.game.codec import choice_from_json, choice_to_json
 from slackapp.game.effects import Scored
 from slackapp.game.lines import Language
 from slackapp.game.referee import outcome_to_json
+from slackapp.game.settings import KEPT, Kept
 
 T = TypeVar("T", bound=tuple[Any, ...])
 
@@ -66,8 +67,7 @@ _GAME_COLUMNS = (
     GAMES.c.night_seconds,
     GAMES.c.day_seconds,
     GAMES.c.vote_seconds,
-    GAMES.c.bots_allowed,
-    GAMES.c.language,
+    *(GAMES.c[setting.name] for setting in KEPT),
     GAMES.c.ended_by,
 )
 _SEATS_WITH_BALLOTS = (
@@ -311,8 +311,8 @@ class NewGame:
     night_seconds: int
     day_seconds: int
     vote_seconds: int
-    bots_allowed: bool
-    language: str
+    kept: Kept
+    """The channel's settings the game keeps, each written to its column of the same name."""
     phase: str = m.Phase.LOBBY.value
     center: list[str] | None = None
     deadline: datetime | None = None
@@ -322,6 +322,34 @@ class NewGame:
     def dm_channels(self) -> dict[str, str | None]:
         """No seat has a private message channel yet."""
         return {}
+
+    @property
+    def language(self) -> str:
+        """The words its messages are drawn in."""
+        return self.kept.language.value
+
+    def columns(self) -> dict[str, Any]:
+        """The row's columns, as a statement writes them."""
+        plain = {name: getattr(self, name) for name in _NEW_GAME_FIELDS}
+        return plain | kept_columns(self.kept)
+
+
+_NEW_GAME_FIELDS = [f.name for f in fields(NewGame) if f.name != "kept"]
+NEW_GAME_COLUMNS = (*_NEW_GAME_FIELDS, *(setting.name for setting in KEPT))
+"""The columns of a new game's row, as :meth:`NewGame.columns` names them."""
+
+
+def kept_columns(kept: Kept) -> dict[str, Any]:
+    """The settings a game keeps as its ``games`` columns hold them."""
+    return {setting.name: setting.stored(kept.value(setting)) for setting in KEPT}
+
+
+def kept_in(game: Any) -> Kept:
+    """The settings a game keeps, from its row (a ``Game``, a row of its columns, or a
+    ``NewGame``)."""
+    if isinstance(game, NewGame):
+        return game.kept
+    return Kept(**{setting.name: setting.read(getattr(game, setting.name)) for setting in KEPT})
 
 
 _NEW_GAME = (
@@ -334,16 +362,16 @@ _NEW_GAME = (
 """Built once: building and compiling the statement anew was most of what an insert cost."""
 
 
-def insert_new(connection: Connection, game: dict[str, Any]) -> NewGame | None:
-    """Insert a game row in its lobby with ``game``'s columns; the row as inserted, or None if
-    the channel has an open game (the one-open-game-per-channel index: a table opening in
-    another transaction is waited for). One statement, so the usual ``/varulv`` does not first
-    ask whether the channel is free."""
-    game_id = connection.execute(_NEW_GAME, game).scalar_one_or_none()
+def insert_new(connection: Connection, game: dict[str, Any], kept: Kept) -> NewGame | None:
+    """Insert a game row in its lobby with ``game``'s columns and the settings it ``kept``;
+    the row as inserted, or None if the channel has an open game (the one-open-game-per-channel
+    index: a table opening in another transaction is waited for). One statement, so the usual
+    ``/varulv`` does not first ask whether the channel is free."""
+    game_id = connection.execute(_NEW_GAME, game | kept_columns(kept)).scalar_one_or_none()
     if game_id is None:
         return None
-    fields = {name: value for name, value in game.items() if name != "opened_by_trigger"}
-    return NewGame(id=game_id, **fields)
+    plain = {name: value for name, value in game.items() if name != "opened_by_trigger"}
+    return NewGame(id=game_id, kept=kept, **plain)
 
 
 def rehost(connection: Connection, game_id: int, host: str) -> None:
@@ -409,13 +437,12 @@ def _game_state(game: Any, seats: Sequence[m.SeatState]) -> m.GameState:
         host=game.host_user_id,
         seed=game.seed,
         lengths=m.Lengths(game.night_seconds, game.day_seconds, game.vote_seconds),
-        bots_allowed=game.bots_allowed,
+        kept=kept_in(game),
         phase=m.Phase(game.phase),
         seats=tuple(seats),
         center=center,
         deadline=game.deadline,
         ended_by=game.ended_by,
-        language=Language(game.language or Language.ENGLISH),
     )
 
 

@@ -79,7 +79,7 @@ from slackapp.game.night import (
 )
 from slackapp.game.outcome import Outcome, ballot_score, play
 from slackapp.game.permissions import Change, who_may
-from slackapp.game.settings import DAY, LENGTHS, NIGHT, VOTE
+from slackapp.game.settings import DAY, DEFAULT_KEPT, LENGTHS, NIGHT, VOTE, Kept
 from slackapp.game.vote import IllegalBallot, check_ballot, heard_enough_needed, vote_opens_early
 
 # --- the state -------------------------------------------------------------------------------
@@ -166,17 +166,27 @@ class GameState:
     host: str
     seed: int
     lengths: Lengths
-    bots_allowed: bool = True
+    kept: Kept = DEFAULT_KEPT
+    """The channel's settings the game keeps (``slackapp.game.settings``): the channel's when
+    it opened."""
     phase: Phase = Phase.LOBBY
     seats: tuple[SeatState, ...] = ()
     """In seat order (by position)."""
     center: tuple[Card, Card] | None = None
     deadline: datetime | None = None
     ended_by: str | None = None
-    language: Language = Language.ENGLISH
-    """The words of every screen of the game (the channel's setting when it opened)."""
 
     # -- questions a state answers about itself -------------------------------------------
+
+    @property
+    def bots_allowed(self) -> bool:
+        """Whether its lobby offers "Fill with bots"."""
+        return self.kept.bots_allowed
+
+    @property
+    def language(self) -> Language:
+        """The words of every screen of the game."""
+        return self.kept.language
 
     def seat(self, key: str) -> SeatState | None:
         return next((seat for seat in self.seats if seat.key == key), None)
@@ -492,9 +502,8 @@ def open_table(
     host_name: str,
     seed: int,
     lengths: Lengths,
-    bots_allowed: bool = True,
+    kept: Kept = DEFAULT_KEPT,
     seat_host: bool = True,
-    language: Language = Language.ENGLISH,
 ) -> Step:
     """A new table in its lobby with the host seated, and its lobby to post.
 
@@ -508,9 +517,8 @@ def open_table(
         host=host,
         seed=seed,
         lengths=lengths,
-        bots_allowed=bots_allowed,
+        kept=kept,
         seats=(host_seat,) if seat_host else (),
-        language=language,
     )
     return Step(state, (_show_lobby(state),))
 
@@ -531,19 +539,18 @@ def play_again(
     user: str,
     user_name: str,
     lengths: Lengths,
-    bots_allowed: bool,
-    language: Language,
+    kept: Kept,
 ) -> Step:
     """The next table after ``previous``'s reveal: its people seated again in their places
     (each may *Leave*), whoever pressed *Play again* seated too and the host; the channel's
-    ``lengths``, ``bots_allowed`` and ``language`` as they are now (a change made during the
-    game is for the next table, as the channel was told), and bots refilled if the last table
-    had any and the channel still allows them."""
+    ``lengths`` and the settings a game keeps (``kept``) as they are now (a change made during
+    the game is for the next table, as the channel was told), and bots refilled if the last
+    table had any and the channel still allows them."""
     assert play_again_refusal(previous) is None, "ask play_again_refusal first"
     seats = [SeatState(seat.key, seat.name, False, seat.position) for seat in previous.people]
     if all(seat.key != user for seat in seats) and len(seats) < MAX_SEATS:
         seats.append(SeatState(user, user_name, False, _free_position(seats)))
-    if bots_allowed and any(seat.is_bot for seat in previous.seats):
+    if kept.bots_allowed and any(seat.is_bot for seat in previous.seats):
         seats = _with_bots(seats)
     seated = {seat.key for seat in seats}
     state = GameState(
@@ -552,8 +559,7 @@ def play_again(
         host=user if user in seated else previous.host,
         seed=seed,
         lengths=lengths,
-        bots_allowed=bots_allowed,
-        language=language,
+        kept=kept,
     )
     state = _replace_seats(state, _renamed_bots(seats))
     return Step(state, (_show_lobby(state),))

@@ -111,6 +111,34 @@ class ChannelChoice:
 assert [field.name for field in fields(ChannelChoice)] == [s.name for s in SETTINGS]
 
 
+@dataclass(frozen=True)
+class Kept:
+    """The settings a game keeps from its channel when its table opens, as the channel chose
+    them then: a change made while it runs is for the next table. Each field is a setting of
+    the same name, and a ``games`` column of that name too (``slackapp.db.games`` reads and
+    writes them all alike), so a setting a game keeps is added here and nowhere on the way
+    from the channel to the game."""
+
+    bots_allowed: bool = BOTS.default
+    language: Language = LANGUAGE.default
+
+    def value(self, setting: Setting[Any]) -> Any:
+        return getattr(self, setting.name)
+
+
+KEPT = tuple(setting for setting in SETTINGS if setting.name in {f.name for f in fields(Kept)})
+"""The settings a game keeps, in the modal's order."""
+assert {setting.name for setting in KEPT} == {f.name for f in fields(Kept)}
+DEFAULT_KEPT = Kept()
+"""What a game keeps of a channel that chose nothing."""
+assert all(DEFAULT_KEPT.value(setting) == setting.default for setting in KEPT)
+
+
+def kept_of(choice: ChannelChoice) -> Kept:
+    """What a table opened in the channel now keeps of its ``choice``."""
+    return Kept(**{setting.name: choice.value(setting) for setting in KEPT})
+
+
 def default_choice(instead: Mapping[str, Any]) -> ChannelChoice:
     """Every setting's default, or the value ``instead`` has for it (the operator's lengths)."""
     return choice_of(

@@ -41,6 +41,7 @@ from slackapp.game import machine as m
 from slackapp.game.effects import PersonalBallotView
 from slackapp.game.lines import Language, Line, Message
 from slackapp.game.permissions import Change
+from slackapp.game.settings import kept_of
 from slackapp.logs import database_down, log_context
 from slackapp.names import AsksNames, Names
 from slackapp.permits import AdminFlags, channel_standing, checked, refusal_under_lock
@@ -398,24 +399,15 @@ class GameService:
             # for the next table.
             chosen = choice_in(session, team_id, channel_id, self.lengths)
             lengths = m.Lengths(chosen.night_seconds, chosen.day_seconds, chosen.vote_seconds)
-            language = Language(chosen.language)
+            kept = kept_of(chosen)
             game = new_game(
-                session,
-                team_id,
-                channel_id,
-                user_id,
-                lengths,
-                chosen.bots_allowed,
-                previous.enterprise_id,
-                language=language,
+                session, team_id, channel_id, user_id, lengths, kept, previous.enterprise_id
             )
             if game is None:  # a /varulv in the channel came first
                 running = games.open_in(session, team_id, channel_id)
                 return self._open_already(session, running, team_id, channel_id, user_id)
             name = kept_name(session.connection(), team_id, user_id, user_name)
-            opened = m.play_again(
-                last, game.id, game.seed, user_id, name, lengths, chosen.bots_allowed, language
-            )
+            opened = m.play_again(last, game.id, game.seed, user_id, name, lengths, kept)
             if opened.state.host != game.host_user_id:  # the previous host, still seated
                 games.rehost(session.connection(), game.id, opened.state.host)
             games.store_new(session, game, opened.state)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -31,8 +31,7 @@ from slackapp.delivery.outbox import OUTBOX, Row, outbox_rows
 from slackapp.delivery.plan import Entry, pending_of
 from slackapp.delivery.slack import WorkspaceId
 from slackapp.game import machine as m
-from slackapp.game.lines import Language
-from slackapp.game.settings import SETTINGS, ChannelChoice
+from slackapp.game.settings import SETTINGS, ChannelChoice, kept_of
 
 _NAMES = [setting.name for setting in SETTINGS]
 _SETTINGS = [CHANNELS.c[name] for name in _NAMES]
@@ -55,24 +54,7 @@ _READ = select(
 """The game's id, the host's kept name (None: none kept) and the channel's settings (a
 ``team_id`` of None: the channel has none of its own)."""
 
-_GAME_COLUMNS = [
-    "id",
-    "team_id",
-    "enterprise_id",
-    "channel_id",
-    "host_user_id",
-    "opened_by_trigger",
-    "phase",
-    "seed",
-    "night_seconds",
-    "day_seconds",
-    "vote_seconds",
-    "bots_allowed",
-    "language",
-    "deadline",
-    "center",
-    "ended_by",
-]
+_GAME_COLUMNS = [*games.NEW_GAME_COLUMNS, "opened_by_trigger"]
 SEAT_COLUMNS = [column.name for column in SEATS.columns if column.name != "id"]
 _ENTRY_COLUMNS = [
     "stream",
@@ -173,7 +155,6 @@ def open_new(
     """The table opened and written in one statement, with its delivery lease when ``lease``
     (holder, until) is given; None if the channel has an open table after all."""
     chosen = opening.choice
-    language = Language(chosen.language)
     game = NewGame(
         id=opening.game_id,
         team_id=team_id,
@@ -184,8 +165,7 @@ def open_new(
         night_seconds=chosen.night_seconds,
         day_seconds=chosen.day_seconds,
         vote_seconds=chosen.vote_seconds,
-        bots_allowed=chosen.bots_allowed,
-        language=language.value,
+        kept=kept_of(chosen),
     )
     step = m.open_table(
         game.id,
@@ -194,11 +174,10 @@ def open_new(
         handle if opening.kept_name is None else opening.kept_name,
         game.seed,
         m.Lengths(game.night_seconds, game.day_seconds, game.vote_seconds),
-        game.bots_allowed,
-        language=language,
+        game.kept,
     )
     fields, seats = games.opening_rows(game, step.state)
-    row = {**asdict(game), **fields, "opened_by_trigger": trigger}
+    row = {**game.columns(), **fields, "opened_by_trigger": trigger}
     entries = _entries(outbox_rows(game, step.effects))
     values: dict[str, Any] = {
         "game": _json(row),

@@ -31,7 +31,8 @@ from slackapp.delivery.outbox import Row, answering, outbox_rows, write
 from slackapp.game import faults
 from slackapp.game import machine as m
 from slackapp.game.effects import Scored
-from slackapp.game.lines import Language, Line, Message
+from slackapp.game.lines import Line, Message
+from slackapp.game.settings import Kept, kept_of
 
 DEADLINE_BATCH = 50
 """Due games stepped in one transaction: one commit for many, each lock held only that long."""
@@ -134,15 +135,14 @@ def new_game(
     channel_id: str,
     host: str,
     lengths: m.Lengths,
-    bots_allowed: bool,
+    kept: Kept,
     enterprise_id: str | None = None,
     opened_by_trigger: str | None = None,
-    language: Language = Language.ENGLISH,
 ) -> NewGame | None:
-    """A new game row in its lobby, inserted for its id, or None if the channel has an open
-    game (the one-open-game-per-channel index). Whatever is known of it goes into that one
-    insert, since setting it afterwards costs an update; a plain statement, since the ORM's
-    unit of work was a sixth of a ``/varulv`` step's time."""
+    """A new game row in its lobby, with the settings it ``kept``, inserted for its id, or
+    None if the channel has an open game (the one-open-game-per-channel index). Whatever is
+    known of it goes into that one insert, since setting it afterwards costs an update; a
+    plain statement, since the ORM's unit of work was a sixth of a ``/varulv`` step's time."""
     return games.insert_new(
         session.connection(),
         {
@@ -156,9 +156,8 @@ def new_game(
             "night_seconds": lengths.night_seconds,
             "day_seconds": lengths.day_seconds,
             "vote_seconds": lengths.vote_seconds,
-            "bots_allowed": bots_allowed,
-            "language": language.value,
         },
+        kept,
     )
 
 
@@ -340,16 +339,9 @@ def new_table(
     (the one-open-game index); the caller enqueues the step's effects."""
     chosen = choice_in(session, team_id, channel_id, defaults)
     lengths = m.Lengths(chosen.night_seconds, chosen.day_seconds, chosen.vote_seconds)
+    kept = kept_of(chosen)
     game = new_game(
-        session,
-        team_id,
-        channel_id,
-        host,
-        lengths,
-        chosen.bots_allowed,
-        enterprise_id,
-        opened_by_trigger,
-        chosen.language,
+        session, team_id, channel_id, host, lengths, kept, enterprise_id, opened_by_trigger
     )
     if game is None:
         return None
@@ -360,9 +352,8 @@ def new_table(
         host_name,
         game.seed,
         m.Lengths(game.night_seconds, game.day_seconds, game.vote_seconds),
-        game.bots_allowed,
+        game.kept,
         seat_host=seat_host,
-        language=chosen.language,
     )
     games.store_new(session, game, opened.state)
     return game, opened

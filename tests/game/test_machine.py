@@ -46,6 +46,7 @@ from slackapp.game.effects import (
 from slackapp.game.lines import Language, Line, Message
 from slackapp.game.night import Knowledge, NightChoice, Peek, Swap
 from slackapp.game.outcome import Outcome, play
+from slackapp.game.settings import Kept
 
 pytestmark = pytest.mark.long(8)
 
@@ -55,7 +56,8 @@ PEOPLE = ["UANNA", "UBO", "UCIA", "UDAN", "UEVA", "UFIA", "UGUS", "UHED", "UIVO"
 
 
 def new_table(host: str = "UANNA", seed: int = 1, bots_allowed: bool = True) -> m.GameState:
-    return m.open_table(7, "CFIKA", host, host.lower(), seed, LENGTHS, bots_allowed).state
+    kept = Kept(bots_allowed=bots_allowed)
+    return m.open_table(7, "CFIKA", host, host.lower(), seed, LENGTHS, kept).state
 
 
 def run(state: m.GameState, *events: m.Event, now: datetime = T0) -> m.Step:
@@ -930,20 +932,10 @@ def again(
     user: str,
     name: str,
     lengths: m.Lengths | None = None,
-    bots_allowed: bool | None = None,
-    language: Language | None = None,
+    kept: Kept | None = None,
 ) -> m.Step:
     """*Play again* on ``last``, the channel's settings unchanged unless given."""
-    return m.play_again(
-        last,
-        8,
-        99,
-        user,
-        name,
-        lengths or last.lengths,
-        last.bots_allowed if bots_allowed is None else bots_allowed,
-        language or last.language,
-    )
+    return m.play_again(last, 8, 99, user, name, lengths or last.lengths, kept or last.kept)
 
 
 def test_play_again_seats_the_same_people_with_the_same_settings_and_bots_refilled() -> None:
@@ -975,7 +967,8 @@ def test_play_again_takes_the_channels_settings_as_they_are_now() -> None:
     """Settings changed during the game were announced for the next table: *Play again*
     opens it with them, and refills no bot once the channel has turned bots off."""
     last = revealed(["UANNA", "UBO", "UCIA"], bots=True)
-    new = again(last, "UANNA", "anna", m.Lengths(30, 90, 45), False, Language.SWEDISH).state
+    now = Kept(bots_allowed=False, language=Language.SWEDISH)
+    new = again(last, "UANNA", "anna", m.Lengths(30, 90, 45), now).state
     assert new.lengths == m.Lengths(30, 90, 45) and new.language is Language.SWEDISH
     assert not new.bots_allowed and not any(seat.is_bot for seat in new.seats)
     assert [seat.key for seat in new.seats] == ["UANNA", "UBO", "UCIA"]
