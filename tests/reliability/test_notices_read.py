@@ -11,20 +11,22 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, event, text
-from sqlalchemy.orm import Session
+from sqlalchemy import Engine, text
 
 from slackapp.blocks.forgotten import erased_name
 from slackapp.db.engine import make_engine
 from slackapp.db.erasure import forget
 from slackapp.db.streams import notices_before
 from tests.databases import migrated_database
+from tests.reliability.plans import nodes, plan_of, sent_while
 
 TEAMS = ("T0ONE", "T0TWO")
 """An organisation's two workspaces, as forget me in an organisation-wide install asks."""
 PERSON = "U0000007"
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 GAMES, ENTRIES_EACH, NOTICES = 4_000, 30, 3_000
+NOTICE = "notice:"
+"""How a statement that looks for the notices names them."""
 
 
 @pytest.fixture(scope="module")
@@ -79,39 +81,6 @@ def engine(postgres: str) -> Iterator[Engine]:
     engine.dispose()
 
 
-def sent_while(engine: Engine, write: Any) -> list[tuple[str, Any]]:
-    """The statements on the notices that ``write(session)`` sends, with their parameters;
-    what it wrote is rolled back."""
-    sent: list[tuple[str, Any]] = []
-
-    def keep(*args: Any) -> None:
-        statement, parameters = args[2], args[3]
-        if "notice:" in statement:
-            sent.append((statement, parameters))
-
-    event.listen(engine, "before_cursor_execute", keep)
-    try:
-        with Session(engine) as session:
-            write(session)
-    finally:
-        event.remove(engine, "before_cursor_execute", keep)
-    assert sent, "the notices were looked for"
-    return sent
-
-
-def plan_of(engine: Engine, statement: str, parameters: Any) -> dict[str, Any]:
-    with engine.connect() as connection:
-        found = connection.exec_driver_sql(f"EXPLAIN (FORMAT JSON) {statement}", parameters)
-        plan: dict[str, Any] = found.scalar_one()[0]["Plan"]
-        return plan
-
-
-def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for inner in plan.get("Plans", []):
-        yield from nodes(inner)
-
-
 def reads_the_notices_by_their_index(plan: dict[str, Any]) -> bool:
     """The notices are found in their index, and the outbox is read through an index alone
     (the notices' streams' entries by stream), never whole."""
@@ -125,7 +94,7 @@ def reads_the_notices_by_their_index(plan: dict[str, Any]) -> bool:
 
 
 def test_forget_me_reads_the_workspaces_notices_alone(engine: Engine) -> None:
-    sent = sent_while(engine, lambda session: forget(session, TEAMS, PERSON, erased_name))
+    sent = sent_while(engine, lambda session: forget(session, TEAMS, PERSON, erased_name), NOTICE)
     assert len(sent) == 4, "the mention, the author, the words told and their messages"
     for statement, parameters in sent:
         plan = plan_of(engine, statement, parameters)
@@ -135,6 +104,8 @@ def test_forget_me_reads_the_workspaces_notices_alone(engine: Engine) -> None:
 def test_the_prune_finds_the_old_notices_alone(engine: Engine) -> None:
     """The prune deletes the streams it found by stream, as it deletes the games'."""
     cutoff = NOW - timedelta(days=60)
-    (found,) = sent_while(engine, lambda session: session.scalars(notices_before(cutoff)).all())
+    (found,) = sent_while(
+        engine, lambda session: session.scalars(notices_before(cutoff)).all(), NOTICE
+    )
     plan = plan_of(engine, *found)
     assert reads_the_notices_by_their_index(plan), plan

@@ -12,17 +12,20 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Engine, text
 from sqlalchemy.orm import Session
 
 from slackapp.db import history
 from slackapp.db.engine import make_engine
 from slackapp.game.seasons import SeasonLength, season_of
 from tests.databases import migrated_database
+from tests.reliability.plans import nodes, plan_of, sent_while
 
 TEAM, CHANNEL = "T0KEPT", "C0ASKED"
 NOW = datetime(2026, 11, 20, 12, tzinfo=UTC)
 CHANNELS, GAMES_EACH = 300, 30
+FROM_GAMES = "FROM games"
+"""How a statement that reads the games names them."""
 
 
 @pytest.fixture(scope="module")
@@ -52,38 +55,6 @@ def engine(postgres: str) -> Iterator[Engine]:
     engine.dispose()
 
 
-def sent_while(engine: Engine, read: Any) -> list[tuple[str, Any]]:
-    """The statements on games that ``read(session)`` sends, with their parameters."""
-    sent: list[tuple[str, Any]] = []
-
-    def keep(*args: Any) -> None:
-        statement, parameters = args[2], args[3]
-        if "FROM games" in statement:
-            sent.append((statement, parameters))
-
-    event.listen(engine, "before_cursor_execute", keep)
-    try:
-        with Session(engine) as session:
-            read(session)
-    finally:
-        event.remove(engine, "before_cursor_execute", keep)
-    assert sent, "the read asked for games"
-    return sent
-
-
-def plan_of(engine: Engine, statement: str, parameters: Any) -> dict[str, Any]:
-    with engine.connect() as connection:
-        found = connection.exec_driver_sql(f"EXPLAIN (FORMAT JSON) {statement}", parameters)
-        plan: dict[str, Any] = found.scalar_one()[0]["Plan"]
-        return plan
-
-
-def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
-    yield plan
-    for inner in plan.get("Plans", []):
-        yield from nodes(inner)
-
-
 def reads_games_by_their_index(plan: dict[str, Any]) -> bool:
     on_games = [node for node in nodes(plan) if node.get("Relation Name") == "games"]
     return bool(on_games) and all(
@@ -93,7 +64,7 @@ def reads_games_by_their_index(plan: dict[str, Any]) -> bool:
 
 def test_the_channels_last_reveal_reads_its_newest_game_alone(engine: Engine) -> None:
     (statement, parameters), *_ = sent_while(
-        engine, lambda session: history.last_finished(session, TEAM, CHANNEL)
+        engine, lambda session: history.last_finished(session, TEAM, CHANNEL), FROM_GAMES
     )
     plan = plan_of(engine, statement, parameters)
     assert reads_games_by_their_index(plan), plan
@@ -111,7 +82,7 @@ def test_a_seasons_records_and_its_last_game_read_the_channels_games_alone(
         history.season_records(session, TEAM, CHANNEL, season, zone)
         history.last_finished_in(session, TEAM, CHANNEL, season, zone)
 
-    records, last = sent_while(engine, read)
+    records, last = sent_while(engine, read, FROM_GAMES)
     assert reads_games_by_their_index(plan_of(engine, *records))
     last_plan = plan_of(engine, *last)
     assert reads_games_by_their_index(last_plan), last_plan
