@@ -99,8 +99,8 @@ def tell_surface(user: str) -> str:
 
 
 def notice_surface(about: str) -> str:
-    """A channel's notice of a change ``about`` (what changed): a message of its own, posted
-    once, that names what it tells of."""
+    """A channel's notice of a change ``about`` (what changed; empty for a notice of none): a
+    message of its own, posted once, that names what it tells of."""
     return f"{NOTICE}{about}:{uuid.uuid4().hex[:16]}"
 
 
@@ -231,10 +231,11 @@ def notice(
     """Say ``text`` in the channel, as a stream of its own that no game carries: sent, retried
     and paced like every other message. Its stream, to kick once committed. ``about``: what
     changed, and ``by``: who changed it, who is told privately should the channel refuse the
-    notice (``refused_notice``)."""
+    notice (``refused_notice``). Its row is named ``notice:…`` whatever it tells of, so that
+    the prune and forget me find it (``db.streams.of_notices``)."""
     stream = int(connection.execute(NEW_STREAM).scalar_one())
     row = _row(stream, team_id, enterprise_id)
-    surface = notice_surface(about) if about else say_surface()
+    surface = notice_surface(about)
     row |= {"surface": surface, "channel": channel_id, "user_id": by, "text": text, "blocks": None}
     connection.execute(ADD, [_numbered(row)])
     return stream

@@ -25,6 +25,7 @@ from slackapp.db.models import (
     SlackMessage,
 )
 from slackapp.db.retention import Retention, prune
+from slackapp.delivery.outbox import notice
 from tests.databases import migrated_database
 from tests.operate.test_startup import varulv
 
@@ -216,3 +217,18 @@ def test_varulv_prune_prunes_with_the_configured_days(engine: Engine, tmp_path: 
     done = varulv(["prune"], {"DATABASE_URL": url, "VARULV_RETENTION_DAYS": "7"}, tmp_path / "7")
     assert done.stdout.startswith("pruned 1 games that ended more than 7 days ago"), done.stderr
     assert rows(engine, Game) == 0
+
+
+def test_a_notice_that_names_no_change_is_pruned_as_every_notice_is(engine: Engine) -> None:
+    """A notice written without saying what changed is still a notice: the prune finds it by
+    its own row, as it finds the others, rather than keeping it for ever."""
+    with Session(engine) as session, session.begin():
+        stream = notice(session.connection(), "T0001", None, "C0NOTICE", "the schedule is set")
+        written = NOW - timedelta(days=91)
+        session.execute(
+            update(OutboxEntry)
+            .where(OutboxEntry.stream == stream)
+            .values(created_at=written, done_at=written)
+        )
+    prune(sessionmaker(engine), NOW, days=90)
+    assert rows(engine, OutboxEntry, stream) == 0
