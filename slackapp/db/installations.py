@@ -86,8 +86,9 @@ def reinstall_needed(
 
 
 REDELIVERY_LEEWAY_SECONDS = 10.0
-"""How much earlier than Slack's clock this machine's may run when it stamps an installation:
-an uninstall that happened within this much before the installation kept is still acted on."""
+"""How far ahead of Slack's clock this machine's may run when it stamps an installation: an
+uninstall Slack stamped up to this much before the installation kept (as this machine stamped
+it) is still acted on, so a real uninstall soon after an install is not taken for a late one."""
 
 
 def outlived(
