@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from slackapp.db import games
-from slackapp.db.models import ChannelSettings, Game, Seat, StandingTable
+from slackapp.db.models import REVEALED, ChannelSettings, Game, Seat, StandingTable
 from slackapp.game import machine as m
 from slackapp.game.fingerprint import deal_salt
 from slackapp.game.outcome import Outcome
@@ -59,7 +59,7 @@ def _finished(game: Game) -> Finished:
 
 
 def _over(team_id: str, channel_id: str | None = None) -> Any:
-    query = select(Game).where(Game.team_id == team_id, Game.phase == m.Phase.OVER.value)
+    query = select(Game).where(Game.team_id == team_id, REVEALED)
     if channel_id is not None:
         query = query.where(Game.channel_id == channel_id)
     return query.options(selectinload(Game.seats).selectinload(Seat.ballot))
@@ -118,7 +118,7 @@ def last_finished_in(
         .where(
             Game.team_id == team_id,
             Game.channel_id == channel_id,
-            Game.phase == m.Phase.OVER.value,
+            REVEALED,
             Game.finished_at >= season.starts(zone),
             Game.finished_at < season.ends(zone),
         )

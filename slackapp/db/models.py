@@ -118,6 +118,10 @@ class Game(Base):
 
 
 REVEALED_GAME_SQL = f"phase = '{Phase.OVER.value}'"
+"""A revealed game, as ``ix_games_revealed_by_channel`` is built on: a read says it literally
+(``REVEALED``), so the index serves it however PostgreSQL caches the statement's plan (a
+generic plan, made without the parameters' values, cannot use it for a bound one)."""
+REVEALED = text(REVEALED_GAME_SQL)
 
 # A channel's revealed games, newest first: `/varulv last`, the season's records that
 # `/varulv score`, the Home tab and the wrap-ups read, and a season's last game find the few
@@ -237,8 +241,8 @@ NOTICE_SURFACE = "notice:"
 stream has one such row, and no game's stream ever does."""
 NOTICE_ROW_SQL = f"surface LIKE '{NOTICE_SURFACE}%'"
 """An outbox row of a channel's notice, as ``ix_outbox_notices`` is built on: a query must say
-it literally, as here, for PostgreSQL to use that index (a bound parameter never matches a
-partial index's predicate)."""
+it literally, as here, for PostgreSQL to use that index however it caches the plan (a generic
+plan, made without the parameters' values, cannot use it for a bound one)."""
 
 
 class OutboxEntry(Base):
