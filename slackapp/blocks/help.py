@@ -21,7 +21,8 @@ LEADERBOARD_ROWS = 20
 WHAT_EACH_WORD_DOES = {
     "help": N_("this screen"),
     "settings": N_(
-        "this channel's phase lengths, whether bots may fill seats, its seasons, its language"
+        "this channel's phase lengths, whether bots may fill seats, its seasons, its language "
+        "and who may change its table"
     ),
     "schedule": N_("a standing table: the lobby opens by itself on the days you choose"),
     "stop": N_("end the game in this channel"),
