@@ -61,13 +61,13 @@ def summary_then(choice: ChannelChoice, spoken: Words) -> str:
 
 
 def choice_of(case: dict[str, Any]) -> ChannelChoice:
-    return ChannelChoice(
-        case["night"],
-        case["day"],
-        case["vote"],
-        case["bots"],
-        SeasonLength(case["season"]),
-        Language(case["language"]),
+    return ChannelChoice(  # by name: a setting added since takes its default
+        night_seconds=case["night"],
+        day_seconds=case["day"],
+        vote_seconds=case["vote"],
+        bots_allowed=case["bots"],
+        season=SeasonLength(case["season"]),
+        language=Language(case["language"]),
         open_to_everyone=bool(case["openness"]),
     )
 
