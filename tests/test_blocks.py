@@ -1191,17 +1191,22 @@ def test_a_channel_that_refuses_varulv_is_answered_with_what_lets_it_post_there(
     assert swedish != english and ("/invite" in swedish) == ("/invite" in english)
 
 
+def robbed_game(names: dict[str, str] | None = None, salt: str | None = None) -> dict[str, Any]:
+    """A whole game of three for the referee: the Robber takes the Werewolf, and the ballots
+    go round the table."""
+    dealt = Deal(
+        seats=("anna", "bo", "cia"),
+        dealt={"anna": Card.WEREWOLF, "bo": Card.SEER, "cia": Card.ROBBER},
+        center=(Card.WEREWOLF, Card.TROUBLEMAKER),
+    )
+    return game_input(dealt, {"cia": Rob("anna")}, {"anna": "bo", "bo": "cia"}, names, salt)
+
+
 @pytest.mark.parametrize("language", list(Language))
 def test_the_whole_game_names_both_fingerprints_the_channel_saw(language: Language) -> None:
     """The channel saw two fingerprints, the deal's and the night's: the words before the
     referee's input name each for what it is, never the deal's as the night's."""
-    seats = ("anna", "bo", "cia")
-    dealt = Deal(
-        seats=seats,
-        dealt={"anna": Card.WEREWOLF, "bo": Card.SEER, "cia": Card.ROBBER},
-        center=(Card.WEREWOLF, Card.TROUBLEMAKER),
-    )
-    data = game_input(dealt, {"cia": Rob("anna")}, {"anna": "bo", "bo": "cia"}, salt="5a1t")
+    data = robbed_game(salt="5a1t")
     prose = game_json(data, words(language)).split("```", 1)[0]
     assert data["fingerprint"] in prose and data["night_fingerprint"] in prose
     assert prose.index(data["fingerprint"]) < prose.index(data["night_fingerprint"])
@@ -1211,14 +1216,8 @@ def test_the_whole_game_names_both_fingerprints_the_channel_saw(language: Langua
 def test_the_whole_game_shows_names_with_slacks_control_characters_as_written() -> None:
     """A display name may hold ``<``, ``>`` or ``&``, which Slack's mrkdwn reads as a link, a
     mention or an entity: the JSON is escaped, so what Slack shows is the game, exactly."""
-    seats = ("anna", "bo", "cia")
-    dealt = Deal(
-        seats=seats,
-        dealt={"anna": Card.WEREWOLF, "bo": Card.SEER, "cia": Card.ROBBER},
-        center=(Card.WEREWOLF, Card.TROUBLEMAKER),
-    )
     names = {"anna": "<@U0BOSS> & co", "bo": "Bo <https://x.example|click>", "cia": "Cia &amp;"}
-    data = game_input(dealt, {"cia": Rob("anna")}, {"anna": "bo", "bo": "cia"}, names, "5a1t")
+    data = robbed_game(names, "5a1t")
     written = game_json(data).split("```", 2)[1]
     assert "<" not in written and ">" not in written
     assert json.loads(as_shown(written)) == data
