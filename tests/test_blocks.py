@@ -54,6 +54,7 @@ from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.night import CenterCard, may_still_move
 from slackapp.game.outcome import BallotScore
 from slackapp.game.referee import game_input, referee
+from slackapp.game.settings import Kept
 
 GAME = 42
 CHANNEL = "C0TABLE"
@@ -239,7 +240,7 @@ def all_screens(seats: Sequence[SeatLabel], seed: int) -> list[Screen]:
     dealt, outcome = bot_game(seats, seed)
     me, others = seats[0], seats[1:]
     screens = [
-        lobby(GAME, me.key, seats, bots_allowed=True),
+        lobby(GAME, me.key, seats, Kept(bots_allowed=True)),
         lobby_closed(f"Cancelled by <@{me.key}>."),
         night_board(seats, 1, 2, DEADLINE),
         night_over(seats),
@@ -276,7 +277,7 @@ def test_public_screens_name_no_card(size: int) -> None:
     seats = table(size)
     dealt = deal(tuple(seat.key for seat in seats), seed=f"secret-{size}")
     public = [
-        lobby(GAME, seats[0].key, seats, bots_allowed=True),
+        lobby(GAME, seats[0].key, seats, Kept(bots_allowed=True)),
         night_board(seats, 0, size, DEADLINE),
         night_over(seats),
         day_board(GAME, DEADLINE, 0, 2, 3, seat_count=size),
@@ -341,20 +342,22 @@ def test_a_button_that_names_a_seat_says_what_it_does_to_a_screen_reader() -> No
 
 def test_lobby_lists_seats_in_order_and_marks_bots() -> None:
     seats = table(4, people=2)
-    screen = lobby(GAME, "U0P1", seats, bots_allowed=True)
+    screen = lobby(GAME, "U0P1", seats, Kept(bots_allowed=True))
     text = "\n".join(section_texts(screen))
     assert "<@U0P1> is setting a table for one night of werewolf. 3 to 10 seats" in text
     assert "1. <@U0P1>\n2. <@U0P2>\n3. *Bot 1* (bot)\n4. *Bot 2* (bot)" in text
 
 
 def test_a_lobby_the_host_has_left_names_no_host() -> None:
-    text = "\n".join(section_texts(lobby(GAME, "U0HOST", table(3, people=2), True)))
+    text = "\n".join(
+        section_texts(lobby(GAME, "U0HOST", table(3, people=2), Kept(bots_allowed=True)))
+    )
     assert "A table is being set for one night of werewolf." in text
     assert "U0HOST" not in text
 
 
 def test_lobby_buttons_and_a_cancel_that_asks_nobody_before_it_may_refuse() -> None:
-    screen = lobby(GAME, "U0HOST", table(2, people=2), bots_allowed=True)
+    screen = lobby(GAME, "U0HOST", table(2, people=2), Kept(bots_allowed=True))
     assert targets(screen) == [
         (ids.JOIN, None),
         (ids.LEAVE, None),
@@ -384,20 +387,26 @@ def test_lobby_buttons_and_a_cancel_that_asks_nobody_before_it_may_refuse() -> N
 def test_fill_with_bots_only_while_bots_may_fill_a_seat(
     seats: list[SeatLabel], bots_allowed: bool, offered: bool
 ) -> None:
-    screen = lobby(GAME, "U0HOST", seats, bots_allowed=bots_allowed)
+    screen = lobby(GAME, "U0HOST", seats, Kept(bots_allowed=bots_allowed))
     assert (ids.FILL_BOTS in [action for action, _ in targets(screen)]) is offered
 
 
 def test_lobby_says_whether_it_can_start() -> None:
     def readiness(seats: list[SeatLabel], bots: bool = True) -> str:
-        return str(serialised(lobby(GAME, "U0HOST", seats, bots))[-1]["elements"][0]["text"])
+        return str(
+            serialised(lobby(GAME, "U0HOST", seats, Kept(bots_allowed=bots)))[-1]["elements"][0][
+                "text"
+            ]
+        )
 
     assert "Needs 1 more person" in readiness(table(3, people=1))
     assert "Needs 1 more seat (or fill with bots)" in readiness(table(2, people=2))
     assert "Needs 1 more seat to start" in readiness(table(2, people=2), bots=False)
     assert "Ready to start" in readiness(table(3, people=2))
     assert "the table is full" in readiness(table(10, people=2))
-    assert "No one yet" in "\n".join(section_texts(lobby(GAME, "U0HOST", [], True)))
+    assert "No one yet" in "\n".join(
+        section_texts(lobby(GAME, "U0HOST", [], Kept(bots_allowed=True)))
+    )
 
 
 def test_lobby_closed_has_no_buttons() -> None:
@@ -1150,7 +1159,7 @@ def test_a_bot_is_marked_on_every_button_and_list_that_names_it() -> None:
         dm = night_dm(GAME, CHANNEL, Card.SEER, seats[1], seats, kind, None, None, None)
         assert "Astrid (bot)" in [element["text"]["text"] for element in buttons(dm)]
     listed = [
-        lobby(GAME, "U0AST", seats, True),
+        lobby(GAME, "U0AST", seats, Kept(bots_allowed=True)),
         night_board(seats, 0, 2, DEADLINE),
         night_over(seats),
     ]

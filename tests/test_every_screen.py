@@ -48,6 +48,7 @@ from slackapp.game.effects import View as GameView
 from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.outcome import BallotScore
 from slackapp.game.seasons import Standing
+from slackapp.game.settings import Kept
 from tests.test_blocks import CHANNEL, DEADLINE, GAME, Json, bot_game, slack_sdk_agrees, table
 
 SIZES = (3, 10)
@@ -72,8 +73,8 @@ def examples(size: int) -> list[GameView]:
         return replace(view, **state)
 
     return [
-        LobbyView(GAME, me.key, seats, True),
-        LobbyView(GAME, "U0GONE", seats[:1], False),
+        LobbyView(GAME, me.key, seats, Kept(bots_allowed=True)),
+        LobbyView(GAME, "U0GONE", seats[:1], Kept(bots_allowed=False)),
         ClosedView(Line(Message.CANCELLED_BY, user=me.key)),
         ClosedView("Closed, in words already written."),
         NightBoardView(seats, 1, len(people), DEADLINE, "0123456789abcdef"),

@@ -10,13 +10,14 @@ from slackapp.blocks.labels import SeatLabel
 from slackapp.blocks.screen import Screen
 from slackapp.blocks.words import ENGLISH, N_, Words
 from slackapp.game.cards import BOT_TABLE, MAX_SEATS, MIN_PEOPLE, MIN_SEATS
+from slackapp.game.settings import Kept
 
 
 def lobby(
     game_id: int,
     host_user_id: str,
     seats: Sequence[SeatLabel],
-    bots_allowed: bool,
+    kept: Kept,
     min_seats: int = MIN_SEATS,
     max_seats: int = MAX_SEATS,
     bot_table: int = BOT_TABLE,
@@ -28,7 +29,7 @@ def lobby(
         button(w._("Join"), ids.JOIN, value, style="primary"),
         button(w._("Leave"), ids.LEAVE, value),
     ]
-    if bots_allowed and len(seats) < bot_table:
+    if kept.bots_allowed and len(seats) < bot_table:
         buttons.append(button(w._("Fill with bots"), ids.FILL_BOTS, value))
     buttons += [
         button(w._("Start"), ids.START, value),
@@ -55,7 +56,7 @@ def lobby(
         ),
         section(_seated(seats, w)),
         actions(buttons),
-        context(_readiness(seats, bots_allowed, min_seats, max_seats, bot_table, w)),
+        context(_readiness(seats, kept.bots_allowed, min_seats, max_seats, bot_table, w)),
     ]
     return Screen(
         text=w.ngettext(

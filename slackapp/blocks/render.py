@@ -46,12 +46,12 @@ def labels(seats: Sequence[SeatName]) -> list[SeatLabel]:
 def render(view: View, words: Words = ENGLISH) -> Screen:
     w = words
     match view:
-        case LobbyView(game_id, host, seats, bots_allowed):
+        case LobbyView(game_id, host, seats, kept):
             return lobby_screen.lobby(
                 game_id,
                 host,
                 labels(seats),
-                bots_allowed,
+                kept,
                 min_seats=MIN_SEATS,
                 max_seats=MAX_SEATS,
                 bot_table=BOT_TABLE,

@@ -19,6 +19,7 @@ from slackapp.game.cards import Card
 from slackapp.game.lines import Language, Line, Message, SeatName
 from slackapp.game.night import Knowledge, NightChoice, SawWerewolves
 from slackapp.game.outcome import BallotScore, Outcome
+from slackapp.game.settings import Kept
 
 LOBBY_BOARD = "lobby"
 DAY_BOARD = "day"
@@ -50,7 +51,8 @@ class LobbyView:
     game_id: int
     host: str
     seats: tuple[SeatName, ...]
-    bots_allowed: bool
+    kept: Kept
+    """The channel's settings the table keeps, whole: a screen reads the ones it shows."""
 
 
 @dataclass(frozen=True)

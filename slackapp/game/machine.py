@@ -658,7 +658,7 @@ def _replace_seats(state: GameState, seats: Iterable[SeatState]) -> GameState:
 
 
 def _show_lobby(state: GameState) -> Show:
-    return Show(LOBBY_BOARD, LobbyView(state.id, state.host, state.names, state.bots_allowed))
+    return Show(LOBBY_BOARD, LobbyView(state.id, state.host, state.names, state.kept))
 
 
 def _lobby_refusal(state: GameState, user: str, seated_only: bool = True) -> Step | None:

@@ -26,6 +26,7 @@ from slackapp.fakeslack.grants import HookError
 from slackapp.fakeslack.limits import Limiter
 from slackapp.game.effects import LOBBY_BOARD, ClosedView, LobbyView, Show, View, settles
 from slackapp.game.lines import SeatName
+from slackapp.game.settings import Kept
 from tests.e2e.conftest import BOT_TOKEN
 from tests.reliability.support import Clock, lobby_game
 from tests.waiting import until
@@ -442,7 +443,7 @@ def test_a_redraw_that_ends_a_phase_goes_ahead_of_boards_that_still_count(
         deliverer.start(sweep_seconds=0.1)
         redraw(ids, ClosedView("posted"))  # posts: a budget of their own
         until(lambda: not undelivered(sessions, ids), "the boards posted")
-        counting = LobbyView(ids[0], "U0HOST", (seat,), bots_allowed=True)
+        counting = LobbyView(ids[0], "U0HOST", (seat,), Kept(bots_allowed=True))
         assert not settles(counting) and settles(ClosedView("done"))
         redraw(ids, counting)
 
@@ -474,7 +475,7 @@ def test_a_last_word_borrows_its_messages_newest_recent_click_with_its_copy(
     the click (not a version that borrowed it) is under 25 minutes old; a count borrows none."""
     game_id, _ = new_game(fake, sessions)
     seat = SeatName("U0HOST", "host", is_bot=False)
-    counting = LobbyView(game_id, "U0HOST", (seat,), bots_allowed=True)
+    counting = LobbyView(game_id, "U0HOST", (seat,), Kept(bots_allowed=True))
 
     def written(view: View, click: tuple[str, str] | None = None) -> tuple[str | None, ...]:
         with transaction(sessions) as session:
