@@ -221,14 +221,17 @@ def _database_up(answered: bool) -> GaugeMetricFamily:
     )
 
 
-def exposition(engine: Engine) -> Callable[[], tuple[bytes, str]]:
-    """What a scrape answers: this process's samples (or every worker's, in multiprocess
-    mode), then the database's figures (two registries, one text: their names differ), read
-    in one statement outside any transaction (no BEGIN or ROLLBACK around it)."""
+def exposition(engine: Engine, workers: str | None = None) -> Callable[[], tuple[bytes, str]]:
+    """What a scrape answers: this process's samples (or, for the supervisor of several
+    workers, every worker's in the folder ``workers`` they write to), then the database's
+    figures (two registries, one text: their names differ), read in one statement outside any
+    transaction (no BEGIN or ROLLBACK around it). A process that serves alone shows its own
+    samples even where ``PROMETHEUS_MULTIPROC_DIR`` is set, never those an earlier run left in
+    that folder."""
     samples = REGISTRY
-    if metrics_folder_from_env():
+    if workers is not None:
         samples = CollectorRegistry()
-        multiprocess.MultiProcessCollector(samples)  # type: ignore[no-untyped-call]
+        multiprocess.MultiProcessCollector(samples, path=workers)  # type: ignore[no-untyped-call]
     database = CollectorRegistry()
     database.register(DatabaseFigures(engine.execution_options(isolation_level="AUTOCOMMIT")))
 
@@ -238,12 +241,15 @@ def exposition(engine: Engine) -> Callable[[], tuple[bytes, str]]:
     return scrape
 
 
-def metrics_server(engine: Engine, host: str, port: int) -> ServerThread:
+def metrics_server(
+    engine: Engine, host: str, port: int, workers: str | None = None
+) -> ServerThread:
     """``GET /metrics`` on ``host:port`` alone (an ``OSError`` if it cannot listen there),
     on threads of its own: never on Slack's port, where anyone could read it. Started by the
     process that listens for Slack, so with several workers their supervisor answers for all
-    of them (the samples they write, and the database's figures through ``engine``)."""
-    scrape = exposition(engine)
+    of them (the samples they write to the folder ``workers``, and the database's figures
+    through ``engine``)."""
+    scrape = exposition(engine, workers)
 
     def answer(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
         if environ.get("PATH_INFO") != "/metrics":

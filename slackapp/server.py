@@ -233,7 +233,7 @@ def serve_http(settings: Settings, url: str) -> None:
     hand_down_database_url(url)  # the workers' own Settings.from_env() reads it
     samples = metrics.prepare_multiprocess()  # the workers, spawned, inherit where it is
     try:
-        with metrics_served(settings, url):  # the supervisor adds up the workers' samples
+        with metrics_served(settings, url, samples):  # the supervisor adds up the workers
             uvicorn.run(
                 "slackapp.server:from_environment",
                 factory=True,
@@ -245,14 +245,15 @@ def serve_http(settings: Settings, url: str) -> None:
 
 
 @contextmanager
-def metrics_served(settings: Settings, url: str) -> Iterator[None]:
+def metrics_served(settings: Settings, url: str, workers: str | None = None) -> Iterator[None]:
     """``/metrics`` on ``VARULV_METRICS_PORT`` while the block runs (nothing when it is 0),
-    reading the database's figures on one connection of its own."""
+    reading the database's figures on one connection of its own; ``workers``: the folder the
+    workers write their samples to, added up by this, their supervisor."""
     if settings.metrics_port is None:
         yield
         return
     engine = make_engine(url, METRICS_CONNECTIONS, settings.prepared_statements)
-    server = metrics.metrics_server(engine, settings.host, settings.metrics_port)
+    server = metrics.metrics_server(engine, settings.host, settings.metrics_port, workers)
     server.start()
     log.info("Varulv serves /metrics at http://%s:%d/metrics", settings.host, settings.metrics_port)
     try:

@@ -3,7 +3,10 @@ port of its own; and what it says while the database is away."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import requests
@@ -141,3 +144,43 @@ SUFFIX = re.compile(r"_(bucket|count|sum|total)$")
 def families_in(exposition_text: str) -> set[str]:
     """The metric families an exposition declares, samples or none."""
     return {family.name for family in text_string_to_metric_families(exposition_text)}
+
+
+COUNT_JOINS = """
+import sys
+from sqlalchemy import create_engine
+from slackapp import metrics
+for _ in range(int(sys.argv[1])):
+    with metrics.stepping("Join"):
+        pass
+unreachable = create_engine(sys.argv[2])
+body, _ = metrics.exposition(unreachable)()
+unreachable.dispose()
+sys.stdout.write(body.decode())
+"""
+
+
+def test_a_process_serving_alone_shows_its_own_samples_not_a_run_before_its(
+    tmp_path: Path,
+) -> None:
+    """With ``PROMETHEUS_MULTIPROC_DIR`` set and one process, the samples an earlier run
+    left in that folder are not added to this run's."""
+    folder = tmp_path / "samples"
+    folder.mkdir()
+    env = {**os.environ, "PROMETHEUS_MULTIPROC_DIR": str(folder)}
+    nowhere = f"postgresql+psycopg://varulv@127.0.0.1:{free_port()}/varulv"
+
+    def run(joins: int) -> float:
+        done = subprocess.run(
+            [sys.executable, "-c", COUNT_JOINS, str(joins), nowhere],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        )
+        return moved({}, samples_of(done.stdout), "varulv_step_seconds_count", kind="Join")
+
+    assert run(5) == 5
+    assert any(folder.iterdir()), "the earlier run left its samples in the folder"
+    assert run(1) == 1
