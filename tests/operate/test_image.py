@@ -113,11 +113,20 @@ def test_compose_runs_the_procfile_processes_on_its_postgres() -> None:
     for service in app.values():
         database = service["environment"]["DATABASE_URL"]
         assert database.startswith("postgresql://") and "@postgres:5432/" in database
+        # Every setting in .env reaches the app, but for the database and the port it serves on.
+        assert service["env_file"] == [{"path": ".env", "required": False}]
+        assert service["environment"]["PORT"] == "3000"
     release = next(name for name, service in app.items() if service["command"][0] == "alembic")
     web = next(name for name, service in app.items() if service["command"][0] == "varulv")
     assert app[release]["depends_on"]["postgres"]["condition"] == "service_healthy"
     assert app[web]["depends_on"][release]["condition"] == "service_completed_successfully"
     assert app[web]["ports"] == ["${PORT:-3000}:3000"]
+    assert all(
+        service["environment"][name].startswith("${")
+        for service in app.values()
+        for name in service["environment"]
+        if name not in ("DATABASE_URL", "PORT")
+    ), "what compose passes on is the environment's, not a value of its own"
 
 
 def test_every_command_of_the_image_runs(postgres: str, tmp_path: Path) -> None:
