@@ -35,6 +35,7 @@ RELEASED = {
     "0021": "89154581e70253f7",
     "0022": "646c812288536e5c",
     "0023": "13e8ec42c56183a1",
+    "0024": "8e8715f2564866fb",
 }
 """Each revision's fingerprint: a new revision adds its own here, once, when it is released."""
 

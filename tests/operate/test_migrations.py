@@ -262,3 +262,22 @@ def test_0023_names_a_notice_an_earlier_release_wrote_as_a_line_as_a_notice(
             found = connection.execute(text(f"SELECT stream, surface FROM {table} ORDER BY 1, 2"))
             assert [tuple(row) for row in found] == named, table
     alembic(migrated, command.check)
+
+
+def test_0024_forgets_the_channels_posting_buckets_and_keeps_the_workspaces(
+    migrated: Engine,
+) -> None:
+    """Channels' posts are paced in memory: their buckets, which only erasing a workspace would
+    have deleted, go; a workspace's ``chat.update`` bucket stays."""
+    alembic(migrated, command.downgrade, "0023")
+    with migrated.begin() as connection:
+        for key in ("post:C0123", "post:C0456", "update:T1"):
+            connection.execute(
+                text("INSERT INTO pacing_buckets (key, free_from, taken) VALUES (:k, 0, true)"),
+                {"k": key},
+            )
+    alembic(migrated, command.upgrade, "head")
+    with migrated.connect() as connection:
+        kept = connection.execute(text("SELECT key FROM pacing_buckets")).scalars().all()
+    assert kept == ["update:T1"]
+    alembic(migrated, command.check)
