@@ -538,8 +538,18 @@ def test_a_seer_bot_that_saw_a_werewolf_votes_for_that_seat(deal: Deal, seed: in
                 assert game.ballots[seat] == view.learned.seat
 
 
+# Three seats' standard deck with both Werewolves in the centre, where the Seer bot looks:
+# random deals reach a Seer that saw every wolf too seldom to count on one.
+WOLVES_IN_THE_CENTRE = Deal(
+    ("anna", "bo", "cia"),
+    {"anna": Card.SEER, "bo": Card.ROBBER, "cia": Card.TROUBLEMAKER},
+    (Card.WEREWOLF, Card.WEREWOLF),
+)
+
+
 @ENOUGH
 @given(deals(), seeds)
+@example(WOLVES_IN_THE_CENTRE, 0)
 def test_a_seer_bot_that_saw_every_werewolf_in_the_centre_votes_nobody(
     deal: Deal, seed: int | str
 ) -> None:
@@ -548,6 +558,8 @@ def test_a_seer_bot_that_saw_every_werewolf_in_the_centre_votes_nobody(
         saw_all_wolves = isinstance(view.learned, SawCenter) and (
             view.learned.cards.count(Card.WEREWOLF) == deck_werewolves(deal)
         )
+        if deal == WOLVES_IN_THE_CENTRE and view.dealt is Card.SEER:
+            assert saw_all_wolves, f"the example's Seer looks at the centre: {view}"
         if saw_all_wolves:
             assert game.ballots[seat] is None
 
