@@ -330,8 +330,11 @@ def test_at_a_small_table_knowledge_of_a_seat_not_at_the_table_is_ignored() -> N
         BotView("anna", three, R, choice=Rob("zed"), learned=SawCard(V)),
         BotView("anna", three, T, choice=Swap("bo", "zed")),
     ):
+        knowing_nothing = BotView("anna", three, view.dealt)
         for seed in range(5):
-            check_ballot(three, "anna", bot_ballot(view, seed, 2))
+            ballot = bot_ballot(view, seed, 2)
+            check_ballot(three, "anna", ballot)
+            assert ballot == bot_ballot(knowing_nothing, seed, 2), (view, seed)
 
 
 def test_at_a_small_table_the_werewolves_still_vote_nobody() -> None:
