@@ -20,7 +20,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 from typing import Any
@@ -180,19 +180,37 @@ def test_the_referee_file_is_served_where_the_game_says(client: Client) -> None:
     assert served.content == referee_archive()
 
 
-def test_long_poll_answers_at_once_when_behind_and_waits_when_not(client: Client) -> None:
+def test_long_poll_answers_at_once_when_behind_and_waits_when_not(
+    client: Client, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
     now = client.get("/api/changes", since=-1, wait=0)["version"]
     assert client.get("/api/changes", since=now, wait=0)["version"] == now
+    # The message is said only once the poll has seen nothing new: it is then answered
+    # with the change only if it waited for it, not at once.
+    looked = threading.Event()
+    wait_for = sandbox.fake.wait_for
+
+    def watched(predicate: Callable[[], object], *args: Any, **kwargs: Any) -> object:
+        def changed() -> object:
+            seen = predicate()
+            if not seen:
+                looked.set()
+            return seen
+
+        return wait_for(changed, *args, **kwargs)
+
+    monkeypatch.setattr(sandbox.fake, "wait_for", watched)
     answer: JSON = {}
 
     def poll() -> None:
-        answer.update(client.get("/api/changes", since=now, wait=20))
+        answer.update(client.get("/api/changes", since=now, wait=30))
 
     poller = threading.Thread(target=poll)
     poller.start()
+    assert looked.wait(PATIENCE), "the long-poll looked for a change"
     client.post("/api/message", {"as": SAGA, "channel": CHANNEL_ID, "text": "fika?"})
-    poller.join(timeout=25)
-    assert answer["version"] > now
+    poller.join(PATIENCE)
+    assert answer["version"] > now, "it waited, and answered with the change"
 
 
 def test_a_said_message_is_seen_by_everyone(client: Client) -> None:
