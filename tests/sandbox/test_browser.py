@@ -606,6 +606,14 @@ NO_EMOJI_FONTS = """<?xml version="1.0"?>
 """This machine's fonts less any emoji font: what a fresh machine has."""
 
 
+DRAWN_WITH_ITS_FONTS = """() => {
+  const drawn = () => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)));
+  return drawn().then(() => document.fonts.ready).then(drawn);
+}"""
+"""Once a frame is drawn (laid out, so each font it needs is asked for), the fonts have loaded
+or failed, and a frame is drawn with them: the screenshot then shows the fonts' outcome."""
+
+
 def coloured_pixels(png: bytes) -> int:
     """Pixels of clear colour: emoji have many, text and empty boxes (tofu) none."""
     rgb = Image.open(io.BytesIO(png)).convert("RGB").tobytes()
@@ -641,8 +649,7 @@ def test_emoji_show_on_a_machine_without_an_emoji_font(
             chat.open_channel()
             line = chat.message("Fika").locator(".bk-section-text")
             expect(line).to_have_text("Fika ☕ 🏆 🔮 💰 🐺")
-            page.evaluate("document.fonts.ready")
-            page.wait_for_timeout(200)
+            page.evaluate(DRAWN_WITH_ITS_FONTS)
             shot = line.screenshot(path=str(tmp_path / f"emoji-served-{served}.png"))
             counts[served] = coloured_pixels(shot)
             if served:
