@@ -22,6 +22,7 @@ from tests.e2e.driver import Table
 from tests.inprocess.harness import InProcessApp, tracked_answers
 from tests.inprocess.test_security import from_workspace, resigned, with_payload
 from tests.reliability.support import a_standing_table, new_people, signed, signed_command
+from tests.waiting import PATIENCE
 
 ORG = "E0ORG"
 SISTER = "T0SISTER"
@@ -265,7 +266,10 @@ def test_a_database_away_is_said_to_whoever_asks_in_a_shared_channel(postgres: s
     name = make_url(sqlalchemy_url(url)).database
     admin = create_engine(sqlalchemy_url(postgres), isolation_level="AUTOCOMMIT")
     with (
-        FakeSlack(SIGNING_SECRET, tokens=[BOT_TOKEN], limits=UNLIMITED) as fake,
+        # A form's trigger lives as long as the tests' patience, as in this tier's own stand-in.
+        FakeSlack(
+            SIGNING_SECRET, tokens=[BOT_TOKEN], limits=UNLIMITED, trigger_ttl=PATIENCE
+        ) as fake,
         tracked_answers(),
         InProcessApp(fake, url, SIGNING_SECRET, BOT_TOKEN).serving() as app,
     ):
