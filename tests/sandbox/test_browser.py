@@ -197,6 +197,9 @@ def sandbox(chromium: str, postgres: str) -> Iterator[Sandbox]:
     """The sandbox on a database of the run's server, as with ``DATABASE_URL``: its embedded
     PostgreSQL is started by the plain ``varulv`` test of ``test_sandbox_api``."""
     with Sandbox(port=0, database_url=migrated_database(postgres, "browser")) as running:
+        # A form's trigger lives as long as the tests' patience, not Slack's 3 s: a busy
+        # machine may open a form late, and the expiry has a test of its own (test_fakeslack).
+        running.fake.grants.trigger_ttl = PATIENCE
         yield running
 
 

@@ -55,6 +55,9 @@ def sandbox(postgres: str) -> Iterator[Sandbox]:
     """The sandbox on a database of the run's server, as with ``DATABASE_URL`` (the plain
     ``varulv`` test below starts one with its embedded PostgreSQL, as a person's run does)."""
     with Sandbox(port=0, database_url=migrated_database(postgres, "sandbox")) as running:
+        # A form's trigger lives as long as the tests' patience, not Slack's 3 s: a busy
+        # machine may open a form late, and the expiry has a test of its own (test_fakeslack).
+        running.fake.grants.trigger_ttl = PATIENCE
         yield running
 
 
