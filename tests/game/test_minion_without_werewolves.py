@@ -28,25 +28,13 @@ from tests.game.test_machine import (
     shows,
     started,
 )
+from tests.test_the_vote_explained import text_of as screen_text
 
 SIX = PEOPLE[:6]
 
 
 def text_of(view: View, language: Language) -> str:
-    found: list[str] = []
-
-    def walk(node: object) -> None:
-        if isinstance(node, dict):
-            if isinstance(node.get("text"), str):
-                found.append(node["text"])
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(render(view, words(language)).as_dicts())
-    return "\n".join(found)
+    return screen_text(render(view, words(language)))
 
 
 def no_werewolf_seated(dealt: dict[str, Card], centre: tuple[Card, Card]) -> bool:

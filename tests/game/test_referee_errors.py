@@ -378,6 +378,7 @@ def test_damaged_input_is_resolved_or_refused_never_crashes(text: str) -> None:
 
 
 def varulv_command() -> str:
+    """The installed ``varulv`` console script of the interpreter running the tests."""
     beside_python = Path(sys.executable).with_name("varulv")
     if beside_python.is_file():
         return str(beside_python)

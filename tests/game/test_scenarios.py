@@ -8,15 +8,14 @@ missing or empty folder fails loudly instead of passing with nothing checked.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from slackapp.game.referee import referee
+from tests.game.test_referee_errors import varulv_command
 
 SCENARIO_DIR = Path(__file__).resolve().parents[1] / "scenarios"
 SCENARIO_INPUTS = sorted(
@@ -38,17 +37,6 @@ def expected_outcome(scenario: Path | None) -> dict[str, Any]:
         pytest.fail(f"{scenario.name} has no expected outcome {answer.name} beside it")
     outcome: dict[str, Any] = json.loads(answer.read_text(encoding="utf-8"))
     return outcome
-
-
-def varulv_command() -> str:
-    """The installed ``varulv`` console script of the interpreter running the tests."""
-    beside_python = Path(sys.executable).with_name("varulv")
-    if beside_python.is_file():
-        return str(beside_python)
-    found = shutil.which("varulv")
-    if found is None:
-        pytest.fail("the varulv console script is not installed (pip install -e .)")
-    return found
 
 
 def test_the_scenarios_folder_holds_examples() -> None:

@@ -22,6 +22,7 @@ from tests.e2e.driver import Table
 from tests.inprocess.test_home import open_home
 from tests.operate.conftest import PEOPLE, Deployment
 from tests.reliability.support import a_standing_table
+from tests.test_schedule_form import element
 
 ALVA, BENGT, CARIN, DORIS = PEOPLE
 
@@ -33,14 +34,6 @@ def open_schedule(deployment: Deployment, table: Table, user: str) -> dict[str, 
         lambda: next((v for v in deployment.fake.modals(user) if v["id"] not in before), None),
         "the schedule modal",
     )
-
-
-def element(modal: dict[str, Any], action_id: str) -> dict[str, Any]:
-    for block in modal["blocks"]:
-        found = block.get("element") or {}
-        if found.get("action_id") == action_id:
-            return dict(found)
-    raise LookupError(action_id)
 
 
 def stored(deployment: Deployment, channel: str) -> dict[str, Any] | None:
