@@ -6,6 +6,7 @@ import itertools
 import json
 import re
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
 import requests
@@ -44,6 +45,8 @@ class Table:
         self.db = db
         self.channel = f"C{next(_channels):04d}E2E"
         fake.add_channel(self.channel, f"fika-{self.channel.lower()}")
+        self.since = Decimal(fake.next_ts())
+        """When the table was set: a private message from before answers nothing here."""
         _aim(fake, app)
 
     def aim(self) -> None:
@@ -152,9 +155,17 @@ class Table:
         return Card(found.group(1))
 
     def ephemeral(self, user: str, containing: str) -> Message:
+        """The first private message to ``user`` since this table was set that says
+        ``containing``: the same person's answers at earlier tables (the tests' people play
+        many games on one stand-in) are not answers to anything here."""
         return self.wait(
             lambda: next(
-                (m for m in self.fake.ephemerals(user) if containing in m.rendered_text), None
+                (
+                    m
+                    for m in self.fake.ephemerals(user)
+                    if containing in m.rendered_text and Decimal(m.ts) > self.since
+                ),
+                None,
             ),
             f"a private message to {user} containing {containing!r}",
         )
