@@ -173,16 +173,6 @@ def app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
         process.stop()
 
 
-@pytest.fixture(scope="session")
-def quick_app(fake: FakeSlack, database_url: str) -> Iterator[AppProcess]:
-    """The app with two-second phases, for games that end on their deadlines."""
-    process = start_app(fake, database_url, night=2, day=2, vote=2)
-    try:
-        yield process
-    finally:
-        process.stop()
-
-
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if ACK_LATENCIES:
         slowest = max(ACK_LATENCIES)
