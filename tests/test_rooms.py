@@ -19,25 +19,44 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported(path: Path, known: set[str]) -> set[str]:
+def package_of(path: Path) -> str:
+    """The package a relative import in ``path`` starts from: its own, or (for a package's
+    ``__init__.py``) the package itself."""
+    name = module_name(path)
+    return name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+
+def imported(path: Path, known: set[str], package: str) -> set[str]:
     """The app's modules that ``path`` imports anywhere: at the top, inside a function, or for
-    its types only (a circle through type hints is a circle a reader walks all the same)."""
+    its types only (a circle through type hints is a circle a reader walks all the same), by
+    its full name or relative to ``package``."""
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            named = {f"{node.module}.{alias.name}" for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = from_where(node, package)
+            named = {f"{base}.{alias.name}" for alias in node.names}
             found |= named & known
             if named - known:  # a name the module defines, not a module of the package
-                found.add(node.module)
+                found.add(base)
     return {name for name in found if name in known}
+
+
+def from_where(node: ast.ImportFrom, package: str) -> str:
+    """The module a ``from … import`` reads: ``from ..db import games`` in ``slackapp.services``
+    reads ``slackapp.db``."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".")
+    start = parts[: len(parts) - node.level + 1]
+    return ".".join([*start, node.module] if node.module else start)
 
 
 def module_imports() -> dict[str, set[str]]:
     paths = {module_name(path): path for path in PACKAGE.rglob("*.py")}
     known = set(paths)
-    return {name: imported(path, known) - {name} for name, path in paths.items()}
+    return {name: imported(path, known, package_of(path)) - {name} for name, path in paths.items()}
 
 
 def room_of(module: str) -> str:
@@ -118,6 +137,9 @@ def test_imports_are_read_wherever_they_stand(tmp_path: Path) -> None:
         "    from slackapp.game.machine import GameState\n"
         "def later():\n"
         "    from slackapp.delivery.outbox import notice\n"
+        "from . import channel\n"
+        "from ..names import Names\n"
+        "from .. import permits\n"
     )
     imports = {
         "slackapp.blocks.lobby",
@@ -125,8 +147,11 @@ def test_imports_are_read_wherever_they_stand(tmp_path: Path) -> None:
         "slackapp.game",  # a name its package defines
         "slackapp.game.machine",
         "slackapp.delivery.outbox",
+        "slackapp.services.channel",  # relative to its package
+        "slackapp.names",
+        "slackapp.permits",
     }
-    known = {*imports, "slackapp.db", "slackapp.game.cards"}
-    assert imported(source, known) == imports
+    known = {*imports, "slackapp", "slackapp.db", "slackapp.game.cards", "slackapp.services"}
+    assert imported(source, known, "slackapp.services") == imports
     rooms = room_imports({"slackapp.services.game": imports})
-    assert rooms == {"services": {"blocks", "db", "game", "delivery"}}
+    assert rooms == {"services": {"blocks", "db", "game", "delivery", "names", "permits"}}
