@@ -11,8 +11,9 @@ are few: latency by kind of step and by Web API method is a summary (a count and
 lines a label), and the buckets for percentiles are one unlabelled histogram each.
 
 With several worker processes (``WEB_CONCURRENCY`` > 1) each writes its samples to files in
-``PROMETHEUS_MULTIPROC_DIR`` (prometheus_client's multiprocess mode), and a scrape of any
-worker adds them up; :func:`prepare_multiprocess` sets the folder up before the workers start.
+``PROMETHEUS_MULTIPROC_DIR`` (prometheus_client's multiprocess mode), and their supervisor,
+which serves ``/metrics``, adds them up; :func:`prepare_multiprocess` sets the folder up before
+the workers start. Every other process shows its own samples.
 """
 
 from __future__ import annotations
