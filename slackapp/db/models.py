@@ -352,7 +352,8 @@ class DeliveryLease(Base):
 
 class PacingBucket(Base):
     """A rate limit's token bucket, shared by every process of a deployment: a workspace's
-    ``chat.update`` calls, or a channel's posts (``slackapp.delivery.pacing``)."""
+    ``chat.update`` calls (``slackapp.delivery.pacing``; a channel's posts are paced in the
+    memory of the process delivering them)."""
 
     __tablename__ = "pacing_buckets"
     # No WAL: a turn costs no flush to disk, and a crash that empties the table only lets a
