@@ -227,8 +227,9 @@ def exposition(engine: Engine, workers: str | None = None) -> Callable[[], tuple
     workers, every worker's in the folder ``workers`` they write to), then the database's
     figures (two registries, one text: their names differ), read in one statement outside any
     transaction (no BEGIN or ROLLBACK around it). A process that serves alone shows its own
-    samples even where ``PROMETHEUS_MULTIPROC_DIR`` is set, never those an earlier run left in
-    that folder."""
+    samples even where ``PROMETHEUS_MULTIPROC_DIR`` is set, never the other files in that
+    folder (prometheus_client does carry on from the file of this process's own id, which an
+    earlier run with the same id, a container's first process, left)."""
     samples = REGISTRY
     if workers is not None:
         samples = CollectorRegistry()
